@@ -1,0 +1,5 @@
+module github.com/ansight-go/ansight
+
+go 1.26
+
+require github.com/go-json-experiment/json v1.27.2 // indirect
