@@ -1,0 +1,28 @@
+// Command ansight runs the Ansight host, drives connected apps' tools from a terminal or a
+// script, serves them to MCP clients and runs the demo. See `ansight --help`.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ansight-go/ansight/internal/cli"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, cli.Env{
+		Args:    os.Args[1:],
+		Stdin:   os.Stdin,
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+		Version: version,
+	})
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Exit codes: scripts may rely on them.
+const (
+	ExitOK              = 0   // success
+	ExitFailure         = 1   // any other failure (including a tool that ran and failed)
+	ExitUsage           = 2   // bad flags or arguments
+	ExitHostUnavailable = 4   // no resident host to talk to (start one with `ansight host run`)
+	ExitToolUnavailable = 5   // the tool is unknown, or not available in the app's current state
+	ExitAccessDenied    = 6   // policy: the grant, the guard or --allow-critical forbids it
+	ExitInterrupted     = 130 // interrupted (Ctrl-C)
+)
+
+// exitError carries an exit code and a message meant for the user.
+type exitError struct {
+	code int
+	err  error
+	// hint is an optional next step printed after the message.
+	hint string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withExit attaches an exit code to err.
+func withExit(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// usageErrorf reports a usage mistake (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// exitCodeOf maps an error to the process exit code.
+func exitCodeOf(ctx context.Context, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return ExitInterrupted
+	}
+	return ExitFailure
+}
