@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Env is what a run of the command tree sees of its process.
+type Env struct {
+	Args    []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Version string
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	json     bool
+	stateDir string
+	env      Env
+}
+
+// Main runs the command tree and returns the process exit code.
+func Main(ctx context.Context, env Env) int {
+	g := &globals{env: env}
+	// --json is read before parsing too, so that errors cobra reports before it parses
+	// flags (an unknown command) still come out as JSON.
+	for _, a := range env.Args {
+		if a == "--json" || a == "--json=true" {
+			g.json = true
+		}
+	}
+	root := newRoot(g)
+	root.SetArgs(env.Args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCodeOf(ctx, err)
+	if errors.Is(err, errFlagUsage) || isCobraUsageError(err) {
+		code = ExitUsage
+	}
+	g.reportError(err, code)
+	return code
+}
+
+var errFlagUsage = errors.New("usage")
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ansight",
+		Short: "Drive the tools inside running apps: host, CLI, MCP bridge and demo",
+		Long: `ansight runs the Ansight host, which apps with an Ansight SDK connect to, and drives
+their tools from a terminal, a script or an AI agent.
+
+Start here:
+  ansight demo                       a host and a demo app, end to end, no phone needed
+  ansight host run                   the resident host that apps connect to
+  ansight session list               the connected apps
+  ansight app tools <session>        what an app offers
+  ansight app call <session> <tool> --arguments '{...}'
+
+Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
+6 access denied, 130 interrupted.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: ExitUsage, err: err, hint: "see '" + c.CommandPath() + " --help'"}
+	})
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "write one JSON object to stdout (stable, versioned)")
+	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
+	root.AddCommand(newVersionCmd(g))
+	return root
+}
+
+func isCobraUsageError(err error) bool {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code == ExitUsage
+	}
+	// cobra reports unknown commands and wrong argument counts as plain errors.
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "accepts ", "requires at least", "requires at most", "invalid argument"} {
+		if len(msg) >= len(p) && containsFold(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *globals) reportError(err error, code int) {
+	var hint string
+	var e *exitError
+	if errors.As(err, &e) {
+		hint = e.hint
+	}
+	if g.json {
+		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: err.Error(), ExitCode: code, Hint: hint}})
+		return
+	}
+	fmt.Fprintf(g.env.Stderr, "ansight: %v\n", err)
+	if hint != "" {
+		fmt.Fprintf(g.env.Stderr, "hint: %s\n", hint)
+	}
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of ansight",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			v := versionString(g.env.Version)
+			if g.json {
+				return writeJSON(g.env.Stdout, versionOutput{Schema: schemaVersion, Version: v})
+			}
+			fmt.Fprintf(g.env.Stdout, "ansight %s\n", v)
+			return nil
+		},
+	}
+}
+
+// versionString prefers the linker-set version, then the module version.
+func versionString(v string) string {
+	if v != "" {
+		return v
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
