@@ -29,6 +29,7 @@ type globals struct {
 // Main runs the command tree and returns the process exit code.
 func Main(ctx context.Context, env Env) int {
 	g := &globals{env: env}
+	root := newRoot(g) // defines the flags, resetting g.json
 	// --json is read before parsing too, so that errors cobra reports before it parses
 	// flags (an unknown command) still come out as JSON.
 	for _, a := range env.Args {
@@ -36,7 +37,6 @@ func Main(ctx context.Context, env Env) int {
 			g.json = true
 		}
 	}
-	root := newRoot(g)
 	root.SetArgs(env.Args)
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
