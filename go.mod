@@ -1,5 +1,16 @@
 module github.com/ansight-go/ansight
 
-go 1.26
+go 1.26.0
 
-require github.com/go-json-experiment/json v1.27.2 // indirect
+require (
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/image v0.48.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)

@@ -1,0 +1,278 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// newPairFunc makes two connected ends whose readers accept messages up to readLimit bytes.
+// The pair is torn down by t.Cleanup.
+type newPairFunc func(t *testing.T, readLimit int64) (a, b Conn)
+
+// testConnContract checks the behaviour every Conn implementation shares. Each
+// implementation's tests run it with its own constructor.
+func testConnContract(t *testing.T, newPair newPairFunc) {
+	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, newPair) })
+	t.Run("WriteCopies", func(t *testing.T) { testWriteCopies(t, newPair) })
+	t.Run("InvalidType", func(t *testing.T) { testInvalidType(t, newPair) })
+	t.Run("CloseCodes", func(t *testing.T) { testCloseCodes(t, newPair) })
+	t.Run("CloseAfterWrites", func(t *testing.T) { testCloseAfterWrites(t, newPair) })
+	t.Run("CloseTwice", func(t *testing.T) { testCloseTwice(t, newPair) })
+	t.Run("CloseUnblocksRead", func(t *testing.T) { testCloseUnblocksRead(t, newPair) })
+	t.Run("CloseArgs", func(t *testing.T) { testCloseArgs(t, newPair) })
+	t.Run("ReadContext", func(t *testing.T) { testReadContext(t, newPair) })
+	t.Run("ReadLimit", func(t *testing.T) { testReadLimit(t, newPair) })
+	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrentWriters(t, newPair) })
+}
+
+func mustWrite(t *testing.T, c Conn, typ MessageType, data []byte) {
+	t.Helper()
+	if err := c.Write(context.Background(), typ, data); err != nil {
+		t.Fatalf("Write(%v, %d bytes): %v", typ, len(data), err)
+	}
+}
+
+func mustRead(t *testing.T, c Conn, wantType MessageType, want []byte) {
+	t.Helper()
+	typ, got, err := c.Read(context.Background())
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if typ != wantType || !bytes.Equal(got, want) {
+		t.Fatalf("Read = %v %q, want %v %q", typ, abbrev(got), wantType, abbrev(want))
+	}
+}
+
+func abbrev(b []byte) string {
+	if len(b) > 40 {
+		return fmt.Sprintf("%s…(%d bytes)", b[:40], len(b))
+	}
+	return string(b)
+}
+
+// wantClose reads from c until an error and checks it is a *CloseError with code (and reason,
+// when reason is not "*").
+func wantClose(t *testing.T, c Conn, code StatusCode, reason string) {
+	t.Helper()
+	_, _, err := c.Read(context.Background())
+	ce, ok := errors.AsType[*CloseError](err)
+	if !ok {
+		t.Fatalf("Read error = %v, want *CloseError %d", err, code)
+	}
+	if ce.Code != code || (reason != "*" && ce.Reason != reason) {
+		t.Fatalf("Read error = %+v, want code %d reason %q", ce, code, reason)
+	}
+}
+
+func testRoundTrip(t *testing.T, newPair newPairFunc) {
+	a, b := newPair(t, 0)
+	msgs := []struct {
+		typ  MessageType
+		data []byte
+	}{
+		{MessageText, []byte(`{"type":"tool.query"}`)},
+		{MessageBinary, []byte{'A', 'S', 'F', 'T', 1, 0, 0xff}},
+		{MessageText, []byte{}},
+		{MessageBinary, bytes.Repeat([]byte{7}, 512<<10+56)},
+	}
+	for _, m := range msgs {
+		mustWrite(t, a, m.typ, m.data)
+		mustWrite(t, b, m.typ, m.data)
+	}
+	for _, m := range msgs {
+		mustRead(t, b, m.typ, m.data)
+		mustRead(t, a, m.typ, m.data)
+	}
+}
+
+func testWriteCopies(t *testing.T, newPair newPairFunc) {
+	a, b := newPair(t, 0)
+	buf := []byte("first")
+	mustWrite(t, a, MessageText, buf)
+	copy(buf, "XXXXX")
+	mustWrite(t, a, MessageText, buf)
+	mustRead(t, b, MessageText, []byte("first"))
+	mustRead(t, b, MessageText, []byte("XXXXX"))
+}
+
+func testInvalidType(t *testing.T, newPair newPairFunc) {
+	a, b := newPair(t, 0)
+	for _, typ := range []MessageType{0, 3, 8, 9, -1} {
+		if err := a.Write(context.Background(), typ, []byte("x")); err == nil {
+			t.Errorf("Write(%v) succeeded", typ)
+		}
+	}
+	// The connection is still usable.
+	mustWrite(t, a, MessageText, []byte("ok"))
+	mustRead(t, b, MessageText, []byte("ok"))
+}
+
+func testCloseCodes(t *testing.T, newPair newPairFunc) {
+	tests := []struct {
+		code   StatusCode
+		reason string
+	}{
+		{StatusNormalClosure, ""},
+		{StatusGoingAway, "shutting down"},
+		{StatusPolicyViolation, "unauthorized"},
+		{StatusInternalError, "boom"},
+		{4000, "private"},
+	}
+	for _, tt := range tests {
+		for _, dir := range []string{"a→b", "b→a"} {
+			t.Run(fmt.Sprintf("%d/%s", tt.code, dir), func(t *testing.T) {
+				a, b := newPair(t, 0)
+				if dir == "b→a" {
+					a, b = b, a
+				}
+				if err := a.Close(tt.code, tt.reason); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				wantClose(t, b, tt.code, tt.reason)
+				// The peer keeps reporting the close, on Read and on Write.
+				wantClose(t, b, tt.code, tt.reason)
+				if err := b.Write(context.Background(), MessageText, []byte("late")); CloseStatus(err) != tt.code {
+					t.Errorf("peer Write after close = %v, want *CloseError %d", err, tt.code)
+				}
+				// The closing side sees ErrClosed.
+				if _, _, err := a.Read(context.Background()); !errors.Is(err, ErrClosed) || !errors.Is(err, net.ErrClosed) {
+					t.Errorf("Read after Close = %v, want ErrClosed", err)
+				}
+				if err := a.Write(context.Background(), MessageText, []byte("x")); !errors.Is(err, ErrClosed) {
+					t.Errorf("Write after Close = %v, want ErrClosed", err)
+				}
+			})
+		}
+	}
+}
+
+func testCloseAfterWrites(t *testing.T, newPair newPairFunc) {
+	a, b := newPair(t, 0)
+	for i := range 5 {
+		mustWrite(t, a, MessageText, fmt.Appendf(nil, "m%d", i))
+	}
+	if err := a.Close(StatusGoingAway, "bye"); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for i := range 5 {
+		mustRead(t, b, MessageText, fmt.Appendf(nil, "m%d", i))
+	}
+	wantClose(t, b, StatusGoingAway, "bye")
+}
+
+func testCloseTwice(t *testing.T, newPair newPairFunc) {
+	a, b := newPair(t, 0)
+	if err := a.Close(StatusNormalClosure, ""); err != nil {
+		t.Fatalf("first Close: %v", err)
+	}
+	if err := a.Close(StatusNormalClosure, ""); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Close = %v, want ErrClosed", err)
+	}
+	wantClose(t, b, StatusNormalClosure, "")
+	// Closing after the peer closed is fine; from then on this side sees ErrClosed.
+	b.Close(StatusNormalClosure, "")
+	if _, _, err := b.Read(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after own Close = %v, want ErrClosed", err)
+	}
+}
+
+func testCloseUnblocksRead(t *testing.T, newPair newPairFunc) {
+	a, _ := newPair(t, 0)
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := a.Read(context.Background())
+		errc <- err
+	}()
+	// Whether Close lands before or during Read, the Read ends with ErrClosed.
+	a.Close(StatusNormalClosure, "")
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("blocked Read = %v, want ErrClosed", err)
+	}
+}
+
+func testCloseArgs(t *testing.T, newPair newPairFunc) {
+	t.Run("UnsendableCode", func(t *testing.T) {
+		a, b := newPair(t, 0)
+		if err := a.Close(StatusAbnormalClosure, "x"); err == nil {
+			t.Error("Close(1006) returned nil, want an error")
+		}
+		wantClose(t, b, StatusInternalError, "x")
+	})
+	t.Run("LongReason", func(t *testing.T) {
+		a, b := newPair(t, 0)
+		// 61 two-byte runes then one more: the cut must not split a rune.
+		reason := strings.Repeat("é", 70)
+		if err := a.Close(StatusNormalClosure, reason); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		wantClose(t, b, StatusNormalClosure, strings.Repeat("é", 61))
+	})
+}
+
+func testReadContext(t *testing.T, newPair newPairFunc) {
+	a, _ := newPair(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := a.Read(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Read with canceled context = %v, want context.Canceled", err)
+	}
+}
+
+func testReadLimit(t *testing.T, newPair newPairFunc) {
+	const limit = 1000
+	t.Run("AtLimit", func(t *testing.T) {
+		a, b := newPair(t, limit)
+		msg := bytes.Repeat([]byte("a"), limit)
+		mustWrite(t, a, MessageText, msg)
+		mustRead(t, b, MessageText, msg)
+	})
+	t.Run("OverLimit", func(t *testing.T) {
+		a, b := newPair(t, limit)
+		mustWrite(t, a, MessageText, bytes.Repeat([]byte("a"), limit+1))
+		wantClose(t, b, StatusMessageTooBig, "*")
+		// The writer learns why its connection ended.
+		wantClose(t, a, StatusMessageTooBig, "*")
+	})
+}
+
+func testConcurrentWriters(t *testing.T, newPair newPairFunc) {
+	const writers, each = 8, 50
+	a, b := newPair(t, 0)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			// Each message is w's letter repeated: an interleaved write would mix letters.
+			msg := bytes.Repeat([]byte{byte('a' + w)}, 100+w*300)
+			for range each {
+				if err := a.Write(context.Background(), MessageBinary, msg); err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+			}
+		})
+	}
+	counts := make(map[byte]int)
+	for range writers * each {
+		_, got, err := b.Read(context.Background())
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		w := got[0] - 'a'
+		if len(got) != 100+int(w)*300 || bytes.Count(got, got[:1]) != len(got) {
+			t.Fatalf("message from writer %d is mangled (%d bytes)", w, len(got))
+		}
+		counts[got[0]]++
+	}
+	wg.Wait()
+	for w := range writers {
+		if counts[byte('a'+w)] != each {
+			t.Errorf("writer %d: %d messages, want %d", w, counts[byte('a'+w)], each)
+		}
+	}
+}

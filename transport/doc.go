@@ -1,0 +1,35 @@
+// Package transport carries whole protocol messages between an app and a host.
+//
+// A [Conn] moves whole messages, text or binary, in both directions. Two implementations
+// exist: [Pipe], an in-memory pair used by tests and in-process wiring, and a WebSocket
+// connection made by [Dial] (client side) or [Accept] (server side, from an HTTP handler).
+// Both behave the same way as seen through [Conn], so code tested over a Pipe behaves the
+// same over a socket.
+//
+// # Concurrency contract
+//
+// Every Conn in this package follows the same rules:
+//
+//   - Read: at most one goroutine may call Read at a time. The connection's owner runs one
+//     reader loop; nothing in this package reads behind its back. Over WebSocket the owner's
+//     Read is also what processes control frames (pings, pongs, the peer's close), so a
+//     connection nobody reads cannot answer pings or notice the peer closing.
+//   - Write: safe for concurrent use. Writes are serialized; a message is never interleaved
+//     with another. The data slice may be reused as soon as Write returns.
+//   - Close: safe at any time, concurrently with Read and Write and repeatedly. It unblocks
+//     pending Read and Write calls.
+//
+// # Errors
+//
+// After this side closed the connection, Read and Write fail with an error matching
+// [ErrClosed] (which also matches [net.ErrClosed]). After the peer closed it, they fail with
+// a [*CloseError] carrying the peer's status code and reason; use [CloseStatus] to get the
+// code. A connection that died without a close handshake (TCP reset, peer vanished, keep-alive
+// timeout) reports [StatusAbnormalClosure]. A message larger than the reader's limit closes the
+// connection with [StatusMessageTooBig], and both sides see that code.
+//
+// A Read or Write whose context ends returns the context's error. Over WebSocket that also
+// tears the connection down (the library cannot abandon a half-read or half-written frame);
+// over a Pipe it does not. Code that wants the connection to survive should not cancel
+// individual reads and writes; it should Close the connection instead.
+package transport
