@@ -5,4 +5,35 @@
 //
 // The package has no goroutines and no I/O beyond byte slices; transports, the SDK and the
 // host build on it.
+//
+// # Reading a message
+//
+//	env, err := wire.DecodeEnvelope(msg)          // strict, one pass; Payload aliases msg
+//	body, err := wire.DecodePayload(env.Payload, wire.DefaultMaxInflatedBytes) // unwrap gzip
+//	var call wire.Call
+//	err = wire.Unmarshal(body, &call)             // strict
+//
+// Every decoding failure is a [*DecodeError] carrying the JSON Pointer of the offending
+// value; answer it with [CodeProtocolInvalidRequest] (or the payload-specific code).
+//
+// Strict means: names match case-sensitively; duplicate names are refused, and so are two
+// names of one object that are equal under Unicode case folding, and a name that differs
+// from a field of the target struct only by case ("ToolId" for "toolId") — Go's
+// encoding/json v1 would match such a name to the field, so letting it through would let
+// a peer smuggle a second value past any checker that decodes differently. Nesting is
+// limited to [MaxDepth], input to [DefaultMaxMessageBytes]. Unknown names are otherwise
+// accepted: other SDKs add fields.
+//
+// # Writing a message
+//
+//	payload, err := wire.Marshal(&result)        // compact, map keys sorted
+//	payload, err = wire.EncodePayload(payload)   // gzip-base64-json when ≥ 32 KiB and smaller
+//	resp := wire.NewResponse(req, wire.TypeResult, payload, time.Now())
+//	msg, err := wire.AppendEnvelope(buf[:0], resp)
+//
+// # Binary messages
+//
+// WebSocket binary messages are told apart by their first four bytes: [IsASFT] for file
+// transfer frames ([ParseFrame], [AppendFrame]) and [IsASJP] for live screenshot frames
+// ([ParseASJP]).
 package wire

@@ -1,0 +1,38 @@
+package wire
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/go-json-experiment/json"
+)
+
+// marshalOptions makes Marshal's output reproducible: map keys are sorted.
+var marshalOptions = json.Deterministic(true)
+
+// Unmarshal decodes the JSON value data into v (a non-nil pointer) strictly:
+//   - names match Go fields case-sensitively;
+//   - duplicate names, and two names of one object equal under case folding, are refused;
+//   - a name that equals a field name of the target struct only under case folding
+//     ("ToolId" for "toolId") is refused rather than ignored;
+//   - nesting deeper than [MaxDepth] and inputs above [DefaultMaxMessageBytes] are refused;
+//   - invalid UTF-8 and anything after the value are refused.
+//
+// Unknown names are otherwise accepted and ignored: other SDKs add fields. Every failure
+// is a [*DecodeError].
+func Unmarshal(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &DecodeError{Offset: -1, Msg: fmt.Sprintf("Unmarshal needs a non-nil pointer, got %T", v)}
+	}
+	if err := checkStrict(data, shapeOf(rv.Type().Elem())); err != nil {
+		return err
+	}
+	return asDecodeError(json.Unmarshal(data, v))
+}
+
+// Marshal encodes v as compact JSON with map keys sorted, so equal values always give
+// equal bytes.
+func Marshal(v any) ([]byte, error) {
+	return json.Marshal(v, marshalOptions)
+}

@@ -1,0 +1,332 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// envelopeShape lists the envelope's member names for the case-variant check.
+var envelopeShape = shapeOf(reflect.TypeFor[Envelope]())
+
+// DecodeEnvelope reads one protocol text message strictly (see [Unmarshal]) in a single
+// pass, tolerating what other SDKs write (spec §12): replyTo, sessionId and capability
+// may be null; an absent or null capability reads as [CapabilityToolExec]; sentAt may
+// carry any RFC 3339 offset ("Z", "+00:00", …) and any fraction, or be absent or null.
+// type and id are required non-blank strings.
+//
+// SentAt is returned in UTC; it is zero when the message had none (the reader treats that
+// as "now"). Payload is a sub-slice of data, not a copy: data must not be modified while
+// the envelope is in use. The payload is checked for syntax, depth and case-variant keys
+// but not interpreted; use [DecodePayload] and then [Unmarshal] for the body. Every
+// failure is a [*DecodeError].
+func DecodeEnvelope(data []byte) (*Envelope, error) {
+	if len(data) > DefaultMaxMessageBytes {
+		return nil, decodeError("", -1, "message of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
+	}
+	s := getScanner(data)
+	defer s.put()
+
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return nil, asDecodeError(err)
+	}
+	if tok.Kind() != '{' {
+		return nil, decodeError("", 0, "envelope is not a JSON object")
+	}
+	e := new(Envelope)
+	var folded map[string]struct{}
+	for s.dec.PeekKind() != '}' {
+		raw, err := s.dec.ReadValue()
+		if err != nil {
+			return nil, asDecodeError(err)
+		}
+		offset := s.dec.InputOffset() - int64(len(raw))
+		name, err := unquoteName(raw)
+		if err != nil {
+			return nil, asDecodeError(err)
+		}
+		if err := s.checkFold(name, 0, &folded, offset); err != nil {
+			return nil, err
+		}
+		s.names = append(s.names, name)
+		f, variant := envelopeShape.lookup(name)
+		if variant {
+			return nil, decodeError("/"+string(name), offset, "envelope key "+strconv.Quote(string(name))+
+				" differs from "+strconv.Quote(string(f.name))+" only by case")
+		}
+		if f == nil { // a field of another SDK: checked, skipped
+			if err := s.value(nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		switch string(f.name) {
+		case "type":
+			e.Type, err = s.envelopeString("type")
+		case "id":
+			e.ID, err = s.envelopeString("id")
+		case "replyTo":
+			e.ReplyTo, err = s.envelopeString("replyTo")
+		case "sessionId":
+			e.SessionID, err = s.envelopeString("sessionId")
+		case "capability":
+			e.Capability, err = s.envelopeString("capability")
+		case "sentAt":
+			e.SentAt, err = s.envelopeTime()
+		case "payload":
+			start := s.dec.InputOffset()
+			if err = s.value(nil); err == nil {
+				// The value's bytes, without the separating colon and whitespace.
+				e.Payload = jsontext.Value(bytes.TrimLeft(data[start:s.dec.InputOffset()], " \t\r\n:"))
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := s.dec.ReadToken(); err != nil {
+		return nil, asDecodeError(err)
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	if e.Capability == "" {
+		e.Capability = CapabilityToolExec // absent or null means the only capability
+	}
+	switch {
+	case strings.TrimSpace(e.Type) == "":
+		return nil, decodeError("/type", -1, "envelope has no type")
+	case strings.TrimSpace(e.ID) == "":
+		return nil, decodeError("/id", -1, "envelope has no id")
+	}
+	return e, nil
+}
+
+// envelopeString reads a string member; null reads as "". The protocol's constant values
+// are shared rather than allocated.
+func (s *scanner) envelopeString(name string) (string, error) {
+	raw, err := s.dec.ReadValue()
+	if err != nil {
+		return "", asDecodeError(err)
+	}
+	offset := s.dec.InputOffset() - int64(len(raw))
+	if string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] != '"' {
+		return "", decodeError("/"+name, offset, "envelope field "+name+" must be a string")
+	}
+	b, err := unquoteName(raw)
+	if err != nil {
+		return "", asDecodeError(err)
+	}
+	switch string(b) {
+	case TypeQuery:
+		return TypeQuery, nil
+	case TypeCall:
+		return TypeCall, nil
+	case TypeBatch:
+		return TypeBatch, nil
+	case TypeCatalog:
+		return TypeCatalog, nil
+	case TypeResult:
+		return TypeResult, nil
+	case TypeBatchResult:
+		return TypeBatchResult, nil
+	case TypeError:
+		return TypeError, nil
+	case CapabilityToolExec:
+		return CapabilityToolExec, nil
+	}
+	return string(b), nil
+}
+
+// envelopeTime reads sentAt: an RFC 3339 string, or null.
+func (s *scanner) envelopeTime() (time.Time, error) {
+	raw, err := s.dec.ReadValue()
+	if err != nil {
+		return time.Time{}, asDecodeError(err)
+	}
+	offset := s.dec.InputOffset() - int64(len(raw))
+	if string(raw) == "null" {
+		return time.Time{}, nil
+	}
+	if raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		if t, ok := parseTimestamp(raw[1 : len(raw)-1]); ok {
+			return t, nil
+		}
+	}
+	return time.Time{}, decodeError("/sentAt", offset, "envelope field sentAt must be an RFC 3339 timestamp, got "+string(raw[:min(len(raw), 64)]))
+}
+
+// AppendEnvelope appends e as one compact JSON message, members in the order type, id,
+// replyTo, sessionId, sentAt, capability, payload; empty optional members are left out.
+// SentAt is written in UTC with a "Z" suffix and the shortest fraction. The payload is
+// appended as is (it must be a valid JSON value: the output of [Marshal] or
+// [EncodePayload]). type and id must be non-blank.
+func AppendEnvelope(dst []byte, e *Envelope) ([]byte, error) {
+	switch {
+	case strings.TrimSpace(e.Type) == "":
+		return dst, errors.New("wire: envelope has no type")
+	case strings.TrimSpace(e.ID) == "":
+		return dst, errors.New("wire: envelope has no id")
+	case len(e.Payload) > 0 && !e.Payload.IsValid():
+		return dst, errors.New("wire: envelope payload is not a valid JSON value")
+	}
+	orig := len(dst)
+	var err error
+	dst = append(dst, `{"type":`...)
+	dst, err = appendString(dst, e.Type, err)
+	dst = append(dst, `,"id":`...)
+	dst, err = appendString(dst, e.ID, err)
+	if e.ReplyTo != "" {
+		dst = append(dst, `,"replyTo":`...)
+		dst, err = appendString(dst, e.ReplyTo, err)
+	}
+	if e.SessionID != "" {
+		dst = append(dst, `,"sessionId":`...)
+		dst, err = appendString(dst, e.SessionID, err)
+	}
+	if !e.SentAt.IsZero() {
+		dst = append(dst, `,"sentAt":"`...)
+		dst = e.SentAt.UTC().AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+	}
+	if e.Capability != "" {
+		dst = append(dst, `,"capability":`...)
+		dst, err = appendString(dst, e.Capability, err)
+	}
+	if len(e.Payload) > 0 {
+		dst = append(dst, `,"payload":`...)
+		dst = append(dst, e.Payload...)
+	}
+	dst = append(dst, '}')
+	if err != nil {
+		return dst[:orig], err
+	}
+	return dst, nil
+}
+
+// appendString appends s as a JSON string. Plain ASCII is copied directly; anything else
+// goes through jsontext, which refuses invalid UTF-8. A previous error is kept.
+func appendString(dst []byte, s string, err error) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			out, qerr := jsontext.AppendQuote(dst, s)
+			if err == nil {
+				err = qerr
+			}
+			return out, err
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), err
+}
+
+// NewResponse builds the response envelope to req (spec §1): id "<req.ID>.response",
+// replyTo req.ID, req's sessionId echoed, capability tool.exec, sentAt now in UTC.
+func NewResponse(req *Envelope, typ string, payload jsontext.Value, now time.Time) *Envelope {
+	return &Envelope{
+		Type:       typ,
+		ID:         ResponseID(req.ID),
+		ReplyTo:    req.ID,
+		SessionID:  req.SessionID,
+		SentAt:     now.UTC(),
+		Capability: CapabilityToolExec,
+		Payload:    payload,
+	}
+}
+
+// ErrorEnvelopeID returns a fresh id for a tool.error answering a request whose own id
+// could not be read: "tool.error." followed by 32 random lower-case hex digits.
+func ErrorEnvelopeID() string {
+	return "tool.error." + randomHex()
+}
+
+// randomHex returns 16 random bytes as 32 lower-case hex digits.
+func randomHex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it aborts the program instead)
+	return hex.EncodeToString(b[:])
+}
+
+// parseTimestamp parses an RFC 3339 date-time ("2026-08-25T00:00:00.050+02:00") into UTC:
+// T or t between date and time, any number of fraction digits (nanoseconds kept), offset
+// Z, z or ±hh:mm. It does not allocate.
+func parseTimestamp(b []byte) (time.Time, bool) {
+	if len(b) < len("2006-01-02T15:04:05Z") ||
+		b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't') || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	year, ok1 := digits(b[0:4])
+	month, ok2 := digits(b[5:7])
+	day, ok3 := digits(b[8:10])
+	hour, ok4 := digits(b[11:13])
+	minute, ok5 := digits(b[14:16])
+	sec, ok6 := digits(b[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
+		month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	rest := b[19:]
+	nsec := 0
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
+			if n <= 9 {
+				nsec = nsec*10 + int(rest[n]-'0')
+			}
+			n++
+		}
+		if n == 1 {
+			return time.Time{}, false
+		}
+		for i := n; i <= 9; i++ { // scale a short fraction to nanoseconds
+			nsec *= 10
+		}
+		rest = rest[n:]
+	}
+	var offset int
+	switch {
+	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return time.Time{}, false
+		}
+		offset = (oh*60 + om) * 60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day { // February 30th and friends
+		return time.Time{}, false
+	}
+	return t.Add(-time.Duration(offset) * time.Second), true
+}
+
+// digits parses a fixed-width run of ASCII digits.
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

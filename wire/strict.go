@@ -1,0 +1,245 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// scanner makes the strict checks in one token pass over an in-memory input, before the
+// json package decodes it (jsontext itself refuses malformed JSON, invalid UTF-8 and
+// exact duplicate names). It adds what jsontext does not check:
+//   - nesting deeper than MaxDepth;
+//   - two names of one object equal under Unicode case folding ("a" and "A");
+//   - a name that matches a field of the target struct only under case folding.
+//
+// Scanners are pooled: the jsontext.Decoder and the name stack are reused, so a scan does
+// not allocate for inputs with small objects.
+type scanner struct {
+	dec  jsontext.Decoder
+	src  bytes.Buffer // wraps the input so that dec parses it in place, without copying
+	data []byte
+
+	// names holds the unescaped names of every open object, innermost last; frames
+	// records where each open object's names start.
+	names [][]byte
+}
+
+// foldSetThreshold is the object size from which names are checked against a set of
+// folded names instead of pairwise, so that a huge object cannot make the check
+// quadratic.
+const foldSetThreshold = 16
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+func getScanner(data []byte) *scanner {
+	s := scanners.Get().(*scanner)
+	s.data = data
+	s.src = *bytes.NewBuffer(data)
+	s.dec.Reset(&s.src)
+	return s
+}
+
+// put drops every reference to the input and returns s to the pool.
+func (s *scanner) put() {
+	s.src = bytes.Buffer{}
+	s.dec.Reset(&s.src)
+	clear(s.names[:cap(s.names)])
+	s.names = s.names[:0]
+	s.data = nil
+	scanners.Put(s)
+}
+
+// checkStrict scans data, which must be exactly one JSON value, against sh (nil: any JSON).
+func checkStrict(data []byte, sh *shape) error {
+	if len(data) > DefaultMaxMessageBytes {
+		return decodeError("", -1, "input of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
+	}
+	s := getScanner(data)
+	defer s.put()
+	if err := s.value(sh); err != nil {
+		return err
+	}
+	return s.end()
+}
+
+// end checks that nothing but whitespace follows the top-level value.
+func (s *scanner) end() error {
+	if _, err := s.dec.ReadToken(); err == nil {
+		return decodeError("", s.dec.InputOffset(), "unexpected data after the top-level JSON value")
+	} else if !errors.Is(err, io.EOF) {
+		return asDecodeError(err)
+	}
+	return nil
+}
+
+// value scans one JSON value of shape sh.
+func (s *scanner) value(sh *shape) error {
+	tok, err := s.dec.ReadToken()
+	if err != nil {
+		return asDecodeError(err)
+	}
+	switch tok.Kind() {
+	case '{':
+		return s.object(sh)
+	case '[':
+		return s.array(sh)
+	}
+	return nil
+}
+
+// checkDepth refuses an object or array that was just opened beyond MaxDepth.
+func (s *scanner) checkDepth() error {
+	if s.dec.StackDepth() > MaxDepth {
+		return decodeError(string(s.dec.StackPointer()), s.dec.InputOffset()-1,
+			"JSON nesting exceeds the maximum depth of "+strconv.Itoa(MaxDepth))
+	}
+	return nil
+}
+
+func (s *scanner) array(sh *shape) error {
+	if err := s.checkDepth(); err != nil {
+		return err
+	}
+	var elem *shape
+	if sh != nil && !sh.isObj {
+		elem = sh.elem
+	}
+	for s.dec.PeekKind() != ']' {
+		if err := s.value(elem); err != nil {
+			return err
+		}
+	}
+	_, err := s.dec.ReadToken()
+	return asDecodeError(err)
+}
+
+func (s *scanner) object(sh *shape) error {
+	if err := s.checkDepth(); err != nil {
+		return err
+	}
+	start := len(s.names)
+	defer func() {
+		clear(s.names[start:])
+		s.names = s.names[:start]
+	}()
+	var folded map[string]struct{} // built once the object has foldSetThreshold names
+	for s.dec.PeekKind() != '}' {
+		raw, err := s.dec.ReadValue() // the name, quoted; jsontext refuses a non-string here
+		if err != nil {
+			return asDecodeError(err)
+		}
+		offset := s.dec.InputOffset() - int64(len(raw))
+		name, err := unquoteName(raw)
+		if err != nil {
+			return asDecodeError(err)
+		}
+		if err := s.checkFold(name, start, &folded, offset); err != nil {
+			return err
+		}
+		s.names = append(s.names, name)
+
+		var next *shape
+		switch {
+		case sh == nil:
+		case sh.isObj:
+			f, variant := sh.lookup(name)
+			if variant {
+				return decodeError(string(s.dec.StackPointer()), offset,
+					"object key "+strconv.Quote(string(name))+" differs from the field name "+
+						strconv.Quote(string(f.name))+" only by case")
+			}
+			if f != nil {
+				next = f.shape
+			}
+		default:
+			next = sh.elem
+		}
+		if err := s.value(next); err != nil {
+			return err
+		}
+	}
+	_, err := s.dec.ReadToken()
+	return asDecodeError(err)
+}
+
+// checkFold refuses name if an earlier name of the same object (s.names[start:]) equals it
+// under case folding. Exact duplicates never get here: jsontext refuses them first.
+func (s *scanner) checkFold(name []byte, start int, folded *map[string]struct{}, offset int64) error {
+	prev := s.names[start:]
+	if len(prev) < foldSetThreshold {
+		for _, p := range prev {
+			if bytes.EqualFold(p, name) {
+				return s.foldError(p, name, offset)
+			}
+		}
+		return nil
+	}
+	if *folded == nil {
+		*folded = make(map[string]struct{}, 2*len(prev))
+		for _, p := range prev {
+			(*folded)[string(appendFold(nil, p))] = struct{}{}
+		}
+	}
+	var buf [64]byte
+	key := appendFold(buf[:0], name)
+	if _, dup := (*folded)[string(key)]; dup {
+		for _, p := range prev {
+			if bytes.EqualFold(p, name) {
+				return s.foldError(p, name, offset)
+			}
+		}
+	}
+	(*folded)[string(key)] = struct{}{}
+	return nil
+}
+
+func (s *scanner) foldError(prev, name []byte, offset int64) error {
+	return decodeError(string(s.dec.StackPointer()), offset,
+		"object keys "+strconv.Quote(string(prev))+" and "+strconv.Quote(string(name))+" differ only by case")
+}
+
+// unquoteName returns the unescaped name; without escapes it is a sub-slice of the input
+// (jsontext has already validated the string and its UTF-8).
+func unquoteName(raw []byte) ([]byte, error) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, raw)
+}
+
+// appendFold appends the case-folded form of b: two names have the same folded form
+// exactly when bytes.EqualFold reports them equal (every rune is replaced by the smallest
+// rune of its simple case-folding orbit, as encoding/json v1 matches names).
+func appendFold(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		dst = utf8.AppendRune(dst, foldRune(r))
+		i += n
+	}
+	return dst
+}
+
+// foldRune returns the smallest rune of r's simple case-folding orbit.
+func foldRune(r rune) rune {
+	smallest := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		smallest = min(smallest, f)
+	}
+	return smallest
+}
