@@ -1,0 +1,225 @@
+package catalog
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Answer answers a tool.query (spec §2) and returns the compact tool.catalog payload. It
+// is not compressed: the caller applies the large-payload encoding.
+//
+// unavailable holds the runtime object of every tool that is unavailable now; a tool not
+// in it is available (entries with Available true, or for unknown or hidden tools, are
+// ignored). now is the evaluatedAtUtc of the snapshot. A nil q is the empty query.
+//
+// When the guard disables discovery, Answer returns a *wire.Error with code
+// tool_discovery_disabled.
+func (s *Set) Answer(q *wire.Query, unavailable map[string]wire.Runtime, now time.Time) ([]byte, error) {
+	if !s.guard.DiscoveryEnabled {
+		return nil, &wire.Error{Code: wire.CodeDiscoveryDisabled, Message: "Tool discovery is disabled by the current guard policy."}
+	}
+	if q == nil {
+		q = &wire.Query{}
+	}
+	detail := normalizeDetail(q.Detail)
+	ifRevision := strings.TrimSpace(q.IfRevision)
+	ifAvailability := strings.TrimSpace(q.IfAvailabilityRevision)
+
+	if ifRevision != "" && ifRevision == s.revision && detail != wire.DetailDefinitions {
+		if ifAvailability == "" {
+			return slices.Clone(s.unchanged), nil
+		}
+		a := s.availabilityOf(unavailable)
+		if ifAvailability == a.revision {
+			return slices.Clone(s.unchanged), nil
+		}
+		return s.appendChanges(nil, a, now), nil
+	}
+	return s.appendFull(q, detail, unavailable, now), nil
+}
+
+// normalizeDetail maps the query's detail to one of the three projections.
+func normalizeDetail(d string) string {
+	d = strings.TrimSpace(d)
+	for _, v := range [...]string{wire.DetailIndex, wire.DetailDefinitions, wire.DetailFull} {
+		if strings.EqualFold(d, v) {
+			return v
+		}
+	}
+	return wire.DetailFull
+}
+
+// appendChanges writes the availability-only form: the static revision still holds, and
+// changes is a replacement snapshot of the visible tools that are unavailable now.
+func (s *Set) appendChanges(b []byte, a *availability, now time.Time) []byte {
+	ids := make([]string, 0, len(a.unavailable))
+	for id := range a.unavailable {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	b = append(b, s.unchanged[:len(s.unchanged)-1]...)
+	b = append(b, `,"availabilityRevision":"`...)
+	b = append(b, a.revision...)
+	b = append(b, `","evaluatedAtUtc":`...)
+	b = appendTime(b, now)
+	b = append(b, `,"changes":{`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, _ = appendString(b, id) // registered ids are ASCII
+		b = append(b, ':')
+		r := a.unavailable[id]
+		b = appendRuntime(b, &r)
+	}
+	return append(b, "}}"...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// filter is a parsed query.
+type filter struct {
+	ids            []string // nil: no id filter
+	policy         wire.Policy
+	policySet      bool // a policy was given; an unknown one matches nothing
+	executableOnly bool
+	terms          []string
+	limit          int
+}
+
+func newFilter(q *wire.Query) filter {
+	f := filter{executableOnly: q.ExecutableOnly, limit: q.Limit}
+	for _, id := range q.IDs {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(f.ids, id) {
+			f.ids = append(f.ids, id)
+		}
+	}
+	if p := strings.TrimSpace(q.Policy); p != "" {
+		f.policySet = true
+		f.policy, _ = wire.ParsePolicy(p) // unknown ⇒ "" ⇒ nothing matches
+	}
+	f.terms = queryTerms(queryTerms(nil, q.Query), q.Feature)
+	if f.limit == 0 {
+		f.limit = q.MaxResults
+	}
+	if f.limit == 0 {
+		f.limit = wire.DefaultQueryLimit
+	}
+	f.limit = min(max(f.limit, 1), wire.MaxQueryLimit)
+	return f
+}
+
+// candidates returns the visible tools the id filter leaves, in id order.
+func (s *Set) candidates(f *filter) []*Tool {
+	if f.ids == nil {
+		return s.visible
+	}
+	out := make([]*Tool, 0, len(f.ids))
+	for _, id := range f.ids {
+		if t, ok := s.byID[id]; ok && s.guard.Visible(t.Def.Policy) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Tool) int { return strings.Compare(a.Def.ID, b.Def.ID) })
+	return out
+}
+
+// appendFull writes the full payload of the index, definitions or full projection.
+func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wire.Runtime, now time.Time) []byte {
+	f := newFilter(q)
+	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
+
+	// Select, and size the answer on the way so that it is written into one buffer.
+	var selected []*Tool
+	size := len(s.head) + 256 + len(s.categories)
+	for _, t := range s.candidates(&f) {
+		if len(selected) == f.limit {
+			break
+		}
+		if f.policySet && t.Def.Policy != f.policy {
+			continue
+		}
+		if f.executableOnly {
+			if _, down := unavailableRuntime(unavailable, t.Def.ID); down || !guardExec {
+				continue
+			}
+		}
+		if !matchesTerms(t.search, f.terms) {
+			continue
+		}
+		if selected == nil {
+			selected = make([]*Tool, 0, min(f.limit, len(s.visible)))
+		}
+		selected = append(selected, t)
+		if detail == wire.DetailIndex {
+			size += len(t.indexOpen) + 24
+		} else {
+			size += len(t.defsOpen) + 24
+		}
+	}
+
+	var a *availability
+	if detail != wire.DetailDefinitions {
+		a = s.availabilityOf(unavailable)
+		size += 64 * len(a.unavailable)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, s.head...)
+	b = append(b, `,"tools":[`...)
+	for i, t := range selected {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch detail {
+		case wire.DetailIndex:
+			b = append(b, t.indexOpen...)
+		default:
+			b = append(b, t.defsOpen...)
+		}
+		if detail != wire.DetailDefinitions {
+			if r, down := a.unavailable[t.Def.ID]; down {
+				b = append(b, `,"runtime":`...)
+				b = appendRuntime(b, &r)
+				b = append(b, `,"executable":false`...)
+			} else if !guardExec {
+				b = append(b, `,"executable":false`...)
+			}
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"count":`...)
+	b = strconv.AppendInt(b, int64(len(selected)), 10)
+	switch detail {
+	case wire.DetailDefinitions:
+		return append(b, `,"detail":"definitions"}`...)
+	case wire.DetailIndex:
+		b = append(b, `,"detail":"index"`...)
+	}
+	b = append(b, `,"availabilityRevision":"`...)
+	b = append(b, a.revision...)
+	b = append(b, `","evaluatedAtUtc":`...)
+	b = appendTime(b, now)
+	b = append(b, `,"totalCount":`...)
+	b = strconv.AppendInt(b, int64(len(s.visible)), 10)
+	b = append(b, `,"categories":`...)
+	b = append(b, s.categories...)
+	return append(b, '}')
+}
+
+// matchesTerms reports whether every term occurs in the normalized search text.
+func matchesTerms(search string, terms []string) bool {
+	for _, t := range terms {
+		if !strings.Contains(search, t) {
+			return false
+		}
+	}
+	return true
+}

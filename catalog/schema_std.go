@@ -1,0 +1,267 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json" // only for the json.Number type the schema library expects; never to decode
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// validateStd validates with the general JSON Schema implementation: every keyword of
+// 2020-12, at the cost of decoding the instance into generic Go values.
+func (s *Schema) validateStd(instance jsontext.Value) []Violation {
+	v, err := decodeAny(instance)
+	if err != nil {
+		return []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + err.Error()}}
+	}
+	err = s.std.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Path: "$", Code: CodeSchemaMismatch, Message: err.Error()}}
+	}
+	var out []Violation
+	collectViolations(ve, &out)
+	if len(out) == 0 { // a group without leaves; still invalid
+		out = append(out, Violation{Path: "$", Code: CodeSchemaMismatch, Message: "value does not match the schema"})
+	}
+	return out
+}
+
+// decodeAny decodes one JSON value strictly (no duplicate names, valid UTF-8) into the
+// generic form the schema library validates, numbers as json.Number so that none loses
+// precision.
+func decodeAny(b []byte) (any, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	v, err := readAny(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the value")
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
+func readAny(dec *jsontext.Decoder) (any, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case '{':
+		m := map[string]any{}
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			name := tok.String() // before the next read voids the token
+			v, err := readAny(dec)
+			if err != nil {
+				return nil, err
+			}
+			m[name] = v
+		}
+		_, err := dec.ReadToken()
+		return m, err
+	case '[':
+		a := []any{}
+		for dec.PeekKind() != ']' {
+			v, err := readAny(dec)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.ReadToken()
+		return a, err
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	default:
+		return nil, nil
+	}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// collectViolations flattens the library's error tree into violations: leaves become one
+// violation each (one per missing or extra property), anyOf/oneOf/not failures one
+// violation at their own location, because the branches' individual complaints would
+// contradict each other.
+func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
+	if len(*out) >= MaxViolations {
+		return
+	}
+	add := func(path []string, code, msg string) {
+		if len(*out) < MaxViolations {
+			*out = append(*out, Violation{Path: formatPath(path), Code: code, Message: msg})
+		}
+	}
+	loc := e.InstanceLocation
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf, *kind.Not:
+		add(loc, CodeSchemaMismatch, k.LocalizedString(printer))
+		return
+	case *kind.Required:
+		for _, p := range k.Missing {
+			add(append(loc[:len(loc):len(loc)], p), CodeRequiredPropertyMissing, fmt.Sprintf("required property %q is missing", p))
+		}
+		return
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			add(append(loc[:len(loc):len(loc)], p), CodeAdditionalPropertyNotAllowed, fmt.Sprintf("property %q is not allowed", p))
+		}
+		return
+	case *kind.FalseSchema:
+		if strings.HasSuffix(e.SchemaURL, "/unevaluatedProperties") || strings.HasSuffix(e.SchemaURL, "/additionalProperties") {
+			name := ""
+			if len(loc) > 0 {
+				name = loc[len(loc)-1]
+			}
+			add(loc, CodeAdditionalPropertyNotAllowed, fmt.Sprintf("property %q is not allowed", name))
+		} else {
+			add(loc, CodeSchemaMismatch, "no value is allowed here")
+		}
+		return
+	case *kind.Type:
+		if k.Got == "null" {
+			add(loc, CodeNullNotAllowed, fmt.Sprintf("null is not allowed (expected %s)", strings.Join(k.Want, " or ")))
+		} else {
+			add(loc, CodeTypeMismatch, fmt.Sprintf("expected %s, got %s", strings.Join(k.Want, " or "), k.Got))
+		}
+		return
+	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
+		for _, c := range e.Causes {
+			collectViolations(c, out)
+		}
+		return
+	}
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			collectViolations(c, out)
+		}
+		return
+	}
+	add(loc, stdCode(e.ErrorKind), e.ErrorKind.LocalizedString(printer))
+}
+
+// stdCode names the violation of a leaf keyword.
+func stdCode(k jsonschema.ErrorKind) string {
+	switch k.(type) {
+	case *kind.Enum:
+		return CodeEnumValueInvalid
+	case *kind.Const:
+		return CodeConstValueInvalid
+	case *kind.Format:
+		return CodeFormatInvalid
+	case *kind.Minimum:
+		return CodeMinimum
+	case *kind.Maximum:
+		return CodeMaximum
+	case *kind.ExclusiveMinimum:
+		return CodeExclusiveMinimum
+	case *kind.ExclusiveMaximum:
+		return CodeExclusiveMaximum
+	case *kind.MultipleOf:
+		return CodeMultipleOf
+	case *kind.MinLength:
+		return CodeMinLength
+	case *kind.MaxLength:
+		return CodeMaxLength
+	case *kind.Pattern:
+		return CodePatternMismatch
+	case *kind.MinItems:
+		return CodeMinItems
+	case *kind.MaxItems:
+		return CodeMaxItems
+	case *kind.UniqueItems:
+		return CodeUniqueItems
+	case *kind.MinProperties:
+		return CodeMinProperties
+	case *kind.MaxProperties:
+		return CodeMaxProperties
+	case *kind.Contains, *kind.MinContains, *kind.MaxContains:
+		return CodeContains
+	case *kind.Dependency, *kind.DependentRequired:
+		return CodeDependencyMissing
+	case *kind.PropertyNames:
+		return CodePropertyNameInvalid
+	}
+	return CodeSchemaMismatch
+}
+
+// formatPath writes an instance location as "$", "$.a.b", "$[3]" or `$["a b"]`. A segment
+// of digits is an array index: the library's locations do not say, and an object member
+// named "3" is rare enough to read the same way.
+func formatPath(segs []string) string {
+	b := make([]byte, 0, 16)
+	b = append(b, '$')
+	for _, s := range segs {
+		b = appendPathSegment(b, s, isIndex(s))
+	}
+	return string(b)
+}
+
+func isIndex(s string) bool {
+	if s == "" || len(s) > 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendPathSegment appends one step: [i] for an index, .name for an identifier-like
+// name, ["name"] otherwise.
+func appendPathSegment(b []byte, name string, index bool) []byte {
+	if index {
+		b = append(b, '[')
+		b = append(b, name...)
+		return append(b, ']')
+	}
+	if isIdentifier(name) {
+		b = append(b, '.')
+		return append(b, name...)
+	}
+	b = append(b, '[')
+	b = strconv.AppendQuote(b, name)
+	return append(b, ']')
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c == '$' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,319 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unicode"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Tool is one registered tool of a Set with everything derived from its definition.
+// Tools are shared between Sets and must not be modified.
+type Tool struct {
+	// Def is the definition as registered (PrerequisiteToolIDs normalized: trimmed,
+	// de-duplicated and sorted).
+	Def Definition
+	// DefinitionRevision is the revision of the tool's static definition (spec §3).
+	DefinitionRevision string
+	// Args and Result are the compiled schemas of the arguments and the result.
+	Args, Result *Schema
+
+	indexOpen []byte // index entry without its closing brace
+	defsOpen  []byte // definitions entry without its closing brace
+	availOpen []byte // `{"id":"…","runtime":` for the availability revision
+	search    string // normalized searchable text (spec §2 "query")
+}
+
+// Set is an immutable snapshot of an app's tools and its guard, with every static part of
+// a tool.catalog answer computed once. It is safe for concurrent use.
+type Set struct {
+	guard    Guard
+	tools    []*Tool // every registered tool, sorted by id
+	byID     map[string]*Tool
+	visible  []*Tool // sorted by id
+	revision string
+
+	unchanged  []byte // the 3-key unchanged payload
+	head       []byte // `{"schema":…,"revision":…,"tools":[`
+	categories []byte // `{"cat":n,…}` over visible tools
+
+	avail atomic.Pointer[availability] // last availability revision, keyed by content
+}
+
+// NewSet checks every definition and builds a Set under guard g. Duplicate ids are an
+// error. defs is not retained.
+func NewSet(defs []Definition, g Guard) (*Set, error) {
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	tools := make([]*Tool, 0, len(defs))
+	seen := make(map[string]struct{}, len(defs))
+	var errs []error
+	for i := range defs {
+		d := &defs[i]
+		if _, dup := seen[d.ID]; dup {
+			errs = append(errs, fmt.Errorf("catalog: tool id %q is registered twice", d.ID))
+			continue
+		}
+		seen[d.ID] = struct{}{}
+		t, err := newTool(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		tools = append(tools, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Def.ID, b.Def.ID) })
+	return build(tools, g), nil
+}
+
+// WithGuard returns a Set with the same tools under guard g, reusing every per-tool
+// computation.
+func (s *Set) WithGuard(g Guard) (*Set, error) {
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	return build(s.tools, g), nil
+}
+
+// Guard returns the Set's guard.
+func (s *Set) Guard() Guard { return s.guard }
+
+// Revision returns the catalog revision (spec §3): it covers the guard and the definition
+// revisions of all visible tools.
+func (s *Set) Revision() string { return s.revision }
+
+// Lookup returns the registered tool with exactly this id (case-sensitive), visible or not.
+func (s *Set) Lookup(id string) (*Tool, bool) {
+	t, ok := s.byID[id]
+	return t, ok
+}
+
+// Visible returns the tools the guard lets clients discover, sorted by id (byte order).
+// The slice is shared: do not modify it.
+func (s *Set) Visible() []*Tool { return s.visible }
+
+// Tools returns every registered tool, sorted by id. The slice is shared: do not modify it.
+func (s *Set) Tools() []*Tool { return s.tools }
+
+// build derives the guard-dependent parts of a Set.
+func build(tools []*Tool, g Guard) *Set {
+	s := &Set{guard: g, tools: tools, byID: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		s.byID[t.Def.ID] = t
+		if g.Visible(t.Def.Policy) {
+			s.visible = append(s.visible, t)
+		}
+	}
+
+	// revision: {"guard":{…},"schema":…,"tools":[{"definitionRevision":D,"id":I},…]}, keys
+	// in canonical order; ids and revisions are plain ASCII.
+	w := newHashWriter()
+	w.writeString(`{"guard":{"discoveryEnabled":` + strconv.FormatBool(g.DiscoveryEnabled) +
+		`,"executionEnabled":` + strconv.FormatBool(g.ExecutionEnabled) +
+		`,"maxPolicy":"` + string(g.MaxPolicy) + `"},"schema":"` + wire.CatalogSchema + `","tools":[`)
+	var scratch []byte
+	for i, t := range s.visible {
+		scratch = scratch[:0]
+		if i > 0 {
+			scratch = append(scratch, ',')
+		}
+		scratch = append(scratch, `{"definitionRevision":"`...)
+		scratch = append(scratch, t.DefinitionRevision...)
+		scratch = append(scratch, `","id":`...)
+		scratch, _ = appendString(scratch, t.Def.ID)
+		scratch = append(scratch, '}')
+		w.write(scratch)
+	}
+	w.writeString("]}")
+	s.revision = w.revision()
+
+	s.head = []byte(`{"schema":"` + wire.CatalogSchema + `","revision":"` + s.revision + `"`)
+	s.unchanged = append(slices.Clip(s.head), `,"unchanged":true}`...)
+
+	counts := map[string]int{}
+	for _, t := range s.visible {
+		counts[t.Def.Category]++
+	}
+	cats := make([]string, 0, len(counts))
+	for c := range counts {
+		cats = append(cats, c)
+	}
+	slices.Sort(cats)
+	b := []byte{'{'}
+	for i, c := range cats {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, _ = appendString(b, c)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(counts[c]), 10)
+	}
+	s.categories = append(b, '}')
+	return s
+}
+
+// newTool checks d and derives a Tool from a private copy of it.
+func newTool(d *Definition) (*Tool, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	def := *d
+	def.ArgumentsSchema = slices.Clone(d.ArgumentsSchema)
+	def.ResultSchema = slices.Clone(d.ResultSchema)
+	def.PrerequisiteToolIDs = normalizeIDs(d.PrerequisiteToolIDs)
+	args, err := compileArguments(def.ArgumentsSchema)
+	if err != nil {
+		return nil, err
+	}
+	result, err := compileResult(def.ResultSchema)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tool{Def: def, Args: args, Result: result}
+
+	// The definitions-projection entry without definitionRevision is what the revision
+	// hashes (spec §3).
+	var b []byte
+	b, err = appendStatic(b, &def, args.published, result.published)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
+	}
+	if t.DefinitionRevision, err = canonicalRevision(b); err != nil {
+		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
+	}
+	b = b[:len(b)-1]
+	b = append(b, `,"definitionRevision":"`...)
+	b = append(b, t.DefinitionRevision...)
+	t.defsOpen = append(b, '"')
+
+	t.indexOpen, err = appendIndexOpen(nil, &def, t.DefinitionRevision)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
+	}
+	t.availOpen, _ = appendString([]byte(`{"id":`), def.ID)
+	t.availOpen = append(t.availOpen, `,"runtime":`...)
+	t.search = searchText(&def)
+	return t, nil
+}
+
+// normalizeIDs trims, drops blanks, de-duplicates and sorts prerequisite ids.
+func normalizeIDs(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// appendCommon appends `{"id":…,"name":…,"description":…,"category":…,"policy":…`.
+func appendCommon(b []byte, d *Definition) ([]byte, error) {
+	var err error
+	fields := [...]struct{ name, value string }{
+		{`{"id":`, d.ID}, {`,"name":`, d.Name}, {`,"description":`, d.Description},
+		{`,"category":`, d.Category}, {`,"policy":`, string(d.Policy)},
+	}
+	for _, f := range fields {
+		b = append(b, f.name...)
+		if b, err = appendString(b, f.value); err != nil {
+			return nil, fmt.Errorf("%s %w", strings.Trim(f.name, `{,":`), err)
+		}
+	}
+	return b, nil
+}
+
+// appendOptional appends keywords and prerequisiteToolIds when they are not empty.
+func appendOptional(b []byte, d *Definition) ([]byte, error) {
+	var err error
+	if strings.TrimSpace(d.Keywords) != "" {
+		b = append(b, `,"keywords":`...)
+		if b, err = appendString(b, d.Keywords); err != nil {
+			return nil, fmt.Errorf("keywords: %w", err)
+		}
+	}
+	if len(d.PrerequisiteToolIDs) > 0 {
+		b = append(b, `,"prerequisiteToolIds":[`...)
+		for i, id := range d.PrerequisiteToolIDs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendString(b, id); err != nil {
+				return nil, fmt.Errorf("prerequisiteToolIds: %w", err)
+			}
+		}
+		b = append(b, ']')
+	}
+	return b, nil
+}
+
+// appendStatic appends the complete static definition object (definitions projection
+// without definitionRevision), defaults omitted.
+func appendStatic(b []byte, d *Definition, args, result jsontext.Value) ([]byte, error) {
+	b, err := appendCommon(b, d)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"argumentsSchema":`...)
+	b = append(b, args...)
+	b = append(b, `,"resultSchema":`...)
+	b = append(b, result...)
+	if b, err = appendOptional(b, d); err != nil {
+		return nil, err
+	}
+	if d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString {
+		b = append(b, `,"argumentEncoding":"`+wire.ArgumentEncodingFlattenedString+`"`...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendIndexOpen appends the index entry without its closing brace.
+func appendIndexOpen(b []byte, d *Definition, rev string) ([]byte, error) {
+	b, err := appendCommon(b, d)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"definitionRevision":"`...)
+	b = append(b, rev...)
+	b = append(b, '"')
+	return appendOptional(b, d)
+}
+
+// searchText is the normalized text that query terms must occur in: id, name,
+// description, category, keywords and prerequisite ids, lower-cased, with every
+// non-letter, non-digit as a space.
+func searchText(d *Definition) string {
+	parts := append([]string{d.ID, d.Name, d.Description, d.Category, d.Keywords}, d.PrerequisiteToolIDs...)
+	return normalizeText(strings.Join(parts, " "))
+}
+
+func normalizeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return ' '
+	}, s)
+}
+
+// queryTerms splits free text into distinct lower-case terms.
+func queryTerms(dst []string, s string) []string {
+	for _, f := range strings.Fields(normalizeText(s)) {
+		if !slices.Contains(dst, f) {
+			dst = append(dst, f)
+		}
+	}
+	return dst
+}
