@@ -1,0 +1,379 @@
+package pairing
+
+import (
+	"strings"
+
+	"github.com/go-json-experiment/json"
+)
+
+// Datagram types and the protocol version of the enrollment exchange.
+const (
+	TypeEnrollmentConnect = "ENROLLMENT_CONNECT"
+	TypeEnrollmentResult  = "ENROLLMENT_RESULT"
+	EnrollmentVersion     = 2
+)
+
+// Enrollment modes of ENROLLMENT_CONNECT.
+const (
+	// ModeInvite presents the secret of an invite the host issued; the default when the key
+	// is absent.
+	ModeInvite = "invite"
+	// ModeLocal is trust-on-first-use of the app's own token, accepted from loopback only.
+	ModeLocal = "local"
+)
+
+// Discovery ports: the host's default UDP port and the developer port the official SDKs
+// also probe in local mode.
+const (
+	DefaultDiscoveryPort   = 45123
+	DeveloperDiscoveryPort = 46123
+)
+
+// WebSocketPath is the upgrade path the host issues.
+const WebSocketPath = "/ws"
+
+// Limits of the enrollment parsers. Real datagrams are 350–600 bytes.
+const (
+	// MaxDatagramBytes bounds an enrollment datagram; larger ones are malformed.
+	MaxDatagramBytes = 8 << 10
+	// MaxFieldLength bounds every string of an enrollment datagram, in bytes.
+	MaxFieldLength = 512
+	// MaxDeviceNameLength is where a device name is cut, in characters (as the official
+	// host does).
+	MaxDeviceNameLength = 120
+	// DefaultDeviceName replaces a blank device name.
+	DefaultDeviceName = "Device"
+)
+
+// LocalInviteID is the inviteId the official SDKs send in local mode.
+func LocalInviteID(appID string) string { return "local:" + appID }
+
+// Reason is the machine code of an ENROLLMENT_RESULT.
+type Reason string
+
+// Reasons emitted by the host, exactly as the official host spells them; the SDKs reset
+// their saved registration on some of them, so the spelling matters.
+const (
+	ReasonOK                         Reason = "Ok"
+	ReasonEnrollmentModeUnsupported  Reason = "EnrollmentModeUnsupported"
+	ReasonLocalEnrollmentUnavailable Reason = "LocalEnrollmentUnavailable"
+	ReasonLocalEnrollmentInvalid     Reason = "LocalEnrollmentInvalid"
+	ReasonRegistrationRevoked        Reason = "RegistrationRevoked"
+	ReasonAccessTokenInvalid         Reason = "AccessTokenInvalid"
+	ReasonEnrollmentRequired         Reason = "EnrollmentRequired"
+	ReasonRegistrationExpired        Reason = "RegistrationExpired"
+	ReasonEnrollmentExpired          Reason = "EnrollmentExpired"
+	ReasonEnrollmentConsumed         Reason = "EnrollmentConsumed"
+	ReasonWebSocketUnavailable       Reason = "WebSocketUnavailable"
+)
+
+// Text is the human explanation the host sends with r (reasonMessage and message).
+func (r Reason) Text() string {
+	switch r {
+	case ReasonOK:
+		return "Device registered."
+	case ReasonEnrollmentModeUnsupported:
+		return "The enrollment mode is not supported by this host."
+	case ReasonLocalEnrollmentUnavailable:
+		return "Local enrollment is only accepted from this machine."
+	case ReasonLocalEnrollmentInvalid:
+		return "Local enrollment needs an app id, a device id and an access token."
+	case ReasonRegistrationRevoked:
+		return "This device's registration was revoked."
+	case ReasonAccessTokenInvalid:
+		return "The access token is not valid for this registration."
+	case ReasonEnrollmentRequired:
+		return "Enrollment is required: scan a current invite for this app."
+	case ReasonRegistrationExpired:
+		return "This device's registration has expired: scan a new invite."
+	case ReasonEnrollmentExpired:
+		return "The invite has expired."
+	case ReasonEnrollmentConsumed:
+		return "The invite was already used."
+	case ReasonWebSocketUnavailable:
+		return "The host could not open a WebSocket endpoint."
+	}
+	return "Enrollment rejected."
+}
+
+// EnrollmentConnect is the app's request (type ENROLLMENT_CONNECT, ver 2). Strings absent
+// or null on the wire read as "" where the key is optional; see ParseEnrollmentConnect.
+type EnrollmentConnect struct {
+	RequestID        string
+	EnrollmentMode   string // ModeInvite or ModeLocal; "" when absent (means invite)
+	InviteID         string
+	AppID            string
+	DeviceID         string
+	DeviceName       string
+	AccessToken      string
+	ProcessSessionID string
+}
+
+type enrollmentConnectJSON struct {
+	Type             raw `json:"type"`
+	Ver              raw `json:"ver"`
+	RequestID        raw `json:"requestId"`
+	EnrollmentMode   raw `json:"enrollmentMode"`
+	InviteID         raw `json:"inviteId"`
+	AppID            raw `json:"appId"`
+	DeviceID         raw `json:"deviceId"`
+	DeviceName       raw `json:"deviceName"`
+	AccessToken      raw `json:"accessToken"`
+	ProcessSessionID raw `json:"processSessionId"`
+}
+
+// ParseEnrollmentConnect reads an ENROLLMENT_CONNECT datagram with the official host's
+// rules, so that exactly the datagrams it answers are answered:
+//   - type must be "ENROLLMENT_CONNECT" and ver the JSON integer 2;
+//   - requestId must be a non-blank string;
+//   - inviteId, appId, deviceId, deviceName and accessToken must be present (null allowed,
+//     read as "");
+//   - enrollmentMode and processSessionId may be absent or null;
+//   - every present member must have its JSON type; duplicates are rejected.
+//
+// Beyond the reference, the datagram is capped at MaxDatagramBytes and each string at
+// MaxFieldLength. Any violation returns an error wrapping ErrMalformed: the host must not
+// answer. Values are returned as sent (not trimmed); NormalizeDeviceName applies the
+// official host's device-name rules.
+func ParseEnrollmentConnect(data []byte) (*EnrollmentConnect, error) {
+	if len(data) > MaxDatagramBytes {
+		return nil, malformed("datagram of %d bytes exceeds %d", len(data), MaxDatagramBytes)
+	}
+	var j enrollmentConnectJSON
+	if err := decodeStrict(data, &j); err != nil {
+		return nil, err
+	}
+	typ, err := requiredString("type", j.Type)
+	if err != nil {
+		return nil, err
+	}
+	if typ != TypeEnrollmentConnect {
+		return nil, malformed("type %q is not %s", typ, TypeEnrollmentConnect)
+	}
+	if err := checkVersion(j.Ver); err != nil {
+		return nil, err
+	}
+	var c EnrollmentConnect
+	fields := []struct {
+		name     string
+		v        raw
+		dst      *string
+		required bool
+	}{
+		{"requestId", j.RequestID, &c.RequestID, true},
+		{"enrollmentMode", j.EnrollmentMode, &c.EnrollmentMode, false},
+		{"inviteId", j.InviteID, &c.InviteID, true},
+		{"appId", j.AppID, &c.AppID, true},
+		{"deviceId", j.DeviceID, &c.DeviceID, true},
+		{"deviceName", j.DeviceName, &c.DeviceName, true},
+		{"accessToken", j.AccessToken, &c.AccessToken, true},
+		{"processSessionId", j.ProcessSessionID, &c.ProcessSessionID, false},
+	}
+	for _, f := range fields {
+		var s string
+		if f.required {
+			s, err = requiredString(f.name, f.v)
+		} else {
+			s, err = optionalString(f.name, f.v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(s) > MaxFieldLength {
+			return nil, malformed("%q is longer than %d bytes", f.name, MaxFieldLength)
+		}
+		*f.dst = s
+	}
+	if strings.TrimSpace(c.RequestID) == "" {
+		return nil, malformed("requestId is blank")
+	}
+	return &c, nil
+}
+
+// Mode returns the effective enrollment mode: ModeInvite when the key was absent or null.
+func (c *EnrollmentConnect) Mode() string {
+	if c.EnrollmentMode == "" {
+		return ModeInvite
+	}
+	return c.EnrollmentMode
+}
+
+func checkVersion(v raw) error {
+	if v == nil {
+		return malformed("ver is missing")
+	}
+	var ver int
+	if v.Kind() != '0' || json.Unmarshal(v, &ver) != nil {
+		return malformed("ver %s is not an integer", v)
+	}
+	if ver != EnrollmentVersion {
+		return malformed("ver %d is not %d", ver, EnrollmentVersion)
+	}
+	return nil
+}
+
+// Marshal writes the datagram with all ten keys, as the .NET and Swift SDKs do (the
+// official host drops a datagram that lacks any required key). An empty ProcessSessionID is
+// written as null; an empty EnrollmentMode as "invite".
+func (c *EnrollmentConnect) Marshal() ([]byte, error) {
+	return encode(struct {
+		Type             string  `json:"type"`
+		Ver              int     `json:"ver"`
+		RequestID        string  `json:"requestId"`
+		EnrollmentMode   string  `json:"enrollmentMode"`
+		InviteID         string  `json:"inviteId"`
+		AppID            string  `json:"appId"`
+		DeviceID         string  `json:"deviceId"`
+		DeviceName       string  `json:"deviceName"`
+		AccessToken      string  `json:"accessToken"`
+		ProcessSessionID *string `json:"processSessionId"`
+	}{TypeEnrollmentConnect, EnrollmentVersion, c.RequestID, c.Mode(), c.InviteID, c.AppID,
+		c.DeviceID, c.DeviceName, c.AccessToken, strPtr(c.ProcessSessionID)})
+}
+
+// NormalizeDeviceName applies the official host's rule: trimmed, blank becomes
+// DefaultDeviceName, cut to MaxDeviceNameLength characters.
+func NormalizeDeviceName(name string) string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return DefaultDeviceName
+	}
+	if r := []rune(name); len(r) > MaxDeviceNameLength {
+		name = strings.TrimSpace(string(r[:MaxDeviceNameLength]))
+	}
+	return name
+}
+
+// EnrollmentResult is the host's answer (type ENROLLMENT_RESULT, ver 2). Empty optional
+// strings and a zero port are written as JSON null.
+type EnrollmentResult struct {
+	RequestID      string
+	Accepted       bool
+	Reason         Reason
+	ReasonMessage  string // null when empty
+	HostID         string
+	HostName       string
+	HostWifiName   string // null when empty
+	Message        string
+	WebSocketPort  int    // null when 0; accept only
+	WebSocketPath  string // null when empty; accept only
+	WebSocketToken string // null when empty; accept only
+}
+
+type enrollmentResultJSON struct {
+	Type           string  `json:"type"`
+	Ver            int     `json:"ver"`
+	RequestID      string  `json:"requestId"`
+	Accepted       bool    `json:"accepted"`
+	Reason         string  `json:"reason"`
+	ReasonMessage  *string `json:"reasonMessage"`
+	HostID         string  `json:"hostId"`
+	HostName       string  `json:"hostName"`
+	HostWifiName   *string `json:"hostWifiName"`
+	Message        string  `json:"message"`
+	WebSocketPort  *int    `json:"webSocketPort"`
+	WebSocketPath  *string `json:"webSocketPath"`
+	WebSocketToken *string `json:"webSocketToken"`
+}
+
+// Marshal writes all thirteen keys in the official host's order, nulls included. The
+// required ones (type, ver, requestId, accepted, reason, hostId, hostName, message) are
+// always non-null strings, booleans or numbers, which is what the .NET (required members),
+// Swift (non-optional Codable) and Kotlin parsers need.
+func (r *EnrollmentResult) Marshal() ([]byte, error) {
+	j := enrollmentResultJSON{
+		Type: TypeEnrollmentResult, Ver: EnrollmentVersion, RequestID: r.RequestID,
+		Accepted: r.Accepted, Reason: string(r.Reason), ReasonMessage: strPtr(r.ReasonMessage),
+		HostID: r.HostID, HostName: r.HostName, HostWifiName: strPtr(r.HostWifiName),
+		Message: r.Message, WebSocketPath: strPtr(r.WebSocketPath), WebSocketToken: strPtr(r.WebSocketToken),
+	}
+	if r.WebSocketPort != 0 {
+		p := r.WebSocketPort
+		j.WebSocketPort = &p
+	}
+	return encode(j)
+}
+
+type enrollmentResultIn struct {
+	Type           raw     `json:"type"`
+	Ver            raw     `json:"ver"`
+	RequestID      raw     `json:"requestId"`
+	Accepted       raw     `json:"accepted"`
+	Reason         raw     `json:"reason"`
+	ReasonMessage  raw     `json:"reasonMessage"`
+	HostID         raw     `json:"hostId"`
+	HostName       raw     `json:"hostName"`
+	HostWifiName   raw     `json:"hostWifiName"`
+	Message        raw     `json:"message"`
+	WebSocketPort  *uint16 `json:"webSocketPort"`
+	WebSocketPath  raw     `json:"webSocketPath"`
+	WebSocketToken raw     `json:"webSocketToken"`
+}
+
+// ParseEnrollmentResult reads a host's ENROLLMENT_RESULT with the union of the official
+// SDKs' requirements: type and ver 2 exact; requestId, reason, hostId, hostName and message
+// present strings (hostId and hostName may be empty); accepted a present boolean; and, when
+// accepted, a webSocketPort in 1..65535 and non-blank webSocketPath and webSocketToken.
+// Matching requestId against the request is the caller's job.
+func ParseEnrollmentResult(data []byte) (*EnrollmentResult, error) {
+	if len(data) > MaxDatagramBytes {
+		return nil, malformed("datagram of %d bytes exceeds %d", len(data), MaxDatagramBytes)
+	}
+	var j enrollmentResultIn
+	if err := decodeStrict(data, &j); err != nil {
+		return nil, err
+	}
+	typ, err := requiredString("type", j.Type)
+	if err != nil {
+		return nil, err
+	}
+	if typ != TypeEnrollmentResult {
+		return nil, malformed("type %q is not %s", typ, TypeEnrollmentResult)
+	}
+	if err := checkVersion(j.Ver); err != nil {
+		return nil, err
+	}
+	if j.Accepted == nil || (string(j.Accepted) != "true" && string(j.Accepted) != "false") {
+		return nil, malformed("accepted is not a boolean")
+	}
+	r := &EnrollmentResult{Accepted: string(j.Accepted) == "true"}
+	var reason string
+	for _, f := range []struct {
+		name     string
+		v        raw
+		dst      *string
+		required bool
+	}{
+		{"requestId", j.RequestID, &r.RequestID, true},
+		{"reason", j.Reason, &reason, true},
+		{"reasonMessage", j.ReasonMessage, &r.ReasonMessage, false},
+		{"hostId", j.HostID, &r.HostID, true},
+		{"hostName", j.HostName, &r.HostName, true},
+		{"hostWifiName", j.HostWifiName, &r.HostWifiName, false},
+		{"message", j.Message, &r.Message, true},
+		{"webSocketPath", j.WebSocketPath, &r.WebSocketPath, false},
+		{"webSocketToken", j.WebSocketToken, &r.WebSocketToken, false},
+	} {
+		if f.required && (f.v == nil || isNull(f.v)) {
+			return nil, malformed("%q is missing or null", f.name)
+		}
+		s, err := optionalString(f.name, f.v)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = s
+	}
+	r.Reason = Reason(reason)
+	if strings.TrimSpace(r.RequestID) == "" {
+		return nil, malformed("requestId is blank")
+	}
+	if j.WebSocketPort != nil {
+		r.WebSocketPort = int(*j.WebSocketPort)
+	}
+	if r.Accepted {
+		if r.WebSocketPort == 0 || strings.TrimSpace(r.WebSocketPath) == "" || strings.TrimSpace(r.WebSocketToken) == "" {
+			return nil, malformed("accepted result without a WebSocket endpoint")
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,102 @@
+package pairing
+
+import (
+	"errors"
+	"testing"
+)
+
+// The fuzz targets check that the network parsers never panic, that every failure is
+// ErrMalformed, and that what parses re-encodes to something that parses again.
+
+func FuzzParseEnrollmentConnect(f *testing.F) {
+	f.Add([]byte(dotnetConnect))
+	f.Add([]byte(kotlinConnect))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseEnrollmentConnect(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		b, err := c.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseEnrollmentConnect(b)
+		if err != nil {
+			if len(b) > MaxDatagramBytes {
+				return // escaping can push a valid datagram over the cap
+			}
+			t.Fatalf("re-parse %s: %v", b, err)
+		}
+		if back.AppID != c.AppID || back.AccessToken != c.AccessToken || back.Mode() != c.Mode() {
+			t.Fatalf("round trip changed %+v to %+v", c, back)
+		}
+	})
+}
+
+func FuzzParseEnrollmentResult(f *testing.F) {
+	ok, _ := (&EnrollmentResult{RequestID: "r", Accepted: true, Reason: ReasonOK, HostID: "h", HostName: "n", Message: "m",
+		WebSocketPort: 56500, WebSocketPath: "/ws", WebSocketToken: "t"}).Marshal()
+	f.Add(ok)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseEnrollmentResult(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if r.Accepted && (r.WebSocketPort == 0 || r.WebSocketToken == "") {
+			t.Fatalf("accepted without endpoint: %+v", r)
+		}
+	})
+}
+
+func FuzzParseInvite(f *testing.F) {
+	code, _ := testDocument().Code()
+	f.Add(code)
+	f.Add(`{"schema":"ansight.enrollment-invite.v2","inviteId":"x"}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		doc, err := ParseInvite(text)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if doc.Schema != InviteDocumentSchema || doc.Invite.Schema != InviteSchema {
+			t.Fatalf("schemas not checked: %+v", doc)
+		}
+		if _, err := doc.Code(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func FuzzParseControl(f *testing.F) {
+	for _, s := range []string{openReq, stateReq, completeReq, profileReq} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := ParseControl(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		// Whatever a host does with a parsed request must not panic.
+		var st AppState
+		_ = e.DecodePayload(&st)
+		var open SessionOpen
+		_ = e.DecodePayload(&open)
+		_, _ = ParseDeviceProfile(e.Payload)
+		if e.Type == TypeControlRequest {
+			if _, err := e.Reply(false, "x", nil).Marshal(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
