@@ -1,0 +1,141 @@
+package connect
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SDKName is the sdk.name this SDK reports in its device profile.
+const SDKName = "ansight-go"
+
+// modulePath is the SDK's Go module, reported as sdk.packageId.
+const modulePath = "github.com/ansight-go/ansight"
+
+// sdkVersion is the module version compiled into the binary ("(devel)" inside the module
+// itself or when unknown).
+var sdkVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if bi.Main.Path == modulePath {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath {
+			if d.Replace != nil {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return "(devel)"
+})
+
+// Payloads of the control requests this SDK sends. Field names, types and order follow what
+// the official SDKs send (reference §4.2); only members whose JSON type is known are
+// written, because the official host decodes device.profile into a typed model and refuses
+// the session on a type mismatch.
+
+type sessionOpenPayload struct {
+	ClientName  string `json:"clientName"`
+	ConfigID    string `json:"configId,omitzero"`
+	AppID       string `json:"appId"`
+	OpenedAtUtc string `json:"openedAtUtc"`
+}
+
+type appStatePayload struct {
+	State        string `json:"state"`
+	ChangedAtUtc string `json:"changedAtUtc"`
+}
+
+type sessionCompletePayload struct {
+	Reason string `json:"reason"`
+}
+
+type deviceProfile struct {
+	Type                             string        `json:"type"`
+	Schema                           string        `json:"schema"`
+	SentAt                           int64         `json:"sentAt"` // Unix milliseconds
+	ReasonCode                       int           `json:"reasonCode"`
+	ProfileSeq                       int64         `json:"profileSeq"`
+	SDK                              profileSDK    `json:"sdk"`
+	Device                           profileDevice `json:"device"`
+	App                              profileApp    `json:"app"`
+	SessionJpegCaptureControlVersion int           `json:"sessionJpegCaptureControlVersion"`
+}
+
+type profileSDK struct {
+	Name      string `json:"name"`
+	PackageID string `json:"packageId"`
+	Version   string `json:"version"`
+	Language  string `json:"language"`
+}
+
+type profileDevice struct {
+	IsVirtual    bool   `json:"isVirtual"`
+	IsEmulator   bool   `json:"isEmulator"`
+	TimeZone     string `json:"timeZone"`
+	OSName       string `json:"osName"`
+	CPUArch      string `json:"cpuArch"`
+	CPUCoreCount int    `json:"cpuCoreCount"`
+}
+
+type profileApp struct {
+	AppID       string `json:"appId"`
+	AppName     string `json:"appName"`
+	ProcessID   int    `json:"processId"`
+	VersionName string `json:"versionName,omitzero"`
+}
+
+// profileSeq numbers the profiles this process sends, as the official SDKs do.
+var profileSeq atomic.Int64
+
+// profileReasonSessionStart is the reasonCode of the profile sent when a session opens.
+const profileReasonSessionStart = 1
+
+func newDeviceProfile(c *config, now time.Time) deviceProfile {
+	return deviceProfile{
+		Type:       "DeviceAppProfile",
+		Schema:     "ansight.device-app-profile.v1",
+		SentAt:     now.UnixMilli(),
+		ReasonCode: profileReasonSessionStart,
+		ProfileSeq: profileSeq.Add(1),
+		SDK:        profileSDK{Name: SDKName, PackageID: modulePath, Version: sdkVersion(), Language: "go"},
+		Device: profileDevice{
+			TimeZone:     now.Location().String(),
+			OSName:       osName(runtime.GOOS),
+			CPUArch:      runtime.GOARCH,
+			CPUCoreCount: runtime.NumCPU(),
+		},
+		App: profileApp{AppID: c.AppID, AppName: c.AppName, ProcessID: os.Getpid(), VersionName: c.AppVersion},
+		// Announces that this SDK understands the host's sessionJpegCapture reply; it never
+		// streams JPEG frames itself, so "app" and "host" modes both leave it idle.
+		SessionJpegCaptureControlVersion: 1,
+	}
+}
+
+// osName maps GOOS to the names the official SDKs report.
+func osName(goos string) string {
+	switch goos {
+	case "linux":
+		return "Linux"
+	case "darwin":
+		return "macOS"
+	case "windows":
+		return "Windows"
+	case "android":
+		return "Android"
+	case "ios":
+		return "iOS"
+	case "freebsd":
+		return "FreeBSD"
+	}
+	return goos
+}
+
+func utcNow(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
