@@ -1,0 +1,92 @@
+package app
+
+import (
+	"bytes"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Call is one tool invocation as a handler sees it.
+type Call struct {
+	// ToolID is the invoked tool.
+	ToolID string
+	// CallID is the caller's callId (empty when none was given).
+	CallID string
+	// RequestID is the id of the request envelope (a tool.call or a tool.batch).
+	RequestID string
+	// SessionID is the request's sessionId (may be empty).
+	SessionID string
+	// Arguments is the arguments object as compact JSON, already validated against the
+	// tool's arguments schema for JSON tools. It is never empty ({} when none were sent).
+	Arguments jsontext.Value
+	// StringArguments is set for flattened-string tools only: the arguments as a string
+	// map — strings as they are, numbers and booleans as their JSON text, objects and
+	// arrays as compact JSON; members whose value is null are left out.
+	StringArguments map[string]string
+
+	app *App
+
+	mu        sync.Mutex
+	message   string
+	transfers []*transfer
+	finished  bool // the outcome is settled: later artifacts are dropped at once
+}
+
+// SetMessage sets the optional human-readable message of a successful result.
+func (c *Call) SetMessage(msg string) {
+	c.mu.Lock()
+	c.message = msg
+	c.mu.Unlock()
+}
+
+// SendArtifact queues a binary artifact of exactly size bytes, read from r, for delivery
+// over ASFT, and returns the descriptor to embed in the tool's result (anywhere in it).
+// The bytes are streamed in 64 KiB frames only after the response announcing them has been
+// written, and only if the call succeeds and its result contains the descriptor's transfer
+// id; otherwise the artifact is dropped. r is read at the pace the connection accepts the
+// frames, never buffered whole. If r is an io.Closer it is closed when the transfer ends or
+// is dropped. A read failure, or a reader yielding more or fewer than size bytes, ends
+// the transfer with an ASFT error frame.
+func (c *Call) SendArtifact(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor {
+	id := c.app.newID()
+	t := &transfer{id: id, size: size, r: r}
+	c.mu.Lock()
+	late := c.finished
+	if !late {
+		c.transfers = append(c.transfers, t)
+	}
+	c.mu.Unlock()
+	if late {
+		t.close()
+	}
+	return wire.TransferDescriptor{
+		DeliveryMode: wire.DeliveryModeWebSocketBinary,
+		WireProtocol: wire.FileTransferProtocol,
+		TransferID:   id,
+		SizeBytes:    size,
+		FileName:     name,
+		MimeType:     mimeType,
+		Status:       "queued",
+	}
+}
+
+// finish hands over the transfers a successful call announced (those whose id appears in
+// its result) and drops the others. After finish the call queues nothing more.
+func (c *Call) finish(success bool, result []byte) (keep []*transfer) {
+	c.mu.Lock()
+	ts := c.transfers
+	c.transfers, c.finished = nil, true
+	c.mu.Unlock()
+	for _, t := range ts {
+		if success && bytes.Contains(result, []byte(t.id)) {
+			keep = append(keep, t)
+		} else {
+			t.close()
+		}
+	}
+	return keep
+}

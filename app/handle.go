@@ -1,0 +1,272 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// request is a text message that claims to be a tool request.
+type request struct {
+	env *wire.Envelope // nil when the message could not be decoded
+	// id and sessionID are what could be read of an undecodable message; err says why it
+	// could not be decoded.
+	id, sessionID string
+	err           error
+}
+
+// Handle answers one inbound text message if it is a tool request: it writes the response
+// through w and then streams the ASFT frames of the transfers that response announces. It
+// reports false, without writing, for any other message — a message that is not a JSON
+// object with a tool request type (tool.query, tool.call, tool.batch), or that names
+// another capability than tool.exec. The error is w's.
+//
+// Serve uses Handle for every request; call it directly to answer requests that arrive
+// some other way (tests, in-process bridges). msg must not be modified during the call.
+func (a *App) Handle(ctx context.Context, msg []byte, w MessageWriter) (bool, error) {
+	req, ok := classify(msg)
+	if !ok {
+		return false, nil
+	}
+	return true, a.answer(ctx, req, w)
+}
+
+// classify decides whether msg is a tool request, and decodes it.
+func classify(msg []byte) (*request, bool) {
+	env, err := wire.DecodeEnvelope(msg)
+	if err == nil {
+		if !wire.IsRequest(env.Type) || !toolCapability(env.Capability) {
+			return nil, false
+		}
+		return &request{env: env}, true
+	}
+	// The message is not a valid envelope. It is still ours if it claims a tool request
+	// type: then it gets tool_protocol_invalid_request, correlated when its id is readable.
+	c := scanClaim(msg)
+	if !wire.IsRequest(c.typ) || !toolCapability(c.capability) {
+		return nil, false
+	}
+	return &request{id: c.id, sessionID: c.sessionID, err: err}, true
+}
+
+// toolCapability reports whether an envelope's capability addresses the tool protocol:
+// tool.exec, or none (absent, null or blank, as the reference SDK reads it).
+func toolCapability(c string) bool { return c == "" || c == wire.CapabilityToolExec }
+
+// claim is what a lenient scan reads from the top level of a message.
+type claim struct {
+	typ, id, sessionID, capability string
+}
+
+// scanClaim reads the top-level type, id, sessionId and capability strings of msg without
+// the strict rules (first occurrence wins; scanning stops at the first syntax error), to
+// tell whether an undecodable message claims to be a tool request.
+func scanClaim(msg []byte) claim {
+	var c claim
+	var seen [4]bool
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return c
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return c
+		}
+		name := tok.String() // the token is void after the next read
+		val, err := dec.ReadValue()
+		if err != nil {
+			return c
+		}
+		var slot *string
+		var i int
+		switch name {
+		case "type":
+			slot, i = &c.typ, 0
+		case "id":
+			slot, i = &c.id, 1
+		case "sessionId":
+			slot, i = &c.sessionID, 2
+		case "capability":
+			slot, i = &c.capability, 3
+		default:
+			continue
+		}
+		if !seen[i] && val.Kind() == '"' {
+			seen[i] = true
+			if tok, err := jsontext.NewDecoder(bytes.NewReader(val)).ReadToken(); err == nil {
+				*slot = tok.String()
+			}
+		}
+	}
+	return c
+}
+
+// answer computes the response to req, writes it and streams the transfers it announces.
+func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
+	start := time.Now()
+	x := &exchange{app: a, requestID: req.id, sessionID: req.sessionID}
+	var typ string
+	var payload []byte
+	var failure *wire.Error
+	switch {
+	case req.err != nil:
+		failure = &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request could not be read: " + req.err.Error()}
+	default:
+		x.requestID, x.sessionID = req.env.ID, req.env.SessionID
+		body, err := requestPayload(req.env.Payload)
+		if err != nil {
+			failure = &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request payload could not be decoded: " + err.Error()}
+			break
+		}
+		typ, payload, failure = x.dispatch(ctx, req.env.Type, body)
+	}
+	if failure != nil {
+		typ, payload = wire.TypeError, marshalError(failure)
+	}
+	msg, err := a.respond(x.requestID, x.sessionID, typ, payload)
+	if err != nil {
+		// Only a bug can get here (the payload is our own JSON): tell the host anyway.
+		a.log.ErrorContext(ctx, "encoding a response failed", "request", x.requestID, "err", err)
+		msg, err = a.respond(x.requestID, x.sessionID, wire.TypeError, marshalError(&wire.Error{Code: wire.CodeExecutionException, Message: "The response could not be encoded."}))
+		if err != nil {
+			x.dropTransfers()
+			return err
+		}
+		x.dropTransfers()
+	}
+	if a.log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []slog.Attr{slog.String("type", typ), slog.String("request", x.requestID), slog.Int("bytes", len(*msg)), slog.Duration("took", time.Since(start))}
+		if failure != nil {
+			attrs = append(attrs, slog.String("code", failure.Code))
+		}
+		a.log.LogAttrs(ctx, slog.LevelDebug, "tool response", attrs...)
+	}
+	err = w.Write(ctx, transport.MessageText, *msg)
+	putBuffer(msg)
+	if err != nil {
+		x.dropTransfers()
+		return err
+	}
+	for i, t := range x.transfers {
+		if err := t.stream(ctx, w); err != nil {
+			for _, rest := range x.transfers[i+1:] {
+				rest.close()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// dispatch answers a decoded request by type with the response type and payload, or a
+// failure for the whole request.
+func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Value) (string, []byte, *wire.Error) {
+	switch typ {
+	case wire.TypeQuery:
+		out, failure := x.query(ctx, payload)
+		return wire.TypeCatalog, out, failure
+	case wire.TypeCall:
+		out, _ := x.call(ctx, payload, true)
+		if !out.Success {
+			return "", nil, out.Error
+		}
+		b, err := wire.Marshal(&wire.Result{ToolID: out.ToolID, Success: true, Message: out.Message, Result: out.Result, Evidence: out.Evidence})
+		if err != nil {
+			x.dropTransfers()
+			return "", nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The result could not be encoded."}
+		}
+		return wire.TypeResult, b, nil
+	default: // wire.TypeBatch; classify admits request types only
+		res, failure := x.batch(ctx, payload)
+		if failure != nil {
+			return "", nil, failure
+		}
+		b, err := wire.Marshal(res)
+		if err != nil {
+			x.dropTransfers()
+			return "", nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The batch result could not be encoded."}
+		}
+		return wire.TypeBatchResult, b, nil
+	}
+}
+
+// dropTransfers releases the transfers of a response that will not be sent.
+func (x *exchange) dropTransfers() {
+	for _, t := range x.transfers {
+		t.close()
+	}
+	x.transfers = nil
+}
+
+// requestPayload unwraps a compressed request payload (hosts should not compress
+// requests, but the SDK accepts it); an absent payload stays empty.
+func requestPayload(raw jsontext.Value) (jsontext.Value, error) {
+	if len(raw) == 0 {
+		return raw, nil
+	}
+	return wire.DecodePayload(raw, wire.DefaultMaxInflatedBytes)
+}
+
+// marshalError encodes an error payload.
+func marshalError(e *wire.Error) []byte {
+	b, err := wire.Marshal(e)
+	if err != nil { // a tool's message with invalid UTF-8, say: say less
+		b, _ = wire.Marshal(&wire.Error{Code: e.Code, Message: "The error message could not be encoded.", Retryable: e.Retryable})
+	}
+	return b
+}
+
+// respond builds the response envelope around a compact payload, compressing the payload
+// when it is large (spec §8). An empty requestID means the request's id was unreadable:
+// the response gets a fresh tool.error.<hex> id and no replyTo.
+func (a *App) respond(requestID, sessionID, typ string, payload []byte) (*[]byte, error) {
+	p, err := wire.EncodePayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	env := wire.Envelope{
+		Type:       typ,
+		ID:         wire.ResponseID(requestID),
+		ReplyTo:    requestID,
+		SessionID:  sessionID,
+		SentAt:     a.clock().UTC(),
+		Capability: wire.CapabilityToolExec,
+		Payload:    p,
+	}
+	if requestID == "" {
+		env.ID = "tool.error." + a.newID()
+	}
+	buf := getBuffer()
+	*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
+	if err != nil {
+		putBuffer(buf)
+		return nil, err
+	}
+	return buf, nil
+}
+
+// responseBuffers recycles the buffers responses are assembled in (Write does not keep
+// them).
+var responseBuffers sync.Pool
+
+func getBuffer() *[]byte {
+	if b, ok := responseBuffers.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 1024)
+	return &b
+}
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= 1<<20 { // do not pin huge buffers
+		responseBuffers.Put(b)
+	}
+}

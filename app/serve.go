@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	"github.com/ansight-go/ansight/transport"
+)
+
+// ServeOptions configures one Serve call.
+type ServeOptions struct {
+	// OnMessage receives every message that is not a tool request: binary messages, and
+	// text messages that are not tool.query, tool.call or tool.batch for the tool.exec
+	// capability (the session layer's control traffic, for one). It is called on Serve's
+	// reader goroutine, in arrival order, so it must return quickly; the slice is the
+	// callee's to keep. Nil drops such messages.
+	OnMessage func(typ transport.MessageType, data []byte)
+}
+
+// Serve reads conn until it fails or ctx ends, answering tool requests. Requests are
+// handled concurrently, at most Options.MaxConcurrent at a time (Serve stops reading while
+// the bound is reached); each response is written as soon as it is ready, followed by the
+// ASFT frames of the transfers it announces, and correlates with its request by replyTo.
+//
+// Serve does not own conn: it neither closes it nor writes anything but responses and
+// frames, and other goroutines may write to conn meanwhile. When reading fails or ctx
+// ends, the contexts of the requests in flight are cancelled and Serve returns once their
+// handlers have returned: with ctx's error if ctx ended, else with the read error.
+func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions) error {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	slots := make(chan struct{}, a.concurrent)
+	for {
+		typ, msg, err := conn.Read(ctx)
+		if err != nil {
+			if parent.Err() != nil {
+				return parent.Err()
+			}
+			return err
+		}
+		if typ != transport.MessageText {
+			deliver(opts.OnMessage, typ, msg)
+			continue
+		}
+		req, ok := classify(msg)
+		if !ok {
+			deliver(opts.OnMessage, typ, msg)
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return parent.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := a.answer(ctx, req, conn); err != nil && ctx.Err() == nil {
+				a.log.DebugContext(ctx, "writing a tool response failed", "err", err)
+			}
+		}()
+	}
+}
+
+func deliver(f func(transport.MessageType, []byte), typ transport.MessageType, msg []byte) {
+	if f != nil {
+		f(typ, msg)
+	}
+}

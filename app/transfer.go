@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ansight-go/ansight/transport"
+)
+
+// ChunkSize is the payload size of an ASFT chunk frame the runtime sends.
+const ChunkSize = 64 << 10
+
+// frameHeaderSize is the size of an ASFT frame header (spec §9).
+const frameHeaderSize = 56
+
+// MessageWriter sends whole messages; transport.Conn is one. Write must not keep data
+// after it returns.
+type MessageWriter interface {
+	Write(ctx context.Context, typ transport.MessageType, data []byte) error
+}
+
+// transfer is one queued artifact.
+type transfer struct {
+	id   string
+	size int64
+	r    io.Reader
+	once sync.Once
+}
+
+// close releases the reader.
+func (t *transfer) close() {
+	t.once.Do(func() {
+		if c, ok := t.r.(io.Closer); ok {
+			_ = c.Close()
+		}
+	})
+}
+
+// frameBuffers recycles the buffers of frames and of reads: one transfer needs one of each,
+// 64 KiB plus a header.
+var frameBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, frameHeaderSize+ChunkSize)
+	return &b
+}}
+
+// stream sends the transfer as ASFT frames: chunks, then complete; an error frame when
+// the reader fails or yields a different number of bytes than announced. It returns the
+// error of the connection, if any (an error frame is not an error of stream).
+func (t *transfer) stream(ctx context.Context, w MessageWriter) error {
+	defer t.close()
+	readBuf := frameBuffers.Get().(*[]byte)
+	frameBuf := frameBuffers.Get().(*[]byte)
+	defer frameBuffers.Put(readBuf)
+	defer frameBuffers.Put(frameBuf)
+	chunk := (*readBuf)[:ChunkSize]
+
+	var seq int32
+	var off int64
+	send := func(typ frameType, payload []byte) error {
+		f := appendFrame((*frameBuf)[:0], typ, t.id, seq, off, payload)
+		*frameBuf = f[:0]
+		seq++
+		return w.Write(ctx, transport.MessageBinary, f)
+	}
+	fail := func(msg string) error { return send(frameError, []byte(msg)) }
+
+	if t.size < 0 {
+		return fail(fmt.Sprintf("artifact has a negative size (%d)", t.size))
+	}
+	for {
+		n, err := io.ReadFull(t.r, chunk)
+		if n > 0 {
+			if int64(n) > t.size-off {
+				return fail(fmt.Sprintf("artifact is longer than the announced %d bytes", t.size))
+			}
+			if err := send(frameChunk, chunk[:n]); err != nil {
+				return err
+			}
+			off += int64(n)
+		}
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			if off != t.size {
+				return fail(fmt.Sprintf("artifact ended after %d of the announced %d bytes", off, t.size))
+			}
+			return send(frameComplete, nil)
+		default:
+			return fail("reading the artifact failed: " + err.Error())
+		}
+	}
+}
