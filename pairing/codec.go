@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
 // ErrMalformed is wrapped by every parse error of this package: the input is not a message
@@ -16,19 +18,18 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
-// decodeStrict is the package's only JSON decoding entry point: duplicate member names are
-// rejected and names match case-sensitively. Unknown members are ignored, because the
-// official SDKs add fields between versions and must keep working.
+// decodeStrict is the package's only JSON decoding entry point, wire's strict decoder:
+// duplicate and case-variant member names are rejected, names match case-sensitively,
+// depth and size are bounded. Unknown members are ignored, because the official SDKs add
+// fields between versions and must keep working.
 func decodeStrict(data []byte, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := wire.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return nil
 }
 
-func encode(v any) ([]byte, error) {
-	return json.Marshal(v, json.Deterministic(true))
-}
+func encode(v any) ([]byte, error) { return wire.Marshal(v) }
 
 // raw is one member of an object decoded only as far as its presence: nil when the key was
 // absent, "null" when it was an explicit null.
