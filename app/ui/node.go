@@ -1,0 +1,117 @@
+package ui
+
+// Node is one element of a captured UI tree, as a [Screen] reports it. The toolkit copies
+// the tree it receives, so a Screen may build it from shared state and reuse nothing.
+//
+// The Go zero values are the common case: a node is visible and enabled unless Hidden or
+// Disabled says otherwise (on the wire they become "visible" and "enabled").
+type Node struct {
+	// ID identifies the node within one capture; it must be non-empty and unique in the
+	// tree. Stable ids across captures (e.g. "list.search") make references survive
+	// re-captures of an unchanged screen, but the toolkit never relies on it.
+	ID string
+	// Type is the widget class, e.g. "Button", "TextField", "Toggle".
+	Type string
+	// AutomationID is the developer-assigned test id, if any.
+	AutomationID string
+	// Label is the accessible name ("Search notes"); Text the displayed content or value
+	// (a field's text, a button's title).
+	Label, Text string
+	// Role is the accessibility role, e.g. "button", "textbox", "switch", "list",
+	// "listitem", "header", "window". Queries match it case-insensitively.
+	Role string
+	// Actions lists the actions the node accepts (see the Action constants). The toolkit
+	// refuses any other action with ui_action_not_supported before calling Perform.
+	Actions []string
+	// Hidden marks a node that is in the tree but not on screen (scrolled away, collapsed).
+	Hidden bool
+	// Disabled marks a node that does not accept input now. The toolkit refuses actions on
+	// it with ui_action_not_supported.
+	Disabled bool
+	// Checked is the state of a checkable node (toggle, checkbox); nil when not checkable.
+	Checked *bool
+	// Focused marks the node that has input focus.
+	Focused bool
+	// Bounds is the node's frame in screen points, origin top-left; nil when unknown.
+	Bounds *Bounds
+	// Children are the node's children in z/reading order.
+	Children []*Node
+}
+
+// Bounds is a rectangle in screen points, origin at the top-left corner of the screen.
+type Bounds struct {
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// Common actions of ui.perform_action. A Screen may support others; names are matched
+// exactly.
+const (
+	ActionTap      = "tap"      // activate (press a button, open a row)
+	ActionFocus    = "focus"    // give input focus
+	ActionSetValue = "setValue" // replace the value (text, or a boolean for a toggle)
+	ActionTypeText = "typeText" // append text as if typed
+	ActionToggle   = "toggle"   // flip a checkable node
+	ActionSelect   = "select"   // choose an item or option
+)
+
+// supports reports whether the node lists action.
+func (n *Node) supports(action string) bool {
+	for _, a := range n.Actions {
+		if a == action {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeJSON is the wire form of a node (without its children, which the tree and query
+// results add as they need).
+type nodeJSON struct {
+	ID               string   `json:"id"`
+	Type             string   `json:"type"`
+	AutomationID     string   `json:"automationId,omitzero"`
+	Label            string   `json:"label,omitzero"`
+	Text             string   `json:"text,omitzero"`
+	Role             string   `json:"role"`
+	SupportedActions []string `json:"supportedActions"`
+	Visible          bool     `json:"visible"`
+	Enabled          bool     `json:"enabled"`
+	Checked          *bool    `json:"checked,omitzero"`
+	Focused          bool     `json:"focused,omitzero"`
+	Bounds           *Bounds  `json:"bounds,omitzero"`
+	ChildCount       int      `json:"childCount"`
+}
+
+// toJSON projects n onto its wire form.
+func (n *Node) toJSON(includeBounds bool) nodeJSON {
+	j := nodeJSON{
+		ID:               n.ID,
+		Type:             n.Type,
+		AutomationID:     n.AutomationID,
+		Label:            n.Label,
+		Text:             n.Text,
+		Role:             n.Role,
+		SupportedActions: n.Actions,
+		Visible:          !n.Hidden,
+		Enabled:          !n.Disabled,
+		Checked:          n.Checked,
+		Focused:          n.Focused,
+		ChildCount:       len(n.Children),
+	}
+	if j.SupportedActions == nil {
+		j.SupportedActions = []string{}
+	}
+	if includeBounds {
+		j.Bounds = n.Bounds
+	}
+	return j
+}
+
+// treeNodeJSON is a node of ui.get_visual_tree's result.
+type treeNodeJSON struct {
+	nodeJSON
+	Children []*treeNodeJSON `json:"children,omitempty"`
+}

@@ -1,0 +1,185 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The published JSON Schemas of the five tools, written by hand so that every bound,
+// default and enum is explicit. They use the protocol's closed-object form: an object
+// schema without additionalProperties admits no other properties.
+//
+// The source enum names the toolkit's single source, so schemas are built per Register
+// call.
+
+// Fragments shared by several schemas.
+const (
+	boundsSchema = `{"type":"object","description":"Frame in screen points, origin top-left.","properties":{` +
+		`"x":{"type":"number"},"y":{"type":"number"},` +
+		`"width":{"type":"number","minimum":0},"height":{"type":"number","minimum":0}},` +
+		`"required":["x","y","width","height"]}`
+
+	referenceSchema = `{"type":"object","description":"Snapshot-scoped node reference, as returned in ui.query_nodes matches. Valid only while its snapshot is the latest capture of its source.","properties":{` +
+		`"source":{"type":"string","minLength":1,"maxLength":64},` +
+		`"snapshotId":{"type":"string","minLength":1,"maxLength":256},` +
+		`"revision":{"type":"integer","minimum":1},` +
+		`"nodeId":{"type":"string","minLength":1,"maxLength":1024}},` +
+		`"required":["source","snapshotId","revision","nodeId"]}`
+
+	// nodeProperties are the members of a node on the wire (children excepted).
+	nodeProperties = `"id":{"type":"string","description":"Node id, unique within its snapshot."},` +
+		`"type":{"type":"string","description":"Widget class, e.g. Button, TextField, Toggle."},` +
+		`"automationId":{"type":"string","description":"Developer-assigned test id."},` +
+		`"label":{"type":"string","description":"Accessible name."},` +
+		`"text":{"type":"string","description":"Displayed text or current value."},` +
+		`"role":{"type":"string","description":"Accessibility role, e.g. button, textbox, switch, list, listitem, header, window."},` +
+		`"supportedActions":{"type":"array","items":{"type":"string"},"description":"Actions ui.perform_action accepts for this node."},` +
+		`"visible":{"type":"boolean"},` +
+		`"enabled":{"type":"boolean"},` +
+		`"checked":{"type":"boolean","description":"State of a checkable node (toggle, checkbox)."},` +
+		`"focused":{"type":"boolean","description":"Present and true on the node with input focus."},` +
+		`"bounds":{"$ref":"#/$defs/bounds"},` +
+		`"childCount":{"type":"integer","minimum":0,"description":"Number of children on screen, including any left out of this result."}`
+	nodeRequired = `"id","type","role","supportedActions","visible","enabled","childCount"`
+
+	treeNodeSchema = `{"type":"object","properties":{` + nodeProperties +
+		`,"children":{"type":"array","items":{"$ref":"#/$defs/treeNode"}}},"required":[` + nodeRequired + `]}`
+
+	matchSchema = `{"type":"object","properties":{` + nodeProperties +
+		`,"reference":{"$ref":"#/$defs/reference"}},"required":[` + nodeRequired + `,"reference"]}`
+
+	queryResultSchema = `{"type":"object","properties":{` +
+		`"source":{"type":"string"},` +
+		`"snapshotId":{"type":"string"},` +
+		`"revision":{"type":"integer","minimum":1},` +
+		`"count":{"type":"integer","minimum":0,"description":"Matches listed."},` +
+		`"totalMatches":{"type":"integer","minimum":0,"description":"Matches in the snapshot."},` +
+		`"truncated":{"type":"boolean","description":"More nodes matched than maxResults allowed."},` +
+		`"matches":{"type":"array","items":{"$ref":"#/$defs/match"}}},` +
+		`"required":["source","snapshotId","revision","count","totalMatches","truncated","matches"]}`
+
+	// filterProperties are the node filters of ui.query_nodes and ui.wait.
+	filterProperties = `"nodeId":{"type":"string","minLength":1,"maxLength":1024,"description":"Exact node id."},` +
+		`"automationId":{"type":"string","minLength":1,"maxLength":1024,"description":"Exact automation id."},` +
+		`"role":{"type":"string","minLength":1,"maxLength":128,"description":"Accessibility role, case-insensitive."},` +
+		`"type":{"type":"string","minLength":1,"maxLength":128,"description":"Widget type, case-insensitive."},` +
+		`"textContains":{"type":"string","minLength":1,"maxLength":1024,"description":"Case-insensitive substring of the node's label or text."},` +
+		`"action":{"type":"string","minLength":1,"maxLength":64,"description":"Only nodes that support this action."},` +
+		`"visible":{"type":"boolean","description":"Only visible (true) or hidden (false) nodes."},` +
+		`"enabled":{"type":"boolean","description":"Only enabled (true) or disabled (false) nodes."},` +
+		`"maxResults":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Most matches to list."},` +
+		`"includeBounds":{"type":"boolean","default":true,"description":"Include node bounds."}`
+
+	artifactProperties = `"deliveryMode":{"const":"websocket_binary"},` +
+		`"wireProtocol":{"const":"ansight.file-transfer.v1"},` +
+		`"transferId":{"type":"string","pattern":"^[0-9a-f]{32}$"},` +
+		`"sizeBytes":{"type":"integer","minimum":0},` +
+		`"fileName":{"type":"string"},` +
+		`"mimeType":{"type":"string"},` +
+		`"status":{"type":"string","description":"queued when sent; a host rewrites it to receiving, complete or failed."},` +
+		`"artifactPath":{"type":"string","description":"Added by a host once the bytes have arrived."},` +
+		`"receivedBytes":{"type":"integer","minimum":0,"description":"Added by a host."}`
+	artifactRequired = `"deliveryMode","wireProtocol","transferId","sizeBytes","fileName","mimeType"`
+)
+
+// schemas holds the arguments and result schema of each tool.
+type schemas struct {
+	treeArgs, treeResult       jsontext.Value
+	queryArgs, queryResult     jsontext.Value
+	actionArgs, actionResult   jsontext.Value
+	waitArgs, waitResult       jsontext.Value
+	screenshotArgs, shotResult jsontext.Value
+}
+
+// buildSchemas returns the schemas for a toolkit whose screen has the given source.
+func buildSchemas(source string) schemas {
+	src := `"source":{"enum":[` + strconv.Quote(source) + `],"default":` + strconv.Quote(source) +
+		`,"description":"UI source to capture; this app has one."}`
+	defs := func(names ...string) string {
+		all := map[string]string{
+			"bounds": boundsSchema, "reference": referenceSchema, "treeNode": treeNodeSchema,
+			"match": matchSchema, "queryResult": queryResultSchema,
+		}
+		var b strings.Builder
+		b.WriteString(`,"$defs":{`)
+		for i, n := range names {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(n) + ":" + all[n])
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	conditions := `"condition":{"enum":["exists","notExists","visible","enabled"],"description":"exists: a node matches; notExists: none does; visible/enabled: a matching node is visible/enabled."}`
+
+	s := schemas{
+		treeArgs: raw(`{"type":"object","properties":{` + src + `,` +
+			`"includeBounds":{"type":"boolean","default":true,"description":"Include node bounds."},` +
+			`"maxDepth":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(maxTreeDepth) + `,"description":"Levels below the root to include (0: the root only). Default: all."},` +
+			`"maxNodes":{"type":"integer","minimum":1,"maximum":100000,"description":"Most nodes to include, breadth-first. Default: all."},` +
+			`"rootNodeId":{"type":"string","minLength":1,"maxLength":1024,"description":"Start the tree at this node instead of the screen root."}}}`),
+		treeResult: raw(`{"type":"object","properties":{` +
+			`"source":{"type":"string"},` +
+			`"snapshotId":{"type":"string","description":"<source>:<revision>:<random hex>"},` +
+			`"revision":{"type":"integer","minimum":1,"description":"Grows with every capture of the source."},` +
+			`"capturedAtUtc":{"type":"string","format":"date-time"},` +
+			`"nodeCount":{"type":"integer","minimum":1,"description":"Nodes in this result."},` +
+			`"totalNodes":{"type":"integer","minimum":1,"description":"Nodes in the snapshot."},` +
+			`"truncated":{"type":"boolean","description":"maxDepth or maxNodes left nodes out."},` +
+			`"root":{"$ref":"#/$defs/treeNode"}},` +
+			`"required":["source","snapshotId","revision","capturedAtUtc","nodeCount","totalNodes","truncated","root"]` +
+			defs("bounds", "treeNode") + `}`),
+
+		queryArgs: raw(`{"type":"object","properties":{` + src + `,` +
+			`"snapshotId":{"type":"string","minLength":1,"maxLength":256,"description":"Query this retained snapshot instead of capturing a fresh one."},` +
+			filterProperties + `}}`),
+		queryResult: raw(`{"$ref":"#/$defs/queryResult"` + defs("bounds", "reference", "match", "queryResult") + `}`),
+
+		actionArgs: raw(`{"type":"object","properties":{` +
+			`"reference":{"$ref":"#/$defs/reference"},` +
+			`"action":{"type":"string","minLength":1,"maxLength":64,"description":"tap, focus, setValue, typeText, toggle, select, or another action the node lists in supportedActions."},` +
+			`"value":{"type":["string","number","boolean"],"maxLength":65536,"description":"The action's value: the text for setValue/typeText, a boolean for setValue on a toggle, the option for select."}},` +
+			`"required":["reference","action"]` + defs("reference") + `}`),
+		actionResult: raw(`{"type":"object","description":"The screen's outcome of the action, plus the action and its target.","properties":{` +
+			`"source":{"type":"string"},` +
+			`"action":{"type":"string"},` +
+			`"reference":{"$ref":"#/$defs/reference"}},` +
+			`"required":["source","action","reference"],"additionalProperties":true` + defs("reference") + `}`),
+
+		waitArgs: raw(`{"type":"object","properties":{` + src + `,` + conditions + `,` +
+			`"timeoutMilliseconds":{"type":"integer","default":5000,"description":"Give up after this long; clamped to 1..60000."},` +
+			`"pollMilliseconds":{"type":"integer","default":100,"description":"Time between captures; clamped to 10..5000."},` +
+			filterProperties + `},"required":["condition"]}`),
+		waitResult: raw(`{"type":"object","properties":{` + conditions + `,` +
+			`"matched":{"const":true},` +
+			`"elapsedMilliseconds":{"type":"integer","minimum":0},` +
+			`"query":{"$ref":"#/$defs/queryResult","description":"The capture in which the condition held."}},` +
+			`"required":["condition","matched","elapsedMilliseconds","query"]` +
+			defs("bounds", "reference", "match", "queryResult") + `}`),
+
+		screenshotArgs: raw(`{"type":"object","properties":{` +
+			`"format":{"enum":["png","jpeg"],"default":"png"},` +
+			`"quality":{"type":"integer","minimum":1,"maximum":100,"default":` + strconv.Itoa(defaultJPEGQuality) + `,"description":"JPEG quality (ignored for png)."},` +
+			`"maxWidth":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxScreenshotSide) + `,"description":"Scale the image down to at most this width, keeping its aspect ratio."}}}`),
+		shotResult: raw(`{"type":"object","description":"Image metadata and the ASFT transfer that carries the image bytes.","properties":{` +
+			`"format":{"enum":["png","jpeg"]},` +
+			`"width":{"type":"integer","minimum":1},` +
+			`"height":{"type":"integer","minimum":1},` +
+			`"capturedAtUtc":{"type":"string","format":"date-time"},` +
+			artifactProperties + `},"required":["format","width","height","capturedAtUtc",` + artifactRequired + `]}`),
+	}
+	return s
+}
+
+// raw checks that a hand-written schema is valid JSON and returns it compact. A typo here
+// is a programming error caught by the first test run.
+func raw(s string) jsontext.Value {
+	v := jsontext.Value(s)
+	if err := v.Compact(); err != nil {
+		panic("ui: invalid built-in schema: " + err.Error() + "\n" + s)
+	}
+	return v
+}

@@ -1,0 +1,418 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/image/draw"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Tool failure codes of the toolkit besides the protocol's stale_node_reference,
+// ui_action_not_supported and ui_wait_timeout.
+const (
+	CodeSourceNotSupported = "ui_source_not_supported" // the screen has no such source
+	CodeNodeNotFound       = "ui_node_not_found"       // rootNodeId is not in the capture
+	CodeCaptureFailed      = "ui_capture_failed"       // Screen.Capture failed or its tree is invalid
+	CodeActionValueInvalid = "ui_action_value_invalid" // Screen.Perform reported ErrInvalidValue
+	CodeActionFailed       = "ui_action_failed"        // Screen.Perform failed otherwise
+	CodeScreenshotFailed   = "ui_screenshot_failed"    // Screen.Render or encoding failed
+)
+
+// Argument defaults and bounds (the schemas publish the same numbers).
+const (
+	defaultMaxResults  = 50
+	maxMaxResults      = 500
+	defaultWaitTimeout = 5000
+	maxWaitTimeout     = 60000
+	defaultWaitPoll    = 100
+	minWaitPoll        = 10
+	maxWaitPoll        = 5000
+	defaultJPEGQuality = 90
+	maxScreenshotSide  = 16384
+)
+
+// toolkit runs the five tools over one Screen. It holds no goroutines.
+type toolkit struct {
+	screen Screen
+	source string
+	store  *store
+	now    func() time.Time
+}
+
+// checkSource accepts the screen's own source (or none).
+func (t *toolkit) checkSource(source string) error {
+	if source == "" || source == t.source {
+		return nil
+	}
+	return toolError(CodeSourceNotSupported,
+		fmt.Sprintf("source %q is not captured by this app (supported: %q)", source, t.source),
+		map[string]any{"source": source, "supportedSources": []string{t.source}})
+}
+
+// capture takes a fresh snapshot.
+func (t *toolkit) capture(ctx context.Context, source string) (*snapshot, error) {
+	if err := t.checkSource(source); err != nil {
+		return nil, err
+	}
+	root, err := t.screen.Capture(ctx)
+	if err != nil {
+		return nil, screenError(CodeCaptureFailed, "capturing the screen failed", err)
+	}
+	snap, err := t.store.add(t.source, root, t.now())
+	if err != nil {
+		return nil, toolError(CodeCaptureFailed, err.Error(), nil)
+	}
+	return snap, nil
+}
+
+// screenError turns a Screen failure into a tool failure: a *wire.Error passes through,
+// context errors stay Go errors (the call was cancelled), anything else gets code.
+func screenError(code, msg string, err error) error {
+	var we *wire.Error
+	switch {
+	case errors.As(err, &we):
+		return we
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return toolError(code, msg+": "+err.Error(), nil)
+}
+
+// --- ui.get_visual_tree ---
+
+type treeArgs struct {
+	Source        string `json:"source,omitzero"`
+	IncludeBounds *bool  `json:"includeBounds,omitzero"`
+	MaxDepth      *int   `json:"maxDepth,omitzero"`
+	MaxNodes      *int   `json:"maxNodes,omitzero"`
+	RootNodeID    string `json:"rootNodeId,omitzero"`
+}
+
+func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (*treeResult, error) {
+	snap, err := t.capture(ctx, a.Source)
+	if err != nil {
+		return nil, err
+	}
+	root := snap.root
+	if a.RootNodeID != "" {
+		if root = snap.byID[a.RootNodeID]; root == nil {
+			return nil, toolError(CodeNodeNotFound,
+				fmt.Sprintf("node %q is not in the captured tree", a.RootNodeID),
+				map[string]any{"nodeId": a.RootNodeID, "snapshotId": snap.id, "revision": snap.revision})
+		}
+	}
+	maxDepth, maxNodes := maxTreeDepth, len(snap.nodes)
+	if a.MaxDepth != nil {
+		maxDepth = *a.MaxDepth
+	}
+	if a.MaxNodes != nil {
+		maxNodes = min(*a.MaxNodes, maxNodes)
+	}
+	out, count, truncated := project(root, maxDepth, maxNodes, a.IncludeBounds == nil || *a.IncludeBounds)
+	return &treeResult{
+		Source:        snap.source,
+		SnapshotID:    snap.id,
+		Revision:      snap.revision,
+		CapturedAtUtc: snap.capturedAt,
+		NodeCount:     count,
+		TotalNodes:    len(snap.nodes),
+		Truncated:     truncated,
+		Root:          out,
+	}, nil
+}
+
+// --- ui.query_nodes ---
+
+type queryArgs struct {
+	Source     string `json:"source,omitzero"`
+	SnapshotID string `json:"snapshotId,omitzero"`
+	filter
+	MaxResults    int   `json:"maxResults,omitzero"`
+	IncludeBounds *bool `json:"includeBounds,omitzero"`
+}
+
+func (t *toolkit) queryNodes(ctx context.Context, a queryArgs) (*queryResult, error) {
+	var snap *snapshot
+	if a.SnapshotID != "" {
+		if err := t.checkSource(a.Source); err != nil {
+			return nil, err
+		}
+		var ok bool
+		if snap, ok = t.store.get(a.SnapshotID); !ok || snap.source != t.source {
+			return nil, t.store.stale(Reference{Source: t.source, SnapshotID: a.SnapshotID}, staleUnknownSnapshot)
+		}
+	} else {
+		var err error
+		if snap, err = t.capture(ctx, a.Source); err != nil {
+			return nil, err
+		}
+	}
+	return snap.query(&a.filter, resultLimit(a.MaxResults), a.IncludeBounds == nil || *a.IncludeBounds), nil
+}
+
+// resultLimit applies maxResults' default (the schema bounds it).
+func resultLimit(n int) int {
+	if n <= 0 {
+		return defaultMaxResults
+	}
+	return min(n, maxMaxResults)
+}
+
+// --- ui.perform_action ---
+
+type actionArgs struct {
+	Reference Reference      `json:"reference"`
+	Action    string         `json:"action"`
+	Value     jsontext.Value `json:"value,omitzero"`
+}
+
+func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]any, error) {
+	_, node, err := t.store.resolve(a.Reference)
+	if err != nil {
+		return nil, err
+	}
+	notSupported := func(why string) error {
+		return toolError(wire.CodeUIActionNotSupported,
+			fmt.Sprintf("node %q (%s) %s", node.ID, node.Type, why),
+			map[string]any{
+				"nodeId":           node.ID,
+				"action":           a.Action,
+				"supportedActions": node.toJSON(false).SupportedActions,
+				"enabled":          !node.Disabled,
+			})
+	}
+	if !node.supports(a.Action) {
+		return nil, notSupported(fmt.Sprintf("does not support action %q", a.Action))
+	}
+	if node.Disabled {
+		return nil, notSupported("is disabled")
+	}
+	var value any
+	if len(a.Value) > 0 {
+		if err := json.Unmarshal(a.Value, &value); err != nil {
+			return nil, toolError(wire.CodeArgumentsInvalid, "ui: value: "+err.Error(), nil)
+		}
+	}
+	outcome, err := t.screen.Perform(ctx, node.ID, Action{Name: a.Action, Value: value})
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrNodeNotFound):
+		return nil, t.store.stale(a.Reference, staleNodeGone)
+	case errors.Is(err, ErrActionNotSupported):
+		return nil, notSupported(err.Error())
+	case errors.Is(err, ErrInvalidValue):
+		return nil, toolError(CodeActionValueInvalid, err.Error(),
+			map[string]any{"nodeId": node.ID, "action": a.Action})
+	default:
+		return nil, screenError(CodeActionFailed, fmt.Sprintf("action %q on node %q failed", a.Action, node.ID), err)
+	}
+	// The provider's outcome comes first; the toolkit's own keys win over same-named ones.
+	result := make(map[string]any, len(outcome)+3)
+	for k, v := range outcome {
+		result[k] = v
+	}
+	result["source"] = a.Reference.Source
+	result["action"] = a.Action
+	result["reference"] = a.Reference
+	return result, nil
+}
+
+// --- ui.wait ---
+
+type waitArgs struct {
+	Source string `json:"source,omitzero"`
+	filter
+	Condition           string `json:"condition"`
+	TimeoutMilliseconds *int   `json:"timeoutMilliseconds,omitzero"`
+	PollMilliseconds    *int   `json:"pollMilliseconds,omitzero"`
+	MaxResults          int    `json:"maxResults,omitzero"`
+	IncludeBounds       *bool  `json:"includeBounds,omitzero"`
+}
+
+// Conditions of ui.wait.
+const (
+	conditionExists    = "exists"
+	conditionNotExists = "notExists"
+	conditionVisible   = "visible"
+	conditionEnabled   = "enabled"
+)
+
+type waitResult struct {
+	Condition           string       `json:"condition"`
+	Matched             bool         `json:"matched"`
+	ElapsedMilliseconds int64        `json:"elapsedMilliseconds"`
+	Query               *queryResult `json:"query"`
+}
+
+// holds evaluates a wait condition over every match of f in snap (not only the listed
+// ones).
+func holds(condition string, snap *snapshot, f *filter) bool {
+	found := false
+	for _, n := range snap.nodes {
+		if !f.matches(n) {
+			continue
+		}
+		switch condition {
+		case conditionExists, conditionNotExists:
+			found = true
+		case conditionVisible:
+			found = !n.Hidden
+		case conditionEnabled:
+			found = !n.Disabled
+		}
+		if found {
+			break
+		}
+	}
+	if condition == conditionNotExists {
+		return !found
+	}
+	return found
+}
+
+// clampOr returns def when p is nil, else *p clamped to lo..hi.
+func clampOr(p *int, def, lo, hi int) int {
+	if p == nil {
+		return def
+	}
+	return max(lo, min(*p, hi))
+}
+
+func (t *toolkit) wait(ctx context.Context, a waitArgs) (*waitResult, error) {
+	switch a.Condition {
+	case conditionExists, conditionNotExists, conditionVisible, conditionEnabled:
+	default:
+		return nil, toolError(wire.CodeArgumentsInvalid, fmt.Sprintf("ui: unknown wait condition %q", a.Condition), nil)
+	}
+	timeout := time.Duration(clampOr(a.TimeoutMilliseconds, defaultWaitTimeout, 1, maxWaitTimeout)) * time.Millisecond
+	poll := time.Duration(clampOr(a.PollMilliseconds, defaultWaitPoll, minWaitPoll, maxWaitPoll)) * time.Millisecond
+	limit, bounds := resultLimit(a.MaxResults), a.IncludeBounds == nil || *a.IncludeBounds
+
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		snap, err := t.capture(ctx, a.Source)
+		if err != nil {
+			return nil, err
+		}
+		elapsed := time.Since(start).Milliseconds()
+		if holds(a.Condition, snap, &a.filter) {
+			return &waitResult{Condition: a.Condition, Matched: true, ElapsedMilliseconds: elapsed,
+				Query: snap.query(&a.filter, limit, bounds)}, nil
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return nil, toolError(wire.CodeUIWaitTimeout,
+				fmt.Sprintf("condition %q did not hold within %d ms", a.Condition, timeout.Milliseconds()),
+				map[string]any{
+					"condition":           a.Condition,
+					"matched":             false,
+					"elapsedMilliseconds": elapsed,
+					"timeoutMilliseconds": timeout.Milliseconds(),
+					"lastQuery":           snap.query(&a.filter, limit, bounds),
+				})
+		}
+		if timer == nil {
+			timer = time.NewTimer(min(poll, remaining))
+		} else {
+			timer.Reset(min(poll, remaining))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// --- ui.get_screenshot ---
+
+type screenshotArgs struct {
+	Format   string `json:"format,omitzero"`
+	Quality  *int   `json:"quality,omitzero"`
+	MaxWidth *int   `json:"maxWidth,omitzero"`
+}
+
+type screenshotResult struct {
+	Format        string    `json:"format"`
+	Width         int       `json:"width"`
+	Height        int       `json:"height"`
+	CapturedAtUtc time.Time `json:"capturedAtUtc"`
+	wire.TransferDescriptor
+}
+
+// sendFunc hands an artifact to the runtime for streaming after the response.
+type sendFunc func(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor
+
+func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFunc) (*screenshotResult, error) {
+	format := strings.ToLower(a.Format)
+	if format == "" {
+		format = "png"
+	}
+	if format == "jpg" {
+		format = "jpeg"
+	}
+	if format != "png" && format != "jpeg" {
+		return nil, toolError(wire.CodeArgumentsInvalid, fmt.Sprintf("ui: screenshot format %q is not png or jpeg", a.Format), nil)
+	}
+	img, err := t.screen.Render(ctx)
+	if err != nil {
+		return nil, screenError(CodeScreenshotFailed, "rendering the screen failed", err)
+	}
+	at := t.now().UTC()
+	b := img.Bounds()
+	if b.Dx() <= 0 || b.Dy() <= 0 || b.Dx() > maxScreenshotSide || b.Dy() > maxScreenshotSide {
+		return nil, toolError(CodeScreenshotFailed, fmt.Sprintf("the screen rendered a %dx%d image", b.Dx(), b.Dy()), nil)
+	}
+	if a.MaxWidth != nil && b.Dx() > *a.MaxWidth {
+		img = scaleToWidth(img, *a.MaxWidth)
+		b = img.Bounds()
+	}
+	var buf bytes.Buffer
+	ext, mime := "png", "image/png"
+	if format == "jpeg" {
+		ext, mime = "jpg", "image/jpeg"
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: clampOr(a.Quality, defaultJPEGQuality, 1, 100)})
+	} else {
+		err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img)
+	}
+	if err != nil {
+		return nil, toolError(CodeScreenshotFailed, "encoding the screenshot failed: "+err.Error(), nil)
+	}
+	name := fmt.Sprintf("screenshot-%s%03d.%s", at.Format("20060102-150405"), at.Nanosecond()/1e6, ext)
+	size := int64(buf.Len())
+	return &screenshotResult{
+		Format:             format,
+		Width:              b.Dx(),
+		Height:             b.Dy(),
+		CapturedAtUtc:      at,
+		TransferDescriptor: send(name, mime, size, &buf),
+	}, nil
+}
+
+// scaleToWidth scales img down to width pixels, keeping its aspect ratio.
+func scaleToWidth(img image.Image, width int) image.Image {
+	b := img.Bounds()
+	height := max(1, int(int64(b.Dy())*int64(width)/int64(b.Dx())))
+	dst := image.NewRGBA(image.Rect(0, 0, width, height))
+	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
+	return dst
+}
