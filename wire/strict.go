@@ -61,6 +61,11 @@ func checkStrict(data []byte, sh *shape) error {
 	if len(data) > DefaultMaxMessageBytes {
 		return decodeError("", -1, "input of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
 	}
+	return scanStrict(data, sh)
+}
+
+// scanStrict is checkStrict without the input size limit.
+func scanStrict(data []byte, sh *shape) error {
 	s := getScanner(data)
 	defer s.put()
 	if err := s.value(sh); err != nil {

@@ -1,0 +1,332 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// EncodingGzipBase64JSON is the only payload encoding of the protocol (spec §8).
+const EncodingGzipBase64JSON = "gzip-base64-json"
+
+// The wrapper's members, in the order they are written.
+const (
+	wrapperHead   = `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":`
+	wrapperMiddle = `,"compressedByteCount":`
+	wrapperData   = `,"data":"`
+	wrapperTail   = `"}`
+)
+
+// maxPooledBuffer bounds the buffers kept in the pools, so that one huge payload does not
+// pin its memory for the life of the process.
+const maxPooledBuffer = 8 << 20
+
+var (
+	gzipWriters = sync.Pool{New: func() any {
+		w, _ := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression) // the level is valid
+		return w
+	}}
+	gzipBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	inflaters   = sync.Pool{New: func() any { return new(inflater) }}
+)
+
+// EncodePayload returns the payload to send for a compact JSON payload: compact itself
+// when it is shorter than [CompressionThreshold] or does not shrink, otherwise the
+// gzip-base64-json wrapper (spec §8):
+//
+//	{"$ansightEncoding":"gzip-base64-json","contentType":"application/json",
+//	 "originalByteCount":N,"compressedByteCount":M,"data":"<std base64 of the gzip bytes>"}
+//
+// The wrapper is used only when it is strictly smaller than compact. Only responses are
+// encoded; a host never encodes requests (other SDKs cannot read them).
+func EncodePayload(compact []byte) ([]byte, error) {
+	if len(compact) < CompressionThreshold {
+		return compact, nil
+	}
+	buf := gzipBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			gzipBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(buf)
+	_, err := zw.Write(compact)
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	zw.Reset(io.Discard) // drop the reference to buf
+	gzipWriters.Put(zw)
+	if err != nil {
+		return nil, err
+	}
+
+	gz := buf.Bytes()
+	size := len(wrapperHead) + decimalLen(len(compact)) + len(wrapperMiddle) + decimalLen(len(gz)) +
+		len(wrapperData) + base64.StdEncoding.EncodedLen(len(gz)) + len(wrapperTail)
+	if size >= len(compact) {
+		return compact, nil
+	}
+	out := make([]byte, 0, size)
+	out = append(out, wrapperHead...)
+	out = strconv.AppendInt(out, int64(len(compact)), 10)
+	out = append(out, wrapperMiddle...)
+	out = strconv.AppendInt(out, int64(len(gz)), 10)
+	out = append(out, wrapperData...)
+	out = base64.StdEncoding.AppendEncode(out, gz)
+	out = append(out, wrapperTail...)
+	return out, nil
+}
+
+func decimalLen(n int) int {
+	l := 1
+	for n >= 10 {
+		n /= 10
+		l++
+	}
+	return l
+}
+
+// DecodePayload returns the JSON payload that raw (an envelope's payload) stands for.
+// Without a top-level "$ansightEncoding" member raw is returned as is (it was checked by
+// [DecodeEnvelope]). With "gzip-base64-json" the data is base64-decoded, gunzipped and
+// checked with the strict rules of [Unmarshal]; the result is a new slice. Any other
+// encoding, a missing or non-string data member, bad base64, bad gzip, invalid JSON, and
+// a declared (originalByteCount) or actual inflated size above maxInflated are a
+// [*DecodeError]. Inflation stops as soon as the output passes maxInflated, whatever the
+// wrapper declares, so a decompression bomb costs at most about maxInflated bytes.
+// maxInflated ≤ 0 means [DefaultMaxInflatedBytes].
+func DecodePayload(raw []byte, maxInflated int64) ([]byte, error) {
+	if maxInflated <= 0 {
+		maxInflated = DefaultMaxInflatedBytes
+	}
+	w, err := readWrapper(raw)
+	if err != nil || w == nil {
+		return raw, err
+	}
+	if w.encoding != EncodingGzipBase64JSON {
+		return nil, decodeError("/$ansightEncoding", -1, "unsupported payload encoding "+strconv.Quote(w.encoding))
+	}
+	if w.original > maxInflated {
+		return nil, decodeError("/originalByteCount", -1, "declared inflated size "+strconv.FormatInt(w.original, 10)+
+			" bytes exceeds the limit of "+strconv.FormatInt(maxInflated, 10))
+	}
+	f := inflaters.Get().(*inflater)
+	defer f.put()
+	out, err := f.inflate(w, maxInflated)
+	if err != nil {
+		return nil, err
+	}
+	if err := scanStrict(out, nil); err != nil {
+		var de *DecodeError
+		errors.As(err, &de) // scanStrict reports only DecodeErrors
+		return nil, &DecodeError{Path: de.Path, Offset: de.Offset, Msg: "inflated payload: " + de.Msg, Err: de.Err}
+	}
+	return out, nil
+}
+
+// wrapper is a parsed gzip-base64-json wrapper; data is the base64 text, unescaped.
+type wrapper struct {
+	encoding string
+	original int64 // -1 when absent
+	data     []byte
+}
+
+// readWrapper reads the top-level members of raw and returns the wrapper it is, or nil when
+// raw has no "$ansightEncoding" member. Only names at the top level are read; nested values
+// are skipped (syntax-checked by jsontext, nothing else).
+func readWrapper(raw []byte) (*wrapper, error) {
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	// Fast path: the member name starts with '$' or, escaped, with a backslash.
+	if len(trimmed) == 0 || trimmed[0] != '{' ||
+		(!bytes.Contains(raw, []byte(`"$`)) && !bytes.Contains(raw, []byte(`"\`))) {
+		return nil, nil
+	}
+	s := getScanner(raw)
+	defer s.put()
+	if _, err := s.dec.ReadToken(); err != nil {
+		return nil, asDecodeError(err)
+	}
+	var (
+		w                      = wrapper{original: -1}
+		encRaw, dataRaw, ctRaw []byte
+		origRaw, compRaw       []byte
+		hasEncoding            bool
+		members                = [...]string{"$ansightEncoding", "contentType", "originalByteCount", "compressedByteCount", "data"}
+		slots                  = [...]*[]byte{&encRaw, &ctRaw, &origRaw, &compRaw, &dataRaw}
+		start                  = len(s.names)
+		folded                 map[string]struct{}
+	)
+	for s.dec.PeekKind() != '}' {
+		rawName, err := s.dec.ReadValue()
+		if err != nil {
+			return nil, asDecodeError(err)
+		}
+		offset := s.dec.InputOffset() - int64(len(rawName))
+		name, err := unquoteName(rawName)
+		if err != nil {
+			return nil, asDecodeError(err)
+		}
+		if err := s.checkFold(name, start, &folded, offset); err != nil {
+			return nil, err
+		}
+		s.names = append(s.names, name)
+		slot := -1
+		for i, m := range members {
+			if string(name) == m {
+				slot = i
+			}
+		}
+		if slot < 0 && bytes.EqualFold(name, []byte(members[0])) {
+			return nil, decodeError("/"+string(name), offset, "payload key "+strconv.Quote(string(name))+" differs from \"$ansightEncoding\" only by case")
+		}
+		if err := s.dec.SkipValue(); err != nil {
+			return nil, asDecodeError(err)
+		}
+		if slot >= 0 {
+			end := s.dec.InputOffset()
+			*slots[slot] = bytes.TrimLeft(raw[offset+int64(len(rawName)):end], " \t\r\n:")
+			hasEncoding = hasEncoding || slot == 0
+		}
+	}
+	if _, err := s.dec.ReadToken(); err != nil {
+		return nil, asDecodeError(err)
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	if !hasEncoding {
+		return nil, nil
+	}
+
+	enc, ok := jsonString(encRaw)
+	if !ok {
+		return nil, decodeError("/$ansightEncoding", -1, "payload encoding must be a string")
+	}
+	w.encoding = string(enc)
+	if ctRaw != nil {
+		ct, ok := jsonString(ctRaw)
+		mt, _, _ := strings.Cut(string(ct), ";")
+		if !ok || !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+			return nil, decodeError("/contentType", -1, "unsupported payload content type "+string(ctRaw))
+		}
+	}
+	for _, c := range []struct {
+		raw  []byte
+		name string
+		dst  *int64
+	}{{origRaw, "originalByteCount", &w.original}, {compRaw, "compressedByteCount", nil}} {
+		if c.raw == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(string(c.raw), 10, 64)
+		if err != nil || n < 0 {
+			return nil, decodeError("/"+c.name, -1, c.name+" must be a non-negative integer, got "+string(c.raw[:min(len(c.raw), 32)]))
+		}
+		if c.dst != nil {
+			*c.dst = n
+		}
+	}
+	if dataRaw == nil {
+		return nil, decodeError("/data", -1, "gzip-base64-json payload has no data")
+	}
+	if w.data, ok = jsonString(dataRaw); !ok {
+		return nil, decodeError("/data", -1, "payload data must be a string")
+	}
+	return &w, nil
+}
+
+// jsonString returns the unescaped contents of a raw JSON string value.
+func jsonString(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil, false
+	}
+	b, err := unquoteName(raw)
+	return b, err == nil
+}
+
+// inflater holds the reusable state of one DecodePayload: the decoded gzip bytes, the gzip
+// reader over them and the output scratch.
+type inflater struct {
+	gz     []byte   // the base64-decoded data
+	chunks [][]byte // scratch for the inflated bytes, inflateChunk bytes each
+	src    bytes.Reader
+	zr     gzip.Reader
+}
+
+// inflateChunk is the unit in which inflated output is buffered.
+const inflateChunk = 256 << 10
+
+func (f *inflater) put() {
+	if cap(f.gz) > maxPooledBuffer {
+		f.gz = nil
+	}
+	if len(f.chunks) > maxPooledBuffer/inflateChunk {
+		clear(f.chunks[maxPooledBuffer/inflateChunk:])
+		f.chunks = f.chunks[:maxPooledBuffer/inflateChunk]
+	}
+	f.gz = f.gz[:0]
+	f.src.Reset(nil)
+	inflaters.Put(f)
+}
+
+// inflate base64-decodes w.data and gunzips it, reading at most limit+1 bytes.
+func (f *inflater) inflate(w *wrapper, limit int64) ([]byte, error) {
+	n := base64.StdEncoding.DecodedLen(len(w.data))
+	if cap(f.gz) < n {
+		f.gz = make([]byte, n)
+	}
+	n, err := base64.StdEncoding.Decode(f.gz[:n], w.data)
+	if err != nil {
+		return nil, &DecodeError{Path: "/data", Offset: -1, Msg: "payload data is not valid base64: " + err.Error(), Err: err}
+	}
+	f.src.Reset(f.gz[:n])
+	if err := f.zr.Reset(&f.src); err != nil {
+		return nil, gzipError(err)
+	}
+
+	// Inflate into pooled fixed-size chunks, never trusting the declared size: memory is
+	// taken only as real output arrives, and reading stops one byte past the limit, so a
+	// bomb costs about the limit (once; the chunks are reused) and nothing is copied while
+	// growing. The caller gets an exact-size copy: one allocation per payload.
+	var total int64
+	for {
+		i, off := int(total/inflateChunk), int(total%inflateChunk)
+		if i == len(f.chunks) {
+			f.chunks = append(f.chunks, make([]byte, inflateChunk))
+		}
+		c := f.chunks[i][off:]
+		c = c[:min(int64(len(c)), limit+1-total)]
+		m, err := f.zr.Read(c)
+		total += int64(m)
+		if total > limit {
+			return nil, decodeError("/data", -1, "inflated payload exceeds the limit of "+strconv.FormatInt(limit, 10)+" bytes")
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, gzipError(err)
+		}
+	}
+	out := make([]byte, total)
+	for i, rest := 0, out; len(rest) > 0; i++ {
+		rest = rest[copy(rest, f.chunks[i]):]
+	}
+	return out, nil
+}
+
+func gzipError(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return &DecodeError{Path: "/data", Offset: -1, Msg: "payload data is not valid gzip: " + err.Error(), Err: err}
+}

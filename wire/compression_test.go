@@ -1,0 +1,217 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// bigCatalog returns a compressible compact JSON payload of at least n bytes.
+func bigCatalog(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"schema":"ansight.tool-catalog.v3","revision":"sha256:0","tools":[`)
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"app.tool_%d","name":"Tool %d","description":"Does thing number %d.","category":"app","policy":"read"}`, i, i, i)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// wrap builds a wrapper by hand around arbitrary gzip bytes.
+func wrap(original int64, gz []byte) []byte {
+	return fmt.Appendf(nil, `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":%d,"compressedByteCount":%d,"data":"%s"}`,
+		original, len(gz), base64.StdEncoding.EncodeToString(gz))
+}
+
+func gzipBytes(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestEncodePayloadRoundTrip(t *testing.T) {
+	for _, n := range []int{CompressionThreshold, 100_000, 1 << 20} {
+		plain := bigCatalog(n)
+		enc, err := EncodePayload(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(enc) >= len(plain) {
+			t.Fatalf("%d bytes: wrapper of %d bytes is not smaller", len(plain), len(enc))
+		}
+		head := `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":` + strconv.Itoa(len(plain)) + `,"compressedByteCount":`
+		if !bytes.HasPrefix(enc, []byte(head)) || !bytes.HasSuffix(enc, []byte(`"}`)) {
+			t.Fatalf("wrapper %.200s… does not have the member order of spec §8", enc)
+		}
+		var w struct {
+			CompressedByteCount int    `json:"compressedByteCount"`
+			Data                []byte `json:"data"`
+		}
+		if err := Unmarshal(enc, &w); err != nil || w.CompressedByteCount != len(w.Data) {
+			t.Fatalf("compressedByteCount %d, gzip bytes %d, %v", w.CompressedByteCount, len(w.Data), err)
+		}
+		dec, err := DecodePayload(enc, int64(len(plain)))
+		if err != nil || !bytes.Equal(dec, plain) {
+			t.Fatalf("%d bytes: round trip failed: %v", len(plain), err)
+		}
+	}
+}
+
+func TestEncodePayloadKeepsPlain(t *testing.T) {
+	small := bigCatalog(100)
+	if enc, _ := EncodePayload(small); !bytes.Equal(enc, small) {
+		t.Error("payload below the threshold was wrapped")
+	}
+	under := bigCatalog(CompressionThreshold - 200)
+	under = under[:CompressionThreshold-1] // need not be JSON: below the threshold nothing looks
+	if enc, _ := EncodePayload(under); !bytes.Equal(enc, under) {
+		t.Error("payload of threshold-1 bytes was wrapped")
+	}
+	// Random base64 text does not shrink enough to pay for the wrapper.
+	r := rand.New(rand.NewPCG(1, 2))
+	raw := make([]byte, 40_000)
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	noisy := []byte(`"` + base64.StdEncoding.EncodeToString(raw) + `"`)
+	if enc, _ := EncodePayload(noisy); !bytes.Equal(enc, noisy) {
+		t.Error("incompressible payload was wrapped")
+	}
+}
+
+func TestDecodePayloadPlain(t *testing.T) {
+	for _, in := range []string{
+		`{"toolId":"a"}`, `[1,2]`, `"text"`, `null`, `{"$schema":"x","a":{"$ansightEncoding":"nested is not a wrapper"}}`,
+		` {"a":"\n"} `,
+	} {
+		got, err := DecodePayload([]byte(in), 0)
+		if err != nil || string(got) != in {
+			t.Errorf("DecodePayload(%s) = %s, %v; want it unchanged", in, got, err)
+		}
+	}
+}
+
+func TestDecodePayloadErrors(t *testing.T) {
+	good := gzipBytes(t, []byte(`{"a":1}`))
+	b64 := base64.StdEncoding.EncodeToString(good)
+	tests := []struct {
+		name, in, wantErr string
+		limit             int64
+	}{
+		{"unknown encoding", `{"$ansightEncoding":"br-base64-json","data":""}`, "unsupported payload encoding", 0},
+		{"empty encoding", `{"$ansightEncoding":"","data":"` + b64 + `"}`, "unsupported payload encoding", 0},
+		{"encoding not a string", `{"$ansightEncoding":1,"data":"` + b64 + `"}`, "must be a string", 0},
+		{"case variant of the marker", `{"$AnsightEncoding":"gzip-base64-json","data":"` + b64 + `"}`, "only by case", 0},
+		{"missing data", `{"$ansightEncoding":"gzip-base64-json"}`, "has no data", 0},
+		{"null data", `{"$ansightEncoding":"gzip-base64-json","data":null}`, "must be a string", 0},
+		{"bad base64", `{"$ansightEncoding":"gzip-base64-json","data":"@@@@"}`, "not valid base64", 0},
+		{"unpadded base64", `{"$ansightEncoding":"gzip-base64-json","data":"` + strings.TrimRight(b64, "=") + `"}`, "not valid base64", 0},
+		{"not gzip", `{"$ansightEncoding":"gzip-base64-json","data":"` + base64.StdEncoding.EncodeToString([]byte("plain text, no gzip")) + `"}`, "not valid gzip", 0},
+		{"truncated gzip", `{"$ansightEncoding":"gzip-base64-json","data":"` + base64.StdEncoding.EncodeToString(good[:len(good)-4]) + `"}`, "not valid gzip", 0},
+		{"corrupt checksum", `{"$ansightEncoding":"gzip-base64-json","data":"` + base64.StdEncoding.EncodeToString(append(bytes.Clone(good[:len(good)-8]), 0, 0, 0, 0, 7, 0, 0, 0)) + `"}`, "not valid gzip", 0},
+		{"empty data", `{"$ansightEncoding":"gzip-base64-json","data":""}`, "not valid gzip", 0},
+		{"inflates to invalid JSON", string(wrap(5, gzipBytes(t, []byte(`{"a":`)))), "inflated payload", 0},
+		{"inflates to case variants", string(wrap(13, gzipBytes(t, []byte(`{"a":1,"A":2}`)))), "inflated payload: object keys", 0},
+		{"inflates to two values", string(wrap(4, gzipBytes(t, []byte(`1 2`)))), "inflated payload", 0},
+		{"declared size over the limit", string(wrap(1001, good)), "declared inflated size 1001", 1000},
+		{"actual size over the limit", string(wrap(3, gzipBytes(t, bigCatalog(2000)))), "exceeds the limit of 1000", 1000},
+		{"negative count", string(wrap(-1, good)), "non-negative integer", 0},
+		{"fractional count", `{"$ansightEncoding":"gzip-base64-json","originalByteCount":1.5,"data":"` + b64 + `"}`, "non-negative integer", 0},
+		{"wrong content type", `{"$ansightEncoding":"gzip-base64-json","contentType":"text/plain","data":"` + b64 + `"}`, "content type", 0},
+		{"duplicate member", `{"$ansightEncoding":"gzip-base64-json","data":"` + b64 + `","data":""}`, "duplicate", 0},
+		{"invalid JSON around", `{"$ansightEncoding":"gzip-base64-json","data":"` + b64 + `"`, "invalid JSON", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodePayload([]byte(tt.in), tt.limit)
+			checkErr(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestDecodePayloadTolerance(t *testing.T) {
+	plain := []byte(`{"a":[1,2,3]}`)
+	gz := gzipBytes(t, plain)
+	b64 := base64.StdEncoding.EncodeToString(gz)
+	for name, in := range map[string]string{
+		"no counts, no content type": `{"$ansightEncoding":"gzip-base64-json","data":"` + b64 + `"}`,
+		"escaped slashes in data":    `{"$ansightEncoding":"gzip-base64-json","data":"` + strings.ReplaceAll(b64, "/", `\/`) + `"}`,
+		"escaped marker name":        `{"\u0024ansightEncoding":"gzip-base64-json","data":"` + b64 + `"}`,
+		"wrong declared sizes":       `{"$ansightEncoding":"gzip-base64-json","originalByteCount":1,"compressedByteCount":99999,"data":"` + b64 + `"}`,
+		"charset parameter":          `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json; charset=utf-8","data":"` + b64 + `"}`,
+		"unknown member":             `{"$ansightEncoding":"gzip-base64-json","x-level":9,"data":"` + b64 + `"}`,
+		"concatenated gzip members":  string(wrap(int64(2*len(plain)), append(gzipBytes(t, plain[:5]), gzipBytes(t, plain[5:])...))),
+	} {
+		got, err := DecodePayload([]byte(in), 0)
+		if err != nil || !bytes.Equal(got, plain) && name != "concatenated gzip members" {
+			t.Errorf("%s: got %s, %v", name, got, err)
+		}
+	}
+}
+
+// gzipBomb returns the gzip form of size zero bytes, built by streaming: one gzip member
+// of 64 MiB of zeros, repeated (a multi-member stream inflates to the concatenation).
+func gzipBomb(t testing.TB, size int64) []byte {
+	const member = 64 << 20
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if _, err := io.Copy(zw, io.LimitReader(zeroReader{}, member)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	one := buf.Bytes()
+	return bytes.Repeat(one, int(size/member))
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestDecodePayloadBomb(t *testing.T) {
+	bomb := gzipBomb(t, 1<<30)
+	const limit = 4 << 20
+
+	// An honest wrapper is refused before inflating anything.
+	_, err := DecodePayload(wrap(1<<30, bomb), limit)
+	checkErr(t, err, "declared inflated size")
+
+	// A lying one is inflated only up to the limit, first with cold pools, then warm.
+	lying := wrap(1000, bomb)
+	for _, run := range []struct {
+		name string
+		max  uint64
+	}{{"cold", uint64(limit + len(bomb) + 1<<20)}, {"warm", limit / 4}} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = DecodePayload(lying, limit)
+		runtime.ReadMemStats(&after)
+		checkErr(t, err, "exceeds the limit")
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: 1 GiB bomb (%d bytes wrapped): %d bytes allocated with a limit of %d", run.name, len(lying), allocated, limit)
+		if allocated > run.max {
+			t.Errorf("%s: decoding the bomb allocated %d bytes; the limit is %d", run.name, allocated, limit)
+		}
+	}
+}
