@@ -167,9 +167,9 @@ func TestDecodePayloadTolerance(t *testing.T) {
 }
 
 // gzipBomb returns the gzip form of size zero bytes, built by streaming: one gzip member
-// of 64 MiB of zeros, repeated (a multi-member stream inflates to the concatenation).
+// of 1 MiB of zeros, repeated (a multi-member stream inflates to the concatenation).
 func gzipBomb(t testing.TB, size int64) []byte {
-	const member = 64 << 20
+	const member = 1 << 20
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if _, err := io.Copy(zw, io.LimitReader(zeroReader{}, member)); err != nil {
@@ -210,6 +210,9 @@ func TestDecodePayloadBomb(t *testing.T) {
 		checkErr(t, err, "exceeds the limit")
 		allocated := after.TotalAlloc - before.TotalAlloc
 		t.Logf("%s: 1 GiB bomb (%d bytes wrapped): %d bytes allocated with a limit of %d", run.name, len(lying), allocated, limit)
+		if raceEnabled {
+			run.max = max(run.max, 2*limit) // sync.Pool drops items at random under -race
+		}
 		if allocated > run.max {
 			t.Errorf("%s: decoding the bomb allocated %d bytes; the limit is %d", run.name, allocated, limit)
 		}
