@@ -164,9 +164,7 @@ func PublishedSchema(raw jsontext.Value) jsontext.Value {
 // yields one CodeInvalidJSON violation.
 func (s *Schema) Validate(instance jsontext.Value) []Violation {
 	if s.fast != nil {
-		if vs, ok := s.fast.validate(instance); ok {
-			return vs
-		}
+		return s.fast.validate(instance)
 	}
 	return s.validateStd(instance)
 }

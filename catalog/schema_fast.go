@@ -1,12 +1,714 @@
 package catalog
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
 
-// plan is the allocation-free validator for the keywords that tool schemas use.
-type plan struct{}
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
 
-// compilePlan returns nil when the schema needs the general validator.
-func compilePlan(*node) *plan { return nil }
+// The fast validator. Tool schemas are small and use a handful of keywords, and the SDK
+// validates every call's arguments and result, so a schema built only from those keywords
+// is compiled into a plan that validates straight off the JSON text with a pooled decoder:
+// no generic Go values, no allocation when the instance is valid. Any other keyword
+// ($ref, allOf/anyOf/oneOf, unevaluated*, patternProperties, …) sends the whole schema to
+// the general validator. Both are checked against each other in the tests.
 
-// validate reports ok=false when the general validator must decide.
-func (p *plan) validate(jsontext.Value) ([]Violation, bool) { return nil, false }
+// JSON types as a bit set.
+const (
+	typeNull uint8 = 1 << iota
+	typeBoolean
+	typeObject
+	typeArray
+	typeNumber
+	typeString
+	typeInteger
+)
+
+var typeBits = map[string]uint8{
+	"null": typeNull, "boolean": typeBoolean, "object": typeObject, "array": typeArray,
+	"number": typeNumber, "string": typeString, "integer": typeInteger,
+}
+
+// additional-property modes.
+const (
+	additionalAny uint8 = iota
+	additionalNone
+	additionalSchema
+)
+
+// literal is an enum or const value: a scalar (objects and arrays send the schema to the
+// general validator).
+type literal struct {
+	kind jsontext.Kind // '"', '0', 't', 'f', 'n'
+	str  string        // unquoted string
+	num  []byte        // number literal
+}
+
+type property struct {
+	schema   *plan // nil: not declared in properties, only required
+	required int   // index in plan.required, or -1
+}
+
+// plan is one compiled (sub)schema of the fast validator.
+type plan struct {
+	never bool  // the false schema
+	types uint8 // 0: any type
+
+	enum     []literal
+	hasConst bool
+	konst    literal
+
+	props         map[string]property
+	required      []string
+	additional    uint8
+	additionalSch *plan
+	minProps      int
+	maxProps      int // -1: no limit
+
+	prefix   []*plan
+	items    *plan // nil: any
+	minItems int
+	maxItems int
+
+	minLen  int
+	maxLen  int
+	pattern *regexp.Regexp
+	format  *jsonschema.Schema // {"format": name}: the library's own format check
+
+	minimum, maximum, exclMin, exclMax []byte // number literals; nil: absent
+}
+
+// ignoredKeywords are annotations: they never affect validation. $defs is only reachable
+// through $ref, which the fast validator does not support.
+var ignoredKeywords = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "$schema": true, "$defs": true,
+}
+
+// compilePlan compiles a restored schema tree, or returns nil when it uses a keyword the
+// fast validator does not implement.
+func compilePlan(n *node) *plan {
+	p, ok := planOf(n)
+	if !ok {
+		return nil
+	}
+	return p
+}
+
+func planOf(n *node) (*plan, bool) {
+	switch n.kind {
+	case 't':
+		return &plan{maxProps: -1, maxItems: -1, maxLen: -1}, true
+	case 'f':
+		return &plan{never: true}, true
+	case '{':
+	default:
+		return nil, false
+	}
+	p := &plan{maxProps: -1, maxItems: -1, maxLen: -1}
+	var required *node
+	var ok bool
+	for _, m := range n.members {
+		v := m.value
+		switch m.name {
+		case "type":
+			if p.types, ok = typesOf(v); !ok {
+				return nil, false
+			}
+		case "enum":
+			if v.kind != '[' {
+				return nil, false
+			}
+			p.enum = make([]literal, 0, len(v.elems))
+			for _, e := range v.elems {
+				l, ok := literalOf(e)
+				if !ok {
+					return nil, false
+				}
+				p.enum = append(p.enum, l)
+			}
+		case "const":
+			if p.konst, ok = literalOf(v); !ok {
+				return nil, false
+			}
+			p.hasConst = true
+		case "properties":
+			if v.kind != '{' {
+				return nil, false
+			}
+			if p.props == nil {
+				p.props = make(map[string]property, len(v.members))
+			}
+			for _, pm := range v.members {
+				sub, ok := planOf(pm.value)
+				if !ok {
+					return nil, false
+				}
+				e, found := p.props[pm.name]
+				if !found {
+					e.required = -1
+				}
+				e.schema = sub
+				p.props[pm.name] = e
+			}
+		case "required":
+			required = v
+		case "additionalProperties":
+			switch v.kind {
+			case 't':
+				p.additional = additionalAny
+			case 'f':
+				p.additional = additionalNone
+			default:
+				sub, ok := planOf(v)
+				if !ok {
+					return nil, false
+				}
+				p.additional, p.additionalSch = additionalSchema, sub
+			}
+		case "minProperties":
+			if p.minProps, ok = intOf(v); !ok {
+				return nil, false
+			}
+		case "maxProperties":
+			if p.maxProps, ok = intOf(v); !ok {
+				return nil, false
+			}
+		case "items":
+			if p.items, ok = planOf(v); !ok {
+				return nil, false
+			}
+		case "prefixItems":
+			if v.kind != '[' {
+				return nil, false
+			}
+			for _, e := range v.elems {
+				sub, ok := planOf(e)
+				if !ok {
+					return nil, false
+				}
+				p.prefix = append(p.prefix, sub)
+			}
+		case "minItems":
+			if p.minItems, ok = intOf(v); !ok {
+				return nil, false
+			}
+		case "maxItems":
+			if p.maxItems, ok = intOf(v); !ok {
+				return nil, false
+			}
+		case "minLength":
+			if p.minLen, ok = intOf(v); !ok {
+				return nil, false
+			}
+		case "maxLength":
+			if p.maxLen, ok = intOf(v); !ok {
+				return nil, false
+			}
+		case "pattern":
+			re, err := regexp.Compile(v.str)
+			if v.kind != '"' || err != nil {
+				return nil, false
+			}
+			p.pattern = re
+		case "format":
+			if v.kind != '"' {
+				return nil, false
+			}
+			if p.format = formatChecker(v.str); p.format == nil {
+				return nil, false
+			}
+		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+			if v.kind != '0' {
+				return nil, false
+			}
+			switch m.name {
+			case "minimum":
+				p.minimum = v.raw
+			case "maximum":
+				p.maximum = v.raw
+			case "exclusiveMinimum":
+				p.exclMin = v.raw
+			default:
+				p.exclMax = v.raw
+			}
+		case "uniqueItems":
+			if v.kind != 'f' { // true needs deep equality: general validator
+				return nil, false
+			}
+		default:
+			if !ignoredKeywords[m.name] {
+				return nil, false
+			}
+		}
+	}
+	if required != nil {
+		if required.kind != '[' || len(required.elems) > 64 {
+			return nil, false
+		}
+		if p.props == nil {
+			p.props = make(map[string]property, len(required.elems))
+		}
+		for _, e := range required.elems {
+			if e.kind != '"' || slicesContains(p.required, e.str) {
+				return nil, false
+			}
+			prop, found := p.props[e.str]
+			if !found {
+				prop.schema = nil
+			}
+			prop.required = len(p.required)
+			p.props[e.str] = prop
+			p.required = append(p.required, e.str)
+		}
+	}
+	return p, true
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func typesOf(v *node) (uint8, bool) {
+	switch v.kind {
+	case '"':
+		b, ok := typeBits[v.str]
+		return b, ok
+	case '[':
+		var bits uint8
+		for _, e := range v.elems {
+			b, ok := typeBits[e.str]
+			if e.kind != '"' || !ok {
+				return 0, false
+			}
+			bits |= b
+		}
+		return bits, bits != 0
+	}
+	return 0, false
+}
+
+func literalOf(v *node) (literal, bool) {
+	switch v.kind {
+	case '"':
+		return literal{kind: '"', str: v.str}, true
+	case '0':
+		return literal{kind: '0', num: v.raw}, true
+	case 't', 'f', 'n':
+		return literal{kind: v.kind}, true
+	}
+	return literal{}, false
+}
+
+// intOf reads a non-negative integer keyword value (5 or 5.0).
+func intOf(v *node) (int, bool) {
+	if v.kind != '0' {
+		return 0, false
+	}
+	d := parseDecimal(v.raw)
+	if d.neg && !d.isZero || !d.isInteger() {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v.raw), 64)
+	if err != nil || f > 1<<31 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// formatCheckers caches one compiled {"format": name} schema per format name, so the fast
+// validator checks formats with exactly the library's rules.
+var formatCheckers sync.Map // string → *jsonschema.Schema
+
+func formatChecker(name string) *jsonschema.Schema {
+	if s, ok := formatCheckers.Load(name); ok {
+		return s.(*jsonschema.Schema)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(denyLoader{})
+	c.AssertFormat()
+	if err := c.AddResource(schemaURL, map[string]any{"format": name}); err != nil {
+		return nil
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil
+	}
+	formatCheckers.Store(name, s)
+	return s
+}
+
+// pathSeg is one step of the instance location; names stay quoted (as in the input) and
+// are unquoted only when a violation is reported.
+type pathSeg struct {
+	name  []byte // quoted member name; nil for an array index
+	index int
+}
+
+// fastState is the pooled per-call state of the fast validator.
+type fastState struct {
+	dec     jsontext.Decoder
+	buf     bytes.Buffer
+	path    []pathSeg
+	scratch []byte
+	out     []Violation
+}
+
+var fastStates = sync.Pool{New: func() any { return new(fastState) }}
+
+// validate checks instance against p.
+func (p *plan) validate(instance jsontext.Value) []Violation {
+	st := fastStates.Get().(*fastState)
+	st.buf = *bytes.NewBuffer(instance)
+	st.dec.Reset(&st.buf)
+	st.path = st.path[:0]
+	st.out = nil
+	err := st.value(p)
+	if err == nil {
+		if _, err = st.dec.ReadToken(); err == io.EOF {
+			err = nil
+		} else if err == nil {
+			err = fmt.Errorf("unexpected data after the value")
+		}
+	}
+	out := st.out
+	if err != nil {
+		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + err.Error()}}
+	}
+	st.out = nil
+	st.buf = bytes.Buffer{}
+	st.dec.Reset(&st.buf) // drop the reference to instance
+	fastStates.Put(st)
+	return out
+}
+
+// add records a violation at the current path (plus an optional member name).
+func (st *fastState) add(extra string, code, format string, args ...any) {
+	if len(st.out) >= MaxViolations {
+		return
+	}
+	b := []byte{'$'}
+	for _, s := range st.path {
+		if s.name == nil {
+			b = appendPathSegment(b, strconv.Itoa(s.index), true)
+		} else {
+			name, _ := jsontext.AppendUnquote(nil, s.name)
+			b = appendPathSegment(b, string(name), false)
+		}
+	}
+	if extra != "" {
+		b = appendPathSegment(b, extra, false)
+	}
+	st.out = append(st.out, Violation{Path: string(b), Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// str returns the unquoted content of a string value, without allocating when it has no
+// escapes.
+func (st *fastState) str(v jsontext.Value) []byte {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
+	}
+	st.scratch, _ = jsontext.AppendUnquote(st.scratch[:0], v) // valid: the decoder checked it
+	return st.scratch
+}
+
+var kindBits = map[jsontext.Kind]uint8{
+	'n': typeNull, 't': typeBoolean, 'f': typeBoolean, '{': typeObject, '[': typeArray,
+	'0': typeNumber, '"': typeString,
+}
+
+// value validates the next value against p. A returned error is a syntax error of the
+// instance; violations are collected in st.out.
+func (st *fastState) value(p *plan) error {
+	k := st.dec.PeekKind()
+	if k == 0 || k == '}' || k == ']' {
+		_, err := st.dec.ReadToken()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if p.never {
+		st.add("", CodeSchemaMismatch, "no value is allowed here")
+		return st.dec.SkipValue()
+	}
+	if k == '{' || k == '[' {
+		if p.types != 0 && p.types&kindBits[k] == 0 {
+			st.typeMismatch(p.types, k, nil)
+			return st.dec.SkipValue()
+		}
+		if p.enum != nil || p.hasConst {
+			st.literalMismatch(p)
+			return st.dec.SkipValue()
+		}
+		if k == '{' {
+			return st.object(p)
+		}
+		return st.array(p)
+	}
+
+	v, err := st.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if p.types != 0 && p.types&kindBits[k] == 0 {
+		if k != '0' || p.types&typeInteger == 0 || !isIntegerLiteral(v) {
+			st.typeMismatch(p.types, k, v)
+			return nil
+		}
+	}
+	if p.enum != nil || p.hasConst {
+		if !st.matchesLiterals(p, k, v) {
+			st.literalMismatch(p)
+			return nil
+		}
+	}
+	switch k {
+	case '"':
+		st.string(p, v)
+	case '0':
+		st.number(p, v)
+	}
+	return nil
+}
+
+func isIntegerLiteral(v []byte) bool {
+	d := parseDecimal(v)
+	return d.isInteger()
+}
+
+func (st *fastState) typeMismatch(want uint8, k jsontext.Kind, v []byte) {
+	if k == 'n' {
+		st.add("", CodeNullNotAllowed, "null is not allowed (expected %s)", typeNames(want))
+		return
+	}
+	got := "object"
+	switch k {
+	case '[':
+		got = "array"
+	case '"':
+		got = "string"
+	case '0':
+		got = "number"
+	case 't', 'f':
+		got = "boolean"
+	}
+	st.add("", CodeTypeMismatch, "expected %s, got %s", typeNames(want), got)
+}
+
+func typeNames(bits uint8) string {
+	var names []string
+	for _, n := range [...]string{"null", "boolean", "object", "array", "number", "string", "integer"} {
+		if bits&typeBits[n] != 0 {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+func (st *fastState) matchesLiterals(p *plan, k jsontext.Kind, v []byte) bool {
+	if p.hasConst && !st.equalLiteral(&p.konst, k, v) {
+		return false
+	}
+	if p.enum == nil {
+		return true
+	}
+	for i := range p.enum {
+		if st.equalLiteral(&p.enum[i], k, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *fastState) equalLiteral(l *literal, k jsontext.Kind, v []byte) bool {
+	switch {
+	case l.kind != k:
+		return false
+	case k == '"':
+		return string(st.str(v)) == l.str
+	case k == '0':
+		return compareDecimal(v, l.num) == 0
+	}
+	return true
+}
+
+func (st *fastState) literalMismatch(p *plan) {
+	if p.hasConst && p.enum == nil {
+		st.add("", CodeConstValueInvalid, "value must be %s", literalText(&p.konst))
+		return
+	}
+	var opts []string
+	for i := range p.enum {
+		opts = append(opts, literalText(&p.enum[i]))
+	}
+	st.add("", CodeEnumValueInvalid, "value must be one of %s", strings.Join(opts, ", "))
+}
+
+func literalText(l *literal) string {
+	switch l.kind {
+	case '"':
+		return strconv.Quote(l.str)
+	case '0':
+		return string(l.num)
+	case 't':
+		return "true"
+	case 'f':
+		return "false"
+	}
+	return "null"
+}
+
+func (st *fastState) string(p *plan, v jsontext.Value) {
+	if p.minLen == 0 && p.maxLen < 0 && p.pattern == nil && p.format == nil {
+		return
+	}
+	s := st.str(v)
+	// A failed format ends the checks of this value, as in the general validator.
+	if p.format != nil {
+		if err := p.format.Validate(string(s)); err != nil {
+			st.add("", CodeFormatInvalid, "value is not a valid %s", formatName(p.format))
+			return
+		}
+	}
+	if p.minLen > 0 || p.maxLen >= 0 {
+		n := utf8.RuneCount(s)
+		if n < p.minLen {
+			st.add("", CodeMinLength, "length %d is below the minimum length %d", n, p.minLen)
+		}
+		if p.maxLen >= 0 && n > p.maxLen {
+			st.add("", CodeMaxLength, "length %d exceeds the maximum length %d", n, p.maxLen)
+		}
+	}
+	if p.pattern != nil && !p.pattern.Match(s) {
+		st.add("", CodePatternMismatch, "value does not match the pattern %q", p.pattern.String())
+	}
+}
+
+func formatName(s *jsonschema.Schema) string {
+	if s.Format != nil {
+		return s.Format.Name
+	}
+	return "value"
+}
+
+func (st *fastState) number(p *plan, v []byte) {
+	if p.minimum != nil && compareDecimal(v, p.minimum) < 0 {
+		st.add("", CodeMinimum, "%s is below the minimum %s", v, p.minimum)
+	}
+	if p.maximum != nil && compareDecimal(v, p.maximum) > 0 {
+		st.add("", CodeMaximum, "%s exceeds the maximum %s", v, p.maximum)
+	}
+	if p.exclMin != nil && compareDecimal(v, p.exclMin) <= 0 {
+		st.add("", CodeExclusiveMinimum, "%s must be greater than %s", v, p.exclMin)
+	}
+	if p.exclMax != nil && compareDecimal(v, p.exclMax) >= 0 {
+		st.add("", CodeExclusiveMaximum, "%s must be less than %s", v, p.exclMax)
+	}
+}
+
+func (st *fastState) object(p *plan) error {
+	if _, err := st.dec.ReadToken(); err != nil {
+		return err
+	}
+	var seen uint64
+	count := 0
+	for st.dec.PeekKind() != '}' {
+		name, err := st.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if len(name) == 0 || name[0] != '"' {
+			return io.ErrUnexpectedEOF
+		}
+		count++
+		prop, declared := p.props[string(st.str(name))]
+		if declared && prop.required >= 0 {
+			seen |= 1 << prop.required
+		}
+		st.path = append(st.path, pathSeg{name: name})
+		switch {
+		case declared && prop.schema != nil:
+			err = st.value(prop.schema)
+		case p.additional == additionalNone:
+			st.path = st.path[:len(st.path)-1]
+			st.add(string(st.str(name)), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", st.str(name))
+			st.path = append(st.path, pathSeg{name: name})
+			err = st.dec.SkipValue()
+		case p.additional == additionalSchema:
+			err = st.value(p.additionalSch)
+		default:
+			err = st.dec.SkipValue()
+		}
+		st.path = st.path[:len(st.path)-1]
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return err
+	}
+	for i, name := range p.required {
+		if seen&(1<<i) == 0 {
+			st.add(name, CodeRequiredPropertyMissing, "required property %q is missing", name)
+		}
+	}
+	if count < p.minProps {
+		st.add("", CodeMinProperties, "object has %d properties, fewer than the minimum %d", count, p.minProps)
+	}
+	if p.maxProps >= 0 && count > p.maxProps {
+		st.add("", CodeMaxProperties, "object has %d properties, more than the maximum %d", count, p.maxProps)
+	}
+	return nil
+}
+
+func (st *fastState) array(p *plan) error {
+	if _, err := st.dec.ReadToken(); err != nil {
+		return err
+	}
+	n := 0
+	for st.dec.PeekKind() != ']' {
+		var sub *plan
+		if n < len(p.prefix) {
+			sub = p.prefix[n]
+		} else {
+			sub = p.items
+		}
+		var err error
+		if sub == nil {
+			err = st.dec.SkipValue()
+		} else {
+			st.path = append(st.path, pathSeg{index: n})
+			err = st.value(sub)
+			st.path = st.path[:len(st.path)-1]
+		}
+		if err != nil {
+			return err
+		}
+		n++
+	}
+	if _, err := st.dec.ReadToken(); err != nil {
+		return err
+	}
+	if n < p.minItems {
+		st.add("", CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)
+	}
+	if p.maxItems >= 0 && n > p.maxItems {
+		st.add("", CodeMaxItems, "array has %d items, more than the maximum %d", n, p.maxItems)
+	}
+	return nil
+}
