@@ -1,0 +1,55 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Backend is the control API. Implementations: [Local] (in process) and [Client] (over the
+// socket). Failures of the host itself (no such session, session closed, timeout) are
+// *APIError; a tool's own failure is not an error but a Call or Batch with Success false.
+type Backend interface {
+	Status(ctx context.Context) (*Status, error)
+	Sessions(ctx context.Context) (*Sessions, error)
+	Session(ctx context.Context, id string) (*Session, error)
+	Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error)
+	Tool(ctx context.Context, sessionID, toolID string) (*Tool, error)
+	// Call and Batch report artifact transfers to progress (which may be nil) while they
+	// run; progress runs on the caller's behalf and must return quickly.
+	Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error)
+	Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error)
+	IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error)
+	Invites(ctx context.Context) (*Invites, error)
+	RevokeInvite(ctx context.Context, id string) error
+	// Shutdown asks the host to stop; it returns once the request is accepted.
+	Shutdown(ctx context.Context) error
+}
+
+// APIError is a failure of the host (not of a tool), with an HTTP status and a stable code.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Message }
+
+// apiErrorf builds an *APIError.
+func apiErrorf(status int, code, format string, args ...any) *APIError {
+	return &APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOfAPI returns the code of an *APIError in err's chain, or "".
+func CodeOfAPI(err error) string {
+	var e *APIError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func errSessionNotFound(id string) *APIError {
+	return apiErrorf(http.StatusNotFound, CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
+}

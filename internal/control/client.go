@@ -1,0 +1,232 @@
+package control
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// ErrHostUnavailable means no host answers on the control socket.
+var ErrHostUnavailable = errors.New("no ansight host is running")
+
+// Client implements Backend over the control socket of a resident host.
+type Client struct {
+	socket string
+	http   *http.Client
+}
+
+var _ Backend = (*Client)(nil)
+
+// NewClient returns a client for the host listening on the socket at path. It does not
+// connect until the first call.
+func NewClient(path string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		DisableCompression: true,
+	}
+	return &Client{socket: path, http: &http.Client{Transport: tr}}
+}
+
+// Status implements Backend.
+func (c *Client) Status(ctx context.Context) (*Status, error) {
+	var v Status
+	return &v, c.do(ctx, http.MethodGet, "/v1/status", nil, &v)
+}
+
+// Sessions implements Backend.
+func (c *Client) Sessions(ctx context.Context) (*Sessions, error) {
+	var v Sessions
+	return &v, c.do(ctx, http.MethodGet, "/v1/sessions", nil, &v)
+}
+
+// Session implements Backend.
+func (c *Client) Session(ctx context.Context, id string) (*Session, error) {
+	var v Session
+	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, &v)
+}
+
+// Tools implements Backend.
+func (c *Client) Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error) {
+	var v Tools
+	return &v, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/tools", req, &v)
+}
+
+// Tool implements Backend.
+func (c *Client) Tool(ctx context.Context, sessionID, toolID string) (*Tool, error) {
+	var v Tool
+	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/tools/"+url.PathEscape(toolID), nil, &v)
+}
+
+// Call implements Backend.
+func (c *Client) Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error) {
+	var v Call
+	return &v, c.stream(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/call", req, &v, progress)
+}
+
+// Batch implements Backend.
+func (c *Client) Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error) {
+	var v Batch
+	return &v, c.stream(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/batch", req, &v, progress)
+}
+
+// IssueInvite implements Backend.
+func (c *Client) IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error) {
+	var v Invite
+	return &v, c.do(ctx, http.MethodPost, "/v1/invites", req, &v)
+}
+
+// Invites implements Backend.
+func (c *Client) Invites(ctx context.Context) (*Invites, error) {
+	var v Invites
+	return &v, c.do(ctx, http.MethodGet, "/v1/invites", nil, &v)
+}
+
+// RevokeInvite implements Backend.
+func (c *Client) RevokeInvite(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/invites/"+url.PathEscape(id), nil, nil)
+}
+
+// Shutdown implements Backend.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/v1/shutdown", nil, nil)
+}
+
+func (c *Client) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://ansight"+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctxErr := req.Context().Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, fmt.Errorf("%w (socket %s): %v", ErrHostUnavailable, c.socket, unwrapURLError(err))
+	}
+	return resp, nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	req, err := c.request(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, wire.DefaultMaxMessageBytes))
+	if err != nil {
+		return fmt.Errorf("control: read answer: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		return decodeAPIError(resp.StatusCode, data)
+	}
+	if out == nil || len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("control: decode answer: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) stream(ctx context.Context, path string, body, out any, progress func(Progress)) error {
+	req, err := c.request(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", ndjson)
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return decodeAPIError(resp.StatusCode, data)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), ndjson) {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, wire.DefaultMaxMessageBytes))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(data, out)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), wire.DefaultMaxMessageBytes)
+	for sc.Scan() {
+		var line struct {
+			Progress *Progress      `json:"progress"`
+			Result   jsontext.Value `json:"result"`
+			Error    *Error         `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return fmt.Errorf("control: decode answer: %w", err)
+		}
+		switch {
+		case line.Progress != nil:
+			if progress != nil {
+				progress(*line.Progress)
+			}
+		case line.Error != nil:
+			return &APIError{Status: http.StatusInternalServerError, Code: line.Error.Code, Message: line.Error.Message}
+		case line.Result != nil:
+			return json.Unmarshal(line.Result, out)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("control: read answer: %w", err)
+	}
+	return errors.New("control: the host ended the answer without a result")
+}
+
+func decodeAPIError(status int, data []byte) error {
+	var e Error
+	if err := json.Unmarshal(data, &e); err != nil || e.Code == "" {
+		return &APIError{Status: status, Code: CodeInternal, Message: fmt.Sprintf("host answered %d: %s", status, bytes.TrimSpace(data))}
+	}
+	return &APIError{Status: status, Code: e.Code, Message: e.Message}
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,231 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// maxRequestBytes bounds a control request body (a batch of 32 calls with arguments).
+const maxRequestBytes = 16 << 20
+
+// ndjson is the media type of streamed answers: progress lines, then the final object.
+const ndjson = "application/x-ndjson"
+
+// NewHandler serves b as the HTTP+JSON control API (docs/control-api.md).
+func NewHandler(b Backend) http.Handler {
+	h := &handler{b: b}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", h.status)
+	mux.HandleFunc("GET /v1/sessions", h.sessions)
+	mux.HandleFunc("GET /v1/sessions/{id}", h.session)
+	mux.HandleFunc("POST /v1/sessions/{id}/tools", h.tools)
+	mux.HandleFunc("GET /v1/sessions/{id}/tools/{tool}", h.tool)
+	mux.HandleFunc("POST /v1/sessions/{id}/call", h.call)
+	mux.HandleFunc("POST /v1/sessions/{id}/batch", h.batch)
+	mux.HandleFunc("POST /v1/invites", h.issueInvite)
+	mux.HandleFunc("GET /v1/invites", h.invites)
+	mux.HandleFunc("DELETE /v1/invites/{id}", h.revokeInvite)
+	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+type handler struct{ b Backend }
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Status(r.Context())
+	respond(w, v, err)
+}
+
+func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Sessions(r.Context())
+	respond(w, v, err)
+}
+
+func (h *handler) session(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Session(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) tools(w http.ResponseWriter, r *http.Request) {
+	var req ToolsRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	v, err := h.b.Tools(r.Context(), r.PathValue("id"), req)
+	respond(w, v, err)
+}
+
+func (h *handler) tool(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Tool(r.Context(), r.PathValue("id"), r.PathValue("tool"))
+	respond(w, v, err)
+}
+
+func (h *handler) call(w http.ResponseWriter, r *http.Request) {
+	var req CallRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	stream(w, r, func(ctx context.Context, progress func(Progress)) (any, error) {
+		return h.b.Call(ctx, r.PathValue("id"), req, progress)
+	})
+}
+
+func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
+	var req BatchRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	stream(w, r, func(ctx context.Context, progress func(Progress)) (any, error) {
+		return h.b.Batch(ctx, r.PathValue("id"), req, progress)
+	})
+}
+
+func (h *handler) issueInvite(w http.ResponseWriter, r *http.Request) {
+	var req InviteRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	v, err := h.b.IssueInvite(r.Context(), req)
+	respond(w, v, err)
+}
+
+func (h *handler) invites(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Invites(r.Context())
+	respond(w, v, err)
+}
+
+func (h *handler) revokeInvite(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.RevokeInvite(r.Context(), r.PathValue("id")); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *handler) shutdown(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.Shutdown(r.Context()); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// respond writes v as the JSON answer, or the error.
+func respond(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeValue(w, http.StatusOK, v)
+}
+
+// stream runs a call. When the client accepts NDJSON, progress lines {"progress":{…}}
+// precede the final line {"result":{…}} or {"error":{…}}; otherwise one JSON answer.
+func stream(w http.ResponseWriter, r *http.Request, run func(context.Context, func(Progress)) (any, error)) {
+	if !strings.Contains(r.Header.Get("Accept"), ndjson) {
+		v, err := run(r.Context(), nil)
+		respond(w, v, err)
+		return
+	}
+	w.Header().Set("Content-Type", ndjson)
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	var mu sync.Mutex // progress may be reported from the session's reader goroutine
+	line := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		w.Write(append(b, '\n'))
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	done := false
+	v, err := run(r.Context(), func(p Progress) {
+		mu.Lock()
+		stop := done
+		mu.Unlock()
+		if !stop {
+			line(streamLine{Progress: &p})
+		}
+	})
+	mu.Lock()
+	done = true
+	mu.Unlock()
+	if err != nil {
+		line(streamLine{Error: toWireError(err)})
+		return
+	}
+	b, merr := json.Marshal(v)
+	if merr != nil {
+		line(streamLine{Error: toWireError(merr)})
+		return
+	}
+	line(streamLine{Result: b})
+}
+
+// streamLine is one line of an NDJSON answer.
+type streamLine struct {
+	Progress *Progress      `json:"progress,omitzero"`
+	Result   jsontext.Value `json:"result,omitzero"`
+	Error    *Error         `json:"error,omitzero"`
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		writeError(w, apiErrorf(http.StatusRequestEntityTooLarge, CodeBadRequest, "request body: %v", err))
+		return false
+	}
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	if err := wire.Unmarshal(body, v); err != nil {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "request body: %v", err))
+		return false
+	}
+	return true
+}
+
+func toWireError(err error) *Error {
+	var e *APIError
+	if !errors.As(err, &e) {
+		e = apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	}
+	return &Error{Schema: SchemaError, Code: e.Code, Message: e.Message}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var e *APIError
+	if errors.As(err, &e) {
+		status = e.Status
+	}
+	writeValue(w, status, toWireError(err))
+}
+
+func writeValue(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(Error{Schema: SchemaError, Code: CodeInternal, Message: err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

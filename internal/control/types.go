@@ -1,0 +1,251 @@
+package control
+
+import (
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Schemas of the API's objects; the CLI prints them as its --json output.
+const (
+	SchemaStatus   = "ansight.host-status/v1"
+	SchemaSessions = "ansight.sessions/v1"
+	SchemaSession  = "ansight.session/v1"
+	SchemaTools    = "ansight.app-tools/v1"
+	SchemaTool     = "ansight.app-tool/v1"
+	SchemaCall     = "ansight.app-call/v1"
+	SchemaBatch    = "ansight.app-batch/v1"
+	SchemaInvite   = "ansight.pairing-invite/v1"
+	SchemaInvites  = "ansight.pairing-invites/v1"
+	SchemaError    = "ansight.error/v1"
+)
+
+// Status describes the running host.
+type Status struct {
+	Schema    string    `json:"schema"`
+	Version   string    `json:"version"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+	// Discovery is the UDP enrollment address apps send ENROLLMENT_CONNECT to.
+	Discovery string `json:"discovery"`
+	// WebSocket is the address of the WebSocket listener apps upgrade on.
+	WebSocket string `json:"webSocket"`
+	LAN       bool   `json:"lan"`
+	StateDir  string `json:"stateDir"`
+	Sessions  int    `json:"sessions"`
+}
+
+// Session describes one app session, live or recently disconnected.
+type Session struct {
+	ID            string      `json:"id"`
+	AppID         string      `json:"appId"`
+	AppName       string      `json:"appName,omitzero"`
+	AppVersion    string      `json:"appVersion,omitzero"`
+	DeviceID      string      `json:"deviceId,omitzero"`
+	DeviceName    string      `json:"deviceName,omitzero"`
+	Platform      string      `json:"platform,omitzero"`
+	SDK           string      `json:"sdk,omitzero"`
+	State         string      `json:"state"`
+	AppState      string      `json:"appState,omitzero"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	ConnectedAt   time.Time   `json:"connectedAt"`
+	// DisconnectedAt is set once the session's connection ended.
+	DisconnectedAt time.Time `json:"disconnectedAt,omitzero"`
+	// Revision and AvailabilityRevision are those of the last catalog the host fetched.
+	Revision             string `json:"revision,omitzero"`
+	AvailabilityRevision string `json:"availabilityRevision,omitzero"`
+	ToolCount            int    `json:"toolCount,omitzero"`
+}
+
+// Session states.
+const (
+	StateConnected    = "connected"
+	StateDisconnected = "disconnected"
+)
+
+// Sessions is a list of sessions.
+type Sessions struct {
+	Schema   string    `json:"schema"`
+	Sessions []Session `json:"sessions"`
+}
+
+// ToolsRequest filters a session's catalog. The host answers from its catalog cache
+// (refreshed with a conditional index query), so filtering costs the app nothing.
+type ToolsRequest struct {
+	// Query and Feature are free text: every term must occur in the tool's id, name,
+	// description, category, keywords or prerequisites.
+	Query   string `json:"query,omitzero"`
+	Feature string `json:"feature,omitzero"`
+	// Category keeps tools of exactly this category.
+	Category string `json:"category,omitzero"`
+	// ToolIDs keeps exactly these tools.
+	ToolIDs []string `json:"toolIds,omitempty"`
+	// Policy keeps tools of this policy (read, write, critical).
+	Policy string `json:"policy,omitzero"`
+	// ExecutableOnly keeps only tools the host would call now.
+	ExecutableOnly bool `json:"executableOnly,omitzero"`
+	// MaxResults caps the list (0: no cap); Truncated says when it cut.
+	MaxResults int `json:"maxResults,omitzero"`
+	// Detail is "summary" (index entries, no schemas; the default) or "full" (schemas).
+	Detail string `json:"detail,omitzero"`
+	// IfRevision: when the catalog revision still equals it, the answer is Unchanged and
+	// lists nothing.
+	IfRevision string `json:"ifRevision,omitzero"`
+}
+
+// Detail levels of a ToolsRequest.
+const (
+	DetailSummary = "summary"
+	DetailFull    = "full"
+)
+
+// Tools is a (filtered) catalog of one session. Entries carry the host's denial when it
+// would refuse to call them.
+type Tools struct {
+	Schema               string           `json:"schema"`
+	SessionID            string           `json:"sessionId"`
+	Revision             string           `json:"revision"`
+	AvailabilityRevision string           `json:"availabilityRevision,omitzero"`
+	Unchanged            bool             `json:"unchanged,omitzero"`
+	TotalCount           int              `json:"totalCount"`
+	Count                int              `json:"count"`
+	Truncated            bool             `json:"truncated,omitzero"`
+	Categories           map[string]int   `json:"categories,omitzero"`
+	Tools                []wire.ToolEntry `json:"tools"`
+}
+
+// Tool is one tool's full definition.
+type Tool struct {
+	Schema    string         `json:"schema"`
+	SessionID string         `json:"sessionId"`
+	Revision  string         `json:"revision"`
+	Tool      wire.ToolEntry `json:"tool"`
+}
+
+// CallRequest is one tool call.
+type CallRequest struct {
+	ToolID    string         `json:"toolId"`
+	Arguments jsontext.Value `json:"arguments,omitzero"`
+	CallID    string         `json:"callId,omitzero"`
+	After     *wire.After    `json:"after,omitzero"`
+}
+
+// Call is the outcome of a call: the tool's result, or its error (tool failures are data:
+// Success false with Error set; Kind says how to react).
+type Call struct {
+	Schema    string       `json:"schema"`
+	SessionID string       `json:"sessionId"`
+	ToolID    string       `json:"toolId"`
+	Success   bool         `json:"success"`
+	Result    *wire.Result `json:"result,omitzero"`
+	Error     *ToolError   `json:"error,omitzero"`
+	Artifacts []Artifact   `json:"artifacts,omitempty"`
+	// DurationMS is the host-measured round trip, transfers included.
+	DurationMS int64 `json:"durationMs"`
+}
+
+// BatchRequest is a sequential batch of 1..32 calls.
+type BatchRequest struct {
+	ContinueOnError bool          `json:"continueOnError,omitzero"`
+	Calls           []CallRequest `json:"calls"`
+}
+
+// Batch is the outcome of a batch. A batch refused as a whole (or failed before any call
+// ran) has Error set and no Result.
+type Batch struct {
+	Schema     string            `json:"schema"`
+	SessionID  string            `json:"sessionId"`
+	Success    bool              `json:"success"`
+	Result     *wire.BatchResult `json:"result,omitzero"`
+	Error      *ToolError        `json:"error,omitzero"`
+	Artifacts  []Artifact        `json:"artifacts,omitempty"`
+	DurationMS int64             `json:"durationMs"`
+}
+
+// ToolError is a tool.error or a host refusal, with the Kind a script or agent reacts to.
+type ToolError struct {
+	wire.Error
+	// Kind: "denied" (policy, grant, guard), "unavailable" (unknown tool, not available in
+	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed).
+	Kind string `json:"kind"`
+	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
+	RefusedByHost bool `json:"refusedByHost,omitzero"`
+}
+
+// ToolError kinds.
+const (
+	KindDenied      = "denied"
+	KindUnavailable = "unavailable"
+	KindInvalid     = "invalid"
+	KindFailed      = "failed"
+)
+
+// Artifact is a file received over ASFT and saved by the host.
+type Artifact struct {
+	TransferID string `json:"transferId"`
+	Path       string `json:"path,omitzero"`
+	FileName   string `json:"fileName,omitzero"`
+	MimeType   string `json:"mimeType,omitzero"`
+	SizeBytes  int64  `json:"sizeBytes"`
+	Status     string `json:"status"`
+	Error      string `json:"error,omitzero"`
+}
+
+// Progress reports an artifact transfer while a call runs.
+type Progress struct {
+	TransferID    string `json:"transferId"`
+	FileName      string `json:"fileName,omitzero"`
+	ReceivedBytes int64  `json:"receivedBytes"`
+	SizeBytes     int64  `json:"sizeBytes"`
+	Done          bool   `json:"done,omitzero"`
+}
+
+// InviteRequest issues a pairing invite for a phone or another machine.
+type InviteRequest struct {
+	// AppID restricts the invite to one app ("" or "*": any app).
+	AppID string `json:"appId,omitzero"`
+	// Duration is how long the invite may be used (0: the host's default).
+	Duration time.Duration `json:"duration,omitzero"`
+	// MaxToolPolicy is the grant of the paired client (default read).
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy,omitzero"`
+}
+
+// Invite is an issued invite. Code is the secret: show it once, never log it.
+type Invite struct {
+	Schema        string      `json:"schema"`
+	ID            string      `json:"id"`
+	AppID         string      `json:"appId,omitzero"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	ExpiresAt     time.Time   `json:"expiresAt"`
+	Code          string      `json:"code,omitzero"`
+	// Hosts are the addresses the invite tells apps to try.
+	Hosts []string `json:"hosts,omitempty"`
+	State string   `json:"state,omitzero"`
+}
+
+// Invites lists issued invites (without their secrets).
+type Invites struct {
+	Schema  string   `json:"schema"`
+	Invites []Invite `json:"invites"`
+}
+
+// Error is the body of every non-2xx answer of the HTTP API.
+type Error struct {
+	Schema  string `json:"schema"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Host-side error codes of the control API.
+const (
+	CodeSessionNotFound  = "session_not_found"
+	CodeSessionAmbiguous = "session_ambiguous"
+	CodeSessionClosed    = "session_closed"
+	CodeTimeout          = "timeout"
+	CodeBadRequest       = "bad_request"
+	CodeProtocol         = "protocol_error"
+	CodeInternal         = "internal_error"
+	CodeNotFound         = "not_found"
+)
