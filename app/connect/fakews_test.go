@@ -1,0 +1,225 @@
+package connect
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// controlHost plays the host side of one connection: it may send messages first (preamble),
+// then answers each CONTROL_REQ with respond's envelope (nil: no answer), records what it
+// got, and ends when the connection closes.
+type controlHost struct {
+	conn     transport.Conn
+	preamble [][]byte
+	// awaitTool holds control responses back until the app has answered a tool request.
+	awaitTool bool
+	respond    func(h *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope
+
+	mu       sync.Mutex
+	requests []*pairing.ControlEnvelope
+	others   [][]byte // other text messages (tool responses)
+	closeErr error    // how the connection ended
+	done     chan struct{}
+}
+
+// answerAll acknowledges every request, as the official host does for these actions.
+func answerAll(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
+	return req.Reply(true, "ok", nil)
+}
+
+func (h *controlHost) run() {
+	defer close(h.done)
+	ctx := context.Background()
+	for _, m := range h.preamble {
+		if err := h.conn.Write(ctx, transport.MessageText, m); err != nil {
+			h.closeErr = err
+			return
+		}
+	}
+	var held []*pairing.ControlEnvelope
+	for {
+		typ, data, err := h.conn.Read(ctx)
+		if err != nil {
+			h.mu.Lock()
+			h.closeErr = err
+			h.mu.Unlock()
+			h.conn.Close(transport.StatusNormalClosure, "")
+			return
+		}
+		if typ != transport.MessageText {
+			continue
+		}
+		env, err := pairing.ParseControl(data)
+		if err != nil || env.Type != pairing.TypeControlRequest {
+			h.mu.Lock()
+			h.others = append(h.others, data)
+			h.mu.Unlock()
+			if h.awaitTool {
+				h.awaitTool = false
+				for _, q := range held {
+					h.answer(ctx, q)
+				}
+			}
+			continue
+		}
+		h.mu.Lock()
+		h.requests = append(h.requests, env)
+		h.mu.Unlock()
+		if h.awaitTool {
+			held = append(held, env)
+			continue
+		}
+		h.answer(ctx, env)
+	}
+}
+
+func (h *controlHost) answer(ctx context.Context, req *pairing.ControlEnvelope) {
+	resp := h.respond(h, req)
+	if resp == nil {
+		return
+	}
+	b, _ := resp.Marshal()
+	h.conn.Write(ctx, transport.MessageText, b)
+	if req.Action == pairing.ActionSessionComplete {
+		// The official host leaves its loop and closes with 1000 after the ack.
+		h.conn.Close(transport.StatusNormalClosure, "WebSocket session complete.")
+	}
+}
+
+func (h *controlHost) actions() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.requests {
+		out = append(out, r.Action)
+	}
+	return out
+}
+
+func (h *controlHost) request(action string) *pairing.ControlEnvelope {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.requests {
+		if r.Action == action {
+			return r
+		}
+	}
+	return nil
+}
+
+// pipeDialer hands out in-memory connections, each served by a new controlHost built by
+// newHost; it records the dialled URLs and headers.
+type pipeDialer struct {
+	newHost func(n int) *controlHost // n counts dials from 1; nil host: refuse with err
+	err     error
+
+	mu      sync.Mutex
+	urls    []string
+	headers []http.Header
+	hosts   []*controlHost
+	times   []time.Time
+}
+
+func (d *pipeDialer) dial(ctx context.Context, rawURL string, header http.Header) (transport.Conn, error) {
+	d.mu.Lock()
+	d.urls = append(d.urls, rawURL)
+	d.headers = append(d.headers, header)
+	d.times = append(d.times, time.Now())
+	n := len(d.urls)
+	d.mu.Unlock()
+	h := d.newHost(n)
+	if h == nil {
+		return nil, d.err
+	}
+	app, host := transport.Pipe(transport.PipeOptions{})
+	h.conn = host
+	h.done = make(chan struct{})
+	d.mu.Lock()
+	d.hosts = append(d.hosts, h)
+	d.mu.Unlock()
+	go h.run()
+	return app, nil
+}
+
+func (d *pipeDialer) host(i int) *controlHost {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hosts[i]
+}
+
+func (d *pipeDialer) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.urls)
+}
+
+// fakeServe stands in for (*app.App).Serve: it answers tool.query with an empty catalog and
+// hands everything else to onMessage.
+func fakeServe(ctx context.Context, conn transport.Conn, onMessage func(transport.MessageType, []byte)) error {
+	for {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if typ == transport.MessageText {
+			if env, err := decodeEnvelope(data); err == nil && env.Type == wire.TypeQuery {
+				resp, _ := json.Marshal(map[string]any{"type": wire.TypeCatalog, "id": wire.ResponseID(env.ID),
+					"replyTo": env.ID, "sessionId": env.SessionID, "payload": map[string]any{}})
+				if err := conn.Write(ctx, transport.MessageText, resp); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		onMessage(typ, data)
+	}
+}
+
+func decodeEnvelope(data []byte) (*wire.Envelope, error) {
+	var e struct {
+		Type      string         `json:"type"`
+		ID        string         `json:"id"`
+		SessionID string         `json:"sessionId"`
+		Payload   jsontext.Value `json:"payload"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, err
+	}
+	return &wire.Envelope{Type: e.Type, ID: e.ID, SessionID: e.SessionID, Payload: e.Payload}, nil
+}
+
+func directConfig(t *testing.T, o Options) *config {
+	t.Helper()
+	o.AppID = testAppID
+	o.Mode = ModeDirect
+	if o.URL == "" {
+		o.URL = "ws://127.0.0.1:56500/ws"
+	}
+	if o.Token == "" {
+		o.Token = "direct-secret-token"
+	}
+	c, err := newConfig(o, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func hasAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
