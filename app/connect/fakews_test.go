@@ -23,7 +23,7 @@ type controlHost struct {
 	preamble [][]byte
 	// awaitTool holds control responses back until the app has answered a tool request.
 	awaitTool bool
-	respond    func(h *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope
+	respond   func(h *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope
 
 	mu       sync.Mutex
 	requests []*pairing.ControlEnvelope
