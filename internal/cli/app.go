@@ -1,0 +1,546 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+func newAppCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "app",
+		Short: "Discover and call a connected app's tools",
+		Long: `Discover and call the tools a connected app registers.
+
+Discover with a focused, compact query first, then fetch one definition, then call:
+  ansight app tools <session> --query "node tap" --policy write
+  ansight app tools <session> --tool-id ui.perform_action --detail full
+  ansight app call <session> ui.query_nodes --arguments '{"textContains":"save"}'`,
+	}
+	cmd.AddCommand(newAppToolsCmd(g), newAppCallCmd(g), newAppBatchCmd(g), newAppScreenshotCmd(g))
+	return cmd
+}
+
+func newAppToolsCmd(g *globals) *cobra.Command {
+	var sel sessionSelector
+	var req control.ToolsRequest
+	cmd := &cobra.Command{
+		Use:   "tools [session]",
+		Short: "List or search a connected app's tools",
+		Long: `List or search the tools of a connected app.
+
+Summary entries carry no schemas; --detail full adds them. Entries the host would refuse
+to call show why (denial): a policy above the session's grant, or a tool that is not
+available in the app's current state.`,
+		Example: `  ansight app tools demo-001
+  ansight app tools demo-001 --query "note" --policy write --max-results 5
+  ansight app tools demo-001 --tool-id notes.create --detail full --json
+  ansight app tools --app-id dev.ansight.demo --if-revision sha256:...`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			if req.Detail != "" && req.Detail != control.DetailSummary && req.Detail != control.DetailFull {
+				return usageErrorf("--detail must be summary or full")
+			}
+			if req.Policy != "" {
+				if _, err := wire.ParsePolicy(req.Policy); err != nil {
+					return usageErrorf("--policy: %v", err)
+				}
+			}
+			if req.MaxResults < 0 {
+				return usageErrorf("--max-results must be positive")
+			}
+			ctx := c.Context()
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			id, err := sel.resolve(ctx, b, args)
+			if err != nil {
+				return err
+			}
+			tools, err := b.Tools(ctx, id, req)
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, tools)
+			}
+			printTools(g.env.Stdout, tools, req.Detail == control.DetailFull)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	f.StringVar(&req.Query, "query", "", "words that must all occur in a tool's id, name, description, category or keywords")
+	f.StringVar(&req.Feature, "feature", "", "more words, AND-ed with --query")
+	f.StringVar(&req.Category, "category", "", "only tools of this category")
+	f.StringSliceVar(&req.ToolIDs, "tool-id", nil, "only these tools (exact ids; repeat or comma-separate)")
+	f.StringVar(&req.Policy, "policy", "", "only tools of this policy: read, write or critical")
+	f.BoolVar(&req.ExecutableOnly, "executable-only", false, "only tools the host would call now")
+	f.IntVar(&req.MaxResults, "max-results", 0, "at most this many tools (default: all)")
+	f.StringVar(&req.Detail, "detail", control.DetailSummary, "summary (no schemas) or full (with schemas)")
+	f.StringVar(&req.IfRevision, "if-revision", "", "answer 'unchanged' when the catalog still has this revision")
+	return cmd
+}
+
+func printTools(w io.Writer, t *control.Tools, full bool) {
+	if t.Unchanged {
+		fmt.Fprintf(w, "unchanged (revision %s)\n", t.Revision)
+		return
+	}
+	tw := newTable(w)
+	tw.row("TOOL", "POLICY", "STATE", "DESCRIPTION")
+	for _, e := range t.Tools {
+		tw.row(e.ID, string(e.Policy), entryState(&e), oneLine(e.Description, 72))
+	}
+	tw.flush()
+	more := ""
+	if t.Truncated {
+		more = " (truncated: narrow the search or raise --max-results)"
+	}
+	fmt.Fprintf(w, "\n%d of %d tools, revision %s%s\n", t.Count, t.TotalCount, shortRevision(t.Revision), more)
+	if full {
+		for _, e := range t.Tools {
+			fmt.Fprintf(w, "\n%s — %s\n", e.ID, e.Name)
+			if len(e.PrerequisiteToolIDs) > 0 {
+				fmt.Fprintf(w, "  prerequisites: %s\n", strings.Join(e.PrerequisiteToolIDs, ", "))
+			}
+			if len(e.ArgumentsSchema) > 0 {
+				fmt.Fprintf(w, "  arguments: %s\n", indentJSON(e.ArgumentsSchema, "  "))
+			}
+			if len(e.ResultSchema) > 0 {
+				fmt.Fprintf(w, "  result: %s\n", indentJSON(e.ResultSchema, "  "))
+			}
+		}
+	}
+}
+
+// entryState is "ok" or why the host would not call the tool.
+func entryState(e *wire.ToolEntry) string {
+	if e.Denial != nil {
+		return "blocked:" + e.Denial.Code
+	}
+	if e.Runtime != nil && !e.Runtime.Available {
+		code := e.Runtime.Code
+		if code == "" {
+			code = wire.CodeUnavailable
+		}
+		return "unavailable:" + code
+	}
+	if !e.IsExecutable() {
+		return "not executable"
+	}
+	return "ok"
+}
+
+func newAppCallCmd(g *globals) *cobra.Command {
+	var sel sessionSelector
+	var args, argsFile, after, afterFile string
+	var afterTree, afterShot bool
+	var afterDelay int
+	var callID string
+	var outDir string
+	cmd := &cobra.Command{
+		Use:   "call [session] <tool-id>",
+		Short: "Call one tool",
+		Long: `Call one tool of a connected app with a JSON object of arguments.
+
+Post-call evidence (--after-tree, --after-screenshot) is captured by the app after the
+call succeeds. Artifacts (screenshots, files) are saved as files whose paths are printed.
+Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 denied.`,
+		Example: `  ansight app call demo-001 notes.list
+  ansight app call demo-001 notes.create --arguments '{"title":"Groceries"}' --after-tree
+  echo '{"textContains":"save"}' | ansight app call demo-001 ui.query_nodes --arguments -
+  ansight app call --app-id dev.ansight.demo ui.get_screenshot --json`,
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: g.completeSessionThenTool,
+		RunE: func(c *cobra.Command, pos []string) error {
+			sessArgs, toolID := pos[:len(pos)-1], pos[len(pos)-1]
+			arguments, err := g.jsonInput("arguments", args, argsFile, "{}")
+			if err != nil {
+				return err
+			}
+			if arguments.Kind() != '{' {
+				return usageErrorf("--arguments must be a JSON object")
+			}
+			req := control.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID}
+			req.After, err = g.afterInput(after, afterFile, afterTree, afterShot, afterDelay, c.Flags().Changed("after-delay-ms"))
+			if err != nil {
+				return err
+			}
+			ctx := c.Context()
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			id, err := sel.resolve(ctx, b, sessArgs)
+			if err != nil {
+				return err
+			}
+			bar := g.progress()
+			res, err := b.Call(ctx, id, req, bar.update)
+			bar.done()
+			if err != nil {
+				return hostErr(err)
+			}
+			if outDir != "" {
+				if err := moveArtifacts(res.Artifacts, outDir); err != nil {
+					return err
+				}
+			}
+			if g.json {
+				if err := writeJSON(g.env.Stdout, res); err != nil {
+					return err
+				}
+			} else {
+				printCall(g.env.Stdout, g.env.Stderr, res)
+			}
+			return toolExit(res.Error)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	f.StringVar(&args, "arguments", "", "the arguments, a JSON object ('-': standard input)")
+	f.StringVar(&argsFile, "arguments-file", "", "read the arguments from this file ('-': standard input)")
+	f.StringVar(&after, "after", "", `evidence to capture after the call, a JSON object like {"include":["visualTree"],"delayMilliseconds":100}`)
+	f.StringVar(&afterFile, "after-file", "", "read --after from this file")
+	f.BoolVar(&afterTree, "after-tree", false, "capture the visual tree after the call")
+	f.BoolVar(&afterShot, "after-screenshot", false, "capture a screenshot after the call")
+	f.IntVar(&afterDelay, "after-delay-ms", 0, "wait this long (0-2000 ms) before capturing evidence")
+	f.StringVar(&callID, "call-id", "", "a caller id echoed in the result")
+	f.StringVarP(&outDir, "output-dir", "o", "", "move received artifacts into this directory")
+	return cmd
+}
+
+// afterInput builds the after object from --after/--after-file or the shortcuts.
+func (g *globals) afterInput(inline, file string, tree, shot bool, delay int, delaySet bool) (*wire.After, error) {
+	if inline != "" || file != "" {
+		if tree || shot || delaySet {
+			return nil, usageErrorf("give --after or the --after-* shortcuts, not both")
+		}
+		raw, err := g.jsonInput("after", inline, file, "")
+		if err != nil {
+			return nil, err
+		}
+		var a wire.After
+		if err := wire.Unmarshal(raw, &a); err != nil {
+			return nil, usageErrorf("--after: %v", err)
+		}
+		return &a, nil
+	}
+	if !tree && !shot && !delaySet {
+		return nil, nil
+	}
+	if delay < 0 || delay > wire.MaxAfterDelayMilliseconds {
+		return nil, usageErrorf("--after-delay-ms must be between 0 and %d", wire.MaxAfterDelayMilliseconds)
+	}
+	a := &wire.After{DelayMilliseconds: delay}
+	if tree || !shot {
+		a.Include = append(a.Include, wire.EvidenceVisualTree)
+	}
+	if shot {
+		a.Include = append(a.Include, wire.EvidenceScreenshot)
+	}
+	return a, nil
+}
+
+// toolExit maps a tool error to the exit code scripts rely on.
+func toolExit(e *control.ToolError) error {
+	if e == nil {
+		return nil
+	}
+	code := ExitFailure
+	switch e.Kind {
+	case control.KindDenied:
+		code = ExitAccessDenied
+	case control.KindUnavailable:
+		code = ExitToolUnavailable
+	}
+	return &exitError{code: code, err: silentError{}}
+}
+
+// silentError ends a command whose outcome was already printed.
+type silentError struct{}
+
+func (silentError) Error() string { return "" }
+
+func printCall(out, errw io.Writer, res *control.Call) {
+	if res.Error != nil {
+		printToolError(errw, res.Error)
+		return
+	}
+	if res.Result != nil {
+		if res.Result.Message != "" {
+			fmt.Fprintln(out, res.Result.Message)
+		}
+		if len(res.Result.Result) > 0 {
+			fmt.Fprintln(out, indentJSON(res.Result.Result, ""))
+		}
+		for _, name := range sortedKeys(res.Result.Evidence) {
+			o := res.Result.Evidence[name]
+			if o.Success {
+				fmt.Fprintf(out, "evidence %s: ok (%s, %d bytes)\n", name, o.ToolID, len(o.Result))
+			} else if o.Error != nil {
+				fmt.Fprintf(out, "evidence %s: failed: %s: %s\n", name, o.Error.Code, o.Error.Message)
+			}
+		}
+	}
+	printArtifacts(out, res.Artifacts)
+}
+
+func printArtifacts(w io.Writer, arts []control.Artifact) {
+	for _, a := range arts {
+		if a.Status == "complete" {
+			fmt.Fprintf(w, "saved %s (%s, %s)\n", a.Path, a.MimeType, humanBytes(a.SizeBytes))
+		} else {
+			fmt.Fprintf(w, "artifact %s %s: %s\n", a.FileName, a.Status, a.Error)
+		}
+	}
+}
+
+func printToolError(w io.Writer, e *control.ToolError) {
+	by := ""
+	if e.RefusedByHost {
+		by = " (refused by the host; the app was not called)"
+	}
+	fmt.Fprintf(w, "error %s: %s%s\n", e.Code, e.Message, by)
+	if e.Retryable {
+		fmt.Fprintln(w, "  retryable: yes")
+	}
+	if len(e.Details) > 0 {
+		fmt.Fprintf(w, "  details: %s\n", indentJSON(e.Details, "  "))
+	}
+	switch e.Code {
+	case wire.CodeStaleNodeReference:
+		fmt.Fprintln(w, "  hint: the screen changed; query the node again with ui.query_nodes")
+	case wire.CodePolicyNotGranted:
+		fmt.Fprintln(w, "  hint: the session's grant does not cover this tool's policy; pair with a higher --max-tool-policy")
+	}
+}
+
+// moveArtifacts moves completed artifacts into dir and rewrites their paths.
+func moveArtifacts(arts []control.Artifact, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range arts {
+		a := &arts[i]
+		if a.Status != "complete" || a.Path == "" {
+			continue
+		}
+		dst := filepath.Join(dir, filepath.Base(a.Path))
+		if err := moveFile(a.Path, dst); err != nil {
+			return err
+		}
+		a.Path = dst
+	}
+	return nil
+}
+
+func moveFile(src, dst string) error {
+	if err := os.Rename(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Remove(src)
+}
+
+func newAppBatchCmd(g *globals) *cobra.Command {
+	var sel sessionSelector
+	var calls, callsFile string
+	var continueOnError bool
+	cmd := &cobra.Command{
+		Use:   "batch [session]",
+		Short: "Run 1 to 32 calls in order, as one request",
+		Long: `Run 1 to 32 tool calls sequentially in the app, as one request.
+
+--calls is a JSON array of {"toolId", "arguments"?, "after"?, "callId"?}. The batch stops
+at the first failed call unless --continue-on-error is given.`,
+		Example: `  ansight app batch demo-001 --calls '[{"toolId":"notes.list"},{"toolId":"ui.get_visual_tree"}]'
+  ansight app batch demo-001 --calls-file steps.json --continue-on-error --json`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			raw, err := g.jsonInput("calls", calls, callsFile, "")
+			if err != nil {
+				return err
+			}
+			if len(raw) == 0 {
+				return usageErrorf("give the calls with --calls or --calls-file")
+			}
+			var list []control.CallRequest
+			if err := wire.Unmarshal(raw, &list); err != nil {
+				return usageErrorf("--calls must be a JSON array of {toolId, arguments, after, callId}: %v", err)
+			}
+			if len(list) == 0 || len(list) > wire.MaxBatchSize {
+				return usageErrorf("a batch has 1 to %d calls, not %d", wire.MaxBatchSize, len(list))
+			}
+			ctx := c.Context()
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			id, err := sel.resolve(ctx, b, args)
+			if err != nil {
+				return err
+			}
+			bar := g.progress()
+			res, err := b.Batch(ctx, id, control.BatchRequest{ContinueOnError: continueOnError, Calls: list}, bar.update)
+			bar.done()
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				if err := writeJSON(g.env.Stdout, res); err != nil {
+					return err
+				}
+			} else {
+				printBatch(g.env.Stdout, g.env.Stderr, res)
+			}
+			if res.Error != nil {
+				return toolExit(res.Error)
+			}
+			if !res.Success {
+				return &exitError{code: ExitFailure, err: silentError{}}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	f.StringVar(&calls, "calls", "", "the calls, a JSON array ('-': standard input)")
+	f.StringVar(&callsFile, "calls-file", "", "read the calls from this file ('-': standard input)")
+	f.BoolVar(&continueOnError, "continue-on-error", false, "run the remaining calls after a failure")
+	return cmd
+}
+
+func printBatch(out, errw io.Writer, res *control.Batch) {
+	if res.Error != nil {
+		printToolError(errw, res.Error)
+		return
+	}
+	r := res.Result
+	tw := newTable(out)
+	tw.row("#", "TOOL", "CALL ID", "OUTCOME")
+	for _, it := range r.Results {
+		outcome := "ok"
+		if !it.Success && it.Error != nil {
+			outcome = it.Error.Code + ": " + oneLine(it.Error.Message, 60)
+		}
+		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, outcome)
+	}
+	tw.flush()
+	stopped := ""
+	if r.StoppedEarly {
+		stopped = ", stopped early"
+	}
+	fmt.Fprintf(out, "\n%d of %d calls ran%s in %d ms\n", r.Completed, r.Requested, stopped, res.DurationMS)
+	printArtifacts(out, res.Artifacts)
+}
+
+func newAppScreenshotCmd(g *globals) *cobra.Command {
+	var sel sessionSelector
+	var output, format string
+	var maxWidth int
+	cmd := &cobra.Command{
+		Use:               "screenshot [session]",
+		Short:             "Save the app's current screen as an image file",
+		Example:           "  ansight app screenshot demo-001 -o screen.png\n  ansight app screenshot --app-id dev.ansight.demo --format jpeg",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			if format != "png" && format != "jpeg" {
+				return usageErrorf("--format must be png or jpeg")
+			}
+			ctx := c.Context()
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			id, err := sel.resolve(ctx, b, args)
+			if err != nil {
+				return err
+			}
+			shotArgs := map[string]any{"format": format}
+			if maxWidth > 0 {
+				shotArgs["maxWidth"] = maxWidth
+			}
+			raw, _ := json.Marshal(shotArgs)
+			bar := g.progress()
+			res, err := b.Call(ctx, id, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
+			bar.done()
+			if err != nil {
+				return hostErr(err)
+			}
+			if res.Error != nil {
+				if g.json {
+					writeJSON(g.env.Stdout, res)
+				} else {
+					printToolError(g.env.Stderr, res.Error)
+				}
+				return toolExit(res.Error)
+			}
+			var art *control.Artifact
+			for i := range res.Artifacts {
+				if res.Artifacts[i].Status == "complete" {
+					art = &res.Artifacts[i]
+					break
+				}
+			}
+			if art == nil {
+				return fmt.Errorf("the app answered without a screenshot file")
+			}
+			if output == "" {
+				ext := ".png"
+				if format == "jpeg" {
+					ext = ".jpg"
+				}
+				output = fmt.Sprintf("screenshot-%s-%s%s", id, time.Now().Format("20060102-150405"), ext)
+			}
+			if err := moveFile(art.Path, output); err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(output)
+			art.Path = abs
+			if g.json {
+				return writeJSON(g.env.Stdout, res)
+			}
+			fmt.Fprintf(g.env.Stdout, "saved %s (%s)\n", abs, humanBytes(art.SizeBytes))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	f.StringVarP(&output, "output", "o", "", "file to write (default: screenshot-<session>-<time>.png in the current directory)")
+	f.StringVar(&format, "format", "png", "png or jpeg")
+	f.IntVar(&maxWidth, "max-width", 0, "scale the image down to at most this width")
+	return cmd
+}
+
+var _ = context.Background

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ansight-go/ansight/internal/control"
+)
+
+// stateDir is the host state directory for this run.
+func (g *globals) stateDirPath() (string, error) {
+	if g.stateDir != "" {
+		return g.stateDir, nil
+	}
+	return control.DefaultStateDir()
+}
+
+// backend returns a client of the resident host's control API.
+func (g *globals) backend() (control.Backend, error) {
+	dir, err := g.stateDirPath()
+	if err != nil {
+		return nil, err
+	}
+	return control.NewClient(filepath.Join(dir, control.SocketName)), nil
+}
+
+// hostErr gives host failures their exit codes and hints.
+func hostErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, control.ErrHostUnavailable) {
+		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
+	}
+	switch control.CodeOfAPI(err) {
+	case control.CodeSessionNotFound, control.CodeSessionAmbiguous:
+		return &exitError{code: ExitFailure, err: err, hint: "list sessions with 'ansight session list'"}
+	case control.CodeSessionClosed:
+		return &exitError{code: ExitFailure, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
+	}
+	return err
+}
+
+// sessionSelector is how commands pick a session: an id argument, --app-id, or the only
+// connected session.
+type sessionSelector struct {
+	appID string
+}
+
+func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args []string) (string, error) {
+	if len(args) > 0 && args[0] != "" {
+		if s.appID != "" {
+			return "", usageErrorf("give a session id or --app-id, not both")
+		}
+		return args[0], nil
+	}
+	list, err := b.Sessions(ctx)
+	if err != nil {
+		return "", hostErr(err)
+	}
+	var matches []control.Session
+	for _, ss := range list.Sessions {
+		if ss.State != control.StateConnected {
+			continue
+		}
+		if s.appID == "" || ss.AppID == s.appID {
+			matches = append(matches, ss)
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return matches[0].ID, nil
+	case len(matches) == 0 && s.appID != "":
+		return "", &exitError{code: ExitFailure, err: fmt.Errorf("no connected session of app %q", s.appID), hint: "list sessions with 'ansight session list'"}
+	case len(matches) == 0:
+		return "", &exitError{code: ExitFailure, err: errors.New("no app is connected"), hint: "start an app with the Ansight SDK (or 'ansight demo --keep-running'), then 'ansight session list'"}
+	}
+	ids := make([]string, len(matches))
+	for i, m := range matches {
+		ids[i] = m.ID + " (" + m.AppID + ")"
+	}
+	sort.Strings(ids)
+	what := "sessions are connected"
+	if s.appID != "" {
+		what = "sessions match --app-id " + s.appID
+	}
+	return "", &exitError{code: ExitUsage, err: fmt.Errorf("%d %s: %s", len(matches), what, strings.Join(ids, ", ")), hint: "name one session id"}
+}

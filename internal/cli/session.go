@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/internal/control"
+)
+
+func newSessionCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions"}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List app sessions (connected first)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			s, err := b.Sessions(c.Context())
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, s)
+			}
+			if len(s.Sessions) == 0 {
+				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
+				return nil
+			}
+			tw := newTable(g.env.Stdout)
+			tw.row("SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED")
+			for _, ss := range s.Sessions {
+				tools := "-"
+				if ss.ToolCount > 0 {
+					tools = fmt.Sprint(ss.ToolCount)
+				}
+				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt))
+			}
+			tw.flush()
+			return nil
+		},
+	}
+	show := &cobra.Command{
+		Use:               "show <session>",
+		Short:             "Show one session",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			s, err := b.Session(c.Context(), args[0])
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, struct {
+					Schema string `json:"schema"`
+					*control.Session
+				}{control.SchemaSession, s})
+			}
+			tw := newTable(g.env.Stdout)
+			for _, kv := range [][2]string{
+				{"session", s.ID}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
+				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
+				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
+				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
+			} {
+				if kv[1] != "" {
+					tw.row(kv[0]+":", kv[1])
+				}
+			}
+			tw.flush()
+			return nil
+		},
+	}
+	cmd.AddCommand(list, show)
+	return cmd
+}
