@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,9 @@ func classify(msg []byte) (*request, bool) {
 	c := scanClaim(msg)
 	if !wire.IsRequest(c.typ) || !toolCapability(c.capability) {
 		return nil, false
+	}
+	if strings.TrimSpace(c.id) == "" {
+		c.id = "" // a blank id is no id: the answer gets a fresh one and no replyTo
 	}
 	return &request{id: c.id, sessionID: c.sessionID, err: err}, true
 }
