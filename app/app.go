@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // DefaultMaxConcurrent is how many requests Serve handles at once unless
@@ -186,8 +187,29 @@ func (a *App) current() (*view, error) {
 	return v, nil
 }
 
-// newTransferID returns an id for an ASFT transfer.
+// newID returns a fresh identifier from Options.IDs.
 func (a *App) newID() string { return a.ids() }
 
+// newTransferID returns an id for an ASFT transfer: the next Options.IDs value when it has
+// the protocol's form (32 lower-case hex digits), else a random one.
+func (a *App) newTransferID() string {
+	if id := a.ids(); isTransferID(id) {
+		return id
+	}
+	return wire.NewTransferID()
+}
+
+func isTransferID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // randomID is the default Options.IDs: 32 random lower-case hex digits.
-func randomID() string { return newTransferID() }
+func randomID() string { return wire.NewTransferID() }

@@ -52,7 +52,7 @@ func (c *Call) SetMessage(msg string) {
 // is dropped. A read failure, or a reader yielding more or fewer than size bytes, ends
 // the transfer with an ASFT error frame.
 func (c *Call) SendArtifact(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor {
-	id := c.app.newID()
+	id := c.app.newTransferID()
 	t := &transfer{id: id, size: size, r: r}
 	c.mu.Lock()
 	late := c.finished

@@ -8,13 +8,14 @@ import (
 	"sync"
 
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
-// ChunkSize is the payload size of an ASFT chunk frame the runtime sends.
-const ChunkSize = 64 << 10
+// ChunkSize is the payload size of the ASFT chunk frames the runtime sends.
+const ChunkSize = wire.DefaultChunkSize
 
 // frameHeaderSize is the size of an ASFT frame header (spec §9).
-const frameHeaderSize = 56
+const frameHeaderSize = wire.FrameHeaderSize
 
 // MessageWriter sends whole messages; transport.Conn is one. Write must not keep data
 // after it returns.
@@ -59,13 +60,16 @@ func (t *transfer) stream(ctx context.Context, w MessageWriter) error {
 
 	var seq int32
 	var off int64
-	send := func(typ frameType, payload []byte) error {
-		f := appendFrame((*frameBuf)[:0], typ, t.id, seq, off, payload)
+	send := func(typ wire.FrameType, payload []byte) error {
+		f, err := wire.AppendFrame((*frameBuf)[:0], wire.Frame{Type: typ, TransferID: t.id, Sequence: seq, Offset: off, Payload: payload})
+		if err != nil {
+			return err // cannot happen: the id is checked by SendArtifact, chunks are small
+		}
 		*frameBuf = f[:0]
 		seq++
 		return w.Write(ctx, transport.MessageBinary, f)
 	}
-	fail := func(msg string) error { return send(frameError, []byte(msg)) }
+	fail := func(msg string) error { return send(wire.FrameError, []byte(msg)) }
 
 	if t.size < 0 {
 		return fail(fmt.Sprintf("artifact has a negative size (%d)", t.size))
@@ -76,7 +80,7 @@ func (t *transfer) stream(ctx context.Context, w MessageWriter) error {
 			if int64(n) > t.size-off {
 				return fail(fmt.Sprintf("artifact is longer than the announced %d bytes", t.size))
 			}
-			if err := send(frameChunk, chunk[:n]); err != nil {
+			if err := send(wire.FrameChunk, chunk[:n]); err != nil {
 				return err
 			}
 			off += int64(n)
@@ -88,7 +92,7 @@ func (t *transfer) stream(ctx context.Context, w MessageWriter) error {
 			if off != t.size {
 				return fail(fmt.Sprintf("artifact ended after %d of the announced %d bytes", off, t.size))
 			}
-			return send(frameComplete, nil)
+			return send(wire.FrameComplete, nil)
 		default:
 			return fail("reading the artifact failed: " + err.Error())
 		}

@@ -82,13 +82,14 @@ var (
 // inferSchema derives the protocol form of a JSON Schema from a Go type with
 // jsonschema-go, then adapts it: closed objects are the protocol default (their explicit
 // additionalProperties:false is dropped), slices are arrays (the marshaller writes nil
-// slices as []), raw JSON accepts anything.
+// slices as []), raw JSON accepts anything, time.Time is a date-time string.
 func inferSchema(t reflect.Type, arguments bool) (jsontext.Value, error) {
-	base := t
-	for base.Kind() == reflect.Pointer {
-		base = base.Elem()
+	// A top-level pointer describes the value it points to: arguments are never null, and
+	// a handler returning a nil result fails the result schema, as it should.
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if base == rawValueType || base.Kind() == reflect.Interface {
+	if t == rawValueType || t.Kind() == reflect.Interface {
 		if arguments {
 			return jsontext.Value(`{"type":"object","additionalProperties":true}`), nil
 		}
