@@ -176,7 +176,7 @@ func newFixture(t testing.TB, opts Options) *fixture {
 	must(a.Register(Tool{Definition: d, Handler: func(ctx context.Context, c *Call) (any, error) {
 		f.ran(c.ToolID)
 		return map[string]any{"source": "native", "snapshotId": snapshot, "revision": 42,
-			"root": map[string]any{"id": "root", "role": "window", "children": []any{map[string]any{"id": "root.0.save", "role": "button"}}},
+			"root":      map[string]any{"id": "root", "role": "window", "children": []any{map[string]any{"id": "root.0.save", "role": "button"}}},
 			"arguments": c.StringArguments}, nil
 	}, Availability: func(ctx context.Context) wire.Runtime {
 		if f.get("ui.tree") == "off" {
