@@ -1,0 +1,285 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Client is the host's protocol client for one app connection. Create it with NewClient,
+// feed it every inbound message through HandleMessage, call Open once session.open is
+// acknowledged and Close when the connection ends. All methods are safe for concurrent use.
+type Client struct {
+	conn transport.Conn
+	opts Options
+
+	opened    chan struct{}
+	openOnce  sync.Once
+	closed    chan struct{}
+	closeOnce sync.Once
+	slots     chan struct{} // one token per request in flight (MaxPending)
+
+	mu       sync.Mutex
+	closeErr error               // set once by Close
+	pending  map[string]*pending // request id → waiter
+
+	transfers *registry
+
+	catalogs catalogCache
+
+	unmatched atomic.Int64
+	malformed atomic.Int64
+}
+
+// pending is one request waiting for its response. Whoever removes it from Client.pending
+// (the response, Close, or the waiter giving up) owns it, and the first two send exactly one
+// response on ch.
+type pending struct {
+	id string
+	op string
+	ch chan response // capacity 1
+}
+
+// response is what HandleMessage hands to a waiter.
+type response struct {
+	typ       string
+	payload   []byte            // inflated payload
+	catalog   *wire.Catalog     // tool.catalog
+	result    *wire.Result      // tool.result
+	batch     *wire.BatchResult // tool.batch.result
+	descs     []descriptor      // ASFT descriptors found in the payload
+	transfers []*transfer       // registered transfers, one per distinct transfer id
+	err       error             // *wire.Error or *TransportError
+}
+
+// Stats counts what the client dropped or received; see Client.Stats.
+type Stats struct {
+	// UnmatchedResponses: tool responses whose replyTo matches no request in flight (never
+	// sent, duplicate, or late after a timeout). They are dropped.
+	UnmatchedResponses int64
+	// MalformedResponses: tool responses whose envelope or payload could not be decoded.
+	MalformedResponses int64
+	// RejectedFrames: ASFT frames that could not be parsed or name no known transfer.
+	RejectedFrames int64
+	// TransfersCompleted and TransfersFailed count finished transfers.
+	TransfersCompleted int64
+	TransfersFailed    int64
+}
+
+// NewClient returns a client that writes requests to conn. The host keeps reading conn and
+// passes every message to HandleMessage.
+func NewClient(conn transport.Conn, opts Options) *Client {
+	opts = opts.withDefaults()
+	c := &Client{
+		conn:    conn,
+		opts:    opts,
+		opened:  make(chan struct{}),
+		closed:  make(chan struct{}),
+		slots:   make(chan struct{}, opts.MaxPending),
+		pending: make(map[string]*pending),
+	}
+	c.transfers = newRegistry(&c.opts)
+	c.catalogs.sem = make(chan struct{}, 1)
+	return c
+}
+
+// Open lets requests flow: the host has acknowledged session.open. Requests made before
+// wait. Calling Open again has no effect.
+func (c *Client) Open() { c.openOnce.Do(func() { close(c.opened) }) }
+
+// Close fails every pending request at once with a *TransportError matching
+// ErrSessionClosed (and cause, when non-nil), aborts every transfer (partial files are
+// deleted) and makes later requests fail the same way. It does not close the connection,
+// which belongs to the host session. Calling Close again has no effect.
+func (c *Client) Close(cause error) {
+	c.closeOnce.Do(func() {
+		err := ErrSessionClosed
+		if cause != nil {
+			err = fmt.Errorf("%w: %w", ErrSessionClosed, cause)
+		}
+		c.mu.Lock()
+		c.closeErr = err
+		waiting := c.pending
+		c.pending = make(map[string]*pending)
+		c.mu.Unlock()
+		close(c.closed)
+		for _, p := range waiting {
+			p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Err: err}}
+		}
+		c.transfers.abortAll(err)
+	})
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() Stats {
+	done, failed := c.transfers.finished()
+	return Stats{
+		UnmatchedResponses: c.unmatched.Load(),
+		MalformedResponses: c.malformed.Load(),
+		RejectedFrames:     c.transfers.rejected.Load(),
+		TransfersCompleted: done,
+		TransfersFailed:    failed,
+	}
+}
+
+// closedErr returns the error Close recorded, or nil while the client is open.
+func (c *Client) closedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// claim removes and returns the request waiting for id, or nil.
+func (c *Client) claim(id string) *pending {
+	if id == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	if p != nil {
+		delete(c.pending, id)
+	}
+	return p
+}
+
+// forget removes p if it is still waiting and reports whether it did. When it returns
+// false, a response (or Close's error) is or will be sent on p.ch.
+func (c *Client) forget(p *pending) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[p.id] == p {
+		delete(c.pending, p.id)
+		return true
+	}
+	return false
+}
+
+// roundTrip sends one request and waits for its response. The returned response has err
+// nil; a tool.error comes back as a *wire.Error, everything else as a *TransportError.
+// The response's transfers, if any, are still running.
+func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*response, error) {
+	body, err := wire.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("tools: encode %s payload: %w", op, err)
+	}
+	if err := c.waitOpen(ctx, op); err != nil {
+		return nil, err
+	}
+	select {
+	case c.slots <- struct{}{}:
+	case <-c.closed:
+		return nil, &TransportError{Op: op, Err: c.closedErr()}
+	case <-ctx.Done():
+		return nil, &TransportError{Op: op, Err: context.Cause(ctx)}
+	}
+	defer func() { <-c.slots }()
+
+	p := &pending{id: c.opts.NewRequestID(), op: op, ch: make(chan response, 1)}
+	if p.id == "" {
+		return nil, fmt.Errorf("tools: NewRequestID returned an empty id")
+	}
+	c.mu.Lock()
+	if c.closeErr != nil {
+		c.mu.Unlock()
+		return nil, &TransportError{Op: op, Err: c.closeErr}
+	}
+	if _, dup := c.pending[p.id]; dup {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("tools: request id %q is already in flight", p.id)
+	}
+	c.pending[p.id] = p
+	c.mu.Unlock()
+
+	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, ErrTimeout)
+	defer cancel()
+	env := wire.Envelope{
+		Type:       op,
+		ID:         p.id,
+		SessionID:  c.opts.SessionID,
+		SentAt:     c.opts.Clock().UTC(),
+		Capability: wire.CapabilityToolExec,
+		Payload:    body,
+	}
+	msg, err := wire.AppendEnvelope(nil, &env)
+	if err != nil {
+		c.forget(p)
+		return nil, fmt.Errorf("tools: encode %s envelope: %w", op, err)
+	}
+	if err := c.write(ctx, msg); err != nil {
+		if c.forget(p) {
+			if cerr := c.closedErr(); cerr != nil {
+				err = cerr
+			}
+			return nil, &TransportError{Op: op, RequestID: p.id, Err: err}
+		}
+		// Already answered (or closed) while the write was failing: take that outcome.
+	}
+
+	var r response
+	select {
+	case r = <-p.ch:
+	case <-rctx.Done():
+		if c.forget(p) {
+			return nil, &TransportError{Op: op, RequestID: p.id, Err: context.Cause(rctx)}
+		}
+		// The response was claimed just as the deadline passed; it is being delivered.
+		r = <-p.ch
+		if r.err == nil {
+			cause := context.Cause(rctx)
+			c.transfers.abortEach(r.transfers, cause)
+			return nil, &TransportError{Op: op, RequestID: p.id, Err: cause}
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &r, nil
+}
+
+// write sends one request message. The caller's cancellation does not reach the
+// connection: over WebSocket a cancelled write tears the whole connection down, and one
+// abandoned request must not end the session. Only a write stuck for Options.Timeout does.
+func (c *Client) write(ctx context.Context, msg []byte) error {
+	wctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), c.opts.Timeout, ErrTimeout)
+	defer cancel()
+	err := c.conn.Write(wctx, transport.MessageText, msg)
+	if err != nil && wctx.Err() != nil {
+		return context.Cause(wctx)
+	}
+	return err
+}
+
+// waitOpen blocks until Open, Close or the end of ctx.
+func (c *Client) waitOpen(ctx context.Context, op string) error {
+	select {
+	case <-c.opened:
+	case <-c.closed:
+	case <-ctx.Done():
+		return &TransportError{Op: op, Err: context.Cause(ctx)}
+	}
+	if err := c.closedErr(); err != nil {
+		return &TransportError{Op: op, Err: err}
+	}
+	return nil
+}
+
+// expectedType maps a request type to the success response type answering it.
+func expectedType(op string) string {
+	switch op {
+	case wire.TypeQuery:
+		return wire.TypeCatalog
+	case wire.TypeCall:
+		return wire.TypeResult
+	case wire.TypeBatch:
+		return wire.TypeBatchResult
+	}
+	return ""
+}
+
+var errNoPayload = errors.New("payload missing")

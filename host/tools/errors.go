@@ -1,0 +1,80 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Sentinel causes carried by a *TransportError; test them with errors.Is.
+var (
+	// ErrSessionClosed: the connection ended (Client.Close) before the response arrived.
+	ErrSessionClosed = errors.New("tools: session closed")
+	// ErrTimeout: no response within Options.Timeout, or a transfer stalled that long.
+	ErrTimeout = errors.New("tools: request timed out")
+	// ErrProtocol: the app's response could not be read (malformed envelope or payload, a
+	// payload above the inflation cap, a response type that does not answer the request).
+	ErrProtocol = errors.New("tools: protocol violation")
+)
+
+// TransportError reports that a request/response exchange failed for a reason other than
+// the tool: the session closed, the request timed out or was cancelled, the response was
+// malformed. Err is the cause (ErrSessionClosed, ErrTimeout, ErrProtocol, a context error,
+// or the connection's write error) and is matched by errors.Is.
+type TransportError struct {
+	// Op is the request type: tool.query, tool.call or tool.batch.
+	Op string
+	// RequestID is the envelope id of the request, empty if none was sent.
+	RequestID string
+	// Err is the cause.
+	Err error
+}
+
+// Error describes the failure.
+func (e *TransportError) Error() string {
+	if e.RequestID == "" {
+		return fmt.Sprintf("tools: %s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("tools: %s %s: %v", e.Op, e.RequestID, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// RefusalError reports a call or batch this client refused to send: the tool's policy is
+// above the session grant (tool_policy_not_granted), the last catalog does not list the tool
+// (tool_not_found), the tool is not executable (tool_not_executable or the app's runtime
+// code), the arguments do not match the tool's schema (tool_arguments_schema_invalid), or
+// the batch is empty or too large (tool_batch_size_invalid). Nothing reached the app.
+type RefusalError struct {
+	// ToolID is the refused tool ("" for a whole-batch refusal).
+	ToolID string
+	// Index is the position of the refused call in a batch, -1 for a single call.
+	Index int
+	// Err holds the code, a human-readable reason and, for schema violations, details.
+	Err *wire.Error
+}
+
+// Error describes the refusal.
+func (e *RefusalError) Error() string {
+	if e.Index >= 0 {
+		return fmt.Sprintf("tools: refused batch call %d (%s): %v", e.Index, e.ToolID, e.Err)
+	}
+	return fmt.Sprintf("tools: refused: %v", e.Err)
+}
+
+// Unwrap returns the *wire.Error, so wire.CodeOf and errors.As(err, **wire.Error) work.
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+func refuse(toolID string, index int, code, format string, args ...any) *RefusalError {
+	return &RefusalError{ToolID: toolID, Index: index, Err: wire.NewError(code, format, args...)}
+}
+
+// protocolError wraps a decoding failure as ErrProtocol; cause may be nil.
+func protocolError(what string, cause error) error {
+	if cause == nil {
+		return fmt.Errorf("%w: %s", ErrProtocol, what)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrProtocol, what, cause)
+}

@@ -1,0 +1,177 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// HandleMessage consumes one inbound message and reports whether it belonged to this
+// client: a tool response (tool.catalog, tool.result, tool.batch.result, tool.error with
+// capability tool.exec) or an ASFT frame. Other messages (control, telemetry) are left to the
+// caller. Responses to unknown requests, duplicates and malformed input are dropped and
+// counted, never fatal. The host calls it from the connection's single reader goroutine:
+// transfers announced in a response are registered before HandleMessage returns, so the
+// frames that follow find them. data is not retained.
+func (c *Client) HandleMessage(typ transport.MessageType, data []byte) bool {
+	switch typ {
+	case transport.MessageText:
+		return c.handleText(data)
+	case transport.MessageBinary:
+		if !wire.IsASFT(data) {
+			return false
+		}
+		c.transfers.handleFrame(data)
+		return true
+	}
+	return false
+}
+
+func (c *Client) handleText(data []byte) bool {
+	head := peekHead(data)
+	if !wire.IsResponse(head.typ) || !isToolCapability(head) {
+		return false
+	}
+	log := c.opts.Logger
+	env, err := wire.DecodeEnvelope(data)
+	if err != nil {
+		c.malformed.Add(1)
+		log.Debug("tools: malformed response envelope", "type", head.typ, "replyTo", head.replyTo, "err", err)
+		if p := c.claim(head.replyTo); p != nil {
+			p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Err: protocolError("response envelope", err)}}
+		}
+		return true
+	}
+	if env.Capability != "" && env.Capability != wire.CapabilityToolExec {
+		return false
+	}
+	p := c.claim(env.ReplyTo)
+	if p == nil {
+		c.unmatched.Add(1)
+		log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", env.ID, "replyTo", env.ReplyTo)
+		return true
+	}
+	r := c.decodeResponse(p, env)
+	if r.err != nil {
+		if _, ok := r.err.(*TransportError); ok {
+			c.malformed.Add(1)
+			log.Debug("tools: malformed response", "type", env.Type, "replyTo", env.ReplyTo, "err", r.err)
+		}
+	}
+	p.ch <- r
+	return true
+}
+
+// decodeResponse reads a response payload for p. For results it registers the announced
+// transfers, so that the frames following this message are accepted.
+func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
+	fail := func(what string, err error) response {
+		return response{err: &TransportError{Op: p.op, RequestID: p.id, Err: protocolError(what, err)}}
+	}
+	if len(env.Payload) == 0 {
+		return fail(env.Type, errNoPayload)
+	}
+	payload, err := wire.DecodePayload(env.Payload, c.opts.MaxInflatedBytes)
+	if err != nil {
+		return fail(env.Type+" payload", err)
+	}
+	if env.Type == wire.TypeError {
+		var e wire.Error
+		if err := wire.Unmarshal(payload, &e); err != nil {
+			return fail("tool.error payload", err)
+		}
+		if e.Code == "" {
+			return fail("tool.error payload", fmt.Errorf("code missing"))
+		}
+		return response{typ: env.Type, payload: payload, err: &e}
+	}
+	if want := expectedType(p.op); env.Type != want {
+		return fail(fmt.Sprintf("%s answers %s (want %s)", env.Type, p.op, want), nil)
+	}
+	r := response{typ: env.Type, payload: payload}
+	switch env.Type {
+	case wire.TypeCatalog:
+		r.catalog = new(wire.Catalog)
+		if err := wire.Unmarshal(payload, r.catalog); err != nil {
+			return fail("tool.catalog payload", err)
+		}
+		return r
+	case wire.TypeResult:
+		r.result = new(wire.Result)
+		err = wire.Unmarshal(payload, r.result)
+	case wire.TypeBatchResult:
+		r.batch = new(wire.BatchResult)
+		err = wire.Unmarshal(payload, r.batch)
+	}
+	if err != nil {
+		return fail(env.Type+" payload", err)
+	}
+	r.descs, err = findDescriptors(payload)
+	if err != nil {
+		return fail(env.Type+" payload", err)
+	}
+	if len(r.descs) > 0 {
+		r.transfers = c.transfers.register(r.descs)
+	}
+	return r
+}
+
+// head is what peekHead reads from a text message's top-level object.
+type head struct {
+	typ, replyTo, capability string
+}
+
+// isToolCapability: an absent, null or blank capability means tool.exec; any other value
+// is not a tool message.
+func isToolCapability(h head) bool {
+	return h.capability == "" || h.capability == wire.CapabilityToolExec
+}
+
+// peekHead reads the top-level type, replyTo and capability strings of a JSON object
+// without strictness, only to route the message and, when the strict decoder refuses it,
+// to fail the request it answers. Anything unreadable yields a zero head.
+func peekHead(data []byte) head {
+	var h head
+	// Lenient on purpose: this must find replyTo in exactly the messages the strict decoder
+	// refuses.
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return head{}
+	}
+	var seenType, seenReply, seenCap bool
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return h
+		}
+		n := name.String()
+		target := (*string)(nil)
+		switch {
+		case n == "type" && !seenType:
+			target, seenType = &h.typ, true
+		case n == "replyTo" && !seenReply:
+			target, seenReply = &h.replyTo, true
+		case n == "capability" && !seenCap:
+			target, seenCap = &h.capability, true
+		}
+		if target != nil && dec.PeekKind() == '"' {
+			v, err := dec.ReadToken()
+			if err != nil {
+				return h
+			}
+			*target = v.String()
+			if seenType && !wire.IsResponse(h.typ) {
+				return h // not ours; the rest does not matter
+			}
+			continue
+		}
+		if err := dec.SkipValue(); err != nil {
+			return h
+		}
+	}
+	return h
+}

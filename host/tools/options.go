@@ -1,0 +1,100 @@
+package tools
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTimeout bounds the wait for one response, and the silence tolerated inside a
+	// transfer (the reference host waits 20 s too).
+	DefaultTimeout = 20 * time.Second
+	// DefaultMaxArtifactBytes caps one received artifact.
+	DefaultMaxArtifactBytes = 1 << 30
+	// DefaultMaxTransfers caps the transfers received at the same time.
+	DefaultMaxTransfers = 8
+	// DefaultMaxPending caps the requests in flight; more wait for a slot.
+	DefaultMaxPending = 64
+)
+
+// Options configures a Client. The zero value is usable: grant read, 20 s timeout, artifacts
+// under a fresh temporary directory.
+type Options struct {
+	// SessionID is written in every request's sessionId.
+	SessionID string
+	// MaxToolPolicy is the paired client's grant. Tools above it are marked not executable
+	// in catalogs and never called. Zero means read, the most restrictive grant.
+	MaxToolPolicy wire.Policy
+	// Timeout bounds the wait for each response (DefaultTimeout when zero) and the silence
+	// tolerated between two frames of a transfer. The caller's context is honoured as well.
+	Timeout time.Duration
+	// ArtifactDir receives the session's artifacts. When empty, a directory is created under
+	// os.TempDir on the first transfer.
+	ArtifactDir string
+	// MaxInflatedBytes caps a decompressed response payload (wire.DefaultMaxInflatedBytes
+	// when zero).
+	MaxInflatedBytes int64
+	// MaxArtifactBytes caps one artifact (DefaultMaxArtifactBytes when zero).
+	MaxArtifactBytes int64
+	// MaxTransfers caps concurrent transfers (DefaultMaxTransfers when zero); a transfer
+	// announced beyond it fails at once.
+	MaxTransfers int
+	// MaxPending caps requests in flight (DefaultMaxPending when zero).
+	MaxPending int
+	// ValidateArguments checks call arguments against the tool's argumentsSchema (fetching
+	// the definition when it is not cached) and refuses mismatches before sending. Tools
+	// with flattened-string arguments are not checked: the app does not check them either.
+	ValidateArguments bool
+	// Clock gives sentAt (time.Now when nil).
+	Clock func() time.Time
+	// NewRequestID returns request envelope ids (32 random hex digits when nil). An id that
+	// is still in flight is refused.
+	NewRequestID func() string
+	// OnTransfer, when set, is called on every state change and chunk of a transfer. It runs
+	// on the goroutine that calls HandleMessage (or Close) and must return quickly.
+	OnTransfer func(TransferProgress)
+	// Logger receives debug logs about dropped responses and frames (discarded when nil).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if !o.MaxToolPolicy.Valid() {
+		o.MaxToolPolicy = wire.PolicyRead
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxInflatedBytes <= 0 {
+		o.MaxInflatedBytes = wire.DefaultMaxInflatedBytes
+	}
+	if o.MaxArtifactBytes <= 0 {
+		o.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	if o.MaxTransfers <= 0 {
+		o.MaxTransfers = DefaultMaxTransfers
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.NewRequestID == nil {
+		o.NewRequestID = randomID
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand contract since Go 1.24)
+	return hex.EncodeToString(b[:])
+}
