@@ -101,7 +101,7 @@ func CompileSchema(raw jsontext.Value) (*Schema, error) {
 
 // schemaURL is where a schema document lives for the compiler. Relative references
 // resolve against it and then fail in denyLoader.
-const schemaURL = "urn:ansight:tool-schema"
+const schemaURL = "https://schemas.ansight.invalid/tool.json"
 
 // denyLoader refuses to load any URL: schemas must be self-contained.
 type denyLoader struct{}

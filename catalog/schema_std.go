@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,8 @@ func (s *Schema) validateStd(instance jsontext.Value) []Violation {
 		return []Violation{{Path: "$", Code: CodeSchemaMismatch, Message: err.Error()}}
 	}
 	var out []Violation
-	collectViolations(ve, &out)
+	collectViolations(ve, v, &out)
+	out = dropSideEffects(out)
 	if len(out) == 0 { // a group without leaves; still invalid
 		out = append(out, Violation{Path: "$", Code: CodeSchemaMismatch, Message: "value does not match the schema"})
 	}
@@ -109,13 +111,13 @@ var printer = message.NewPrinter(language.English)
 // violation each (one per missing or extra property), anyOf/oneOf/not failures one
 // violation at their own location, because the branches' individual complaints would
 // contradict each other.
-func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
+func collectViolations(e *jsonschema.ValidationError, instance any, out *[]Violation) {
 	if len(*out) >= MaxViolations {
 		return
 	}
 	add := func(path []string, code, msg string) {
 		if len(*out) < MaxViolations {
-			*out = append(*out, Violation{Path: formatPath(path), Code: code, Message: msg})
+			*out = append(*out, Violation{Path: formatPath(instance, path), Code: code, Message: msg})
 		}
 	}
 	loc := e.InstanceLocation
@@ -153,13 +155,13 @@ func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
 		return
 	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
 		for _, c := range e.Causes {
-			collectViolations(c, out)
+			collectViolations(c, instance, out)
 		}
 		return
 	}
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collectViolations(c, out)
+			collectViolations(c, instance, out)
 		}
 		return
 	}
@@ -211,28 +213,46 @@ func stdCode(k jsonschema.ErrorKind) string {
 	return CodeSchemaMismatch
 }
 
-// formatPath writes an instance location as "$", "$.a.b", "$[3]" or `$["a b"]`. A segment
-// of digits is an array index: the library's locations do not say, and an object member
-// named "3" is rare enough to read the same way.
-func formatPath(segs []string) string {
-	b := make([]byte, 0, 16)
-	b = append(b, '$')
-	for _, s := range segs {
-		b = appendPathSegment(b, s, isIndex(s))
+// dropSideEffects removes an additional-property complaint about a property that has
+// violations of its own: under unevaluatedProperties, a property whose subschema failed
+// counts as unevaluated, and "not allowed" would then mislead.
+func dropSideEffects(vs []Violation) []Violation {
+	out := vs[:0]
+	for i, v := range vs {
+		if v.Code == CodeAdditionalPropertyNotAllowed && slices.ContainsFunc(vs, func(w Violation) bool {
+			return w != vs[i] && (w.Path == v.Path || strings.HasPrefix(w.Path, v.Path+".") || strings.HasPrefix(w.Path, v.Path+"["))
+		}) {
+			continue
+		}
+		out = append(out, v)
 	}
-	return string(b)
+	return out
 }
 
-func isIndex(s string) bool {
-	if s == "" || len(s) > 10 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+// formatPath writes an instance location as "$", "$.a.b", "$[3]" or `$["a b"]`, walking
+// the instance to tell array indexes from member names.
+func formatPath(instance any, segs []string) string {
+	b := make([]byte, 0, 16)
+	b = append(b, '$')
+	cur := instance
+	for _, s := range segs {
+		switch c := cur.(type) {
+		case []any:
+			b = appendPathSegment(b, s, true)
+			if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(c) {
+				cur = c[i]
+			} else {
+				cur = nil
+			}
+		case map[string]any:
+			b = appendPathSegment(b, s, false)
+			cur = c[s]
+		default:
+			b = appendPathSegment(b, s, false)
+			cur = nil
 		}
 	}
-	return true
+	return string(b)
 }
 
 // appendPathSegment appends one step: [i] for an index, .name for an identifier-like
