@@ -39,8 +39,8 @@ func genDefs(t *rapid.T) []Definition {
 			ID: id, Name: genText.Draw(t, "name"), Description: genText.Draw(t, "description"),
 			Category: rapid.SampledFrom([]string{"a", "b", "Ünï", "c d"}).Draw(t, "category"),
 			Policy:   genPolicy.Draw(t, "policy"), ArgumentsSchema: jsontext.Value(genSchema.Draw(t, "args")),
-			ResultSchema: jsontext.Value(genSchema.Draw(t, "result")),
-			Keywords:     rapid.SampledFrom([]string{"", " ", "alpha beta", "\"quoted\""}).Draw(t, "keywords"),
+			ResultSchema:        jsontext.Value(genSchema.Draw(t, "result")),
+			Keywords:            rapid.SampledFrom([]string{"", " ", "alpha beta", "\"quoted\""}).Draw(t, "keywords"),
 			PrerequisiteToolIDs: rapid.SliceOfN(rapid.SampledFrom([]string{"a", " b ", "", "a.b"}), 0, 3).Draw(t, "prereqs"),
 			ArgumentEncoding:    rapid.SampledFrom([]string{"", "json", "flattened-string"}).Draw(t, "encoding"),
 		}
