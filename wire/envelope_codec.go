@@ -316,7 +316,11 @@ func parseTimestamp(b []byte) (time.Time, bool) {
 	if t.Day() != day { // February 30th and friends
 		return time.Time{}, false
 	}
-	return t.Add(-time.Duration(offset) * time.Second), true
+	t = t.Add(-time.Duration(offset) * time.Second)
+	if y := t.Year(); y < 1 || y > 9999 { // keep what we accept writable as RFC 3339
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // digits parses a fixed-width run of ASCII digits.

@@ -1,0 +1,303 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	stdjson "encoding/json" // only to show that strictly accepted input reads the same in v1
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+var updateCorpus = flag.Bool("update-corpus", false, "rewrite the seed corpora under testdata/fuzz")
+
+// examples returns the protocol examples of the original contract (testdata/examples).
+func examples(t testing.TB) map[string][]byte {
+	paths, err := filepath.Glob("testdata/examples/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(p), ".json")] = b
+	}
+	return out
+}
+
+func TestContractExamples(t *testing.T) {
+	targets := map[string]any{"query": new(Query), "catalog": new(Catalog), "call": new(Call), "batch": new(Batch)}
+	for name, msg := range examples(t) {
+		e, err := DecodeEnvelope(msg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if e.SessionID != "session_1" || e.Capability != CapabilityToolExec || e.SentAt.IsZero() {
+			t.Errorf("%s: envelope %+v", name, e)
+		}
+		body, err := DecodePayload(e.Payload, 0)
+		if name == "catalog-compressed" { // its data is an elided placeholder
+			checkErr(t, err, "not valid base64")
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := Unmarshal(body, targets[name]); err != nil {
+			t.Fatalf("%s payload: %v", name, err)
+		}
+		if b, ok := targets[name].(*Batch); ok {
+			for i, raw := range b.Calls {
+				var c Call
+				if err := Unmarshal(raw, &c); err != nil || c.ToolID == "" {
+					t.Fatalf("batch call %d: %v", i, err)
+				}
+			}
+		}
+	}
+}
+
+// hostileJSON are inputs every JSON fuzz target is seeded with.
+func hostileJSON() []string {
+	return []string{
+		`{"type":"tool.call","id":"a","type":"tool.query"}`,
+		`{"type":"tool.call","id":"a","Type":"tool.query"}`,
+		`{"type":"tool.call","id":"a","payload":{"toolId":"x","ToolId":"y"}}`,
+		`{"type":"tool.call","id":"a","payload":{"ToolId":"y"}}`,
+		"{\"type\":\"tool.call\",\"id\":\"a\",\"payload\":{\"a\u017f\":1,\"AS\":2}}",
+		`{"type":"tool.call","id":"a","payload":` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`,
+		`{"type":"tool.call","id":"a","payload":` + strings.Repeat(`{"a":`, 255) + "1" + strings.Repeat("}", 255) + `}`,
+		`{"type":"tool.call","id":"a","payload":{"toolId":"x","after":{"delayMilliseconds":1e999999999}}}`,
+		`{"type":"tool.call","id":"a","payload":{"n":-123456789012345678901234567890.5e-400}}`,
+		`{"type":"tool.call","id":"a","sentAt":"0000-01-01T00:00:00-23:59"}`,
+		`{"type":"tool.call","id":"a","sentAt":"2026-08-25T00:00:00.1234567890123456789+00:00"}`,
+		`{"type":"tool.call","id":"\ud800"}`,
+		"{\"type\":\"tool.call\",\"id\":\"\xff\"}",
+		`{"type":"tool.call","id":" "}`,
+		`{"type":"","id":"a"}`,
+		`{"type":"t","id":"a"}{"type":"t","id":"a"}`,
+		`[]`, `null`, ``, `{`,
+	}
+}
+
+// wrapped returns a gzip-base64-json payload around a real, compressible JSON body.
+func wrapped(t testing.TB) []byte {
+	enc, err := EncodePayload(bigCatalog(CompressionThreshold))
+	if err != nil || !bytes.HasPrefix(enc, []byte(`{"$ansightEncoding"`)) {
+		t.Fatalf("EncodePayload: %v", err)
+	}
+	return enc
+}
+
+func FuzzDecodeEnvelope(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := DecodeEnvelope(data)
+		if err != nil {
+			var de *DecodeError
+			if e != nil || !errors.As(err, &de) {
+				t.Fatalf("DecodeEnvelope: %v, %T", e, err)
+			}
+			return
+		}
+		// Whatever the envelope reader accepts, the general strict reader accepts too.
+		var v jsontext.Value
+		if err := Unmarshal(data, &v); err != nil {
+			t.Fatalf("DecodeEnvelope accepted what Unmarshal refuses: %v", err)
+		}
+		// Written back and read again, the envelope is the same.
+		out, err := AppendEnvelope(nil, e)
+		if err != nil {
+			t.Fatalf("AppendEnvelope of a decoded envelope: %v", err)
+		}
+		e2, err := DecodeEnvelope(out)
+		if err != nil {
+			t.Fatalf("re-decoding %s: %v", out, err)
+		}
+		if !e.SentAt.Equal(e2.SentAt) || e.Type != e2.Type || e.ID != e2.ID || e.ReplyTo != e2.ReplyTo ||
+			e.SessionID != e2.SessionID || e.Capability != e2.Capability || !bytes.Equal(e.Payload, e2.Payload) {
+			t.Fatalf("round trip changed the envelope:\n%+v\n%+v", e, e2)
+		}
+	})
+}
+
+func FuzzDecodePayload(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const limit = 1 << 20
+		out, err := DecodePayload(data, limit)
+		if err != nil {
+			return
+		}
+		if len(out) > limit {
+			t.Fatalf("DecodePayload returned %d bytes over the limit", len(out))
+		}
+		if !bytes.Equal(out, data) { // unwrapped: must be strict JSON
+			if err := scanStrict(out, nil); err != nil {
+				t.Fatalf("DecodePayload returned invalid JSON: %v", err)
+			}
+		}
+		// Any strict JSON value, padded past the threshold, survives EncodePayload.
+		if scanStrict(data, nil) != nil {
+			return
+		}
+		body := append(append([]byte(`[`), data...), `,"`+strings.Repeat("a", CompressionThreshold)+`"]`...)
+		enc, err := EncodePayload(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodePayload(enc, int64(len(body)))
+		if err != nil || !bytes.Equal(back, body) {
+			t.Fatalf("EncodePayload round trip: %v", err)
+		}
+	})
+}
+
+func FuzzParseFrame(f *testing.F) {
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if fr, err := ParseFrame(msg); err == nil {
+			if len(fr.Payload) <= MaxChunkSize {
+				out, err := AppendFrame(nil, fr)
+				if err != nil || !bytes.Equal(out, msg) {
+					t.Fatalf("ASFT round trip: %v\n%q\n%q", err, out, msg)
+				}
+			}
+		} else if IsASFT(msg) && len(msg) >= FrameHeaderSize && msg[4] == 1 && msg[5] >= 1 && msg[5] <= 3 &&
+			msg[6] == 0 && msg[7] == 0 && isTransferID(msg[8:40]) && int32(le32(msg[40:])) >= 0 &&
+			int64(le64(msg[44:])) >= 0 && int64(int32(le32(msg[52:]))) == int64(len(msg)-56) && (msg[5] != 2 || len(msg) == 56) {
+			t.Fatalf("ParseFrame refused a valid frame: %v", err)
+		}
+		if fr, err := ParseASJP(msg); err == nil {
+			out, err := AppendASJP(nil, fr)
+			if err != nil || !bytes.Equal(out, msg) {
+				t.Fatalf("ASJP round trip: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzUnmarshalCall checks the point of the strict decoder: whatever it accepts, Go's
+// case-folding encoding/json v1 reads to the same values, so no second reading of the same
+// bytes can see a different call.
+func FuzzUnmarshalCall(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c Call
+		if err := Unmarshal(data, &c); err != nil {
+			return
+		}
+		var v1 struct {
+			ToolID    string             `json:"toolId"`
+			Arguments stdjson.RawMessage `json:"arguments"`
+			CallID    string             `json:"callId"`
+			After     *struct {
+				Include             []string           `json:"include"`
+				DelayMilliseconds   int                `json:"delayMilliseconds"`
+				VisualTreeArguments stdjson.RawMessage `json:"visualTreeArguments"`
+				ScreenshotArguments stdjson.RawMessage `json:"screenshotArguments"`
+			} `json:"after"`
+		}
+		if err := stdjson.Unmarshal(data, &v1); err != nil {
+			return // v1 is laxer in some ways and stricter in none that matter here
+		}
+		if v1.ToolID != c.ToolID || v1.CallID != c.CallID || !sameJSON(v1.Arguments, c.Arguments) {
+			t.Fatalf("v1 read %q/%q/%s, strict read %q/%q/%s", v1.ToolID, v1.CallID, v1.Arguments, c.ToolID, c.CallID, c.Arguments)
+		}
+		if (v1.After == nil) != (c.After == nil) {
+			t.Fatalf("v1 after %v, strict after %v", v1.After, c.After)
+		}
+		if c.After != nil && (v1.After.DelayMilliseconds != c.After.DelayMilliseconds ||
+			!reflect.DeepEqual(nilIfEmpty(v1.After.Include), nilIfEmpty(c.After.Include))) {
+			t.Fatalf("v1 after %+v, strict after %+v", v1.After, c.After)
+		}
+	})
+}
+
+func sameJSON(a, b []byte) bool {
+	if string(a) == "null" {
+		a = nil
+	}
+	if string(b) == "null" {
+		b = nil
+	}
+	return bytes.Equal(a, b)
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
+
+// TestWriteSeedCorpora rewrites testdata/fuzz/* when run with -update-corpus. The seeds
+// are committed, so plain `go test` replays them as regression tests.
+func TestWriteSeedCorpora(t *testing.T) {
+	if !*updateCorpus {
+		t.Skip("run with -update-corpus to rewrite the seed corpora")
+	}
+	var jsonSeeds [][]byte
+	for _, name := range []string{"query", "catalog", "call", "batch", "catalog-compressed"} {
+		jsonSeeds = append(jsonSeeds, examples(t)[name])
+	}
+	for _, h := range hostileJSON() {
+		jsonSeeds = append(jsonSeeds, []byte(h))
+	}
+	resp, _ := AppendEnvelope(nil, NewResponse(&Envelope{Type: TypeCall, ID: "c"}, TypeResult, wrapped(t), time.Unix(0, 1)))
+	jsonSeeds = append(jsonSeeds, resp)
+	writeCorpus(t, "FuzzDecodeEnvelope", jsonSeeds)
+
+	callSeeds := [][]byte{
+		[]byte(`{"toolId":"ui.perform_action","arguments":{"action":"tap"},"callId":"c","after":{"include":["visualTree"],"delayMilliseconds":100}}`),
+		[]byte(`{"toolId":"a","ToolId":"b"}`), []byte(`{"ToolId":"b"}`), []byte(`{"toolId":"a","toolid":"b"}`),
+		[]byte(`{"toolId":"a","arguments":null,"after":null}`), []byte(`{"toolId":"a","after":{"include":null}}`),
+		[]byte("{\"toolId\":\"a\",\"after\":{\"delayMilli\u017feconds\":5}}"),
+	}
+	writeCorpus(t, "FuzzUnmarshalCall", callSeeds)
+
+	bomb := wrap(1000, gzipBomb(t, 16<<20)) // small enough to commit, still over the limit
+	gz := gzipBytes(t, []byte(`{"a":1}`))
+	payloadSeeds := [][]byte{
+		wrapped(t), bomb, wrap(7, gz), wrap(1<<40, gz),
+		[]byte(`{"$ansightEncoding":"br","data":""}`), []byte(`{"$ansightEncoding":"gzip-base64-json","data":"@@"}`),
+		[]byte(`{"$AnsightEncoding":"gzip-base64-json","data":""}`), []byte(`{"\u0024ansightEncoding":"gzip-base64-json","data":""}`),
+		[]byte(`{"toolId":"a","success":true}`), []byte(`[1,2,3]`), []byte(`"x"`),
+	}
+	writeCorpus(t, "FuzzDecodePayload", payloadSeeds)
+
+	id := "0123456789abcdef0123456789abcdef"
+	chunk, _ := AppendFrame(nil, Frame{Type: FrameChunk, TransferID: id, Payload: []byte("hello")})
+	done, _ := AppendFrame(nil, Frame{Type: FrameComplete, TransferID: id, Sequence: 1, Offset: 5})
+	fail, _ := AppendFrame(nil, Frame{Type: FrameError, TransferID: id, Sequence: 1, Offset: 5, Payload: []byte("boom")})
+	live, _ := AppendASJP(nil, ASJPFrame{Format: 1, Quality: 70, Flags: 1, CapturedAt: time.UnixMilli(1), Width: 2, Height: 3, JPEG: []byte{0xff, 0xd8}})
+	bad := bytes.Clone(chunk)
+	bad[52] = 0xff
+	frameSeeds := [][]byte{chunk, done, fail, live, bad, chunk[:55], []byte("ASFT"), []byte("ASJP"), {}}
+	writeCorpus(t, "FuzzParseFrame", frameSeeds)
+}
+
+func writeCorpus(t *testing.T, target string, seeds [][]byte) {
+	dir := filepath.Join("testdata", "fuzz", target)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range seeds {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
