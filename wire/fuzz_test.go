@@ -2,8 +2,8 @@ package wire
 
 import (
 	"bytes"
-	"errors"
 	stdjson "encoding/json" // only to show that strictly accepted input reads the same in v1
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -237,7 +237,9 @@ func nilIfEmpty(s []string) []string {
 	return s
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
 // TestWriteSeedCorpora rewrites testdata/fuzz/* when run with -update-corpus. The seeds
