@@ -26,9 +26,10 @@ const (
 
 // Limits of the control parser.
 const (
-	// MaxControlBytes bounds one control message. Profiles are a few KiB; logs lines are
-	// short; crash hand-offs (not handled here) can reach 8 MiB.
-	MaxControlBytes = 1 << 20
+	// MaxControlBytes bounds one control message. Profiles are a few KiB, but a
+	// crash.handoff carries a report of up to 8 MiB plus a 4 MiB trace, and even a request
+	// the host does not support must be parsed far enough to be answered.
+	MaxControlBytes = 16 << 20
 	// MaxControlIDLength bounds id, replyTo and action.
 	MaxControlIDLength = 256
 )

@@ -1,0 +1,172 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// serveConn is the connection's only reader. Each message goes to the first taker:
+//  1. the tool client (tool responses, ASFT frames);
+//  2. the control handler (CONTROL_REQ), which answers every request;
+//  3. nobody: telemetry (CLIENT_*, DeviceAppProfile), ASJP frames and anything else are
+//     dropped without acknowledgement, as the protocol wants.
+//
+// It returns when the connection ends; the session then becomes disconnected.
+func (s *Server) serveConn(sess *Session, c *connection) {
+	var cause error
+	for {
+		typ, data, err := c.conn.Read(s.ctx)
+		if err != nil {
+			cause = err
+			break
+		}
+		if c.client.HandleMessage(typ, data) || typ != transport.MessageText {
+			continue
+		}
+		if done := s.handleControl(sess, c, data); done {
+			cause = errors.New("host: session complete")
+			break
+		}
+	}
+	c.client.Close(cause)
+	c.conn.Close(transport.StatusNormalClosure, "")
+	s.detach(sess, c)
+}
+
+// controlType is the only member ParseControl needs to tell control traffic from
+// telemetry cheaply: other messages are dropped without a full parse.
+var controlType = []byte(`"` + pairing.TypeControlRequest + `"`)
+
+// handleControl answers one text message if it is a control request, and reports whether
+// the session is complete (the connection must then close).
+func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
+	if !bytes.Contains(data, controlType) {
+		return false
+	}
+	req, err := pairing.ParseControl(data)
+	if err != nil {
+		if req != nil && req.Type == pairing.TypeControlRequest && req.ID != "" {
+			// Unusable action: still answer, or the SDK tears the session down after 10–15 s.
+			s.reply(sess, c, req.Reply(false, "Invalid control request: "+err.Error(), nil))
+		} else {
+			s.log.Debug("host: dropped text message", "session", sess.id, "err", err)
+		}
+		return false
+	}
+	if req.Type != pairing.TypeControlRequest {
+		return false
+	}
+	ok, message, payload := s.control(sess, req)
+	s.reply(sess, c, req.Reply(ok, message, payload))
+	switch req.Action {
+	case pairing.ActionSessionOpen:
+		if ok {
+			// Requests flow only once the acknowledgement is on the wire: a Kotlin app
+			// drops a tool.query that arrives before it has installed its handler.
+			c.client.Open()
+			sess.publish(EventUpdated)
+		}
+	case pairing.ActionSessionComplete:
+		c.client.Close(errors.New("host: session complete"))
+		c.conn.Close(transport.StatusNormalClosure, "WebSocket session complete.")
+		return true
+	case pairing.ActionDeviceProfile, pairing.ActionAppState, pairing.ActionSessionProperties:
+		if ok {
+			sess.publish(EventUpdated)
+		}
+	}
+	return false
+}
+
+func (s *Server) reply(sess *Session, c *connection, resp *pairing.ControlEnvelope) {
+	b, err := resp.Marshal()
+	if err != nil {
+		s.log.Error("host: encode control response", "session", sess.id, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, DefaultControlWriteTimeout)
+	defer cancel()
+	if err := c.conn.Write(ctx, transport.MessageText, b); err != nil {
+		s.log.Debug("host: write control response", "session", sess.id, "err", err)
+	}
+}
+
+// deviceProfileReply keeps the SDK's own screenshot streaming: this host captures none.
+var deviceProfileReply = jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
+
+// control applies one request to the session and returns the answer. Messages match the
+// reference host's where it has one.
+func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
+	switch req.Action {
+	case pairing.ActionSessionOpen:
+		var p pairing.SessionOpen
+		if len(req.Payload) != 0 {
+			if err := req.DecodePayload(&p); err != nil {
+				return false, "Invalid session.open payload: " + err.Error(), nil
+			}
+			if len(p.CustomProperties) != 0 && p.CustomProperties.Kind() != '{' {
+				return false, "customProperties must be a JSON object.", nil
+			}
+		}
+		sess.mu.Lock()
+		sess.opened = true
+		sess.clientName = p.ClientName
+		if len(p.CustomProperties) != 0 {
+			sess.properties = p.CustomProperties.Clone()
+		}
+		sess.mu.Unlock()
+		if p.ClientName == "" {
+			return true, "Session open accepted.", nil
+		}
+		return true, fmt.Sprintf("Session open accepted for %s.", p.ClientName), nil
+
+	case pairing.ActionDeviceProfile:
+		p, err := pairing.ParseDeviceProfile(req.Payload)
+		if err != nil {
+			return false, "Invalid device profile payload: " + err.Error(), nil
+		}
+		sess.mu.Lock()
+		sess.profile = p
+		sess.mu.Unlock()
+		return true, "Device profile received.", deviceProfileReply
+
+	case pairing.ActionAppState:
+		var p pairing.AppState
+		if err := req.DecodePayload(&p); err != nil || p.Normalized() == "" {
+			return false, "App state payload was invalid.", nil
+		}
+		sess.mu.Lock()
+		sess.appState = p.Normalized()
+		sess.mu.Unlock()
+		return true, "App state received.", nil
+
+	case pairing.ActionSessionProperties:
+		var p pairing.SessionProperties
+		if err := req.DecodePayload(&p); err != nil || len(p.CustomProperties) == 0 || p.CustomProperties.Kind() != '{' {
+			return false, "customProperties must be a JSON object.", nil
+		}
+		sess.mu.Lock()
+		sess.properties = p.CustomProperties.Clone()
+		sess.mu.Unlock()
+		return true, "Session properties received.", nil
+
+	case pairing.ActionClientLog:
+		var p pairing.ClientLog
+		if err := req.DecodePayload(&p); err != nil {
+			return false, "Client log payload was invalid.", nil
+		}
+		s.log.Debug("host: client log", "session", sess.id, "line", p.Data)
+		return true, "Client log received.", nil
+
+	case pairing.ActionSessionComplete:
+		return true, "Session complete acknowledged.", nil
+	}
+	return false, fmt.Sprintf("Unsupported control action '%s'.", req.Action), nil
+}

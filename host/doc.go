@@ -1,0 +1,31 @@
+// Package host is the session server apps connect to: UDP enrollment (ENROLLMENT_CONNECT
+// v2, local and invite modes), grants and the on-disk pairing store, authenticated
+// WebSocket upgrades with single-use tokens, the control channel (CONTROL_REQ /
+// CONTROL_RESP) and the registry of live sessions, each with its *tools.Client.
+//
+// # Differences from the reference host
+//
+//   - One WebSocket listener serves every session on path /ws; each accepted enrollment
+//     mints a single-use token valid for two minutes. The reference leases a port per
+//     session (56500–56599) and stops that listener after the first upgrade. One listener
+//     exhausts no port range, and a slow client cannot block other sessions' handshakes.
+//   - Loopback only unless Options.LAN is set.
+//   - Upgrades carrying an Origin header are refused (403, cross-site WebSocket hijacking);
+//     on a loopback listener a Host that is not a loopback name or address is refused (403,
+//     DNS rebinding). The token may come in the query or as "Authorization: Bearer".
+//   - Handshake time, header size, message size, tokens outstanding, concurrent sessions
+//     and enrollment attempts per source address are bounded.
+//   - A reconnect resumes a session only if appId, processSessionId AND the grant match;
+//     the reference keys on the first two only, which lets any other client take a session
+//     over. The replaced connection is closed and its pending requests fail at once.
+//   - Invites are stored as SHA-256 of their secret, like grants, so the code can be shown
+//     only once, when it is issued.
+//   - Every control request is answered, including ones whose payload is not an object.
+//   - The session id is assigned at upgrade time rather than at enrollment time.
+//
+// # Concurrency
+//
+// Per connection there is exactly one goroutine, the reader: it feeds tool responses and
+// ASFT frames to the session's *tools.Client, answers control requests and drops the rest.
+// UDP datagrams are handled in order by one goroutine. Close stops everything and waits.
+package host

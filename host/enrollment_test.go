@@ -1,0 +1,209 @@
+package host
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/wire"
+)
+
+func TestLocalEnrollment(t *testing.T) {
+	h := newHarness(t, nil)
+	a := newApp("com.example.app")
+	res := h.enroll(t, a.local())
+	if !res.Accepted || res.Reason != pairing.ReasonOK || res.WebSocketPort != int(h.WebSocketAddr().Port()) ||
+		res.WebSocketPath != "/ws" || len(res.WebSocketToken) != 32 || res.HostID != h.HostID() || res.HostName != "test-host" {
+		t.Fatalf("result %+v", res)
+	}
+	grants := h.Grants()
+	if len(grants) != 1 || grants[0].Mode != GrantLocal || grants[0].MaxToolPolicy != wire.PolicyWrite ||
+		grants[0].ExpiresAt.Sub(grants[0].CreatedAt) != 90*24*time.Hour || !strings.HasPrefix(grants[0].ConfigID, "local:") {
+		t.Fatalf("grants %+v", grants)
+	}
+	// Same installation again: same grant, new token.
+	res2 := h.enroll(t, a.local())
+	if !res2.Accepted || res2.WebSocketToken == res.WebSocketToken || len(h.Grants()) != 1 {
+		t.Fatalf("second enrollment %+v", res2)
+	}
+}
+
+func TestInviteEnrollment(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := pairing.ParseInvite(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Invite.Check("com.example.app", h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Invite.Host.DiscoveryPort != int(h.DiscoveryAddr().Port()) || doc.Invite.Enrollment.MaxToolPolicy != wire.PolicyRead ||
+		doc.Invite.ExpiresAt.Sub(doc.Invite.IssuedAt) != 24*time.Hour || doc.Invite.Enrollment.GrantExpiresAt.Sub(doc.Invite.IssuedAt) != 30*24*time.Hour {
+		t.Fatalf("invite %+v", doc.Invite)
+	}
+	if inv.Document == nil || h.ListInvites()[0].Document != nil {
+		t.Fatal("the document (with its secret) must come from IssueInvite only")
+	}
+	a := newApp("com.example.app")
+	secret := doc.Invite.Enrollment.AccessToken
+	res := h.enroll(t, a.invite(inv.ID, secret))
+	if !res.Accepted {
+		t.Fatalf("rejected: %s", res.Reason)
+	}
+	g := h.Grants()
+	if len(g) != 1 || g[0].Mode != GrantInvite || g[0].ConfigID != inv.ID || g[0].MaxToolPolicy != wire.PolicyRead {
+		t.Fatalf("grants %+v", g)
+	}
+	// The enrolled device keeps reconnecting with the same secret, even after the invite
+	// expired; another device cannot use the consumed invite.
+	if res := h.enroll(t, newApp("com.example.app").invite(inv.ID, secret)); res.Reason != pairing.ReasonEnrollmentConsumed {
+		t.Fatalf("second device: %s", res.Reason)
+	}
+	h.clock.Advance(25 * time.Hour)
+	if res := h.enroll(t, a.invite(inv.ID, secret)); !res.Accepted {
+		t.Fatalf("reconnect rejected: %s", res.Reason)
+	}
+}
+
+func TestAnyAppInviteLifetime(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, _, err := h.IssueInvite(InviteOptions{AppID: pairing.AnyApp, MaxToolPolicy: wire.PolicyWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.ExpiresAt.Sub(inv.IssuedAt) != 10*time.Minute || inv.AppName != "Any Ansight app" || inv.MaxToolPolicy != wire.PolicyWrite {
+		t.Fatalf("%+v", inv)
+	}
+	if _, _, err := h.IssueInvite(InviteOptions{AppID: "x", MaxToolPolicy: "admin"}); err == nil {
+		t.Fatal("bad policy accepted")
+	}
+	if _, _, err := h.IssueInvite(InviteOptions{}); err == nil {
+		t.Fatal("missing app id accepted")
+	}
+}
+
+// TestReasonCodes drives the enrollment decision for every reason the reference emits.
+func TestReasonCodes(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxTokens = 1000 })
+	remote := netip.MustParseAddr("192.0.2.7")
+	issue := func(appID string) (string, string) {
+		inv, code, err := h.IssueInvite(InviteOptions{AppID: appID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := pairing.ParseInvite(code)
+		return inv.ID, doc.Invite.Enrollment.AccessToken
+	}
+	run := func(req *pairing.EnrollmentConnect, src netip.Addr) pairing.Reason {
+		return h.enroll1(req, src)
+	}
+
+	a := newApp("com.example.app")
+	revoked := newApp("com.example.app")
+	run(revoked.local(), loopback)
+	h.Revoke(h.grantOf(t, revoked.deviceID))
+	expiredInvite, expiredSecret := issue("com.example.app")
+	usedInvite, usedSecret := issue("com.example.app")
+	run(newApp("com.example.app").invite(usedInvite, usedSecret), remote)
+	regExpired := newApp("com.example.app")
+	shortInv, err := func() (Invite, error) {
+		inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app", Duration: time.Hour})
+		doc, _ := pairing.ParseInvite(code)
+		regExpired.token = doc.Invite.Enrollment.AccessToken
+		return inv, err
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(regExpired.invite(shortInv.ID, regExpired.token), remote); r != pairing.ReasonOK {
+		t.Fatal(r)
+	}
+	wrongApp, wrongAppSecret := issue("com.other.app")
+	goodInvite, goodSecret := issue("com.example.app")
+
+	h.clock.Advance(2 * time.Hour) // regExpired's one-hour grant is over; invites last 24 h
+	mode := a.local()
+	mode.EnrollmentMode = "qr"
+	blankApp := a.local()
+	blankApp.AppID = " "
+	starApp := a.local()
+	starApp.AppID = "*"
+	blankToken := a.local()
+	blankToken.AccessToken = ""
+	starInvite := a.invite(goodInvite, goodSecret)
+	starInvite.AppID = "*"
+
+	cases := []struct {
+		name string
+		req  *pairing.EnrollmentConnect
+		src  netip.Addr
+		want pairing.Reason
+	}{
+		{"local ok", a.local(), loopback, pairing.ReasonOK},
+		{"local ipv4-mapped loopback", a.local(), netip.MustParseAddr("::ffff:127.0.0.1"), pairing.ReasonOK},
+		{"local ipv6 loopback", a.local(), netip.MustParseAddr("::1"), pairing.ReasonOK},
+		{"mode unsupported", mode, loopback, pairing.ReasonEnrollmentModeUnsupported},
+		{"local from the network", a.local(), remote, pairing.ReasonLocalEnrollmentUnavailable},
+		{"local blank app", blankApp, loopback, pairing.ReasonLocalEnrollmentInvalid},
+		{"local any app", starApp, loopback, pairing.ReasonLocalEnrollmentInvalid},
+		{"local blank token", blankToken, loopback, pairing.ReasonLocalEnrollmentInvalid},
+		{"local revoked", revoked.local(), loopback, pairing.ReasonRegistrationRevoked},
+		{"local other token", app{a.appID, a.deviceID, pairing.NewToken(32), a.psid}.local(), loopback, pairing.ReasonAccessTokenInvalid},
+		{"invite unknown", a.invite("nope", goodSecret), remote, pairing.ReasonEnrollmentRequired},
+		{"invite other app", a.invite(wrongApp, wrongAppSecret), remote, pairing.ReasonEnrollmentRequired},
+		{"invite any-app id", starInvite, remote, pairing.ReasonEnrollmentRequired},
+		{"invite blank", a.invite("", ""), remote, pairing.ReasonEnrollmentRequired},
+		{"invite consumed", a.invite(usedInvite, usedSecret), remote, pairing.ReasonEnrollmentConsumed},
+		{"invite wrong secret", a.invite(goodInvite, pairing.NewToken(32)), remote, pairing.ReasonAccessTokenInvalid},
+		{"invite registration expired", regExpired.invite(shortInv.ID, regExpired.token), remote, pairing.ReasonRegistrationExpired},
+		{"invite ok", a.invite(goodInvite, goodSecret), remote, pairing.ReasonOK},
+		{"invite reconnect wrong token", a.invite(goodInvite, pairing.NewToken(32)), remote, pairing.ReasonAccessTokenInvalid},
+	}
+	for _, tc := range cases {
+		if got := run(tc.req, tc.src); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	h.clock.Advance(23 * time.Hour)
+	if got := run(a.invite(expiredInvite, expiredSecret), remote); got != pairing.ReasonEnrollmentExpired {
+		t.Errorf("invite expired: %s", got)
+	}
+}
+
+// enroll1 runs the enrollment decision for a source address of the test's choosing: a
+// test cannot send UDP from a non-loopback address.
+func (h *harness) enroll1(req *pairing.EnrollmentConnect, src netip.Addr) pairing.Reason {
+	return h.Server.enroll(req, src, h.clock.Now()).Reason
+}
+
+func TestWebSocketUnavailable(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxTokens = 1 })
+	a := newApp("com.example.app")
+	if r := h.enroll(t, a.local()); !r.Accepted {
+		t.Fatal(r.Reason)
+	}
+	r := h.enroll(t, a.local())
+	if r.Accepted || r.Reason != pairing.ReasonWebSocketUnavailable {
+		t.Fatalf("%+v", r)
+	}
+	h.clock.Advance(DefaultTokenTTL + time.Second) // the first token expired: room again
+	if r := h.enroll(t, a.local()); !r.Accepted {
+		t.Fatal(r.Reason)
+	}
+}
+
+func (h *harness) grantOf(t *testing.T, deviceID string) string {
+	for _, g := range h.Grants() {
+		if g.DeviceID == deviceID {
+			return g.ID
+		}
+	}
+	t.Fatalf("no grant for %s", deviceID)
+	return ""
+}

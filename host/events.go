@@ -1,0 +1,104 @@
+package host
+
+import "sync"
+
+// EventKind says what happened to a session.
+type EventKind int
+
+// Event kinds.
+const (
+	// EventConnected: a session got a connection, new or resumed.
+	EventConnected EventKind = iota + 1
+	// EventUpdated: the app opened the session, or sent its profile, state or properties.
+	EventUpdated
+	// EventDisconnected: the session's connection ended (the session stays listed as
+	// disconnected until evicted).
+	EventDisconnected
+	// EventRemoved: a disconnected session was evicted from the registry.
+	EventRemoved
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EventConnected:
+		return "connected"
+	case EventUpdated:
+		return "updated"
+	case EventDisconnected:
+		return "disconnected"
+	case EventRemoved:
+		return "removed"
+	}
+	return "unknown"
+}
+
+// Event is a change of a session. Info is the session's state right after the change.
+type Event struct {
+	Kind    EventKind
+	Session *Session
+	Info    SessionInfo
+}
+
+// events fans changes out to subscribers without ever blocking the session that changed:
+// a subscriber whose buffer is full misses the event (Server.Sessions stays the truth).
+type events struct {
+	mu     sync.Mutex
+	subs   map[chan Event]struct{}
+	closed bool
+}
+
+func (e *events) subscribe(buffer int) (<-chan Event, func()) {
+	if buffer <= 0 {
+		buffer = 64
+	}
+	ch := make(chan Event, buffer)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		close(ch)
+		return ch, func() {}
+	}
+	if e.subs == nil {
+		e.subs = make(map[chan Event]struct{})
+	}
+	e.subs[ch] = struct{}{}
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if _, ok := e.subs[ch]; ok {
+				delete(e.subs, ch)
+				close(ch)
+			}
+		})
+	}
+}
+
+func (e *events) publish(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for ch := range e.subs {
+		select {
+		case ch <- ev:
+		default:
+		}
+	}
+}
+
+func (e *events) closeAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	for ch := range e.subs {
+		close(ch)
+	}
+	e.subs = nil
+}
+
+// Subscribe returns a channel of session changes, buffered to hold buffer events (64 when
+// not positive), and a function that ends the subscription and closes the channel. Events
+// are never blocked on: when the buffer is full, the event is dropped for that
+// subscriber, which should re-read Sessions. The channel is closed when the server closes.
+func (s *Server) Subscribe(buffer int) (<-chan Event, func()) { return s.events.subscribe(buffer) }

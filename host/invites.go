@@ -1,0 +1,257 @@
+package host
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// InviteOptions describes an invite to issue.
+type InviteOptions struct {
+	// AppID is the app that may enroll, or pairing.AnyApp ("*") for any app. Required.
+	AppID string
+	// AppName labels the invite (AppID, or "Any Ansight app", when empty).
+	AppName string
+	// Duration is the requested lifetime (pairing.DefaultInviteDuration when zero). The
+	// invite itself expires after at most 24 h (10 min for any app); the grant it leads to
+	// after at most 90 days.
+	Duration time.Duration
+	// MaxToolPolicy is the grant's policy (read when empty).
+	MaxToolPolicy wire.Policy
+}
+
+// Invite describes an issued invite. Document is set only by IssueInvite: the host keeps
+// just the secret's hash, so the code cannot be shown again.
+type Invite struct {
+	ID             string                  `json:"inviteId"`
+	AppID          string                  `json:"appId"`
+	AppName        string                  `json:"appName"`
+	IssuedAt       time.Time               `json:"issuedAt"`
+	ExpiresAt      time.Time               `json:"expiresAt"`
+	GrantExpiresAt time.Time               `json:"grantExpiresAt"`
+	MaxToolPolicy  wire.Policy             `json:"maxToolPolicy"`
+	Uses           int                     `json:"uses"`
+	MaxUses        int                     `json:"maxUses"`
+	Document       *pairing.InviteDocument `json:"-"`
+}
+
+// Grant describes a device's registration: what an enrolled app may do, until when.
+type Grant struct {
+	ID            string      `json:"grantId"`
+	Mode          string      `json:"mode"` // GrantLocal or GrantInvite
+	ConfigID      string      `json:"configId"`
+	AppID         string      `json:"appId"`
+	DeviceID      string      `json:"deviceId"`
+	DeviceName    string      `json:"deviceName"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	ExpiresAt     time.Time   `json:"expiresAt"`
+	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+}
+
+// ErrNotFound is returned by Revoke for an id that names no invite or grant.
+var ErrNotFound = errors.New("host: no such invite or grant")
+
+// IssueInvite creates a single-use invite and returns it with its "ans2:" code. The code
+// carries the secret: show it to the user once; only its hash is stored.
+func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
+	appID := strings.TrimSpace(o.AppID)
+	if appID == "" {
+		return Invite{}, "", errors.New("host: invite needs an app id (or \"*\" for any app)")
+	}
+	policy := o.MaxToolPolicy
+	if policy == "" {
+		policy = wire.PolicyRead
+	}
+	if !policy.Valid() {
+		return Invite{}, "", fmt.Errorf("host: invite policy %q is not read, write or critical", policy)
+	}
+	d := o.Duration
+	if d <= 0 {
+		d = pairing.DefaultInviteDuration
+	}
+	name := strings.TrimSpace(o.AppName)
+	limit := pairing.MaxInviteLifetime
+	if appID == pairing.AnyApp {
+		limit = pairing.MaxAnyAppInviteLifetime
+		if name == "" {
+			name = "Any Ansight app"
+		}
+	}
+	if name == "" {
+		name = appID
+	}
+	now := s.now()
+	secret := pairing.NewToken(pairing.AccessTokenBytes)
+	rec := &inviteRecord{
+		InviteID: newInviteID(), AppID: appID, AppName: name,
+		IssuedAt: now, ExpiresAt: now.Add(min(d, limit)), GrantExpiresAt: now.Add(min(d, pairing.MaxGrantLifetime)),
+		MaxToolPolicy: policy, SecretHash: pairing.HashToken(secret), MaxUses: 1,
+	}
+
+	s.mu.Lock()
+	port := int(s.udpAddr.Port())
+	hostID := s.store.data.HostID
+	s.mu.Unlock()
+	if port == 0 {
+		port = configuredPort(s.opts.DiscoveryAddr)
+	}
+	doc := &pairing.InviteDocument{
+		Schema: pairing.InviteDocumentSchema,
+		Invite: pairing.Invite{
+			Schema: pairing.InviteSchema, InviteID: rec.InviteID, AppID: appID, AppName: name,
+			IssuedAt: now, ExpiresAt: rec.ExpiresAt, MinProtocolVersion: pairing.EnrollmentVersion,
+			AllowedTransports: []string{pairing.TransportWS},
+			Host:              pairing.InviteHost{HostID: hostID, HostName: s.opts.HostName, DiscoveryPort: port},
+			Enrollment: pairing.InviteEnrollment{AccessToken: secret, ExpiresAt: rec.ExpiresAt,
+				GrantExpiresAt: rec.GrantExpiresAt, MaxUses: 1, MaxToolPolicy: policy},
+		},
+		Discovery: &pairing.DiscoveryHint{
+			Schema: pairing.DiscoveryHintSchema, Source: "ansight-go", HostAddresses: s.advertised(),
+			DiscoveryPort: port, HostName: s.opts.HostName, CapturedAt: now,
+		},
+	}
+	code, err := doc.Code()
+	if err != nil {
+		return Invite{}, "", err
+	}
+
+	s.mu.Lock()
+	s.store.prune(now)
+	s.store.data.Invites = append(s.store.data.Invites, rec)
+	err = s.store.save()
+	if err != nil {
+		s.store.removeInvite(rec.InviteID)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return Invite{}, "", err
+	}
+	s.log.Info("host: invite issued", "invite", rec.InviteID, "app", appID, "policy", string(policy), "expires", rec.ExpiresAt)
+	inv := rec.public()
+	inv.Document = doc
+	return inv, code, nil
+}
+
+func (r *inviteRecord) public() Invite {
+	return Invite{ID: r.InviteID, AppID: r.AppID, AppName: r.AppName, IssuedAt: r.IssuedAt, ExpiresAt: r.ExpiresAt,
+		GrantExpiresAt: r.GrantExpiresAt, MaxToolPolicy: r.MaxToolPolicy, Uses: r.Uses, MaxUses: r.MaxUses}
+}
+
+func (g *grantRecord) public() Grant {
+	return Grant{ID: g.GrantID, Mode: g.Mode, ConfigID: g.ConfigID, AppID: g.AppID, DeviceID: g.DeviceID,
+		DeviceName: g.DeviceName, MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt}
+}
+
+// ListInvites returns the stored invites (used, expired or not), newest first.
+func (s *Server) ListInvites() []Invite {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Invite, 0, len(s.store.data.Invites))
+	for _, r := range s.store.data.Invites {
+		out = append(out, r.public())
+	}
+	slices.SortFunc(out, func(a, b Invite) int { return b.IssuedAt.Compare(a.IssuedAt) })
+	return out
+}
+
+// Grants returns the stored grants, newest first.
+func (s *Server) Grants() []Grant {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Grant, 0, len(s.store.data.Grants))
+	for _, g := range s.store.data.Grants {
+		out = append(out, g.public())
+	}
+	slices.SortFunc(out, func(a, b Grant) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out
+}
+
+// Revoke withdraws an invite (deleted: it can no longer enroll anyone) or a grant (kept as
+// revoked: the device gets RegistrationRevoked in local mode, RegistrationExpired with an
+// invite). Live sessions on a revoked grant are disconnected, and its unused WebSocket
+// tokens stop working.
+func (s *Server) Revoke(id string) error {
+	now := s.now()
+	s.mu.Lock()
+	var sessions []*Session
+	switch {
+	case s.store.removeInvite(id):
+	case s.store.grantByID(id) != nil:
+		g := s.store.grantByID(id)
+		if g.RevokedAt.IsZero() {
+			g.RevokedAt = now
+		}
+		for _, sess := range s.sessions {
+			if sess.grantID == id {
+				sessions = append(sessions, sess)
+			}
+		}
+	default:
+		s.mu.Unlock()
+		return ErrNotFound
+	}
+	err := s.store.save()
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		sess.Disconnect()
+	}
+	s.log.Info("host: revoked", "id", id)
+	return err
+}
+
+// advertised lists the addresses for invite discovery hints.
+func (s *Server) advertised() []string {
+	if len(s.opts.AdvertiseAddrs) > 0 {
+		return slices.Clone(s.opts.AdvertiseAddrs)
+	}
+	if !s.opts.LAN {
+		return []string{"127.0.0.1"}
+	}
+	var out []string
+	ifaces, _ := net.Interfaces()
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip4 := n.IP.To4(); ip4 != nil && !ip4.IsLinkLocalUnicast() {
+					out = append(out, ip4.String())
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"127.0.0.1"}
+	}
+	return out
+}
+
+// newInviteID returns 32 hex digits, the reference's inviteId format.
+func newInviteID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func configuredPort(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return pairing.DefaultDiscoveryPort
+	}
+	var n int
+	if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n <= 0 {
+		return pairing.DefaultDiscoveryPort
+	}
+	return n
+}

@@ -1,0 +1,144 @@
+package host
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// Defaults of Options.
+const (
+	DefaultDiscoveryAddr    = "127.0.0.1:45123"
+	DefaultListenAddr       = "127.0.0.1:0"
+	DefaultLANDiscoveryAddr = "0.0.0.0:45123"
+	DefaultLANListenAddr    = "0.0.0.0:0"
+
+	// DefaultTokenTTL is how long a WebSocket token from an accepted enrollment stays valid.
+	DefaultTokenTTL = 2 * time.Minute
+	// DefaultHandshakeTimeout bounds reading an upgrade request's headers.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxHeaderBytes bounds an upgrade request's headers (the reference uses 16 KiB).
+	DefaultMaxHeaderBytes = 16 << 10
+	// DefaultMaxSessions bounds concurrently connected sessions.
+	DefaultMaxSessions = 64
+	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired.
+	DefaultMaxTokens = 256
+	// DefaultMaxRetained bounds disconnected sessions kept for resumption and inspection.
+	DefaultMaxRetained = 64
+	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-source enrollment
+	// rate: a burst of this many datagrams, then one per interval. The SDKs probe every 5 s.
+	DefaultEnrollmentBurst    = 10
+	DefaultEnrollmentInterval = time.Second
+	// DefaultControlWriteTimeout bounds writing one control response.
+	DefaultControlWriteTimeout = 10 * time.Second
+	// DefaultKeepAliveInterval is the ping interval that detects dead peers.
+	DefaultKeepAliveInterval = 30 * time.Second
+)
+
+// Options configures a Server. The zero value serves loopback only, keeps pairing state in
+// memory and uses the defaults above.
+type Options struct {
+	// DiscoveryAddr is the UDP enrollment address (DefaultDiscoveryAddr, or
+	// DefaultLANDiscoveryAddr with LAN).
+	DiscoveryAddr string
+	// ListenAddr is the WebSocket listener's address (DefaultListenAddr, or
+	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws.
+	ListenAddr string
+	// LAN allows non-loopback addresses, so that phones on the network can connect. Without
+	// it, Start refuses non-loopback addresses and the upgrade handler also refuses a Host
+	// header that is not a loopback name (DNS rebinding).
+	LAN bool
+	// AdvertiseAddrs are the addresses put in invite documents' discovery hints. When empty:
+	// the machine's non-loopback IPv4 addresses with LAN, 127.0.0.1 without.
+	AdvertiseAddrs []string
+	// StateDir holds the pairing store (pairing.json, mode 0600, directory 0700). Empty
+	// keeps grants and invites in memory only.
+	StateDir string
+	// HostName is sent in enrollment results and invites (os.Hostname when empty).
+	HostName string
+
+	// TokenTTL is the validity of a WebSocket token (DefaultTokenTTL).
+	TokenTTL time.Duration
+	// HandshakeTimeout bounds reading the upgrade request headers (DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
+	// MaxHeaderBytes bounds the upgrade request headers (DefaultMaxHeaderBytes).
+	MaxHeaderBytes int
+	// MaxMessageBytes bounds one WebSocket message, text or binary
+	// (transport.DefaultReadLimit). A larger message closes the connection with 1009.
+	MaxMessageBytes int64
+	// MaxSessions bounds connected sessions (DefaultMaxSessions); upgrades beyond get 503.
+	MaxSessions int
+	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens); enrollments beyond
+	// are answered WebSocketUnavailable.
+	MaxTokens int
+	// MaxRetained bounds disconnected sessions kept in the registry (DefaultMaxRetained).
+	MaxRetained int
+	// EnrollmentBurst and EnrollmentInterval rate-limit datagrams per source address
+	// (DefaultEnrollmentBurst, DefaultEnrollmentInterval). Datagrams over the limit are
+	// dropped unanswered.
+	EnrollmentBurst    int
+	EnrollmentInterval time.Duration
+	// KeepAlive pings each connection (DefaultKeepAliveInterval; a negative Interval
+	// disables pings).
+	KeepAlive transport.KeepAlive
+
+	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are
+	// set per session from the session id and the grant.
+	Tools tools.Options
+
+	// Logger receives the server's logs (discarded when nil). Tokens are never logged.
+	Logger *slog.Logger
+	// Clock gives the time for expiries and rate limits (time.Now when nil).
+	Clock func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.DiscoveryAddr == "" {
+		o.DiscoveryAddr = DefaultDiscoveryAddr
+		if o.LAN {
+			o.DiscoveryAddr = DefaultLANDiscoveryAddr
+		}
+	}
+	if o.ListenAddr == "" {
+		o.ListenAddr = DefaultListenAddr
+		if o.LAN {
+			o.ListenAddr = DefaultLANListenAddr
+		}
+	}
+	if o.HostName == "" {
+		o.HostName, _ = os.Hostname()
+		if o.HostName == "" {
+			o.HostName = "ansight-host"
+		}
+	}
+	setDefault(&o.TokenTTL, DefaultTokenTTL)
+	setDefault(&o.HandshakeTimeout, DefaultHandshakeTimeout)
+	setDefault(&o.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	setDefault(&o.MaxMessageBytes, transport.DefaultReadLimit)
+	setDefault(&o.MaxSessions, DefaultMaxSessions)
+	setDefault(&o.MaxTokens, DefaultMaxTokens)
+	setDefault(&o.MaxRetained, DefaultMaxRetained)
+	setDefault(&o.EnrollmentBurst, DefaultEnrollmentBurst)
+	setDefault(&o.EnrollmentInterval, DefaultEnrollmentInterval)
+	if o.KeepAlive.Interval == 0 {
+		o.KeepAlive.Interval = DefaultKeepAliveInterval
+	} else if o.KeepAlive.Interval < 0 {
+		o.KeepAlive = transport.KeepAlive{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}

@@ -1,0 +1,207 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/ansight-go/ansight/transport"
+)
+
+// ErrServerClosed is the cause given to sessions' tool clients when the server closes, and
+// returned by Start on a closed server.
+var ErrServerClosed = errors.New("host: server closed")
+
+// ErrReplaced is the cause given to a connection's pending requests when a newer
+// connection of the same app process replaces it.
+var ErrReplaced = errors.New("host: the session was replaced by a newer WebSocket connection")
+
+// Server is the session host. Create it with New, then Start it; Close stops it. The
+// pairing API (IssueInvite, ListInvites, Grants, Revoke) works before Start.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex // guards everything below, up to the sockets
+	store    *store
+	tickets  map[string]*ticket // by pairing.HashToken(token)
+	sessions map[string]*Session
+	nextSeq  int
+	limiter  *rateLimiter
+	started  bool
+	closed   bool
+
+	udp      *net.UDPConn
+	listener net.Listener
+	httpSrv  *http.Server
+	udpAddr  netip.AddrPort
+	wsAddr   netip.AddrPort
+
+	ctx       context.Context // ends at Close; bounds every connection
+	cancel    context.CancelFunc
+	stopWatch func() bool
+	wg        sync.WaitGroup
+
+	events events
+}
+
+// New checks opts and opens the pairing store. It binds nothing: see Start.
+func New(opts Options) (*Server, error) {
+	opts = opts.withDefaults()
+	if !opts.LAN {
+		for _, a := range []string{opts.DiscoveryAddr, opts.ListenAddr} {
+			if err := requireLoopback(a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	st, err := openStore(opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		store:    st,
+		tickets:  make(map[string]*ticket),
+		sessions: make(map[string]*Session),
+		limiter:  newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
+		ctx:      ctx,
+		cancel:   cancel,
+	}, nil
+}
+
+func requireLoopback(addr string) error {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("host: address %q: %w", addr, err)
+	}
+	if h == "localhost" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil || !isLoopback(ip) {
+		return fmt.Errorf("host: address %q is not loopback; set Options.LAN to serve the network", addr)
+	}
+	return nil
+}
+
+// Start binds the UDP enrollment socket and the WebSocket listener and starts serving.
+// The server stops when ctx ends or Close is called.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrServerClosed
+	}
+	if s.started {
+		return errors.New("host: server already started")
+	}
+	udpAddr, err := net.ResolveUDPAddr("udp", s.opts.DiscoveryAddr)
+	if err != nil {
+		return fmt.Errorf("host: discovery address: %w", err)
+	}
+	udp, err := net.ListenUDP("udp", udpAddr)
+	if err != nil {
+		return fmt.Errorf("host: enrollment socket: %w", err)
+	}
+	ln, err := net.Listen("tcp", s.opts.ListenAddr)
+	if err != nil {
+		udp.Close()
+		return fmt.Errorf("host: WebSocket listener: %w", err)
+	}
+	s.udp, s.listener = udp, ln
+	s.udpAddr = udp.LocalAddr().(*net.UDPAddr).AddrPort()
+	s.wsAddr = ln.Addr().(*net.TCPAddr).AddrPort()
+	s.httpSrv = &http.Server{
+		Handler:           http.HandlerFunc(s.serveUpgrade),
+		ReadHeaderTimeout: s.opts.HandshakeTimeout,
+		ReadTimeout:       s.opts.HandshakeTimeout,
+		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
+		IdleTimeout:       s.opts.HandshakeTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+	}
+	s.started = true
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.serveEnrollment(udp)
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("host: WebSocket listener failed", "err", err)
+		}
+	}()
+	s.stopWatch = context.AfterFunc(ctx, func() { s.Close() })
+	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN)
+	return nil
+}
+
+// DiscoveryAddr is the bound UDP enrollment address (valid after Start).
+func (s *Server) DiscoveryAddr() netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.udpAddr
+}
+
+// WebSocketAddr is the bound WebSocket listener address (valid after Start).
+func (s *Server) WebSocketAddr() netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wsAddr
+}
+
+// HostID is this host's persistent identity, sent in enrollment results and invites.
+func (s *Server) HostID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store.data.HostID
+}
+
+// Close stops serving: sockets are closed, every connection is closed with 1001 and every
+// pending tool request fails with ErrServerClosed. It waits for all goroutines and is safe
+// to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	var conns []*connection
+	for _, sess := range s.sessions {
+		if c := sess.current(); c != nil {
+			conns = append(conns, c)
+		}
+	}
+	s.mu.Unlock()
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	s.cancel()
+	var err error
+	if s.udp != nil {
+		s.udp.Close()
+	}
+	if s.httpSrv != nil {
+		err = s.httpSrv.Close()
+	}
+	for _, c := range conns {
+		c.client.Close(ErrServerClosed)
+		c.conn.Close(transport.StatusGoingAway, "Host shutting down.")
+	}
+	s.wg.Wait()
+	s.events.closeAll()
+	return err
+}
+
+func (s *Server) now() time.Time { return s.opts.Clock() }

@@ -1,0 +1,340 @@
+package host
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// State is a session's connection state.
+type State string
+
+// Session states.
+const (
+	StateConnected    State = "connected"
+	StateDisconnected State = "disconnected"
+)
+
+// Session is one app process's session: it survives reconnects of that process (same
+// appId, processSessionId and grant) and keeps its id. Its methods are safe for
+// concurrent use.
+type Session struct {
+	srv *Server
+
+	// Identity, fixed at creation.
+	id               string
+	appID            string
+	deviceID         string
+	grantID          string
+	configID         string
+	processSessionID string
+	policy           wire.Policy
+
+	mu             sync.Mutex
+	deviceName     string
+	clientName     string
+	remote         netip.Addr
+	state          State
+	opened         bool
+	connectedAt    time.Time
+	disconnectedAt time.Time
+	profile        *pairing.DeviceProfile
+	appState       string
+	properties     jsontext.Value
+	conn           *connection // nil when disconnected
+	client         *tools.Client
+}
+
+// connection is one WebSocket of a session.
+type connection struct {
+	conn   transport.Conn
+	client *tools.Client
+}
+
+// SessionInfo is a snapshot of a session, for listing and display.
+type SessionInfo struct {
+	ID               string                 `json:"id"`
+	AppID            string                 `json:"appId"`
+	DeviceID         string                 `json:"deviceId"`
+	DeviceName       string                 `json:"deviceName"`
+	ClientName       string                 `json:"clientName,omitzero"`
+	Platform         string                 `json:"platform,omitzero"`
+	ProcessSessionID string                 `json:"processSessionId,omitzero"`
+	GrantID          string                 `json:"grantId"`
+	ConfigID         string                 `json:"configId"`
+	MaxToolPolicy    wire.Policy            `json:"maxToolPolicy"`
+	State            State                  `json:"state"`
+	Opened           bool                   `json:"opened"`
+	AppState         string                 `json:"appState,omitzero"`
+	RemoteAddr       string                 `json:"remoteAddr,omitzero"`
+	ConnectedAt      time.Time              `json:"connectedAt"`
+	DisconnectedAt   time.Time              `json:"disconnectedAt,omitzero"`
+	Profile          *pairing.DeviceProfile `json:"profile,omitempty"`
+	Properties       jsontext.Value         `json:"properties,omitzero"`
+}
+
+// ID is the host-assigned session id, "<app-hint>-NNN".
+func (s *Session) ID() string { return s.id }
+
+// AppID is the app's id as enrolled.
+func (s *Session) AppID() string { return s.appID }
+
+// MaxToolPolicy is the grant's policy: the most a tool may do in this session.
+func (s *Session) MaxToolPolicy() wire.Policy { return s.policy }
+
+// State reports whether the session has a live connection.
+func (s *Session) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Tools is the tool client of the session's current connection (or of its last one, whose
+// requests fail at once, when disconnected). A reconnect gives a new client; call Tools
+// for each operation rather than keeping the client.
+func (s *Session) Tools() *tools.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
+}
+
+// Info returns a snapshot of the session.
+func (s *Session) Info() SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.infoLocked()
+}
+
+func (s *Session) infoLocked() SessionInfo {
+	in := SessionInfo{
+		ID: s.id, AppID: s.appID, DeviceID: s.deviceID, DeviceName: s.deviceName, ClientName: s.clientName,
+		ProcessSessionID: s.processSessionID, GrantID: s.grantID, ConfigID: s.configID, MaxToolPolicy: s.policy,
+		State: s.state, Opened: s.opened, AppState: s.appState, ConnectedAt: s.connectedAt,
+		DisconnectedAt: s.disconnectedAt, Profile: s.profile, Properties: s.properties,
+	}
+	if s.remote.IsValid() {
+		in.RemoteAddr = s.remote.String()
+	}
+	if s.profile != nil {
+		in.Platform = s.profile.Device.OSName
+	}
+	return in
+}
+
+// Disconnect closes the session's connection (1000) and fails its pending requests. The
+// session stays listed as disconnected; the app may reconnect and resume it.
+func (s *Session) Disconnect() {
+	c := s.current()
+	if c == nil {
+		return
+	}
+	c.client.Close(ErrDisconnected)
+	c.conn.Close(transport.StatusNormalClosure, "Disconnected by the host.")
+}
+
+// ErrDisconnected is the cause given to pending requests when the host disconnects a
+// session (Session.Disconnect, or its grant revoked).
+var ErrDisconnected = fmt.Errorf("host: session disconnected by the host")
+
+func (s *Session) current() *connection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
+}
+
+func (s *Session) publish(kind EventKind) {
+	s.srv.events.publish(Event{Kind: kind, Session: s, Info: s.Info()})
+}
+
+// Sessions returns every session, connected ones first, then by id.
+func (s *Server) Sessions() []*Session {
+	s.mu.Lock()
+	list := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		list = append(list, sess)
+	}
+	s.mu.Unlock()
+	state := make(map[*Session]State, len(list))
+	for _, sess := range list {
+		state[sess] = sess.State()
+	}
+	slices.SortFunc(list, func(a, b *Session) int {
+		if (state[a] == StateConnected) != (state[b] == StateConnected) {
+			if state[a] == StateConnected {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return list
+}
+
+// Session returns the session with id, if the registry still holds it.
+func (s *Server) Session(id string) (*Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	return sess, ok
+}
+
+// resumableLocked finds the session a ticket resumes: same appId, same non-blank
+// processSessionId, and the same grant. Matching the grant is what stops another client
+// (any other grant for the app, even local mode on this machine) from taking a session
+// over with a processSessionId it saw on the network.
+func (s *Server) resumableLocked(t *ticket) *Session {
+	if strings.TrimSpace(t.processSessionID) == "" {
+		return nil
+	}
+	for _, sess := range s.sessions {
+		if sess.appID == t.appID && sess.processSessionID == t.processSessionID && sess.grantID == t.grantID {
+			return sess
+		}
+	}
+	return nil
+}
+
+func (s *Server) connectedLocked() int {
+	n := 0
+	for _, sess := range s.sessions {
+		if sess.current() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// appHint derives the session id prefix from an app id as the reference host does:
+// lower case, runs of other characters than [a-z0-9] become "-", edges trimmed, at most 48
+// characters, "app" when nothing is left.
+func appHint(appID string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(appID) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	h := strings.Trim(b.String(), "-")
+	if len(h) > 48 {
+		h = strings.TrimRight(h[:48], "-")
+	}
+	if h == "" {
+		return "app"
+	}
+	return h
+}
+
+// attach binds a new connection to the session its ticket resumes, or to a new session.
+// A connection it replaces fails its pending requests at once and is closed.
+func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Session, *connection) {
+	now := s.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil
+	}
+	sess := s.resumableLocked(t)
+	resumed := sess != nil
+	if sess == nil {
+		s.nextSeq++
+		sess = &Session{
+			srv: s, id: fmt.Sprintf("%s-%03d", appHint(t.appID), s.nextSeq),
+			appID: t.appID, deviceID: t.deviceID, grantID: t.grantID, configID: t.configID,
+			processSessionID: t.processSessionID, policy: t.policy,
+		}
+		s.sessions[sess.id] = sess
+	}
+	topts := s.opts.Tools
+	topts.SessionID = sess.id
+	topts.MaxToolPolicy = t.policy
+	if topts.Logger == nil {
+		topts.Logger = s.log
+	}
+	c := &connection{conn: conn, client: tools.NewClient(conn, topts)}
+
+	sess.mu.Lock()
+	old := sess.conn
+	sess.conn, sess.client = c, c.client
+	sess.state, sess.connectedAt, sess.disconnectedAt = StateConnected, now, time.Time{}
+	sess.deviceName, sess.remote, sess.opened = t.deviceName, remote, false
+	sess.mu.Unlock()
+	s.mu.Unlock()
+
+	if old != nil {
+		s.log.Info("host: session replaced by a newer connection", "session", sess.id)
+		old.client.Close(ErrReplaced)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			old.conn.Close(transport.StatusNormalClosure, "Replaced by a newer connection.")
+		}()
+	}
+	s.log.Info("host: session connected", "session", sess.id, "app", sess.appID, "device", sess.deviceID, "resumed", resumed)
+	sess.publish(EventConnected)
+	return sess, c
+}
+
+// detach ends a connection's part in its session; the session becomes disconnected unless
+// a newer connection already replaced this one.
+func (s *Server) detach(sess *Session, c *connection) {
+	now := s.now()
+	sess.mu.Lock()
+	current := sess.conn == c
+	if current {
+		sess.conn = nil
+		sess.state = StateDisconnected
+		sess.disconnectedAt = now
+	}
+	sess.mu.Unlock()
+	if !current {
+		return
+	}
+	s.log.Info("host: session disconnected", "session", sess.id)
+	sess.publish(EventDisconnected)
+	s.evict()
+}
+
+// evict drops the oldest disconnected sessions beyond MaxRetained.
+func (s *Server) evict() {
+	s.mu.Lock()
+	var gone []*Session
+	for {
+		var oldest *Session
+		var oldestAt time.Time
+		n := 0
+		for _, sess := range s.sessions {
+			sess.mu.Lock()
+			if sess.conn == nil {
+				n++
+				if oldest == nil || sess.disconnectedAt.Before(oldestAt) {
+					oldest, oldestAt = sess, sess.disconnectedAt
+				}
+			}
+			sess.mu.Unlock()
+		}
+		if n <= s.opts.MaxRetained {
+			break
+		}
+		delete(s.sessions, oldest.id)
+		gone = append(gone, oldest)
+	}
+	s.mu.Unlock()
+	for _, sess := range gone {
+		sess.publish(EventRemoved)
+	}
+}

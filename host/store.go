@@ -1,0 +1,222 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// storeSchema names the pairing store's file format.
+const storeSchema = "ansight-go.pairing-store.v1"
+
+// storeFileName is the pairing store's file inside Options.StateDir.
+const storeFileName = "pairing.json"
+
+// Retention of dead records: long enough that a late device still gets a precise reason
+// (EnrollmentConsumed rather than EnrollmentRequired), short enough that the file does not
+// grow without bound.
+const (
+	inviteRetention = 7 * 24 * time.Hour
+	grantRetention  = 30 * 24 * time.Hour
+)
+
+// Grant modes.
+const (
+	GrantLocal  = pairing.ModeLocal
+	GrantInvite = pairing.ModeInvite
+)
+
+// grantRecord is a grant as stored. Only the SHA-256 of the app's token is kept.
+type grantRecord struct {
+	GrantID       string      `json:"grantId"`
+	Mode          string      `json:"mode"`
+	ConfigID      string      `json:"configId"`
+	AppID         string      `json:"appId"`
+	DeviceID      string      `json:"deviceId"`
+	DeviceName    string      `json:"deviceName"`
+	SecretHash    string      `json:"secretHash"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	ExpiresAt     time.Time   `json:"expiresAt"`
+	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+}
+
+func (g *grantRecord) active(now time.Time) bool {
+	return g.RevokedAt.IsZero() && !now.After(g.ExpiresAt)
+}
+
+// inviteRecord is an invite as stored: its secret only as SHA-256.
+type inviteRecord struct {
+	InviteID       string      `json:"inviteId"`
+	AppID          string      `json:"appId"`
+	AppName        string      `json:"appName"`
+	IssuedAt       time.Time   `json:"issuedAt"`
+	ExpiresAt      time.Time   `json:"expiresAt"`
+	GrantExpiresAt time.Time   `json:"grantExpiresAt"`
+	MaxToolPolicy  wire.Policy `json:"maxToolPolicy"`
+	SecretHash     string      `json:"secretHash"`
+	Uses           int         `json:"uses"`
+	MaxUses        int         `json:"maxUses"`
+}
+
+type storeData struct {
+	Schema  string          `json:"schema"`
+	HostID  string          `json:"hostId"`
+	Grants  []*grantRecord  `json:"grants"`
+	Invites []*inviteRecord `json:"invites"`
+}
+
+// store is the pairing state. It is not safe for concurrent use: the server serializes
+// access under its own lock. With an empty dir it lives in memory only.
+type store struct {
+	dir  string
+	data storeData
+}
+
+// openStore loads dir/pairing.json, creating dir (mode 0700) when needed. A missing file is
+// an empty store with a fresh host id; a corrupt one is an error rather than silently
+// dropping every grant.
+func openStore(dir string) (*store, error) {
+	s := &store{dir: dir, data: storeData{Schema: storeSchema, HostID: pairing.NewToken(pairing.GrantIDBytes)}}
+	if dir == "" {
+		return s, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("host: state dir: %w", err)
+	}
+	// The directory may predate us with looser permissions; grants must not be readable
+	// by other users.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("host: state dir: %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, storeFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, s.save()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host: pairing store: %w", err)
+	}
+	var d storeData
+	if err := wire.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("host: pairing store %s is corrupt: %w", filepath.Join(dir, storeFileName), err)
+	}
+	if d.Schema != storeSchema || d.HostID == "" {
+		return nil, fmt.Errorf("host: pairing store %s has schema %q, want %s", filepath.Join(dir, storeFileName), d.Schema, storeSchema)
+	}
+	s.data = d
+	return s, nil
+}
+
+// save writes the store atomically: a temporary file (mode 0600) in the same directory,
+// synced, renamed over the old one, then the directory synced so the rename survives a
+// crash.
+func (s *store) save() error {
+	if s.dir == "" {
+		return nil
+	}
+	b, err := wire.Marshal(&s.data)
+	if err != nil {
+		return fmt.Errorf("host: encode pairing store: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.dir, ".pairing-*.tmp")
+	if err != nil {
+		return fmt.Errorf("host: save pairing store: %w", err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("host: save pairing store: %w", err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		return fail(err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(name, filepath.Join(s.dir, storeFileName)); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("host: save pairing store: %w", err)
+	}
+	if d, err := os.Open(s.dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// prune drops records dead for longer than their retention.
+func (s *store) prune(now time.Time) {
+	grants := s.data.Grants[:0]
+	for _, g := range s.data.Grants {
+		if now.Sub(g.ExpiresAt) < grantRetention {
+			grants = append(grants, g)
+		}
+	}
+	s.data.Grants = grants
+	invites := s.data.Invites[:0]
+	for _, inv := range s.data.Invites {
+		if now.Sub(inv.ExpiresAt) < inviteRetention {
+			invites = append(invites, inv)
+		}
+	}
+	s.data.Invites = invites
+}
+
+func (s *store) grant(mode, configID, appID, deviceID string) *grantRecord {
+	for _, g := range s.data.Grants {
+		if g.Mode == mode && g.AppID == appID && g.DeviceID == deviceID && (mode == GrantLocal || g.ConfigID == configID) {
+			return g
+		}
+	}
+	return nil
+}
+
+func (s *store) grantByID(id string) *grantRecord {
+	for _, g := range s.data.Grants {
+		if g.GrantID == id {
+			return g
+		}
+	}
+	return nil
+}
+
+func (s *store) removeGrant(g *grantRecord) {
+	for i, x := range s.data.Grants {
+		if x == g {
+			s.data.Grants = append(s.data.Grants[:i], s.data.Grants[i+1:]...)
+			return
+		}
+	}
+}
+
+func (s *store) invite(id string) *inviteRecord {
+	for _, inv := range s.data.Invites {
+		if inv.InviteID == id {
+			return inv
+		}
+	}
+	return nil
+}
+
+func (s *store) removeInvite(id string) bool {
+	for i, inv := range s.data.Invites {
+		if inv.InviteID == id {
+			s.data.Invites = append(s.data.Invites[:i], s.data.Invites[i+1:]...)
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,104 @@
+package host
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// serveUpgrade authenticates and upgrades a WebSocket request, then runs the connection's
+// reader on this goroutine until the connection ends. Checks, in order:
+// path (404), Origin (403), Host on a loopback listener (403), token (401), capacity (503).
+func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != pairing.WebSocketPath {
+		refuse(w, http.StatusNotFound)
+		return
+	}
+	// Apps never send Origin; browsers always do. Refusing it closes cross-site WebSocket
+	// hijacking from any web page the developer visits.
+	if _, ok := r.Header["Origin"]; ok {
+		s.log.Warn("host: refused upgrade with an Origin header", "from", r.RemoteAddr)
+		refuse(w, http.StatusForbidden)
+		return
+	}
+	if !s.opts.LAN && !loopbackHost(r.Host) {
+		s.log.Warn("host: refused upgrade for a foreign Host", "from", r.RemoteAddr)
+		refuse(w, http.StatusForbidden)
+		return
+	}
+	now := s.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		refuse(w, http.StatusServiceUnavailable)
+		return
+	}
+	t := s.redeemLocked(requestToken(r), now)
+	if t == nil {
+		s.mu.Unlock()
+		s.log.Info("host: refused upgrade without a valid token", "from", r.RemoteAddr)
+		refuse(w, http.StatusUnauthorized)
+		return
+	}
+	resumed := s.resumableLocked(t)
+	if (resumed == nil || resumed.current() == nil) && s.connectedLocked() >= s.opts.MaxSessions {
+		s.mu.Unlock()
+		s.log.Warn("host: refused upgrade: too many sessions", "app", t.appID)
+		refuse(w, http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1) // under mu and before Close's Wait: Close sets closed under mu
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: s.opts.KeepAlive})
+	if err != nil {
+		s.log.Info("host: upgrade failed", "from", r.RemoteAddr, "err", err)
+		return
+	}
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	sess, c := s.attach(t, conn, remote.Addr())
+	if sess == nil {
+		conn.Close(transport.StatusGoingAway, "Host shutting down.")
+		return
+	}
+	s.serveConn(sess, c)
+}
+
+// requestToken takes the token from "Authorization: Bearer" (what our SDK sends, kept out
+// of URLs and logs) or else from the query parameter token (the official SDKs).
+func requestToken(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+		return ""
+	}
+	return r.URL.Query().Get("token")
+}
+
+// loopbackHost reports whether a Host header names this machine: localhost or a loopback
+// address, with or without a port. Anything else on a loopback listener is a browser
+// following a rebound DNS name.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && isLoopback(a)
+}
+
+func refuse(w http.ResponseWriter, code int) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(code)
+}
