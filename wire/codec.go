@@ -12,14 +12,16 @@ var marshalOptions = json.Deterministic(true)
 
 // Unmarshal decodes the JSON value data into v (a non-nil pointer) strictly:
 //   - names match Go fields case-sensitively;
-//   - duplicate names, and two names of one object equal under case folding, are refused;
-//   - a name that equals a field name of the target struct only under case folding
-//     ("ToolId" for "toolId") is refused rather than ignored;
+//   - duplicate names are refused;
+//   - in an object decoded into a struct, a name that equals a field name only under case
+//     folding ("ToolId" for "toolId") is refused rather than ignored, and so are two names
+//     equal under case folding;
 //   - nesting deeper than [MaxDepth] and inputs above [DefaultMaxMessageBytes] are refused;
 //   - invalid UTF-8 and anything after the value are refused.
 //
-// Unknown names are otherwise accepted and ignored: other SDKs add fields. Every failure
-// is a [*DecodeError].
+// Unknown names are otherwise accepted and ignored: other SDKs add fields. Names of Go maps
+// and of free-form values (jsontext.Value, any) are data and may differ only by case.
+// Every failure is a [*DecodeError].
 func Unmarshal(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {

@@ -162,8 +162,7 @@ func readWrapper(raw []byte) (*wrapper, error) {
 		hasEncoding            bool
 		members                = [...]string{"$ansightEncoding", "contentType", "originalByteCount", "compressedByteCount", "data"}
 		slots                  = [...]*[]byte{&encRaw, &ctRaw, &origRaw, &compRaw, &dataRaw}
-		start                  = len(s.names)
-		folded                 map[string]struct{}
+		variant                string // a name equal to a member's only under case folding
 	)
 	for s.dec.PeekKind() != '}' {
 		rawName, err := s.dec.ReadValue()
@@ -175,18 +174,13 @@ func readWrapper(raw []byte) (*wrapper, error) {
 		if err != nil {
 			return nil, asDecodeError(err)
 		}
-		if err := s.checkFold(name, start, &folded, offset); err != nil {
-			return nil, err
-		}
-		s.names = append(s.names, name)
 		slot := -1
 		for i, m := range members {
 			if string(name) == m {
 				slot = i
+			} else if variant == "" && bytes.EqualFold(name, []byte(m)) {
+				variant = string(name)
 			}
-		}
-		if slot < 0 && bytes.EqualFold(name, []byte(members[0])) {
-			return nil, decodeError("/"+string(name), offset, "payload key "+strconv.Quote(string(name))+" differs from \"$ansightEncoding\" only by case")
 		}
 		if err := s.dec.SkipValue(); err != nil {
 			return nil, asDecodeError(err)
@@ -202,6 +196,9 @@ func readWrapper(raw []byte) (*wrapper, error) {
 	}
 	if err := s.end(); err != nil {
 		return nil, err
+	}
+	if variant != "" && (hasEncoding || bytes.EqualFold([]byte(variant), []byte(members[0]))) {
+		return nil, decodeError("/"+variant, -1, "payload key "+strconv.Quote(variant)+" differs from a gzip-base64-json member name only by case")
 	}
 	if !hasEncoding {
 		return nil, nil

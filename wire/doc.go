@@ -16,13 +16,14 @@
 // Every decoding failure is a [*DecodeError] carrying the JSON Pointer of the offending
 // value; answer it with [CodeProtocolInvalidRequest] (or the payload-specific code).
 //
-// Strict means: names match case-sensitively; duplicate names are refused, and so are two
-// names of one object that are equal under Unicode case folding, and a name that differs
-// from a field of the target struct only by case ("ToolId" for "toolId") — Go's
+// Strict means: names match case-sensitively; duplicate names are refused; in an object
+// decoded into a Go struct, a name that differs from a field name only by case ("ToolId"
+// for "toolId") is refused, and so are two names equal under Unicode case folding — Go's
 // encoding/json v1 would match such a name to the field, so letting it through would let
-// a peer smuggle a second value past any checker that decodes differently. Nesting is
-// limited to [MaxDepth], input to [DefaultMaxMessageBytes]. Unknown names are otherwise
-// accepted: other SDKs add fields.
+// a peer smuggle a second value past any checker that decodes differently. Names of maps
+// and free-form values (arguments, results) are data and may differ only by case (tool
+// ids are case-sensitive). Nesting is limited to [MaxDepth], input to
+// [DefaultMaxMessageBytes]. Unknown names are otherwise accepted: other SDKs add fields.
 //
 // # Writing a message
 //

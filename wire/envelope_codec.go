@@ -25,9 +25,9 @@ var envelopeShape = shapeOf(reflect.TypeFor[Envelope]())
 //
 // SentAt is returned in UTC; it is zero when the message had none (the reader treats that
 // as "now"). Payload is a sub-slice of data, not a copy: data must not be modified while
-// the envelope is in use. The payload is checked for syntax, depth and case-variant keys
-// but not interpreted; use [DecodePayload] and then [Unmarshal] for the body. Every
-// failure is a [*DecodeError].
+// the envelope is in use. The payload is checked for syntax, duplicate names and depth but
+// not interpreted; use [DecodePayload] and then [Unmarshal] into the payload type, which
+// makes the field-name checks. Every failure is a [*DecodeError].
 func DecodeEnvelope(data []byte) (*Envelope, error) {
 	if len(data) > DefaultMaxMessageBytes {
 		return nil, decodeError("", -1, "message of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))

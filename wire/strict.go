@@ -16,8 +16,14 @@ import (
 // json package decodes it (jsontext itself refuses malformed JSON, invalid UTF-8 and
 // exact duplicate names). It adds what jsontext does not check:
 //   - nesting deeper than MaxDepth;
-//   - two names of one object equal under Unicode case folding ("a" and "A");
-//   - a name that matches a field of the target struct only under case folding.
+//   - in an object decoded into a Go struct: a name that matches a field only under
+//     Unicode case folding, and two names equal under case folding.
+//
+// Objects whose names are data — Go maps (categories, changes, evidence) and free-form
+// values (arguments, results) — may hold names that differ only by case: tool ids are
+// case-sensitive, and a result may list "Makefile" and "makefile". Such a value is checked
+// for field-name variants when it is decoded into its own struct (a typed tool's
+// arguments), and closed-object schemas refuse the unknown variant of a property.
 //
 // Scanners are pooled: the jsontext.Decoder and the name stack are reused, so a scan does
 // not allocate for inputs with small objects.
@@ -26,8 +32,7 @@ type scanner struct {
 	src  bytes.Buffer // wraps the input so that dec parses it in place, without copying
 	data []byte
 
-	// names holds the unescaped names of every open object, innermost last; frames
-	// records where each open object's names start.
+	// names holds the unescaped names of every open struct-shaped object, innermost last.
 	names [][]byte
 }
 
@@ -129,6 +134,7 @@ func (s *scanner) object(sh *shape) error {
 	if err := s.checkDepth(); err != nil {
 		return err
 	}
+	structObj := sh != nil && sh.isObj
 	start := len(s.names)
 	defer func() {
 		clear(s.names[start:])
@@ -145,10 +151,12 @@ func (s *scanner) object(sh *shape) error {
 		if err != nil {
 			return asDecodeError(err)
 		}
-		if err := s.checkFold(name, start, &folded, offset); err != nil {
-			return err
+		if structObj {
+			if err := s.checkFold(name, start, &folded, offset); err != nil {
+				return err
+			}
+			s.names = append(s.names, name)
 		}
-		s.names = append(s.names, name)
 
 		var next *shape
 		switch {

@@ -1,0 +1,157 @@
+package wire
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// benchNode is a visual-tree node, the typical large tool result.
+type benchNode struct {
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Text     string      `json:"text,omitzero"`
+	Bounds   [4]int      `json:"bounds"`
+	Enabled  bool        `json:"enabled"`
+	Children []benchNode `json:"children,omitzero"`
+}
+
+// benchTree returns a tree whose compact JSON is about size bytes.
+func benchTree(size int) *benchNode {
+	root := &benchNode{ID: "root", Type: "Window", Bounds: [4]int{0, 0, 1080, 2400}, Enabled: true}
+	for i := 0; ; i++ {
+		group := benchNode{ID: fmt.Sprintf("root.%d", i), Type: "StackLayout", Bounds: [4]int{0, i * 40, 1080, 40}, Enabled: true}
+		for j := range 8 {
+			group.Children = append(group.Children, benchNode{
+				ID: fmt.Sprintf("root.%d.%d", i, j), Type: "Label", Text: fmt.Sprintf("Item %d of group %d", j, i),
+				Bounds: [4]int{j * 120, i * 40, 120, 40}, Enabled: j%3 != 0,
+			})
+		}
+		root.Children = append(root.Children, group)
+		if i%64 == 0 { // measure only now and then
+			if b, _ := json.Marshal(root); len(b) >= size {
+				return root
+			}
+		}
+	}
+}
+
+// BenchmarkEncodeResult compares a 1 MiB tool.result payload written plainly (the
+// baseline) with the same payload gzip-base64-json wrapped.
+func BenchmarkEncodeResult(b *testing.B) {
+	tree := benchTree(1 << 20)
+	res := struct {
+		ToolID  string     `json:"toolId"`
+		Success bool       `json:"success"`
+		Result  *benchNode `json:"result"`
+	}{"ui.get_visual_tree", true, tree}
+	plain, _ := Marshal(&res)
+	enc, _ := EncodePayload(plain)
+	b.Logf("payload %d bytes, wrapped %d bytes", len(plain), len(enc))
+
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := Marshal(&res)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(p)))
+		}
+	})
+	b.Run("compressed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := Marshal(&res)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(p)))
+			if _, err := EncodePayload(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-plain", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(plain)))
+		for b.Loop() {
+			if _, err := DecodePayload(plain, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-compressed", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(plain)))
+		for b.Loop() {
+			if _, err := DecodePayload(enc, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkDecodeCall measures the codec's part of a small tool.call against the json
+// package's non-strict decoding of the same bytes (the baseline).
+func BenchmarkDecodeCall(b *testing.B) {
+	data := []byte(smallCall)
+	b.Run("baseline-json-v2", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e struct {
+				Type       string         `json:"type"`
+				ID         string         `json:"id"`
+				ReplyTo    string         `json:"replyTo"`
+				SessionID  string         `json:"sessionId"`
+				SentAt     time.Time      `json:"sentAt"`
+				Capability string         `json:"capability"`
+				Payload    jsontext.Value `json:"payload"`
+			}
+			if err := json.Unmarshal(data, &e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("DecodeEnvelope", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeEnvelope(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	payload := []byte(`{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}`)
+	b.Run("baseline-json-v2-call", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var c Call
+			if err := json.Unmarshal(payload, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Unmarshal-call", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var c Call
+			if err := Unmarshal(payload, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	resp := NewResponse(&Envelope{Type: TypeCall, ID: "call-0191", SessionID: "session_1"}, TypeResult,
+		jsontext.Value(`{"toolId":"app.echo","success":true,"result":{"text":"hello"}}`), time.Now())
+	buf := make([]byte, 0, 512)
+	b.Run("AppendEnvelope", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := AppendEnvelope(buf[:0], resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
