@@ -125,7 +125,7 @@ func (c *controlChannel) mustSucceed(ctx context.Context, action string, payload
 		return nil, err
 	}
 	if !resp.Success {
-		return nil, &ControlError{Action: action, Message: resp.Message}
+		return nil, &ControlError{Action: action, Message: peerText(resp.Message)}
 	}
 	return resp, nil
 }

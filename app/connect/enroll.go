@@ -158,31 +158,41 @@ func exchange(ctx context.Context, e *enrollment, target netip.AddrPort, log *sl
 			log.Debug("ansight: ignoring enrollment datagram from another address", "from", from.String(), "target", target.String())
 			continue
 		}
-		res, err := pairing.ParseEnrollmentResult(buf[:n])
-		if err != nil {
-			log.Debug("ansight: ignoring malformed enrollment reply", "from", from.String(), "err", err)
-			continue
+		ep, decided, err := e.judge(req.RequestID, target, buf[:n], log)
+		if decided {
+			return ep, err
 		}
-		if res.RequestID != req.RequestID {
-			log.Debug("ansight: ignoring enrollment reply to another request", "from", from.String())
-			continue
-		}
-		hostDesc := target.String()
-		if !res.Accepted {
-			msg := res.ReasonMessage
-			if msg == "" {
-				msg = res.Message
-			}
-			return endpoint{}, newEnrollmentError(res.Reason, msg, hostDesc, e.stateDir)
-		}
-		u, err := webSocketURL(target.Addr(), res.WebSocketPort, res.WebSocketPath)
-		if err != nil {
-			// Not retried on another address: the same host would issue the same path.
-			return endpoint{}, &EnrollmentError{Reason: "WebSocketHandoffUnavailable", Message: err.Error(), Host: hostDesc,
-				hint: "the host accepted but issued an unusable WebSocket endpoint; will retry"}
-		}
-		return endpoint{url: u, token: res.WebSocketToken, hostName: res.HostName}, nil
 	}
+}
+
+// judge decides what a datagram from the target's address means: nothing (decided false:
+// malformed, or an answer to another request), a refusal (*EnrollmentError), or the
+// endpoint to upgrade at.
+func (e *enrollment) judge(requestID string, target netip.AddrPort, data []byte, log *slog.Logger) (ep endpoint, decided bool, err error) {
+	res, err := pairing.ParseEnrollmentResult(data)
+	if err != nil {
+		log.Debug("ansight: ignoring malformed enrollment reply", "target", target.String(), "err", err)
+		return endpoint{}, false, nil
+	}
+	if res.RequestID != requestID {
+		log.Debug("ansight: ignoring enrollment reply to another request", "target", target.String())
+		return endpoint{}, false, nil
+	}
+	hostDesc := target.String()
+	if !res.Accepted {
+		msg := res.ReasonMessage
+		if msg == "" {
+			msg = res.Message
+		}
+		return endpoint{}, true, newEnrollmentError(res.Reason, msg, hostDesc, e.stateDir)
+	}
+	u, err := webSocketURL(target.Addr(), res.WebSocketPort, res.WebSocketPath)
+	if err != nil {
+		// Not retried on another address: the same host would issue the same path.
+		return endpoint{}, true, &EnrollmentError{Reason: "WebSocketHandoffUnavailable", Message: err.Error(), Host: hostDesc,
+			hint: "the host accepted but issued an unusable WebSocket endpoint; will retry"}
+	}
+	return endpoint{url: u, token: res.WebSocketToken, hostName: res.HostName}, true, nil
 }
 
 func isTimeout(err error) bool {

@@ -27,7 +27,7 @@ type EnrollmentError struct {
 
 // Error returns "connect: <host> refused enrollment: <Reason>: <Message> (<what to do>)".
 func (e *EnrollmentError) Error() string {
-	s := fmt.Sprintf("connect: %s refused enrollment: %s", e.Host, e.Reason)
+	s := fmt.Sprintf("connect: %s refused enrollment: %s", e.Host, peerText(string(e.Reason)))
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -65,7 +65,7 @@ var reasonHints = map[pairing.Reason]string{
 }
 
 func newEnrollmentError(reason pairing.Reason, message, host, stateDir string) *EnrollmentError {
-	e := &EnrollmentError{Reason: reason, Message: message, Host: host}
+	e := &EnrollmentError{Reason: reason, Message: peerText(message), Host: host}
 	hint, ok := reasonHints[reason]
 	if !ok {
 		e.hint = "unknown reason code; will retry"

@@ -3,6 +3,7 @@ package connect
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // redacted replaces every secret in text shown to people: logs, errors, state callbacks.
@@ -55,3 +56,25 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// maxPeerText bounds text from the peer quoted in errors and logs.
+const maxPeerText = 200
+
+// peerText makes text from the network fit for an error message: control characters
+// become spaces and the length is bounded, so a hostile host cannot forge log lines.
+func peerText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > maxPeerText {
+		n := maxPeerText
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
+}
