@@ -98,12 +98,16 @@ func TestAvailabilityPanic(t *testing.T) {
 // TestCallContext: what a handler sees of its call, for calls and batch items.
 func TestCallContext(t *testing.T) {
 	a := New(Options{})
-	var seen []Call
+	type seenCall struct {
+		ToolID, CallID, RequestID, SessionID, Arguments string
+		Flat                                            map[string]string
+	}
+	var seen []seenCall
 	d := def("t.ctx", "Ctx", "t", wire.PolicyRead)
 	d.ArgumentsSchema = []byte(`{"type":"object","additionalProperties":true}`)
 	d.ResultSchema = []byte(`{}`)
 	if err := a.Register(Tool{Definition: d, Handler: func(ctx context.Context, c *Call) (any, error) {
-		seen = append(seen, Call{ToolID: c.ToolID, CallID: c.CallID, RequestID: c.RequestID, SessionID: c.SessionID, Arguments: c.Arguments, StringArguments: c.StringArguments})
+		seen = append(seen, seenCall{c.ToolID, c.CallID, c.RequestID, c.SessionID, string(c.Arguments), c.StringArguments})
 		c.SetMessage("done")
 		return nil, nil
 	}}); err != nil {
@@ -115,17 +119,17 @@ func TestCallContext(t *testing.T) {
 		t.Fatalf("result %s", p)
 	}
 	f.handle(t, `{"type":"tool.batch","id":"b1","payload":{"calls":[{"toolId":"t.ctx"},{"toolId":"t.ctx","callId":"k2","arguments":null}]}}`)
-	want := []Call{
-		{ToolID: "t.ctx", CallID: "k1", RequestID: "r1", SessionID: "s1", Arguments: jsontext.Value(`{"a":[1,2]}`)},
-		{ToolID: "t.ctx", RequestID: "b1", Arguments: jsontext.Value(`{}`)},
-		{ToolID: "t.ctx", CallID: "k2", RequestID: "b1", Arguments: jsontext.Value(`{}`)},
+	want := []seenCall{
+		{ToolID: "t.ctx", CallID: "k1", RequestID: "r1", SessionID: "s1", Arguments: `{"a":[1,2]}`},
+		{ToolID: "t.ctx", RequestID: "b1", Arguments: `{}`},
+		{ToolID: "t.ctx", CallID: "k2", RequestID: "b1", Arguments: `{}`},
 	}
 	if len(seen) != len(want) {
 		t.Fatalf("%d calls", len(seen))
 	}
 	for i := range want {
 		g, w := seen[i], want[i]
-		if g.ToolID != w.ToolID || g.CallID != w.CallID || g.RequestID != w.RequestID || g.SessionID != w.SessionID || string(g.Arguments) != string(w.Arguments) || g.StringArguments != nil {
+		if g.ToolID != w.ToolID || g.CallID != w.CallID || g.RequestID != w.RequestID || g.SessionID != w.SessionID || g.Arguments != w.Arguments || g.Flat != nil {
 			t.Errorf("call %d: %+v, want %+v", i, g, w)
 		}
 	}
