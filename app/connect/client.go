@@ -74,7 +74,7 @@ func (cl *client) run(ctx context.Context) error {
 		if err == nil {
 			streak = 0
 			start := time.Now()
-			c.log.Info("ansight: connected", "endpoint", s.Endpoint(), "processSessionId", ProcessSessionID())
+			c.log.Info("ansight: connected", "endpoint", s.Endpoint())
 			cl.report(StateConnected, s.Endpoint(), nil)
 			select {
 			case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,7 +108,7 @@ func newDeviceProfile(c *config, now time.Time) deviceProfile {
 		ProfileSeq: profileSeq.Add(1),
 		SDK:        profileSDK{Name: SDKName, PackageID: modulePath, Version: sdkVersion(), Language: "go"},
 		Device: profileDevice{
-			TimeZone:     now.Location().String(),
+			TimeZone:     timeZoneName(now),
 			OSName:       osName(runtime.GOOS),
 			CPUArch:      runtime.GOARCH,
 			CPUCoreCount: runtime.NumCPU(),
@@ -136,6 +137,21 @@ func osName(goos string) string {
 		return "FreeBSD"
 	}
 	return goos
+}
+
+// timeZoneName returns the local IANA zone name when it can be found (TZ, or the target of
+// /etc/localtime), else the zone's abbreviation; time.Local itself is only named "Local".
+func timeZoneName(now time.Time) string {
+	if tz := strings.TrimPrefix(os.Getenv("TZ"), ":"); tz != "" && !strings.HasPrefix(tz, "/") {
+		return tz
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok && name != "" {
+			return name
+		}
+	}
+	name, _ := now.Zone()
+	return name
 }
 
 func utcNow(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
