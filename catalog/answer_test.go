@@ -317,3 +317,39 @@ func sortStrings(s []string) {
 		}
 	}
 }
+
+// Concurrent queries in alternating runtime states share the availability cache safely
+// and always answer with the revision of their own state.
+func TestAnswerConcurrentStates(t *testing.T) {
+	s := mustSet(t, fixtureDefs(), GuardReadWrite)
+	states := []map[string]wire.Runtime{nil, lockedNotes, {"map.load": {Code: "no_map"}}}
+	want := make([]string, len(states))
+	for i, st := range states {
+		want[i] = mustSet(t, fixtureDefs(), GuardReadWrite).availabilityOf(st).revision
+	}
+	done := make(chan error)
+	for w := range 4 {
+		go func() {
+			var err error
+			for i := range 200 {
+				k := (i + w) % len(states)
+				b, aerr := s.Answer(&wire.Query{Detail: "index"}, states[k], testNow)
+				var c wire.Catalog
+				if aerr == nil {
+					aerr = wire.Unmarshal(b, &c)
+				}
+				if aerr != nil {
+					err = aerr
+				} else if c.AvailabilityRevision != want[k] && err == nil {
+					err = fmt.Errorf("state %d: availability revision %s, want %s", k, c.AvailabilityRevision, want[k])
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

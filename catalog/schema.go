@@ -59,6 +59,7 @@ const MaxViolations = 32
 // restored. It is immutable and safe for concurrent use.
 type Schema struct {
 	published jsontext.Value // wire form (restored defaults stripped)
+	canonical jsontext.Value // RFC 8785 form of published, for definition revisions
 	object    bool           // top-level "type" is "object"
 	fast      *plan          // allocation-free validator; nil when a keyword needs std
 	std       *jsonschema.Schema
@@ -137,8 +138,14 @@ func compileSchema(raw jsontext.Value) (*Schema, error) {
 		return nil, err
 	}
 	t := tree.get("type")
+	pub := jsontext.Value(published.appendJSON(nil))
+	canon := jsontext.Value(append([]byte(nil), pub...))
+	if err := canon.Canonicalize(); err != nil {
+		return nil, err
+	}
 	return &Schema{
-		published: published.appendJSON(nil),
+		published: pub,
+		canonical: canon,
 		object:    t != nil && t.kind == '"' && t.str == "object",
 		fast:      compilePlan(tree),
 		std:       std,

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -183,13 +184,15 @@ func newTool(d *Definition) (*Tool, error) {
 	t := &Tool{Def: def, Args: args, Result: result}
 
 	// The definitions-projection entry without definitionRevision is what the revision
-	// hashes (spec §3).
-	var b []byte
-	b, err = appendStatic(b, &def, args.published, result.published)
+	// hashes (spec §3), in canonical form.
+	canon, err := appendStaticCanonical(nil, &def, args.canonical, result.canonical)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}
-	if t.DefinitionRevision, err = canonicalRevision(b); err != nil {
+	sum := sha256.Sum256(canon)
+	t.DefinitionRevision = formatRevision(sum[:])
+	b, err := appendStatic(canon[:0], &def, args.published, result.published)
+	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}
 	b = b[:len(b)-1]
@@ -277,6 +280,45 @@ func appendStatic(b []byte, d *Definition, args, result jsontext.Value) ([]byte,
 		b = append(b, `,"argumentEncoding":"`+wire.ArgumentEncodingFlattenedString+`"`...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendStaticCanonical appends the static definition object in RFC 8785 form: members
+// in sorted order, strings as appendString writes them, schemas already canonical.
+func appendStaticCanonical(b []byte, d *Definition, args, result jsontext.Value) ([]byte, error) {
+	var err error
+	str := func(key, value string) {
+		if err == nil {
+			b = append(b, key...)
+			b, err = appendString(b, value)
+		}
+	}
+	b = append(b, '{')
+	if d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString {
+		b = append(b, `"argumentEncoding":"`+wire.ArgumentEncodingFlattenedString+`",`...)
+	}
+	b = append(b, `"argumentsSchema":`...)
+	b = append(b, args...)
+	str(`,"category":`, d.Category)
+	str(`,"description":`, d.Description)
+	str(`,"id":`, d.ID)
+	if strings.TrimSpace(d.Keywords) != "" {
+		str(`,"keywords":`, d.Keywords)
+	}
+	str(`,"name":`, d.Name)
+	str(`,"policy":`, string(d.Policy))
+	if len(d.PrerequisiteToolIDs) > 0 {
+		b = append(b, `,"prerequisiteToolIds":[`...)
+		for i, id := range d.PrerequisiteToolIDs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			str("", id)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"resultSchema":`...)
+	b = append(b, result...)
+	return append(b, '}'), err
 }
 
 // appendIndexOpen appends the index entry without its closing brace.

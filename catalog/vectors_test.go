@@ -82,6 +82,10 @@ func TestRevisionVectors(t *testing.T) {
 		if err := canon.Canonicalize(); err != nil {
 			t.Fatal(err)
 		}
+		direct, err := appendStaticCanonical(nil, &tool.Def, tool.Args.canonical, tool.Result.canonical)
+		if err != nil || string(direct) != d.Canonical {
+			t.Errorf("%s direct canonical form:\n got %s\nwant %s (%v)", d.Definition.ID, direct, d.Canonical, err)
+		}
 		if string(canon) != d.Canonical {
 			t.Errorf("%s canonical:\n got %s\nwant %s", d.Definition.ID, canon, d.Canonical)
 		}
