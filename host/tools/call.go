@@ -135,8 +135,12 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 	timer := time.NewTimer(c.opts.Timeout)
 	defer timer.Stop()
 	for _, t := range ts {
-		seen := t.frames.Load()
 		for waiting := true; waiting; {
+			idle := t.idle()
+			if idle >= c.opts.Timeout {
+				c.transfers.abort(t, fmt.Errorf("%w: no frame for %v", ErrTimeout, c.opts.Timeout))
+			}
+			timer.Reset(max(c.opts.Timeout-idle, 0))
 			select {
 			case <-t.done:
 				waiting = false
@@ -144,12 +148,6 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 				c.transfers.abortEach(ts, context.Cause(ctx))
 				return
 			case <-timer.C:
-				if n := t.frames.Load(); n != seen {
-					seen = n
-				} else {
-					c.transfers.abort(t, fmt.Errorf("%w: no frame for %v", ErrTimeout, c.opts.Timeout))
-				}
-				timer.Reset(c.opts.Timeout)
 			}
 		}
 	}

@@ -39,7 +39,7 @@ func sanitizeFileName(name, transferID string) string {
 		}
 	}
 	s := strings.TrimLeft(b.String(), ".")
-	s = strings.TrimRight(s, ". ") // Windows drops trailing dots
+	s = strings.TrimRight(s, ".") // Windows drops trailing dots
 	if len(s) > maxFileNameBytes {
 		ext := filepath.Ext(s)
 		if len(ext) > 16 {

@@ -94,6 +94,10 @@ func startHarness(t *testing.T, opts Options, h handler) *harness {
 			hs.raw = append(hs.raw, data)
 			hs.mu.Unlock()
 			for _, m := range (*hs.handle.Load())(env) {
+				if m.typ == dropConnection {
+					appEnd.Close(transport.StatusGoingAway, "app gone")
+					return
+				}
 				if err := appEnd.Write(ctx, m.typ, m.data); err != nil {
 					return
 				}
@@ -153,6 +157,9 @@ func reply(t testing.TB, req *wire.Envelope, typ string, payload any) msg {
 	}
 	return msg{transport.MessageText, data}
 }
+
+// dropConnection as a msg type makes the fake app close the connection.
+const dropConnection transport.MessageType = 0
 
 func text(s string) msg { return msg{transport.MessageText, []byte(s)} }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ansight-go/ansight/wire"
@@ -84,9 +85,9 @@ type transfer struct {
 	id       string
 	fileName string
 	mimeType string
-	size     int64        // -1 when not announced
-	frames   atomic.Int64 // frames seen, for the idle watchdog
-	done     chan struct{}
+	size     int64         // -1 when not announced
+	frames   atomic.Int64  // frames seen, for the idle watchdog
+	done     chan struct{} // closed by registry.ended
 
 	mu       sync.Mutex
 	status   string
@@ -95,6 +96,7 @@ type transfer struct {
 	seq      int32
 	received int64
 	err      error
+	lastSeen time.Time // registration or last frame, for the stall watchdog
 }
 
 // register creates one transfer per distinct transfer id in descs. Transfers that cannot
@@ -114,7 +116,7 @@ func (r *registry) register(descs []descriptor) []*transfer {
 
 func (r *registry) start(d descriptor) *transfer {
 	t := &transfer{id: d.transferID, fileName: d.fileName, mimeType: d.mimeType, size: d.size,
-		done: make(chan struct{}), status: StatusReceiving}
+		done: make(chan struct{}), status: StatusReceiving, lastSeen: time.Now()}
 	reject := func(err error, tomb bool) *transfer {
 		t.mu.Lock()
 		t.failLocked(err)
@@ -155,23 +157,26 @@ func (r *registry) start(d descriptor) *transfer {
 
 	f, path, err := createUnique(dir, sanitizeFileName(d.fileName, t.id))
 	t.mu.Lock()
+	failed := false
 	switch {
+	case t.status != StatusReceiving: // aborted by Close meanwhile, and retired there
+		if err == nil {
+			f.Close()
+			os.Remove(path)
+		}
 	case err != nil:
 		t.failLocked(err)
-	case t.status != StatusReceiving: // aborted by Close meanwhile
-		f.Close()
-		os.Remove(path)
+		failed = true
 	default:
 		t.file, t.path = f, path
 	}
-	failed := t.status == StatusFailed
 	p := t.progressLocked()
 	t.mu.Unlock()
-	if failed && err != nil {
+	if failed {
 		r.ended(t, true)
-		return t
+	} else if p.Status == StatusReceiving {
+		r.notify(p)
 	}
-	r.notify(p)
 	return t
 }
 
@@ -195,9 +200,9 @@ func (r *registry) dirLocked() (string, error) {
 	return dir, nil
 }
 
-// ended retires a transfer that reached a final state: it leaves the active set (its id is
-// remembered so that late frames are dropped quietly when tomb is set), is counted and
-// reported.
+// ended retires a transfer that reached a final state, exactly once: it leaves the active
+// set (its id is remembered so that late frames are dropped quietly when tomb is set), is
+// counted and reported, and only then are its waiters released.
 func (r *registry) ended(t *transfer, tomb bool) {
 	r.mu.Lock()
 	if r.active[t.id] == t {
@@ -218,6 +223,7 @@ func (r *registry) ended(t *transfer, tomb bool) {
 		r.opts.Logger.Debug("tools: transfer failed", "transferId", t.id, "err", p.Err)
 	}
 	r.notify(p)
+	close(t.done)
 }
 
 func (r *registry) tombLocked(id string) {
@@ -314,12 +320,12 @@ func (r *registry) abortAll(err error) {
 // offset must continue exactly where the previous frame stopped: a gap or an overlap fails
 // the transfer, as does more data than announced.
 func (t *transfer) apply(f wire.Frame, limit int64) bool {
-	t.frames.Add(1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.status != StatusReceiving {
 		return false
 	}
+	t.lastSeen = time.Now()
 	if t.file == nil {
 		t.failLocked(errors.New("no destination file"))
 		return true
@@ -374,7 +380,6 @@ func (t *transfer) apply(f wire.Frame, limit int64) bool {
 			return true
 		}
 		t.status = StatusComplete
-		close(t.done)
 		return true
 	}
 	t.failLocked(fmt.Errorf("unknown frame type %d", f.Type))
@@ -395,7 +400,13 @@ func (t *transfer) failLocked(err error) {
 		t.path = ""
 	}
 	t.status, t.err = StatusFailed, err
-	close(t.done)
+}
+
+// idle returns how long the transfer has gone without a frame.
+func (t *transfer) idle() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return time.Since(t.lastSeen)
 }
 
 func (t *transfer) progressLocked() TransferProgress {

@@ -1,0 +1,246 @@
+package tools
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+func TestCallRefusals(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	app.tools = append(app.tools, tool("e.gone", wire.PolicyRead, "def-e"))
+	app.unavailable["e.gone"] = wire.Runtime{Available: false, Reason: "not now"}
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
+	cases := []struct {
+		toolID, code string
+	}{
+		{"c.critical", wire.CodePolicyNotGranted},
+		{"zzz.unknown", wire.CodeNotFound},
+		{"e.gone", wire.CodeUnavailable},
+		{"", wire.CodeCallMissingID},
+	}
+	for _, tc := range cases {
+		_, err := hs.c.Call(t.Context(), wire.Call{ToolID: tc.toolID})
+		re, ok := errorsAs[*RefusalError](err)
+		if !ok || re.Err.Code != tc.code || wire.CodeOf(err) != tc.code || re.ToolID != tc.toolID {
+			t.Errorf("%q: err = %v, want refusal %s", tc.toolID, err, tc.code)
+		}
+		if _, ok := errorsAs[*TransportError](err); ok {
+			t.Errorf("%q: a refusal is not a transport error", tc.toolID)
+		}
+	}
+	// The first call fetched the index (no definitions: nothing to validate); nothing else.
+	if got := detailsOf(app.queryLog()); !slices.Equal(got, []string{"index"}) {
+		t.Errorf("queries %q", got)
+	}
+	if n := app.callCount(); n != 0 {
+		t.Errorf("%d refused calls reached the app", n)
+	}
+	// Allowed tools pass.
+	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "b.write", Arguments: jsontext.Value(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCallValidatesArguments(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	flat := tool("f.flat", wire.PolicyRead, "def-f")
+	flat.ArgumentEncoding = wire.ArgumentEncodingFlattenedString
+	app.tools = append(app.tools, flat)
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical, ValidateArguments: true}, app.handler())
+
+	_, err := hs.c.Call(t.Context(), wire.Call{ToolID: "a.read", Arguments: jsontext.Value(`{"n":"one","extra":true}`)})
+	re, ok := errorsAs[*RefusalError](err)
+	if !ok || re.Err.Code != wire.CodeArgumentsSchemaInvalid {
+		t.Fatalf("err = %v", err)
+	}
+	var details struct {
+		Valid  bool `json:"valid"`
+		Errors []struct {
+			Path    string `json:"path"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := wire.Unmarshal(re.Err.Details, &details); err != nil || details.Valid || len(details.Errors) != 2 {
+		t.Fatalf("details %s (%v)", re.Err.Details, err)
+	}
+	// Only a.read's definition was fetched.
+	if got, want := detailsOf(app.queryLog()), []string{"index", "definitions a.read"}; !slices.Equal(got, want) {
+		t.Errorf("queries %q, want %q", got, want)
+	}
+	// Valid and absent arguments pass; flattened-string tools are not validated.
+	for _, c := range []wire.Call{
+		{ToolID: "a.read", Arguments: jsontext.Value(`{"n":1}`)},
+		{ToolID: "a.read"},
+		{ToolID: "f.flat", Arguments: jsontext.Value(`{"anything":"goes"}`)},
+	} {
+		if _, err := hs.c.Call(t.Context(), c); err != nil {
+			t.Errorf("%s %s: %v", c.ToolID, c.Arguments, err)
+		}
+	}
+	if n := app.callCount(); n != 3 {
+		t.Errorf("%d calls sent, want 3", n)
+	}
+	// Batches are validated per item.
+	_, err = hs.c.Batch(t.Context(), false, []wire.Call{{ToolID: "a.read"}, {ToolID: "b.write", Arguments: jsontext.Value(`[]`)}})
+	if re, ok := errorsAs[*RefusalError](err); !ok || re.Index != 1 || re.Err.Code != wire.CodeArgumentsSchemaInvalid {
+		t.Fatalf("batch err = %v", err)
+	}
+}
+
+func TestCallResultKeepsEvidence(t *testing.T) {
+	app := newFakeApp(t, readTool)
+	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+		return []msg{reply(t, req, wire.TypeResult, `{"toolId":"t.read","success":true,"message":"done","result":{"v":1},`+
+			`"evidence":{"visualTree":{"toolId":"ui.get_visual_tree","success":true,"result":{"root":{}}},`+
+			`"screenshot":{"toolId":"ui.get_screenshot","success":false,"error":{"code":"tool_unavailable","message":"no screen","retryable":true}}},"extra":"kept"}`)}
+	}
+	hs := newHarness(t, Options{}, app.handler())
+	res, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read", After: &wire.After{Include: []string{"visualTree", "screenshot"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Payload.Message != "done" || len(res.Payload.Evidence) != 2 {
+		t.Fatalf("payload %+v", res.Payload)
+	}
+	if ev := res.Payload.Evidence["screenshot"]; ev.Success || ev.Error == nil || ev.Error.Code != wire.CodeUnavailable {
+		t.Errorf("screenshot evidence %+v", ev)
+	}
+	if !strings.Contains(string(res.Raw), `"extra":"kept"`) {
+		t.Errorf("raw payload lost a member: %s", res.Raw)
+	}
+	var sent wire.Call
+	app.set(func(a *fakeApp) { sent = a.calls[0] })
+	if sent.After == nil || !slices.Equal(sent.After.Include, []string{"visualTree", "screenshot"}) {
+		t.Errorf("after not sent: %+v", sent.After)
+	}
+}
+
+func TestCallToolError(t *testing.T) {
+	app := newFakeApp(t, readTool)
+	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+		return []msg{reply(t, req, wire.TypeError, `{"code":"stale_node_reference","message":"gone","retryable":false,"details":{"refreshWith":"ui.query_nodes"}}`)}
+	}
+	hs := newHarness(t, Options{}, app.handler())
+	_, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"})
+	we, ok := errorsAs[*wire.Error](err)
+	if !ok || we.Code != wire.CodeStaleNodeReference || string(we.Details) != `{"refreshWith":"ui.query_nodes"}` {
+		t.Fatalf("err = %v", err)
+	}
+	if _, ok := errorsAs[*RefusalError](err); ok {
+		t.Error("an app error is not a refusal")
+	}
+}
+
+func TestCallSuccessFalse(t *testing.T) {
+	app := newFakeApp(t, readTool)
+	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+		return []msg{reply(t, req, wire.TypeResult, `{"toolId":"t.read","success":false,"message":"nope"}`)}
+	}
+	hs := newHarness(t, Options{}, app.handler())
+	_, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"})
+	if we, ok := errorsAs[*wire.Error](err); !ok || we.Code != wire.CodeExecutionFailed || we.Message != "nope" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBatch(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
+	calls := []wire.Call{{ToolID: "a.read", CallID: "one"}, {ToolID: "b.write", Arguments: jsontext.Value(`{"n":2}`)}}
+	res, err := hs.c.Batch(t.Context(), true, calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Payload
+	if !p.Success || p.Requested != 2 || len(p.Results) != 2 || p.Results[0].CallID != "one" || p.Results[1].Index != 1 {
+		t.Fatalf("batch result %+v", p)
+	}
+	var sent wire.Batch
+	app.set(func(a *fakeApp) { sent = a.batches[0] })
+	if !sent.ContinueOnError || len(sent.Calls) != 2 || string(sent.Calls[1]) != `{"toolId":"b.write","arguments":{"n":2}}` {
+		t.Errorf("sent %+v", sent)
+	}
+
+	for _, n := range []int{0, wire.MaxBatchSize + 1} {
+		_, err := hs.c.Batch(t.Context(), false, make([]wire.Call, n))
+		if wire.CodeOf(err) != wire.CodeBatchSizeInvalid {
+			t.Errorf("%d calls: %v", n, err)
+		}
+	}
+	_, err = hs.c.Batch(t.Context(), false, []wire.Call{{ToolID: "a.read"}, {ToolID: "a.read"}, {ToolID: "c.critical"}})
+	if re, ok := errorsAs[*RefusalError](err); !ok || re.Index != 2 || re.Err.Code != wire.CodePolicyNotGranted {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "batch call 2") {
+		t.Errorf("message %q", err)
+	}
+
+	app.set(func(a *fakeApp) {
+		a.onBatch = func(req *wire.Envelope, b wire.Batch) []msg {
+			return []msg{reply(t, req, wire.TypeError, wire.NewError(wire.CodeBatchPayloadInvalid, "bad"))}
+		}
+	})
+	_, err = hs.c.Batch(t.Context(), false, calls)
+	if we, ok := errorsAs[*wire.Error](err); !ok || we.Code != wire.CodeBatchPayloadInvalid {
+		t.Fatalf("err = %v", err)
+	}
+	if n := app.callCount(); n != 2 {
+		t.Errorf("%d batches sent, want 2", n)
+	}
+}
+
+func TestCompressedResponses(t *testing.T) {
+	big := `{"toolId":"t.read","success":true,"result":{"blob":"` + strings.Repeat("abcd", 20000) + `"}}`
+	wrapped, err := wire.EncodePayload([]byte(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(wrapped), "gzip-base64-json") {
+		t.Fatal("test payload was not compressed")
+	}
+	app := newFakeApp(t, readTool)
+	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+		return []msg{reply(t, req, wire.TypeResult, jsontext.Value(wrapped))}
+	}
+	hs := newHarness(t, Options{}, app.handler())
+	res, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Raw) != big {
+		t.Errorf("inflated payload differs (%d bytes)", len(res.Raw))
+	}
+}
+
+func TestCompressionBombRejected(t *testing.T) {
+	// 8 MiB of zeros inflate from a few KiB; the client's cap is 1 MiB.
+	bomb, err := wire.EncodePayload([]byte(`{"toolId":"t.read","success":true,"result":{"z":"` + strings.Repeat("0", 8<<20) + `"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lying := regexp.MustCompile(`"originalByteCount":\d+`).ReplaceAllString(string(bomb), `"originalByteCount":1000`)
+	if lying == string(bomb) {
+		t.Fatal("originalByteCount not found")
+	}
+	for name, payload := range map[string]string{"declared": string(bomb), "lying count": lying} {
+		t.Run(name, func(t *testing.T) {
+			app := newFakeApp(t, readTool)
+			app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+				return []msg{reply(t, req, wire.TypeResult, payload)}
+			}
+			hs := newHarness(t, Options{MaxInflatedBytes: 1 << 20}, app.handler())
+			_, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"})
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
