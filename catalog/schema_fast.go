@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -608,17 +609,30 @@ func formatName(s *jsonschema.Schema) string {
 
 func (st *fastState) number(p *plan, v []byte) {
 	if p.minimum != nil && compareDecimal(v, p.minimum) < 0 {
-		st.add("", CodeMinimum, "%s is below the minimum %s", v, p.minimum)
+		st.add("", CodeMinimum, "%s is below the minimum %s", numText(v), numText(p.minimum))
 	}
 	if p.maximum != nil && compareDecimal(v, p.maximum) > 0 {
-		st.add("", CodeMaximum, "%s exceeds the maximum %s", v, p.maximum)
+		st.add("", CodeMaximum, "%s exceeds the maximum %s", numText(v), numText(p.maximum))
 	}
 	if p.exclMin != nil && compareDecimal(v, p.exclMin) <= 0 {
-		st.add("", CodeExclusiveMinimum, "%s must be greater than %s", v, p.exclMin)
+		st.add("", CodeExclusiveMinimum, "%s must be greater than %s", numText(v), numText(p.exclMin))
 	}
 	if p.exclMax != nil && compareDecimal(v, p.exclMax) >= 0 {
-		st.add("", CodeExclusiveMaximum, "%s must be less than %s", v, p.exclMax)
+		st.add("", CodeExclusiveMaximum, "%s must be less than %s", numText(v), numText(p.exclMax))
 	}
+}
+
+// numText writes a number literal in the normalized form messages use (only on the error
+// path: it allocates).
+func numText(lit []byte) string {
+	if d := parseDecimal(lit); len(lit) > 64 || d.point > maxExponent || d.point < -maxExponent {
+		return string(lit) // big.Rat would expand the exponent
+	}
+	r, ok := new(big.Rat).SetString(string(lit))
+	if !ok {
+		return string(lit)
+	}
+	return ratText(r)
 }
 
 func (st *fastState) object(p *plan) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,8 +14,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // validateStd validates with the general JSON Schema implementation: every keyword of
@@ -95,7 +94,7 @@ func readAny(dec *jsontext.Decoder) (any, error) {
 	case '"':
 		return tok.String(), nil
 	case '0':
-		return json.Number(tok.String()), nil
+		return json.Number(tameNumber(tok.String())), nil
 	case 't':
 		return true, nil
 	case 'f':
@@ -105,7 +104,27 @@ func readAny(dec *jsontext.Decoder) (any, error) {
 	}
 }
 
-var printer = message.NewPrinter(language.English)
+// maxExponent bounds the decimal exponent of numbers handed to the general validator,
+// which computes with big.Rat: "1e1000000" alone costs it tens of milliseconds.
+const maxExponent = 400
+
+// tameNumber replaces a number whose magnitude is beyond 10^±maxExponent by ±1e400 (huge)
+// or ±1e-400 (tiny). Sign, integer-ness and the order relative to any bound a schema
+// plausibly states are kept; only comparisons between two such extremes could change.
+func tameNumber(lit string) string {
+	d := parseDecimal([]byte(lit))
+	switch {
+	case d.isZero || d.point >= -maxExponent && d.point <= maxExponent:
+		return lit
+	case d.point > maxExponent && d.neg:
+		return "-1e400"
+	case d.point > maxExponent:
+		return "1e400"
+	case d.neg:
+		return "-1e-400"
+	}
+	return "1e-400"
+}
 
 // collectViolations flattens the library's error tree into violations: leaves become one
 // violation each (one per missing or extra property), anyOf/oneOf/not failures one
@@ -122,8 +141,18 @@ func collectViolations(e *jsonschema.ValidationError, instance any, out *[]Viola
 	}
 	loc := e.InstanceLocation
 	switch k := e.ErrorKind.(type) {
-	case *kind.AnyOf, *kind.OneOf, *kind.Not:
-		add(loc, CodeSchemaMismatch, k.LocalizedString(printer))
+	case *kind.AnyOf:
+		add(loc, CodeSchemaMismatch, "value matches none of the alternatives (anyOf)")
+		return
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			add(loc, CodeSchemaMismatch, fmt.Sprintf("value matches %d alternatives, exactly one is allowed (oneOf)", len(k.Subschemas)))
+		} else {
+			add(loc, CodeSchemaMismatch, "value matches none of the alternatives (oneOf)")
+		}
+		return
+	case *kind.Not:
+		add(loc, CodeSchemaMismatch, "value matches a schema it must not match (not)")
 		return
 	case *kind.Required:
 		for _, p := range k.Missing {
@@ -165,52 +194,94 @@ func collectViolations(e *jsonschema.ValidationError, instance any, out *[]Viola
 		}
 		return
 	}
-	add(loc, stdCode(e.ErrorKind), e.ErrorKind.LocalizedString(printer))
+	code, msg := stdLeaf(e.ErrorKind)
+	add(loc, code, msg)
 }
 
-// stdCode names the violation of a leaf keyword.
-func stdCode(k jsonschema.ErrorKind) string {
-	switch k.(type) {
+// stdLeaf names and describes the violation of a leaf keyword, in the words the fast
+// validator uses.
+func stdLeaf(k jsonschema.ErrorKind) (code, message string) {
+	switch k := k.(type) {
 	case *kind.Enum:
-		return CodeEnumValueInvalid
+		opts := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			opts[i] = valueText(w)
+		}
+		return CodeEnumValueInvalid, "value must be one of " + strings.Join(opts, ", ")
 	case *kind.Const:
-		return CodeConstValueInvalid
+		return CodeConstValueInvalid, "value must be " + valueText(k.Want)
 	case *kind.Format:
-		return CodeFormatInvalid
+		return CodeFormatInvalid, "value is not a valid " + k.Want
 	case *kind.Minimum:
-		return CodeMinimum
+		return CodeMinimum, fmt.Sprintf("%s is below the minimum %s", ratText(k.Got), ratText(k.Want))
 	case *kind.Maximum:
-		return CodeMaximum
+		return CodeMaximum, fmt.Sprintf("%s exceeds the maximum %s", ratText(k.Got), ratText(k.Want))
 	case *kind.ExclusiveMinimum:
-		return CodeExclusiveMinimum
+		return CodeExclusiveMinimum, fmt.Sprintf("%s must be greater than %s", ratText(k.Got), ratText(k.Want))
 	case *kind.ExclusiveMaximum:
-		return CodeExclusiveMaximum
+		return CodeExclusiveMaximum, fmt.Sprintf("%s must be less than %s", ratText(k.Got), ratText(k.Want))
 	case *kind.MultipleOf:
-		return CodeMultipleOf
+		return CodeMultipleOf, fmt.Sprintf("%s is not a multiple of %s", ratText(k.Got), ratText(k.Want))
 	case *kind.MinLength:
-		return CodeMinLength
+		return CodeMinLength, fmt.Sprintf("length %d is below the minimum length %d", k.Got, k.Want)
 	case *kind.MaxLength:
-		return CodeMaxLength
+		return CodeMaxLength, fmt.Sprintf("length %d exceeds the maximum length %d", k.Got, k.Want)
 	case *kind.Pattern:
-		return CodePatternMismatch
+		return CodePatternMismatch, fmt.Sprintf("value does not match the pattern %q", k.Want)
 	case *kind.MinItems:
-		return CodeMinItems
+		return CodeMinItems, fmt.Sprintf("array has %d items, fewer than the minimum %d", k.Got, k.Want)
 	case *kind.MaxItems:
-		return CodeMaxItems
+		return CodeMaxItems, fmt.Sprintf("array has %d items, more than the maximum %d", k.Got, k.Want)
+	case *kind.AdditionalItems:
+		return CodeMaxItems, fmt.Sprintf("array has %d items more than allowed", k.Count)
 	case *kind.UniqueItems:
-		return CodeUniqueItems
+		return CodeUniqueItems, fmt.Sprintf("items %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
 	case *kind.MinProperties:
-		return CodeMinProperties
+		return CodeMinProperties, fmt.Sprintf("object has %d properties, fewer than the minimum %d", k.Got, k.Want)
 	case *kind.MaxProperties:
-		return CodeMaxProperties
-	case *kind.Contains, *kind.MinContains, *kind.MaxContains:
-		return CodeContains
-	case *kind.Dependency, *kind.DependentRequired:
-		return CodeDependencyMissing
+		return CodeMaxProperties, fmt.Sprintf("object has %d properties, more than the maximum %d", k.Got, k.Want)
+	case *kind.Contains:
+		return CodeContains, "no item matches the contains schema"
+	case *kind.MinContains:
+		return CodeContains, fmt.Sprintf("%d items match the contains schema, fewer than %d", len(k.Got), k.Want)
+	case *kind.MaxContains:
+		return CodeContains, fmt.Sprintf("%d items match the contains schema, more than %d", len(k.Got), k.Want)
+	case *kind.Dependency:
+		return CodeDependencyMissing, fmt.Sprintf("property %q requires %s", k.Prop, strings.Join(k.Missing, ", "))
+	case *kind.DependentRequired:
+		return CodeDependencyMissing, fmt.Sprintf("property %q requires %s", k.Prop, strings.Join(k.Missing, ", "))
 	case *kind.PropertyNames:
-		return CodePropertyNameInvalid
+		return CodePropertyNameInvalid, fmt.Sprintf("property name %q is not allowed", k.Property)
 	}
-	return CodeSchemaMismatch
+	return CodeSchemaMismatch, "value does not match the schema (" + strings.TrimPrefix(fmt.Sprintf("%T", k), "*kind.") + ")"
+}
+
+// valueText writes a generic JSON value briefly, for messages.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprint(v)
+}
+
+// ratText writes an exact number as a decimal.
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	s := r.FloatString(12)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
 }
 
 // dropSideEffects removes an additional-property complaint about a property that has

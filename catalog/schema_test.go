@@ -125,6 +125,15 @@ func brief(vs []Violation) string {
 	return strings.Join(out, "; ")
 }
 
+func full(vs []Violation) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Path+" "+v.Code+" "+v.Message)
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
+}
+
 func TestValidate(t *testing.T) {
 	const action = `{"type":"object","properties":{
 		"reference":{"type":"object","properties":{"nodeId":{"type":"string","minLength":1},"snapshotId":{"type":["string","null"]}},"required":["nodeId"]},
@@ -185,8 +194,19 @@ func TestValidate(t *testing.T) {
 			})
 		}
 	}
-	if len(engines(t, action)) != 2 {
+	eng := engines(t, action)
+	if len(eng) != 2 {
 		t.Fatal("the common keywords do not take the fast path")
+	}
+	// Both validators word their violations the same way.
+	for _, tc := range tests {
+		if tc.want == "" || strings.Contains(tc.want, "invalid_json") {
+			continue
+		}
+		fast, std := full(eng["fast"](jsontext.Value(tc.instance))), full(eng["std"](jsontext.Value(tc.instance)))
+		if fast != std {
+			t.Errorf("%s: messages differ\nfast %s\nstd  %s", tc.name, fast, std)
+		}
 	}
 }
 
@@ -274,4 +294,17 @@ func ExampleSchema_Validate() {
 	// Output:
 	// $.nodeid additional_property_not_allowed
 	// $.nodeId required_property_missing
+}
+
+// Numbers with absurd exponents stay cheap in both validators.
+func TestValidateHugeNumbers(t *testing.T) {
+	for name, v := range engines(t, `{"type":"array","items":{"type":"integer","minimum":0,"maximum":10}}`) {
+		got := brief(v(jsontext.Value(`[1e1000000,-1e1000000,1e-1000000,5]`)))
+		if want := "$[0] maximum; $[1] minimum; $[2] type_mismatch"; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if tameNumber("12e3") != "12e3" || tameNumber("-5e999") != "-1e400" || tameNumber("5e-999") != "1e-400" || tameNumber("0e99999") != "0e99999" {
+		t.Error("tameNumber")
+	}
 }
