@@ -167,8 +167,13 @@ func PublishedSchema(raw jsontext.Value) jsontext.Value {
 }
 
 // Validate checks instance against the schema and returns nil when it matches, else at
-// most MaxViolations violations in document order. An instance that is not valid JSON
-// yields one CodeInvalidJSON violation.
+// most MaxViolations violations in a deterministic order. An instance that is not valid
+// JSON (duplicate member names included) yields one CodeInvalidJSON violation.
+//
+// Schemas built from the common keywords (type, enum, const, properties, required,
+// additionalProperties, items, prefixItems, the length, size and range bounds, pattern,
+// format) validate straight off the JSON text without allocating; others ($ref,
+// composition, unevaluated*, …) decode the instance for the general validator.
 func (s *Schema) Validate(instance jsontext.Value) []Violation {
 	if s.fast != nil {
 		return s.fast.validate(instance)

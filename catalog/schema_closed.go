@@ -6,8 +6,8 @@ package catalog
 // publishing we strip it again. Both walks visit the same places, so that
 // restore(publish(s)) means the same as restore(s).
 //
-// A schema composed with allOf/anyOf/oneOf (or $ref, which composes in 2020-12) is closed
-// once, at the composing level, with unevaluatedProperties:false: closing every branch with
+// A schema composed with allOf/anyOf/oneOf (or $ref, if/then/else and dependentSchemas,
+// which compose in 2020-12 too) is closed once, at the composing level, with unevaluatedProperties:false: closing every branch with
 // additionalProperties:false would reject the properties that the other branches declare.
 // Branches themselves stay as written; their nested property schemas are closed as usual.
 
@@ -45,7 +45,7 @@ func isComposed(n *node) bool {
 			return true
 		}
 	}
-	return n.has("$ref") || n.has("$dynamicRef")
+	return n.has("$ref") || n.has("$dynamicRef") || n.has("if") || n.has("dependentSchemas")
 }
 
 // closesAtComposition reports whether a composed schema n gets the default

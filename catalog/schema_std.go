@@ -34,6 +34,8 @@ func (s *Schema) validateStd(instance jsontext.Value) []Violation {
 	var out []Violation
 	collectViolations(ve, v, &out)
 	out = dropSideEffects(out)
+	// The library walks objects in map order; sort for a deterministic report.
+	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Path, b.Path) })
 	if len(out) == 0 { // a group without leaves; still invalid
 		out = append(out, Violation{Path: "$", Code: CodeSchemaMismatch, Message: "value does not match the schema"})
 	}
