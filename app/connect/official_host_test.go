@@ -233,6 +233,12 @@ func checkProfileTypes(p []byte) error {
 	return json.Unmarshal(p, &v, json.MatchCaseInsensitiveNames(true), json.RejectUnknownMembers(true))
 }
 
+func (s *officialSession) catalogReceived() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.catalog != nil
+}
+
 func (h *officialHost) session(i int) *officialSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -311,7 +317,20 @@ func TestLocalModeAgainstOfficialHost(t *testing.T) {
 	stateDir := t.TempDir()
 	opts := Options{AppID: testAppID, AppName: "Notes", DeviceName: "test-box", StateDir: stateDir,
 		HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}, Logger: logger}
-	states, err := runUntil(t, testApp(t), opts, connectedTimes(1))
+	states, err := runUntil(t, testApp(t), opts, func(s []StateChange) bool {
+		if !connectedTimes(1)(s) {
+			return false
+		}
+		// The app answers the host's early tool.query concurrently with the handshake;
+		// stop only once the answer is in.
+		for range 1000 {
+			if sess := h.session(0); sess != nil && sess.catalogReceived() {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return true
+	})
 	if err != nil {
 		t.Fatalf("Run = %v", err)
 	}

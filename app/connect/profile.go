@@ -2,6 +2,8 @@ package connect
 
 import (
 	"os"
+
+	"github.com/ansight-go/ansight/pairing"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -37,83 +39,30 @@ var sdkVersion = sync.OnceValue(func() string {
 	return "(devel)"
 })
 
-// Payloads of the control requests this SDK sends. Field names, types and order follow what
-// the official SDKs send (reference §4.2); only members whose JSON type is known are
-// written, because the official host decodes device.profile into a typed model and refuses
-// the session on a type mismatch.
-
-type sessionOpenPayload struct {
-	ClientName  string `json:"clientName"`
-	ConfigID    string `json:"configId,omitzero"`
-	AppID       string `json:"appId"`
-	OpenedAtUtc string `json:"openedAtUtc"`
-}
-
-type appStatePayload struct {
-	State        string `json:"state"`
-	ChangedAtUtc string `json:"changedAtUtc"`
-}
-
-type sessionCompletePayload struct {
-	Reason string `json:"reason"`
-}
-
-type deviceProfile struct {
-	Type                             string        `json:"type"`
-	Schema                           string        `json:"schema"`
-	SentAt                           int64         `json:"sentAt"` // Unix milliseconds
-	ReasonCode                       int           `json:"reasonCode"`
-	ProfileSeq                       int64         `json:"profileSeq"`
-	SDK                              profileSDK    `json:"sdk"`
-	Device                           profileDevice `json:"device"`
-	App                              profileApp    `json:"app"`
-	SessionJpegCaptureControlVersion int           `json:"sessionJpegCaptureControlVersion"`
-}
-
-type profileSDK struct {
-	Name      string `json:"name"`
-	PackageID string `json:"packageId"`
-	Version   string `json:"version"`
-	Language  string `json:"language"`
-}
-
-type profileDevice struct {
-	IsVirtual    bool   `json:"isVirtual"`
-	IsEmulator   bool   `json:"isEmulator"`
-	TimeZone     string `json:"timeZone"`
-	OSName       string `json:"osName"`
-	CPUArch      string `json:"cpuArch"`
-	CPUCoreCount int    `json:"cpuCoreCount"`
-}
-
-type profileApp struct {
-	AppID       string `json:"appId"`
-	AppName     string `json:"appName"`
-	ProcessID   int    `json:"processId"`
-	VersionName string `json:"versionName,omitzero"`
-}
-
 // profileSeq numbers the profiles this process sends, as the official SDKs do.
 var profileSeq atomic.Int64
 
 // profileReasonSessionStart is the reasonCode of the profile sent when a session opens.
 const profileReasonSessionStart = 1
 
-func newDeviceProfile(c *config, now time.Time) deviceProfile {
-	return deviceProfile{
-		Type:       "DeviceAppProfile",
-		Schema:     "ansight.device-app-profile.v1",
+// newDeviceProfile builds the device.profile payload. Only members whose JSON type is
+// known are written, because the official host decodes the profile into a typed model and
+// refuses the session on a type mismatch.
+func newDeviceProfile(c *config, now time.Time) pairing.DeviceProfile {
+	return pairing.DeviceProfile{
+		Type:       pairing.DeviceProfileType,
+		Schema:     pairing.DeviceProfileSchema,
 		SentAt:     now.UnixMilli(),
 		ReasonCode: profileReasonSessionStart,
 		ProfileSeq: profileSeq.Add(1),
-		SDK:        profileSDK{Name: SDKName, PackageID: modulePath, Version: sdkVersion(), Language: "go"},
-		Device: profileDevice{
+		SDK:        pairing.ProfileSDK{Name: SDKName, PackageID: modulePath, Version: sdkVersion(), Language: "go"},
+		Device: pairing.ProfileDevice{
 			TimeZone:     timeZoneName(now),
 			OSName:       osName(runtime.GOOS),
 			CPUArch:      runtime.GOARCH,
 			CPUCoreCount: runtime.NumCPU(),
 		},
-		App: profileApp{AppID: c.AppID, AppName: c.AppName, ProcessID: os.Getpid(), VersionName: c.AppVersion},
+		App: pairing.ProfileApp{AppID: c.AppID, AppName: c.AppName, ProcessID: int64(os.Getpid()), VersionName: c.AppVersion},
 		// Announces that this SDK understands the host's sessionJpegCapture reply; it never
 		// streams JPEG frames itself, so "app" and "host" modes both leave it idle.
 		SessionJpegCaptureControlVersion: 1,

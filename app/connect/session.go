@@ -90,9 +90,9 @@ func (s *Session) handshake(ctx context.Context) error {
 		action  string
 		payload any
 	}{
-		{pairing.ActionSessionOpen, sessionOpenPayload{ClientName: c.DeviceName, ConfigID: c.configID, AppID: c.AppID, OpenedAtUtc: utcNow(now)}},
+		{pairing.ActionSessionOpen, pairing.SessionOpen{ClientName: c.DeviceName, ConfigID: c.configID, AppID: c.AppID, OpenedAtUTC: utcNow(now)}},
 		{pairing.ActionDeviceProfile, newDeviceProfile(c, now)},
-		{pairing.ActionAppState, appStatePayload{State: "foreground", ChangedAtUtc: utcNow(now)}},
+		{pairing.ActionAppState, pairing.AppState{State: pairing.AppStateForeground, ChangedAtUTC: utcNow(now)}},
 	}
 	for _, st := range steps {
 		if _, err := s.ctl.mustSucceed(ctx, st.action, st.payload, c.ControlTimeout); err != nil {
@@ -152,7 +152,7 @@ func (s *Session) Close() error {
 		s.mu.Unlock()
 		timeout := min(completeTimeout, s.cfg.ControlTimeout)
 		resp, err := s.ctl.request(context.Background(), pairing.ActionSessionComplete,
-			sessionCompletePayload{Reason: "client session complete"}, timeout)
+			pairing.SessionComplete{Reason: "client session complete"}, timeout)
 		switch {
 		case err != nil:
 			s.cfg.log.Debug("ansight: session.complete not acknowledged", "err", err)
