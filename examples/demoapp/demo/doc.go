@@ -1,0 +1,15 @@
+// Package demo is the demo app of ansight-go: a small notes app whose screen is simulated
+// in memory, so that every part of the protocol can be seen working on a machine without
+// a phone.
+//
+// The app has two screens. The list screen shows a title bar, a search field, the notes
+// (filtered by the search), a "Dark mode" toggle, an "Add note" button, a "Sync" button
+// that works once an account is signed in, and a status line. The editor screen has a
+// Back button, a title field, a body field, Save and (for existing notes) Delete.
+//
+// [Model] is the app's state. It implements [ui.Screen], so the standard UI tools see
+// and drive exactly what [Model.Render] draws, and [Model.Register] adds those tools plus
+// the app's own: notes.*, settings.set_dark_mode, account.sign_in/sign_out, sync.status
+// and sync.push (unavailable until an account is signed in), app.get_state, app.reset,
+// and tools for benchmarks (synthetic tools, a large result, a generated file).
+package demo

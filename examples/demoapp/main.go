@@ -1,0 +1,102 @@
+// Command demoapp runs the demo notes app (package demo) with the SDK inside and connects
+// it to an Ansight host, reconnecting until it is stopped (Ctrl-C).
+//
+//	go run ./examples/demoapp                          # local mode: a host on 127.0.0.1
+//	go run ./examples/demoapp --discovery-port 47000   # a host on another discovery port
+//	go run ./examples/demoapp --invite 'ans2:…'        # pair with an invite (phones, other machines)
+//	go run ./examples/demoapp --url ws://127.0.0.1:8080/ws --token …   # a known endpoint
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/wire"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("demoapp", flag.ContinueOnError)
+	appID := fs.String("app-id", "com.ansight.demo.notes", "the app id presented to the host")
+	host := fs.String("host", "", "host address to enroll with (default 127.0.0.1 in local mode, the invite's addresses with --invite)")
+	port := fs.Int("discovery-port", 0, "the host's UDP discovery port (default 45123, then 46123)")
+	invite := fs.String("invite", "", "pair with an ans2: invite code (or the invite's JSON)")
+	url := fs.String("url", "", "connect directly to this ws:// or wss:// endpoint (needs --token)")
+	token := fs.String("token", "", "the token for --url")
+	stateDir := fs.String("state-dir", "", "where the app keeps its device id and local token (default: the user config dir)")
+	maxPolicy := fs.String("max-policy", "critical", "the app's guard: the highest tool policy it publishes and runs (read, write or critical)")
+	synthetic := fs.Int("synthetic-tools", 0, "also register this many synthetic tools (benchmarks)")
+	scale := fs.Float64("scale", 1, "screenshot pixels per point (1 renders 390x844)")
+	verbose := fs.Bool("v", false, "log connection events")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	usage := func(msg string) int {
+		fmt.Fprintln(os.Stderr, "demoapp:", msg)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected arguments: " + fmt.Sprint(fs.Args()))
+	}
+	policy, err := wire.ParsePolicy(*maxPolicy)
+	if err != nil {
+		return usage(err.Error())
+	}
+
+	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, HostAddress: *host, OnState: report}
+	switch {
+	case *url != "" || *token != "":
+		if *invite != "" || *host != "" || *port != 0 {
+			return usage("--url/--token do not go with --invite, --host or --discovery-port")
+		}
+		opts.Mode, opts.URL, opts.Token = connect.ModeDirect, *url, *token
+	case *invite != "":
+		opts.Mode, opts.Invite = connect.ModeInvite, *invite
+	default:
+		opts.Mode = connect.ModeLocal
+	}
+	if *port != 0 {
+		opts.DiscoveryPorts = []int{*port}
+	}
+	if *verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+
+	a := app.New(app.Options{Guard: catalog.Guard{DiscoveryEnabled: true, ExecutionEnabled: true, MaxPolicy: policy}})
+	model := demo.New(demo.Options{Scale: *scale, SyntheticTools: *synthetic})
+	if err := model.Register(a); err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode; Ctrl-C to stop\n", *appID, opts.Mode)
+	if err := connect.Run(ctx, a, opts); err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	return 0 // stopped by a signal: the normal end
+}
+
+// report prints connection state changes.
+func report(s connect.StateChange) {
+	switch {
+	case s.State == connect.StateConnected:
+		fmt.Fprintf(os.Stderr, "demoapp: connected to %s\n", s.Endpoint)
+	case s.State == connect.StateDisconnected && s.Err != nil:
+		fmt.Fprintf(os.Stderr, "demoapp: disconnected: %v (retrying)\n", s.Err)
+	}
+}
