@@ -1,0 +1,350 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+func newDemoCmd(g *globals) *cobra.Command {
+	var keep bool
+	var shotPath string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a host and a demo app, and walk through the protocol (no phone needed)",
+		Long: `Start a host and the demo notes app (a simulated phone screen) in this process, connect
+them over a real loopback session (UDP enrollment, WebSocket upgrade, control channel),
+then walk through what the protocol does: discovery with a compact index, one
+definition, a read call, a write call with post-call evidence, a batch, a screenshot saved
+as a file, and calls the host refuses.
+
+With --keep-running, both stay up afterwards and the other commands work against them:
+  ansight session list
+  ansight app tools --app-id com.ansight.demo.notes`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runDemo(c.Context(), g, keep, shotPath)
+		},
+	}
+	cmd.Flags().BoolVar(&keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
+	cmd.Flags().StringVar(&shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
+	return cmd
+}
+
+// demoStep is one step of the walkthrough, as --json reports it.
+type demoStep struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Summary string `json:"summary"`
+}
+
+type demoReport struct {
+	Schema     string     `json:"schema"`
+	SessionID  string     `json:"sessionId"`
+	Screenshot string     `json:"screenshot,omitzero"`
+	Steps      []demoStep `json:"steps"`
+	OK         bool       `json:"ok"`
+}
+
+// demoWalk prints the walkthrough and collects its report.
+type demoWalk struct {
+	out    io.Writer
+	quiet  bool
+	report demoReport
+}
+
+func (d *demoWalk) printf(format string, args ...any) {
+	if !d.quiet {
+		fmt.Fprintf(d.out, format, args...)
+	}
+}
+
+func (d *demoWalk) step(n int, title string) {
+	d.printf("\n%d. %s\n", n, title)
+}
+
+func (d *demoWalk) done(name string, ok bool, summary string) {
+	d.report.Steps = append(d.report.Steps, demoStep{Name: name, OK: ok, Summary: summary})
+	mark := "ok"
+	if !ok {
+		mark = "FAILED"
+	}
+	d.printf("   → %s: %s\n", mark, summary)
+}
+
+func runDemo(ctx context.Context, g *globals, keep bool, shotPath string) error {
+	var stateDir string
+	if keep {
+		dir, err := g.stateDirPath()
+		if err != nil {
+			return err
+		}
+		stateDir = dir
+	} else {
+		dir, err := os.MkdirTemp("", "ansight-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		stateDir = dir
+	}
+	discard := slog.New(slog.DiscardHandler)
+	discovery := "127.0.0.1:0"
+	if keep {
+		// A resident demo host takes the standard port when it is free, so that other apps
+		// (go run ./examples/demoapp) find it too.
+		discovery = freeOrDefault("127.0.0.1:45123")
+	}
+	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", serveControl: keep, logger: discard, version: g.env.Version})
+	if err != nil {
+		return err
+	}
+	defer rh.close()
+
+	w := &demoWalk{out: g.env.Stdout, quiet: g.json, report: demoReport{Schema: "ansight.demo/v1"}}
+	st, _ := rh.local.Status(ctx)
+	w.printf("ansight demo: a host and the demo notes app, connected over a real loopback session\n")
+	w.printf("   host: enrollment udp://%s, websocket ws://%s/ws\n", st.Discovery, st.WebSocket)
+
+	connected := make(chan struct{}, 1)
+	_, stopApp, err := startDemoApp(ctx, rh, stateDir, discard, func(s connect.StateChange) {
+		if s.State == connect.StateConnected {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer stopApp()
+	if err := waitFor(ctx, connected, 20*time.Second, "the demo app to connect"); err != nil {
+		return err
+	}
+	b := rh.local
+	sessions, _ := b.Sessions(ctx)
+	var sess control.Session
+	for _, s := range sessions.Sessions {
+		if s.AppID == demoAppID && s.State == control.StateConnected {
+			sess = s
+		}
+	}
+	if sess.ID == "" {
+		return fmt.Errorf("the demo app connected, but the host lists no session for it")
+	}
+	w.report.SessionID = sess.ID
+	w.printf("   app:  %s enrolled in local mode as session %s (grant: %s)\n", sess.AppID, sess.ID, sess.MaxToolPolicy)
+
+	if err := demoSteps(ctx, w, b, sess.ID, shotPath); err != nil {
+		return err
+	}
+	w.report.OK = true
+	for _, s := range w.report.Steps {
+		w.report.OK = w.report.OK && s.OK
+	}
+	if g.json {
+		if err := writeJSON(g.env.Stdout, w.report); err != nil {
+			return err
+		}
+	} else if w.report.OK {
+		w.printf("\nAll steps passed.\n")
+	}
+	if !w.report.OK {
+		return &exitError{code: ExitFailure, err: fmt.Errorf("the demo failed a step")}
+	}
+	if keep {
+		if !g.json {
+			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.socket)
+			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)
+			w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
+		}
+		select {
+		case <-ctx.Done():
+		case <-rh.done:
+		}
+	} else if !g.json {
+		w.printf("\nNext: 'ansight demo --keep-running' keeps both up for the other commands; 'ansight --help' lists them.\n")
+	}
+	return nil
+}
+
+func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPath string) error {
+	// 1. Discovery: the compact index.
+	w.step(1, "Discovery: the compact index (no schemas)")
+	idx, err := b.Tools(ctx, sid, control.ToolsRequest{})
+	if err != nil {
+		return err
+	}
+	idxBytes, _ := json.Marshal(idx)
+	for _, e := range idx.Tools {
+		w.printf("   %-24s %-8s %s\n", e.ID, e.Policy, entryState(&e))
+	}
+	w.done("index", idx.Count > 0, fmt.Sprintf("%d tools in %d bytes, revision %s", idx.Count, len(idxBytes), shortRevision(idx.Revision)))
+
+	again, err := b.Tools(ctx, sid, control.ToolsRequest{IfRevision: idx.Revision})
+	if err != nil {
+		return err
+	}
+	w.done("unchanged", again.Unchanged, "asked again with ifRevision: the catalog is unchanged, nothing listed")
+
+	// 2. One definition.
+	w.step(2, "One definition, with its schemas: notes.create")
+	def, err := b.Tool(ctx, sid, "notes.create")
+	if err != nil {
+		return err
+	}
+	w.printf("   arguments: %s\n", compactJSON(def.Tool.ArgumentsSchema, 110))
+	w.done("definition", len(def.Tool.ArgumentsSchema) > 0, "definitionRevision "+shortRevision(def.Tool.DefinitionRevision))
+
+	// 3. A read call.
+	w.step(3, "A read call: notes.list")
+	res, err := b.Call(ctx, sid, control.CallRequest{ToolID: "notes.list", Arguments: jsontext.Value(`{}`)}, nil)
+	if err != nil {
+		return err
+	}
+	w.printf("   result: %s\n", resultSnippet(res))
+	w.done("read", res.Success, fmt.Sprintf("%d ms", res.DurationMS))
+
+	// 4. A write call with evidence.
+	w.step(4, "A write call with post-call evidence: notes.create, then the visual tree")
+	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: "notes.create",
+		Arguments: jsontext.Value(`{"title":"Try ansight","body":"Created by ansight demo"}`),
+		After:     &wire.After{Include: []string{wire.EvidenceVisualTree}}}, nil)
+	if err != nil {
+		return err
+	}
+	w.printf("   result: %s\n", resultSnippet(res))
+	ev := "no evidence"
+	if res.Result != nil {
+		if o, ok := res.Result.Evidence[wire.EvidenceVisualTree]; ok && o.Success {
+			ev = fmt.Sprintf("evidence visualTree: %d nodes, the new note among them: %v", strings.Count(string(o.Result), `"id":`), strings.Contains(string(o.Result), "Try ansight"))
+		}
+	}
+	w.done("write+evidence", res.Success && strings.Contains(ev, "true"), ev)
+
+	// 5. A batch.
+	w.step(5, "A batch: find the note's row, tap it, read the editor")
+	batch, err := b.Batch(ctx, sid, control.BatchRequest{Calls: []control.CallRequest{
+		{CallID: "find", ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)},
+		{CallID: "state", ToolID: "app.get_state", Arguments: jsontext.Value(`{}`)},
+		{CallID: "list", ToolID: "notes.list", Arguments: jsontext.Value(`{"limit":3}`)},
+	}}, nil)
+	if err != nil {
+		return err
+	}
+	if batch.Result != nil {
+		for _, it := range batch.Result.Results {
+			outcome := "ok"
+			if !it.Success && it.Error != nil {
+				outcome = it.Error.Code
+			}
+			w.printf("   [%d] %-16s %-8s %s\n", it.Index, it.ToolID, it.CallID, outcome)
+		}
+		w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls, one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
+	} else {
+		w.done("batch", false, batch.Error.Code+": "+batch.Error.Message)
+	}
+
+	// 6. A screenshot over the binary stream.
+	w.step(6, "A screenshot: ui.get_screenshot, the PNG streamed over ASFT")
+	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: jsontext.Value(`{"format":"png"}`)}, nil)
+	if err != nil {
+		return err
+	}
+	shotOK, summary := false, "no screenshot"
+	if res.Error != nil {
+		summary = res.Error.Code + ": " + res.Error.Message
+	}
+	for _, a := range res.Artifacts {
+		if a.Status != "complete" {
+			summary = "transfer " + a.Status + ": " + a.Error
+			continue
+		}
+		if err := mkdirFor(shotPath); err != nil {
+			return err
+		}
+		if err := moveFile(a.Path, shotPath); err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(shotPath)
+		wd, ht, err := imageSize(abs)
+		if err != nil {
+			summary = "the file is not an image: " + err.Error()
+			break
+		}
+		w.report.Screenshot = abs
+		shotOK, summary = true, fmt.Sprintf("saved %s (%dx%d, %s)", abs, wd, ht, humanBytes(a.SizeBytes))
+	}
+	w.done("screenshot", shotOK, summary)
+
+	// 7. Calls the host refuses, and one the app refuses.
+	w.step(7, "Refusals: a critical tool above the session's grant, and a tool not available yet")
+	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: "notes.delete_all", Arguments: jsontext.Value(`{}`)}, nil)
+	if err != nil {
+		return err
+	}
+	w.done("denied", res.Error != nil && res.Error.Kind == control.KindDenied, refusalSummary(res))
+	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)}, nil)
+	if err != nil {
+		return err
+	}
+	w.done("unavailable", res.Error != nil && res.Error.Kind == control.KindUnavailable, refusalSummary(res))
+	return nil
+}
+
+func refusalSummary(res *control.Call) string {
+	if res.Error == nil {
+		return "the call was not refused"
+	}
+	by := "the app"
+	if res.Error.RefusedByHost {
+		by = "the host (the app never saw the call)"
+	}
+	return fmt.Sprintf("%s refused by %s: %s", res.Error.Code, by, res.Error.Message)
+}
+
+func resultSnippet(res *control.Call) string {
+	if res.Error != nil {
+		return res.Error.Code + ": " + res.Error.Message
+	}
+	if res.Result == nil {
+		return "(none)"
+	}
+	return compactJSON(res.Result.Result, 110)
+}
+
+func compactJSON(v jsontext.Value, n int) string {
+	c := v.Clone()
+	c.Compact()
+	return oneLine(string(c), n)
+}
+
+func imageSize(path string) (int, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil {
+		return 0, 0, err
+	}
+	return cfg.Width, cfg.Height, nil
+}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/internal/control"
+)
+
+// hostConfig is how a command starts a host in its own process.
+type hostConfig struct {
+	// stateDir holds the pairing store, the control socket and artifacts.
+	stateDir string
+	// discovery and listen are the UDP enrollment and WebSocket addresses.
+	discovery, listen string
+	lan               bool
+	// serveControl makes the host reachable by other commands through the control socket.
+	serveControl bool
+	logger       *slog.Logger
+	version      string
+}
+
+// runningHost is a started host with its control backend.
+type runningHost struct {
+	srv     *host.Server
+	local   *control.Local
+	socket  string
+	httpSrv *http.Server
+	done    chan struct{} // closed when a client asks the host to stop
+}
+
+// startHost starts a host server and, when asked, its control API.
+func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
+	rh := &runningHost{done: make(chan struct{})}
+	var stopOnce bool
+	local := (*control.Local)(nil)
+	opts := host.Options{
+		DiscoveryAddr: cfg.discovery,
+		ListenAddr:    cfg.listen,
+		LAN:           cfg.lan,
+		StateDir:      cfg.stateDir,
+		Logger:        cfg.logger,
+	}
+	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
+	opts.Tools.OnTransfer = func(p tools.TransferProgress) {
+		if local != nil {
+			local.OnTransfer(p)
+		}
+	}
+	srv, err := host.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start host: %w", err)
+	}
+	rh.srv = srv
+	local = control.NewLocal(srv, control.LocalOptions{
+		Version:  versionString(cfg.version),
+		StateDir: cfg.stateDir,
+		Shutdown: func() {
+			if !stopOnce {
+				stopOnce = true
+				close(rh.done)
+			}
+		},
+	})
+	rh.local = local
+	if cfg.serveControl {
+		rh.socket = filepath.Join(cfg.stateDir, control.SocketName)
+		l, err := control.Listen(rh.socket)
+		if err != nil {
+			srv.Close()
+			return nil, err
+		}
+		rh.httpSrv = &http.Server{Handler: control.NewHandler(local), ReadHeaderTimeout: 10 * time.Second}
+		go rh.httpSrv.Serve(l)
+	}
+	return rh, nil
+}
+
+// close stops the control API, then the host.
+func (rh *runningHost) close() {
+	if rh.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		rh.httpSrv.Shutdown(ctx)
+		cancel()
+		os.Remove(rh.socket)
+	}
+	rh.srv.Close()
+}
+
+// startDemoApp runs the demo app in this process, connected to the host's discovery
+// port in local mode. It returns a function that stops the app (sending session.complete).
+func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange)) (*demo.Model, func(), error) {
+	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: logger})
+	model := demo.New(demo.Options{})
+	if err := model.Register(a); err != nil {
+		return nil, nil, err
+	}
+	port := int(rh.srv.DiscoveryAddr().Port())
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		connect.Run(ctx, a, connect.Options{
+			AppID: demoAppID, AppName: "Ansight demo notes", AppVersion: "1.0",
+			DeviceName: "demo (simulated)", Mode: connect.ModeLocal, HostAddress: "127.0.0.1",
+			DiscoveryPorts: []int{port}, StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
+			OnState: onState, ReconnectDelay: 200 * time.Millisecond,
+		})
+	}()
+	return model, func() { cancel(); <-done }, nil
+}
+
+// demoAppID is the demo app's id.
+const demoAppID = "com.ansight.demo.notes"
+
+// startEmbedded starts a host in this process (without a control socket) and, when
+// withDemo, the demo app connected to it. The MCP bridge uses it for --embedded-host and
+// --demo. stop shuts both down.
+func startEmbedded(ctx context.Context, g *globals, withDemo bool) (control.Backend, func(), error) {
+	dir, err := os.MkdirTemp("", "ansight-embedded-")
+	if err != nil {
+		return nil, nil, err
+	}
+	discard := slog.New(slog.DiscardHandler)
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: "127.0.0.1:0", listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	stopApp := func() {}
+	if withDemo {
+		connected := make(chan struct{}, 1)
+		_, stop, err := startDemoApp(ctx, rh, dir, discard, func(s connect.StateChange) {
+			if s.State == connect.StateConnected {
+				select {
+				case connected <- struct{}{}:
+				default:
+				}
+			}
+		})
+		if err != nil {
+			rh.close()
+			os.RemoveAll(dir)
+			return nil, nil, err
+		}
+		stopApp = stop
+		if err := waitFor(ctx, connected, 20*time.Second, "the demo app to connect"); err != nil {
+			stopApp()
+			rh.close()
+			os.RemoveAll(dir)
+			return nil, nil, err
+		}
+	}
+	return rh.local, func() {
+		stopApp()
+		rh.close()
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func waitFor(ctx context.Context, ch <-chan struct{}, d time.Duration, what string) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("timed out after %s waiting for %s", d, what)
+	}
+}
+
+// freeOrDefault returns def when that UDP address can be bound right now, else a random
+// port on the same host, so that a second host on this machine still starts.
+func freeOrDefault(def string) string {
+	c, err := net.ListenPacket("udp", def)
+	if err != nil {
+		h, _, _ := net.SplitHostPort(def)
+		return net.JoinHostPort(h, "0")
+	}
+	c.Close()
+	return def
+}
+
+var _ = errors.New

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/internal/control"
+)
+
+func newHostCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "host", Short: "Run, inspect and stop the resident host"}
+	var discovery, listen string
+	var lan, verbose bool
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
+		Long: `Run the resident host: the UDP enrollment listener apps send ENROLLMENT_CONNECT to (port
+45123), the WebSocket listener they upgrade on, and the control API the other commands
+use (a Unix socket in the state directory, reachable only by you).
+
+By default everything listens on loopback: desktop apps, simulators and emulators on this
+machine connect in local mode. --lan serves phones and other machines, which pair with an
+invite ('ansight pairing issue --qr').`,
+		Example: "  ansight host run\n  ansight host run --lan\n  ansight host run --discovery 127.0.0.1:46123",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			dir, err := g.stateDirPath()
+			if err != nil {
+				return err
+			}
+			level := slog.LevelInfo
+			if verbose {
+				level = slog.LevelDebug
+			}
+			logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
+			if discovery == "" {
+				discovery = "127.0.0.1:45123"
+				if lan {
+					discovery = "0.0.0.0:45123"
+				}
+			}
+			if listen == "" {
+				listen = "127.0.0.1:0"
+				if lan {
+					listen = "0.0.0.0:0"
+				}
+			}
+			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: lan,
+				serveControl: true, logger: logger, version: g.env.Version})
+			if err != nil {
+				return err
+			}
+			defer rh.close()
+			st, _ := rh.local.Status(c.Context())
+			if g.json {
+				writeJSON(g.env.Stdout, st)
+			} else {
+				fmt.Fprintf(g.env.Stdout, "ansight host %s running (pid %d)\n", st.Version, st.PID)
+				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s\n  websocket   ws://%s/ws\n  control     %s\n", st.Discovery, st.WebSocket, rh.socket)
+				if !lan {
+					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
+				}
+				fmt.Fprintln(g.env.Stdout, "Press Ctrl-C to stop.")
+			}
+			select {
+			case <-c.Context().Done():
+			case <-rh.done:
+			}
+			return nil
+		},
+	}
+	run.Flags().StringVar(&discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; 0.0.0.0:45123 with --lan)")
+	run.Flags().StringVar(&listen, "listen", "", "WebSocket listen address (default 127.0.0.1:0, any free port)")
+	run.Flags().BoolVar(&lan, "lan", false, "serve phones and other machines on the network (they pair with invites)")
+	run.Flags().BoolVarP(&verbose, "verbose", "v", false, "log debug details (tokens are never logged)")
+
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether a host is running, and where",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			st, err := b.Status(c.Context())
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, st)
+			}
+			tw := newTable(g.env.Stdout)
+			tw.row("host:", "running (pid "+fmt.Sprint(st.PID)+", "+st.Version+")")
+			tw.row("since:", ago(st.StartedAt))
+			tw.row("enrollment:", "udp://"+st.Discovery)
+			tw.row("websocket:", "ws://"+st.WebSocket+"/ws")
+			tw.row("lan:", fmt.Sprint(st.LAN))
+			tw.row("sessions:", fmt.Sprint(st.Sessions)+" connected")
+			tw.row("state:", st.StateDir)
+			tw.flush()
+			return nil
+		},
+	}
+	stop := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the resident host",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			if err := b.Shutdown(c.Context()); err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, struct {
+					Schema  string `json:"schema"`
+					Stopped bool   `json:"stopped"`
+				}{"ansight.host-stop/v1", true})
+			}
+			fmt.Fprintln(g.env.Stdout, "host stopping")
+			return nil
+		},
+	}
+	cmd.AddCommand(run, status, stop)
+	return cmd
+}
+
+var (
+	_ = os.Getpid
+	_ = control.SocketName
+)

@@ -1,0 +1,432 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Local is the Backend of a host running in this process.
+type Local struct {
+	srv       *host.Server
+	version   string
+	stateDir  string
+	startedAt time.Time
+	shutdown  func()
+
+	progressMu sync.Mutex
+	progress   map[*func(Progress)]struct{}
+}
+
+var _ Backend = (*Local)(nil)
+
+// LocalOptions configures a Local backend.
+type LocalOptions struct {
+	// Version is reported by Status.
+	Version string
+	// StateDir is reported by Status.
+	StateDir string
+	// Shutdown is called (once, asynchronously) when a client asks the host to stop.
+	Shutdown func()
+}
+
+// NewLocal wraps a host server. Give the server's tools.Options.OnTransfer to
+// [Local.OnTransfer] so that calls can report transfer progress.
+func NewLocal(srv *host.Server, opts LocalOptions) *Local {
+	return &Local{
+		srv: srv, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(),
+		shutdown: opts.Shutdown, progress: map[*func(Progress)]struct{}{},
+	}
+}
+
+// OnTransfer forwards transfer progress to the calls that are waiting for transfers.
+func (l *Local) OnTransfer(p tools.TransferProgress) {
+	pr := Progress{TransferID: p.TransferID, FileName: p.FileName, ReceivedBytes: p.ReceivedBytes, SizeBytes: p.SizeBytes,
+		Done: p.Status != tools.StatusReceiving}
+	l.progressMu.Lock()
+	defer l.progressMu.Unlock()
+	for f := range l.progress {
+		(*f)(pr)
+	}
+}
+
+// watchProgress registers f for the duration of a call.
+func (l *Local) watchProgress(f func(Progress)) func() {
+	if f == nil {
+		return func() {}
+	}
+	l.progressMu.Lock()
+	l.progress[&f] = struct{}{}
+	l.progressMu.Unlock()
+	return func() {
+		l.progressMu.Lock()
+		delete(l.progress, &f)
+		l.progressMu.Unlock()
+	}
+}
+
+// Status implements Backend.
+func (l *Local) Status(context.Context) (*Status, error) {
+	n := 0
+	for _, s := range l.srv.Sessions() {
+		if s.State() == host.StateConnected {
+			n++
+		}
+	}
+	return &Status{
+		Schema: SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
+		Discovery: l.srv.DiscoveryAddr().String(), WebSocket: l.srv.WebSocketAddr().String(),
+		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n,
+	}, nil
+}
+
+// Sessions implements Backend.
+func (l *Local) Sessions(context.Context) (*Sessions, error) {
+	list := l.srv.Sessions()
+	out := &Sessions{Schema: SchemaSessions, Sessions: make([]Session, 0, len(list))}
+	for _, s := range list {
+		out.Sessions = append(out.Sessions, sessionOf(s))
+	}
+	return out, nil
+}
+
+// Session implements Backend.
+func (l *Local) Session(_ context.Context, id string) (*Session, error) {
+	s, ok := l.srv.Session(id)
+	if !ok {
+		return nil, errSessionNotFound(id)
+	}
+	v := sessionOf(s)
+	return &v, nil
+}
+
+func sessionOf(s *host.Session) Session {
+	in := s.Info()
+	v := Session{
+		ID: in.ID, AppID: in.AppID, DeviceID: in.DeviceID, DeviceName: in.DeviceName, Platform: in.Platform,
+		State: string(in.State), AppState: in.AppState, MaxToolPolicy: in.MaxToolPolicy,
+		ConnectedAt: in.ConnectedAt, DisconnectedAt: in.DisconnectedAt,
+	}
+	if p := in.Profile; p != nil {
+		v.AppName, v.AppVersion = p.App.AppName, p.App.VersionName
+		v.SDK = strings.TrimSpace(p.SDK.Name + " " + p.SDK.Version)
+		if p.Device.OSVersion != "" {
+			v.Platform = strings.TrimSpace(v.Platform + " " + p.Device.OSVersion)
+		}
+	}
+	if c := s.Tools(); c != nil {
+		if cat := c.Cached(); cat != nil {
+			v.Revision, v.AvailabilityRevision, v.ToolCount = cat.Revision, cat.AvailabilityRevision, len(cat.Tools)
+		}
+	}
+	return v
+}
+
+// client returns the tool client of a connected session.
+func (l *Local) client(id string) (*tools.Client, error) {
+	s, ok := l.srv.Session(id)
+	if !ok {
+		return nil, errSessionNotFound(id)
+	}
+	if s.State() != host.StateConnected {
+		return nil, apiErrorf(http.StatusConflict, CodeSessionClosed, "session %s is disconnected", id)
+	}
+	return s.Tools(), nil
+}
+
+// Tools implements Backend.
+func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var cat *tools.Catalog
+	if req.Detail == DetailFull {
+		cat, err = c.Catalog(ctx)
+	} else {
+		cat, err = c.Index(ctx)
+	}
+	if err != nil {
+		return nil, hostError(err)
+	}
+	out := &Tools{Schema: SchemaTools, SessionID: sessionID, Revision: cat.Revision, AvailabilityRevision: cat.AvailabilityRevision,
+		TotalCount: len(cat.Tools), Categories: cat.Categories}
+	if req.IfRevision != "" && req.IfRevision == cat.Revision {
+		out.Unchanged = true
+		out.Tools = []wire.ToolEntry{}
+		return out, nil
+	}
+	out.Tools = FilterTools(cat.Tools, req)
+	if req.MaxResults > 0 && len(out.Tools) > req.MaxResults {
+		out.Tools, out.Truncated = out.Tools[:req.MaxResults], true
+	}
+	if req.Detail != DetailFull {
+		for i := range out.Tools {
+			out.Tools[i].ArgumentsSchema, out.Tools[i].ResultSchema, out.Tools[i].ArgumentEncoding = nil, nil, ""
+		}
+	}
+	out.Count = len(out.Tools)
+	return out, nil
+}
+
+// FilterTools applies a ToolsRequest's filters (not MaxResults) to catalog entries,
+// returning a new slice. Terms match as the app's own query filter does.
+func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
+	terms := append(searchTerms(req.Query), searchTerms(req.Feature)...)
+	var policy wire.Policy
+	if req.Policy != "" {
+		policy, _ = wire.ParsePolicy(req.Policy)
+	}
+	out := make([]wire.ToolEntry, 0, len(entries))
+	for _, e := range entries {
+		switch {
+		case len(req.ToolIDs) > 0 && !slices.Contains(req.ToolIDs, e.ID):
+		case req.Category != "" && e.Category != req.Category:
+		case req.Policy != "" && e.Policy != policy:
+		case req.ExecutableOnly && (e.Denial != nil || !e.IsExecutable()):
+		case !matchTerms(&e, terms):
+		default:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// searchTerms lower-cases s and splits it on everything that is not a letter or digit.
+func searchTerms(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && isLetterOrDigit(r))
+	})
+}
+
+func matchTerms(e *wire.ToolEntry, terms []string) bool {
+	if len(terms) == 0 {
+		return true
+	}
+	text := strings.Join(searchTerms(strings.Join(append([]string{e.ID, e.Name, e.Description, e.Category, e.Keywords}, e.PrerequisiteToolIDs...), " ")), " ")
+	for _, t := range terms {
+		if !strings.Contains(text, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// Tool implements Backend.
+func (l *Local) Tool(ctx context.Context, sessionID, toolID string) (*Tool, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	e, err := c.Describe(ctx, toolID)
+	if err != nil {
+		if wire.CodeOf(err) == wire.CodeNotFound {
+			return nil, apiErrorf(http.StatusNotFound, wire.CodeNotFound, "%s", err.(interface{ Error() string }).Error())
+		}
+		return nil, hostError(err)
+	}
+	rev := ""
+	if cat := c.Cached(); cat != nil {
+		rev = cat.Revision
+	}
+	return &Tool{Schema: SchemaTool, SessionID: sessionID, Revision: rev, Tool: *e}, nil
+}
+
+// Call implements Backend.
+func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer l.watchProgress(progress)()
+	start := time.Now()
+	res, err := c.Call(ctx, wire.Call{ToolID: req.ToolID, Arguments: req.Arguments, CallID: req.CallID, After: req.After})
+	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
+	if te := toolError(err); te != nil {
+		out.Error = te
+		return out, nil
+	}
+	if err != nil {
+		return nil, hostError(err)
+	}
+	out.Success = true
+	out.Result = &res.Payload
+	out.Artifacts = artifactsOf(res.Artifacts)
+	return out, nil
+}
+
+// Batch implements Backend.
+func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer l.watchProgress(progress)()
+	calls := make([]wire.Call, len(req.Calls))
+	for i, r := range req.Calls {
+		calls[i] = wire.Call{ToolID: r.ToolID, Arguments: r.Arguments, CallID: r.CallID, After: r.After}
+	}
+	start := time.Now()
+	res, err := c.Batch(ctx, req.ContinueOnError, calls)
+	out := &Batch{Schema: SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
+	if te := toolError(err); te != nil {
+		out.Error = te
+		return out, nil
+	}
+	if err != nil {
+		return nil, hostError(err)
+	}
+	out.Result = &res.Payload
+	out.Success = res.Payload.Success
+	out.Artifacts = artifactsOf(res.Artifacts)
+	return out, nil
+}
+
+func artifactsOf(list []tools.Artifact) []Artifact {
+	out := make([]Artifact, 0, len(list))
+	for _, a := range list {
+		v := Artifact{TransferID: a.TransferID, Path: a.Path, FileName: a.FileName, MimeType: a.MimeType, SizeBytes: a.SizeBytes, Status: tools.StatusComplete}
+		if a.Err != nil {
+			v.Status, v.Error, v.Path = tools.StatusFailed, a.Err.Error(), ""
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// toolError turns a tool's error or a host refusal into data; other errors give nil.
+func toolError(err error) *ToolError {
+	var refusal *tools.RefusalError
+	if errors.As(err, &refusal) {
+		te := &ToolError{Error: *refusal.Err, RefusedByHost: true}
+		switch te.Code {
+		case wire.CodePolicyNotGranted:
+			te.Kind = KindDenied
+		case wire.CodeArgumentsSchemaInvalid, wire.CodeArgumentsInvalid, wire.CodeCallMissingID, wire.CodeBatchSizeInvalid:
+			te.Kind = KindInvalid
+		default: // not in the catalog, not executable, unavailable (the app's own code)
+			te.Kind = KindUnavailable
+		}
+		return te
+	}
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		return nil
+	}
+	return &ToolError{Error: *we, Kind: KindOf(we)}
+}
+
+// KindOf classifies an app's tool.error.
+func KindOf(e *wire.Error) string {
+	switch e.Code {
+	case wire.CodePolicyNotGranted, wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
+		return KindDenied
+	case wire.CodeNotFound, wire.CodeUnavailable, wire.CodeNotExecutable:
+		return KindUnavailable
+	case wire.CodeProtocolInvalidRequest, wire.CodeCallPayloadInvalid, wire.CodeCallMissingID, wire.CodeArgumentsInvalid,
+		wire.CodeArgumentsSchemaInvalid, wire.CodeBatchPayloadInvalid, wire.CodeBatchSizeInvalid, wire.CodeBatchCallInvalid:
+		return KindInvalid
+	}
+	// An unavailable tool fails with its own code and the runtime object as details.
+	var rt struct {
+		Available *bool `json:"available"`
+	}
+	if len(e.Details) > 0 && wire.Unmarshal(e.Details, &rt) == nil && rt.Available != nil && !*rt.Available {
+		return KindUnavailable
+	}
+	return KindFailed
+}
+
+// hostError maps a tool client's transport failure to an *APIError.
+func hostError(err error) error {
+	var te *tools.TransportError
+	if errors.As(err, &te) {
+		switch {
+		case errors.Is(err, tools.ErrTimeout):
+			return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
+		case errors.Is(err, tools.ErrProtocol):
+			return apiErrorf(http.StatusBadGateway, CodeProtocol, "%v", err)
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return err
+		}
+		return apiErrorf(http.StatusConflict, CodeSessionClosed, "%v", err)
+	}
+	return err
+}
+
+// IssueInvite implements Backend.
+func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, error) {
+	app := req.AppID
+	if app == "" {
+		app = "*"
+	}
+	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: req.Duration, MaxToolPolicy: req.MaxToolPolicy})
+	if err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+	}
+	v := inviteOf(inv, time.Now())
+	v.Code = code
+	if d := inv.Document; d != nil && d.Discovery != nil {
+		v.Hosts = d.Discovery.HostAddresses
+	}
+	return &v, nil
+}
+
+func inviteOf(inv host.Invite, now time.Time) Invite {
+	v := Invite{Schema: SchemaInvite, ID: inv.ID, AppID: inv.AppID, MaxToolPolicy: inv.MaxToolPolicy, ExpiresAt: inv.ExpiresAt, State: "open"}
+	if v.AppID == "*" {
+		v.AppID = ""
+	}
+	switch {
+	case inv.MaxUses > 0 && inv.Uses >= inv.MaxUses:
+		v.State = "used"
+	case !now.Before(inv.ExpiresAt):
+		v.State = "expired"
+	}
+	return v
+}
+
+// Invites implements Backend.
+func (l *Local) Invites(context.Context) (*Invites, error) {
+	now := time.Now()
+	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}}
+	for _, inv := range l.srv.ListInvites() {
+		v := inviteOf(inv, now)
+		v.Schema = ""
+		out.Invites = append(out.Invites, v)
+	}
+	return out, nil
+}
+
+// RevokeInvite implements Backend.
+func (l *Local) RevokeInvite(_ context.Context, id string) error {
+	if err := l.srv.Revoke(id); err != nil {
+		if errors.Is(err, host.ErrNotFound) {
+			return apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q", id)
+		}
+		return err
+	}
+	return nil
+}
+
+// Shutdown implements Backend.
+func (l *Local) Shutdown(context.Context) error {
+	if l.shutdown == nil {
+		return apiErrorf(http.StatusNotImplemented, CodeBadRequest, "this host cannot be stopped through the control API")
+	}
+	go l.shutdown()
+	return nil
+}
+
+var _ = jsontext.Value(nil)

@@ -1,0 +1,5 @@
+package control
+
+import "unicode"
+
+func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
