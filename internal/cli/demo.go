@@ -240,26 +240,36 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 	w.done("write+evidence", res.Success && strings.Contains(ev, "true"), ev)
 
 	// 5. A batch.
-	w.step(5, "A batch: find the note's row, tap it, read the editor")
-	batch, err := b.Batch(ctx, sid, control.BatchRequest{Calls: []control.CallRequest{
-		{CallID: "find", ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)},
-		{CallID: "state", ToolID: "app.get_state", Arguments: jsontext.Value(`{}`)},
-		{CallID: "list", ToolID: "notes.list", Arguments: jsontext.Value(`{"limit":3}`)},
-	}}, nil)
+	w.step(5, "A batch: tap the new note's row, then read the screen, in one request")
+	find, err := b.Call(ctx, sid, control.CallRequest{ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)}, nil)
 	if err != nil {
 		return err
 	}
-	if batch.Result != nil {
-		for _, it := range batch.Result.Results {
-			outcome := "ok"
-			if !it.Success && it.Error != nil {
-				outcome = it.Error.Code
-			}
-			w.printf("   [%d] %-16s %-8s %s\n", it.Index, it.ToolID, it.CallID, outcome)
-		}
-		w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls, one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
+	ref, ok := firstReference(find)
+	if !ok {
+		w.done("batch", false, "ui.query_nodes found no row for the new note: "+resultSnippet(find))
 	} else {
-		w.done("batch", false, batch.Error.Code+": "+batch.Error.Message)
+		tap, _ := json.Marshal(map[string]any{"reference": ref, "action": "tap"})
+		batch, err := b.Batch(ctx, sid, control.BatchRequest{Calls: []control.CallRequest{
+			{CallID: "open", ToolID: "ui.perform_action", Arguments: tap},
+			{CallID: "state", ToolID: "app.get_state", Arguments: jsontext.Value(`{}`)},
+			{CallID: "title", ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"role":"textField","maxResults":2}`)},
+		}}, nil)
+		if err != nil {
+			return err
+		}
+		if batch.Result != nil {
+			for _, it := range batch.Result.Results {
+				outcome := compactJSON(it.Result, 70)
+				if !it.Success && it.Error != nil {
+					outcome = it.Error.Code + ": " + it.Error.Message
+				}
+				w.printf("   [%d] %-17s %-6s %s\n", it.Index, it.ToolID, it.CallID, outcome)
+			}
+			w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls in one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
+		} else {
+			w.done("batch", false, batch.Error.Code+": "+batch.Error.Message)
+		}
 	}
 
 	// 6. A screenshot over the binary stream.
@@ -307,6 +317,22 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 	}
 	w.done("unavailable", res.Error != nil && res.Error.Kind == control.KindUnavailable, refusalSummary(res))
 	return nil
+}
+
+// firstReference returns the node reference of the first match of a ui.query_nodes result.
+func firstReference(res *control.Call) (jsontext.Value, bool) {
+	if res.Result == nil {
+		return nil, false
+	}
+	var r struct {
+		Matches []struct {
+			Reference jsontext.Value `json:"reference"`
+		} `json:"matches"`
+	}
+	if err := json.Unmarshal(res.Result.Result, &r); err != nil || len(r.Matches) == 0 || len(r.Matches[0].Reference) == 0 {
+		return nil, false
+	}
+	return r.Matches[0].Reference, true
 }
 
 func refusalSummary(res *control.Call) string {
