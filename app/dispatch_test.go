@@ -299,3 +299,29 @@ func TestCompressionThreshold(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressedRequest: hosts should not compress requests, but the SDK reads them.
+func TestCompressedRequest(t *testing.T) {
+	f := newFixture(t, Options{})
+	payload := []byte(`{"toolId":"route.open","arguments":{"route":"` + strings.Repeat("z", 40000) + `"}}`)
+	wrapped, err := wire.EncodePayload(payload)
+	if err != nil || bytes.Equal(wrapped, payload) {
+		t.Fatalf("EncodePayload: %v", err)
+	}
+	env, p := response(t, f.handle(t, `{"type":"tool.call","id":"z","payload":`+string(wrapped)+`}`))
+	if env.Type != wire.TypeResult || !bytes.Contains(p, []byte(`"opened":"zzz`)) {
+		t.Fatalf("%s %.200s", env.Type, p)
+	}
+}
+
+// TestDeepNesting: JSON nested deeper than the limit is refused before any handler runs.
+func TestDeepNesting(t *testing.T) {
+	f := newFixture(t, Options{})
+	deep := strings.Repeat("[", 300) + strings.Repeat("]", 300)
+	if code := errorCode(t, f.handle(t, callMsg("d", `{"toolId":"legacy.echo","arguments":{"a":`+deep+`}}`))); code != wire.CodeProtocolInvalidRequest {
+		t.Fatalf("code %q", code)
+	}
+	if f.count("legacy.echo") != 0 {
+		t.Fatal("the handler ran")
+	}
+}

@@ -296,8 +296,8 @@ func newFixture(t testing.TB, opts Options) *fixture {
 		f.ran(c.ToolID)
 		overhead := len(`{"toolId":"demo.blob","success":true,"result":""}`)
 		n := in.PayloadBytes - overhead
-		if n < 0 {
-			return nil, ToolErrorf("blob_too_small", "payloadBytes must be at least %d", overhead)
+		if n < 0 || in.PayloadBytes > 1<<20 {
+			return nil, ToolErrorf("blob_size_invalid", "payloadBytes must be %d..%d", overhead, 1<<20)
 		}
 		b := make([]byte, 0, n+2)
 		b = append(b, '"')

@@ -182,7 +182,7 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		if !out.Success {
 			return "", nil, out.Error
 		}
-		b, err := wire.Marshal(&wire.Result{ToolID: out.ToolID, Success: true, Message: out.Message, Result: out.Result, Evidence: out.Evidence})
+		b, err := resultPayload(&out)
 		if err != nil {
 			x.dropTransfers()
 			return "", nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The result could not be encoded."}
@@ -200,6 +200,31 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		}
 		return wire.TypeBatchResult, b, nil
 	}
+}
+
+// resultPayload encodes the tool.result payload of a successful outcome. The result is
+// already compact, valid JSON (encodeResult made it so), so it is copied in rather than
+// re-encoded — for a large result that saves a full pass over it.
+func resultPayload(out *wire.Outcome) ([]byte, error) {
+	head, err := wire.Marshal(&wire.Result{ToolID: out.ToolID, Success: true, Message: out.Message})
+	if err != nil {
+		return nil, err
+	}
+	var evidence []byte
+	if out.Evidence != nil {
+		if evidence, err = wire.Marshal(out.Evidence); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, len(head)+len(out.Result)+len(evidence)+24)
+	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b = append(b, `,"result":`...)
+	b = append(b, out.Result...)
+	if evidence != nil {
+		b = append(b, `,"evidence":`...)
+		b = append(b, evidence...)
+	}
+	return append(b, '}'), nil
 }
 
 // dropTransfers releases the transfers of a response that will not be sent.

@@ -34,7 +34,24 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 		cancel()
 		wg.Wait()
 	}()
-	slots := make(chan struct{}, a.concurrent)
+	// Requests go to a pool of at most a.concurrent workers, started on demand and kept
+	// until Serve returns: a long-lived worker has grown its stack once, where a goroutine
+	// per request would grow a fresh one every time (a large share of a small call's cost).
+	work := make(chan *request)
+	workers := 0
+	worker := func(req *request) {
+		defer wg.Done()
+		for {
+			if err := a.answer(ctx, req, conn); err != nil && ctx.Err() == nil {
+				a.log.DebugContext(ctx, "writing a tool response failed", "err", err)
+			}
+			select {
+			case req = <-work:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 	for {
 		typ, msg, err := conn.Read(ctx)
 		if err != nil {
@@ -53,18 +70,21 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 			continue
 		}
 		select {
-		case slots <- struct{}{}:
+		case work <- req: // an idle worker takes it
+			continue
+		default:
+		}
+		if workers < a.concurrent {
+			workers++
+			wg.Add(1)
+			go worker(req)
+			continue
+		}
+		select { // every worker is busy: stop reading until one is free
+		case work <- req:
 		case <-ctx.Done():
 			return parent.Err()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			if err := a.answer(ctx, req, conn); err != nil && ctx.Err() == nil {
-				a.log.DebugContext(ctx, "writing a tool response failed", "err", err)
-			}
-		}()
 	}
 }
 
