@@ -192,4 +192,3 @@ func BenchmarkLargeResult(b *testing.B) {
 		}
 	})
 }
-

@@ -62,4 +62,3 @@ func Example() {
 	// {"type":"tool.result","id":"c1.response","replyTo":"c1","sessionId":"s1","sentAt":"2026-08-25T00:00:00Z","capability":"tool.exec","payload":{"toolId":"demo.greet","success":true,"result":{"text":"Hello, Ada!"}}}
 	// {"type":"tool.error","id":"c2.response","replyTo":"c2","sentAt":"2026-08-25T00:00:00Z","capability":"tool.exec","payload":{"code":"tool_arguments_schema_invalid","message":"Arguments of tool 'demo.greet' do not match its schema.","retryable":false,"details":{"errors":[{"path":"$.name","code":"type_mismatch","message":"expected string, got number"}]}}}
 }
-
