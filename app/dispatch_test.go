@@ -325,3 +325,22 @@ func TestDeepNesting(t *testing.T) {
 		t.Fatal("the handler ran")
 	}
 }
+
+// TestTypedFlattened: a typed flattened-string tool decodes its In from the string map.
+func TestTypedFlattened(t *testing.T) {
+	a := New(Options{})
+	d := def("t.flat", "Flat", "t", wire.PolicyRead)
+	d.ArgumentEncoding = wire.ArgumentEncodingFlattenedString
+	type in struct {
+		Source   string `json:"source,omitzero"`
+		MaxDepth int    `json:"maxDepth,omitzero,string"`
+		Filter   string `json:"filter,omitzero"`
+	}
+	if err := Register(a, d, func(ctx context.Context, c *Call, in in) (in, error) { return in, nil }); err != nil {
+		t.Fatal(err)
+	}
+	_, p := response(t, (&fixture{app: a}).handle(t, callMsg("c", `{"toolId":"t.flat","arguments":{"source":"native","maxDepth":3,"filter":{"role":"button"},"none":null}}`)))
+	if want := `{"toolId":"t.flat","success":true,"result":{"source":"native","maxDepth":"3","filter":"{\"role\":\"button\"}"}}`; string(p) != want {
+		t.Fatalf("payload %s\nwant    %s", p, want)
+	}
+}

@@ -26,8 +26,10 @@ import (
 // struct, a string-keyed map or jsontext.Value).
 //
 // For a flattened-string tool (Definition.ArgumentEncoding) the handler's In is decoded
-// from the flattened string map (see Call.StringArguments): use map[string]string or a
-// struct of string fields.
+// from the flattened string map (see Call.StringArguments): use map[string]string, or a
+// struct whose non-string fields carry the `,string` option (`json:"maxDepth,string"`).
+// Flattened tools' arguments and results are not validated against their schemas (spec
+// §4: only native JSON tools are).
 func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Context, c *Call, in In) (Out, error), opts ...ToolOption) error {
 	if h == nil {
 		return fmt.Errorf("app: tool %q: no handler", d.ID)
