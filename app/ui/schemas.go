@@ -41,7 +41,7 @@ const (
 		`"checked":{"type":"boolean","description":"State of a checkable node (toggle, checkbox)."},` +
 		`"focused":{"type":"boolean","description":"Present and true on the node with input focus."},` +
 		`"bounds":{"$ref":"#/$defs/bounds"},` +
-		`"childCount":{"type":"integer","minimum":0,"description":"Number of children on screen, including any left out of this result."}`
+		`"childCount":{"type":"integer","minimum":0,"description":"Number of children in the snapshot, including any left out of this result."}`
 	nodeRequired = `"id","type","role","supportedActions","visible","enabled","childCount"`
 
 	treeNodeSchema = `{"type":"object","properties":{` + nodeProperties +
@@ -136,7 +136,8 @@ func buildSchemas(source string) schemas {
 		queryArgs: raw(`{"type":"object","properties":{` + src + `,` +
 			`"snapshotId":{"type":"string","minLength":1,"maxLength":256,"description":"Query this retained snapshot instead of capturing a fresh one."},` +
 			filterProperties + `}}`),
-		queryResult: raw(`{"$ref":"#/$defs/queryResult"` + defs("bounds", "reference", "match", "queryResult") + `}`),
+		// Top-level result schemas are object schemas (MCP output schemas must be).
+		queryResult: raw(strings.TrimSuffix(queryResultSchema, "}") + defs("bounds", "reference", "match") + "}"),
 
 		actionArgs: raw(`{"type":"object","properties":{` +
 			`"reference":{"$ref":"#/$defs/reference"},` +

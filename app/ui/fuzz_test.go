@@ -1,0 +1,47 @@
+package ui_test
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// FuzzToolArguments sends arbitrary arguments to every UI tool through the runtime. Schema
+// validation refuses most of them; whatever passes must be handled: the answer is a result
+// that matches the result schema, or a tool failure of the toolkit's — never a panic
+// (tool_execution_exception) nor a result that breaks its own schema.
+func FuzzToolArguments(f *testing.F) {
+	tools := []string{"ui.get_visual_tree", "ui.query_nodes", "ui.perform_action", "ui.wait", "ui.get_screenshot"}
+	for i, args := range []string{
+		`{}`,
+		`{"role":"button","maxResults":1}`,
+		`{"reference":{"source":"native","snapshotId":"native:1:00","revision":1,"nodeId":"ok"},"action":"tap"}`,
+		`{"condition":"notExists","nodeId":"x","timeoutMilliseconds":-5,"pollMilliseconds":0}`,
+		`{"format":"jpeg","quality":1,"maxWidth":1}`,
+		`{"maxDepth":0,"maxNodes":1,"rootNodeId":"name","includeBounds":false}`,
+	} {
+		f.Add(uint8(i), args)
+	}
+	f.Fuzz(func(t *testing.T, tool uint8, args string) {
+		if v := jsontext.Value(args); !v.IsValid() || v.Kind() != '{' {
+			t.Skip("not a JSON object: the envelope would not parse")
+		}
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, &fakeScreen{doneAfter: 2})
+			id := tools[int(tool)%len(tools)]
+			// A capture first, so that revision-1 references can be valid.
+			h.call("ui.get_visual_tree", `{}`)
+			r := h.send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, id, args))
+			if r.err != nil {
+				switch r.err.Code {
+				case wire.CodeExecutionException, wire.CodeResultSchemaInvalid, wire.CodeExecutionFailed:
+					t.Fatalf("%s(%s): %v %s", id, args, r.err, r.err.Details)
+				}
+			}
+		})
+	})
+}
