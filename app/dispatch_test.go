@@ -344,3 +344,25 @@ func TestTypedFlattened(t *testing.T) {
 		t.Fatalf("payload %s\nwant    %s", p, want)
 	}
 }
+
+type panickyError struct{}
+
+func (panickyError) Error() string { panic("Error() exploded") }
+
+// TestRuntimePanic: a panic outside the handler's own frame (here in the Error method of
+// the error it returned) still yields an answer and leaves the app running.
+func TestRuntimePanic(t *testing.T) {
+	a := New(Options{})
+	d := def("t.p", "P", "t", wire.PolicyRead)
+	d.ArgumentsSchema, d.ResultSchema = []byte(`{"type":"object"}`), []byte(`{}`)
+	if err := a.Register(Tool{Definition: d, Handler: func(ctx context.Context, c *Call) (any, error) { return nil, panickyError{} }}); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{app: a}
+	if code := errorCode(t, f.handle(t, callMsg("c", `{"toolId":"t.p"}`))); code != wire.CodeExecutionException {
+		t.Fatalf("code %q", code)
+	}
+	if env, _ := response(t, f.handle(t, `{"type":"tool.query","id":"q","payload":{}}`)); env.Type != wire.TypeCatalog {
+		t.Fatal("the app stopped answering")
+	}
+}

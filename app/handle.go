@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -117,34 +118,23 @@ func scanClaim(msg []byte) claim {
 func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 	start := time.Now()
 	x := &exchange{app: a, requestID: req.id, sessionID: req.sessionID}
-	var typ string
-	var payload []byte
-	var failure *wire.Error
-	switch {
-	case req.err != nil:
-		failure = &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request could not be read: " + req.err.Error()}
-	default:
+	if req.env != nil {
 		x.requestID, x.sessionID = req.env.ID, req.env.SessionID
-		body, err := requestPayload(req.env.Payload)
-		if err != nil {
-			failure = &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request payload could not be decoded: " + err.Error()}
-			break
-		}
-		typ, payload, failure = x.dispatch(ctx, req.env.Type, body)
 	}
+	typ, payload, failure := x.compute(ctx, req)
 	if failure != nil {
+		x.dropTransfers()
 		typ, payload = wire.TypeError, marshalError(failure)
 	}
 	msg, err := a.respond(x.requestID, x.sessionID, typ, payload)
-	if err != nil {
-		// Only a bug can get here (the payload is our own JSON): tell the host anyway.
+	if err != nil { // only a bug gets here (the payload is our own JSON): tell the host anyway
 		a.log.ErrorContext(ctx, "encoding a response failed", "request", x.requestID, "err", err)
-		msg, err = a.respond(x.requestID, x.sessionID, wire.TypeError, marshalError(&wire.Error{Code: wire.CodeExecutionException, Message: "The response could not be encoded."}))
-		if err != nil {
-			x.dropTransfers()
+		x.dropTransfers()
+		failure = &wire.Error{Code: wire.CodeExecutionException, Message: "The response could not be encoded."}
+		typ = wire.TypeError
+		if msg, err = a.respond(x.requestID, x.sessionID, typ, marshalError(failure)); err != nil {
 			return err
 		}
-		x.dropTransfers()
 	}
 	if a.log.Enabled(ctx, slog.LevelDebug) {
 		attrs := []slog.Attr{slog.String("type", typ), slog.String("request", x.requestID), slog.Int("bytes", len(*msg)), slog.Duration("took", time.Since(start))}
@@ -168,6 +158,28 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		}
 	}
 	return nil
+}
+
+// compute returns the response type and payload for req, or a failure for the whole
+// request. Tool panics are handled per call; this recover is the last line of defence
+// (a bug in the runtime itself must not crash the app either).
+func (x *exchange) compute(ctx context.Context, req *request) (typ string, payload []byte, failure *wire.Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.app.log.LogAttrs(ctx, slog.LevelError, "answering a tool request panicked", slog.String("request", x.requestID),
+				slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+			typ, payload = "", nil
+			failure = &wire.Error{Code: wire.CodeExecutionException, Message: "The app failed to answer this request; it keeps running."}
+		}
+	}()
+	if req.err != nil {
+		return "", nil, &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request could not be read: " + req.err.Error()}
+	}
+	body, err := requestPayload(req.env.Payload)
+	if err != nil {
+		return "", nil, &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request payload could not be decoded: " + err.Error()}
+	}
+	return x.dispatch(ctx, req.env.Type, body)
 }
 
 // dispatch answers a decoded request by type with the response type and payload, or a
