@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
 	"image/jpeg"
 	"image/png"
 	"io"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"golang.org/x/image/draw"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -406,13 +404,4 @@ func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFun
 		CapturedAtUtc:      at,
 		TransferDescriptor: send(name, mime, size, &buf),
 	}, nil
-}
-
-// scaleToWidth scales img down to width pixels, keeping its aspect ratio.
-func scaleToWidth(img image.Image, width int) image.Image {
-	b := img.Bounds()
-	height := max(1, int(int64(b.Dy())*int64(width)/int64(b.Dx())))
-	dst := image.NewRGBA(image.Rect(0, 0, width, height))
-	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
-	return dst
 }
