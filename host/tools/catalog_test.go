@@ -390,3 +390,34 @@ func TestQueryIsRaw(t *testing.T) {
 		t.Error("Query filled the cache")
 	}
 }
+
+func TestIndexFetchesNoDefinitions(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, app.handler())
+	if hs.c.Cached() != nil {
+		t.Fatal("cached catalog before any query")
+	}
+	cat, err := hs.c.Index(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := detailsOf(app.queryLog()); !slices.Equal(got, []string{"index"}) {
+		t.Fatalf("queries %q", got)
+	}
+	if len(cat.Tools) != 3 || len(cat.Tool("a.read").ArgumentsSchema) != 0 {
+		t.Errorf("index %+v", cat.Tools)
+	}
+	if hs.c.Cached() != cat {
+		t.Error("Cached does not return the last catalog")
+	}
+	if _, err := hs.c.Describe(t.Context(), "a.read"); err != nil {
+		t.Fatal(err)
+	}
+	cat, err = hs.c.Index(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Tool("a.read").ArgumentsSchema) == 0 || len(cat.Tool("b.write").ArgumentsSchema) != 0 {
+		t.Error("Index should carry exactly the cached definitions")
+	}
+}

@@ -413,3 +413,31 @@ func TestMaxPendingWaitsForSlot(t *testing.T) {
 		<-errs
 	})
 }
+
+// failConn fails every write.
+type failConn struct{ nopConn }
+
+var errWrite = errors.New("socket gone")
+
+func (failConn) Write(context.Context, transport.MessageType, []byte) error { return errWrite }
+
+func TestWriteFailure(t *testing.T) {
+	c := NewClient(failConn{}, Options{NewRequestID: func() string { return "r1" }})
+	c.Open()
+	_, err := c.Query(t.Context(), wire.Query{})
+	te, ok := errorsAs[*TransportError](err)
+	if !ok || !errors.Is(err, errWrite) || te.RequestID != "r1" {
+		t.Fatalf("err = %v", err)
+	}
+	if got := err.Error(); got != "tools: tool.query r1: socket gone" {
+		t.Errorf("message %q", got)
+	}
+	c.Close(nil)
+	_, err = c.Query(t.Context(), wire.Query{})
+	if got := err.Error(); got != "tools: tool.query: tools: session closed" {
+		t.Errorf("message %q", got)
+	}
+	if _, err := c.Call(t.Context(), wire.Call{ToolID: "x"}); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("call after close: %v", err)
+	}
+}

@@ -16,7 +16,7 @@ func (nopConn) Read(ctx context.Context) (transport.MessageType, []byte, error) 
 	return 0, nil, ctx.Err()
 }
 func (nopConn) Write(context.Context, transport.MessageType, []byte) error { return nil }
-func (nopConn) Close(transport.StatusCode, string) error                  { return nil }
+func (nopConn) Close(transport.StatusCode, string) error                   { return nil }
 
 // FuzzHandleMessage feeds arbitrary messages to a client that has one call in flight
 // (id "p1") and one transfer registered (id1): HandleMessage must never panic, whatever

@@ -32,16 +32,19 @@ func (c *Client) HandleMessage(typ transport.MessageType, data []byte) bool {
 }
 
 func (c *Client) handleText(data []byte) bool {
-	head := peekHead(data)
-	if !wire.IsResponse(head.typ) || !isToolCapability(head) {
+	if !wire.IsResponse(peekHead(data, false).typ) {
 		return false
 	}
 	log := c.opts.Logger
 	env, err := wire.DecodeEnvelope(data)
 	if err != nil {
+		h := peekHead(data, true)
+		if !isToolCapability(h) {
+			return false
+		}
 		c.malformed.Add(1)
-		log.Debug("tools: malformed response envelope", "type", head.typ, "replyTo", head.replyTo, "err", err)
-		if p := c.claim(head.replyTo); p != nil {
+		log.Debug("tools: malformed response envelope", "type", h.typ, "replyTo", h.replyTo, "err", err)
+		if p := c.claim(h.replyTo); p != nil {
 			p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Err: protocolError("response envelope", err)}}
 		}
 		return true
@@ -131,10 +134,11 @@ func isToolCapability(h head) bool {
 	return h.capability == "" || h.capability == wire.CapabilityToolExec
 }
 
-// peekHead reads the top-level type, replyTo and capability strings of a JSON object
-// without strictness, only to route the message and, when the strict decoder refuses it,
-// to fail the request it answers. Anything unreadable yields a zero head.
-func peekHead(data []byte) head {
+// peekHead reads the top-level type (and, when full, replyTo and capability) strings of a
+// JSON object without strictness: only to route the message and, when the strict decoder
+// refuses it, to fail the request it answers. Without full it stops at "type", usually the
+// first member. Anything unreadable yields a zero head.
+func peekHead(data []byte, full bool) head {
 	var h head
 	// Lenient on purpose: this must find replyTo in exactly the messages the strict decoder
 	// refuses.
@@ -164,8 +168,8 @@ func peekHead(data []byte) head {
 				return h
 			}
 			*target = v.String()
-			if seenType && !wire.IsResponse(h.typ) {
-				return h // not ours; the rest does not matter
+			if seenType && (!full || !wire.IsResponse(h.typ)) {
+				return h // routed; the rest does not matter
 			}
 			continue
 		}
