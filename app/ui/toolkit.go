@@ -8,7 +8,6 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -361,14 +360,11 @@ type screenshotResult struct {
 type sendFunc func(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor
 
 func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFunc) (*screenshotResult, error) {
-	format := strings.ToLower(a.Format)
+	format := a.Format
 	if format == "" {
 		format = "png"
 	}
-	if format == "jpg" {
-		format = "jpeg"
-	}
-	if format != "png" && format != "jpeg" {
+	if format != "png" && format != "jpeg" { // the schema's enum; checked again for safety
 		return nil, toolError(wire.CodeArgumentsInvalid, fmt.Sprintf("ui: screenshot format %q is not png or jpeg", a.Format), nil)
 	}
 	img, err := t.screen.Render(ctx)
