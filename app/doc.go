@@ -17,6 +17,11 @@
 // [Call.SendArtifact], puts the returned descriptor into its result, and the runtime streams
 // the bytes only after the response announcing them has been written.
 //
+// The guard defaults to catalog.GuardReadWrite (read and write tools published and
+// executable; critical tools need catalog.GuardFullAccess); App.SetGuard changes it at run
+// time. Evidence (a call's after block) is captured with the tools ui.get_visual_tree and
+// ui.get_screenshot, which package app/ui provides.
+//
 // Concurrency: requests are served concurrently (at most Options.MaxConcurrent at a time);
 // tools registered as exclusive never run at the same time as each other. Registration and
 // guard changes are safe at any time; the published catalog is rebuilt on the next query.
