@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -75,7 +76,7 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 	return res, nil
 }
 
-var errCallFailed = fmt.Errorf("the call failed")
+var errCallFailed = errors.New("the call failed")
 
 // Batch sends 1..32 calls as one tool.batch; the app runs them in order and, unless
 // continueOnError, stops after the first failure. Every call is checked as in Call before

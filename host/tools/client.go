@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -281,5 +280,3 @@ func expectedType(op string) string {
 	}
 	return ""
 }
-
-var errNoPayload = errors.New("payload missing")

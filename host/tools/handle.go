@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -69,6 +70,8 @@ func (c *Client) handleText(data []byte) bool {
 	return true
 }
 
+var errNoPayload = errors.New("payload missing")
+
 // decodeResponse reads a response payload for p. For results it registers the announced
 // transfers, so that the frames following this message are accepted.
 func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
@@ -88,7 +91,7 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 			return fail("tool.error payload", err)
 		}
 		if e.Code == "" {
-			return fail("tool.error payload", fmt.Errorf("code missing"))
+			return fail("tool.error payload", errors.New("code missing"))
 		}
 		return response{typ: env.Type, payload: payload, err: &e}
 	}

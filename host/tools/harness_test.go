@@ -28,7 +28,7 @@ type handler func(req *wire.Envelope) []msg
 // runs the reader loop a host session would: every message goes to HandleMessage, a read
 // error closes the client.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	c      *Client
 	host   transport.Conn
 	app    transport.Conn
@@ -43,7 +43,7 @@ type harness struct {
 }
 
 // newHarness starts the harness and opens the client.
-func newHarness(t *testing.T, opts Options, h handler) *harness {
+func newHarness(t testing.TB, opts Options, h handler) *harness {
 	t.Helper()
 	hs := startHarness(t, opts, h)
 	hs.c.Open()
@@ -51,7 +51,7 @@ func newHarness(t *testing.T, opts Options, h handler) *harness {
 }
 
 // startHarness starts the harness without opening the client.
-func startHarness(t *testing.T, opts Options, h handler) *harness {
+func startHarness(t testing.TB, opts Options, h handler) *harness {
 	t.Helper()
 	if opts.ArtifactDir == "" {
 		opts.ArtifactDir = t.TempDir()
