@@ -123,7 +123,12 @@ func closeArgs(code StatusCode, reason string) (StatusCode, string, error) {
 type CloseError struct {
 	Code   StatusCode
 	Reason string
+
+	err error // the underlying failure, if any (a socket error for StatusAbnormalClosure)
 }
+
+// Unwrap returns the underlying failure, if any.
+func (e *CloseError) Unwrap() error { return e.err }
 
 // Error describes the close.
 func (e *CloseError) Error() string {

@@ -61,13 +61,7 @@ func abbrev(b []byte) string {
 func wantClose(t *testing.T, c Conn, code StatusCode, reason string) {
 	t.Helper()
 	_, _, err := c.Read(context.Background())
-	ce, ok := errors.AsType[*CloseError](err)
-	if !ok {
-		t.Fatalf("Read error = %v, want *CloseError %d", err, code)
-	}
-	if ce.Code != code || (reason != "*" && ce.Reason != reason) {
-		t.Fatalf("Read error = %+v, want code %d reason %q", ce, code, reason)
-	}
+	checkCloseError(t, err, code, reason)
 }
 
 func testRoundTrip(t *testing.T, newPair newPairFunc) {
@@ -81,14 +75,31 @@ func testRoundTrip(t *testing.T, newPair newPairFunc) {
 		{MessageText, []byte{}},
 		{MessageBinary, bytes.Repeat([]byte{7}, 512<<10+56)},
 	}
-	for _, m := range msgs {
-		mustWrite(t, a, m.typ, m.data)
-		mustWrite(t, b, m.typ, m.data)
+	// Both ends write at once while the test reads: over a socket, big writes only finish
+	// once the peer reads.
+	var wg sync.WaitGroup
+	for _, c := range []Conn{a, b} {
+		wg.Go(func() {
+			for _, m := range msgs {
+				if err := c.Write(context.Background(), m.typ, m.data); err != nil {
+					t.Errorf("Write: %v", err)
+					return
+				}
+			}
+		})
 	}
 	for _, m := range msgs {
 		mustRead(t, b, m.typ, m.data)
 		mustRead(t, a, m.typ, m.data)
 	}
+	wg.Wait()
+}
+
+// writeAsync writes in the background; the returned channel yields Write's error.
+func writeAsync(c Conn, typ MessageType, data []byte) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- c.Write(context.Background(), typ, data) }()
+	return errc
 }
 
 func testWriteCopies(t *testing.T, newPair newPairFunc) {
@@ -113,6 +124,55 @@ func testInvalidType(t *testing.T, newPair newPairFunc) {
 	mustRead(t, b, MessageText, []byte("ok"))
 }
 
+// readResult is one Read's outcome.
+type readResult struct {
+	typ  MessageType
+	data []byte
+	err  error
+}
+
+// readAsync reads from c in the background until an error, sending every result (the error
+// last). Over WebSocket a Close completes only when the peer's Read answers the close frame,
+// as a connection's owner always does; tests read the same way.
+func readAsync(c Conn) <-chan readResult {
+	out := make(chan readResult, 64)
+	go func() {
+		defer close(out)
+		for {
+			typ, data, err := c.Read(context.Background())
+			out <- readResult{typ, data, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// closeErr returns the error a background reader ended with, failing on any message.
+func closeErr(t *testing.T, reads <-chan readResult) error {
+	t.Helper()
+	for r := range reads {
+		if r.err != nil {
+			return r.err
+		}
+		t.Fatalf("unexpected message %v %q", r.typ, abbrev(r.data))
+	}
+	t.Fatal("reader ended without an error")
+	return nil
+}
+
+func checkCloseError(t *testing.T, err error, code StatusCode, reason string) {
+	t.Helper()
+	ce, ok := errors.AsType[*CloseError](err)
+	if !ok {
+		t.Fatalf("error = %v, want *CloseError %d", err, code)
+	}
+	if ce.Code != code || (reason != "*" && ce.Reason != reason) {
+		t.Fatalf("error = %+v, want code %d reason %q", ce, code, reason)
+	}
+}
+
 func testCloseCodes(t *testing.T, newPair newPairFunc) {
 	tests := []struct {
 		code   StatusCode
@@ -131,10 +191,11 @@ func testCloseCodes(t *testing.T, newPair newPairFunc) {
 				if dir == "b→a" {
 					a, b = b, a
 				}
+				reads := readAsync(b)
 				if err := a.Close(tt.code, tt.reason); err != nil {
 					t.Fatalf("Close: %v", err)
 				}
-				wantClose(t, b, tt.code, tt.reason)
+				checkCloseError(t, closeErr(t, reads), tt.code, tt.reason)
 				// The peer keeps reporting the close, on Read and on Write.
 				wantClose(t, b, tt.code, tt.reason)
 				if err := b.Write(context.Background(), MessageText, []byte("late")); CloseStatus(err) != tt.code {
@@ -157,33 +218,41 @@ func testCloseAfterWrites(t *testing.T, newPair newPairFunc) {
 	for i := range 5 {
 		mustWrite(t, a, MessageText, fmt.Appendf(nil, "m%d", i))
 	}
+	reads := readAsync(b)
 	if err := a.Close(StatusGoingAway, "bye"); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	for i := range 5 {
-		mustRead(t, b, MessageText, fmt.Appendf(nil, "m%d", i))
+		r := <-reads
+		if want := fmt.Sprintf("m%d", i); r.err != nil || string(r.data) != want {
+			t.Fatalf("read %d = %q, %v; want %q", i, r.data, r.err, want)
+		}
 	}
-	wantClose(t, b, StatusGoingAway, "bye")
+	checkCloseError(t, closeErr(t, reads), StatusGoingAway, "bye")
 }
 
 func testCloseTwice(t *testing.T, newPair newPairFunc) {
 	a, b := newPair(t, 0)
+	reads := readAsync(b)
 	if err := a.Close(StatusNormalClosure, ""); err != nil {
 		t.Fatalf("first Close: %v", err)
 	}
 	if err := a.Close(StatusNormalClosure, ""); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second Close = %v, want ErrClosed", err)
 	}
-	wantClose(t, b, StatusNormalClosure, "")
+	checkCloseError(t, closeErr(t, reads), StatusNormalClosure, "")
 	// Closing after the peer closed is fine; from then on this side sees ErrClosed.
-	b.Close(StatusNormalClosure, "")
+	if err := b.Close(StatusNormalClosure, ""); err != nil {
+		t.Fatalf("Close after the peer's close: %v", err)
+	}
 	if _, _, err := b.Read(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Read after own Close = %v, want ErrClosed", err)
 	}
 }
 
 func testCloseUnblocksRead(t *testing.T, newPair newPairFunc) {
-	a, _ := newPair(t, 0)
+	a, b := newPair(t, 0)
+	peer := readAsync(b)
 	errc := make(chan error, 1)
 	go func() {
 		_, _, err := a.Read(context.Background())
@@ -194,24 +263,27 @@ func testCloseUnblocksRead(t *testing.T, newPair newPairFunc) {
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Fatalf("blocked Read = %v, want ErrClosed", err)
 	}
+	checkCloseError(t, closeErr(t, peer), StatusNormalClosure, "")
 }
 
 func testCloseArgs(t *testing.T, newPair newPairFunc) {
 	t.Run("UnsendableCode", func(t *testing.T) {
 		a, b := newPair(t, 0)
+		reads := readAsync(b)
 		if err := a.Close(StatusAbnormalClosure, "x"); err == nil {
 			t.Error("Close(1006) returned nil, want an error")
 		}
-		wantClose(t, b, StatusInternalError, "x")
+		checkCloseError(t, closeErr(t, reads), StatusInternalError, "x")
 	})
 	t.Run("LongReason", func(t *testing.T) {
 		a, b := newPair(t, 0)
-		// 61 two-byte runes then one more: the cut must not split a rune.
+		reads := readAsync(b)
+		// 61 two-byte runes fill 122 of the 123 bytes; the 62nd must not be split.
 		reason := strings.Repeat("é", 70)
 		if err := a.Close(StatusNormalClosure, reason); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		wantClose(t, b, StatusNormalClosure, strings.Repeat("é", 61))
+		checkCloseError(t, closeErr(t, reads), StatusNormalClosure, strings.Repeat("é", 61))
 	})
 }
 

@@ -17,7 +17,10 @@
 //   - Write: safe for concurrent use. Writes are serialized; a message is never interleaved
 //     with another. The data slice may be reused as soon as Write returns.
 //   - Close: safe at any time, concurrently with Read and Write and repeatedly. It unblocks
-//     pending Read and Write calls.
+//     pending Read and Write calls. Over WebSocket, Close sends the close frame and waits for
+//     the peer's answer (the library bounds each step at 5 s) before closing the socket; the
+//     peer answers from its Read, so closing a connection whose peer is not reading takes that
+//     long. Messages written before Close reach the peer before its Read reports the close.
 //
 // # Errors
 //

@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// KeepAlive configures pings on a WebSocket connection. The zero value disables them.
+//
+// Every Interval the connection sends a ping and waits up to Timeout (Interval when zero) for
+// the pong; a peer that does not answer in time is considered dead and the connection is
+// closed, so pending and later calls fail with StatusAbnormalClosure. Pongs are processed by
+// the owner's Read: keep-alive only works on a connection that is being read, and a reader
+// that stalls for longer than Timeout gets its connection closed.
+type KeepAlive struct {
+	Interval time.Duration
+	Timeout  time.Duration
+}
+
+// CompressionMode selects permessage-deflate (RFC 7692) negotiation. Both ends must enable it
+// for it to be used; the read limit applies to the inflated message.
+type CompressionMode int
+
+// Compression modes.
+const (
+	// CompressionDisabled negotiates no compression (the default, and what the official host
+	// does).
+	CompressionDisabled CompressionMode = iota
+	// CompressionNoContextTakeover compresses each message on its own: less memory per
+	// connection, less compression.
+	CompressionNoContextTakeover
+	// CompressionContextTakeover keeps a sliding window across messages: better compression,
+	// about 32 KiB more memory per direction.
+	CompressionContextTakeover
+)
+
+func (m CompressionMode) websocket() (websocket.CompressionMode, error) {
+	switch m {
+	case CompressionDisabled:
+		return websocket.CompressionDisabled, nil
+	case CompressionNoContextTakeover:
+		return websocket.CompressionNoContextTakeover, nil
+	case CompressionContextTakeover:
+		return websocket.CompressionContextTakeover, nil
+	}
+	return 0, fmt.Errorf("transport: unknown compression mode %d", int(m))
+}
+
+// wsConn adapts a coder/websocket connection to Conn. It remembers how the connection ended,
+// because the library reports the peer's close code once and plain net.ErrClosed after.
+type wsConn struct {
+	ws *websocket.Conn
+
+	done     chan struct{} // closed once the connection is finished, for any reason
+	doneOnce sync.Once
+	pinger   chan struct{} // closed when the keep-alive goroutine returns; nil without one
+
+	pings atomic.Int64 // answered pings, for tests
+
+	mu      sync.Mutex
+	local   bool  // Close was called
+	failure error // how the connection ended, when not by a local Close
+}
+
+func newWSConn(ws *websocket.Conn, readLimit int64, ka KeepAlive) *wsConn {
+	if readLimit <= 0 {
+		readLimit = DefaultReadLimit
+	}
+	ws.SetReadLimit(readLimit)
+	c := &wsConn{ws: ws, done: make(chan struct{})}
+	if ka.Interval > 0 {
+		if ka.Timeout <= 0 {
+			ka.Timeout = ka.Interval
+		}
+		c.pinger = make(chan struct{})
+		go c.keepAlive(ka)
+	}
+	return c
+}
+
+func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
+	if err := c.ended(); err != nil {
+		return 0, nil, err
+	}
+	typ, data, err := c.ws.Read(ctx)
+	if err != nil {
+		return 0, nil, c.fail(ctx, err)
+	}
+	return MessageType(typ), data, nil
+}
+
+func (c *wsConn) Write(ctx context.Context, typ MessageType, data []byte) error {
+	if !typ.valid() {
+		return errMessageType(typ)
+	}
+	if err := c.ended(); err != nil {
+		return err
+	}
+	if err := c.ws.Write(ctx, websocket.MessageType(typ), data); err != nil {
+		return c.fail(ctx, err)
+	}
+	return nil
+}
+
+// Close sends a close frame and waits (the library bounds it at a few seconds) for the peer's
+// reply, then closes the socket.
+func (c *wsConn) Close(code StatusCode, reason string) error {
+	code, reason, argErr := closeArgs(code, reason)
+	c.mu.Lock()
+	already := c.local
+	c.local = true
+	c.mu.Unlock()
+	if already {
+		return ErrClosed
+	}
+	// Stop the pinger first so a ping failing because of this close is not taken for a
+	// dead peer.
+	c.finish()
+	err := c.ws.Close(websocket.StatusCode(code), reason)
+	if c.pinger != nil {
+		<-c.pinger
+	}
+	if argErr != nil {
+		return argErr
+	}
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		// The peer did not complete the handshake; the socket is closed all the same.
+		return fmt.Errorf("transport: close: %w", err)
+	}
+	return nil
+}
+
+func (c *wsConn) finish() { c.doneOnce.Do(func() { close(c.done) }) }
+
+// ended returns the error every call reports once the connection is over, or nil.
+func (c *wsConn) ended() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.local {
+		return ErrClosed
+	}
+	return c.failure
+}
+
+// record keeps the first reason the connection ended and returns the one kept.
+func (c *wsConn) record(err error) error {
+	c.mu.Lock()
+	if c.failure == nil && !c.local {
+		c.failure = err
+	}
+	kept := c.failure
+	if c.local {
+		kept = ErrClosed
+	}
+	c.mu.Unlock()
+	c.finish()
+	_ = c.ws.CloseNow() // release the socket; an error means it was already closed
+	return kept
+}
+
+// fail maps an error from the library to this package's errors.
+func (c *wsConn) fail(ctx context.Context, err error) error {
+	if err := c.ended(); err != nil {
+		return err
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		// The library tears the connection down when a context ends mid-frame; later calls
+		// then see net.ErrClosed below.
+		return ctxErr
+	}
+	if ce, ok := errors.AsType[websocket.CloseError](err); ok {
+		return c.record(&CloseError{Code: StatusCode(ce.Code), Reason: ce.Reason, err: err})
+	}
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return c.record(&CloseError{Code: StatusMessageTooBig, Reason: "message exceeds the read limit", err: err})
+	}
+	if errors.Is(err, net.ErrClosed) {
+		// Closed underneath us without a recorded reason: by a context that ended during an
+		// earlier call, or by the peer's close frame that the reader has not reported yet.
+		return fmt.Errorf("%w (%v)", ErrClosed, err)
+	}
+	return c.record(&CloseError{Code: StatusAbnormalClosure, Reason: err.Error(), err: err})
+}
+
+// keepAlive pings the peer until the connection is finished or a ping fails.
+func (c *wsConn) keepAlive(ka KeepAlive) {
+	defer close(c.pinger)
+	t := time.NewTicker(ka.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), ka.Timeout)
+		err := c.ws.Ping(ctx)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if err == nil {
+			c.pings.Add(1)
+			continue
+		}
+		select {
+		case <-c.done:
+			return // closed meanwhile: not the peer's fault
+		default:
+		}
+		if errors.Is(err, net.ErrClosed) && !timedOut {
+			// Closed by someone else (the reader saw the peer's close, or a context ended);
+			// they report why.
+			return
+		}
+		c.record(&CloseError{
+			Code:   StatusAbnormalClosure,
+			Reason: fmt.Sprintf("keep-alive: no pong within %v", ka.Timeout),
+			err:    err,
+		})
+		return
+	}
+}
