@@ -157,9 +157,12 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 // authorize refuses calls the host must not send (spec §10): tools absent from the last
 // catalog, above the grant or not executable, and, when validating, arguments that do not
 // match the tool's schema. It fetches the catalog when none is cached, and the definitions
-// it needs for validation.
+// it needs for validation. A refusal that a newer catalog could lift (a tool not listed, or
+// listed as unavailable) is decided on a fresh index: one conditional query, a three-key
+// answer when nothing changed, so the host never refuses on a stale availability.
 func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) error {
 	st := c.catalogs.load()
+	fresh := false
 	if st == nil || c.opts.ValidateArguments && len(st.missing(callWant(calls))) > 0 {
 		w := want{}
 		if c.opts.ValidateArguments {
@@ -169,7 +172,39 @@ func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) e
 		if st, err = c.refresh(ctx, w); err != nil {
 			return err
 		}
+		fresh = true
 	}
+	for {
+		err := c.check(st, calls, batch)
+		if err == nil || fresh || !staleRefusal(err) {
+			return err
+		}
+		w := want{}
+		if c.opts.ValidateArguments {
+			w = callWant(calls)
+		}
+		if st, err = c.refresh(ctx, w); err != nil {
+			return err
+		}
+		fresh = true
+	}
+}
+
+// staleRefusal reports whether a refusal depends on the app's state, not on the grant.
+func staleRefusal(err error) bool {
+	var r *RefusalError
+	if !errors.As(err, &r) {
+		return false
+	}
+	switch r.Err.Code {
+	case wire.CodePolicyNotGranted, wire.CodeCallMissingID, wire.CodeArgumentsSchemaInvalid:
+		return false
+	}
+	return true
+}
+
+// check applies authorize's rules to one catalog state.
+func (c *Client) check(st *catalogState, calls []wire.Call, batch bool) error {
 	for i, call := range calls {
 		index := -1
 		if batch {
@@ -181,12 +216,15 @@ func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) e
 		e := st.snap.Tool(call.ToolID)
 		if e == nil {
 			return refuse(call.ToolID, index, wire.CodeNotFound,
-				"the last catalog (revision %s) does not list tool %q; query the catalog again", st.revision, call.ToolID)
+				"the app's catalog (revision %s) does not list tool %q", st.revision, call.ToolID)
 		}
 		if d := e.Denial; d != nil {
 			err := &wire.Error{Code: d.Code, Message: d.Reason}
 			if e.Runtime != nil && !e.Runtime.Available {
 				err.Retryable = e.Runtime.Retryable
+				if len(err.Details) == 0 {
+					err.Details, _ = wire.Marshal(e.Runtime)
+				}
 			}
 			return &RefusalError{ToolID: call.ToolID, Index: index, Err: err}
 		}

@@ -35,8 +35,10 @@ func TestCallRefusals(t *testing.T) {
 			t.Errorf("%q: a refusal is not a transport error", tc.toolID)
 		}
 	}
-	// The first call fetched the index (no definitions: nothing to validate); nothing else.
-	if got := detailsOf(app.queryLog()); !slices.Equal(got, []string{"index"}) {
+	// The first call fetched the index (no definitions: nothing to validate); the refusals
+	// that a newer catalog could lift (unknown, unavailable) were each decided on a fresh
+	// conditional index query; the grant and a missing id needed none.
+	if got := detailsOf(app.queryLog()); !slices.Equal(got, []string{"index", "index?rev-1/avail-1", "index?rev-1/avail-1"}) {
 		t.Errorf("queries %q", got)
 	}
 	if n := app.callCount(); n != 0 {
@@ -45,6 +47,27 @@ func TestCallRefusals(t *testing.T) {
 	// Allowed tools pass.
 	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "b.write", Arguments: jsontext.Value(`{"n":1}`)}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCallSeesAvailabilityChange: a tool the cached catalog lists as unavailable is not
+// refused once the app made it available; the host checks a fresh index first.
+func TestCallSeesAvailabilityChange(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	app.unavailable["a.read"] = wire.Runtime{Available: false, Code: "not_loaded", Reason: "not now"}
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
+	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "a.read"}); wire.CodeOf(err) != "not_loaded" {
+		t.Fatalf("err = %v, want refusal not_loaded", err)
+	}
+	app.set(func(a *fakeApp) {
+		a.availabilityRevision = "avail-2"
+		delete(a.unavailable, "a.read")
+	})
+	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "a.read"}); err != nil {
+		t.Fatalf("call after the tool became available: %v", err)
+	}
+	if n := app.callCount(); n != 1 {
+		t.Errorf("%d calls reached the app, want 1", n)
 	}
 }
 

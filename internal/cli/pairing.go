@@ -43,7 +43,7 @@ The host must serve the LAN for them: 'ansight host run --lan'.`,
 			if duration < 0 {
 				return usageErrorf("--duration must be positive")
 			}
-			req.Duration = duration
+			req.DurationSeconds = int64(duration.Round(time.Second) / time.Second)
 			b, err := g.backend()
 			if err != nil {
 				return err

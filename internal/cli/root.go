@@ -99,6 +99,9 @@ func isCobraUsageError(err error) bool {
 }
 
 func (g *globals) reportError(err error, code int) {
+	if errors.As(err, new(silentError)) {
+		return // the command already printed its outcome
+	}
 	var hint string
 	var e *exitError
 	if errors.As(err, &e) {

@@ -371,7 +371,7 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 	if app == "" {
 		app = "*"
 	}
-	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: req.Duration, MaxToolPolicy: req.MaxToolPolicy})
+	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: time.Duration(req.DurationSeconds) * time.Second, MaxToolPolicy: req.MaxToolPolicy})
 	if err != nil {
 		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
 	}

@@ -206,8 +206,8 @@ type Progress struct {
 type InviteRequest struct {
 	// AppID restricts the invite to one app ("" or "*": any app).
 	AppID string `json:"appId,omitzero"`
-	// Duration is how long the invite may be used (0: the host's default).
-	Duration time.Duration `json:"duration,omitzero"`
+	// DurationSeconds is how long the invite may be used (0: the host's default).
+	DurationSeconds int64 `json:"durationSeconds,omitzero"`
 	// MaxToolPolicy is the grant of the paired client (default read).
 	MaxToolPolicy wire.Policy `json:"maxToolPolicy,omitzero"`
 }
