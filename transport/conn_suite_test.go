@@ -26,6 +26,7 @@ func testConnContract(t *testing.T, newPair newPairFunc) {
 	t.Run("CloseTwice", func(t *testing.T) { testCloseTwice(t, newPair) })
 	t.Run("CloseUnblocksRead", func(t *testing.T) { testCloseUnblocksRead(t, newPair) })
 	t.Run("CloseArgs", func(t *testing.T) { testCloseArgs(t, newPair) })
+	t.Run("Abort", func(t *testing.T) { testAbort(t, newPair) })
 	t.Run("ReadContext", func(t *testing.T) { testReadContext(t, newPair) })
 	t.Run("ReadLimit", func(t *testing.T) { testReadLimit(t, newPair) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrentWriters(t, newPair) })
@@ -285,6 +286,34 @@ func testCloseArgs(t *testing.T, newPair newPairFunc) {
 		}
 		checkCloseError(t, closeErr(t, reads), StatusNormalClosure, strings.Repeat("é", 61))
 	})
+}
+
+func testAbort(t *testing.T, newPair newPairFunc) {
+	for _, dir := range []string{"a→b", "b→a"} {
+		t.Run(dir, func(t *testing.T) {
+			a, b := newPair(t, 0)
+			if dir == "b→a" {
+				a, b = b, a
+			}
+			// No reader on either side: Abort does not wait for anyone.
+			if err := Abort(a); err != nil {
+				t.Fatalf("Abort: %v", err)
+			}
+			wantClose(t, b, StatusAbnormalClosure, "*")
+			if err := b.Write(context.Background(), MessageText, []byte("x")); CloseStatus(err) != StatusAbnormalClosure {
+				t.Errorf("peer Write after abort = %v, want *CloseError 1006", err)
+			}
+			if _, _, err := a.Read(context.Background()); !errors.Is(err, ErrClosed) {
+				t.Errorf("Read after Abort = %v, want ErrClosed", err)
+			}
+			if err := Abort(a); !errors.Is(err, ErrClosed) {
+				t.Errorf("second Abort = %v, want ErrClosed", err)
+			}
+			if err := a.Close(StatusNormalClosure, ""); !errors.Is(err, ErrClosed) {
+				t.Errorf("Close after Abort = %v, want ErrClosed", err)
+			}
+		})
+	}
 }
 
 func testReadContext(t *testing.T, newPair newPairFunc) {

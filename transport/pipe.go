@@ -170,20 +170,41 @@ func (e *pipeEnd) Write(ctx context.Context, typ MessageType, data []byte) error
 
 func (e *pipeEnd) Close(code StatusCode, reason string) error {
 	code, reason, err := closeArgs(code, reason)
-	e.p.mu.Lock()
-	already := e.p.local[e.side]
-	e.p.local[e.side] = true
-	e.p.mu.Unlock()
-	if already {
+	if !e.closeLocal() {
 		return ErrClosed
 	}
 	e.p.shut(e.side, &CloseError{Code: code, Reason: reason}, true)
+	e.discardInbound()
+	return err
+}
+
+// Abort drops the pipe as a failed network would: the peer's Read reports
+// StatusAbnormalClosure at once, and messages still queued in either direction are lost.
+func (e *pipeEnd) Abort() error {
+	if !e.closeLocal() {
+		return ErrClosed
+	}
+	e.p.shut(e.side, &CloseError{Code: StatusAbnormalClosure, Reason: "connection aborted"}, false)
+	e.discardInbound()
+	return nil
+}
+
+// closeLocal marks this end closed and reports whether it was open.
+func (e *pipeEnd) closeLocal() bool {
+	e.p.mu.Lock()
+	defer e.p.mu.Unlock()
+	already := e.p.local[e.side]
+	e.p.local[e.side] = true
+	return !already
+}
+
+func (e *pipeEnd) discardInbound() {
 	// Nothing will read what the peer queued toward this end; let it go.
 	for {
 		select {
 		case <-e.in:
 		default:
-			return err
+			return
 		}
 	}
 }

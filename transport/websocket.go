@@ -113,20 +113,11 @@ func (c *wsConn) Write(ctx context.Context, typ MessageType, data []byte) error 
 // reply, then closes the socket.
 func (c *wsConn) Close(code StatusCode, reason string) error {
 	code, reason, argErr := closeArgs(code, reason)
-	c.mu.Lock()
-	already := c.local
-	c.local = true
-	c.mu.Unlock()
-	if already {
+	if !c.closeLocal() {
 		return ErrClosed
 	}
-	// Stop the pinger first so a ping failing because of this close is not taken for a
-	// dead peer.
-	c.finish()
 	err := c.ws.Close(websocket.StatusCode(code), reason)
-	if c.pinger != nil {
-		<-c.pinger
-	}
+	c.waitPinger()
 	if argErr != nil {
 		return argErr
 	}
@@ -135,6 +126,40 @@ func (c *wsConn) Close(code StatusCode, reason string) error {
 		return fmt.Errorf("transport: close: %w", err)
 	}
 	return nil
+}
+
+// Abort closes the socket without a close handshake; the peer sees StatusAbnormalClosure.
+func (c *wsConn) Abort() error {
+	if !c.closeLocal() {
+		return ErrClosed
+	}
+	err := c.ws.CloseNow()
+	c.waitPinger()
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("transport: abort: %w", err)
+	}
+	return nil
+}
+
+// closeLocal marks the connection closed by this side and reports whether it was open. It
+// stops the pinger first, so a ping failing because of the close is not taken for a dead
+// peer.
+func (c *wsConn) closeLocal() bool {
+	c.mu.Lock()
+	already := c.local
+	c.local = true
+	c.mu.Unlock()
+	if already {
+		return false
+	}
+	c.finish()
+	return true
+}
+
+func (c *wsConn) waitPinger() {
+	if c.pinger != nil {
+		<-c.pinger
+	}
 }
 
 func (c *wsConn) finish() { c.doneOnce.Do(func() { close(c.done) }) }

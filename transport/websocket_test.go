@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // wsServer is a loopback HTTP server whose handler accepts WebSocket upgrades with opts and
@@ -217,7 +218,7 @@ func TestWebSocketKeepAlive(t *testing.T) {
 	t.Run("DeadPeer", func(t *testing.T) {
 		// The server never reads, so it never answers a ping.
 		s := newWSServer(t, AcceptOptions{})
-		client, _ := s.dial(t, DialOptions{KeepAlive: KeepAlive{Interval: 5 * 1e6, Timeout: 20 * 1e6}})
+		client, _ := s.dial(t, DialOptions{KeepAlive: KeepAlive{Interval: 5 * time.Millisecond, Timeout: 20 * time.Millisecond}})
 		_, _, err := client.Read(context.Background())
 		ce, ok := errors.AsType[*CloseError](err)
 		if !ok || ce.Code != StatusAbnormalClosure || !strings.Contains(ce.Reason, "keep-alive") {
@@ -230,8 +231,11 @@ func TestWebSocketKeepAlive(t *testing.T) {
 	t.Run("LivePeer", func(t *testing.T) {
 		// Both sides read, so pongs come back and the connection stays up. The server pings
 		// too; the client's Read answers.
-		s := newWSServer(t, AcceptOptions{KeepAlive: KeepAlive{Interval: 1e6}})
-		client, server := s.dial(t, DialOptions{KeepAlive: KeepAlive{Interval: 1e6}})
+		// Pings go out every millisecond; the timeout is generous so that a slow machine does
+		// not look like a dead peer.
+		ka := KeepAlive{Interval: time.Millisecond, Timeout: time.Minute}
+		s := newWSServer(t, AcceptOptions{KeepAlive: ka})
+		client, server := s.dial(t, DialOptions{KeepAlive: ka})
 		go func() {
 			// Echo until the connection closes.
 			for {
