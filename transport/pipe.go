@@ -179,12 +179,13 @@ func (e *pipeEnd) Close(code StatusCode, reason string) error {
 }
 
 // Abort drops the pipe as a failed network would: the peer's Read reports
-// StatusAbnormalClosure at once, and messages still queued in either direction are lost.
+// StatusAbnormalClosure once it has read what this end wrote before (deterministically, so
+// fault-injection tests know what got through); what the peer queued toward this end is lost.
 func (e *pipeEnd) Abort() error {
 	if !e.closeLocal() {
 		return ErrClosed
 	}
-	e.p.shut(e.side, &CloseError{Code: StatusAbnormalClosure, Reason: "connection aborted"}, false)
+	e.p.shut(e.side, &CloseError{Code: StatusAbnormalClosure, Reason: "connection aborted"}, true)
 	e.discardInbound()
 	return nil
 }

@@ -6,19 +6,6 @@ import (
 	"testing"
 )
 
-func newPipePair(t *testing.T, readLimit int64) (Conn, Conn) {
-	a, b := Pipe(PipeOptions{ReadLimit: readLimit})
-	t.Cleanup(func() {
-		a.Close(StatusNormalClosure, "")
-		b.Close(StatusNormalClosure, "")
-	})
-	return a, b
-}
-
-func TestPipe(t *testing.T) {
-	testConnContract(t, newPipePair)
-}
-
 func TestPipeWriteBlocksWhenFull(t *testing.T) {
 	a, b := Pipe(PipeOptions{Queue: 2})
 	defer a.Close(StatusNormalClosure, "")

@@ -68,10 +68,6 @@ func newWSPair(t *testing.T, readLimit int64) (Conn, Conn) {
 	return s.dial(t, DialOptions{ReadLimit: readLimit})
 }
 
-func TestWebSocket(t *testing.T) {
-	testConnContract(t, newWSPair)
-}
-
 func TestWebSocketDefaultReadLimit(t *testing.T) {
 	// Far above coder/websocket's own 32 KiB default: a crash report of several MiB must pass.
 	a, b := newWSPair(t, 0)
