@@ -187,7 +187,6 @@ func (s *Server) Close() error {
 	if s.stopWatch != nil {
 		s.stopWatch()
 	}
-	s.cancel()
 	var err error
 	if s.udp != nil {
 		s.udp.Close()
@@ -195,10 +194,16 @@ func (s *Server) Close() error {
 	if s.httpSrv != nil {
 		err = s.httpSrv.Close()
 	}
+	// Close the connections before cancelling the server context, so that apps get a
+	// proper 1001 rather than a dropped socket; in parallel, as each close handshake may
+	// wait for a slow peer.
+	var closing sync.WaitGroup
 	for _, c := range conns {
 		c.client.Close(ErrServerClosed)
-		c.conn.Close(transport.StatusGoingAway, "Host shutting down.")
+		closing.Go(func() { c.conn.Close(transport.StatusGoingAway, "Host shutting down.") })
 	}
+	closing.Wait()
+	s.cancel()
 	s.wg.Wait()
 	s.events.closeAll()
 	return err
