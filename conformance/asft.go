@@ -1,0 +1,135 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// transfer is one ASFT transfer announced by a response, followed frame by frame.
+type transfer struct {
+	id        string
+	size      int64 // announced sizeBytes, -1 when not announced
+	requestID string
+	// nextSeq and offset are what the next frame must carry.
+	nextSeq int32
+	offset  int64
+	frames  int
+	// done is set by the complete or error frame; failed holds the error frame's message.
+	done     bool
+	failed   string
+	problems []string
+}
+
+// announce registers the transfers a response's payload announces (descriptors anywhere
+// in it: results, batch items, evidence).
+func (r *run) announce(p *response) {
+	if p.val == nil {
+		return
+	}
+	reqID := p.replyTo()
+	for _, d := range descriptors(p.val, nil) {
+		id, _ := d["transferId"].(string)
+		if id == "" {
+			continue
+		}
+		if _, dup := r.transfers[id]; dup {
+			r.frameLog = append(r.frameLog, fmt.Sprintf("transfer %s is announced by more than one response", id))
+			continue
+		}
+		size := int64(-1)
+		if f, ok := d["sizeBytes"].(float64); ok {
+			size = int64(f)
+		}
+		t := &transfer{id: id, size: size, requestID: reqID}
+		r.transfers[id] = t
+		if n := r.early[id]; n > 0 {
+			t.problems = append(t.problems, fmt.Sprintf("%d frame(s) of transfer %s arrived before the response that announces it (spec §9)", n, id))
+			delete(r.early, id)
+		}
+	}
+}
+
+// descriptors returns the ASFT transfer descriptors found anywhere in v.
+func descriptors(v any, out []map[string]any) []map[string]any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["deliveryMode"] == wire.DeliveryModeWebSocketBinary && v["wireProtocol"] == wire.FileTransferProtocol {
+			out = append(out, v)
+		}
+		for _, x := range v {
+			out = descriptors(x, out)
+		}
+	case []any:
+		for _, x := range v {
+			out = descriptors(x, out)
+		}
+	}
+	return out
+}
+
+// frame follows one binary message.
+func (r *run) frame(data []byte) {
+	f, err := wire.ParseFrame(data)
+	if err != nil {
+		r.frameLog = append(r.frameLog, fmt.Sprintf("a binary message is not a valid ASFT frame: %v", err))
+		return
+	}
+	t := r.transfers[f.TransferID]
+	if t == nil {
+		r.early[f.TransferID]++
+		return
+	}
+	t.frames++
+	bad := func(format string, args ...any) {
+		t.problems = append(t.problems, fmt.Sprintf("transfer %s frame %d (%s): ", t.id, f.Sequence, f.Type)+fmt.Sprintf(format, args...))
+	}
+	if t.done {
+		bad("arrived after the transfer ended")
+		return
+	}
+	if f.Sequence != t.nextSeq {
+		bad("sequence %d, want %d", f.Sequence, t.nextSeq)
+	}
+	if f.Offset != t.offset && f.Type != wire.FrameError {
+		bad("offset %d, want %d", f.Offset, t.offset)
+	}
+	t.nextSeq = f.Sequence + 1
+	switch f.Type {
+	case wire.FrameChunk:
+		if len(f.Payload) == 0 {
+			bad("empty chunk")
+		}
+		if len(f.Payload) > wire.MaxChunkSize {
+			bad("chunk of %d bytes, more than %d", len(f.Payload), wire.MaxChunkSize)
+		}
+		t.offset = f.Offset + int64(len(f.Payload))
+	case wire.FrameComplete:
+		t.done = true
+		if t.size >= 0 && f.Offset != t.size {
+			bad("total %d bytes, but the result announced sizeBytes %d", f.Offset, t.size)
+		}
+	case wire.FrameError:
+		t.done, t.failed = true, string(f.Payload)
+	}
+}
+
+// awaitTransfer reads messages until transfer id has ended, failing when it stalls for
+// longer than the timeout.
+func (r *run) awaitTransfer(ctx context.Context, id string) error {
+	for {
+		if t := r.transfers[id]; t != nil && t.done {
+			return nil
+		}
+		wait, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+		p, err := r.next(wait)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			r.unclaimed = append(r.unclaimed, p)
+		}
+	}
+}

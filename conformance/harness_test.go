@@ -1,0 +1,59 @@
+package conformance_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/conformance"
+	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// demoScenario is what the suite needs to know about the demo app to run every check.
+func demoScenario() conformance.Scenario {
+	return conformance.Scenario{
+		ToggleAvailability:  []wire.Call{{ToolID: "account.sign_in", Arguments: jsontext.Value(`{"userName":"conformance"}`)}},
+		RestoreAvailability: []wire.Call{{ToolID: "account.sign_out", Arguments: jsontext.Value(`{}`)}},
+		LargeResult:         &wire.Call{ToolID: "data.large_result", Arguments: jsontext.Value(`{"sizeBytes":100000}`)},
+		Artifact:            &wire.Call{ToolID: "files.generate", Arguments: jsontext.Value(`{"sizeBytes":200000,"pattern":"random"}`)},
+	}
+}
+
+// newDemoApp returns the demo app with every tool the suite can use.
+func newDemoApp(t testing.TB) *app.App {
+	t.Helper()
+	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
+	if err := demo.New(demo.Options{}).Register(a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// serve runs handler as the app end of a Pipe and returns the suite's target. Cleanup
+// closes the target and waits for the app.
+func serve(t testing.TB, handler func(ctx context.Context, conn transport.Conn)) *conformance.ConnTarget {
+	t.Helper()
+	appEnd, hostEnd := transport.Pipe(transport.PipeOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { handler(ctx, appEnd) })
+	target := conformance.NewConnTarget(hostEnd, "conformance-test-001")
+	t.Cleanup(func() {
+		target.Close()
+		cancel()
+		appEnd.Close(transport.StatusNormalClosure, "")
+		wg.Wait()
+	})
+	return target
+}
+
+// serveApp serves a over a Pipe.
+func serveApp(t testing.TB, a *app.App) *conformance.ConnTarget {
+	return serve(t, func(ctx context.Context, conn transport.Conn) { a.Serve(ctx, conn, app.ServeOptions{}) })
+}
