@@ -87,6 +87,9 @@ func (s *Server) enroll(req *pairing.EnrollmentConnect, src netip.Addr, now time
 		}
 	}
 	var token string
+	if auth.reason == pairing.ReasonOK && !s.wsAddr.IsValid() {
+		auth.reason = pairing.ReasonWebSocketUnavailable // not listening (yet, or any more)
+	}
 	if auth.reason == pairing.ReasonOK {
 		token = s.mintTicketLocked(auth.grant, req, src, now)
 		if token == "" {

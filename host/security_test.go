@@ -1,0 +1,359 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// upgradeStatus dials with opts and returns the HTTP status of a refused upgrade (101 when
+// accepted).
+func upgradeStatus(t *testing.T, url string, opts transport.DialOptions) int {
+	t.Helper()
+	conn, err := transport.Dial(context.Background(), url, opts)
+	if err == nil {
+		conn.Close(transport.StatusNormalClosure, "")
+		return http.StatusSwitchingProtocols
+	}
+	var he *transport.HandshakeError
+	if !errors.As(err, &he) {
+		t.Fatalf("dial: %v", err)
+	}
+	return he.StatusCode
+}
+
+func (h *harness) base() string { return fmt.Sprintf("ws://127.0.0.1:%d", h.WebSocketAddr().Port()) }
+
+func TestUpgradeNoToken(t *testing.T) {
+	h := newHarness(t, nil)
+	if got := upgradeStatus(t, h.base()+"/ws", transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", got)
+	}
+}
+
+func TestUpgradeWrongToken(t *testing.T) {
+	h := newHarness(t, nil)
+	h.enroll(t, newApp("com.example.app").local())
+	if got := upgradeStatus(t, h.base()+"/ws?token="+pairing.NewToken(24), transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", got)
+	}
+}
+
+func TestUpgradeWrongPath(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.enroll(t, newApp("com.example.app").local())
+	if got := upgradeStatus(t, h.base()+"/socket?token="+res.WebSocketToken, transport.DialOptions{}); got != http.StatusNotFound {
+		t.Fatalf("status %d, want 404", got)
+	}
+	// A wrong path does not burn the token.
+	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d, want 101", got)
+	}
+}
+
+func TestUpgradeReusedToken(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.enroll(t, newApp("com.example.app").local())
+	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusSwitchingProtocols {
+		t.Fatalf("first use: %d", got)
+	}
+	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("second use: %d, want 401", got)
+	}
+}
+
+func TestUpgradeExpiredToken(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.enroll(t, newApp("com.example.app").local())
+	h.clock.Advance(DefaultTokenTTL + time.Second)
+	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", got)
+	}
+}
+
+func TestUpgradeBearerToken(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.enroll(t, newApp("com.example.app").local())
+	hdr := http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}
+	if got := upgradeStatus(t, h.base()+"/ws", transport.DialOptions{Header: hdr}); got != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d, want 101", got)
+	}
+}
+
+func TestUpgradeBrowserOrigin(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.enroll(t, newApp("com.example.app").local())
+	hdr := http.Header{"Origin": {"http://evil.example"}}
+	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{Header: hdr}); got != http.StatusForbidden {
+		t.Fatalf("status %d, want 403", got)
+	}
+}
+
+func TestUpgradeForeignHost(t *testing.T) {
+	h := newHarness(t, nil)
+	res := h.enroll(t, newApp("com.example.app").local())
+	status := rawRequest(t, h, "GET /ws?token="+res.WebSocketToken+" HTTP/1.1\r\nHost: rebind.evil.example\r\n"+
+		"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+	if status != http.StatusForbidden {
+		t.Fatalf("status %d, want 403", status)
+	}
+	for _, host := range []string{"localhost:1", "127.0.0.1", "[::1]:80", "LOCALHOST"} {
+		if !loopbackHost(host) {
+			t.Errorf("loopbackHost(%q) = false", host)
+		}
+	}
+	for _, host := range []string{"example.com", "10.0.0.1:80", "localhost.evil.example", ""} {
+		if loopbackHost(host) {
+			t.Errorf("loopbackHost(%q) = true", host)
+		}
+	}
+}
+
+// rawRequest sends a hand-written HTTP request and returns the response status.
+func rawRequest(t *testing.T, h *harness, req string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", h.WebSocketAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestOversizedHeader(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxHeaderBytes = 1024 })
+	status := rawRequest(t, h, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: "+strings.Repeat("a", 8192)+"\r\n\r\n")
+	if status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("status %d, want 431", status)
+	}
+}
+
+func TestSlowHandshake(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.HandshakeTimeout = 50 * time.Millisecond })
+	c, err := net.Dial("tcp", h.WebSocketAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n")) // never finishes its headers
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 512)
+	for {
+		_, err := c.Read(buf)
+		if err == nil {
+			continue // a 408 may come first
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("the server kept a slow handshake open")
+		}
+		return // closed by the server
+	}
+}
+
+func TestOversizedMessage(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxMessageBytes = 1024 })
+	conn := h.connect(t, newApp("com.example.app"))
+	sess := h.sessionFor(t, "com.example.app")
+	readErr := readAsync(conn)
+	if err := conn.Write(context.Background(), transport.MessageText, []byte(`{"type":"CLIENT_LOG","data":"`+strings.Repeat("x", 4096)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-readErr; closeCode(err) != transport.StatusMessageTooBig {
+		t.Fatalf("got %v, want close 1009", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+}
+
+func TestMaxSessions(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxSessions = 1 })
+	h.connect(t, newApp("com.example.one"))
+	h.sessionFor(t, "com.example.one")
+	res := h.enroll(t, newApp("com.example.two").local())
+	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", got)
+	}
+}
+
+func TestLocalModeFromNonLoopback(t *testing.T) {
+	st, _ := openStore("")
+	req := newApp("com.example.app").local()
+	for _, src := range []string{"192.168.1.10", "10.0.2.15", "::ffff:192.168.1.10", "fe80::1", "2001:db8::1"} {
+		if got := authorize(st, req, netip.MustParseAddr(src), time.Now()); got.reason != pairing.ReasonLocalEnrollmentUnavailable || got.grant != nil {
+			t.Errorf("local from %s: %s", src, got.reason)
+		}
+	}
+	if len(st.data.Grants) != 0 {
+		t.Fatal("a grant was created")
+	}
+}
+
+func TestInviteExpired(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, _ := h.IssueInvite(InviteOptions{AppID: "com.example.app", Duration: time.Hour})
+	doc, _ := pairing.ParseInvite(code)
+	h.clock.Advance(time.Hour + time.Second)
+	res := h.enroll(t, newApp("com.example.app").invite(inv.ID, doc.Invite.Enrollment.AccessToken))
+	if res.Accepted || res.Reason != pairing.ReasonEnrollmentExpired {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestInviteConsumed(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, _ := h.IssueInvite(InviteOptions{AppID: pairing.AnyApp})
+	doc, _ := pairing.ParseInvite(code)
+	secret := doc.Invite.Enrollment.AccessToken
+	if res := h.enroll(t, newApp("com.example.one").invite(inv.ID, secret)); !res.Accepted {
+		t.Fatal(res.Reason)
+	}
+	res := h.enroll(t, newApp("com.example.two").invite(inv.ID, secret))
+	if res.Accepted || res.Reason != pairing.ReasonEnrollmentConsumed {
+		t.Fatalf("%+v", res)
+	}
+	if got := h.ListInvites(); len(got) != 1 || got[0].Uses != 1 {
+		t.Fatalf("invites %+v", got)
+	}
+}
+
+func TestEnrollmentFlood(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.EnrollmentBurst = 3; o.EnrollmentInterval = time.Second })
+	src := netip.MustParseAddrPort("127.0.0.1:50000")
+	other := netip.MustParseAddrPort("127.0.0.2:50000")
+	dg, _ := newApp("com.example.app").local().Marshal()
+	answered := 0
+	for range 20 {
+		if h.handleDatagram(dg, src) != nil {
+			answered++
+		}
+	}
+	if answered != 3 {
+		t.Fatalf("%d of 20 answered, want the burst of 3", answered)
+	}
+	if h.handleDatagram(dg, other) == nil {
+		t.Fatal("another source was limited too")
+	}
+	h.clock.Advance(time.Second)
+	if h.handleDatagram(dg, src) == nil || h.handleDatagram(dg, src) != nil {
+		t.Fatal("want exactly one more after one interval")
+	}
+}
+
+func TestMalformedDatagramsDropped(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.EnrollmentBurst = 1000 })
+	src := netip.MustParseAddrPort("127.0.0.1:50000")
+	for _, dg := range []string{
+		``, `{}`, `[]`, `null`, `{"type":"ENROLLMENT_CONNECT","ver":1}`,
+		`{"type":"ENROLLMENT_CONNECT","ver":"2","requestId":"r","inviteId":"","appId":"a","deviceId":"d","deviceName":"n","accessToken":"t"}`,
+		`{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"r","inviteId":"","appId":"a","deviceId":"d","accessToken":"t"}`,
+		`{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"","inviteId":"","appId":"a","deviceId":"d","deviceName":"n","accessToken":"t"}`,
+		`{"type":"CONNECT_REQ","ver":2}`,
+	} {
+		if r := h.handleDatagram([]byte(dg), src); r != nil {
+			t.Errorf("%s answered with %s", dg, r)
+		}
+	}
+	// Over real UDP: the malformed datagram gets nothing, so the first reply read is the
+	// valid request's (datagrams are handled in order).
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(h.DiscoveryAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(`{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"bad"}`))
+	good := newApp("com.example.app").local()
+	b, _ := good.Marshal()
+	c.Write(b)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 4096)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := pairing.ParseEnrollmentResult(buf[:n]); err != nil || res.RequestID != good.RequestID {
+		t.Fatalf("first reply %s (%v)", buf[:n], err)
+	}
+}
+
+// TestEnrollmentResultBytes checks the exact reply the SDKs parse: all 13 keys in order,
+// required ones non-null, nulls where the reference writes nulls.
+func TestEnrollmentResultBytes(t *testing.T) {
+	h := newHarness(t, nil)
+	req := `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"r1","enrollmentMode":"local","inviteId":"local:com.example.app","appId":"com.example.app","deviceId":"d1","deviceName":"Dev","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"}`
+	got := string(h.udpExchange(t, []byte(req)))
+	res, _ := pairing.ParseEnrollmentResult([]byte(got))
+	want := fmt.Sprintf(`{"type":"ENROLLMENT_RESULT","ver":2,"requestId":"r1","accepted":true,"reason":"Ok","reasonMessage":"Device registered.","hostId":"%s","hostName":"test-host","hostWifiName":null,"message":"Connection accepted. WebSocket issued on port %d.","webSocketPort":%d,"webSocketPath":"/ws","webSocketToken":"%s"}`,
+		h.HostID(), h.WebSocketAddr().Port(), h.WebSocketAddr().Port(), res.WebSocketToken)
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	req = strings.Replace(req, `"local"`, `"remote"`, 1)
+	got = string(h.udpExchange(t, []byte(req)))
+	want = fmt.Sprintf(`{"type":"ENROLLMENT_RESULT","ver":2,"requestId":"r1","accepted":false,"reason":"EnrollmentModeUnsupported","reasonMessage":"The enrollment mode is not supported by this host.","hostId":"%s","hostName":"test-host","hostWifiName":null,"message":"The enrollment mode is not supported by this host.","webSocketPort":null,"webSocketPath":null,"webSocketToken":null}`, h.HostID())
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestPairingStoreFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	h := newHarness(t, func(o *Options) { o.StateDir = dir })
+	a := newApp("com.example.app")
+	h.enroll(t, a.local())
+	fi, err := os.Stat(filepath.Join(dir, storeFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	di, _ := os.Stat(dir)
+	if fi.Mode().Perm() != 0o600 || di.Mode().Perm() != 0o700 {
+		t.Fatalf("modes %v %v", fi.Mode().Perm(), di.Mode().Perm())
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, storeFileName))
+	if strings.Contains(string(b), a.token) || !strings.Contains(string(b), pairing.HashToken(a.token)) {
+		t.Fatal("the store must hold the token's hash, never the token")
+	}
+	hostID := h.HostID()
+	h.Close()
+	// A new server on the same directory knows the grant and the host id.
+	h2 := newHarness(t, func(o *Options) { o.StateDir = dir })
+	if h2.HostID() != hostID || len(h2.Grants()) != 1 {
+		t.Fatalf("reloaded: %s %+v", h2.HostID(), h2.Grants())
+	}
+	if r := h2.enroll(t, app{a.appID, a.deviceID, pairing.NewToken(32), a.psid}.local()); r.Reason != pairing.ReasonAccessTokenInvalid {
+		t.Fatalf("other token after reload: %s", r.Reason)
+	}
+	os.WriteFile(filepath.Join(dir, storeFileName), []byte(`{"schema":`), 0o600)
+	if _, err := New(Options{StateDir: dir}); err == nil {
+		t.Fatal("corrupt store accepted")
+	}
+}
+
+func TestNonLoopbackNeedsLAN(t *testing.T) {
+	if _, err := New(Options{ListenAddr: "0.0.0.0:0"}); err == nil {
+		t.Fatal("non-loopback listener without LAN")
+	}
+	if _, err := New(Options{ListenAddr: "0.0.0.0:0", DiscoveryAddr: "0.0.0.0:0", LAN: true}); err != nil {
+		t.Fatal(err)
+	}
+}
