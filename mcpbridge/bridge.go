@@ -1,0 +1,127 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/internal/control"
+)
+
+// Defaults of Options.
+const (
+	DefaultScreenshotMaxWidth = 1024
+	DefaultPollInterval       = time.Second
+)
+
+// Options configures a Bridge.
+type Options struct {
+	// Name and Version identify the server to MCP clients (default "ansight" and "devel").
+	Name    string
+	Version string
+	// AllowCritical lets agents call critical tools (still only within each session's
+	// grant). Without it the bridge refuses them and says how to allow them.
+	AllowCritical bool
+	// ExposeAppTools, when set, names a session whose tools are also offered one by one,
+	// with their real schemas. It is a session id, or an app id: then the bridge follows
+	// that app's connected session across reconnects.
+	ExposeAppTools string
+	// ScreenshotMaxWidth bounds the width of images handed to clients; wider screenshots are
+	// scaled down (default DefaultScreenshotMaxWidth). The saved file keeps full size.
+	ScreenshotMaxWidth int
+	// PollInterval is how often the exposed session's catalog is checked for changes
+	// (default DefaultPollInterval). The check is a conditional query: cheap when nothing
+	// changed.
+	PollInterval time.Duration
+	// Logger receives diagnostics (default: discarded). In stdio mode it must not write to
+	// stdout, which carries the protocol.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = "ansight"
+	}
+	if o.Version == "" {
+		o.Version = "devel"
+	}
+	if o.ScreenshotMaxWidth <= 0 {
+		o.ScreenshotMaxWidth = DefaultScreenshotMaxWidth
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Bridge is an MCP server over the sessions of one host.
+type Bridge struct {
+	backend control.Backend
+	opts    Options
+	server  *mcp.Server
+	exposed *exposer // nil unless Options.ExposeAppTools is set
+}
+
+// instructions is what clients show the model once, at connection: the workflow that keeps
+// its context small.
+const instructions = `Drive the tools of running apps (Ansight). Workflow: ansight_search_app_tools with a focused query (compact: no schemas) -> ansight_describe_app_tool for the one tool you will call -> ansight_call_app_tool (or ansight_call_app_tools for a batch of already-known calls). Copy ids verbatim; follow prerequisites. ansight_take_screenshot shows the screen. Errors carry code, message, retryable and a hint: fix arguments from the schema, never bypass a denial, retry at most once when retryable.`
+
+// New returns a bridge over b. It serves nothing until Run or Serve (or a transport
+// connected to Server).
+func New(b control.Backend, opts Options) *Bridge {
+	opts = opts.withDefaults()
+	br := &Bridge{backend: b, opts: opts}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ExposeAppTools != ""}}
+	br.server = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Ansight app tools", Version: opts.Version},
+		// The SDK logs routine events (a cancelled run) at error level: keep it quiet.
+		&mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
+	br.addMetaTools()
+	if opts.ExposeAppTools != "" {
+		br.exposed = newExposer(br, opts.ExposeAppTools)
+	}
+	return br
+}
+
+// Server is the MCP server, for connecting transports of your own (tests use in-memory
+// transports). Exposed app tools are kept in sync only while Run or Serve runs.
+func (br *Bridge) Server() *mcp.Server { return br.server }
+
+// Run serves one client over t (for example &mcp.StdioTransport{}) until the client
+// disconnects or ctx ends, keeping exposed app tools in sync meanwhile. A client that
+// disconnects is not an error.
+func (br *Bridge) Run(ctx context.Context, t mcp.Transport) error {
+	ctx, cancel := context.WithCancel(ctx)
+	wait := br.startWatch(ctx)
+	defer func() { cancel(); wait() }()
+	err := br.server.Run(ctx, t)
+	if errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// startWatch syncs the exposed tools once (so that a client's first tools/list is
+// complete) and then keeps them in sync in a goroutine until ctx ends. The returned
+// function waits for that goroutine.
+func (br *Bridge) startWatch(ctx context.Context) (wait func()) {
+	if br.exposed == nil {
+		return func() {}
+	}
+	first, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if _, err := br.exposed.sync(first); err != nil {
+		br.opts.Logger.Warn("mcp: exposing app tools", "session", br.opts.ExposeAppTools, "err", err)
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br.exposed.watch(ctx, br.opts.PollInterval)
+	}()
+	return func() { <-done }
+}

@@ -1,0 +1,392 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// harness is a bridge over a fake host, with a go-sdk client connected in memory.
+type harness struct {
+	t       *testing.T
+	fake    *fakeBackend
+	br      *Bridge
+	cs      *mcp.ClientSession
+	changed chan struct{} // one value per notifications/tools/list_changed
+	tools   map[string]*mcp.Tool
+}
+
+func newHarness(t *testing.T, fake *fakeBackend, opts Options) *harness {
+	t.Helper()
+	h := &harness{t: t, fake: fake, br: New(fake, opts), changed: make(chan struct{}, 16)}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := h.br.Server().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { h.changed <- struct{}{} },
+	})
+	h.cs, err = client.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.cs.Close()
+		ss.Wait()
+	})
+	h.listTools()
+	return h
+}
+
+// listTools refreshes h.tools.
+func (h *harness) listTools() []*mcp.Tool {
+	h.t.Helper()
+	res, err := h.cs.ListTools(h.t.Context(), nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.tools = map[string]*mcp.Tool{}
+	for _, t := range res.Tools {
+		h.tools[t.Name] = t
+	}
+	return res.Tools
+}
+
+// call calls a tool and checks its structured output against the tool's output schema,
+// the way a validating client (the TypeScript SDK) does.
+func (h *harness) call(name string, args any) *mcp.CallToolResult {
+	h.t.Helper()
+	res, err := h.cs.CallTool(h.t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		h.t.Fatalf("%s: %v", name, err)
+	}
+	if t := h.tools[name]; t != nil && t.OutputSchema != nil && res.StructuredContent != nil {
+		checkSchema(h.t, t.OutputSchema, res.StructuredContent)
+	}
+	return res
+}
+
+// text decodes the JSON of a result's first text content into v and returns the text.
+func text(t *testing.T, res *mcp.CallToolResult, v any) string {
+	t.Helper()
+	if len(res.Content) == 0 {
+		t.Fatal("no content")
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content[0] is %T", res.Content[0])
+	}
+	if v != nil {
+		if err := wire.Unmarshal([]byte(tc.Text), v); err != nil {
+			t.Fatalf("decode %s: %v", tc.Text, err)
+		}
+	}
+	return tc.Text
+}
+
+// checkSchema validates instance against schema with a standard JSON Schema validator.
+func checkSchema(t *testing.T, schema, instance any) {
+	t.Helper()
+	sb, _ := json.Marshal(schema)
+	ib, _ := json.Marshal(instance)
+	s, err := jsonschema.UnmarshalJSON(strings.NewReader(string(sb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("out.json", s); err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := c.Compile("out.json")
+	if err != nil {
+		t.Fatalf("compile output schema: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(ib)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compiled.Validate(inst); err != nil {
+		t.Fatalf("structured content does not match the output schema: %v\n%s", err, ib)
+	}
+}
+
+// errorOf decodes a failed result and checks it is an MCP tool error.
+func errorOf(t *testing.T, res *mcp.CallToolResult) *callError {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("want isError, got %s", text(t, res, nil))
+	}
+	var f struct {
+		Error *callError `json:"error"`
+	}
+	text(t, res, &f)
+	if f.Error == nil || f.Error.Code == "" || f.Error.Message == "" {
+		t.Fatalf("error without code or message: %s", text(t, res, nil))
+	}
+	return f.Error
+}
+
+func oneSession(t *testing.T) *fakeBackend {
+	f := newFakeBackend(t)
+	f.addSession("s1", "com.example.notes", wire.PolicyCritical, demoTools())
+	return f
+}
+
+func TestMetaToolsListed(t *testing.T) {
+	h := newHarness(t, oneSession(t), Options{})
+	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolSearchAppTools, ToolTakeScreenshot}
+	var got []string
+	for _, tl := range h.listTools() {
+		got = append(got, tl.Name)
+		if tl.Description == "" || tl.InputSchema == nil || tl.OutputSchema == nil || tl.Annotations == nil {
+			t.Errorf("%s: description, schemas and annotations are required", tl.Name)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("tools = %v, want %v", got, want)
+	}
+	if !h.tools[ToolSearchAppTools].Annotations.ReadOnlyHint || h.tools[ToolCallAppTool].Annotations.ReadOnlyHint {
+		t.Error("search is read-only, call is not")
+	}
+	if init := h.cs.InitializeResult(); init.Instructions == "" || init.ServerInfo.Name != "ansight" {
+		t.Errorf("initialize: %+v", init)
+	}
+}
+
+func TestListSessions(t *testing.T) {
+	f := oneSession(t)
+	f.addSession("s2", "com.example.other", wire.PolicyRead, nil)
+	f.disconnect("s2")
+	h := newHarness(t, f, Options{AllowCritical: true})
+	for _, tc := range []struct {
+		args any
+		want []string
+	}{
+		{nil, []string{"s1"}},
+		{map[string]any{"includeDisconnected": true}, []string{"s1", "s2"}},
+	} {
+		res := h.call(ToolListSessions, tc.args)
+		var out listSessionsOutput
+		text(t, res, &out)
+		var ids []string
+		for _, s := range out.Sessions {
+			ids = append(ids, s.SessionID)
+		}
+		if res.IsError || !slices.Equal(ids, tc.want) || !out.AllowCritical {
+			t.Errorf("args %v: sessions %v, want %v (%+v)", tc.args, ids, tc.want, out)
+		}
+		if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != control.StateConnected {
+			t.Errorf("session: %+v", s)
+		}
+	}
+}
+
+func TestSessionSelection(t *testing.T) {
+	f := oneSession(t)
+	f.addSession("s2", "com.example.other", wire.PolicyRead, []wire.ToolEntry{tool("other.read", "x", wire.PolicyRead, "Other.")})
+	f.addSession("s3", "com.example.gone", wire.PolicyRead, nil)
+	f.disconnect("s3")
+	h := newHarness(t, f, Options{})
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string // session id, or error code
+	}{
+		{"ambiguous", map[string]any{}, control.CodeSessionAmbiguous},
+		{"by app", map[string]any{"appId": "com.example.other"}, "s2"},
+		{"by id", map[string]any{"sessionId": "s1"}, "s1"},
+		{"id and app agree", map[string]any{"sessionId": "s1", "appId": "com.example.notes"}, "s1"},
+		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, control.CodeBadRequest},
+		{"unknown id", map[string]any{"sessionId": "nope"}, control.CodeSessionNotFound},
+		{"disconnected", map[string]any{"sessionId": "s3"}, control.CodeSessionClosed},
+		{"app not connected", map[string]any{"appId": "com.example.gone"}, CodeNoSession},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := h.call(ToolSearchAppTools, tc.args)
+			if !res.IsError {
+				var out searchOutput
+				text(t, res, &out)
+				if out.SessionID != tc.want {
+					t.Fatalf("session %s, want %s", out.SessionID, tc.want)
+				}
+				return
+			}
+			e := errorOf(t, res)
+			if e.Code != tc.want || e.Hint == "" {
+				t.Fatalf("error %+v, want code %s with a hint", e, tc.want)
+			}
+			if tc.want == control.CodeSessionAmbiguous && !strings.Contains(string(e.Details), `"s2"`) {
+				t.Errorf("ambiguity details should list the sessions: %s", e.Details)
+			}
+		})
+	}
+}
+
+func TestNoSession(t *testing.T) {
+	h := newHarness(t, newFakeBackend(t), Options{})
+	e := errorOf(t, h.call(ToolSearchAppTools, nil))
+	if e.Code != CodeNoSession || !strings.Contains(e.Hint, "--demo") {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	h := newHarness(t, oneSession(t), Options{})
+	ids := func(out searchOutput) []string {
+		var s []string
+		for _, e := range out.Tools {
+			s = append(s, e.ID)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want []string
+		// check inspects the answer further.
+		check func(t *testing.T, out searchOutput)
+	}{
+		{name: "defaults: executable, within the grant, no critical",
+			want: []string{"notes.create", "notes.get", "notes.list", wire.ScreenshotToolID},
+			check: func(t *testing.T, out searchOutput) {
+				if out.TotalCount != 4 || out.Count != 4 || out.Truncated || out.Revision != "rev-1" || out.AppID != "com.example.notes" {
+					t.Errorf("counts: %+v", out)
+				}
+				for _, e := range out.Tools {
+					if e.ID == "notes.get" && (e.Description != "Get one note by id." || !slices.Equal(e.Prerequisites, []string{"notes.list"})) {
+						t.Errorf("notes.get entry: %+v", e)
+					}
+				}
+			}},
+		{name: "query", args: map[string]any{"query": "note CREATE"}, want: []string{"notes.create"}},
+		{name: "policy", args: map[string]any{"policy": "write"}, want: []string{"notes.create"}},
+		{name: "category", args: map[string]any{"category": "ui"}, want: []string{wire.ScreenshotToolID}},
+		{name: "all, with denials", args: map[string]any{"executableOnly": false},
+			want: []string{"notes.create", "notes.delete_all", "notes.get", "notes.list", "sync.push", wire.ScreenshotToolID},
+			check: func(t *testing.T, out searchOutput) {
+				for _, e := range out.Tools {
+					switch e.ID {
+					case "notes.delete_all":
+						if e.Executable == nil || *e.Executable || e.Denial == nil || e.Denial.Code != CodeCriticalNotAllowed || !strings.Contains(e.Denial.Reason, "--allow-critical") {
+							t.Errorf("critical entry: %+v", e)
+						}
+					case "sync.push":
+						if e.Denial == nil || e.Denial.Code != "signed_out" {
+							t.Errorf("unavailable entry: %+v", e)
+						}
+					default:
+						if e.Executable != nil || e.Denial != nil {
+							t.Errorf("callable entry with a denial: %+v", e)
+						}
+					}
+				}
+			}},
+		{name: "truncated", args: map[string]any{"maxResults": 2},
+			want: []string{"notes.create", "notes.get"},
+			check: func(t *testing.T, out searchOutput) {
+				if !out.Truncated || out.TotalCount != 4 || out.Count != 2 || out.Categories["notes"] != 3 || out.Categories["ui"] != 1 {
+					t.Errorf("truncation: %+v", out)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := h.call(ToolSearchAppTools, tc.args)
+			var out searchOutput
+			raw := text(t, res, &out)
+			if res.IsError || !slices.Equal(ids(out), tc.want) {
+				t.Fatalf("ids %v, want %v\n%s", ids(out), tc.want, raw)
+			}
+			if strings.Contains(raw, "Schema") {
+				t.Errorf("the compact index must not carry schemas: %s", raw)
+			}
+			if tc.check != nil {
+				tc.check(t, out)
+			}
+		})
+	}
+}
+
+func TestSearchHidesToolsAboveTheGrant(t *testing.T) {
+	f := newFakeBackend(t)
+	f.addSession("s1", "app", wire.PolicyRead, demoTools())
+	h := newHarness(t, f, Options{AllowCritical: true})
+	var out searchOutput
+	text(t, h.call(ToolSearchAppTools, map[string]any{"executableOnly": false}), &out)
+	for _, e := range out.Tools {
+		if e.Policy != wire.PolicyRead {
+			t.Errorf("offered a tool above the read grant: %+v", e)
+		}
+	}
+	if out.AboveGrant != 3 { // notes.create, notes.delete_all, sync.push
+		t.Errorf("aboveGrant = %d, want 3", out.AboveGrant)
+	}
+}
+
+func TestSearchArgumentErrors(t *testing.T) {
+	h := newHarness(t, oneSession(t), Options{})
+	for _, args := range []map[string]any{
+		{"maxResults": 51},
+		{"maxResults": 0},
+		{"policy": "delete"},
+		{"executableOnly": "yes"},
+		{"extra": 1},
+		{"query": strings.Repeat("x", 201)},
+	} {
+		e := errorOf(t, h.call(ToolSearchAppTools, args))
+		if e.Code != wire.CodeArgumentsSchemaInvalid || e.RefusedBy != refusedByBridge || len(e.Details) == 0 || !strings.Contains(e.Hint, ToolSearchAppTools) {
+			t.Errorf("%v: %+v", args, e)
+		}
+	}
+	if got := len(h.fake.received()); got != 0 {
+		t.Errorf("%d calls reached the app", got)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	h := newHarness(t, oneSession(t), Options{})
+
+	var out describeOutput
+	res := h.call(ToolDescribeApp, map[string]any{"toolId": "notes.get"})
+	text(t, res, &out)
+	if res.IsError || out.Tool.ID != "notes.get" || len(out.Tool.ArgumentsSchema) == 0 || len(out.Tool.ResultSchema) == 0 ||
+		out.Tool.Executable != nil || out.Revision != "rev-1" || out.SessionID != "s1" {
+		t.Fatalf("describe: %+v", out)
+	}
+
+	res = h.call(ToolDescribeApp, map[string]any{"toolId": "notes.delete_all"})
+	out = describeOutput{}
+	text(t, res, &out)
+	if res.IsError || out.Tool.Denial == nil || out.Tool.Denial.Code != CodeCriticalNotAllowed || out.Tool.Executable == nil || *out.Tool.Executable {
+		t.Fatalf("a critical tool is described with the bridge's denial: %+v", out.Tool)
+	}
+
+	if e := errorOf(t, h.call(ToolDescribeApp, map[string]any{"toolId": "nope"})); e.Code != wire.CodeNotFound || !strings.Contains(e.Hint, ToolSearchAppTools) {
+		t.Errorf("unknown tool: %+v", e)
+	}
+	if e := errorOf(t, h.call(ToolDescribeApp, map[string]any{})); e.Code != wire.CodeArgumentsSchemaInvalid {
+		t.Errorf("missing toolId: %+v", e)
+	}
+}
+
+func TestDescribeRefusesToolsAboveTheGrant(t *testing.T) {
+	f := newFakeBackend(t)
+	f.addSession("s1", "app", wire.PolicyRead, demoTools())
+	h := newHarness(t, f, Options{AllowCritical: true})
+	e := errorOf(t, h.call(ToolDescribeApp, map[string]any{"toolId": "notes.create"}))
+	if e.Code != wire.CodePolicyNotGranted || e.Kind != kindDenied || !strings.Contains(e.Hint, "--max-tool-policy write") {
+		t.Fatalf("%+v", e)
+	}
+}

@@ -1,0 +1,289 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"image"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+func TestCall(t *testing.T) {
+	f := oneSession(t)
+	c := f.catalogs["s1"]
+	c.run["notes.create"] = func(args jsontext.Value) (jsontext.Value, *wire.Error) {
+		if !strings.Contains(string(args), `"text":"hello"`) {
+			return nil, &wire.Error{Code: wire.CodeArgumentsSchemaInvalid, Message: "text is required",
+				Details: jsontext.Value(`{"valid":false,"errors":[{"path":"$.text","code":"required_property_missing","message":"required"}]}`)}
+		}
+		return jsontext.Value(`{"id":"n1"}`), nil
+	}
+	c.run["notes.get"] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
+		return nil, &wire.Error{Code: "note_not_found", Message: "no note n9", Retryable: false, Details: jsontext.Value(`{"id":"n9"}`)}
+	}
+	h := newHarness(t, f, Options{})
+
+	t.Run("success", func(t *testing.T) {
+		res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "arguments": map[string]any{"text": "hello"},
+			"callId": "c1", "after": map[string]any{"include": []string{"visualTree"}, "delayMilliseconds": 50}})
+		var out callOutput
+		text(t, res, &out)
+		if res.IsError || !out.Success || string(out.Result) != `{"id":"n1"}` || out.CallID != "c1" || out.SessionID != "s1" {
+			t.Fatalf("%+v", out)
+		}
+		got := f.received()
+		last := got[len(got)-1]
+		if last.After == nil || last.After.DelayMilliseconds != 50 || last.CallID != "c1" {
+			t.Errorf("the host did not get the call as written: %+v", last)
+		}
+	})
+	t.Run("invalid arguments come back as a tool error", func(t *testing.T) {
+		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "arguments": map[string]any{}}))
+		if e.Code != wire.CodeArgumentsSchemaInvalid || e.Kind != kindInvalid || !strings.Contains(string(e.Details), "required_property_missing") ||
+			!strings.Contains(e.Hint, ToolDescribeApp) {
+			t.Fatalf("%+v", e)
+		}
+	})
+	t.Run("a tool's own failure keeps code, message, retryable, details", func(t *testing.T) {
+		res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.get", "arguments": map[string]any{"text": "n9"}})
+		e := errorOf(t, res)
+		if e.Code != "note_not_found" || e.Message != "no note n9" || e.Retryable || string(e.Details) != `{"id":"n9"}` || e.Kind != kindFailed || e.RefusedBy != "" {
+			t.Fatalf("%+v", e)
+		}
+	})
+	t.Run("unknown tool", func(t *testing.T) {
+		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.nope"}))
+		if e.Code != wire.CodeNotFound || e.RefusedBy != refusedByHost || !strings.Contains(e.Hint, ToolSearchAppTools) {
+			t.Fatalf("%+v", e)
+		}
+	})
+	t.Run("unavailable tool", func(t *testing.T) {
+		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "sync.push"}))
+		if e.Code != "signed_out" || e.Kind != kindUnavailable || e.RefusedBy != refusedByHost || !strings.Contains(e.Hint, "state") {
+			t.Fatalf("%+v", e)
+		}
+	})
+	t.Run("critical without --allow-critical", func(t *testing.T) {
+		before := len(f.received())
+		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"}))
+		if e.Code != CodeCriticalNotAllowed || e.Kind != kindDenied || e.RefusedBy != refusedByBridge || !strings.Contains(e.Hint, "--allow-critical") {
+			t.Fatalf("%+v", e)
+		}
+		if len(f.received()) != before {
+			t.Fatal("the refused call reached the app")
+		}
+	})
+	t.Run("arguments of the meta-tool", func(t *testing.T) {
+		for _, args := range []map[string]any{
+			{},
+			{"toolId": ""},
+			{"toolId": "x", "arguments": "not an object"},
+			{"toolId": "x", "after": map[string]any{"include": []string{"video"}}},
+			{"toolId": "x", "after": map[string]any{"delayMilliseconds": 5000}},
+		} {
+			if e := errorOf(t, h.call(ToolCallAppTool, args)); e.Code != wire.CodeArgumentsSchemaInvalid {
+				t.Errorf("%v: %+v", args, e)
+			}
+		}
+	})
+}
+
+func TestCallCriticalAllowed(t *testing.T) {
+	f := oneSession(t)
+	h := newHarness(t, f, Options{AllowCritical: true})
+	res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})
+	var out callOutput
+	text(t, res, &out)
+	if res.IsError || !out.Success {
+		t.Fatalf("%+v", out)
+	}
+}
+
+func TestCallAboveTheGrant(t *testing.T) {
+	f := newFakeBackend(t)
+	f.addSession("s1", "app", wire.PolicyWrite, demoTools())
+	h := newHarness(t, f, Options{AllowCritical: true})
+	e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"}))
+	if e.Code != wire.CodePolicyNotGranted || e.RefusedBy != refusedByBridge || !strings.Contains(e.Hint, "--max-tool-policy critical") {
+		t.Fatalf("%+v", e)
+	}
+	if len(f.received()) != 0 {
+		t.Fatal("the refused call reached the app")
+	}
+}
+
+func TestBatch(t *testing.T) {
+	f := oneSession(t)
+	c := f.catalogs["s1"]
+	c.run["notes.get"] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
+		return nil, &wire.Error{Code: "note_not_found", Message: "no such note"}
+	}
+	h := newHarness(t, f, Options{})
+
+	t.Run("success", func(t *testing.T) {
+		res := h.call(ToolCallAppTools, map[string]any{"calls": []map[string]any{
+			{"toolId": "notes.list", "callId": "a"},
+			{"toolId": "notes.create", "arguments": map[string]any{"text": "x"}},
+		}})
+		var out batchOutput
+		text(t, res, &out)
+		if res.IsError || !out.Success || out.Completed != 2 || out.Requested != 2 || len(out.Results) != 2 ||
+			out.Results[0].CallID != "a" || out.Results[1].ToolID != "notes.create" || string(out.Results[1].Result) != `{"ok":true}` {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("stops at the first failure", func(t *testing.T) {
+		res := h.call(ToolCallAppTools, map[string]any{"calls": []map[string]any{
+			{"toolId": "notes.get"}, {"toolId": "notes.list"},
+		}})
+		var out batchOutput
+		text(t, res, &out)
+		if !res.IsError || out.Success || !out.StoppedEarly || len(out.Results) != 1 || out.Results[0].Error == nil ||
+			out.Results[0].Error.Code != "note_not_found" {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("continueOnError", func(t *testing.T) {
+		res := h.call(ToolCallAppTools, map[string]any{"continueOnError": true, "calls": []map[string]any{
+			{"toolId": "notes.get"}, {"toolId": "notes.list"},
+		}})
+		var out batchOutput
+		text(t, res, &out)
+		if !res.IsError || out.Success || out.StoppedEarly || out.Completed != 2 || !out.Results[1].Success {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("a critical call refuses the whole batch before anything runs", func(t *testing.T) {
+		before, batches := len(f.received()), f.batches
+		res := h.call(ToolCallAppTools, map[string]any{"calls": []map[string]any{
+			{"toolId": "notes.list"}, {"toolId": "notes.delete_all"},
+		}})
+		e := errorOf(t, res)
+		if e.Code != CodeCriticalNotAllowed || string(e.Details) != `{"index":1,"toolId":"notes.delete_all"}` {
+			t.Fatalf("%+v", e)
+		}
+		if len(f.received()) != before || f.batches != batches {
+			t.Fatal("part of a refused batch ran")
+		}
+	})
+	t.Run("refused by the host as a whole", func(t *testing.T) {
+		e := errorOf(t, h.call(ToolCallAppTools, map[string]any{"calls": []map[string]any{{"toolId": "notes.list"}, {"toolId": "sync.push"}}}))
+		if e.Code != "signed_out" || e.RefusedBy != refusedByHost {
+			t.Fatalf("%+v", e)
+		}
+	})
+	t.Run("size bounds", func(t *testing.T) {
+		calls := make([]map[string]any, 33)
+		for i := range calls {
+			calls[i] = map[string]any{"toolId": "notes.list"}
+		}
+		for _, args := range []map[string]any{{"calls": []any{}}, {"calls": calls}, {}} {
+			if e := errorOf(t, h.call(ToolCallAppTools, args)); e.Code != wire.CodeArgumentsSchemaInvalid {
+				t.Errorf("%v", e)
+			}
+		}
+	})
+}
+
+func TestTakeScreenshot(t *testing.T) {
+	f := oneSession(t)
+	path := f.withScreenshot(t, f.catalogs["s1"], 1600, 800)
+	h := newHarness(t, f, Options{})
+	for _, tc := range []struct {
+		name               string
+		args               map[string]any
+		wantW, wantH       int
+		wantScaled         bool
+		wantFormatArgument bool
+	}{
+		{name: "default max width", wantW: 1024, wantH: 512, wantScaled: true},
+		{name: "maxWidth", args: map[string]any{"maxWidth": 300}, wantW: 300, wantH: 150, wantScaled: true},
+		{name: "format is passed on", args: map[string]any{"format": "png", "maxWidth": 4096}, wantW: 1600, wantH: 800, wantFormatArgument: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := h.call(ToolTakeScreenshot, tc.args)
+			var out screenshotOutput
+			text(t, res, &out)
+			if res.IsError || out.Path != path || out.Width != tc.wantW || out.Height != tc.wantH || out.Scaled != tc.wantScaled ||
+				out.OriginalWidth != 1600 || out.CapturedAtUtc.IsZero() {
+				t.Fatalf("%+v", out)
+			}
+			if len(res.Content) != 2 {
+				t.Fatalf("want text and image content, got %d items", len(res.Content))
+			}
+			img, ok := res.Content[1].(*mcp.ImageContent)
+			if !ok || img.MIMEType != "image/png" {
+				t.Fatalf("content[1] = %T %v", res.Content[1], img)
+			}
+			cfg, err := png.DecodeConfig(bytes.NewReader(img.Data))
+			if err != nil || cfg.Width != tc.wantW || cfg.Height != tc.wantH {
+				t.Fatalf("image %dx%d (%v), want %dx%d", cfg.Width, cfg.Height, err, tc.wantW, tc.wantH)
+			}
+			got := f.received()
+			if sent := string(got[len(got)-1].Arguments); strings.Contains(sent, `"format":"png"`) != tc.wantFormatArgument {
+				t.Errorf("arguments sent to the app: %s", sent)
+			}
+		})
+	}
+}
+
+func TestTakeScreenshotFailures(t *testing.T) {
+	f := oneSession(t)
+	c := f.catalogs["s1"]
+	h := newHarness(t, f, Options{})
+	// The default fake answers without an artifact.
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot {
+		t.Errorf("no artifact: %+v", e)
+	}
+	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact {
+		return []control.Artifact{{TransferID: "t", Status: "failed", Error: "stalled"}}
+	}
+	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{}`), nil }
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot || !e.Retryable || !strings.Contains(e.Message, "stalled") {
+		t.Errorf("failed transfer: %+v", e)
+	}
+	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
+		return nil, &wire.Error{Code: "ui_screenshot_failed", Message: "no window"}
+	}
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != "ui_screenshot_failed" {
+		t.Errorf("tool failure: %+v", e)
+	}
+}
+
+func TestFitImage(t *testing.T) {
+	noise := func(w, h int) []byte {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		x := uint32(1)
+		for i := range img.Pix {
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			img.Pix[i] = byte(x)
+		}
+		var buf bytes.Buffer
+		png.Encode(&buf, img)
+		return buf.Bytes()
+	}
+	const budget = 32 << 10
+	small := noise(60, 30)
+	got, err := fitImage(small, 1024, budget)
+	if err != nil || got.scaled || !bytes.Equal(got.data, small) || got.mime != "image/png" {
+		t.Fatalf("a small image is passed through untouched: %+v %v", got, err)
+	}
+	// Random pixels do not compress: a 300×300 noise PNG is ~360 KB, over the budget, so it
+	// becomes a JPEG, halved while it still does not fit.
+	big := noise(300, 300)
+	got, err = fitImage(big, 1024, budget)
+	if err != nil || len(got.data) > budget || got.mime != "image/jpeg" || got.origWidth != 300 || !got.scaled {
+		t.Fatalf("%d bytes %s %dx%d, %v", len(got.data), got.mime, got.width, got.height, err)
+	}
+	if _, err := fitImage([]byte("not an image"), 1024, budget); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}

@@ -1,0 +1,361 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// fakeBackend is an in-memory host with one or more sessions. It annotates and refuses like
+// the real host (control.Local over host/tools): entries above the grant or unavailable
+// carry a denial, and calls of them are refused by the host.
+type fakeBackend struct {
+	mu       sync.Mutex
+	sessions []control.Session
+	catalogs map[string]*fakeCatalog // by session id
+	calls    []control.CallRequest   // every call the "app" received, in order
+	batches  int
+	dir      string // where artifacts are written
+}
+
+type fakeCatalog struct {
+	revision, availability string
+	tools                  []wire.ToolEntry // sorted by id, with schemas
+	run                    map[string]func(args jsontext.Value) (jsontext.Value, *wire.Error)
+	artifacts              map[string]func() []control.Artifact
+}
+
+var _ control.Backend = (*fakeBackend)(nil)
+
+func newFakeBackend(t *testing.T) *fakeBackend {
+	return &fakeBackend{catalogs: map[string]*fakeCatalog{}, dir: t.TempDir()}
+}
+
+// addSession adds a connected session with the given grant and tools.
+func (f *fakeBackend) addSession(id, appID string, grant wire.Policy, tools []wire.ToolEntry) *fakeCatalog {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sessions = append(f.sessions, control.Session{ID: id, AppID: appID, DeviceName: "test device", State: control.StateConnected,
+		MaxToolPolicy: grant, ConnectedAt: time.Date(2026, 1, 1, 0, 0, len(f.sessions), 0, time.UTC), ToolCount: len(tools)})
+	slices.SortFunc(tools, func(a, b wire.ToolEntry) int { return cmpString(a.ID, b.ID) })
+	c := &fakeCatalog{revision: "rev-1", availability: "avail-1", tools: tools,
+		run: map[string]func(jsontext.Value) (jsontext.Value, *wire.Error){}, artifacts: map[string]func() []control.Artifact{}}
+	f.catalogs[id] = c
+	return c
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// setAvailable changes one tool's availability (a new availability revision).
+func (f *fakeBackend) setAvailable(sessionID, toolID string, available bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.catalogs[sessionID]
+	for i := range c.tools {
+		if c.tools[i].ID == toolID {
+			c.tools[i].Runtime = nil
+			if !available {
+				c.tools[i].Runtime = &wire.Runtime{Available: false, Code: "signed_out", Reason: "Sign in first.", RequiredState: "signedIn"}
+			}
+		}
+	}
+	c.availability += "+"
+}
+
+// disconnect marks a session disconnected.
+func (f *fakeBackend) disconnect(sessionID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.sessions {
+		if f.sessions[i].ID == sessionID {
+			f.sessions[i].State = control.StateDisconnected
+		}
+	}
+}
+
+func (f *fakeBackend) received() []control.CallRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeBackend) Status(context.Context) (*control.Status, error) {
+	return &control.Status{Schema: control.SchemaStatus}, nil
+}
+
+func (f *fakeBackend) Sessions(context.Context) (*control.Sessions, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &control.Sessions{Schema: control.SchemaSessions, Sessions: slices.Clone(f.sessions)}, nil
+}
+
+func (f *fakeBackend) Session(_ context.Context, id string) (*control.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.sessions {
+		if s.ID == id {
+			return &s, nil
+		}
+	}
+	return nil, &control.APIError{Status: http.StatusNotFound, Code: control.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
+}
+
+// connectedCatalog returns the catalog of a connected session, like Local.client.
+func (f *fakeBackend) connectedCatalog(id string) (*fakeCatalog, control.Session, error) {
+	for _, s := range f.sessions {
+		if s.ID == id {
+			if s.State != control.StateConnected {
+				return nil, s, &control.APIError{Status: http.StatusConflict, Code: control.CodeSessionClosed, Message: "session " + id + " is disconnected"}
+			}
+			return f.catalogs[id], s, nil
+		}
+	}
+	return nil, control.Session{}, &control.APIError{Status: http.StatusNotFound, Code: control.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
+}
+
+// annotated returns the catalog as the host sees it: denials for the grant and availability.
+func (c *fakeCatalog) annotated(grant wire.Policy) []wire.ToolEntry {
+	out := slices.Clone(c.tools)
+	for i := range out {
+		e := &out[i]
+		switch {
+		case !e.Policy.AllowedBy(grant):
+			e.Denial = &wire.Denial{Code: wire.CodePolicyNotGranted, Reason: fmt.Sprintf("Tool policy '%s' exceeds the session grant '%s'.", e.Policy, grant)}
+		case e.Runtime != nil && !e.Runtime.Available:
+			e.Denial = &wire.Denial{Code: e.Runtime.Code, Reason: e.Runtime.Reason}
+		}
+		if e.Denial != nil {
+			e.Executable = new(false)
+		}
+	}
+	return out
+}
+
+func (f *fakeBackend) Tools(_ context.Context, sessionID string, req control.ToolsRequest) (*control.Tools, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, s, err := f.connectedCatalog(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := &control.Tools{Schema: control.SchemaTools, SessionID: sessionID, Revision: c.revision,
+		AvailabilityRevision: c.availability, TotalCount: len(c.tools)}
+	if req.IfRevision != "" && req.IfRevision == c.revision {
+		out.Unchanged, out.Tools = true, []wire.ToolEntry{}
+		return out, nil
+	}
+	out.Tools = control.FilterTools(c.annotated(s.MaxToolPolicy), req)
+	if req.MaxResults > 0 && len(out.Tools) > req.MaxResults {
+		out.Tools, out.Truncated = out.Tools[:req.MaxResults], true
+	}
+	if req.Detail != control.DetailFull {
+		for i := range out.Tools {
+			out.Tools[i].ArgumentsSchema, out.Tools[i].ResultSchema, out.Tools[i].ArgumentEncoding = nil, nil, ""
+		}
+	}
+	out.Count = len(out.Tools)
+	return out, nil
+}
+
+func (f *fakeBackend) Tool(_ context.Context, sessionID, toolID string) (*control.Tool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, s, err := f.connectedCatalog(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range c.annotated(s.MaxToolPolicy) {
+		if e.ID == toolID {
+			return &control.Tool{Schema: control.SchemaTool, SessionID: sessionID, Revision: c.revision, Tool: e}, nil
+		}
+	}
+	return nil, &control.APIError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: fmt.Sprintf("tool %q is not in the catalog", toolID)}
+}
+
+// refuse is the host's refusal of a call, or nil.
+func (c *fakeCatalog) refuse(grant wire.Policy, id string) *control.ToolError {
+	for _, e := range c.annotated(grant) {
+		if e.ID != id {
+			continue
+		}
+		if d := e.Denial; d != nil {
+			kind := control.KindUnavailable
+			if d.Code == wire.CodePolicyNotGranted {
+				kind = control.KindDenied
+			}
+			return &control.ToolError{Error: wire.Error{Code: d.Code, Message: d.Reason}, Kind: kind, RefusedByHost: true}
+		}
+		return nil
+	}
+	return &control.ToolError{Error: wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("the last catalog does not list tool %q", id)},
+		Kind: control.KindUnavailable, RefusedByHost: true}
+}
+
+// run executes one call in the "app".
+func (f *fakeBackend) run(c *fakeCatalog, req control.CallRequest) (*wire.Result, *wire.Error, []control.Artifact) {
+	f.calls = append(f.calls, req)
+	h := c.run[req.ToolID]
+	if h == nil {
+		return &wire.Result{ToolID: req.ToolID, Success: true, Result: jsontext.Value(`{"ok":true}`)}, nil, nil
+	}
+	res, werr := h(req.Arguments)
+	if werr != nil {
+		return nil, werr, nil
+	}
+	var arts []control.Artifact
+	if a := c.artifacts[req.ToolID]; a != nil {
+		arts = a()
+	}
+	return &wire.Result{ToolID: req.ToolID, Success: true, Result: res}, nil, arts
+}
+
+func (f *fakeBackend) Call(_ context.Context, sessionID string, req control.CallRequest, _ func(control.Progress)) (*control.Call, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, s, err := f.connectedCatalog(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := &control.Call{Schema: control.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: 3}
+	if te := c.refuse(s.MaxToolPolicy, req.ToolID); te != nil {
+		out.Error = te
+		return out, nil
+	}
+	res, werr, arts := f.run(c, req)
+	if werr != nil {
+		out.Error = &control.ToolError{Error: *werr, Kind: control.KindOf(werr)}
+		return out, nil
+	}
+	out.Success, out.Result, out.Artifacts = true, res, arts
+	return out, nil
+}
+
+func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.BatchRequest, _ func(control.Progress)) (*control.Batch, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.batches++
+	c, s, err := f.connectedCatalog(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := &control.Batch{Schema: control.SchemaBatch, SessionID: sessionID, DurationMS: 5}
+	for i, call := range req.Calls {
+		if te := c.refuse(s.MaxToolPolicy, call.ToolID); te != nil {
+			te.Details, _ = wire.Marshal(map[string]int{"index": i})
+			out.Error = te
+			return out, nil
+		}
+	}
+	r := &wire.BatchResult{Success: true, Requested: len(req.Calls), Results: []wire.BatchItem{}}
+	for i, call := range req.Calls {
+		res, werr, arts := f.run(c, call)
+		r.Completed++
+		item := wire.BatchItem{Index: i, CallID: call.CallID, Outcome: wire.Outcome{ToolID: call.ToolID}}
+		if werr != nil {
+			item.Error, r.Success = werr, false
+		} else {
+			item.Success, item.Result = true, res.Result
+			out.Artifacts = append(out.Artifacts, arts...)
+		}
+		r.Results = append(r.Results, item)
+		if werr != nil && !req.ContinueOnError {
+			r.StoppedEarly = i < len(req.Calls)-1
+			break
+		}
+	}
+	out.Result, out.Success = r, r.Success
+	return out, nil
+}
+
+func (f *fakeBackend) IssueInvite(context.Context, control.InviteRequest) (*control.Invite, error) {
+	return nil, &control.APIError{Status: http.StatusNotImplemented, Code: control.CodeInternal, Message: "not in the fake"}
+}
+
+func (f *fakeBackend) Invites(context.Context) (*control.Invites, error) {
+	return &control.Invites{Schema: control.SchemaInvites}, nil
+}
+
+func (f *fakeBackend) RevokeInvite(context.Context, string) error { return nil }
+
+func (f *fakeBackend) Shutdown(context.Context) error { return nil }
+
+// tool builds a catalog entry with an object argument schema.
+func tool(id, category string, policy wire.Policy, description string) wire.ToolEntry {
+	return wire.ToolEntry{ID: id, Name: id, Description: description, Category: category, Policy: policy,
+		ArgumentsSchema:    jsontext.Value(`{"type":"object","properties":{"text":{"type":"string","maxLength":100}}}`),
+		ResultSchema:       jsontext.Value(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`),
+		DefinitionRevision: "def-" + id}
+}
+
+// demoTools is a small app: reads, writes, a critical tool, an unavailable tool and the
+// screenshot tool.
+func demoTools() []wire.ToolEntry {
+	unavailable := tool("sync.push", "sync", wire.PolicyWrite, "Push local changes to the server.")
+	unavailable.Runtime = &wire.Runtime{Available: false, Code: "signed_out", Reason: "Sign in first.", RequiredState: "signedIn", Remediation: "Call account.sign_in."}
+	get := tool("notes.get", "notes", wire.PolicyRead, "Get one note by id.\nMore text that the index does not show.")
+	get.PrerequisiteToolIDs = []string{"notes.list"}
+	return []wire.ToolEntry{
+		tool("notes.list", "notes", wire.PolicyRead, "List the notes."),
+		get,
+		tool("notes.create", "notes", wire.PolicyWrite, "Create a note."),
+		tool("notes.delete_all", "notes", wire.PolicyCritical, "Delete every note."),
+		unavailable,
+		{ID: wire.ScreenshotToolID, Name: "Get screenshot", Description: "Capture the screen.", Category: "ui", Policy: wire.PolicyRead,
+			ArgumentsSchema: jsontext.Value(`{"type":"object","properties":{"format":{"enum":["png","jpeg"]},"maxWidth":{"type":"integer"}}}`)},
+	}
+}
+
+// writePNG writes a w×h PNG into dir and returns its path.
+func writePNG(t testing.TB, dir string, w, h int) string {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 128, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, fmt.Sprintf("shot-%dx%d.png", w, h))
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// withScreenshot makes the fake's ui.get_screenshot return a w×h PNG.
+func (f *fakeBackend) withScreenshot(t testing.TB, c *fakeCatalog, w, h int) string {
+	p := writePNG(t, f.dir, w, h)
+	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
+		return jsontext.Value(fmt.Sprintf(`{"format":"png","width":%d,"height":%d,"capturedAtUtc":"2026-01-02T03:04:05Z","artifactPath":%q}`, w, h, p)), nil
+	}
+	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact {
+		st, _ := os.Stat(p)
+		return []control.Artifact{{TransferID: "t1", Path: p, FileName: filepath.Base(p), MimeType: "image/png", SizeBytes: st.Size(), Status: "complete"}}
+	}
+	return p
+}

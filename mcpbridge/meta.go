@@ -1,0 +1,97 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Names of the meta-tools. They mirror the official host's ansight_* operations.
+const (
+	ToolListSessions   = "ansight_list_sessions"
+	ToolSearchAppTools = "ansight_search_app_tools"
+	ToolDescribeApp    = "ansight_describe_app_tool"
+	ToolCallAppTool    = "ansight_call_app_tool"
+	ToolCallAppTools   = "ansight_call_app_tools"
+	ToolTakeScreenshot = "ansight_take_screenshot"
+)
+
+// metaTool is the static part of one meta-tool.
+type metaTool struct {
+	name, title, description string
+	in, out                  jsontext.Value
+	// readOnly: the meta-tool changes nothing (search, describe, screenshot). The call
+	// tools may run write and critical app tools, so they say nothing reassuring.
+	readOnly bool
+}
+
+func (br *Bridge) addMetaTools() {
+	addMeta(br, metaTool{ToolListSessions, "List app sessions",
+		"Apps connected to the Ansight host: session id, app id, device, state, the session's grant (maxToolPolicy: the highest tool policy the host calls) and catalog revision.",
+		listSessionsIn, listSessionsOut, true}, br.listSessions)
+	addMeta(br, metaTool{ToolSearchAppTools, "Search app tools",
+		"Search the tools of a connected app. Compact on purpose: ids, one-line descriptions, policy (read < write < critical), denials and prerequisites, never schemas; get one tool's schemas with ansight_describe_app_tool. Every word of query must match. By default only tools callable now are listed. When truncated, refine (query, category) rather than raising maxResults.",
+		searchIn, searchOut, true}, br.search)
+	addMeta(br, metaTool{ToolDescribeApp, "Describe an app tool",
+		"One app tool's full definition: argumentsSchema and resultSchema (JSON Schema 2020-12; an object schema without additionalProperties accepts no other properties), prerequisites, and whether it can be called now. Call it before the first call of a tool.",
+		describeIn, describeOut, true}, br.describe)
+	addMeta(br, metaTool{ToolCallAppTool, "Call an app tool",
+		"Call one app tool with arguments matching its argumentsSchema. after captures evidence (visual tree, screenshot) once the call succeeded. A failure is an error result with code, message, retryable, details and a hint: fix the arguments or the app's state, never bypass a denial, retry at most once when retryable.",
+		callIn, callOut, false}, br.callTool)
+	addMeta(br, metaTool{ToolCallAppTools, "Call app tools in a batch",
+		"Call 1 to 32 already-known app tools in order, in one round trip (not for exploring). Stops at the first failure unless continueOnError. Every call is checked against the policy before any runs.",
+		batchIn, batchOut, false}, br.callTools)
+	addMeta(br, metaTool{ToolTakeScreenshot, "Take a screenshot",
+		"The app's current screen as an image (scaled down to maxWidth), with the path of the full-size file the host saved.",
+		screenshotIn, screenshotOut, true}, br.takeScreenshot)
+}
+
+// addMeta registers a meta-tool whose arguments decode into In. Arguments are checked
+// against the tool's input schema first (the SDK leaves that to raw tools), so a handler
+// sees only valid input, and a mistake comes back as a tool error listing the violations.
+func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *In) (*mcp.CallToolResult, error)) {
+	compiled, err := catalog.CompileSchema(m.in)
+	if err != nil {
+		panic(fmt.Sprintf("mcpbridge: input schema of %s: %v", m.name, err))
+	}
+	annotations := &mcp.ToolAnnotations{Title: m.title, ReadOnlyHint: m.readOnly, OpenWorldHint: new(false)}
+	if m.readOnly {
+		annotations.IdempotentHint = true
+	}
+	tool := &mcp.Tool{Name: m.name, Title: m.title, Description: m.description,
+		InputSchema: m.in, OutputSchema: m.out, Annotations: annotations}
+	br.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := jsontext.Value(req.Params.Arguments)
+		if len(args) == 0 || string(args) == "null" {
+			args = jsontext.Value("{}")
+		}
+		var in In
+		if err := decodeInput(compiled, args, &in); err != nil {
+			err.Hint = "Fix the arguments of " + m.name + " from its inputSchema; details list the violations."
+			return fail(err, "", "")
+		}
+		return h(ctx, &in)
+	})
+}
+
+// decodeInput validates args against s and decodes them strictly into v.
+func decodeInput(s *catalog.Schema, args jsontext.Value, v any) *callError {
+	if violations := s.Validate(args); len(violations) > 0 {
+		e := &callError{Code: wire.CodeArgumentsSchemaInvalid, Kind: kindInvalid, RefusedBy: refusedByBridge,
+			Message: fmt.Sprintf("invalid arguments: %s %s", violations[0].Path, violations[0].Message)}
+		e.Details, _ = wire.Marshal(struct {
+			Errors []catalog.Violation `json:"errors"`
+		}{violations})
+		return e
+	}
+	if err := wire.Unmarshal(args, v); err != nil {
+		return &callError{Code: wire.CodeArgumentsInvalid, Kind: kindInvalid, RefusedBy: refusedByBridge,
+			Message: "invalid arguments: " + err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package mcpbridge
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The meta-tools' schemas are written by hand: they are part of what every agent reads,
+// so each word is chosen, and they use only keywords every client validator knows (no
+// $schema, no $id: the TypeScript SDK compiles output schemas with a draft-07 validator).
+// Input schemas close their objects explicitly, because clients read a missing
+// additionalProperties as "anything goes". Output schemas stay open, so that adding a
+// field later does not break a validating client.
+
+// Bounds of meta-tool inputs.
+const (
+	defaultMaxResults = 20
+	maxMaxResults     = 50
+	maxBatchCalls     = 32 // spec §7
+	maxAfterDelayMS   = 2000
+	maxIDLength       = 256
+)
+
+// Schema fragments shared by several tools.
+var (
+	selectorProps = `"sessionId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Session id from ansight_list_sessions. Optional when exactly one app is connected."},` +
+		`"appId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Use the connected session of this app instead of a sessionId."}`
+
+	toolIDProp = `"toolId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Exact tool id, as ansight_search_app_tools lists it."}`
+
+	argumentsProp = `"arguments":{"type":"object","additionalProperties":true,"description":"Arguments matching the tool's argumentsSchema (ansight_describe_app_tool). Omit for none."}`
+
+	afterSchema = `{"type":"object","description":"Evidence captured after the call succeeds (an evidence failure does not fail the call).","properties":{` +
+		`"include":{"type":"array","items":{"enum":["visualTree","screenshot"]},"uniqueItems":true,"maxItems":2,"description":"Default [\"visualTree\"]."},` +
+		`"delayMilliseconds":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(maxAfterDelayMS) + `,"description":"Wait before capturing (UI settling)."},` +
+		`"visualTreeArguments":{"type":"object","additionalProperties":true,"description":"Arguments of ui.get_visual_tree."},` +
+		`"screenshotArguments":{"type":"object","additionalProperties":true,"description":"Arguments of ui.get_screenshot."}},` +
+		`"additionalProperties":false}`
+
+	callIDProp = `"callId":{"type":"string","minLength":1,"maxLength":128,"description":"Your id for this call, echoed in the result."}`
+
+	errorSchema = `{"type":"object","description":"Why the call failed, and what would fix or allow it.","properties":{` +
+		`"code":{"type":"string","description":"Stable snake_case code."},` +
+		`"message":{"type":"string"},` +
+		`"retryable":{"type":"boolean","description":"A retry (at most one) may succeed."},` +
+		`"details":{"description":"Code-specific details (schema violations, runtime state, stale reference)."},` +
+		`"kind":{"type":"string","description":"denied, unavailable, invalid or failed."},` +
+		`"refusedBy":{"type":"string","description":"bridge or host: the call never reached the app."},` +
+		`"hint":{"type":"string","description":"What would fix the call or allow it."}},` +
+		`"required":["code","message","retryable"]}`
+
+	// outcomeProps are the fields of a call's outcome: a result or an error.
+	outcomeProps = `"success":{"type":"boolean"},` +
+		`"message":{"type":"string"},` +
+		`"result":{"description":"The tool's result, matching its resultSchema."},` +
+		`"evidence":{"type":"object","additionalProperties":{"type":"object"},"description":"Outcomes of the after evidence, by name."},` +
+		`"error":` + errorSchema
+
+	artifactsProp = `"artifacts":{"type":"array","description":"Files the app sent (screenshots, exports), saved by the host.","items":{"type":"object","properties":{` +
+		`"path":{"type":"string"},"fileName":{"type":"string"},"mimeType":{"type":"string"},"sizeBytes":{"type":"integer"},` +
+		`"status":{"type":"string"},"error":{"type":"string"}}}}`
+
+	denialSchema = `{"type":"object","properties":{"code":{"type":"string"},"reason":{"type":"string"}},"required":["code","reason"]}`
+
+	policyEnum = `{"enum":["read","write","critical"]}`
+)
+
+// Input and output schemas of the meta-tools.
+var (
+	listSessionsIn = schema(`{"type":"object","properties":{` +
+		`"includeDisconnected":{"type":"boolean","default":false,"description":"Also list sessions that ended recently."}},` +
+		`"additionalProperties":false}`)
+	listSessionsOut = schema(`{"type":"object","properties":{` +
+		`"sessions":{"type":"array","items":{"type":"object","properties":{` +
+		`"sessionId":{"type":"string"},"appId":{"type":"string"},"appName":{"type":"string"},"appVersion":{"type":"string"},` +
+		`"device":{"type":"string"},"platform":{"type":"string"},` +
+		`"state":{"type":"string","description":"connected or disconnected."},` +
+		`"appState":{"type":"string"},` +
+		`"maxToolPolicy":{"type":"string","description":"The session's grant: the highest tool policy the host calls."},` +
+		`"revision":{"type":"string","description":"The catalog revision."},` +
+		`"toolCount":{"type":"integer"}},"required":["sessionId","appId","state"]}},` +
+		`"allowCritical":{"type":"boolean","description":"Whether this bridge calls critical tools."},` +
+		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
+
+	searchIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+		`"query":{"type":"string","maxLength":200,"description":"Words that must all occur in a tool's id, name, description, category or keywords."},` +
+		`"feature":{"type":"string","maxLength":200,"description":"More required words: a feature area."},` +
+		`"category":{"type":"string","maxLength":100,"description":"Exact category."},` +
+		`"policy":{"enum":["read","write","critical"],"description":"Only tools of this policy."},` +
+		`"executableOnly":{"type":"boolean","default":true,"description":"Only tools callable now. false also lists denied and unavailable ones, with the reason."},` +
+		`"maxResults":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxMaxResults) + `,"default":` + strconv.Itoa(defaultMaxResults) + `}},` +
+		`"additionalProperties":false}`)
+	searchOut = schema(`{"type":"object","properties":{` +
+		`"sessionId":{"type":"string"},"appId":{"type":"string"},"revision":{"type":"string"},` +
+		`"totalCount":{"type":"integer","description":"Matching tools offered to you."},` +
+		`"count":{"type":"integer"},` +
+		`"truncated":{"type":"boolean","description":"More tools matched than listed: refine, or raise maxResults."},` +
+		`"categories":{"type":"object","additionalProperties":{"type":"integer"},"description":"Matches per category (when truncated)."},` +
+		`"aboveGrant":{"type":"integer","description":"Matching tools not offered: their policy exceeds the session's grant."},` +
+		`"tools":{"type":"array","items":{"type":"object","properties":{` +
+		`"id":{"type":"string"},"description":{"type":"string"},"policy":` + policyEnum + `,` +
+		`"executable":{"type":"boolean","description":"Present (false) only when the tool cannot be called now; see denial."},` +
+		`"denial":` + denialSchema + `,` +
+		`"prerequisites":{"type":"array","items":{"type":"string"},"description":"Tools to call first."}},` +
+		`"required":["id","description","policy"]}},` +
+		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
+
+	describeIn = schema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `},` +
+		`"required":["toolId"],"additionalProperties":false}`)
+	describeOut = schema(`{"type":"object","properties":{` +
+		`"sessionId":{"type":"string"},"revision":{"type":"string"},` +
+		`"tool":{"type":"object","properties":{` +
+		`"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"category":{"type":"string"},` +
+		`"policy":` + policyEnum + `,` +
+		`"argumentsSchema":{"description":"JSON Schema of the arguments."},` +
+		`"resultSchema":{"description":"JSON Schema of the result."},` +
+		`"keywords":{"type":"string"},` +
+		`"prerequisiteToolIds":{"type":"array","items":{"type":"string"}},` +
+		`"argumentEncoding":{"type":"string"},` +
+		`"definitionRevision":{"type":"string"},` +
+		`"runtime":{"type":"object","description":"Why the tool is unavailable now, and what state it needs."},` +
+		`"executable":{"type":"boolean"},` +
+		`"denial":` + denialSchema + `},"required":["id","policy"]},` +
+		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
+
+	callIn = schema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `,` + argumentsProp + `,` +
+		callIDProp + `,"after":` + afterSchema + `},` +
+		`"required":["toolId"],"additionalProperties":false}`)
+	callOut = schema(`{"type":"object","properties":{` +
+		`"sessionId":{"type":"string"},"toolId":{"type":"string"},"callId":{"type":"string"},` + outcomeProps + `,` +
+		artifactsProp + `,"durationMs":{"type":"integer"}}}`)
+
+	batchIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+		`"calls":{"type":"array","minItems":1,"maxItems":` + strconv.Itoa(maxBatchCalls) + `,"description":"Run in order; stops at the first failure unless continueOnError.","items":{"type":"object","properties":{` +
+		toolIDProp + `,` + argumentsProp + `,` + callIDProp + `,"after":` + afterSchema + `},` +
+		`"required":["toolId"],"additionalProperties":false}},` +
+		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."}},` +
+		`"required":["calls"],"additionalProperties":false}`)
+	batchOut = schema(`{"type":"object","properties":{` +
+		`"sessionId":{"type":"string"},"success":{"type":"boolean","description":"Every listed call succeeded."},` +
+		`"completed":{"type":"integer"},"requested":{"type":"integer"},` +
+		`"stoppedEarly":{"type":"boolean","description":"Calls after a failure did not run."},` +
+		`"results":{"type":"array","items":{"type":"object","properties":{` +
+		`"index":{"type":"integer"},"callId":{"type":"string"},"toolId":{"type":"string"},` + outcomeProps + `},` +
+		`"required":["index","success"]}},` +
+		`"error":` + errorSchema + `,` + artifactsProp + `,"durationMs":{"type":"integer"}}}`)
+
+	screenshotIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+		`"format":{"enum":["png","jpeg"],"description":"Image format the app encodes (default png)."},` +
+		`"maxWidth":{"type":"integer","minimum":64,"maximum":4096,"description":"Scale the image you receive down to this width (default set by the bridge). The saved file keeps full size."},` +
+		`"arguments":{"type":"object","additionalProperties":true,"description":"More arguments for the app's ui.get_screenshot."}},` +
+		`"additionalProperties":false}`)
+	screenshotOut = schema(`{"type":"object","properties":{` +
+		`"sessionId":{"type":"string"},` +
+		`"path":{"type":"string","description":"The full-size image file saved by the host."},` +
+		`"mimeType":{"type":"string"},` +
+		`"width":{"type":"integer","description":"Width of the image you received."},"height":{"type":"integer"},` +
+		`"originalWidth":{"type":"integer"},"originalHeight":{"type":"integer"},` +
+		`"scaled":{"type":"boolean"},` +
+		`"capturedAtUtc":{"type":"string"},` +
+		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
+)
+
+// schema checks that a hand-written schema is valid JSON and returns it compact. A typo is
+// a programming error that the first test run catches.
+func schema(s string) jsontext.Value {
+	v := jsontext.Value(strings.Clone(s))
+	if err := v.Compact(); err != nil {
+		panic("mcpbridge: invalid built-in schema: " + err.Error() + "\n" + s)
+	}
+	return v
+}
