@@ -86,7 +86,8 @@ type Options struct {
 	KeepAlive transport.KeepAlive
 
 	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are
-	// set per session from the session id and the grant.
+	// set per session from the session id and the grant; a non-empty ArtifactDir gets the
+	// session id appended, one directory per session.
 	Tools tools.Options
 
 	// Logger receives the server's logs (discarded when nil). Tokens are never logged.

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -261,6 +262,11 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 	}
 	topts := s.opts.Tools
 	topts.SessionID = sess.id
+	if topts.ArtifactDir != "" {
+		// Each session's artifacts go to a directory of its own, so that names of different
+		// apps never collide and a session's files can be found (and removed) together.
+		topts.ArtifactDir = filepath.Join(topts.ArtifactDir, sess.id)
+	}
 	topts.MaxToolPolicy = t.policy
 	if topts.Logger == nil {
 		topts.Logger = s.log
