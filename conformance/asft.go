@@ -44,9 +44,12 @@ func (r *run) announce(p *response) {
 		}
 		t := &transfer{id: id, size: size, requestID: reqID}
 		r.transfers[id] = t
-		if n := r.early[id]; n > 0 {
-			t.problems = append(t.problems, fmt.Sprintf("%d frame(s) of transfer %s arrived before the response that announces it (spec §9)", n, id))
+		if early := r.early[id]; len(early) > 0 {
+			t.problems = append(t.problems, fmt.Sprintf("%d frame(s) of transfer %s arrived before the response that announces it (spec §9)", len(early), id))
 			delete(r.early, id)
+			for _, f := range early {
+				t.follow(f)
+			}
 		}
 	}
 }
@@ -76,42 +79,68 @@ func (r *run) frame(data []byte) {
 		r.frameLog = append(r.frameLog, fmt.Sprintf("a binary message is not a valid ASFT frame: %v", err))
 		return
 	}
+	h := frameHead{typ: f.Type, seq: f.Sequence, offset: f.Offset, size: len(f.Payload)}
+	if f.Type == wire.FrameError {
+		h.message = string(f.Payload)
+	}
 	t := r.transfers[f.TransferID]
 	if t == nil {
-		r.early[f.TransferID]++
+		// Kept (headers only) until a response announces the transfer.
+		if r.earlyFrames < maxEarlyFrames {
+			r.earlyFrames++
+			r.early[f.TransferID] = append(r.early[f.TransferID], h)
+		}
 		return
 	}
+	t.follow(h)
+}
+
+// maxEarlyFrames bounds the frames kept for transfers not announced (yet).
+const maxEarlyFrames = 4096
+
+// frameHead is what the suite keeps of a frame: its header, its payload's size and, for
+// an error frame, its message.
+type frameHead struct {
+	typ     wire.FrameType
+	seq     int32
+	offset  int64
+	size    int
+	message string
+}
+
+// follow checks one frame of t against the frames before it.
+func (t *transfer) follow(f frameHead) {
 	t.frames++
 	bad := func(format string, args ...any) {
-		t.problems = append(t.problems, fmt.Sprintf("transfer %s frame %d (%s): ", t.id, f.Sequence, f.Type)+fmt.Sprintf(format, args...))
+		t.problems = append(t.problems, fmt.Sprintf("transfer %s frame %d (%s): ", t.id, f.seq, f.typ)+fmt.Sprintf(format, args...))
 	}
 	if t.done {
 		bad("arrived after the transfer ended")
 		return
 	}
-	if f.Sequence != t.nextSeq {
-		bad("sequence %d, want %d", f.Sequence, t.nextSeq)
+	if f.seq != t.nextSeq {
+		bad("sequence %d, want %d", f.seq, t.nextSeq)
 	}
-	if f.Offset != t.offset && f.Type != wire.FrameError {
-		bad("offset %d, want %d", f.Offset, t.offset)
+	if f.offset != t.offset && f.typ != wire.FrameError {
+		bad("offset %d, want %d", f.offset, t.offset)
 	}
-	t.nextSeq = f.Sequence + 1
-	switch f.Type {
+	t.nextSeq = f.seq + 1
+	switch f.typ {
 	case wire.FrameChunk:
-		if len(f.Payload) == 0 {
+		if f.size == 0 {
 			bad("empty chunk")
 		}
-		if len(f.Payload) > wire.MaxChunkSize {
-			bad("chunk of %d bytes, more than %d", len(f.Payload), wire.MaxChunkSize)
+		if f.size > wire.MaxChunkSize {
+			bad("chunk of %d bytes, more than %d", f.size, wire.MaxChunkSize)
 		}
-		t.offset = f.Offset + int64(len(f.Payload))
+		t.offset = f.offset + int64(f.size)
 	case wire.FrameComplete:
 		t.done = true
-		if t.size >= 0 && f.Offset != t.size {
-			bad("total %d bytes, but the result announced sizeBytes %d", f.Offset, t.size)
+		if t.size >= 0 && f.offset != t.size {
+			bad("total %d bytes, but the result announced sizeBytes %d", f.offset, t.size)
 		}
 	case wire.FrameError:
-		t.done, t.failed = true, string(f.Payload)
+		t.done, t.failed = true, f.message
 	}
 }
 

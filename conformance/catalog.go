@@ -95,6 +95,8 @@ func readCatalog(p map[string]any) *catalogView {
 		v.tools = append(v.tools, t)
 		v.byID[t.id] = t
 	}
+	// Expectations are computed in the contract's order, whatever order the app used.
+	slices.SortFunc(v.tools, func(a, b *toolView) int { return strings.Compare(a.id, b.id) })
 	return v
 }
 

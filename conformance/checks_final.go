@@ -27,7 +27,7 @@ func checkFinalFrames(c *cx) {
 		list = append(list, r.transfers[id].problems...)
 	}
 	for _, id := range keysOf(r.early) {
-		list = append(list, fmt.Sprintf("%d frame(s) of transfer %s, which no response announced", r.early[id], id))
+		list = append(list, fmt.Sprintf("%d frame(s) of transfer %s, which no response announced", len(r.early[id]), id))
 	}
 	c.problems("ASFT frames only for announced transfers, after their response, in order (spec §9)", list)
 }

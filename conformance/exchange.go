@@ -30,11 +30,12 @@ type run struct {
 	unclaimed []*response
 	// transfers holds every ASFT transfer announced by a response, by transfer id;
 	// early holds frames of transfer ids no response had announced yet.
-	transfers map[string]*transfer
-	early     map[string]int
-	frameLog  []string // frame-level violations, for final.asft_frames
-	arrivals  int
-	dead      error // the target failed for good
+	transfers   map[string]*transfer
+	early       map[string][]frameHead
+	earlyFrames int
+	frameLog    []string // frame-level violations, for final.asft_frames
+	arrivals    int
+	dead        error // the target failed for good
 
 	// cat is the app's catalog as the suite first read it (nil until catalog.full ran).
 	cat *catalogView
@@ -47,7 +48,7 @@ type sent struct {
 	id, typ, sessionID string
 	raw                []byte
 	// lenient marks requests whose answer may lack replyTo (unreadable ids).
-	lenient bool
+	lenient  bool
 	answered bool
 }
 
@@ -91,7 +92,7 @@ func (p *response) replyTo() string {
 func newRun(target Target, opts Options) *run {
 	return &run{
 		target: target, opts: opts, prefix: "conform-" + randomHex(4),
-		sent: map[string]*sent{}, transfers: map[string]*transfer{}, early: map[string]int{},
+		sent: map[string]*sent{}, transfers: map[string]*transfer{}, early: map[string][]frameHead{},
 	}
 }
 

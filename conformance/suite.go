@@ -178,7 +178,7 @@ func (c *cx) notef(format string, args ...any) {
 // problems fails the check when list is not empty.
 func (c *cx) problems(expected string, list []string) {
 	if len(list) > 0 {
-		c.expectf(expected, "%s", strings.Join(list, "\n"))
+		c.expectf(expected, "%s", strings.Join(dedupe(list), "\n"))
 	}
 }
 
