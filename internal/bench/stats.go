@@ -1,0 +1,48 @@
+package bench
+
+import (
+	"slices"
+	"time"
+)
+
+// latencies are the durations of individual operations.
+type latencies []time.Duration
+
+// percentile returns the nearest-rank p-th percentile (0 < p ≤ 100), 0 without samples.
+func (l latencies) percentile(p float64) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	rank := int(p/100*float64(len(s)) + 0.999999)
+	return s[min(max(rank, 1), len(s))-1]
+}
+
+// median returns the middle value of xs (the lower middle for an even count), 0 when empty.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// perSecond turns n operations in d into a rate.
+func perSecond(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// megabytesPerSecond is n bytes in d, in MB/s (10^6 bytes).
+func megabytesPerSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / 1e6 / d.Seconds()
+}
