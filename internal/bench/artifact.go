@@ -154,7 +154,7 @@ func (r *run) artifact(ctx context.Context, s session) error {
 	r.report.add(Figure{Group: "artifact", Name: name + ", throughput", Unit: UnitMBPerSec,
 		Value: median(rate), Baseline: "raw WebSocket stream, same chunks", BaselineValue: median(baseRate),
 		Target: r.target(AtLeast, 0.7),
-		Note: fmt.Sprintf("%d-byte chunks into a file on both sides; from the call to the last byte on disk; median of %d", wire.DefaultChunkSize, r.opts.Rounds)})
+		Note:   fmt.Sprintf("%d-byte chunks into a file on both sides; from the call to the last byte on disk; median of %d", wire.DefaultChunkSize, r.opts.Rounds)})
 	if !r.local {
 		r.report.skip("artifact memory", "the host runs in another process")
 		return nil

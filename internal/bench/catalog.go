@@ -108,6 +108,6 @@ func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n 
 	r.report.add(Figure{Group: "catalog", Name: "unchanged, " + what, Unit: UnitMicros,
 		Value: micros(same.lat.percentile(50)), Baseline: "index, same catalog", BaselineValue: micros(idx.lat.percentile(50)),
 		Target: target,
-		Note: fmt.Sprintf("%d B on the wire; WebSocket echo of the same bytes: %s", sameBytes, formatValue(micros(same.baseLat.percentile(50)), UnitMicros))})
+		Note:   fmt.Sprintf("%d B on the wire; WebSocket echo of the same bytes: %s", sameBytes, formatValue(micros(same.baseLat.percentile(50)), UnitMicros))})
 	return nil
 }

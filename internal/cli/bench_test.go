@@ -22,7 +22,11 @@ func TestBenchOptions(t *testing.T) {
 		{"default", benchFlags{callers: 8, tool: bench.DefaultTool}, bench.DefaultOptions(), ""},
 		{"quick", benchFlags{quick: true, callers: 8, tool: bench.DefaultTool}, bench.QuickOptions(), ""},
 		{"callers and tool", benchFlags{callers: 3, tool: "bench.synthetic_00001"},
-			func() bench.Options { o := bench.DefaultOptions(); o.Callers, o.Tool = 3, "bench.synthetic_00001"; return o }(), ""},
+			func() bench.Options {
+				o := bench.DefaultOptions()
+				o.Callers, o.Tool = 3, "bench.synthetic_00001"
+				return o
+			}(), ""},
 		{"no callers", benchFlags{callers: 0, tool: bench.DefaultTool}, bench.Options{}, "--callers"},
 		{"too many callers", benchFlags{callers: 65, tool: bench.DefaultTool}, bench.Options{}, "--callers"},
 		{"no tool", benchFlags{callers: 8}, bench.Options{}, "--tool"},
