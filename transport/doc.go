@@ -31,6 +31,11 @@
 // timeout) reports [StatusAbnormalClosure]. A message larger than the reader's limit closes the
 // connection with [StatusMessageTooBig], and both sides see that code.
 //
+// [Abort] drops a connection without the close handshake, for peers that are not worth
+// waiting for and for tests that simulate a network failure.
+//
+// # Contexts
+//
 // A Read or Write whose context ends returns the context's error. Over WebSocket that also
 // tears the connection down (the library cannot abandon a half-read or half-written frame);
 // over a Pipe it does not. Code that wants the connection to survive should not cancel
