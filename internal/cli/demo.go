@@ -111,7 +111,9 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath string) error 
 		// (go run ./examples/demoapp) find it too.
 		discovery = freeOrDefault("127.0.0.1:45123")
 	}
-	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", serveControl: keep, logger: discard, version: g.env.Version})
+	// The control socket opens only after the walkthrough (below), so that other commands
+	// never race with it.
+	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
 	if err != nil {
 		return err
 	}
@@ -170,6 +172,9 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath string) error 
 		return &exitError{code: ExitFailure, err: fmt.Errorf("the demo failed a step")}
 	}
 	if keep {
+		if err := rh.serveControl(stateDir); err != nil {
+			return err
+		}
 		if !g.json {
 			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.socket)
 			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)

@@ -80,16 +80,25 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	})
 	rh.local = local
 	if cfg.serveControl {
-		rh.socket = filepath.Join(cfg.stateDir, control.SocketName)
-		l, err := control.Listen(rh.socket)
-		if err != nil {
+		if err := rh.serveControl(cfg.stateDir); err != nil {
 			srv.Close()
 			return nil, err
 		}
-		rh.httpSrv = &http.Server{Handler: control.NewHandler(local), ReadHeaderTimeout: 10 * time.Second}
-		go rh.httpSrv.Serve(l)
 	}
 	return rh, nil
+}
+
+// serveControl makes the host reachable by the other commands through the control socket
+// in stateDir.
+func (rh *runningHost) serveControl(stateDir string) error {
+	rh.socket = filepath.Join(stateDir, control.SocketName)
+	l, err := control.Listen(rh.socket)
+	if err != nil {
+		return err
+	}
+	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second}
+	go rh.httpSrv.Serve(l)
+	return nil
 }
 
 // close stops the control API, then the host.
