@@ -56,7 +56,8 @@ func (m CompressionMode) websocket() (websocket.CompressionMode, error) {
 // wsConn adapts a coder/websocket connection to Conn. It remembers how the connection ended,
 // because the library reports the peer's close code once and plain net.ErrClosed after.
 type wsConn struct {
-	ws *websocket.Conn
+	ws        *websocket.Conn
+	readLimit int64
 
 	done     chan struct{} // closed once the connection is finished, for any reason
 	doneOnce sync.Once
@@ -74,7 +75,7 @@ func newWSConn(ws *websocket.Conn, readLimit int64, ka KeepAlive) *wsConn {
 		readLimit = DefaultReadLimit
 	}
 	ws.SetReadLimit(readLimit)
-	c := &wsConn{ws: ws, done: make(chan struct{})}
+	c := &wsConn{ws: ws, readLimit: readLimit, done: make(chan struct{})}
 	if ka.Interval > 0 {
 		if ka.Timeout <= 0 {
 			ka.Timeout = ka.Interval
@@ -204,7 +205,7 @@ func (c *wsConn) fail(ctx context.Context, err error) error {
 		return c.record(&CloseError{Code: StatusCode(ce.Code), Reason: ce.Reason, err: err})
 	}
 	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return c.record(&CloseError{Code: StatusMessageTooBig, Reason: "message exceeds the read limit", err: err})
+		return c.record(&CloseError{Code: StatusMessageTooBig, Reason: fmt.Sprintf("message exceeds the %d-byte read limit", c.readLimit), err: err})
 	}
 	if errors.Is(err, net.ErrClosed) {
 		// Closed underneath us without a recorded reason: by a context that ended during an
