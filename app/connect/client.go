@@ -23,10 +23,14 @@ type client struct {
 	rand func(n int64) int64
 }
 
+// directHTTP dials hosts directly: the host was just found by enrollment on this machine or
+// the LAN, and an HTTP_PROXY meant for the internet must not carry its token elsewhere.
+var directHTTP = &http.Client{Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: false}}
+
 // webSocketDial dials with transport.Dial.
 func webSocketDial(handshake time.Duration) dialFunc {
 	return func(ctx context.Context, rawURL string, header http.Header) (transport.Conn, error) {
-		return transport.Dial(ctx, rawURL, transport.DialOptions{Header: header, HandshakeTimeout: handshake, KeepAlive: keepAlive})
+		return transport.Dial(ctx, rawURL, transport.DialOptions{Header: header, HandshakeTimeout: handshake, KeepAlive: keepAlive, HTTPClient: directHTTP})
 	}
 }
 
