@@ -15,8 +15,9 @@ import (
 // serveConn is the connection's only reader. Each message goes to the first taker:
 //  1. the tool client (tool responses, ASFT frames);
 //  2. the control handler (CONTROL_REQ), which answers every request;
-//  3. nobody: telemetry (CLIENT_*, DeviceAppProfile), ASJP frames and anything else are
-//     dropped without acknowledgement, as the protocol wants.
+//  3. Options.OnFrame: live screenshot frames (ASJP), when set;
+//  4. nobody: telemetry (CLIENT_*, DeviceAppProfile) and anything else are dropped without
+//     acknowledgement, as the protocol wants.
 //
 // It returns when the connection ends; the session then becomes disconnected.
 func (s *Server) serveConn(sess *Session, c *connection) {
@@ -27,7 +28,11 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 			cause = err
 			break
 		}
-		if c.client.HandleMessage(typ, data) || typ != transport.MessageText {
+		if c.client.HandleMessage(typ, data) {
+			continue
+		}
+		if typ != transport.MessageText {
+			s.handleBinary(sess, data)
 			continue
 		}
 		if done := s.handleControl(sess, c, data); done {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Defaults of Options.
@@ -89,6 +90,11 @@ type Options struct {
 	// set per session from the session id and the grant; a non-empty ArtifactDir gets the
 	// session id appended, one directory per session.
 	Tools tools.Options
+
+	// OnFrame, when set, receives every live screenshot frame (ASJP) an app streams, with
+	// its session id; malformed frames are dropped. It runs on the session's reader
+	// goroutine and must return quickly. The frame's JPEG is not reused by the server.
+	OnFrame func(sessionID string, f wire.ASJPFrame)
 
 	// Logger receives the server's logs (discarded when nil). Tokens are never logged.
 	Logger *slog.Logger

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -39,9 +40,11 @@ type Client struct {
 // (the response, Close, or the waiter giving up) owns it, and the first two send exactly one
 // response on ch.
 type pending struct {
-	id string
-	op string
-	ch chan response // capacity 1
+	id    string
+	op    string
+	ch    chan response // capacity 1
+	sent  time.Time     // for OnTraffic
+	tools []string      // for OnTraffic
 }
 
 // response is what HandleMessage hands to a waiter.
@@ -82,6 +85,7 @@ func NewClient(conn transport.Conn, opts Options) *Client {
 		slots:   make(chan struct{}, opts.MaxPending),
 		pending: make(map[string]*pending),
 	}
+	c.observeTransfers()
 	c.transfers = newRegistry(&c.opts)
 	c.catalogs.sem = make(chan struct{}, 1)
 	return c
@@ -179,9 +183,12 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 	}
 	defer func() { <-c.slots }()
 
-	p := &pending{id: c.opts.NewRequestID(), op: op, ch: make(chan response, 1)}
+	p := &pending{id: c.opts.NewRequestID(), op: op, ch: make(chan response, 1), sent: time.Now()}
 	if p.id == "" {
 		return nil, fmt.Errorf("tools: NewRequestID returned an empty id")
+	}
+	if c.opts.OnTraffic != nil {
+		p.tools = toolsOf(payload)
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
@@ -210,6 +217,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 		c.forget(p)
 		return nil, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
+	c.trafficRequest(p, len(msg), len(body))
 	if err := c.write(ctx, msg); err != nil {
 		if c.forget(p) {
 			if cerr := c.closedErr(); cerr != nil {

@@ -60,6 +60,7 @@ func (c *Client) handleText(data []byte) bool {
 		return true
 	}
 	r := c.decodeResponse(p, env)
+	c.trafficResponse(p, env, len(data), &r)
 	if r.err != nil {
 		if _, ok := r.err.(*TransportError); ok {
 			c.malformed.Add(1)

@@ -1,0 +1,19 @@
+package host
+
+import (
+	"github.com/ansight-go/ansight/wire"
+)
+
+// handleBinary takes a binary message that is not the tool client's (not ASFT): a live
+// screenshot frame (ASJP) goes to Options.OnFrame; anything else is dropped.
+func (s *Server) handleBinary(sess *Session, data []byte) {
+	if s.opts.OnFrame == nil || !wire.IsASJP(data) {
+		return
+	}
+	f, err := wire.ParseASJP(data)
+	if err != nil {
+		s.opts.Logger.Debug("host: dropped a malformed live screenshot frame", "session", sess.ID(), "err", err)
+		return
+	}
+	s.opts.OnFrame(sess.ID(), f)
+}

@@ -1,0 +1,117 @@
+package tools
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+type trafficLog struct {
+	mu sync.Mutex
+	ev []TrafficEvent
+}
+
+func (l *trafficLog) add(e TrafficEvent) {
+	l.mu.Lock()
+	l.ev = append(l.ev, e)
+	l.mu.Unlock()
+}
+
+func (l *trafficLog) events() []TrafficEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]TrafficEvent(nil), l.ev...)
+}
+
+func TestTrafficCallsAndErrors(t *testing.T) {
+	app := newFakeApp(t, readTool)
+	big := `{"text":"` + strings.Repeat("abc", wire.CompressionThreshold) + `"}`
+	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+		if string(c.Arguments) == `{"fail":true}` {
+			return []msg{reply(t, req, wire.TypeError, `{"code":"boom","message":"it failed"}`)}
+		}
+		payload, err := wire.EncodePayload([]byte(`{"toolId":"t.read","success":true,"result":` + big + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []msg{reply(t, req, wire.TypeResult, payload)}
+	}
+	var log trafficLog
+	hs := newHarness(t, Options{SessionID: "s-1", OnTraffic: log.add}, app.handler())
+	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read", Arguments: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read", Arguments: []byte(`{"fail":true}`)}); err == nil {
+		t.Fatal("want the tool's error")
+	}
+	ev := log.events()
+	// query + catalog (the call checks the catalog first), then two calls and responses.
+	if len(ev) != 6 {
+		t.Fatalf("%d events: %+v", len(ev), ev)
+	}
+	q, cat, req, res, req2, res2 := ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
+	if q.Kind != TrafficRequest || q.Type != wire.TypeQuery || cat.Kind != TrafficResponse || cat.Type != wire.TypeCatalog ||
+		cat.RequestID != q.RequestID || cat.Outcome != OutcomeOK {
+		t.Errorf("query %+v\ncatalog %+v", q, cat)
+	}
+	if req.Type != wire.TypeCall || len(req.ToolIDs) != 1 || req.ToolIDs[0] != "t.read" || req.SessionID != "s-1" || req.Bytes <= req.PayloadBytes {
+		t.Errorf("request %+v", req)
+	}
+	if res.Type != wire.TypeResult || !res.Compressed || res.PayloadBytes <= res.EncodedBytes || res.Bytes < res.EncodedBytes ||
+		res.RequestID != req.RequestID || res.ToolIDs[0] != "t.read" || res.Outcome != OutcomeOK || res.Duration < 0 {
+		t.Errorf("response %+v", res)
+	}
+	if res2.Type != wire.TypeError || res2.Outcome != OutcomeError || res2.ErrorCode != "boom" || res2.Compressed ||
+		res2.RequestID != req2.RequestID {
+		t.Errorf("error response %+v", res2)
+	}
+}
+
+func TestTrafficBatchToolIDs(t *testing.T) {
+	app := newFakeApp(t, readTool)
+	app.onBatch = func(req *wire.Envelope, b wire.Batch) []msg {
+		return []msg{reply(t, req, wire.TypeBatchResult, `{"success":false,"completed":1,"requested":2,"stoppedEarly":true,"results":[]}`)}
+	}
+	var log trafficLog
+	hs := newHarness(t, Options{OnTraffic: log.add}, app.handler())
+	if _, err := hs.c.Batch(t.Context(), false, []wire.Call{{ToolID: "t.read"}, {ToolID: "t.read", CallID: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := log.events()
+	last := ev[len(ev)-1]
+	if last.Type != wire.TypeBatchResult || last.Outcome != OutcomeError || len(last.ToolIDs) != 2 || last.ToolIDs[1] != "t.read" {
+		t.Errorf("batch response %+v", last)
+	}
+}
+
+func TestTrafficTransfer(t *testing.T) {
+	data := randomBytes(100_000)
+	app := transferApp(t, desc(id1, "shot.png", len(data)), chunks(id1, data, 30_000)...)
+	var log trafficLog
+	var progress progressLog
+	hs := newHarness(t, Options{OnTraffic: log.add, OnTransfer: progress.add}, app.handler())
+	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"}); err != nil {
+		t.Fatal(err)
+	}
+	var tr []TrafficEvent
+	for _, e := range log.events() {
+		if e.Kind == TrafficTransfer {
+			tr = append(tr, e)
+		}
+	}
+	if len(tr) != 1 {
+		t.Fatalf("transfers %+v", tr)
+	}
+	e := tr[0]
+	if e.TransferID != id1 || e.Outcome != OutcomeOK || e.ReceivedBytes != int64(len(data)) || e.SizeBytes != int64(len(data)) ||
+		e.Frames != 4 || e.FileName != "shot.png" || e.Path == "" || e.MimeType != "image/png" {
+		t.Errorf("transfer %+v", e)
+	}
+	progress.mu.Lock()
+	defer progress.mu.Unlock()
+	if n := len(progress.ps); n != 6 { // still forwarded: announce, 4 chunks, complete
+		t.Errorf("OnTransfer saw %d reports", n)
+	}
+}
