@@ -31,6 +31,7 @@ type Options struct {
 	Scenario Scenario
 	// Checks, when not empty, selects the checks to run: a check runs when its name equals
 	// an entry or starts with an entry followed by "." ("catalog" runs every catalog.*).
+	// The final.* checks, which look back over everything the run exchanged, always run.
 	Checks []string
 	// OnResult, when set, is called after each check with its result (progress output).
 	OnResult func(Result)
