@@ -1,0 +1,83 @@
+package reliability
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestLoadSmall runs the whole harness at a size CI affords: a few sessions for a moment.
+func TestLoadSmall(t *testing.T) {
+	rep, err := RunLoad(t.Context(), LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	t.Log("\n" + b.String())
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Calls == 0 || rep.Batches == 0 || rep.Queries == 0 {
+		t.Errorf("the mix is incomplete: %d calls, %d batches, %d queries", rep.Calls, rep.Batches, rep.Queries)
+	}
+}
+
+// TestLoad is the full run: 200 sessions for 10 s (ANSIGHT_LOAD=1; ANSIGHT_LOAD_SESSIONS and
+// ANSIGHT_LOAD_DURATION override the size).
+func TestLoad(t *testing.T) {
+	if os.Getenv("ANSIGHT_LOAD") != "1" {
+		t.Skip("set ANSIGHT_LOAD=1 to run the load test")
+	}
+	opts := LoadOptions{Dir: t.TempDir(), Progress: func(p string) { t.Log(p) }}
+	if s := os.Getenv("ANSIGHT_LOAD_SESSIONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("ANSIGHT_LOAD_SESSIONS: %v", err)
+		}
+		opts.Sessions = n
+	}
+	if s := os.Getenv("ANSIGHT_LOAD_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("ANSIGHT_LOAD_DURATION: %v", err)
+		}
+		opts.Duration = d
+	}
+	rep, err := RunLoad(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	t.Log("\n" + b.String())
+	if err := rep.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var h histogram
+	if h.quantile(0.5) != 0 {
+		t.Error("empty histogram has a median")
+	}
+	for i := 1; i <= 100; i++ {
+		h.add(time.Duration(i) * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 50 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {0, time.Millisecond}} {
+		got := h.quantile(tc.q)
+		// The bucket's upper edge is at most 1/8 above the value.
+		if got < tc.want || got > tc.want+tc.want/8+1 {
+			t.Errorf("quantile(%v) = %v, want %v within 1/8", tc.q, got, tc.want)
+		}
+	}
+}
