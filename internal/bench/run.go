@@ -47,7 +47,7 @@ type Options struct {
 // DefaultTool is the demo app's small read tool.
 const DefaultTool = "app.get_state"
 
-// DefaultOptions is a full run: a few minutes on a 2-core machine.
+// DefaultOptions is a full run: about half a minute on a 2-core machine.
 func DefaultOptions() Options {
 	return Options{Tool: DefaultTool, Callers: 8, Calls: 20000, Rounds: 5, ToolCounts: []int{100, 1000, 10000},
 		Queries: 20, LargeResultBytes: 1 << 20, LargeResults: 20, ArtifactBytes: 64 << 20}
