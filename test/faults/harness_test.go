@@ -41,13 +41,13 @@ func leakCheck(t *testing.T) {
 // fixture is an app with tools that let a test stop a call, a batch or a transfer in the
 // middle.
 type fixture struct {
-	app     *app.App
-	started chan string   // the id of each blocking step as it begins
-	release chan struct{} // closed to let blocked steps go on
-	once    sync.Once
-	marks   atomic.Int64 // runs of f.mark
-	ran     atomic.Int64 // runs of f.after (the batch step after the blocking one)
-	blockErrs chan error // what f.block's handler saw: nil if released, ctx error if cancelled
+	app       *app.App
+	started   chan string   // the id of each blocking step as it begins
+	release   chan struct{} // closed to let blocked steps go on
+	once      sync.Once
+	marks     atomic.Int64 // runs of f.mark
+	ran       atomic.Int64 // runs of f.after (the batch step after the blocking one)
+	blockErrs chan error   // what f.block's handler saw: nil if released, ctx error if cancelled
 }
 
 type nonceIn struct {
