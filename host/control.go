@@ -13,6 +13,7 @@ import (
 )
 
 // serveConn is the connection's only reader. Each message goes to the first taker:
+//  0. Options.Tap, when set;
 //  1. the tool client (tool responses, ASFT frames);
 //  2. the control handler (CONTROL_REQ), which answers every request;
 //  3. Options.OnFrame: live screenshot frames (ASJP), when set;
@@ -27,6 +28,9 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 		if err != nil {
 			cause = err
 			break
+		}
+		if s.opts.Tap != nil && s.opts.Tap(sess, typ, data) {
+			continue
 		}
 		if c.client.HandleMessage(typ, data) {
 			continue

@@ -96,6 +96,12 @@ type Options struct {
 	// goroutine and must return quickly. The frame's JPEG is not reused by the server.
 	OnFrame func(sessionID string, f wire.ASJPFrame)
 
+	// Tap, when set, is offered every inbound message of every session before anything
+	// else; returning true consumes it. It exists for tools that speak the tool protocol
+	// themselves, such as the conformance suite (with Session.Send). It runs on the
+	// session's reader goroutine and must return quickly.
+	Tap func(s *Session, typ transport.MessageType, data []byte) bool
+
 	// Logger receives the server's logs (discarded when nil). Tokens are never logged.
 	Logger *slog.Logger
 	// Clock gives the time for expiries and rate limits (time.Now when nil).

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -141,6 +142,25 @@ func (s *Session) Disconnect() {
 	}
 	c.client.Close(ErrDisconnected)
 	c.conn.Close(transport.StatusNormalClosure, "Disconnected by the host.")
+}
+
+// Send writes one raw message on the session's current connection, bypassing the tool
+// client and its checks: for tools that speak the protocol themselves (Options.Tap). It
+// fails with ErrDisconnected when the session has no connection.
+func (s *Session) Send(ctx context.Context, typ transport.MessageType, data []byte) error {
+	c := s.current()
+	if c == nil {
+		return ErrDisconnected
+	}
+	return c.conn.Write(ctx, typ, data)
+}
+
+// Opened reports whether the app's session.open was acknowledged on the current
+// connection: tool requests may flow.
+func (s *Session) Opened() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn != nil && s.opened
 }
 
 // ErrDisconnected is the cause given to pending requests when the host disconnects a

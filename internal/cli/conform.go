@@ -2,10 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -13,10 +12,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/app"
-	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -45,6 +42,8 @@ have are skipped. It only runs read tools whose arguments are all optional; call
 must be refused before they run go to read tools, and to write tools only with
 --allow-write; critical tools are never called.
 
+  ansight conform                        start a host, wait for one app (any SDK), check it
+  ansight conform --lan                  the same for a phone (pair it with an invite)
   ansight conform --demo                 the demo app, in this process (what CI runs)
   ansight conform --demo --json          the same, as one JSON object
   ansight conform --check catalog        only the catalog.* checks
@@ -62,10 +61,6 @@ must be refused before they run go to read tools, and to write tools only with
 	fl.BoolVar(&f.allowWrite, "allow-write", false, "let calls that must be refused address write tools when the app has no suitable read tool")
 	fl.StringSliceVar(&f.checks, "check", nil, "run only these checks (a name, or a group such as catalog); repeatable")
 	fl.BoolVar(&f.list, "list", false, "list the checks and exit")
-	// The live-session flags wait for the host's raw session access (see waitLiveTarget).
-	for _, name := range []string{"lan", "discovery", "listen", "timeout"} {
-		fl.MarkHidden(name)
-	}
 	return cmd
 }
 
@@ -89,22 +84,13 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 		}
 	}
 	opts := conformance.Options{Timeout: f.responseTimeout, AllowWrite: f.allowWrite, Checks: f.checks}
-	var target conformance.Target
+	target, stop, err := liveTarget(ctx, g, f)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	if f.demo {
-		t, stop, err := startDemoTarget(ctx)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		target = t
 		opts.AllowWrite, opts.Scenario = true, demoScenario()
-	} else {
-		t, stop, err := waitLiveTarget(ctx, g, f)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		target = t
 	}
 	if !g.json {
 		fmt.Fprintf(g.env.Stderr, "ansight conform: running %d checks\n", len(conformance.Checks()))
@@ -149,76 +135,87 @@ func demoScenario() conformance.Scenario {
 	}
 }
 
-// startDemoTarget runs the demo app in this process, connected over a loopback WebSocket
-// to a listener the suite reads, and returns the suite's end.
-//
-// The demo does not go through the host's session layer: the suite needs the raw
-// messages of the connection, which a host session does not expose yet (see
-// waitLiveTarget).
-func startDemoTarget(ctx context.Context) (conformance.Target, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// liveTarget starts a host whose tap hands one session's tool traffic to the suite, waits
+// for an app session to open (the demo app, started here, with --demo) and returns the
+// suite's end of it. The app goes through the whole session layer: enrollment, upgrade,
+// control channel.
+func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Target, func(), error) {
+	discovery, listen := f.discovery, f.listen
+	switch {
+	case f.demo:
+		discovery, listen = "127.0.0.1:0", "127.0.0.1:0"
+	case discovery == "" && f.lan:
+		discovery = "0.0.0.0:45123"
+	case discovery == "":
+		discovery = "127.0.0.1:45123"
+	}
+	if listen == "" {
+		listen = "127.0.0.1:0"
+		if f.lan {
+			listen = "0.0.0.0:0"
+		}
+	}
+	dir, err := os.MkdirTemp("", "ansight-conform-")
 	if err != nil {
 		return nil, nil, err
 	}
-	accepted := make(chan transport.Conn, 1)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/ws" {
-			http.NotFound(w, r)
-			return
+	var mu sync.Mutex
+	var target *conformance.TapTarget
+	var targetID string
+	tap := func(s *host.Session, typ transport.MessageType, data []byte) bool {
+		mu.Lock()
+		t, id := target, targetID
+		mu.Unlock()
+		return t != nil && s.ID() == id && t.Feed(typ, data)
+	}
+	discard := slog.New(slog.DiscardHandler)
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: f.lan, logger: discard, version: g.env.Version, tap: tap})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	events, unsubscribe := rh.srv.Subscribe(16)
+	stopApp := func() {}
+	cleanup := func() {
+		unsubscribe()
+		stopApp()
+		rh.close()
+		os.RemoveAll(dir)
+	}
+	if f.demo {
+		_, stop, err := startDemoApp(ctx, rh, dir, discard, nil)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
 		}
-		if c, err := transport.Accept(w, r, transport.AcceptOptions{}); err == nil {
-			select {
-			case accepted <- c:
-			default:
-				c.Close(transport.StatusPolicyViolation, "one app only")
+		stopApp = stop
+	} else if !g.json {
+		st, _ := rh.local.Status(ctx)
+		fmt.Fprintf(g.env.Stderr, "ansight conform: waiting up to %s for an app (enrollment udp://%s)\n", f.timeout, st.Discovery)
+	}
+	wait := time.NewTimer(f.timeout)
+	defer wait.Stop()
+	for {
+		for _, s := range rh.srv.Sessions() {
+			if s.Opened() {
+				t := conformance.NewTapTarget(s.ID(), s.Send)
+				mu.Lock()
+				target, targetID = t, s.ID()
+				mu.Unlock()
+				if !g.json {
+					fmt.Fprintf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
+				}
+				return t, func() { t.Close(); cleanup() }, nil
 			}
 		}
-	})}
-	go srv.Serve(ln)
-
-	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
-	if err := demo.New(demo.Options{}).Register(a); err != nil {
-		srv.Close()
-		return nil, nil, err
+		select {
+		case <-events:
+		case <-wait.C:
+			cleanup()
+			return nil, nil, fmt.Errorf("no app session opened within %s", f.timeout)
+		case <-ctx.Done():
+			cleanup()
+			return nil, nil, ctx.Err()
+		}
 	}
-	conn, err := transport.Dial(ctx, "ws://"+ln.Addr().String()+"/ws", transport.DialOptions{})
-	if err != nil {
-		srv.Close()
-		return nil, nil, fmt.Errorf("connect the demo app: %w", err)
-	}
-	appCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { a.Serve(appCtx, conn, app.ServeOptions{}) })
-	var hostEnd transport.Conn
-	select {
-	case hostEnd = <-accepted:
-	case <-ctx.Done():
-		cancel()
-		conn.Close(transport.StatusGoingAway, "")
-		wg.Wait()
-		srv.Close()
-		return nil, nil, ctx.Err()
-	}
-	target := conformance.NewConnTarget(hostEnd, "demo-conform-001")
-	return target, func() {
-		target.Close()
-		cancel()
-		conn.Close(transport.StatusNormalClosure, "")
-		wg.Wait()
-		srv.Close()
-	}, nil
-}
-
-// errLiveSessions explains why only --demo runs for now.
-var errLiveSessions = errors.New("running the suite against a live app session needs raw access to the session's messages, which the host does not offer yet")
-
-// waitLiveTarget would start a host (loopback, or --lan), wait for one app session and
-// return a target over it. The suite must send arbitrary bytes and see every message the
-// app writes, which needs two things from package host that it does not have yet: a tap
-// on each session's inbound messages ahead of its tool client, and a raw send on the
-// session's connection. Until then the command refuses at once rather than making the
-// user start an app for nothing.
-func waitLiveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Target, func(), error) {
-	return nil, nil, &exitError{code: ExitFailure, err: errLiveSessions,
-		hint: "use 'ansight conform --demo', or run the conformance package from a Go test against your app's connection"}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/transport"
 )
 
 // hostConfig is how a command starts a host in its own process.
@@ -31,6 +32,8 @@ type hostConfig struct {
 	serveControl bool
 	logger       *slog.Logger
 	version      string
+	// tap, when set, sees every inbound session message first (host.Options.Tap).
+	tap func(*host.Session, transport.MessageType, []byte) bool
 }
 
 // runningHost is a started host with its control backend.
@@ -53,6 +56,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		LAN:           cfg.lan,
 		StateDir:      cfg.stateDir,
 		Logger:        cfg.logger,
+		Tap:           cfg.tap,
 	}
 	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
 	opts.Tools.OnTransfer = func(p tools.TransferProgress) {
