@@ -61,7 +61,8 @@ func TestConformUsage(t *testing.T) {
 	}{
 		{[]string{"conform", "--check", "nosuch"}, ExitUsage, ""},
 		{[]string{"conform", "--list"}, ExitOK, "malformed.duplicate_keys"},
-		{[]string{"conform"}, ExitFailure, ""},
+		// No app comes: the wait ends with a failure, not a hang.
+		{[]string{"conform", "--discovery", "127.0.0.1:0", "--timeout", "200ms"}, ExitFailure, ""},
 	} {
 		code, out, errOut := runConformCLI(t, k.args...)
 		if code != k.code || !strings.Contains(out, k.out) {
