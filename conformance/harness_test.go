@@ -15,16 +15,6 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// demoScenario is what the suite needs to know about the demo app to run every check.
-func demoScenario() conformance.Scenario {
-	return conformance.Scenario{
-		ToggleAvailability:  []wire.Call{{ToolID: "account.sign_in", Arguments: jsontext.Value(`{"userName":"conformance"}`)}},
-		RestoreAvailability: []wire.Call{{ToolID: "account.sign_out", Arguments: jsontext.Value(`{}`)}},
-		LargeResult:         &wire.Call{ToolID: "data.large_result", Arguments: jsontext.Value(`{"sizeBytes":100000}`)},
-		Artifact:            &wire.Call{ToolID: "files.generate", Arguments: jsontext.Value(`{"sizeBytes":200000,"pattern":"random"}`)},
-	}
-}
-
 // newDemoApp returns the demo app with every tool the suite can use.
 func newDemoApp(t testing.TB) *app.App {
 	t.Helper()

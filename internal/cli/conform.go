@@ -9,13 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/conformance"
+	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/transport"
-	"github.com/ansight-go/ansight/wire"
 )
 
 // conformFlags are the flags of ansight conform.
@@ -90,7 +89,7 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 	}
 	defer stop()
 	if f.demo {
-		opts.AllowWrite, opts.Scenario = true, demoScenario()
+		opts.AllowWrite, opts.Scenario = true, demo.ConformanceScenario()
 	}
 	if !g.json {
 		fmt.Fprintf(g.env.Stderr, "ansight conform: running %d checks\n", len(conformance.Checks()))
@@ -121,18 +120,6 @@ func knownCheck(name string) bool {
 		}
 	}
 	return false
-}
-
-// demoScenario is what the suite needs to know about the demo app to run every check:
-// signing in makes the sync tools available (and signing out undoes it), a large result
-// and a generated file.
-func demoScenario() conformance.Scenario {
-	return conformance.Scenario{
-		ToggleAvailability:  []wire.Call{{ToolID: "account.sign_in", Arguments: jsontext.Value(`{"userName":"conformance"}`)}},
-		RestoreAvailability: []wire.Call{{ToolID: "account.sign_out", Arguments: jsontext.Value(`{}`)}},
-		LargeResult:         &wire.Call{ToolID: "data.large_result", Arguments: jsontext.Value(`{"sizeBytes":100000}`)},
-		Artifact:            &wire.Call{ToolID: "files.generate", Arguments: jsontext.Value(`{"sizeBytes":200000,"pattern":"random"}`)},
-	}
 }
 
 // liveTarget starts a host whose tap hands one session's tool traffic to the suite, waits
