@@ -5,14 +5,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/conformance"
 	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/transport"
-	"github.com/ansight-go/ansight/wire"
 )
 
 // newDemoApp returns the demo app with every tool the suite can use.
