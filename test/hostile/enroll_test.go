@@ -1,0 +1,166 @@
+package hostile
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// Enrollment and upgrade attacks: malformed and oversized datagrams, floods, stolen or
+// replayed credentials, session hijacking.
+
+// validConnect is a well-formed ENROLLMENT_CONNECT with placeholders for mutation.
+const validConnect = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"hostile","enrollmentMode":"local","inviteId":"local:dev.ansight.udp","appId":"dev.ansight.udp","deviceId":"dev-1","deviceName":"d","accessToken":"TOKEN","processSessionId":"go.1"}`
+
+// datagramCases must all be dropped unanswered (spec: malformed datagrams get no answer).
+var datagramCases = []struct{ name, datagram string }{
+	{"DatagramNotJSON", `ENROLL ME`},
+	{"DatagramEmpty", ``},
+	{"DatagramDuplicateKey", strings.Replace(validConnect, `"appId":"dev.ansight.udp"`, `"appId":"dev.ansight.udp","appId":"com.bank.app"`, 1)},
+	{"DatagramCaseVariantKey", strings.Replace(validConnect, `"appId":"dev.ansight.udp"`, `"appId":"dev.ansight.udp","AppId":"com.bank.app"`, 1)},
+	{"DatagramVersionString", strings.Replace(validConnect, `"ver":2`, `"ver":"2"`, 1)},
+	{"DatagramVersionOutOfRange", strings.Replace(validConnect, `"ver":2`, `"ver":1e400`, 1)},
+	{"DatagramWrongType", strings.Replace(validConnect, `"ENROLLMENT_CONNECT"`, `"ENROLLMENT_RESULT"`, 1)},
+	{"DatagramMissingDeviceName", strings.Replace(validConnect, `"deviceName":"d",`, ``, 1)},
+	{"DatagramTokenNumber", strings.Replace(validConnect, `"accessToken":"TOKEN"`, `"accessToken":12345`, 1)},
+	{"DatagramDeepNesting", strings.Replace(validConnect, `"deviceName":"d"`, `"deviceName":"d","extra":`+nested(5000, "0"), 1)},
+	{"DatagramOversized", strings.Replace(validConnect, `"deviceName":"d"`, `"deviceName":"`+strings.Repeat("D", 60000)+`"`, 1)},
+}
+
+// TestHostileDatagrams sends each malformed datagram followed by a valid enrollment from
+// the same socket: the host answers the valid one only (it handles datagrams in order).
+func TestHostileDatagrams(t *testing.T) {
+	h := newTestHost(t, nil)
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	id := newIdentity("dev.ansight.udp")
+	for _, tc := range datagramCases {
+		t.Run(tc.name, func(t *testing.T) {
+			u.send(t, []byte(tc.datagram))
+			res := u.enroll(t, id.enrollment()) // fails if the first reply is not to this request
+			if !res.Accepted {
+				t.Fatalf("the valid enrollment after it was refused: %s", res.Reason)
+			}
+		})
+	}
+}
+
+// TestEnrollmentFlood floods the host from one loopback address (127.0.0.2) with valid
+// requests: the host answers at most its burst and drops the rest, while an app enrolling
+// from another address and an established session are not affected.
+func TestEnrollmentFlood(t *testing.T) {
+	h := newTestHost(t, func(o *host.Options) { o.EnrollmentBurst, o.EnrollmentInterval = 0, 0 }) // the defaults
+	established := connectEvil(t, h, "dev.ansight.established")
+	flood := newUDPClient(t, "127.0.0.2", h.DiscoveryAddr())
+	attacker := newIdentity("dev.ansight.flood")
+	const n = 300
+	for range n {
+		b, _ := attacker.enrollment().Marshal()
+		flood.send(t, b)
+	}
+	answered := 0
+	for flood.receive(500*time.Millisecond) != nil {
+		answered++
+	}
+	// A burst, plus what the one-per-interval refill admits while the flood is read.
+	if limit := host.DefaultEnrollmentBurst + 5; answered > limit {
+		t.Errorf("%d of %d flooding datagrams answered, want at most %d", answered, n, limit)
+	}
+	if answered == 0 {
+		t.Error("no flooding datagram was answered: the limit is not per source")
+	}
+	legit := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	if res := legit.enroll(t, newIdentity("dev.ansight.legit").enrollment()); !res.Accepted {
+		t.Fatalf("enrollment from another address refused during the flood: %s", res.Reason)
+	}
+	established.alive(t)
+}
+
+// TestStolenLocalIdentity: another process presents an app's id and device id with its
+// own token; the host refuses it (the first token is bound to the grant).
+func TestStolenLocalIdentity(t *testing.T) {
+	h := newTestHost(t, nil)
+	victim := connectEvil(t, h, "dev.ansight.victim")
+	thief := victim.id
+	thief.token = pairing.NewToken(32)
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	if res := u.enroll(t, thief.enrollment()); res.Accepted || res.Reason != pairing.ReasonAccessTokenInvalid {
+		t.Fatalf("a second token for the same grant: accepted=%v reason %s, want AccessTokenInvalid", res.Accepted, res.Reason)
+	}
+	victim.alive(t)
+}
+
+// TestSessionHijack: an attacker with its own grant for the same app presents the victim's
+// processSessionId (visible on the network); it gets a session of its own and the
+// victim's session stays connected and working (reference weakness 6, closed).
+func TestSessionHijack(t *testing.T) {
+	h := newTestHost(t, nil)
+	victim := connectEvil(t, h, "dev.ansight.victim")
+	attacker := newIdentity(victim.id.appID)
+	attacker.psid = victim.id.psid
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	res := u.enroll(t, attacker.enrollment())
+	if !res.Accepted {
+		t.Fatalf("the attacker's own local grant was refused: %s", res.Reason)
+	}
+	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(transport.StatusNormalClosure, "")
+	deadline := time.Now().Add(waitLimit)
+	for len(h.Sessions()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the attacker's connection made no session")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if victim.sess.State() != host.StateConnected {
+		t.Fatal("the victim's session was taken over")
+	}
+	for _, s := range h.Sessions() {
+		if s != victim.sess && s.ID() == victim.sess.ID() {
+			t.Fatal("the attacker got the victim's session id")
+		}
+	}
+	victim.alive(t)
+}
+
+// TestUpgradeAttacks: a replayed WebSocket token, a browser page (Origin) and a missing
+// token are refused before any session exists.
+func TestUpgradeAttacks(t *testing.T) {
+	h := newTestHost(t, nil)
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	res := u.enroll(t, newIdentity("dev.ansight.upgrade").enrollment())
+	bearer := http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}
+
+	withOrigin := bearer.Clone()
+	withOrigin.Set("Origin", "https://evil.example")
+	wantStatus(t, "browser Origin", h.wsURL(res), withOrigin, http.StatusForbidden)
+	wantStatus(t, "no token", h.wsURL(res), nil, http.StatusUnauthorized)
+	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{Header: bearer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(transport.StatusNormalClosure, "")
+	wantStatus(t, "replayed token", h.wsURL(res), bearer, http.StatusUnauthorized)
+}
+
+func wantStatus(t *testing.T, what, url string, hdr http.Header, status int) {
+	t.Helper()
+	conn, err := transport.Dial(context.Background(), url, transport.DialOptions{Header: hdr})
+	if err == nil {
+		conn.Close(transport.StatusNormalClosure, "")
+		t.Fatalf("%s: upgrade accepted, want %d", what, status)
+	}
+	he, ok := errors.AsType[*transport.HandshakeError](err)
+	if !ok || he.StatusCode != status {
+		t.Fatalf("%s: %v, want status %d", what, err, status)
+	}
+}
