@@ -93,6 +93,32 @@ func BenchmarkEncodeResult(b *testing.B) {
 			}
 		}
 	})
+	// What a host does with a compressed result: inflate, then decode strictly into the
+	// payload type. decode-then-unmarshal is the two-pass way (the baseline).
+	b.Run("decode-then-unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(plain)))
+		for b.Loop() {
+			body, err := DecodePayload(enc, 0)
+			var r Result
+			if err == nil {
+				err = Unmarshal(body, &r)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unmarshal-payload", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(plain)))
+		for b.Loop() {
+			var r Result
+			if _, err := UnmarshalPayload(enc, 0, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkDecodeCall measures the codec's part of a small tool.call against the json

@@ -23,13 +23,28 @@ var marshalOptions = json.Deterministic(true)
 // and of free-form values (jsontext.Value, any) are data and may differ only by case.
 // Every failure is a [*DecodeError].
 func Unmarshal(data []byte, v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &DecodeError{Offset: -1, Msg: fmt.Sprintf("Unmarshal needs a non-nil pointer, got %T", v)}
-	}
-	if err := checkStrict(data, shapeOf(rv.Type().Elem())); err != nil {
+	sh, err := shapeFor(v)
+	if err != nil {
 		return err
 	}
+	if err := checkStrict(data, sh); err != nil {
+		return err
+	}
+	return decodeChecked(data, v)
+}
+
+// shapeFor returns the shape of the value v points to, refusing anything but a non-nil
+// pointer.
+func shapeFor(v any) (*shape, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return nil, &DecodeError{Offset: -1, Msg: fmt.Sprintf("Unmarshal needs a non-nil pointer, got %T", v)}
+	}
+	return shapeOf(rv.Type().Elem()), nil
+}
+
+// decodeChecked decodes data, which passed the strict scan, into v.
+func decodeChecked(data []byte, v any) error {
 	return asDecodeError(json.Unmarshal(data, v))
 }
 

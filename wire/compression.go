@@ -104,33 +104,89 @@ func decimalLen(n int) int {
 // [*DecodeError]. Inflation stops as soon as the output passes maxInflated, whatever the
 // wrapper declares, so a decompression bomb costs at most about maxInflated bytes.
 // maxInflated ≤ 0 means [DefaultMaxInflatedBytes].
+//
+// To decode the payload into a Go value, use [UnmarshalPayload]: it checks the inflated
+// JSON once, where DecodePayload followed by Unmarshal checks it twice.
 func DecodePayload(raw []byte, maxInflated int64) ([]byte, error) {
+	out, inflated, err := inflatePayload(raw, maxInflated)
+	if err != nil || !inflated {
+		return out, err
+	}
+	if err := scanStrict(out, nil); err != nil {
+		return nil, inflatedError(err)
+	}
+	return out, nil
+}
+
+// UnmarshalPayload is [DecodePayload] followed by [Unmarshal] into v, in one strict pass
+// over the inflated JSON. It returns the payload's JSON as DecodePayload does (raw itself
+// when it is not wrapped), which is what v was decoded from. Every failure is a
+// [*DecodeError]; for a wrapped payload, failures of the inflated JSON say so.
+func UnmarshalPayload(raw []byte, maxInflated int64, v any) ([]byte, error) {
+	out, inflated, err := inflatePayload(raw, maxInflated)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shapeFor(v)
+	if err != nil {
+		return nil, err
+	}
+	// The inflated size is bounded by maxInflated, not by the message limit.
+	check := checkStrict
+	if inflated {
+		check = scanStrict
+	}
+	if err := check(out, sh); err != nil {
+		if inflated {
+			err = inflatedError(err)
+		}
+		return nil, err
+	}
+	if err := decodeChecked(out, v); err != nil {
+		if inflated {
+			err = inflatedError(err)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// inflatePayload unwraps raw without checking the inflated JSON; inflated reports whether
+// raw was a wrapper (out is then a new slice).
+func inflatePayload(raw []byte, maxInflated int64) (out []byte, inflated bool, err error) {
 	if maxInflated <= 0 {
 		maxInflated = DefaultMaxInflatedBytes
 	}
 	w, err := readWrapper(raw)
 	if err != nil || w == nil {
-		return raw, err
+		if err != nil {
+			return nil, false, err
+		}
+		return raw, false, nil
 	}
 	if w.encoding != EncodingGzipBase64JSON {
-		return nil, decodeError("/$ansightEncoding", -1, "unsupported payload encoding "+strconv.Quote(w.encoding))
+		return nil, false, decodeError("/$ansightEncoding", -1, "unsupported payload encoding "+strconv.Quote(w.encoding))
 	}
 	if w.original > maxInflated {
-		return nil, decodeError("/originalByteCount", -1, "declared inflated size "+strconv.FormatInt(w.original, 10)+
+		return nil, false, decodeError("/originalByteCount", -1, "declared inflated size "+strconv.FormatInt(w.original, 10)+
 			" bytes exceeds the limit of "+strconv.FormatInt(maxInflated, 10))
 	}
 	f := inflaters.Get().(*inflater)
 	defer f.put()
-	out, err := f.inflate(w, maxInflated)
+	out, err = f.inflate(w, maxInflated)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := scanStrict(out, nil); err != nil {
-		var de *DecodeError
-		errors.As(err, &de) // scanStrict reports only DecodeErrors
-		return nil, &DecodeError{Path: de.Path, Offset: de.Offset, Msg: "inflated payload: " + de.Msg, Err: de.Err}
+	return out, true, nil
+}
+
+// inflatedError marks a decoding failure as one of the inflated JSON.
+func inflatedError(err error) error {
+	var de *DecodeError
+	if !errors.As(err, &de) {
+		return err
 	}
-	return out, nil
+	return &DecodeError{Path: de.Path, Offset: de.Offset, Msg: "inflated payload: " + de.Msg, Err: de.Err}
 }
 
 // wrapper is a parsed gzip-base64-json wrapper; data is the base64 text, unescaped.

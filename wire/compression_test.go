@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -143,6 +144,52 @@ func TestDecodePayloadErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := DecodePayload([]byte(tt.in), tt.limit)
+			checkErr(t, err, tt.wantErr)
+			var v jsontext.Value
+			_, err = UnmarshalPayload([]byte(tt.in), tt.limit, &v)
+			checkErr(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestUnmarshalPayload(t *testing.T) {
+	result := `{"toolId":"app.list","success":true,"result":{"Name":1,"name":2},"padding":"` + strings.Repeat("x", CompressionThreshold) + `"}`
+	wrapped, err := EncodePayload([]byte(result))
+	if err != nil || bytes.Equal(wrapped, []byte(result)) {
+		t.Fatalf("EncodePayload did not wrap: %v", err)
+	}
+	for name, in := range map[string][]byte{"plain": []byte(result), "wrapped": wrapped} {
+		var r Result
+		out, err := UnmarshalPayload(in, 0, &r)
+		if err != nil || string(out) != result || r.ToolID != "app.list" || !r.Success || string(r.Result) != `{"Name":1,"name":2}` {
+			t.Errorf("%s: got %+v from %.60s…, %v", name, r, out, err)
+		}
+	}
+
+	variant := `{"toolId":"a","ToolId":"b","success":true,"padding":"` + strings.Repeat("x", CompressionThreshold) + `"}`
+	wrappedVariant, err := EncodePayload([]byte(variant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		in      []byte
+		v       any
+		wantErr string
+	}{
+		{"case variant, plain", []byte(variant), new(Result), `differ only by case`},
+		{"case variant, inflated", wrappedVariant, new(Result), `inflated payload: object keys "toolId" and "ToolId" differ only by case`},
+		{"wrong type, inflated", wrapped, new([]int), `inflated payload:`},
+		{"not a pointer", wrapped, Result{}, "non-nil pointer"},
+		{"over the limit", wrapped, new(Result), "exceeds the limit of 100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			limit := int64(0)
+			if strings.Contains(tt.name, "limit") {
+				limit = 100
+			}
+			_, err := UnmarshalPayload(tt.in, limit, tt.v)
 			checkErr(t, err, tt.wantErr)
 		})
 	}

@@ -9,9 +9,11 @@
 // # Reading a message
 //
 //	env, err := wire.DecodeEnvelope(msg)          // strict, one pass; Payload aliases msg
-//	body, err := wire.DecodePayload(env.Payload, wire.DefaultMaxInflatedBytes) // unwrap gzip
 //	var call wire.Call
-//	err = wire.Unmarshal(body, &call)             // strict
+//	body, err := wire.UnmarshalPayload(env.Payload, wire.DefaultMaxInflatedBytes, &call) // unwrap gzip, decode strictly
+//
+// [DecodePayload] unwraps a payload without decoding it (its JSON is checked strictly all
+// the same); [Unmarshal] decodes JSON that is not a payload.
 //
 // Every decoding failure is a [*DecodeError] carrying the JSON Pointer of the offending
 // value; answer it with [CodeProtocolInvalidRequest] (or the payload-specific code).

@@ -133,7 +133,17 @@ func FuzzDecodeEnvelope(f *testing.F) {
 func FuzzDecodePayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const limit = 1 << 20
+		// UnmarshalPayload agrees with DecodePayload followed by Unmarshal.
+		var one, two Result
+		_, err1 := UnmarshalPayload(data, limit, &one)
 		out, err := DecodePayload(data, limit)
+		err2 := err
+		if err2 == nil {
+			err2 = Unmarshal(out, &two)
+		}
+		if (err1 == nil) != (err2 == nil) || err1 == nil && !reflect.DeepEqual(one, two) {
+			t.Fatalf("UnmarshalPayload: %+v, %v; DecodePayload and Unmarshal: %+v, %v", one, err1, two, err2)
+		}
 		if err != nil {
 			return
 		}

@@ -82,13 +82,10 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	if len(env.Payload) == 0 {
 		return fail(env.Type, errNoPayload)
 	}
-	payload, err := wire.DecodePayload(env.Payload, c.opts.MaxInflatedBytes)
-	if err != nil {
-		return fail(env.Type+" payload", err)
-	}
 	if env.Type == wire.TypeError {
 		var e wire.Error
-		if err := wire.Unmarshal(payload, &e); err != nil {
+		payload, err := wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, &e)
+		if err != nil {
 			return fail("tool.error payload", err)
 		}
 		if e.Code == "" {
@@ -99,23 +96,27 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	if want := expectedType(p.op); env.Type != want {
 		return fail(fmt.Sprintf("%s answers %s (want %s)", env.Type, p.op, want), nil)
 	}
-	r := response{typ: env.Type, payload: payload}
+	// One strict pass decodes the (inflated) payload into its type.
+	r := response{typ: env.Type}
+	var v any
 	switch env.Type {
 	case wire.TypeCatalog:
 		r.catalog = new(wire.Catalog)
-		if err := wire.Unmarshal(payload, r.catalog); err != nil {
-			return fail("tool.catalog payload", err)
-		}
-		return r
+		v = r.catalog
 	case wire.TypeResult:
 		r.result = new(wire.Result)
-		err = wire.Unmarshal(payload, r.result)
+		v = r.result
 	case wire.TypeBatchResult:
 		r.batch = new(wire.BatchResult)
-		err = wire.Unmarshal(payload, r.batch)
+		v = r.batch
 	}
+	payload, err := wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, v)
 	if err != nil {
 		return fail(env.Type+" payload", err)
+	}
+	r.payload = payload
+	if r.catalog != nil {
+		return r
 	}
 	r.descs, err = findDescriptors(payload)
 	if err != nil {
