@@ -29,14 +29,25 @@ type harness struct {
 
 func newHarness(t *testing.T, fake *fakeBackend, opts Options) *harness {
 	t.Helper()
-	h := &harness{t: t, fake: fake, br: New(fake, opts), changed: make(chan struct{}, 16)}
+	return connect(t, fake, New(fake, opts))
+}
+
+// connect connects a go-sdk client to br in memory.
+func connect(t *testing.T, fake *fakeBackend, br *Bridge) *harness {
+	t.Helper()
+	h := &harness{t: t, fake: fake, br: br, changed: make(chan struct{}, 16)}
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := h.br.Server().Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { h.changed <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case h.changed <- struct{}{}:
+			default: // a waiter re-lists anyway
+			}
+		},
 	})
 	h.cs, err = client.Connect(t.Context(), ct, nil)
 	if err != nil {

@@ -43,11 +43,25 @@ func ListenLoopback(addr string) (net.Listener, error) {
 
 // Serve serves MCP over streamable HTTP at HTTPPath on l until ctx ends, keeping exposed
 // app tools in sync meanwhile. Requests whose Host is not a loopback name, or that come
-// from a web page of another origin, are refused (DNS rebinding, drive-by pages).
+// from a web page of another origin, are refused (DNS rebinding, drive-by pages). When
+// Serve returns, the MCP sessions it served are closed.
 func (br *Bridge) Serve(ctx context.Context, l net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	wait := br.startWatch(ctx)
 	defer func() { cancel(); wait() }()
+	before := map[*mcp.ServerSession]bool{}
+	for ss := range br.server.Sessions() {
+		before[ss] = true
+	}
+	// HTTP sessions outlive their requests (until a DELETE or the idle timeout): close them
+	// with the server, or their goroutines would outlive Serve.
+	defer func() {
+		for ss := range br.server.Sessions() {
+			if !before[ss] {
+				ss.Close()
+			}
+		}
+	}()
 	srv := &http.Server{Handler: br.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

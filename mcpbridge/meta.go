@@ -59,7 +59,7 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *In) (*mcp.
 	if err != nil {
 		panic(fmt.Sprintf("mcpbridge: input schema of %s: %v", m.name, err))
 	}
-	annotations := &mcp.ToolAnnotations{Title: m.title, ReadOnlyHint: m.readOnly, OpenWorldHint: new(false)}
+	annotations := &mcp.ToolAnnotations{ReadOnlyHint: m.readOnly, OpenWorldHint: new(false)}
 	if m.readOnly {
 		annotations.IdempotentHint = true
 	}

@@ -25,8 +25,8 @@ const (
 
 // Schema fragments shared by several tools.
 var (
-	selectorProps = `"sessionId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Session id from ansight_list_sessions. Optional when exactly one app is connected."},` +
-		`"appId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Use the connected session of this app instead of a sessionId."}`
+	selectorProps = `"sessionId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"From ansight_list_sessions; optional when one app is connected."},` +
+		`"appId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Or pick the session by app id."}`
 
 	toolIDProp = `"toolId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Exact tool id, as ansight_search_app_tools lists it."}`
 
@@ -41,28 +41,19 @@ var (
 
 	callIDProp = `"callId":{"type":"string","minLength":1,"maxLength":128,"description":"Your id for this call, echoed in the result."}`
 
-	errorSchema = `{"type":"object","description":"Why the call failed, and what would fix or allow it.","properties":{` +
-		`"code":{"type":"string","description":"Stable snake_case code."},` +
-		`"message":{"type":"string"},` +
-		`"retryable":{"type":"boolean","description":"A retry (at most one) may succeed."},` +
-		`"details":{"description":"Code-specific details (schema violations, runtime state, stale reference)."},` +
-		`"kind":{"type":"string","description":"denied, unavailable, invalid or failed."},` +
-		`"refusedBy":{"type":"string","description":"bridge or host: the call never reached the app."},` +
-		`"hint":{"type":"string","description":"What would fix the call or allow it."}},` +
+	// The output schemas are short: the tools' descriptions and the answers explain
+	// themselves, and every schema word is paid for in every conversation.
+	errorSchema = `{"type":"object","description":"Why the call failed; hint says what would fix or allow it.","properties":{` +
+		`"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"details":{},` +
+		`"kind":{"type":"string"},"refusedBy":{"type":"string"},"hint":{"type":"string"}},` +
 		`"required":["code","message","retryable"]}`
 
 	// outcomeProps are the fields of a call's outcome: a result or an error.
-	outcomeProps = `"success":{"type":"boolean"},` +
-		`"message":{"type":"string"},` +
-		`"result":{"description":"The tool's result, matching its resultSchema."},` +
-		`"evidence":{"type":"object","additionalProperties":{"type":"object"},"description":"Outcomes of the after evidence, by name."},` +
-		`"error":` + errorSchema
+	outcomeProps = `"success":{"type":"boolean"},"message":{"type":"string"},"result":{},"evidence":{"type":"object"},"error":` + errorSchema
 
-	artifactsProp = `"artifacts":{"type":"array","description":"Files the app sent (screenshots, exports), saved by the host.","items":{"type":"object","properties":{` +
-		`"path":{"type":"string"},"fileName":{"type":"string"},"mimeType":{"type":"string"},"sizeBytes":{"type":"integer"},` +
-		`"status":{"type":"string"},"error":{"type":"string"}}}}`
+	artifactsProp = `"artifacts":{"type":"array","items":{"type":"object"},"description":"Files the app sent, saved by the host: path, mimeType, sizeBytes, status."}`
 
-	denialSchema = `{"type":"object","properties":{"code":{"type":"string"},"reason":{"type":"string"}},"required":["code","reason"]}`
+	denialSchema = `{"type":"object","properties":{"code":{"type":"string"},"reason":{"type":"string"}}}`
 
 	policyEnum = `{"enum":["read","write","critical"]}`
 )
@@ -75,14 +66,10 @@ var (
 	listSessionsOut = schema(`{"type":"object","properties":{` +
 		`"sessions":{"type":"array","items":{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"appId":{"type":"string"},"appName":{"type":"string"},"appVersion":{"type":"string"},` +
-		`"device":{"type":"string"},"platform":{"type":"string"},` +
-		`"state":{"type":"string","description":"connected or disconnected."},` +
-		`"appState":{"type":"string"},` +
-		`"maxToolPolicy":{"type":"string","description":"The session's grant: the highest tool policy the host calls."},` +
-		`"revision":{"type":"string","description":"The catalog revision."},` +
-		`"toolCount":{"type":"integer"}},"required":["sessionId","appId","state"]}},` +
-		`"allowCritical":{"type":"boolean","description":"Whether this bridge calls critical tools."},` +
-		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
+		`"device":{"type":"string"},"platform":{"type":"string"},"state":{"type":"string"},"appState":{"type":"string"},` +
+		`"maxToolPolicy":{"type":"string"},"revision":{"type":"string"},"toolCount":{"type":"integer"}},` +
+		`"required":["sessionId","appId","state"]}},` +
+		`"allowCritical":{"type":"boolean"},"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
 	searchIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"query":{"type":"string","maxLength":200,"description":"Words that must all occur in a tool's id, name, description, category or keywords."},` +
@@ -94,16 +81,12 @@ var (
 		`"additionalProperties":false}`)
 	searchOut = schema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"appId":{"type":"string"},"revision":{"type":"string"},` +
-		`"totalCount":{"type":"integer","description":"Matching tools offered to you."},` +
-		`"count":{"type":"integer"},` +
-		`"truncated":{"type":"boolean","description":"More tools matched than listed: refine, or raise maxResults."},` +
-		`"categories":{"type":"object","additionalProperties":{"type":"integer"},"description":"Matches per category (when truncated)."},` +
-		`"aboveGrant":{"type":"integer","description":"Matching tools not offered: their policy exceeds the session's grant."},` +
+		`"totalCount":{"type":"integer"},"count":{"type":"integer"},"truncated":{"type":"boolean"},` +
+		`"categories":{"type":"object","description":"Matches per category, when truncated."},` +
+		`"aboveGrant":{"type":"integer","description":"Matches not offered: above the session's grant."},` +
 		`"tools":{"type":"array","items":{"type":"object","properties":{` +
 		`"id":{"type":"string"},"description":{"type":"string"},"policy":` + policyEnum + `,` +
-		`"executable":{"type":"boolean","description":"Present (false) only when the tool cannot be called now; see denial."},` +
-		`"denial":` + denialSchema + `,` +
-		`"prerequisites":{"type":"array","items":{"type":"string"},"description":"Tools to call first."}},` +
+		`"executable":{"type":"boolean"},"denial":` + denialSchema + `,"prerequisites":{"type":"array","items":{"type":"string"}}},` +
 		`"required":["id","description","policy"]}},` +
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
@@ -111,18 +94,8 @@ var (
 		`"required":["toolId"],"additionalProperties":false}`)
 	describeOut = schema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"revision":{"type":"string"},` +
-		`"tool":{"type":"object","properties":{` +
-		`"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"category":{"type":"string"},` +
-		`"policy":` + policyEnum + `,` +
-		`"argumentsSchema":{"description":"JSON Schema of the arguments."},` +
-		`"resultSchema":{"description":"JSON Schema of the result."},` +
-		`"keywords":{"type":"string"},` +
-		`"prerequisiteToolIds":{"type":"array","items":{"type":"string"}},` +
-		`"argumentEncoding":{"type":"string"},` +
-		`"definitionRevision":{"type":"string"},` +
-		`"runtime":{"type":"object","description":"Why the tool is unavailable now, and what state it needs."},` +
-		`"executable":{"type":"boolean"},` +
-		`"denial":` + denialSchema + `},"required":["id","policy"]},` +
+		`"tool":{"type":"object","properties":{"id":{"type":"string"},"policy":` + policyEnum + `,` +
+		`"argumentsSchema":{},"resultSchema":{},"executable":{"type":"boolean"},"denial":` + denialSchema + `},"required":["id","policy"]},` +
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
 	callIn = schema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `,` + argumentsProp + `,` +
@@ -139,9 +112,8 @@ var (
 		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."}},` +
 		`"required":["calls"],"additionalProperties":false}`)
 	batchOut = schema(`{"type":"object","properties":{` +
-		`"sessionId":{"type":"string"},"success":{"type":"boolean","description":"Every listed call succeeded."},` +
-		`"completed":{"type":"integer"},"requested":{"type":"integer"},` +
-		`"stoppedEarly":{"type":"boolean","description":"Calls after a failure did not run."},` +
+		`"sessionId":{"type":"string"},"success":{"type":"boolean"},"completed":{"type":"integer"},"requested":{"type":"integer"},` +
+		`"stoppedEarly":{"type":"boolean"},` +
 		`"results":{"type":"array","items":{"type":"object","properties":{` +
 		`"index":{"type":"integer"},"callId":{"type":"string"},"toolId":{"type":"string"},` + outcomeProps + `},` +
 		`"required":["index","success"]}},` +
@@ -153,13 +125,9 @@ var (
 		`"arguments":{"type":"object","additionalProperties":true,"description":"More arguments for the app's ui.get_screenshot."}},` +
 		`"additionalProperties":false}`)
 	screenshotOut = schema(`{"type":"object","properties":{` +
-		`"sessionId":{"type":"string"},` +
-		`"path":{"type":"string","description":"The full-size image file saved by the host."},` +
-		`"mimeType":{"type":"string"},` +
-		`"width":{"type":"integer","description":"Width of the image you received."},"height":{"type":"integer"},` +
-		`"originalWidth":{"type":"integer"},"originalHeight":{"type":"integer"},` +
-		`"scaled":{"type":"boolean"},` +
-		`"capturedAtUtc":{"type":"string"},` +
+		`"sessionId":{"type":"string"},"path":{"type":"string","description":"The full-size image file."},"mimeType":{"type":"string"},` +
+		`"width":{"type":"integer"},"height":{"type":"integer"},"originalWidth":{"type":"integer"},"originalHeight":{"type":"integer"},` +
+		`"scaled":{"type":"boolean"},"capturedAtUtc":{"type":"string"},` +
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 )
 

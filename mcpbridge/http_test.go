@@ -1,0 +1,204 @@
+package mcpbridge
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// serveHTTP runs br.Serve on a loopback port until the test ends and returns the endpoint.
+func serveHTTP(t *testing.T, br *Bridge) string {
+	t.Helper()
+	l, err := ListenLoopback("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- br.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + l.Addr().String() + HTTPPath
+}
+
+// httpClient is a client whose idle connections are closed when the test ends (goleak).
+func httpClient(t *testing.T) *http.Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// TestHTTP drives the bridge with the go-sdk client over streamable HTTP, in the current
+// protocol (server/discover, subscriptions/listen) and in the initialize-handshake one that
+// most clients speak today: every meta-tool, and list_changed.
+func TestHTTP(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			f := oneSession(t)
+			f.withScreenshot(t, f.catalogs["s1"], 100, 50)
+			br := New(f, Options{ExposeAppTools: "s1", PollInterval: time.Millisecond})
+			endpoint := serveHTTP(t, br)
+
+			h := &harness{t: t, fake: f, br: br, changed: make(chan struct{}, 16)}
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+					select {
+					case h.changed <- struct{}{}:
+					default:
+					}
+				},
+			})
+			var err error
+			h.cs, err = client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(t)},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.cs.Close()
+			h.waitTools("notes.create", "notes.get", "notes.list", wire.ScreenshotToolID)
+
+			var sessions listSessionsOutput
+			text(t, h.call(ToolListSessions, nil), &sessions)
+			var search searchOutput
+			text(t, h.call(ToolSearchAppTools, map[string]any{"query": "notes"}), &search)
+			var desc describeOutput
+			text(t, h.call(ToolDescribeApp, map[string]any{"toolId": "notes.list"}), &desc)
+			var call callOutput
+			text(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.list"}), &call)
+			var batch batchOutput
+			text(t, h.call(ToolCallAppTools, map[string]any{"calls": []any{map[string]any{"toolId": "notes.list"}}}), &batch)
+			shot := h.call(ToolTakeScreenshot, nil)
+			if len(sessions.Sessions) != 1 || search.Count != 3 || desc.Tool.ID != "notes.list" || !call.Success || !batch.Success ||
+				shot.IsError || len(shot.Content) != 2 {
+				t.Fatalf("sessions %+v\nsearch %+v\ndescribe %+v\ncall %+v\nbatch %+v\nshot %+v", sessions, search, desc, call, batch, shot)
+			}
+			if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})); e.Code != CodeCriticalNotAllowed {
+				t.Fatalf("critical: %+v", e)
+			}
+
+			// The watch loop announces an availability change over the event stream.
+			f.setAvailable("s1", "sync.push", true)
+			h.waitTools("notes.create", "notes.get", "notes.list", "sync.push", wire.ScreenshotToolID)
+		})
+	}
+}
+
+func TestHTTPGuards(t *testing.T) {
+	endpoint := serveHTTP(t, New(oneSession(t), Options{}))
+	c := httpClient(t)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, tc := range []struct {
+		name, host, origin, path string
+		want                     int
+	}{
+		{name: "loopback, no origin", want: http.StatusOK},
+		{name: "localhost name", host: "localhost", want: http.StatusOK},
+		{name: "loopback origin", origin: "http://localhost:5173", want: http.StatusOK},
+		{name: "ipv6 loopback origin", origin: "https://[::1]:8443", want: http.StatusOK},
+		{name: "rebinding host", host: "attacker.example:80", want: http.StatusForbidden},
+		{name: "LAN host", host: "192.168.1.2", want: http.StatusForbidden},
+		{name: "foreign origin", origin: "https://attacker.example", want: http.StatusForbidden},
+		{name: "null origin", origin: "null", want: http.StatusForbidden},
+		{name: "origin with userinfo", origin: "http://localhost@attacker.example", want: http.StatusForbidden},
+		{name: "other path", path: "/other", want: http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := endpoint
+			if tc.path != "" {
+				u = strings.TrimSuffix(endpoint, HTTPPath) + tc.path
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
+
+func TestListenLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:0":   true,
+		"[::1]:0":       true,
+		"localhost:0":   true,
+		":0":            true,
+		"0.0.0.0:0":     false,
+		"[::]:0":        false,
+		"192.0.2.1:0":   false,
+		"example.com:0": false,
+		"127.0.0.1":     false, // no port
+	} {
+		l, err := ListenLoopback(addr)
+		if (err == nil) != ok {
+			t.Errorf("%s: %v", addr, err)
+		}
+		if err != nil {
+			continue
+		}
+		if ip := l.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+			t.Errorf("%s listens on %v", addr, ip)
+		}
+		l.Close()
+	}
+}
+
+// TestOverControlSocket runs the bridge over the control API's socket client, as
+// 'ansight mcp' does against a resident host: the bridge sees the same Backend.
+func TestOverControlSocket(t *testing.T) {
+	f := oneSession(t)
+	f.withScreenshot(t, f.catalogs["s1"], 100, 50)
+	sock := filepath.Join(t.TempDir(), control.SocketName)
+	l, err := control.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: control.NewHandler(f)}
+	go srv.Serve(l)
+	defer srv.Close()
+	h := connect(t, f, New(control.NewClient(sock), Options{}))
+
+	var search searchOutput
+	text(t, h.call(ToolSearchAppTools, nil), &search)
+	var call callOutput
+	text(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "arguments": map[string]any{"text": "x"}}), &call)
+	if search.Count != 4 || !call.Success {
+		t.Fatalf("search %+v call %+v", search, call)
+	}
+	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != control.CodeSessionNotFound {
+		t.Fatalf("%+v", e)
+	}
+	if shot := h.call(ToolTakeScreenshot, nil); shot.IsError || len(shot.Content) != 2 {
+		t.Fatalf("%+v", shot)
+	}
+	// A host that is gone is an error the agent can read.
+	srv.Close()
+	h.br.backend = control.NewClient(filepath.Join(t.TempDir(), "none.sock"))
+	if e := errorOf(t, h.call(ToolListSessions, nil)); e.Code != CodeHostUnavailable || !strings.Contains(e.Hint, "ansight host run") {
+		t.Fatalf("%+v", e)
+	}
+}
