@@ -3,16 +3,19 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/internal/bench"
+	"github.com/ansight-go/ansight/internal/reliability"
 )
 
 // The measurements the bench command runs; tests substitute tiny runs.
 var (
 	benchLocal   = bench.RunLocal
 	benchSession = bench.RunSession
+	benchLoad    = reliability.RunLoad
 )
 
 // benchFlags are the bench command's flags.
@@ -21,6 +24,11 @@ type benchFlags struct {
 	session string
 	callers int
 	tool    string
+
+	// --load: the reliability run (internal/reliability).
+	load     bool
+	sessions int
+	duration time.Duration
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -62,6 +70,9 @@ measurements whose tools the app offers run.`,
 	fl.StringVar(&f.session, "session", "", "measure this session of the resident host (through its control API) instead of the in-process demo app")
 	fl.IntVar(&f.callers, "callers", 8, "concurrent callers of the throughput measurement (1..64)")
 	fl.StringVar(&f.tool, "tool", bench.DefaultTool, "the small read tool to call, with {} as arguments")
+	fl.BoolVar(&f.load, "load", false, "instead: hold --sessions app sessions on one in-process host under mixed traffic; report lost or misrouted responses, memory per idle session and goroutines")
+	fl.IntVar(&f.sessions, "sessions", reliability.DefaultSessions, "with --load: concurrent app sessions")
+	fl.DurationVar(&f.duration, "duration", reliability.DefaultDuration, "with --load: how long every session sends requests")
 	return cmd
 }
 
@@ -82,6 +93,9 @@ func benchOptions(f benchFlags) (bench.Options, error) {
 }
 
 func runBench(ctx context.Context, g *globals, f benchFlags) error {
+	if f.load {
+		return runLoad(ctx, g, f)
+	}
 	opts, err := benchOptions(f)
 	if err != nil {
 		return err
@@ -109,4 +123,29 @@ func runBench(ctx context.Context, g *globals, f benchFlags) error {
 		return writeJSON(g.env.Stdout, rep)
 	}
 	return rep.WriteTable(g.env.Stdout)
+}
+
+// runLoad runs the reliability load test; a run that lost, failed or misrouted a response,
+// or left goroutines behind, is an error.
+func runLoad(ctx context.Context, g *globals, f benchFlags) error {
+	if f.session != "" {
+		return usageErrorf("--load runs its own host and apps; it cannot be combined with --session")
+	}
+	opts := reliability.LoadOptions{Sessions: f.sessions, Duration: f.duration}
+	if !g.json {
+		opts.Progress = func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
+	}
+	rep, err := benchLoad(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		err = writeJSON(g.env.Stdout, rep)
+	} else {
+		err = rep.WriteText(g.env.Stdout)
+	}
+	if err != nil {
+		return err
+	}
+	return rep.Check()
 }
