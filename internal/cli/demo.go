@@ -19,11 +19,14 @@ import (
 
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/wire"
 )
 
 func newDemoCmd(g *globals) *cobra.Command {
 	var keep bool
+	var playerAddr string
+	var noPlayer bool
 	var shotPath string
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -39,11 +42,16 @@ With --keep-running, both stay up afterwards and the other commands work against
   ansight app tools --app-id com.ansight.demo.notes`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runDemo(c.Context(), g, keep, shotPath)
+			if noPlayer || !keep {
+				playerAddr = ""
+			}
+			return runDemo(c.Context(), g, keep, shotPath, playerAddr)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
 	cmd.Flags().StringVar(&shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
+	cmd.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "with --keep-running: loopback address of the web player")
+	cmd.Flags().BoolVar(&noPlayer, "no-player", false, "with --keep-running: do not serve the web player")
 	return cmd
 }
 
@@ -88,7 +96,7 @@ func (d *demoWalk) done(name string, ok bool, summary string) {
 	d.printf("   → %s: %s\n", mark, summary)
 }
 
-func runDemo(ctx context.Context, g *globals, keep bool, shotPath string) error {
+func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr string) error {
 	var stateDir string
 	if keep {
 		dir, err := g.stateDirPath()
@@ -113,7 +121,7 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath string) error 
 	}
 	// The control socket opens only after the walkthrough (below), so that other commands
 	// never race with it.
-	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
+	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr})
 	if err != nil {
 		return err
 	}
@@ -178,6 +186,9 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath string) error 
 		if !g.json {
 			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.socket)
 			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)
+			if rh.playerURL != "" {
+				w.printf("Or open the web player: %s\n", rh.playerURL)
+			}
 			w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
 		}
 		select {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
@@ -18,7 +19,9 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // hostConfig is how a command starts a host in its own process.
@@ -34,6 +37,8 @@ type hostConfig struct {
 	version      string
 	// tap, when set, sees every inbound session message first (host.Options.Tap).
 	tap func(*host.Session, transport.MessageType, []byte) bool
+	// player is the loopback address of the web player ("" for none).
+	player string
 }
 
 // runningHost is a started host with its control backend.
@@ -43,6 +48,10 @@ type runningHost struct {
 	socket  string
 	httpSrv *http.Server
 	done    chan struct{} // closed when a client asks the host to stop
+	// player is the web console, when started; playerURL opens it (with the run's token).
+	player    *player.Player
+	playerSrv *http.Server
+	playerURL string
 }
 
 // startHost starts a host server and, when asked, its control API.
@@ -50,6 +59,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	rh := &runningHost{done: make(chan struct{})}
 	var stopOnce bool
 	local := (*control.Local)(nil)
+	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
 	opts := host.Options{
 		DiscoveryAddr: cfg.discovery,
 		ListenAddr:    cfg.listen,
@@ -62,6 +72,16 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	opts.Tools.OnTransfer = func(p tools.TransferProgress) {
 		if local != nil {
 			local.OnTransfer(p)
+		}
+	}
+	opts.Tools.OnTraffic = func(ev tools.TrafficEvent) {
+		if p := pl.Load(); p != nil {
+			p.OnTraffic(ev)
+		}
+	}
+	opts.OnFrame = func(id string, f wire.ASJPFrame) {
+		if p := pl.Load(); p != nil {
+			p.OnFrame(id, f)
 		}
 	}
 	srv, err := host.New(opts)
@@ -83,6 +103,13 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		},
 	})
 	rh.local = local
+	if cfg.player != "" {
+		if err := rh.servePlayer(cfg, opts.Tools.ArtifactDir); err != nil {
+			srv.Close()
+			return nil, err
+		}
+		pl.Store(rh.player)
+	}
 	if cfg.serveControl {
 		if err := rh.serveControl(cfg.stateDir); err != nil {
 			srv.Close()
@@ -105,8 +132,35 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	return nil
 }
 
-// close stops the control API, then the host.
+// servePlayer starts the web player on cfg.player. When that is the default address and
+// it is taken (another host runs), any free loopback port will do.
+func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
+	p, err := player.New(rh.local, rh.srv, player.Options{ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
+	if err != nil {
+		return err
+	}
+	l, err := player.Listen(cfg.player)
+	if err != nil && cfg.player == player.DefaultAddr {
+		l, err = player.Listen("127.0.0.1:0")
+	}
+	if err != nil {
+		p.Close()
+		return err
+	}
+	rh.player, rh.playerURL = p, p.URL(l.Addr().String())
+	rh.playerSrv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go rh.playerSrv.Serve(l)
+	return nil
+}
+
+// close stops the player and the control API, then the host.
 func (rh *runningHost) close() {
+	if rh.playerSrv != nil {
+		rh.player.Close() // ends the live streams, which Shutdown would wait for
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		rh.playerSrv.Shutdown(ctx)
+		cancel()
+	}
 	if rh.httpSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		rh.httpSrv.Shutdown(ctx)

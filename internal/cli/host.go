@@ -8,12 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/player"
 )
 
 func newHostCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "host", Short: "Run, inspect and stop the resident host"}
 	var discovery, listen string
 	var lan, verbose bool
+	var playerAddr string
+	var noPlayer bool
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
@@ -48,8 +51,11 @@ invite ('ansight pairing issue --qr').`,
 					listen = "0.0.0.0:0"
 				}
 			}
+			if noPlayer {
+				playerAddr = ""
+			}
 			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: lan,
-				serveControl: true, logger: logger, version: g.env.Version})
+				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr})
 			if err != nil {
 				return err
 			}
@@ -60,6 +66,9 @@ invite ('ansight pairing issue --qr').`,
 			} else {
 				fmt.Fprintf(g.env.Stdout, "ansight host %s running (pid %d)\n", st.Version, st.PID)
 				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s\n  websocket   ws://%s/ws\n  control     %s\n", st.Discovery, st.WebSocket, rh.socket)
+				if rh.playerURL != "" {
+					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.playerURL)
+				}
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
 				}
@@ -76,6 +85,8 @@ invite ('ansight pairing issue --qr').`,
 	run.Flags().StringVar(&listen, "listen", "", "WebSocket listen address (default 127.0.0.1:0, any free port)")
 	run.Flags().BoolVar(&lan, "lan", false, "serve phones and other machines on the network (they pair with invites)")
 	run.Flags().BoolVarP(&verbose, "verbose", "v", false, "log debug details (tokens are never logged)")
+	run.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
+	run.Flags().BoolVar(&noPlayer, "no-player", false, "do not serve the web player")
 
 	status := &cobra.Command{
 		Use:   "status",

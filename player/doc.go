@@ -1,0 +1,13 @@
+// Package player is the local web console of the host: a page served on loopback where a
+// developer sees the connected apps and works with their tools without writing JSON by
+// hand. It sits on the control API (control.Backend) and adds what only a page needs:
+// live updates as server-sent events (sessions, the tool traffic of each session, live
+// screenshot frames), forms generated from tools' argumentsSchema ([FormOf]), validation
+// with the app's own validator, and the artifacts the host saved.
+//
+// Security: the player drives apps, so it is reachable from this machine only (Listen
+// refuses other addresses) and only with the per-run token printed by the host (a cookie,
+// HttpOnly and SameSite=Strict, after the first visit). The Host header must be a loopback
+// name (DNS rebinding), state-changing requests carry a CSRF token from the page, and a
+// strict Content-Security-Policy allows this origin only: every asset is embedded.
+package player

@@ -1,0 +1,289 @@
+// Browser tests of the ansight player, run by .ci/player-e2e.sh against
+// 'ansight demo --keep-running'. A real headless Chromium (Debian's, through
+// playwright-core) drives the page; every page is saved as a screenshot under ARTIFACTS.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import http from 'node:http';
+import { chromium } from 'playwright-core';
+
+const playerURL = process.env.PLAYER_URL;
+const artifacts = process.env.ARTIFACTS || join(process.cwd(), 'artifacts');
+if (!playerURL) throw new Error('PLAYER_URL (the URL the host printed, with its token) is required');
+const base = new URL(playerURL);
+const origin = base.origin;
+mkdirSync(artifacts, { recursive: true });
+
+let context, page, profile;
+const consoleErrors = [];
+
+before(async () => {
+  profile = mkdtempSync(join(tmpdir(), 'ansight-e2e-profile-'));
+  // A fresh profile each run (playwright passes it as --user-data-dir).
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1440, height: 900 },
+    colorScheme: 'light',
+  });
+  page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(15000);
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+});
+
+after(async () => {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const shot = (name) => page.screenshot({ path: join(artifacts, name + '.png'), fullPage: true });
+
+// get sends a raw request, so that the Host header can be anything.
+function get(path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: base.hostname, port: base.port, path, headers }, (res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('requests without the token are refused', async () => {
+  assert.equal((await get('/')).status, 401);
+  assert.equal((await get('/api/sessions')).status, 401);
+  assert.equal((await get('/api/events')).status, 401);
+  assert.equal((await get('/?token=wrong')).status, 401);
+  // With the token but another Host (DNS rebinding): refused too.
+  assert.equal((await get(base.pathname + base.search, { Host: 'attacker.example:' + base.port })).status, 403);
+  // The browser, before it has the cookie, gets the refusal page.
+  const res = await page.goto(origin + '/');
+  assert.equal(res.status(), 401);
+  assert.match(await page.textContent('body'), /access token/);
+  await shot('00-refused');
+  consoleErrors.length = 0; // the refusals above are logged by the browser
+});
+
+test('the sessions list shows the demo session', async () => {
+  const res = await page.goto(playerURL);
+  assert.equal(res.status(), 200);
+  assert.equal(new URL(page.url()).search, '', 'the token leaves the address bar');
+  const cookies = await context.cookies(origin);
+  assert.ok(cookies.some((c) => c.httpOnly && c.sameSite === 'Strict'), 'an HttpOnly SameSite=Strict cookie');
+  const row = page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' });
+  await row.waitFor();
+  assert.match(await row.textContent(), /connected/);
+  assert.match(await row.textContent(), /write/, 'the grant');
+  assert.match(await row.textContent(), /\d+ tools/, 'the catalog');
+  await page.waitForSelector('#live:not(.off)');
+  await shot('01-sessions');
+});
+
+test('the screenshot and the visual tree appear, and a node click highlights its bounds', async () => {
+  await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).click();
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#screen-img');
+    return img && img.complete && img.naturalWidth > 0 && document.querySelectorAll('#tree .node').length > 3;
+  });
+  const node = page.locator('#tree .node').filter({ has: page.locator('.nauto') }).nth(1);
+  const nodeId = await node.getAttribute('data-node-id');
+  await node.click();
+  const hl = page.locator('#highlight');
+  await hl.waitFor({ state: 'visible' });
+  const box = await hl.boundingBox();
+  const img = await page.locator('#screen-img').boundingBox();
+  assert.ok(box.width > 4 && box.height > 4, 'the highlight has a size');
+  assert.ok(box.x >= img.x - 2 && box.y >= img.y - 2 && box.x + box.width <= img.x + img.width + 2 &&
+    box.y + box.height <= img.y + img.height + 2, 'the highlight lies on the screenshot');
+  const ref = JSON.parse(await page.textContent('#node-ref'));
+  assert.equal(ref.nodeId, nodeId);
+  assert.match(ref.snapshotId, /^native:/);
+  assert.ok(ref.revision >= 1);
+  // The bounds match the node's own: scale the highlight back to screen points.
+  const props = await page.textContent('#node-details');
+  const m = /x (\d+(?:\.\d+)?), y (\d+(?:\.\d+)?), (\d+(?:\.\d+)?) × (\d+(?:\.\d+)?)/.exec(props);
+  assert.ok(m, 'bounds are listed');
+  const k = img.width / (await page.evaluate(() => document.querySelector('#screen-img').naturalWidth));
+  assert.ok(Math.abs((box.x - img.x) / k - Number(m[1])) < 3 && Math.abs(box.width / k - Number(m[3])) < 3, 'the highlight is the node\'s bounds');
+  await shot('02-session-view');
+  // Clicking on the screen selects the node there.
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await page.waitForSelector(`#tree .node.selected[data-node-id="${nodeId}"]`);
+});
+
+test('the tools page finds ui.perform_action', async () => {
+  await page.keyboard.press('3');
+  await page.waitForSelector('#tool-search');
+  await page.waitForSelector('.tool-item');
+  await page.keyboard.press('/');
+  await page.keyboard.type('perform');
+  const item = page.locator('.tool-item[data-tool-id="ui.perform_action"]');
+  await item.waitFor();
+  const ids = await page.locator('.tool-item').evaluateAll((els) => els.map((e) => e.dataset.toolId));
+  assert.ok(ids.length < 5 && ids.every((id) => id.startsWith('ui.')), 'only tools that mention it: ' + ids);
+  await item.click();
+  await page.waitForSelector('#tool-detail [data-path="$.reference"]');
+  assert.ok(await page.locator('[data-path="$.reference.nodeId"] input').count() === 1, 'the reference is a nested form');
+  assert.ok(await page.locator('[data-path="$.action"] input').count() === 1);
+  await shot('03-tools-search');
+});
+
+async function openTool(id) {
+  await page.fill('#tool-search', '');
+  await page.click(`.tool-item[data-tool-id="${id}"]`);
+  await page.waitForFunction((tid) => document.querySelector('#tool-detail .tool-meta')?.textContent.includes(tid), id);
+}
+
+test('the generated form runs a read tool and renders the result', async () => {
+  await openTool('notes.get');
+  // Validation messages come from the schema before anything is sent.
+  await page.click('#run');
+  await page.waitForSelector('[data-path="$.id"] .err:not(:empty)');
+  assert.match(await page.textContent('#violations'), /id/);
+  assert.ok(await page.locator('#run-anyway').isVisible());
+  await shot('04-tools-validation');
+  await page.fill('[data-path="$.id"] input', 'n1');
+  await page.click('#run');
+  const out = page.locator('#result .outcome[data-success="true"]');
+  await out.waitFor();
+  assert.match(await out.textContent(), /"n1"/);
+  assert.match(await out.textContent(), /title/);
+  // The tree collapses.
+  const first = page.locator('#result .json > details > summary').first();
+  await first.click();
+  assert.equal(await page.locator('#result .json > details').first().getAttribute('open'), null);
+  await first.click();
+  await shot('05-tools-read');
+});
+
+test('the raw JSON editor round-trips the form', async () => {
+  await page.click('#tab-json');
+  const raw = JSON.parse(await page.inputValue('#raw-args'));
+  assert.deepEqual(raw, { id: 'n1' });
+  await page.fill('#raw-args', '{"id":"n2"}');
+  await page.click('#tab-form');
+  assert.equal(await page.inputValue('[data-path="$.id"] input'), 'n2');
+});
+
+test('a write tool with screenshot evidence shows the image', async () => {
+  await openTool('notes.create');
+  await page.fill('[data-path="$.title"] input', 'From the player');
+  await page.fill('[data-path="$.body"] textarea', 'Written in a real browser.');
+  await page.check('#ev-shot');
+  await page.check('#ev-tree');
+  await page.keyboard.press('Control+Enter');
+  await page.waitForSelector('#result .outcome[data-success="true"]');
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#result img.evidence');
+    return img && img.complete && img.naturalWidth > 100;
+  });
+  assert.match(await page.textContent('#result'), /From the player/);
+  await shot('06-tools-write-evidence');
+});
+
+test('a denied tool shows its denial', async () => {
+  await openTool('notes.delete_all');
+  const denial = page.locator('#denial');
+  await denial.waitFor();
+  assert.match(await denial.textContent(), /tool_policy_not_granted/);
+  assert.match(await denial.textContent(), /critical/);
+  assert.match(await page.locator('.tool-item[data-tool-id="notes.delete_all"]').textContent(), /denied/);
+  await page.click('#run');
+  const err = page.locator('#result .error-card');
+  await err.waitFor();
+  assert.match(await err.textContent(), /tool_policy_not_granted/);
+  assert.match(await err.textContent(), /refused by the host/);
+  assert.match(await err.textContent(), /not retryable/);
+  await shot('07-tools-denied');
+});
+
+test('a batch runs and shows per-item outcomes', async () => {
+  await page.keyboard.press('4');
+  await page.waitForSelector('#batch-tool');
+  for (const id of ['notes.list', 'app.get_state', 'notes.get']) {
+    await page.fill('#batch-tool', id);
+    await page.keyboard.press('Enter');
+  }
+  // The third call fails (no such note); continue-on-error runs every call anyway.
+  const args = page.locator('.batch-item textarea');
+  await args.nth(2).fill('{"id":"n404"}');
+  await page.check('#continue-on-error');
+  await page.click('#batch-run');
+  const rows = page.locator('#batch-result table.batch-results tbody tr[data-index]');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 3);
+  assert.match(await rows.nth(0).textContent(), /ok/);
+  assert.match(await rows.nth(2).textContent(), /not_found|n404|note/i);
+  await shot('08-batch');
+});
+
+test('the traffic page lists the calls just made', async () => {
+  await page.keyboard.press('5');
+  await page.waitForSelector('#traffic-body tr');
+  const body = page.locator('#traffic-body');
+  await page.waitForFunction(() => document.querySelectorAll('#traffic-body tr[data-type="tool.call"]').length > 3);
+  const text = await body.textContent();
+  for (const t of ['notes.create', 'notes.get', 'notes.delete_all' /* never sent */].slice(0, 2)) assert.match(text, new RegExp(t.replace('.', '\\.')));
+  assert.ok(await page.locator('#traffic-body tr[data-type="tool.batch"]').count() >= 1, 'the batch');
+  assert.ok(await page.locator('#traffic-body tr[data-kind="transfer"]').count() >= 1, 'the screenshot transfer');
+  assert.doesNotMatch(text, /notes\.delete_all/, 'a call the host refused never travelled');
+  // Filters: by tool, then by outcome.
+  await page.selectOption('#traffic-tool', 'notes.create');
+  const visible = await page.locator('#traffic-body tr:visible').allTextContents();
+  assert.ok(visible.length >= 2 && visible.every((r) => r.includes('notes.create')));
+  await page.selectOption('#traffic-tool', '');
+  await page.selectOption('#traffic-outcome', 'error');
+  const errors = await page.locator('#traffic-body tr:visible').allTextContents();
+  assert.ok(errors.length >= 1 && errors.every((r) => /error/.test(r)));
+  await page.selectOption('#traffic-outcome', '');
+  // Live: calls made elsewhere (the API, as the CLI would) show up without a reload: a large
+  // result travels compressed, a generated file as an ASFT transfer of several frames.
+  const before = await page.locator('#traffic-body tr').count();
+  await page.evaluate(async () => {
+    const csrf = document.querySelector('meta[name="csrf-token"]').content;
+    const sid = decodeURIComponent(location.hash.split('/')[2]);
+    for (const call of [{ toolId: 'data.large_result', arguments: { sizeBytes: 200000 } },
+      { toolId: 'files.generate', arguments: { sizeBytes: 300000, pattern: 'random' } }]) {
+      await fetch(`/api/sessions/${encodeURIComponent(sid)}/call`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Ansight-CSRF': csrf }, body: JSON.stringify(call),
+      });
+    }
+  });
+  await page.waitForFunction((n) => document.querySelectorAll('#traffic-body tr').length >= n + 5, before);
+  const gz = page.locator('#traffic-body tr', { hasText: 'data.large_result' }).filter({ hasText: 'gzip −' });
+  await gz.first().waitFor();
+  const file = page.locator('#traffic-body tr[data-kind="transfer"]', { hasText: 'generated' }).first();
+  await file.waitFor();
+  assert.match(await file.textContent(), /\d+ frames/);
+  assert.match(await file.textContent(), /\/s/, 'throughput');
+  assert.doesNotMatch(await page.textContent('#traffic-stats'), /saved by gzip\s*0 B/);
+  await page.selectOption('#traffic-kind', 'calls');
+  assert.equal(await page.locator('#traffic-body tr[data-type="tool.query"]:visible').count(), 0);
+  await shot('09-traffic');
+});
+
+test('the dark theme follows the system setting', async () => {
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.keyboard.press('3');
+  await page.waitForSelector('.tool-item');
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.notEqual(bg, 'rgb(246, 247, 249)');
+  await openTool('ui.get_screenshot');
+  await shot('10-tools-dark');
+  await page.keyboard.press('2');
+  await page.waitForFunction(() => document.querySelector('#screen-img')?.naturalWidth > 0);
+  await shot('11-session-view-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(consoleErrors, []);
+});

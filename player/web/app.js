@@ -1,0 +1,146 @@
+// The player's shell: live updates (server-sent events), the session picker, navigation
+// and the hash router (#/, #/s/<id>, #/s/<id>/tools[/<tool>], #/s/<id>/batch,
+// #/s/<id>/traffic).
+
+import { h, typing } from './util.js';
+import { state, emit, sessionById } from './state.js';
+import { renderSessions } from './sessions.js';
+import { renderScreen } from './screen.js';
+import { renderTools } from './tools.js';
+import { renderBatch } from './batch.js';
+import { renderTraffic } from './traffic.js';
+
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const picker = document.getElementById('session-select');
+const live = document.getElementById('live');
+
+const pages = [
+  { key: 'sessions', label: 'Sessions', path: () => '#/' },
+  { key: 'screen', label: 'Screen', path: (id) => `#/s/${encodeURIComponent(id)}` },
+  { key: 'tools', label: 'Tools', path: (id) => `#/s/${encodeURIComponent(id)}/tools` },
+  { key: 'batch', label: 'Batch', path: (id) => `#/s/${encodeURIComponent(id)}/batch` },
+  { key: 'traffic', label: 'Traffic', path: (id) => `#/s/${encodeURIComponent(id)}/traffic` },
+];
+
+function parse(hash) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] !== 's' || !parts[1]) return { page: 'sessions' };
+  const id = parts[1];
+  switch (parts[2]) {
+    case undefined: return { page: 'screen', id };
+    case 'tools': return { page: 'tools', id, tool: parts.slice(3).join('/') || null };
+    case 'batch': return { page: 'batch', id };
+    case 'traffic': return { page: 'traffic', id };
+  }
+  return { page: 'sessions' };
+}
+
+// defaultSession is the session pages without one in the address work on.
+function defaultSession() {
+  if (state.sessionId && sessionById(state.sessionId)) return state.sessionId;
+  const s = state.sessions.find((x) => x.state === 'connected') || state.sessions[0];
+  return s ? s.id : null;
+}
+
+function drawNav(route) {
+  nav.textContent = '';
+  const sid = route.id || defaultSession();
+  pages.forEach((p, i) => {
+    const needs = p.key !== 'sessions';
+    const a = h('a', { href: needs && !sid ? '#/' : p.path(sid), class: route.page === p.key ? 'on' : '', title: `${p.label} (${i + 1})`,
+      'aria-current': route.page === p.key ? 'page' : null, 'aria-disabled': needs && !sid ? 'true' : null, dataset: { page: p.key } }, p.label);
+    nav.append(a);
+  });
+}
+
+function drawPicker() {
+  const sid = parse(location.hash).id || defaultSession();
+  picker.textContent = '';
+  if (!state.sessions.length) picker.append(h('option', { value: '' }, 'no session'));
+  for (const s of state.sessions) {
+    picker.append(h('option', { value: s.id }, `${s.appName || s.appId} · ${s.id}${s.state === 'connected' ? '' : ' (disconnected)'}`));
+  }
+  if (sid) picker.value = sid;
+  picker.disabled = !state.sessions.length;
+}
+
+picker.addEventListener('change', () => {
+  const r = parse(location.hash);
+  const id = picker.value;
+  state.sessionId = id;
+  const page = pages.find((p) => p.key === (r.page === 'sessions' ? 'screen' : r.page));
+  location.hash = page.path(id);
+});
+
+let cleanup = null;
+let rendered = null;
+
+function route() {
+  const r = parse(location.hash);
+  if (r.id) state.sessionId = r.id;
+  drawNav(r);
+  drawPicker();
+  const key = location.hash;
+  if (key === rendered) return;
+  const prev = rendered === null ? null : parse(rendered);
+  rendered = key;
+  if (prev && prev.page === 'tools' && r.page === 'tools' && prev.id === r.id && cleanup?.retarget) {
+    cleanup.retarget(r.tool);
+    return;
+  }
+  if (cleanup) cleanup();
+  cleanup = null;
+  main.textContent = '';
+  const view = {
+    sessions: () => renderSessions(main),
+    screen: () => renderScreen(main, r.id),
+    tools: () => renderTools(main, r.id, r.tool),
+    batch: () => renderBatch(main, r.id),
+    traffic: () => renderTraffic(main, r.id),
+  }[r.page];
+  cleanup = view();
+  document.title = `${pages.find((p) => p.key === r.page).label} · ansight player`;
+}
+
+// Live updates. EventSource reconnects by itself (the server says after 2 s); the first
+// message of every connection is the full session list.
+let firstSessions = true;
+function connect() {
+  const es = new EventSource('/api/events');
+  es.addEventListener('open', () => { live.classList.remove('off'); live.title = 'Live updates: connected'; });
+  es.addEventListener('error', () => { live.classList.add('off'); live.title = 'Live updates: reconnecting…'; });
+  es.addEventListener('sessions', (m) => {
+    state.sessions = JSON.parse(m.data).sessions || [];
+    drawPicker();
+    drawNav(parse(location.hash));
+    if (firstSessions) {
+      firstSessions = false;
+      route();
+    }
+    emit('sessions', state.sessions);
+  });
+  es.addEventListener('traffic', (m) => emit('traffic', JSON.parse(m.data)));
+  es.addEventListener('frame', (m) => {
+    const f = JSON.parse(m.data);
+    state.frames.set(f.sessionId, f);
+    emit('frame', f);
+  });
+}
+
+document.addEventListener('keydown', (e) => {
+  if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
+  const n = Number(e.key);
+  if (n >= 1 && n <= pages.length) {
+    const link = nav.children[n - 1];
+    if (link && link.getAttribute('aria-disabled') !== 'true') {
+      e.preventDefault();
+      location.hash = link.getAttribute('href');
+    }
+  }
+});
+
+window.addEventListener('hashchange', route);
+connect();
+// Without the event stream (it failed, or is slow), show the page anyway.
+setTimeout(() => { if (firstSessions) { firstSessions = false; route(); } }, 3000);
