@@ -202,8 +202,6 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 	c.pending[p.id] = p
 	c.mu.Unlock()
 
-	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, ErrTimeout)
-	defer cancel()
 	env := wire.Envelope{
 		Type:       op,
 		ID:         p.id,
@@ -212,13 +210,22 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 		Capability: wire.CapabilityToolExec,
 		Payload:    body,
 	}
-	msg, err := wire.AppendEnvelope(nil, &env)
+	buf := getBuffer()
+	msg, err := wire.AppendEnvelope((*buf)[:0], &env)
+	*buf = msg[:0]
 	if err != nil {
+		putBuffer(buf)
 		c.forget(p)
 		return nil, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
+	// One timer bounds the wait for the answer; it starts before the write, as the answer
+	// may arrive before the write returns.
+	timer := time.NewTimer(c.opts.Timeout)
+	defer timer.Stop()
 	c.trafficRequest(p, len(msg), len(body))
-	if err := c.write(ctx, msg); err != nil {
+	err = c.write(msg)
+	putBuffer(buf)
+	if err != nil {
 		if c.forget(p) {
 			if cerr := c.closedErr(); cerr != nil {
 				err = cerr
@@ -229,16 +236,21 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 	}
 
 	var r response
+	var cause error
 	select {
 	case r = <-p.ch:
-	case <-rctx.Done():
+	case <-ctx.Done():
+		cause = context.Cause(ctx)
+	case <-timer.C:
+		cause = ErrTimeout
+	}
+	if cause != nil {
 		if c.forget(p) {
-			return nil, &TransportError{Op: op, RequestID: p.id, Err: context.Cause(rctx)}
+			return nil, &TransportError{Op: op, RequestID: p.id, Err: cause}
 		}
-		// The response was claimed just as the deadline passed; it is being delivered.
+		// The response was claimed just as the wait ended; it is being delivered.
 		r = <-p.ch
 		if r.err == nil {
-			cause := context.Cause(rctx)
 			c.transfers.abortEach(r.transfers, cause)
 			return nil, &TransportError{Op: op, RequestID: p.id, Err: cause}
 		}
@@ -249,17 +261,33 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 	return &r, nil
 }
 
-// write sends one request message. The caller's cancellation does not reach the
-// connection: over WebSocket a cancelled write tears the whole connection down, and one
-// abandoned request must not end the session. Only a write stuck for Options.Timeout does.
-func (c *Client) write(ctx context.Context, msg []byte) error {
-	wctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), c.opts.Timeout, ErrTimeout)
-	defer cancel()
-	err := c.conn.Write(wctx, transport.MessageText, msg)
-	if err != nil && wctx.Err() != nil {
-		return context.Cause(wctx)
+// write sends one request message. Neither the caller's cancellation nor a deadline
+// reaches the connection: over WebSocket a write whose context ends tears the whole
+// connection down, and one abandoned request must not end the session (a context that can
+// end also costs the WebSocket library a timer registration per write). A write that
+// cannot proceed because the app stopped reading is ended with the connection: by the
+// host's keep-alive, which closes a connection whose peer stops answering pings, or by
+// the connection's owner.
+func (c *Client) write(msg []byte) error {
+	return c.conn.Write(context.Background(), transport.MessageText, msg)
+}
+
+// messageBuffers recycles the buffers requests are assembled in (Conn.Write does not keep
+// them).
+var messageBuffers sync.Pool
+
+func getBuffer() *[]byte {
+	if b, ok := messageBuffers.Get().(*[]byte); ok {
+		return b
 	}
-	return err
+	b := make([]byte, 0, 512)
+	return &b
+}
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= 64<<10 { // do not pin the buffers of huge batches
+		messageBuffers.Put(b)
+	}
 }
 
 // waitOpen blocks until Open, Close or the end of ctx.

@@ -32,6 +32,9 @@ type Options struct {
 	MaxToolPolicy wire.Policy
 	// Timeout bounds the wait for each response (DefaultTimeout when zero) and the silence
 	// tolerated between two frames of a transfer. The caller's context is honoured as well.
+	// Writing a request is not bounded: a write blocks only when the app has stopped
+	// reading, and ends with the connection (the host's keep-alive closes a connection whose
+	// peer stops answering pings).
 	Timeout time.Duration
 	// ArtifactDir receives the session's artifacts. When empty, a directory is created under
 	// os.TempDir on the first transfer.
