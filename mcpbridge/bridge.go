@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"time"
 
@@ -100,7 +101,9 @@ func (br *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	wait := br.startWatch(ctx)
 	defer func() { cancel(); wait() }()
 	err := br.server.Run(ctx, t)
-	if errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
+	// How a client's leaving surfaces depends on the transport: EOF on stdio, a closed pipe
+	// in memory, a closed connection.
+	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil
 	}
 	return err
