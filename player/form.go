@@ -124,6 +124,9 @@ func parseSchema(raw jsontext.Value) (*schemaNode, error) {
 type formGen struct {
 	root   jsontext.Value
 	fields int
+	// targets caches resolved references: a schema may refer to one definition many
+	// times, and each resolution would otherwise walk the document again.
+	targets map[string]*schemaNode
 }
 
 // jsonField is a raw-JSON field with a reason.
@@ -410,6 +413,21 @@ func orderedMembers(raw jsontext.Value) ([]member, error) {
 // pointer resolves a reference inside the document: "#", "#/$defs/x", "#/definitions/x"
 // or any other JSON pointer fragment.
 func (g *formGen) pointer(ref string) (*schemaNode, error) {
+	if n, ok := g.targets[ref]; ok {
+		return n, nil
+	}
+	n, err := g.walk(ref)
+	if err != nil {
+		return nil, err
+	}
+	if g.targets == nil {
+		g.targets = map[string]*schemaNode{}
+	}
+	g.targets[ref] = n
+	return n, nil
+}
+
+func (g *formGen) walk(ref string) (*schemaNode, error) {
 	if !strings.HasPrefix(ref, "#") {
 		return nil, errors.New("the schema refers to another document (" + ref + ")")
 	}

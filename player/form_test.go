@@ -187,3 +187,44 @@ func (c *capture) Write(_ context.Context, _ transport.MessageType, data []byte)
 	}
 	return nil
 }
+
+// FuzzFormOf: a schema comes from an app, so any input must give a form or an error,
+// never a panic, and the form stays within its bounds.
+func FuzzFormOf(f *testing.F) {
+	for _, s := range []string{
+		``, `{}`, `true`, `{"type":"object","properties":{"a":{"type":"string"}}}`,
+		`{"$ref":"#/$defs/n","$defs":{"n":{"properties":{"c":{"items":{"$ref":"#/$defs/n"}}}}}}`,
+		`{"allOf":[{"$ref":"#"},{"properties":{"b":{"enum":[1,null]}}}]}`,
+		`{"properties":{"a":{"anyOf":[{"const":1},{"type":"null"}]},"b":{"oneOf":[{"$ref":"#/properties/a"}]}}}`,
+		`{"$defs":{"a":{"properties":{"x":{"$ref":"#/$defs/b"},"y":{"$ref":"#/$defs/b"}}},"b":{"properties":{"x":{"$ref":"#/$defs/c"},"y":{"$ref":"#/$defs/c"}}},"c":{"type":"string"}},"$ref":"#/$defs/a"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		form, err := FormOf(schema)
+		if err != nil {
+			return
+		}
+		n := 0
+		var walk func(*Field, int)
+		walk = func(fl *Field, depth int) {
+			n++
+			if depth > maxFormDepth+2 {
+				t.Fatalf("form nested %d deep", depth)
+			}
+			for _, p := range fl.Properties {
+				walk(p.Field, depth+1)
+			}
+			if fl.Items != nil {
+				walk(fl.Items, depth+1)
+			}
+		}
+		walk(form, 0)
+		if n > maxFormFields+1 {
+			t.Fatalf("%d fields", n)
+		}
+		if _, err := json.Marshal(form); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -27,7 +27,8 @@ before(async () => {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'], // containers often have a tiny /dev/shm
     viewport: { width: 1440, height: 900 },
     colorScheme: 'light',
   });

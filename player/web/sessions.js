@@ -13,6 +13,7 @@ export function renderSessions(main) {
   main.append(h('section.page', h('div.page-head', h('h1', 'Sessions'), h('span.muted#session-count')), table, empty));
 
   const draw = () => {
+    const focused = document.activeElement?.dataset?.session; // keep the keyboard's place
     body.textContent = '';
     const list = state.sessions;
     table.hidden = list.length === 0;
@@ -36,6 +37,7 @@ export function renderSessions(main) {
         s.disconnectedAt ? h('div.muted.small', 'left ' + fmtAgo(s.disconnectedAt)) : null));
       body.append(tr);
     }
+    if (focused) body.querySelector(`tr[data-session="${CSS.escape(focused)}"]`)?.focus();
   };
   draw();
   const off = on('sessions', draw);
