@@ -138,7 +138,9 @@ func TestMCPDemo(t *testing.T) {
 	}
 
 	// The sync tools are unavailable until an account signs in.
-	var unavailable struct{ Error struct{ Code, Kind, Hint string } }
+	var unavailable struct {
+		Error struct{ Code, Kind, Hint string }
+	}
 	res := callJSON(t, cs, "ansight_call_app_tool", map[string]any{"toolId": "sync.push"}, &unavailable)
 	if !res.IsError || unavailable.Error.Kind != "unavailable" || unavailable.Error.Hint == "" {
 		t.Fatalf("unavailable: %+v", unavailable)
