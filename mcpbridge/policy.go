@@ -85,18 +85,20 @@ func hintFor(e *callError) string {
 	case wire.CodeStaleNodeReference:
 		return "The UI changed since that node was captured: query the nodes again (ui.query_nodes) and use the new reference."
 	case wire.CodeUnavailable, wire.CodeNotExecutable:
-		return "The tool is not available in the app's current state (see details: requiredState, remediation). Change the app's state first, then search again."
+		return unavailableHint
 	case control.CodeTimeout:
 		return "The app did not answer in time. Retry once; if it fails again, report it."
 	}
 	if e.Kind == kindUnavailable {
-		return "The tool is not available in the app's current state (see details). Change the app's state first, then search again."
+		return unavailableHint
 	}
 	if e.Retryable {
 		return "Retry once; if it fails again, report it."
 	}
 	return ""
 }
+
+const unavailableHint = "The tool is not available in the app's current state; ansight_describe_app_tool shows what it needs (runtime: requiredState, remediation). Change the app's state first, then call again."
 
 // oneLine shortens a description to its first line, at most maxRunes runes, for the
 // compact index.
