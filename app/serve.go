@@ -22,18 +22,31 @@ type ServeOptions struct {
 // the bound is reached); each response is written as soon as it is ready, followed by the
 // ASFT frames of the transfers it announces, and correlates with its request by replyTo.
 //
-// Serve does not own conn: it neither closes it nor writes anything but responses and
-// frames, and other goroutines may write to conn meanwhile. When reading fails or ctx
-// ends, the contexts of the requests in flight are cancelled and Serve returns once their
-// handlers have returned: with ctx's error if ctx ended, else with the read error.
+// Serve does not own conn: it writes nothing but responses and frames, other goroutines
+// may write to conn meanwhile, and it does not close conn, except that it aborts it
+// ([transport.Abort]) when ctx ends. That is the only way to end a read in progress (over
+// WebSocket a read whose context ends tears the connection down all the same), and it lets
+// Serve read and write with a context that never ends, which costs the WebSocket library
+// no timer registration per message. When reading fails or ctx ends, the contexts of the
+// requests in flight are cancelled and Serve returns once their handlers have returned:
+// with ctx's error if ctx ended, else with the read error.
 func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	aborted := make(chan struct{})
+	stopWatch := context.AfterFunc(parent, func() {
+		_ = transport.Abort(conn) // an error means conn was already closed
+		close(aborted)
+	})
 	defer func() {
+		if !stopWatch() {
+			<-aborted // no goroutine of Serve outlives it
+		}
 		cancel()
 		wg.Wait()
 	}()
+	rw := &connIO{conn: conn, ctx: context.WithoutCancel(ctx)}
 	// Requests go to a pool of at most a.concurrent workers, started on demand and kept
 	// until Serve returns: a long-lived worker has grown its stack once, where a goroutine
 	// per request would grow a fresh one every time (a large share of a small call's cost).
@@ -42,7 +55,7 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 	worker := func(req *request) {
 		defer wg.Done()
 		for {
-			if err := a.answer(ctx, req, conn); err != nil && ctx.Err() == nil {
+			if err := a.answer(ctx, req, rw); err != nil && ctx.Err() == nil {
 				a.log.DebugContext(ctx, "writing a tool response failed", "err", err)
 			}
 			select {
@@ -53,7 +66,7 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 		}
 	}
 	for {
-		typ, msg, err := conn.Read(ctx)
+		typ, msg, err := conn.Read(rw.ctx)
 		if err != nil {
 			if parent.Err() != nil {
 				return parent.Err()
@@ -92,4 +105,19 @@ func deliver(f func(transport.MessageType, []byte), typ transport.MessageType, m
 	if f != nil {
 		f(typ, msg)
 	}
+}
+
+// connIO reads and writes conn with a context that never ends (Serve aborts conn instead).
+// A write for a request whose context has ended is not made: a transfer stops at its next
+// frame once Serve is stopping.
+type connIO struct {
+	conn transport.Conn
+	ctx  context.Context
+}
+
+func (c *connIO) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.conn.Write(c.ctx, typ, data)
 }

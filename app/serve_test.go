@@ -314,3 +314,31 @@ func TestRegisterWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeContextEndAbortsConnection: the end of ctx ends a read in progress by aborting
+// the connection (the peer sees an abnormal closure), cancels the requests in flight, and
+// Serve returns ctx's error.
+func TestServeContextEndAbortsConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := New(Options{})
+		g := newGate()
+		registerGate(t, a, "test.gate", g, false)
+		appEnd, hostEnd := transport.Pipe(transport.PipeOptions{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Serve(ctx, appEnd, ServeOptions{}) }()
+		send(t, hostEnd, callMsg("c1", `{"toolId":"test.gate"}`))
+		synctest.Wait() // the handler runs, Serve is reading again
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve returned %v, want context.Canceled", err)
+		}
+		if g.sawDone.Load() != 1 {
+			t.Fatal("the in-flight handler was not cancelled")
+		}
+		if _, _, err := hostEnd.Read(context.Background()); transport.CloseStatus(err) != transport.StatusAbnormalClosure {
+			t.Fatalf("the host's end read %v, want an abnormal closure", err)
+		}
+		hostEnd.Close(transport.StatusNormalClosure, "")
+	})
+}

@@ -20,11 +20,15 @@ import (
 //  4. nobody: telemetry (CLIENT_*, DeviceAppProfile) and anything else are dropped without
 //     acknowledgement, as the protocol wants.
 //
-// It returns when the connection ends; the session then becomes disconnected.
+// It returns when the connection ends; the session then becomes disconnected. Every end
+// of a session closes its connection (Close does before it cancels s.ctx), so reads use a
+// context that never ends: a cancellable one would cost the WebSocket library a timer
+// registration per message.
 func (s *Server) serveConn(sess *Session, c *connection) {
 	var cause error
+	readCtx := context.WithoutCancel(s.ctx)
 	for {
-		typ, data, err := c.conn.Read(s.ctx)
+		typ, data, err := c.conn.Read(readCtx)
 		if err != nil {
 			cause = err
 			break
