@@ -273,7 +273,8 @@ func TestSearch(t *testing.T) {
 		{name: "defaults: executable, within the grant, no critical",
 			want: []string{"notes.create", "notes.get", "notes.list", wire.ScreenshotToolID},
 			check: func(t *testing.T, out searchOutput) {
-				if out.TotalCount != 4 || out.Count != 4 || out.Truncated || out.Revision != "rev-1" || out.AppID != "com.example.notes" {
+				if out.TotalCount != 4 || out.Count != 4 || out.Truncated || out.Revision != "rev-1" || out.AppID != "com.example.notes" ||
+					out.NotCallable != 2 {
 					t.Errorf("counts: %+v", out)
 				}
 				for _, e := range out.Tools {
@@ -399,5 +400,25 @@ func TestDescribeRefusesToolsAboveTheGrant(t *testing.T) {
 	e := errorOf(t, h.call(ToolDescribeApp, map[string]any{"toolId": "notes.create"}))
 	if e.Code != wire.CodePolicyNotGranted || e.Kind != kindDenied || !strings.Contains(e.Hint, "--max-tool-policy write") {
 		t.Fatalf("%+v", e)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"Short.", 20, "Short."},
+		{"  First line.\nSecond line.", 20, "First line."},
+		{"First line.\r\nSecond.", 20, "First line."},
+		{"Lists the notes, most recently updated first", 20, "Lists the notes, mo…"},
+		{"Ünïcödé wörds everywhere here", 10, "Ünïcödé w…"},
+		{"a, b, c, d, e", 5, "a, b…"},
+	} {
+		got := oneLine(tc.in, tc.max)
+		if got != tc.want || len([]rune(got)) > tc.max {
+			t.Errorf("oneLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
 	}
 }

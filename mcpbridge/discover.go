@@ -75,7 +75,9 @@ type searchOutput struct {
 	Truncated  bool           `json:"truncated,omitzero"`
 	Categories map[string]int `json:"categories,omitzero"`
 	AboveGrant int            `json:"aboveGrant,omitzero"`
-	Tools      []indexEntry   `json:"tools"`
+	// NotCallable counts the matches left out by executableOnly (denied or unavailable now).
+	NotCallable int          `json:"notCallable,omitzero"`
+	Tools       []indexEntry `json:"tools"`
 }
 
 // indexEntry is one tool in the compact index. Executable is written only as false, as in
@@ -117,6 +119,7 @@ func (br *Bridge) search(ctx context.Context, in *searchInput) (*mcp.CallToolRes
 			continue
 		}
 		if executableOnly && v.denial != nil {
+			out.NotCallable++
 			continue
 		}
 		out.TotalCount++

@@ -84,6 +84,7 @@ var (
 		`"totalCount":{"type":"integer"},"count":{"type":"integer"},"truncated":{"type":"boolean"},` +
 		`"categories":{"type":"object","description":"Matches per category, when truncated."},` +
 		`"aboveGrant":{"type":"integer","description":"Matches not offered: above the session's grant."},` +
+		`"notCallable":{"type":"integer","description":"Matches not callable now, left out: executableOnly false lists them with the reason."},` +
 		`"tools":{"type":"array","items":{"type":"object","properties":{` +
 		`"id":{"type":"string"},"description":{"type":"string"},"policy":` + policyEnum + `,` +
 		`"executable":{"type":"boolean"},"denial":` + denialSchema + `,"prerequisites":{"type":"array","items":{"type":"string"}}},` +

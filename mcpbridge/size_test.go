@@ -69,6 +69,8 @@ func TestSearchAnswerSize(t *testing.T) {
 		answer := text(t, res, &out)
 		wholeResult, _ := json.Marshal(res) // text and structured content both, as on the wire
 
+		largest := text(t, h.call(ToolSearchAppTools, map[string]any{"maxResults": maxMaxResults}), nil)
+
 		var every []*mcp.Tool
 		for _, e := range syntheticCatalog(n) {
 			tl, err := mcpTool(&e)
@@ -80,9 +82,9 @@ func TestSearchAnswerSize(t *testing.T) {
 		listing, _ := json.Marshal(mcp.ListToolsResult{Tools: every})
 		meta, _ := json.Marshal(mcp.ListToolsResult{Tools: h.listTools()})
 
-		msg := fmt.Sprintf("%d tools: search answer %d B (whole tools/call result %d B, %d of %d offered tools, truncated %v); "+
-			"every tool with schemas %d B; the six meta-tools' tools/list %d B",
-			n, len(answer), len(wholeResult), out.Count, out.TotalCount, out.Truncated, len(listing), len(meta))
+		msg := fmt.Sprintf("%d tools: search answer %d B (whole tools/call result %d B, %d of %d offered tools, truncated %v; "+
+			"%d B with maxResults %d); every tool with schemas %d B; the six meta-tools' tools/list %d B",
+			n, len(answer), len(wholeResult), out.Count, out.TotalCount, out.Truncated, len(largest), maxMaxResults, len(listing), len(meta))
 		t.Log(msg)
 		if testing.Verbose() {
 			fmt.Println(msg)
