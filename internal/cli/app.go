@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -542,5 +541,3 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 	f.IntVar(&maxWidth, "max-width", 0, "scale the image down to at most this width")
 	return cmd
 }
-
-var _ = context.Background

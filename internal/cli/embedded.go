@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -265,5 +264,3 @@ func freeOrDefault(def string) string {
 	c.Close()
 	return def
 }
-
-var _ = errors.New

@@ -3,11 +3,9 @@ package cli
 import (
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/player"
 )
 
@@ -141,8 +139,3 @@ invite ('ansight pairing issue --qr').`,
 	cmd.AddCommand(run, status, stop)
 	return cmd
 }
-
-var (
-	_ = os.Getpid
-	_ = control.SocketName
-)

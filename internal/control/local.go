@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/wire"
@@ -232,7 +230,7 @@ func (l *Local) Tool(ctx context.Context, sessionID, toolID string) (*Tool, erro
 	e, err := c.Describe(ctx, toolID)
 	if err != nil {
 		if wire.CodeOf(err) == wire.CodeNotFound {
-			return nil, apiErrorf(http.StatusNotFound, wire.CodeNotFound, "%s", err.(interface{ Error() string }).Error())
+			return nil, apiErrorf(http.StatusNotFound, wire.CodeNotFound, "%s", err.Error())
 		}
 		return nil, hostError(err)
 	}
@@ -428,5 +426,3 @@ func (l *Local) Shutdown(context.Context) error {
 	go l.shutdown()
 	return nil
 }
-
-var _ = jsontext.Value(nil)
