@@ -166,6 +166,20 @@ func PublishedSchema(raw jsontext.Value) jsontext.Value {
 	return tree.appendJSON(nil)
 }
 
+// StandardSchema returns the compact standard JSON Schema form of a schema written in the
+// protocol's form: additionalProperties:false restored into every object schema that lacks
+// the keyword (unevaluatedProperties:false at a composing level), so that a standard
+// validator — an MCP client's, a form generator's — reads it as the app enforces it.
+// Invalid JSON is returned unchanged.
+func StandardSchema(raw jsontext.Value) jsontext.Value {
+	tree, err := parseTree(raw)
+	if err != nil {
+		return raw
+	}
+	restoreClosed(tree)
+	return tree.appendJSON(nil)
+}
+
 // Validate checks instance against the schema and returns nil when it matches, else at
 // most MaxViolations violations in a deterministic order. An instance that is not valid
 // JSON (duplicate member names included) yields one CodeInvalidJSON violation.

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -313,16 +314,19 @@ func checkToolName(name string) error {
 
 // clientSchema adapts an app's object schema for MCP clients: the keywords that make
 // validators look elsewhere ($schema, $id) are dropped, a missing type becomes "object", and,
-// for arguments (closed), the protocol's closed-object default is restored at the top level
-// (standard validators read a missing additionalProperties as "anything goes"; nested
-// objects keep the protocol form, and the app refuses extra properties there itself).
+// for arguments (closed), the protocol's closed-object default is restored everywhere
+// (catalog.StandardSchema): standard validators read a missing additionalProperties as
+// "anything goes", and the client should see the schema exactly as the app enforces it.
 // Schemas of anything but an object are refused.
 func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
 	if len(raw) == 0 {
 		if !closed {
 			return nil, fmt.Errorf("no schema")
 		}
-		return jsontext.Value(`{"type":"object"}`), nil
+		return jsontext.Value(`{"type":"object","additionalProperties":false}`), nil
+	}
+	if closed {
+		raw = catalog.StandardSchema(raw)
 	}
 	var m map[string]jsontext.Value
 	if err := wire.Unmarshal(raw, &m); err != nil {
@@ -335,14 +339,6 @@ func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
 		m["type"] = jsontext.Value(`"object"`)
 	case string(t) != `"object"`:
 		return nil, fmt.Errorf("the schema is not an object schema (type %s)", t)
-	}
-	if closed {
-		_, hasAP := m["additionalProperties"]
-		_, hasUP := m["unevaluatedProperties"]
-		composed := m["allOf"] != nil || m["anyOf"] != nil || m["oneOf"] != nil || m["$ref"] != nil
-		if !hasAP && !hasUP && !composed {
-			m["additionalProperties"] = jsontext.Value(`false`)
-		}
 	}
 	return wire.Marshal(m)
 }
