@@ -168,6 +168,7 @@ type link struct {
 	client    *tools.Client
 	host, app *faultconn.Conn
 	dir       string // the artifact directory
+	midway    midway
 
 	cancel    context.CancelFunc
 	readDone  chan struct{}
@@ -187,6 +188,8 @@ func newLink(t *testing.T, f *fixture, hostPlan, appPlan faultconn.Plan, opts to
 		cancel: cancel, readDone: make(chan struct{}), serveDone: make(chan struct{}),
 	}
 	opts.ArtifactDir = l.dir
+	l.midway = newMidway()
+	opts.OnTransfer = l.midway.observe
 	if opts.Timeout == 0 {
 		opts.Timeout = stuckAfter / 2
 	}
@@ -234,6 +237,32 @@ func (l *link) served(t *testing.T) error {
 	case <-time.After(stuckAfter):
 		t.Fatal("the app's runtime kept serving a dead connection")
 		return nil
+	}
+}
+
+// midway reports transfers that have received bytes but are not complete: a partial file
+// exists on the host's side.
+type midway chan string
+
+func newMidway() midway { return make(midway, 256) }
+
+// observe is a tools.Options.OnTransfer.
+func (m midway) observe(p tools.TransferProgress) {
+	if p.Status == tools.StatusReceiving && p.ReceivedBytes > 0 {
+		select {
+		case m <- p.TransferID:
+		default:
+		}
+	}
+}
+
+// await waits until a transfer is midway.
+func (m midway) await(t *testing.T) {
+	t.Helper()
+	select {
+	case <-m:
+	case <-time.After(stuckAfter):
+		t.Fatal("no transfer received any byte")
 	}
 }
 

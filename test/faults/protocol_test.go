@@ -146,6 +146,7 @@ func TestConnectionDiesMidTransfer(t *testing.T) {
 			l := newLink(t, f, faultconn.Plan{}, faultconn.Plan{}, tools.Options{})
 			wait := start(t, "f.file", func() (*tools.CallResult, error) { return l.client.Call(bg, fileCall(4*chunk, true)) })
 			f.await(t, "f.file") // the response and the first chunk are out; the file stalls
+			l.midway.await(t)    // and the host has written the chunk to a partial file
 			transport.Abort(e.end(l))
 			f.releaseAll() // the file's reader goes on; its frames meet a dead connection
 			res, err := wait()

@@ -21,12 +21,12 @@ import (
 const faultAppID = "dev.ansight.faults"
 
 // newHost starts a host with its pairing state and artifacts under stateDir, enrolling on
-// the UDP port given (0: any).
-func newHost(t *testing.T, stateDir string, port int) *host.Server {
+// the UDP port given (0: any). Transfers that received bytes are reported to m.
+func newHost(t *testing.T, stateDir string, port int, m midway) *host.Server {
 	t.Helper()
 	srv, err := host.New(host.Options{
 		DiscoveryAddr: fmt.Sprintf("127.0.0.1:%d", port), ListenAddr: "127.0.0.1:0", StateDir: stateDir, HostName: "faults",
-		Tools: tools.Options{ArtifactDir: filepath.Join(stateDir, "artifacts"), Timeout: stuckAfter / 2},
+		Tools: tools.Options{ArtifactDir: filepath.Join(stateDir, "artifacts"), Timeout: stuckAfter / 2, OnTransfer: m.observe},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func sessionEcho(t *testing.T, s *host.Session, nonce string) {
 func TestResumeAfterDropMidCall(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
-	srv := newHost(t, t.TempDir(), 0)
+	srv := newHost(t, t.TempDir(), 0, newMidway())
 	r := runApp(t, f, int(srv.DiscoveryAddr().Port()))
 	first := r.await(t, connect.StateConnected)
 	s := openSession(t, srv)
@@ -151,13 +151,15 @@ func TestResumeAfterDropMidTransfer(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
 	state := t.TempDir()
-	srv := newHost(t, state, 0)
+	m := newMidway()
+	srv := newHost(t, state, 0, m)
 	r := runApp(t, f, int(srv.DiscoveryAddr().Port()))
 	r.await(t, connect.StateConnected)
 	s := openSession(t, srv)
 
 	wait := start(t, "f.file", func() (*tools.CallResult, error) { return s.Tools().Call(bg, fileCall(4*chunk, true)) })
 	f.await(t, "f.file")
+	m.await(t)
 	s.Disconnect()
 	f.releaseAll()
 	res, err := wait()
@@ -184,7 +186,8 @@ func TestHostRestart(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
 	state := t.TempDir()
-	srv := newHost(t, state, 0)
+	m := newMidway()
+	srv := newHost(t, state, 0, m)
 	port := int(srv.DiscoveryAddr().Port())
 	r := runApp(t, f, port)
 	r.await(t, connect.StateConnected)
@@ -198,6 +201,7 @@ func TestHostRestart(t *testing.T) {
 	f.await(t, "f.block")
 	file := start(t, "f.file", func() (*tools.CallResult, error) { return s.Tools().Call(bg, fileCall(4*chunk, true)) })
 	f.await(t, "f.file")
+	m.await(t)
 
 	srv.Close()
 	_, err := call()
@@ -215,7 +219,7 @@ func TestHostRestart(t *testing.T) {
 		t.Error("the app saw no error when the host went away")
 	}
 
-	srv2 := newHost(t, state, port)
+	srv2 := newHost(t, state, port, newMidway())
 	r.await(t, connect.StateConnected)
 	s2 := openSession(t, srv2)
 	sessionEcho(t, s2, "restarted")
@@ -235,7 +239,7 @@ func TestHostRestart(t *testing.T) {
 func TestReplacedConnectionFailsPending(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)
-	srv := newHost(t, t.TempDir(), 0)
+	srv := newHost(t, t.TempDir(), 0, newMidway())
 	port := int(srv.DiscoveryAddr().Port())
 	dir := t.TempDir()
 	opts := connect.Options{AppID: faultAppID, StateDir: dir, HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}
