@@ -119,9 +119,11 @@ func TestServeAnswersAndRoutes(t *testing.T) {
 	if err := host.Write(context.Background(), transport.MessageBinary, []byte("ASJP....")); err != nil {
 		t.Fatal(err)
 	}
+	// Not a tool request: it goes to OnMessage before the requests after it are read, so
+	// by the time they are answered it has been delivered.
+	send(t, host, `{"type":"tool.call","id":"c2","capability":"other","payload":{}}`)
 	send(t, host, `{"type":"tool.query","id":"q1","sessionId":"s","payload":{"detail":"index"}}`)
 	send(t, host, callMsg("c1", `{"toolId":"route.open","arguments":{"route":"x"}}`))
-	send(t, host, `{"type":"tool.call","id":"c2","capability":"other","payload":{}}`)
 	rs := readResponses(t, host, 2)
 	if rs["q1"].Type != wire.TypeCatalog || rs["q1"].SessionID != "s" || rs["c1"].Type != wire.TypeResult {
 		t.Fatalf("responses: %+v", rs)
@@ -147,16 +149,24 @@ func TestServeConcurrentAndBounded(t *testing.T) {
 		a := New(Options{MaxConcurrent: 3})
 		g := newGate()
 		registerGate(t, a, "test.gate", g, false)
-		host, _, stop := serving(t, a)
+		host, other, stop := serving(t, a)
 		for i := range 5 {
 			send(t, host, callMsg("c"+itoa(i), `{"toolId":"test.gate","callId":"k`+itoa(i)+`"}`))
 		}
+		send(t, host, `{"type":"CONTROL_RESP","id":"r1","replyTo":"x","success":true}`)
 		synctest.Wait()
 		if got := g.running.Load(); got != 3 {
 			t.Fatalf("%d handlers running, want 3 (the bound)", got)
 		}
+		if got := other(); len(got) != 0 {
+			t.Fatalf("Serve read on at the bound: OnMessage got %q", got)
+		}
 		close(g.release)
 		rs := readResponses(t, host, 5)
+		synctest.Wait()
+		if got := other(); len(got) != 1 {
+			t.Fatalf("OnMessage got %q after the requests were answered, want the control message", got)
+		}
 		for i := range 5 {
 			env := rs["c"+itoa(i)]
 			if env == nil || env.Type != wire.TypeResult || !strings.Contains(string(env.Payload), `"callId":"k`+itoa(i)+`"`) {
