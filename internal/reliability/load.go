@@ -140,8 +140,8 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 
 	opts.Progress(fmt.Sprintf("connecting %d sessions", opts.Sessions))
 	appsCtx, stopApps := context.WithCancel(context.WithoutCancel(ctx))
-	fleet := startFleet(appsCtx, srv, dir, opts)
 	start := time.Now()
+	fleet := startFleet(appsCtx, srv, dir, opts)
 	sessions, err := fleet.awaitConnected(ctx, srv, opts.ConnectTimeout)
 	rep.ConnectTime = time.Since(start)
 	if err != nil {
