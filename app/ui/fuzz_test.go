@@ -34,12 +34,12 @@ func FuzzToolArguments(f *testing.F) {
 			h := newHarness(t, &fakeScreen{doneAfter: 2})
 			id := tools[int(tool)%len(tools)]
 			// A capture first, so that revision-1 references can be valid.
-			h.call("ui.get_visual_tree", `{}`)
-			r := h.send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, id, args))
-			if r.err != nil {
-				switch r.err.Code {
+			h.Call("ui.get_visual_tree", `{}`)
+			r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, id, args))
+			if r.Err != nil {
+				switch r.Err.Code {
 				case wire.CodeExecutionException, wire.CodeResultSchemaInvalid, wire.CodeExecutionFailed:
-					t.Fatalf("%s(%s): %v %s", id, args, r.err, r.err.Details)
+					t.Fatalf("%s(%s): %v %s", id, args, r.Err, r.Err.Details)
 				}
 			}
 		})

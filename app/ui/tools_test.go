@@ -20,10 +20,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
 )
+
+// harness drives the app through App.Handle (package apptest).
+type harness = apptest.Harness
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -110,7 +114,7 @@ func newHarness(t *testing.T, s *fakeScreen) *harness {
 	if err := ui.Register(a, s, ui.Options{Now: func() time.Time { return pinnedNow }}); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, app: a}
+	return apptest.New(t, a)
 }
 
 // decode unmarshals a result into a generic value for inspection.
@@ -145,15 +149,15 @@ func matchesOf(t *testing.T, v jsontext.Value) (ids []string, refs map[string]st
 
 func TestCatalogEntries(t *testing.T) {
 	h := newHarness(t, &fakeScreen{})
-	r := h.send(wire.TypeQuery, `{"detail":"full"}`)
+	r := h.Send(wire.TypeQuery, `{"detail":"full"}`)
 	want := map[string]wire.Policy{
 		ui.GetVisualTreeToolID: wire.PolicyRead, ui.QueryNodesToolID: wire.PolicyRead,
 		ui.PerformActionToolID: wire.PolicyWrite, ui.WaitToolID: wire.PolicyRead, ui.GetScreenshotToolID: wire.PolicyRead,
 	}
-	if len(r.catalog.Tools) != len(want) {
-		t.Fatalf("catalog has %d tools, want %d", len(r.catalog.Tools), len(want))
+	if len(r.Catalog.Tools) != len(want) {
+		t.Fatalf("catalog has %d tools, want %d", len(r.Catalog.Tools), len(want))
 	}
-	for _, e := range r.catalog.Tools {
+	for _, e := range r.Catalog.Tools {
 		if want[e.ID] != e.Policy || e.Category != "ui" {
 			t.Errorf("%s: policy %s category %s", e.ID, e.Policy, e.Category)
 		}
@@ -168,7 +172,7 @@ func TestCatalogEntries(t *testing.T) {
 			}
 		}
 	}
-	if err := ui.Register(h.app, &fakeScreen{}, ui.Options{}); err == nil || !errors.Is(err, app.ErrDuplicateTool) {
+	if err := ui.Register(h.App(), &fakeScreen{}, ui.Options{}); err == nil || !errors.Is(err, app.ErrDuplicateTool) {
 		t.Errorf("registering twice = %v, want ErrDuplicateTool", err)
 	}
 	if err := ui.Register(app.New(app.Options{}), &fakeScreen{}, ui.Options{Source: "not a name"}); err == nil {
@@ -202,7 +206,7 @@ func TestArgumentsAreValidated(t *testing.T) {
 		{ui.GetScreenshotToolID, `{"maxWidth":0}`},
 	}
 	for _, tt := range tests {
-		if err := h.fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
+		if err := h.Fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
 			t.Errorf("%s(%s): %s, want %s", tt.tool, tt.args, err.Code, wire.CodeArgumentsSchemaInvalid)
 		}
 	}
@@ -211,7 +215,7 @@ func TestArgumentsAreValidated(t *testing.T) {
 func TestGetVisualTree(t *testing.T) {
 	s := &fakeScreen{name: "Ada"}
 	h := newHarness(t, s)
-	res, _ := h.call(ui.GetVisualTreeToolID, `{}`)
+	res, _ := h.Call(ui.GetVisualTreeToolID, `{}`)
 	m := decode(t, res)
 	if !regexp.MustCompile(`^native:1:[0-9a-f]{32}$`).MatchString(m["snapshotId"].(string)) ||
 		m["revision"] != 1.0 || m["source"] != "native" || m["capturedAtUtc"] != "2025-06-07T08:09:10.123456789Z" ||
@@ -232,35 +236,35 @@ func TestGetVisualTree(t *testing.T) {
 		t.Errorf("root childCount = %v", root["childCount"])
 	}
 
-	res, _ = h.call(ui.GetVisualTreeToolID, `{"includeBounds":false,"maxDepth":0}`)
+	res, _ = h.Call(ui.GetVisualTreeToolID, `{"includeBounds":false,"maxDepth":0}`)
 	m = decode(t, res)
 	root = m["root"].(map[string]any)
 	if m["revision"] != 2.0 || m["truncated"] != true || m["nodeCount"] != 1.0 || root["children"] != nil || root["bounds"] != nil {
 		t.Errorf("maxDepth 0 without bounds = %v", m)
 	}
 
-	res, _ = h.call(ui.GetVisualTreeToolID, `{"rootNodeId":"switch"}`)
+	res, _ = h.Call(ui.GetVisualTreeToolID, `{"rootNodeId":"switch"}`)
 	root = decode(t, res)["root"].(map[string]any)
 	if root["id"] != "switch" || root["checked"] != false {
 		t.Errorf("subtree root = %v", root)
 	}
-	if err := h.fail(ui.GetVisualTreeToolID, `{"rootNodeId":"nope"}`); err.Code != ui.CodeNodeNotFound {
+	if err := h.Fail(ui.GetVisualTreeToolID, `{"rootNodeId":"nope"}`); err.Code != ui.CodeNodeNotFound {
 		t.Errorf("unknown rootNodeId: %v", err)
 	}
 
 	s.captureErr = errors.New("window closed")
-	if err := h.fail(ui.GetVisualTreeToolID, `{}`); err.Code != ui.CodeCaptureFailed || !strings.Contains(err.Message, "window closed") {
+	if err := h.Fail(ui.GetVisualTreeToolID, `{}`); err.Code != ui.CodeCaptureFailed || !strings.Contains(err.Message, "window closed") {
 		t.Errorf("capture failure: %v", err)
 	}
 	s.captureErr = &wire.Error{Code: "app_busy", Message: "try later", Retryable: true}
-	if err := h.fail(ui.GetVisualTreeToolID, `{}`); err.Code != "app_busy" {
+	if err := h.Fail(ui.GetVisualTreeToolID, `{}`); err.Code != "app_busy" {
 		t.Errorf("a *wire.Error from Capture must pass through: %v", err)
 	}
 }
 
 func TestQueryNodes(t *testing.T) {
 	h := newHarness(t, &fakeScreen{})
-	res, _ := h.call(ui.QueryNodesToolID, `{"role":"BUTTON"}`)
+	res, _ := h.Call(ui.QueryNodesToolID, `{"role":"BUTTON"}`)
 	ids, refs := matchesOf(t, res)
 	if strings.Join(ids, ",") != "ok,off,vanishing" {
 		t.Errorf("buttons = %v", ids)
@@ -273,7 +277,7 @@ func TestQueryNodes(t *testing.T) {
 		t.Errorf("reference = %s", refs["ok"])
 	}
 
-	res, _ = h.call(ui.QueryNodesToolID, `{"maxResults":2,"enabled":true,"includeBounds":false}`)
+	res, _ = h.Call(ui.QueryNodesToolID, `{"maxResults":2,"enabled":true,"includeBounds":false}`)
 	m = decode(t, res)
 	if m["count"] != 2.0 || m["totalMatches"] != 6.0 || m["truncated"] != true || m["revision"] != 2.0 {
 		t.Errorf("truncated query = %v", m)
@@ -281,16 +285,16 @@ func TestQueryNodes(t *testing.T) {
 
 	// With a snapshotId no capture happens: the revision stays.
 	snap := m["snapshotId"].(string)
-	res, _ = h.call(ui.QueryNodesToolID, fmt.Sprintf(`{"snapshotId":%q,"textContains":"dark"}`, snap))
+	res, _ = h.Call(ui.QueryNodesToolID, fmt.Sprintf(`{"snapshotId":%q,"textContains":"dark"}`, snap))
 	m = decode(t, res)
 	if ids, _ := matchesOf(t, res); m["revision"] != 2.0 || len(ids) != 1 || ids[0] != "switch" {
 		t.Errorf("query of a retained snapshot = %v", m)
 	}
-	res, _ = h.call(ui.QueryNodesToolID, `{"automationId":"nameField"}`)
+	res, _ = h.Call(ui.QueryNodesToolID, `{"automationId":"nameField"}`)
 	if decode(t, res)["revision"] != 3.0 {
 		t.Errorf("a query without snapshotId must capture")
 	}
-	err := h.fail(ui.QueryNodesToolID, `{"snapshotId":"native:999:0123"}`)
+	err := h.Fail(ui.QueryNodesToolID, `{"snapshotId":"native:999:0123"}`)
 	if err.Code != wire.CodeStaleNodeReference || !strings.Contains(string(err.Details), `"refreshWith":"ui.query_nodes"`) {
 		t.Errorf("unknown snapshotId: %v %s", err, err.Details)
 	}
@@ -299,7 +303,7 @@ func TestQueryNodes(t *testing.T) {
 func TestPerformAction(t *testing.T) {
 	s := &fakeScreen{}
 	h := newHarness(t, s)
-	res, _ := h.call(ui.QueryNodesToolID, `{}`)
+	res, _ := h.Call(ui.QueryNodesToolID, `{}`)
 	_, refs := matchesOf(t, res)
 	act := func(node, action, value string) string {
 		args := fmt.Sprintf(`{"reference":%s,"action":%q`, refs[node], action)
@@ -309,7 +313,7 @@ func TestPerformAction(t *testing.T) {
 		return args + "}"
 	}
 
-	res, _ = h.call(ui.PerformActionToolID, act("ok", "tap", ""))
+	res, _ = h.Call(ui.PerformActionToolID, act("ok", "tap", ""))
 	m := decode(t, res)
 	if m["taps"] != 1.0 || m["action"] != "tap" || m["source"] != "native" || fmt.Sprint(m["reference"]) == "" {
 		t.Errorf("tap result = %v", m)
@@ -322,8 +326,8 @@ func TestPerformAction(t *testing.T) {
 		t.Errorf("result reference %s, want %s", back.Reference, refs["ok"])
 	}
 	// Still the latest snapshot: the same reference stays usable.
-	h.call(ui.PerformActionToolID, act("name", "setValue", `"Grace"`))
-	res, _ = h.call(ui.PerformActionToolID, act("name", "typeText", `" Hopper"`))
+	h.Call(ui.PerformActionToolID, act("name", "setValue", `"Grace"`))
+	res, _ = h.Call(ui.PerformActionToolID, act("name", "typeText", `" Hopper"`))
 	if s.name != "Grace Hopper" || decode(t, res)["text"] != "Grace Hopper" {
 		t.Errorf("name = %q", s.name)
 	}
@@ -340,18 +344,18 @@ func TestPerformAction(t *testing.T) {
 		{"node not in snapshot", strings.Replace(act("ok", "tap", ""), `"nodeId":"ok"`, `"nodeId":"ghost"`, 1), wire.CodeStaleNodeReference},
 	}
 	for _, f := range failures {
-		if err := h.fail(ui.PerformActionToolID, f.args); err.Code != f.code {
+		if err := h.Fail(ui.PerformActionToolID, f.args); err.Code != f.code {
 			t.Errorf("%s: %v, want %s", f.name, err, f.code)
 		}
 	}
-	err := h.fail(ui.PerformActionToolID, act("off", "tap", ""))
+	err := h.Fail(ui.PerformActionToolID, act("off", "tap", ""))
 	if d := decode(t, err.Details); d["enabled"] != false || d["nodeId"] != "off" || d["action"] != "tap" {
 		t.Errorf("disabled details = %v", d)
 	}
 
 	// A new capture supersedes the snapshot: every old reference is stale now.
-	h.call(ui.GetVisualTreeToolID, `{}`)
-	err = h.fail(ui.PerformActionToolID, act("ok", "tap", ""))
+	h.Call(ui.GetVisualTreeToolID, `{}`)
+	err = h.Fail(ui.PerformActionToolID, act("ok", "tap", ""))
 	d := decode(t, err.Details)
 	if err.Code != wire.CodeStaleNodeReference || d["latestRevision"] != 2.0 || d["nodeId"] != "ok" ||
 		d["refreshWith"] != "ui.query_nodes" || d["reason"] != "snapshot_superseded" || d["source"] != "native" {
@@ -364,20 +368,20 @@ func TestPerformAction(t *testing.T) {
 
 func TestPerformActionEvidence(t *testing.T) {
 	h := newHarness(t, &fakeScreen{})
-	res, _ := h.call(ui.QueryNodesToolID, `{"nodeId":"switch"}`)
+	res, _ := h.Call(ui.QueryNodesToolID, `{"nodeId":"switch"}`)
 	_, refs := matchesOf(t, res)
-	_, r := h.call(ui.PerformActionToolID, fmt.Sprintf(`{"reference":%s,"action":"toggle"}`, refs["switch"]))
+	_, r := h.Call(ui.PerformActionToolID, fmt.Sprintf(`{"reference":%s,"action":"toggle"}`, refs["switch"]))
 	_ = r
-	r = h.send(wire.TypeCall, fmt.Sprintf(`{"toolId":"ui.perform_action","arguments":{"reference":%s,"action":"toggle"},"after":{"include":["visualTree","screenshot"]}}`, refs["switch"]))
-	if r.err != nil {
-		t.Fatal(r.err)
+	r = h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":"ui.perform_action","arguments":{"reference":%s,"action":"toggle"},"after":{"include":["visualTree","screenshot"]}}`, refs["switch"]))
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	tree, shot := r.result.Evidence["visualTree"], r.result.Evidence["screenshot"]
+	tree, shot := r.Result.Evidence["visualTree"], r.Result.Evidence["screenshot"]
 	if !tree.Success || !strings.Contains(string(tree.Result), `"id":"switch"`) || !strings.Contains(string(tree.Result), `"checked":false`) {
 		t.Errorf("tree evidence = %+v %s", tree, tree.Result)
 	}
-	if !shot.Success || len(r.artifacts) != 1 {
-		t.Errorf("screenshot evidence = %+v, %d artifacts", shot, len(r.artifacts))
+	if !shot.Success || len(r.Artifacts) != 1 {
+		t.Errorf("screenshot evidence = %+v, %d artifacts", shot, len(r.Artifacts))
 	}
 }
 
@@ -385,7 +389,7 @@ func TestWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &fakeScreen{doneAfter: 3}
 		h := newHarness(t, s)
-		res, _ := h.call(ui.WaitToolID, `{"condition":"exists","textContains":"done","pollMilliseconds":100}`)
+		res, _ := h.Call(ui.WaitToolID, `{"condition":"exists","textContains":"done","pollMilliseconds":100}`)
 		m := decode(t, res)
 		q := m["query"].(map[string]any)
 		// Captures at 0, 100 and 200 ms of (bubble) time; the third shows the label.
@@ -398,11 +402,11 @@ func TestWait(t *testing.T) {
 			t.Errorf("references = %v", refs)
 		}
 
-		res, _ = h.call(ui.WaitToolID, `{"condition":"notExists","nodeId":"ghost"}`)
+		res, _ = h.Call(ui.WaitToolID, `{"condition":"notExists","nodeId":"ghost"}`)
 		if m := decode(t, res); m["elapsedMilliseconds"] != 0.0 {
 			t.Errorf("notExists = %v", m)
 		}
-		res, _ = h.call(ui.WaitToolID, `{"condition":"visible","nodeId":"ok"}`)
+		res, _ = h.Call(ui.WaitToolID, `{"condition":"visible","nodeId":"ok"}`)
 		if m := decode(t, res); m["matched"] != true {
 			t.Errorf("visible = %v", m)
 		}
@@ -413,7 +417,7 @@ func TestWait(t *testing.T) {
 			{"present node never absent", `{"condition":"notExists","nodeId":"ok","timeoutMilliseconds":250}`},
 		}
 		for _, tt := range tests {
-			err := h.fail(ui.WaitToolID, tt.args)
+			err := h.Fail(ui.WaitToolID, tt.args)
 			d := decode(t, err.Details)
 			// Captures at 0, 100, 200 and at the deadline, 250.
 			if err.Code != wire.CodeUIWaitTimeout || d["matched"] != false || d["elapsedMilliseconds"] != 250.0 ||
@@ -424,12 +428,12 @@ func TestWait(t *testing.T) {
 
 		// Out-of-range timeouts and polls are clamped, not refused.
 		start := time.Now()
-		err := h.fail(ui.WaitToolID, `{"condition":"exists","nodeId":"ghost","timeoutMilliseconds":999999,"pollMilliseconds":1}`)
+		err := h.Fail(ui.WaitToolID, `{"condition":"exists","nodeId":"ghost","timeoutMilliseconds":999999,"pollMilliseconds":1}`)
 		if d := decode(t, err.Details); d["timeoutMilliseconds"] != 60000.0 || time.Since(start) != time.Minute {
 			t.Errorf("clamped timeout: %v after %v", d, time.Since(start))
 		}
 		before := s.captures
-		h.fail(ui.WaitToolID, `{"condition":"exists","nodeId":"ghost","timeoutMilliseconds":0,"pollMilliseconds":1}`)
+		h.Fail(ui.WaitToolID, `{"condition":"exists","nodeId":"ghost","timeoutMilliseconds":0,"pollMilliseconds":1}`)
 		if s.captures-before != 2 { // at 0 and at the 1 ms deadline
 			t.Errorf("timeout 0 made %d captures", s.captures-before)
 		}
@@ -444,14 +448,10 @@ func TestWaitCancelled(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		var rec recorder
 		start := time.Now()
-		msg := `{"type":"tool.call","id":"w","payload":{"toolId":"ui.wait","arguments":{"condition":"exists","nodeId":"ghost","timeoutMilliseconds":60000}}}`
-		if _, err := a.Handle(ctx, []byte(msg), &rec); err != nil {
-			t.Fatal(err)
-		}
-		if time.Since(start) != time.Second || len(rec.msgs) != 1 || !strings.Contains(string(rec.msgs[0].data), `"tool.error"`) {
-			t.Errorf("cancelled wait answered after %v with %d messages", time.Since(start), len(rec.msgs))
+		r := apptest.New(t, a).SendContext(ctx, wire.TypeCall, `{"toolId":"ui.wait","arguments":{"condition":"exists","nodeId":"ghost","timeoutMilliseconds":60000}}`)
+		if time.Since(start) != time.Second || r.Err == nil {
+			t.Errorf("cancelled wait answered after %v with error %v", time.Since(start), r.Err)
 		}
 	})
 }
@@ -478,7 +478,7 @@ func TestGetScreenshot(t *testing.T) {
 		{`{"format":"jpeg","maxWidth":400}`, "jpeg", "jpg", 40, 80}, // never scaled up
 	}
 	for _, tt := range tests {
-		res, r := h.call(ui.GetScreenshotToolID, tt.args)
+		res, r := h.Call(ui.GetScreenshotToolID, tt.args)
 		m := decode(t, res)
 		wantName := "screenshot-20250607-080910123." + tt.ext
 		if m["format"] != tt.format || m["width"] != float64(tt.width) || m["height"] != float64(tt.height) ||
@@ -486,7 +486,7 @@ func TestGetScreenshot(t *testing.T) {
 			m["wireProtocol"] != "ansight.file-transfer.v1" || m["capturedAtUtc"] != "2025-06-07T08:09:10.123456789Z" {
 			t.Errorf("%s: result %v", tt.args, m)
 		}
-		data := r.artifacts[m["transferId"].(string)]
+		data := r.Artifacts[m["transferId"].(string)]
 		if float64(len(data)) != m["sizeBytes"] {
 			t.Fatalf("%s: received %d bytes, announced %v", tt.args, len(data), m["sizeBytes"])
 		}

@@ -15,10 +15,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
 )
+
+// harness drives the app through App.Handle (package apptest).
+type harness = apptest.Harness
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -33,7 +37,7 @@ func newApp(t *testing.T, opts Options, g catalog.Guard) (*harness, *Model) {
 	if err := m.Register(a); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, app: a}, m
+	return apptest.New(t, a), m
 }
 
 func obj(t *testing.T, v jsontext.Value) map[string]any {
@@ -58,9 +62,9 @@ var wantTools = map[string]wire.Policy{
 
 func TestCatalog(t *testing.T) {
 	h, _ := newApp(t, Options{}, catalog.GuardFullAccess)
-	r := h.send(wire.TypeQuery, `{"detail":"full"}`)
+	r := h.Send(wire.TypeQuery, `{"detail":"full"}`)
 	got := map[string]wire.ToolEntry{}
-	for _, e := range r.catalog.Tools {
+	for _, e := range r.Catalog.Tools {
 		got[e.ID] = e
 	}
 	if len(got) != len(wantTools) {
@@ -88,9 +92,9 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("%s runtime = %+v", id, rt)
 		}
 	}
-	h.call("account.sign_in", `{"userName":"ada"}`)
-	r = h.send(wire.TypeQuery, `{"detail":"full","ids":["sync.status","sync.push"]}`)
-	for _, e := range r.catalog.Tools {
+	h.Call("account.sign_in", `{"userName":"ada"}`)
+	r = h.Send(wire.TypeQuery, `{"detail":"full","ids":["sync.status","sync.push"]}`)
+	for _, e := range r.Catalog.Tools {
 		if !e.IsExecutable() {
 			t.Errorf("%s not executable after sign-in: %+v", e.ID, e.Runtime)
 		}
@@ -98,13 +102,13 @@ func TestCatalog(t *testing.T) {
 
 	// The app's default guard (read/write) hides the critical tools.
 	h, _ = newApp(t, Options{}, catalog.Guard{})
-	r = h.send(wire.TypeQuery, `{"detail":"index"}`)
-	for _, e := range r.catalog.Tools {
+	r = h.Send(wire.TypeQuery, `{"detail":"index"}`)
+	for _, e := range r.Catalog.Tools {
 		if e.Policy == wire.PolicyCritical {
 			t.Errorf("%s visible under the read/write guard", e.ID)
 		}
 	}
-	if err := h.fail("notes.delete_all", `{}`); err.Code != wire.CodeExecutionDenied {
+	if err := h.Fail("notes.delete_all", `{}`); err.Code != wire.CodeExecutionDenied {
 		t.Errorf("delete_all under read/write = %v", err)
 	}
 }
@@ -137,7 +141,7 @@ func TestArgumentSchemas(t *testing.T) {
 		{"files.generate", `{"sizeBytes":10,"seed":-1}`},
 	}
 	for _, tt := range invalid {
-		if err := h.fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
+		if err := h.Fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
 			t.Errorf("%s(%s) = %v, want %s", tt.tool, tt.args, err, wire.CodeArgumentsSchemaInvalid)
 		}
 	}
@@ -145,16 +149,16 @@ func TestArgumentSchemas(t *testing.T) {
 
 func TestNotesTools(t *testing.T) {
 	h, m := newApp(t, Options{}, catalog.GuardFullAccess)
-	res, _ := h.call("notes.list", `{}`)
+	res, _ := h.Call("notes.list", `{}`)
 	list := obj(t, res)
 	if list["count"] != 3.0 || list["total"] != 3.0 {
 		t.Errorf("notes.list = %v", list)
 	}
-	res, _ = h.call("notes.list", `{"limit":1,"query":"TALK"}`)
+	res, _ = h.Call("notes.list", `{"limit":1,"query":"TALK"}`)
 	if l := obj(t, res); l["count"] != 1.0 || l["notes"].([]any)[0].(map[string]any)["title"] != "Ideas for the talk" {
 		t.Errorf("filtered = %v", l)
 	}
-	res, _ = h.call("notes.create", `{"title":"  From a tool ","body":"Hello"}`)
+	res, _ = h.Call("notes.create", `{"title":"  From a tool ","body":"Hello"}`)
 	n := obj(t, res)
 	if n["title"] != "From a tool" || n["id"] != "n4" || n["createdAtUtc"] != "2025-03-14T09:41:00Z" {
 		t.Errorf("created = %v", n)
@@ -162,33 +166,33 @@ func TestNotesTools(t *testing.T) {
 	if got := rows(t, m); got[0] != "From a tool" {
 		t.Errorf("the list screen does not show the new note first: %v", got)
 	}
-	res, _ = h.call("notes.update", `{"id":"n4","body":"Changed"}`)
+	res, _ = h.Call("notes.update", `{"id":"n4","body":"Changed"}`)
 	if n := obj(t, res); n["title"] != "From a tool" || n["body"] != "Changed" {
 		t.Errorf("updated = %v", n)
 	}
-	res, _ = h.call("notes.get", `{"id":"n4"}`)
+	res, _ = h.Call("notes.get", `{"id":"n4"}`)
 	if n := obj(t, res); n["body"] != "Changed" {
 		t.Errorf("get = %v", n)
 	}
 	for _, c := range []struct{ tool, args string }{{"notes.get", `{"id":"n99"}`}, {"notes.update", `{"id":"n99","title":"x"}`}} {
-		err := h.fail(c.tool, c.args)
+		err := h.Fail(c.tool, c.args)
 		if err.Code != CodeNoteNotFound || string(err.Details) != `{"id":"n99"}` {
 			t.Errorf("%s: %v %s", c.tool, err, err.Details)
 		}
 	}
-	res, _ = h.call("notes.delete_all", `{}`)
+	res, _ = h.Call("notes.delete_all", `{}`)
 	if d := obj(t, res); d["deleted"] != 4.0 || len(rows(t, m)) != 0 {
 		t.Errorf("delete_all = %v", d)
 	}
-	res, _ = h.call("settings.set_dark_mode", `{"enabled":true}`)
+	res, _ = h.Call("settings.set_dark_mode", `{"enabled":true}`)
 	if obj(t, res)["darkMode"] != true || !m.state().DarkMode {
 		t.Error("dark mode not set")
 	}
-	res, _ = h.call("app.get_state", `{}`)
+	res, _ = h.Call("app.get_state", `{}`)
 	if s := obj(t, res); s["screen"] != "list" || s["darkMode"] != true || s["noteCount"] != 0.0 {
 		t.Errorf("state = %v", s)
 	}
-	res, _ = h.call("app.reset", `{}`)
+	res, _ = h.Call("app.reset", `{}`)
 	if s := obj(t, res); s["darkMode"] != false || s["noteCount"] != 3.0 {
 		t.Errorf("after reset = %v", s)
 	}
@@ -197,7 +201,7 @@ func TestNotesTools(t *testing.T) {
 func TestSyncTools(t *testing.T) {
 	h, m := newApp(t, Options{}, catalog.GuardFullAccess)
 	for _, id := range []string{"sync.status", "sync.push"} {
-		err := h.fail(id, `{}`)
+		err := h.Fail(id, `{}`)
 		if err.Code != CodeSyncAccountNotLoaded || !err.Retryable {
 			t.Errorf("%s before sign-in: %+v", id, err)
 		}
@@ -206,26 +210,26 @@ func TestSyncTools(t *testing.T) {
 			t.Errorf("%s details = %v", id, d)
 		}
 	}
-	res, _ := h.call("account.sign_in", `{"userName":"ada"}`)
+	res, _ := h.Call("account.sign_in", `{"userName":"ada"}`)
 	if a := obj(t, res); a["account"] != "ada" || a["signedIn"] != true || a["pendingChanges"] != 3.0 {
 		t.Errorf("sign_in = %v", a)
 	}
-	res, _ = h.call("sync.status", `{}`)
+	res, _ = h.Call("sync.status", `{}`)
 	if s := obj(t, res); s["account"] != "ada" || s["pendingChanges"] != 3.0 || s["syncing"] != false || s["lastSyncUtc"] != nil {
 		t.Errorf("status = %v", s)
 	}
-	res, _ = h.call("sync.push", `{}`)
+	res, _ = h.Call("sync.push", `{}`)
 	if p := obj(t, res); p["pushed"] != 3.0 || p["account"] != "ada" || p["syncedAtUtc"] != "2025-03-14T09:41:00Z" {
 		t.Errorf("push = %v", p)
 	}
 	if !strings.HasPrefix(m.state().Status, "Synced 3 notes") {
 		t.Errorf("status line = %q", m.state().Status)
 	}
-	res, _ = h.call("account.sign_out", `{}`)
+	res, _ = h.Call("account.sign_out", `{}`)
 	if a := obj(t, res); a["signedIn"] != false {
 		t.Errorf("sign_out = %v", a)
 	}
-	if err := h.fail("sync.push", `{}`); err.Code != CodeSyncAccountNotLoaded {
+	if err := h.Fail("sync.push", `{}`); err.Code != CodeSyncAccountNotLoaded {
 		t.Errorf("push after sign-out = %v", err)
 	}
 }
@@ -236,7 +240,7 @@ func TestUIToolsDriveTheApp(t *testing.T) {
 	h, m := newApp(t, Options{}, catalog.GuardFullAccess)
 	ref := func(filter string) string {
 		t.Helper()
-		res, _ := h.call("ui.query_nodes", filter)
+		res, _ := h.Call("ui.query_nodes", filter)
 		var q struct {
 			Matches []struct {
 				Reference jsontext.Value `json:"reference"`
@@ -253,7 +257,7 @@ func TestUIToolsDriveTheApp(t *testing.T) {
 		if value != "" {
 			args += `,"value":` + value
 		}
-		res, _ := h.call("ui.perform_action", args+"}")
+		res, _ := h.Call("ui.perform_action", args+"}")
 		return obj(t, res)
 	}
 
@@ -263,7 +267,7 @@ func TestUIToolsDriveTheApp(t *testing.T) {
 	}
 	// The screen changed and was captured again: the old reference is stale.
 	title := ref(`{"role":"textbox","textContains":"title"}`)
-	err := h.fail("ui.perform_action", fmt.Sprintf(`{"reference":%s,"action":"tap"}`, addRef))
+	err := h.Fail("ui.perform_action", fmt.Sprintf(`{"reference":%s,"action":"tap"}`, addRef))
 	if err.Code != wire.CodeStaleNodeReference {
 		t.Errorf("old reference = %v", err)
 	}
@@ -278,14 +282,14 @@ func TestUIToolsDriveTheApp(t *testing.T) {
 	// reports it gone, and the toolkit answers stale_node_reference.
 	toggle := ref(`{"role":"switch"}`)
 	act(t, m, "list.add", ui.ActionTap, nil)
-	err = h.fail("ui.perform_action", fmt.Sprintf(`{"reference":%s,"action":"toggle"}`, toggle))
+	err = h.Fail("ui.perform_action", fmt.Sprintf(`{"reference":%s,"action":"toggle"}`, toggle))
 	if d := obj(t, err.Details); err.Code != wire.CodeStaleNodeReference || d["reason"] != "node_gone" {
 		t.Errorf("gone node = %v %v", err, d)
 	}
 
-	res, r := h.call("ui.get_screenshot", `{}`)
+	res, r := h.Call("ui.get_screenshot", `{}`)
 	shot := obj(t, res)
-	data := r.artifacts[shot["transferId"].(string)]
+	data := r.Artifacts[shot["transferId"].(string)]
 	img, err2 := png.Decode(bytes.NewReader(data))
 	if err2 != nil || img.Bounds().Dx() != 390 || img.Bounds().Dy() != 844 || shot["width"] != 390.0 || shot["height"] != 844.0 {
 		t.Errorf("screenshot %v: %v %v", shot, img.Bounds(), err2)
@@ -300,12 +304,12 @@ func TestWaitForSync(t *testing.T) {
 		h, m := newApp(t, Options{Now: time.Now}, catalog.GuardFullAccess)
 		m.signIn("ada")
 		act(t, m, "list.sync", ui.ActionTap, nil)
-		res, _ := h.call("ui.wait", `{"condition":"exists","automationId":"statusLabel","textContains":"synced 3 notes","pollMilliseconds":250}`)
+		res, _ := h.Call("ui.wait", `{"condition":"exists","automationId":"statusLabel","textContains":"synced 3 notes","pollMilliseconds":250}`)
 		w := obj(t, res)
 		if w["matched"] != true || w["elapsedMilliseconds"] != 1500.0 {
 			t.Errorf("wait = %v", w)
 		}
-		err := h.fail("ui.wait", `{"condition":"enabled","automationId":"saveButton","timeoutMilliseconds":300}`)
+		err := h.Fail("ui.wait", `{"condition":"enabled","automationId":"saveButton","timeoutMilliseconds":300}`)
 		if err.Code != wire.CodeUIWaitTimeout {
 			t.Errorf("waiting for a node of the other screen = %v", err)
 		}
@@ -314,11 +318,11 @@ func TestWaitForSync(t *testing.T) {
 
 func TestSyntheticTools(t *testing.T) {
 	h, _ := newApp(t, Options{SyntheticTools: 1000}, catalog.GuardReadOnly)
-	r := h.send(wire.TypeQuery, `{"detail":"index","query":"bench.synthetic"}`)
-	if r.catalog.TotalCount == nil || *r.catalog.TotalCount < 1000 {
-		t.Fatalf("catalog: %d tools listed", len(r.catalog.Tools))
+	r := h.Send(wire.TypeQuery, `{"detail":"index","query":"bench.synthetic"}`)
+	if r.Catalog.TotalCount == nil || *r.Catalog.TotalCount < 1000 {
+		t.Fatalf("catalog: %d tools listed", len(r.Catalog.Tools))
 	}
-	res, _ := h.call("bench.synthetic_00042", `{"value":"x"}`)
+	res, _ := h.Call("bench.synthetic_00042", `{"value":"x"}`)
 	if e := obj(t, res); e["tool"] != "bench.synthetic_00042" || e["value"] != "x" {
 		t.Errorf("echo = %v", e)
 	}
@@ -329,7 +333,7 @@ func TestSyntheticTools(t *testing.T) {
 
 func TestLargeResult(t *testing.T) {
 	h, _ := newApp(t, Options{}, catalog.GuardReadOnly)
-	res, _ := h.call("data.large_result", `{}`)
+	res, _ := h.Call("data.large_result", `{}`)
 	if len(res) < 1<<20 {
 		t.Errorf("result is %d bytes, want at least 1 MiB", len(res))
 	}
@@ -343,7 +347,7 @@ func TestLargeResult(t *testing.T) {
 		t.Errorf("large result: count %d, %d items, %v", l.Count, len(l.Items), err)
 	}
 	// On the wire the payload is gzip-wrapped and much smaller.
-	raw := h.raw(wire.TypeCall, `{"toolId":"data.large_result","arguments":{"sizeBytes":2097152}}`)
+	raw := h.Send(wire.TypeCall, `{"toolId":"data.large_result","arguments":{"sizeBytes":2097152}}`).Payload
 	if !bytes.Contains(raw, []byte(`"$ansightEncoding":"gzip-base64-json"`)) || len(raw) > 1<<18 {
 		t.Errorf("payload of %d bytes, wrapped: %v", len(raw), bytes.Contains(raw, []byte("$ansightEncoding")))
 	}
@@ -375,9 +379,9 @@ func TestGenerateFile(t *testing.T) {
 		{`{"sizeBytes":0}`, "generated-0.bin", []byte{}},
 	}
 	for _, tt := range tests {
-		res, r := h.call("files.generate", tt.args)
+		res, r := h.Call("files.generate", tt.args)
 		d := obj(t, res)
-		got := r.artifacts[d["transferId"].(string)]
+		got := r.Artifacts[d["transferId"].(string)]
 		if d["fileName"] != tt.name || d["sizeBytes"] != float64(len(tt.want)) || d["mimeType"] != "application/octet-stream" ||
 			d["deliveryMode"] != "websocket_binary" || !bytes.Equal(got, tt.want) {
 			t.Errorf("%s: %v, %d bytes received", tt.args, d, len(got))

@@ -1,0 +1,170 @@
+package apptest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Harness sends requests to an app and decodes its answers. Its methods fail the test on
+// anything that is not a well-formed answer to the request.
+type Harness struct {
+	t   testing.TB
+	app *app.App
+	n   int
+}
+
+// New returns a harness for a.
+func New(t testing.TB, a *app.App) *Harness { return &Harness{t: t, app: a} }
+
+// App is the app under test.
+func (h *Harness) App() *app.App { return h.app }
+
+// Response is one decoded answer: exactly one of Result, Err and Catalog is set. Payload
+// is the answer's payload as the app wrote it (possibly gzip-wrapped); Artifacts holds the
+// bytes of every completed ASFT transfer that followed it, by transfer id.
+type Response struct {
+	Result    *wire.Result
+	Err       *wire.Error
+	Catalog   *wire.Catalog
+	Payload   jsontext.Value
+	Artifacts map[string][]byte
+}
+
+// recorder is an app.MessageWriter that keeps every message.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []message
+}
+
+type message struct {
+	typ  transport.MessageType
+	data []byte
+}
+
+func (r *recorder) Write(_ context.Context, typ transport.MessageType, data []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, message{typ, append([]byte(nil), data...)})
+	return nil
+}
+
+// Send writes one request envelope of type typ with the given JSON payload and decodes the
+// answer.
+func (h *Harness) Send(typ string, payload string) Response {
+	h.t.Helper()
+	return h.SendContext(context.Background(), typ, payload)
+}
+
+// SendContext is Send with the request's context (a cancelled context cancels the tool).
+func (h *Harness) SendContext(ctx context.Context, typ string, payload string) Response {
+	h.t.Helper()
+	h.n++
+	id := fmt.Sprintf("req-%d", h.n)
+	env := fmt.Sprintf(`{"type":%q,"id":%q,"capability":"tool.exec","payload":%s}`, typ, id, payload)
+	var rec recorder
+	ok, err := h.app.Handle(ctx, []byte(env), &rec)
+	if !ok || err != nil {
+		h.t.Fatalf("Handle(%s) = %v, %v", env, ok, err)
+	}
+	if len(rec.msgs) == 0 || rec.msgs[0].typ != transport.MessageText {
+		h.t.Fatalf("no text response to %s", env)
+	}
+	e, err := wire.DecodeEnvelope(rec.msgs[0].data)
+	if err != nil {
+		h.t.Fatalf("response envelope: %v", err)
+	}
+	if e.ReplyTo != id {
+		h.t.Fatalf("replyTo = %q, want %q", e.ReplyTo, id)
+	}
+	body, err := wire.DecodePayload(e.Payload, wire.DefaultMaxInflatedBytes)
+	if err != nil {
+		h.t.Fatalf("response payload: %v", err)
+	}
+	r := Response{Payload: e.Payload}
+	switch e.Type {
+	case wire.TypeResult:
+		r.Result = new(wire.Result)
+		err = wire.Unmarshal(body, r.Result)
+	case wire.TypeError:
+		r.Err = new(wire.Error)
+		err = wire.Unmarshal(body, r.Err)
+	case wire.TypeCatalog:
+		r.Catalog = new(wire.Catalog)
+		err = wire.Unmarshal(body, r.Catalog)
+	default:
+		h.t.Fatalf("unexpected response type %q", e.Type)
+	}
+	if err != nil {
+		h.t.Fatalf("decoding %s: %v\n%s", e.Type, err, body)
+	}
+	r.Artifacts = reassemble(h.t, rec.msgs[1:])
+	return r
+}
+
+// Call invokes a tool with JSON arguments and returns its result, failing the test on a
+// tool error.
+func (h *Harness) Call(toolID, args string) (jsontext.Value, Response) {
+	h.t.Helper()
+	r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, toolID, args))
+	if r.Err != nil {
+		h.t.Fatalf("%s(%s) failed: %v %s", toolID, args, r.Err, r.Err.Details)
+	}
+	return r.Result.Result, r
+}
+
+// Fail invokes a tool that must fail and returns its error.
+func (h *Harness) Fail(toolID, args string) *wire.Error {
+	h.t.Helper()
+	r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, toolID, args))
+	if r.Err == nil {
+		h.t.Fatalf("%s(%s) succeeded: %s", toolID, args, r.Result.Result)
+	}
+	return r.Err
+}
+
+// reassemble checks the ASFT frames (spec §9: contiguous sequence and offsets, one
+// complete frame) and returns each completed transfer's bytes.
+func reassemble(t testing.TB, msgs []message) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	type state struct {
+		seq  int32
+		data []byte
+	}
+	open := map[string]*state{}
+	for _, m := range msgs {
+		if m.typ != transport.MessageBinary {
+			t.Fatalf("a text message after the response: %s", m.data)
+		}
+		f, err := wire.ParseFrame(m.data)
+		if err != nil {
+			t.Fatalf("ASFT frame: %v", err)
+		}
+		st := open[f.TransferID]
+		if st == nil {
+			st = &state{}
+			open[f.TransferID] = st
+		}
+		if f.Sequence != st.seq || f.Offset != int64(len(st.data)) {
+			t.Fatalf("frame seq %d offset %d, want %d %d", f.Sequence, f.Offset, st.seq, len(st.data))
+		}
+		st.seq++
+		switch f.Type {
+		case wire.FrameChunk:
+			st.data = append(st.data, f.Payload...)
+		case wire.FrameComplete:
+			out[f.TransferID] = st.data
+		default:
+			t.Fatalf("transfer %s failed: %s", f.TransferID, f.Payload)
+		}
+	}
+	return out
+}
