@@ -60,11 +60,7 @@ available in the app's current state.`,
 				return usageErrorf("--max-results must be positive")
 			}
 			ctx := c.Context()
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			id, err := sel.resolve(ctx, b, args)
+			b, id, err := g.session(ctx, &sel, args)
 			if err != nil {
 				return err
 			}
@@ -179,11 +175,7 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 				return err
 			}
 			ctx := c.Context()
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			id, err := sel.resolve(ctx, b, sessArgs)
+			b, id, err := g.session(ctx, &sel, sessArgs)
 			if err != nil {
 				return err
 			}
@@ -401,11 +393,7 @@ at the first failed call unless --continue-on-error is given.`,
 				return usageErrorf("a batch has 1 to %d calls, not %d", wire.MaxBatchSize, len(list))
 			}
 			ctx := c.Context()
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			id, err := sel.resolve(ctx, b, args)
+			b, id, err := g.session(ctx, &sel, args)
 			if err != nil {
 				return err
 			}
@@ -478,11 +466,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 				return usageErrorf("--format must be png or jpeg")
 			}
 			ctx := c.Context()
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			id, err := sel.resolve(ctx, b, args)
+			b, id, err := g.session(ctx, &sel, args)
 			if err != nil {
 				return err
 			}

@@ -28,6 +28,16 @@ func (g *globals) backend() (control.Backend, error) {
 	return control.NewClient(filepath.Join(dir, control.SocketName)), nil
 }
 
+// session connects to the resident host and resolves the session a command names.
+func (g *globals) session(ctx context.Context, sel *sessionSelector, args []string) (control.Backend, string, error) {
+	b, err := g.backend()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := sel.resolve(ctx, b, args)
+	return b, id, err
+}
+
 // hostErr gives host failures their exit codes and hints.
 func hostErr(err error) error {
 	if err == nil {
