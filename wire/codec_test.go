@@ -316,3 +316,25 @@ func TestDecodeErrorMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestNesting(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{
+		{`1`, 0},
+		{` : "x" , [1]`, 0},
+		{`"[{"`, 0},
+		{`true,[[1]]`, 0},
+		{`[]`, 1},
+		{`:{"a":[{"b":[]}]}, [[[[[`, 4},
+		{`["]]]]", "\"[[", "\\", [2]] [[[[`, 2},
+		{`{"a":{"b":`, 2}, // unbalanced: what a tokenizer reads before it fails
+		{`[[[` + strings.Repeat(" ", 10), 3},
+		{``, 0},
+	} {
+		if got := nesting([]byte(tt.in)); got != tt.want {
+			t.Errorf("nesting(%s) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}

@@ -34,6 +34,9 @@ type scanner struct {
 
 	// names holds the unescaped names of every open struct-shaped object, innermost last.
 	names [][]byte
+	// walking is set while a value without shape is scanned token by token (see
+	// freeValue).
+	walking bool
 }
 
 // foldSetThreshold is the object size from which names are checked against a set of
@@ -58,6 +61,7 @@ func (s *scanner) put() {
 	clear(s.names[:cap(s.names)])
 	s.names = s.names[:0]
 	s.data = nil
+	s.walking = false
 	scanners.Put(s)
 }
 
@@ -91,6 +95,9 @@ func (s *scanner) end() error {
 
 // value scans one JSON value of shape sh.
 func (s *scanner) value(sh *shape) error {
+	if sh == nil && !s.walking {
+		return s.freeValue()
+	}
 	tok, err := s.dec.ReadToken()
 	if err != nil {
 		return asDecodeError(err)
@@ -103,6 +110,89 @@ func (s *scanner) value(sh *shape) error {
 	}
 	return nil
 }
+
+// freeValue scans a value whose names are data (no shape): jsontext checks its syntax,
+// UTF-8 and duplicate names in one pass, far cheaper than token by token, and only the
+// depth is left to check. A bracket count over the raw bytes tells whether the value could
+// be too deep; only then is it walked token by token (once: walking is set for its whole
+// subtree), which reports where.
+func (s *scanner) freeValue() error {
+	if s.dec.StackDepth()+nesting(s.data[s.dec.InputOffset():]) <= MaxDepth {
+		_, err := s.dec.ReadValue()
+		return asDecodeError(err)
+	}
+	s.walking = true
+	defer func() { s.walking = false }()
+	return s.value(nil)
+}
+
+// nesting returns how deeply the JSON value at the start of b (after whitespace and
+// separators) nests objects and arrays. b need not be valid JSON: the count is exact over
+// any valid prefix, and that is all a tokenizer reads before it fails.
+func nesting(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch nestingClass[b[i]] {
+		case nestOpen:
+			depth++
+			deepest = max(deepest, depth)
+		case nestClose:
+			depth--
+			if depth <= 0 {
+				return deepest
+			}
+		case nestQuote:
+			i = stringEnd(b, i+1)
+			if depth == 0 {
+				return 0
+			}
+		case nestScalar:
+			if depth == 0 {
+				return 0 // a number or a literal
+			}
+		}
+	}
+	return deepest
+}
+
+// stringEnd returns the index of the quote closing the string whose contents start at
+// b[i:], or len(b).
+func stringEnd(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		escapes := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return i
+		}
+		i++
+	}
+}
+
+// The byte classes nesting tells apart; whitespace and separators are nestSkip.
+const (
+	nestScalar = iota // anything that starts a number or a literal
+	nestSkip
+	nestOpen
+	nestClose
+	nestQuote
+)
+
+var nestingClass = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\r\n:,") {
+		t[c] = nestSkip
+	}
+	t['{'], t['['] = nestOpen, nestOpen
+	t['}'], t[']'] = nestClose, nestClose
+	t['"'] = nestQuote
+	return t
+}()
 
 // checkDepth refuses an object or array that was just opened beyond MaxDepth.
 func (s *scanner) checkDepth() error {
