@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // marshalOptions makes Marshal's output reproducible: map keys are sorted.
@@ -43,9 +44,14 @@ func shapeFor(v any) (*shape, error) {
 	return shapeOf(rv.Type().Elem()), nil
 }
 
+// checkedOptions decode input that passed the strict scan, which has refused duplicate
+// names and invalid UTF-8 in these very bytes: the decoder need not track names or check
+// UTF-8 a second time.
+var checkedOptions = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
 // decodeChecked decodes data, which passed the strict scan, into v.
 func decodeChecked(data []byte, v any) error {
-	return asDecodeError(json.Unmarshal(data, v))
+	return asDecodeError(json.Unmarshal(data, v, checkedOptions))
 }
 
 // Marshal encodes v as compact JSON with map keys sorted, so equal values always give
