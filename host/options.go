@@ -102,6 +102,10 @@ type Options struct {
 	// session's reader goroutine and must return quickly.
 	Tap func(s *Session, typ transport.MessageType, data []byte) bool
 
+	// WrapConn, when set, wraps every accepted connection before the session uses it: a
+	// seam for fault injection in tests (transport/faultconn) and for instrumentation.
+	WrapConn func(transport.Conn) transport.Conn
+
 	// Logger receives the server's logs (discarded when nil). Tokens are never logged.
 	Logger *slog.Logger
 	// Clock gives the time for expiries and rate limits (time.Now when nil).

@@ -60,6 +60,9 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("host: upgrade failed", "from", r.RemoteAddr, "err", err)
 		return
 	}
+	if s.opts.WrapConn != nil {
+		conn = s.opts.WrapConn(conn)
+	}
 	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	sess, c := s.attach(t, conn, remote.Addr())
 	if sess == nil {

@@ -54,6 +54,9 @@ func (cl *client) connect(ctx context.Context) (*Session, error) {
 		}
 		return nil, err
 	}
+	if c.WrapConn != nil {
+		conn = c.WrapConn(conn)
+	}
 	s := startSession(ctx, c, conn, redactURL(ep.url), cl.serve)
 	if err := s.handshake(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
 )
 
 // Mode selects how the app finds and authenticates to a host.
@@ -69,6 +70,9 @@ type Options struct {
 	// ControlTimeout is how long a control request may stay unanswered before the session
 	// is dropped. Default: 15 s (the official SDKs' value for session.open).
 	ControlTimeout time.Duration
+	// WrapConn, when set, wraps every WebSocket connection before the session uses it: a
+	// seam for fault injection in tests (transport/faultconn) and for instrumentation.
+	WrapConn func(transport.Conn) transport.Conn
 	// ReconnectDelay is the first delay before reconnecting (default 1 s); delays double up
 	// to MaxReconnectDelay (default 30 s), with jitter.
 	ReconnectDelay, MaxReconnectDelay time.Duration

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/transport/faultconn"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -269,5 +271,69 @@ func TestReplacedConnectionFailsPending(t *testing.T) {
 	sessionEcho(t, s2, "second")
 	if errors.Is(second.Err(), transport.ErrClosed) {
 		t.Error("the replacing connection is closed")
+	}
+}
+
+// TestAppNetworkDiesMidCall: the app's network fails (no close handshake: the host sees an
+// abnormal closure) as the request of a call arrives, before the app can run it. The caller
+// gets a transport error at once, and the app reconnects on its own and resumes the same
+// session.
+func TestAppNetworkDiesMidCall(t *testing.T) {
+	leakCheck(t)
+	f := newFixture(t)
+	srv := newHost(t, t.TempDir(), 0, newMidway())
+	var wrapped atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	states := make(chan connect.StateChange, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- connect.Run(ctx, f.app, connect.Options{AppID: faultAppID, StateDir: t.TempDir(), HostAddress: "127.0.0.1",
+			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, ReconnectDelay: 20 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond,
+			OnState: func(s connect.StateChange) { states <- s },
+			// Only the first connection fails: the one that reads the blocking call's request.
+			WrapConn: func(c transport.Conn) transport.Conn {
+				if wrapped.Add(1) > 1 {
+					return c
+				}
+				return faultconn.Wrap(c, faultconn.Plan{Rules: []faultconn.Rule{{
+					Direction: faultconn.Inbound, Match: faultconn.Contains(`"toolId":"f.block"`), Action: faultconn.Kill}}})
+			}})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("connect.Run = %v", err)
+		}
+	})
+	connected := func() {
+		t.Helper()
+		timeout := time.After(stuckAfter)
+		for {
+			select {
+			case s := <-states:
+				if s.State == connect.StateConnected {
+					return
+				}
+			case <-timeout:
+				t.Fatal("the app never connected")
+			}
+		}
+	}
+	connected()
+	s := openSession(t, srv)
+	id := s.ID()
+
+	wait := start(t, "f.block", func() (*tools.CallResult, error) { return s.Tools().Call(bg, wire.Call{ToolID: "f.block"}) })
+	_, err := wait()
+	wantTransportError(t, err, tools.ErrSessionClosed)
+
+	connected()
+	resumed := openSession(t, srv)
+	if resumed.ID() != id {
+		t.Errorf("reconnect made session %s, want %s resumed", resumed.ID(), id)
+	}
+	sessionEcho(t, resumed, "after")
+	if n := wrapped.Load(); n < 2 {
+		t.Errorf("%d connections, want a second one after the failure", n)
 	}
 }
