@@ -26,12 +26,12 @@ func TestRoundTripAllocations(t *testing.T) {
 		max  float64
 		f    func()
 	}{
-		{"DecodeEnvelope", 3, func() {
+		{"DecodeEnvelope", 2, func() {
 			if _, err := DecodeEnvelope(data); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"Unmarshal Call", 4, func() {
+		{"Unmarshal Call", 3, func() {
 			var c Call
 			if err := Unmarshal(jsontext.Value(`{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}`), &c); err != nil {
 				t.Fatal(err)

@@ -71,15 +71,15 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 		}
 		switch string(f.name) {
 		case "type":
-			e.Type, err = s.envelopeString("type")
+			err = s.envelopeString("type", &e.Type)
 		case "id":
-			e.ID, err = s.envelopeString("id")
+			err = s.envelopeString("id", &e.ID)
 		case "replyTo":
-			e.ReplyTo, err = s.envelopeString("replyTo")
+			err = s.envelopeString("replyTo", &e.ReplyTo)
 		case "sessionId":
-			e.SessionID, err = s.envelopeString("sessionId")
+			err = s.envelopeString("sessionId", &e.SessionID)
 		case "capability":
-			e.Capability, err = s.envelopeString("capability")
+			err = s.envelopeString("capability", &e.Capability)
 		case "sentAt":
 			e.SentAt, err = s.envelopeTime()
 		case "payload":
@@ -99,6 +99,12 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	if err := s.end(); err != nil {
 		return nil, err
 	}
+	if len(s.strs) > 0 { // one allocation for all the envelope's strings
+		all := string(s.strs)
+		for _, d := range s.deferred {
+			*d.dst = all[d.start:d.end]
+		}
+	}
 	if e.Capability == "" {
 		e.Capability = CapabilityToolExec // absent or null means the only capability
 	}
@@ -111,43 +117,55 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	return e, nil
 }
 
-// envelopeString reads a string member; null reads as "". The protocol's constant values
-// are shared rather than allocated.
-func (s *scanner) envelopeString(name string) (string, error) {
+// envelopeString reads a string member into *dst; null reads as "". The protocol's
+// constant values are shared rather than allocated; other values are collected in s.strs
+// and become strings at the end of DecodeEnvelope, all in one allocation.
+func (s *scanner) envelopeString(name string, dst *string) error {
 	raw, err := s.dec.ReadValue()
 	if err != nil {
-		return "", asDecodeError(err)
+		return asDecodeError(err)
 	}
 	offset := s.dec.InputOffset() - int64(len(raw))
 	if string(raw) == "null" {
-		return "", nil
+		return nil
 	}
 	if raw[0] != '"' {
-		return "", decodeError("/"+name, offset, "envelope field "+name+" must be a string")
+		return decodeError("/"+name, offset, "envelope field "+name+" must be a string")
 	}
 	b, err := unquoteName(raw)
 	if err != nil {
-		return "", asDecodeError(err)
+		return asDecodeError(err)
 	}
 	switch string(b) {
 	case TypeQuery:
-		return TypeQuery, nil
+		*dst = TypeQuery
 	case TypeCall:
-		return TypeCall, nil
+		*dst = TypeCall
 	case TypeBatch:
-		return TypeBatch, nil
+		*dst = TypeBatch
 	case TypeCatalog:
-		return TypeCatalog, nil
+		*dst = TypeCatalog
 	case TypeResult:
-		return TypeResult, nil
+		*dst = TypeResult
 	case TypeBatchResult:
-		return TypeBatchResult, nil
+		*dst = TypeBatchResult
 	case TypeError:
-		return TypeError, nil
+		*dst = TypeError
 	case CapabilityToolExec:
-		return CapabilityToolExec, nil
+		*dst = CapabilityToolExec
+	default:
+		start := len(s.strs)
+		s.strs = append(s.strs, b...)
+		s.deferred = append(s.deferred, deferredString{dst: dst, start: start, end: len(s.strs)})
 	}
-	return string(b), nil
+	return nil
+}
+
+// deferredString is a string member of an envelope waiting for DecodeEnvelope's single
+// allocation: s.strs[start:end] goes to *dst.
+type deferredString struct {
+	dst        *string
+	start, end int
 }
 
 // envelopeTime reads sentAt: an RFC 3339 string, or null.

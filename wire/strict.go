@@ -37,6 +37,10 @@ type scanner struct {
 	// walking is set while a value without shape is scanned token by token (see
 	// freeValue).
 	walking bool
+
+	// strs and deferred collect an envelope's string members (see envelopeString).
+	strs     []byte
+	deferred []deferredString
 }
 
 // foldSetThreshold is the object size from which names are checked against a set of
@@ -62,6 +66,12 @@ func (s *scanner) put() {
 	s.names = s.names[:0]
 	s.data = nil
 	s.walking = false
+	s.strs = s.strs[:0]
+	if cap(s.strs) > 4<<10 { // do not pin the buffer of a huge id
+		s.strs = nil
+	}
+	clear(s.deferred)
+	s.deferred = s.deferred[:0]
 	scanners.Put(s)
 }
 
