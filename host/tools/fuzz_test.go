@@ -25,6 +25,9 @@ func FuzzHandleMessage(f *testing.F) {
 	f.Add([]byte(`{"type":"tool.result","id":"p1.response","replyTo":"p1","payload":{"toolId":"t","success":true,"result":`+
 		desc(id2, "../x", 3)+`}}`), false)
 	f.Add([]byte(`{"type":"tool.error","id":"e","replyTo":"p1","payload":{"code":"tool_not_found","message":"m","retryable":false}}`), false)
+	f.Add([]byte(`{"type":"tool.result"}`), false)
+	f.Add([]byte(`{"type":"tool.resultx","type":"tool.result"}`), false)
+	f.Add([]byte(`{"type":"tool.result"`), false)
 	f.Add(frame(frameChunk, id1, 0, 0, []byte("abc")).data, true)
 	f.Add(frame(frameComplete, id1, 0, 0, nil).data, true)
 	f.Add(frame(frameError, id1, 0, 0, []byte("boom")).data, true)
@@ -34,6 +37,9 @@ func FuzzHandleMessage(f *testing.F) {
 		p := &pending{id: "p1", op: wire.TypeCall, ch: make(chan response, 1)}
 		c.pending[p.id] = p
 		c.transfers.register([]descriptor{{transferID: id1, fileName: "f", size: -1}})
+		if got, want := peekType(data), peekHead(data, false).typ; got != want {
+			t.Fatalf("peekType read %q, peekHead %q", got, want)
+		}
 		typ := transport.MessageText
 		if binary {
 			typ = transport.MessageBinary

@@ -33,7 +33,7 @@ func (c *Client) HandleMessage(typ transport.MessageType, data []byte) bool {
 }
 
 func (c *Client) handleText(data []byte) bool {
-	if !wire.IsResponse(peekHead(data, false).typ) {
+	if !wire.IsResponse(peekType(data)) {
 		return false
 	}
 	log := c.opts.Logger
@@ -138,6 +138,23 @@ type head struct {
 func isToolCapability(h head) bool {
 	return h.capability == "" || h.capability == wire.CapabilityToolExec
 }
+
+// peekType returns the top-level type string of a JSON object, as peekHead does. When the
+// message starts with its type (every SDK writes it first) and that is a tool response
+// type, it is read off the first bytes: routing a message then costs no decoder.
+func peekType(data []byte) string {
+	const prefix = `{"type":"`
+	if rest, ok := bytes.CutPrefix(data, []byte(prefix)); ok {
+		for _, t := range responseTypes {
+			if len(rest) > len(t) && rest[len(t)] == '"' && string(rest[:len(t)]) == t {
+				return t
+			}
+		}
+	}
+	return peekHead(data, false).typ
+}
+
+var responseTypes = [...]string{wire.TypeResult, wire.TypeCatalog, wire.TypeBatchResult, wire.TypeError}
 
 // peekHead reads the top-level type (and, when full, replyTo and capability) strings of a
 // JSON object without strictness: only to route the message and, when the strict decoder
