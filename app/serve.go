@@ -11,9 +11,9 @@ import (
 type ServeOptions struct {
 	// OnMessage receives every message that is not a tool request: binary messages, and
 	// text messages that are not tool.query, tool.call or tool.batch for the tool.exec
-	// capability (the session layer's control traffic, for one). It is called on Serve's
-	// reader goroutine, in arrival order, so it must return quickly; the slice is the
-	// callee's to keep. Nil drops such messages.
+	// capability (the session layer's control traffic, for one). It is called by the
+	// goroutine reading conn at the time (only one reads at a time), in arrival order, so it
+	// must return quickly; the slice is the callee's to keep. Nil drops such messages.
 	OnMessage func(typ transport.MessageType, data []byte)
 }
 
@@ -31,74 +31,149 @@ type ServeOptions struct {
 // requests in flight are cancelled and Serve returns once their handlers have returned:
 // with ctx's error if ctx ended, else with the read error.
 func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions) error {
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	s := &server{
+		app:    a,
+		parent: ctx,
+		conn:   conn,
+		opts:   opts,
+		slots:  make(chan struct{}, a.concurrent),
+		lead:   make(chan struct{}),
+		done:   make(chan struct{}),
+		max:    a.concurrent + 1,
+	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.io = &connIO{conn: conn, ctx: context.WithoutCancel(ctx)}
 	aborted := make(chan struct{})
-	stopWatch := context.AfterFunc(parent, func() {
+	stopWatch := context.AfterFunc(ctx, func() {
 		_ = transport.Abort(conn) // an error means conn was already closed
 		close(aborted)
 	})
-	defer func() {
-		if !stopWatch() {
-			<-aborted // no goroutine of Serve outlives it
+	s.started = 1
+	s.run() // this goroutine reads first
+	s.wg.Wait()
+	if !stopWatch() {
+		<-aborted // no goroutine of Serve outlives it
+	}
+	s.cancel()
+	return s.err
+}
+
+// server is one Serve call. Its goroutines share the work leader/follower style: one of
+// them (the leader) reads conn; when it reads a tool request it hands the reading to an
+// idle goroutine (starting one if none is idle) and answers the request itself, then waits
+// idle to lead again. The goroutine that wakes up goes straight back to a socket read,
+// while the request is answered at once by the goroutine that read it, its bytes still in
+// cache: cheaper than handing each request to a worker. The goroutines are started on
+// demand and kept until Serve returns: a long-lived goroutine has grown its stack once,
+// where a goroutine per request would grow a fresh one every time.
+type server struct {
+	app    *App
+	parent context.Context // Serve's ctx
+	ctx    context.Context // the requests' context, cancelled when Serve stops
+	cancel context.CancelFunc
+	conn   transport.Conn
+	io     *connIO
+	opts   ServeOptions
+
+	slots chan struct{} // one token per request being answered (MaxConcurrent)
+	lead  chan struct{} // hands the reading to an idle goroutine
+	done  chan struct{} // closed when Serve stops
+
+	// started counts the goroutines, at most max: one reading and MaxConcurrent answering.
+	// Only the leader touches it.
+	started, max int
+	wg           sync.WaitGroup // the goroutines Serve started
+
+	stopOnce sync.Once
+	err      error // why Serve stopped; written once, before done is closed
+}
+
+// run is one goroutine of the pool, starting as the leader.
+func (s *server) run() {
+	for {
+		req := s.read()
+		if req == nil {
+			return
 		}
-		cancel()
-		wg.Wait()
-	}()
-	rw := &connIO{conn: conn, ctx: context.WithoutCancel(ctx)}
-	// Requests go to a pool of at most a.concurrent workers, started on demand and kept
-	// until Serve returns: a long-lived worker has grown its stack once, where a goroutine
-	// per request would grow a fresh one every time (a large share of a small call's cost).
-	work := make(chan *request)
-	workers := 0
-	worker := func(req *request) {
-		defer wg.Done()
-		for {
-			if err := a.answer(ctx, req, rw); err != nil && ctx.Err() == nil {
-				a.log.DebugContext(ctx, "writing a tool response failed", "err", err)
-			}
-			select {
-			case req = <-work:
-			case <-ctx.Done():
-				return
-			}
+		select { // every slot is taken: stop reading until a request is answered
+		case s.slots <- struct{}{}:
+		case <-s.ctx.Done():
+			s.stop(s.parent.Err())
+			return
+		}
+		if !s.promote() {
+			<-s.slots
+			return
+		}
+		if err := s.app.answer(s.ctx, req, s.io); err != nil && s.ctx.Err() == nil {
+			s.app.log.DebugContext(s.ctx, "writing a tool response failed", "err", err)
+		}
+		<-s.slots
+		select { // idle until asked to lead
+		case <-s.lead:
+		case <-s.done:
+			return
 		}
 	}
+}
+
+// read reads conn until a tool request arrives and returns it; other messages go to
+// OnMessage. It returns nil once Serve has stopped.
+func (s *server) read() *request {
 	for {
-		typ, msg, err := conn.Read(rw.ctx)
+		typ, msg, err := s.conn.Read(s.io.ctx)
 		if err != nil {
-			if parent.Err() != nil {
-				return parent.Err()
+			if perr := s.parent.Err(); perr != nil {
+				err = perr
 			}
-			return err
+			s.stop(err)
+			return nil
 		}
 		if typ != transport.MessageText {
-			deliver(opts.OnMessage, typ, msg)
+			deliver(s.opts.OnMessage, typ, msg)
 			continue
 		}
 		req, ok := classify(msg)
 		if !ok {
-			deliver(opts.OnMessage, typ, msg)
+			deliver(s.opts.OnMessage, typ, msg)
 			continue
 		}
-		select {
-		case work <- req: // an idle worker takes it
-			continue
-		default:
-		}
-		if workers < a.concurrent {
-			workers++
-			wg.Add(1)
-			go worker(req)
-			continue
-		}
-		select { // every worker is busy: stop reading until one is free
-		case work <- req:
-		case <-ctx.Done():
-			return parent.Err()
-		}
+		return req
 	}
+}
+
+// promote hands the reading to an idle goroutine, or to a new one while there are fewer
+// than max. It reports false if Serve stopped meanwhile.
+func (s *server) promote() bool {
+	select {
+	case s.lead <- struct{}{}:
+		return true
+	default:
+	}
+	if s.started < s.max {
+		s.started++
+		s.wg.Go(s.run)
+		return true
+	}
+	// All started: the leader holds one slot, so at least one other goroutine holds none
+	// and is about to be idle.
+	select {
+	case s.lead <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		s.stop(s.parent.Err())
+		return false
+	}
+}
+
+// stop records why Serve stops, releases the idle goroutines and cancels the requests in
+// flight. The first reason wins.
+func (s *server) stop(err error) {
+	s.stopOnce.Do(func() {
+		s.err = err
+		close(s.done)
+		s.cancel()
+	})
 }
 
 func deliver(f func(transport.MessageType, []byte), typ transport.MessageType, msg []byte) {
