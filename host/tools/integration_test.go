@@ -26,6 +26,7 @@ type recConn struct {
 
 func (r *recConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
 	if env, err := wire.DecodeEnvelope(data); err == nil {
+		env.Payload = bytes.Clone(env.Payload) // data is the caller's again once Write returns
 		r.mu.Lock()
 		r.sent = append(r.sent, *env)
 		r.mu.Unlock()
