@@ -338,3 +338,17 @@ func TestNesting(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarshalFoldCheckShortcut: the fold check is skipped only while every name is
+// exactly a field's and no two fields fold together; otherwise names are compared as
+// ever.
+func TestUnmarshalFoldCheckShortcut(t *testing.T) {
+	var twins struct {
+		Lower int `json:"a"`
+		Upper int `json:"A"`
+	}
+	checkErr(t, Unmarshal([]byte(`{"a":1,"A":2}`), &twins), `"a" and "A" differ only by case`)
+	var c Call
+	checkErr(t, Unmarshal([]byte(`{"toolId":"a","callId":"c","x":1,"CALLID":"d"}`), &c), `"callId" and "CALLID" differ only by case`)
+	checkErr(t, Unmarshal([]byte(`{"toolId":"a","callId":"c","arguments":{}}`), &c), "")
+}

@@ -44,6 +44,7 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	}
 	e := new(Envelope)
 	var folded map[string]struct{}
+	allExact := true
 	for s.dec.PeekKind() != '}' {
 		raw, err := s.dec.ReadValue()
 		if err != nil {
@@ -54,11 +55,10 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 		if err != nil {
 			return nil, asDecodeError(err)
 		}
-		if err := s.checkFold(name, 0, &folded, offset); err != nil {
+		f, variant := envelopeShape.lookup(name)
+		if err := s.checkFoldUnlessExact(envelopeShape, f, name, 0, &allExact, &folded, offset); err != nil {
 			return nil, err
 		}
-		s.names = append(s.names, name)
-		f, variant := envelopeShape.lookup(name)
 		if variant {
 			return nil, decodeError("/"+string(name), offset, "envelope key "+strconv.Quote(string(name))+
 				" differs from "+strconv.Quote(string(f.name))+" only by case")
@@ -86,7 +86,7 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 			start := s.dec.InputOffset()
 			if err = s.value(nil); err == nil {
 				// The value's bytes, without the separating colon and whitespace.
-				e.Payload = jsontext.Value(bytes.TrimLeft(data[start:s.dec.InputOffset()], " \t\r\n:"))
+				e.Payload = jsontext.Value(trimSeparators(data[start:s.dec.InputOffset()]))
 			}
 		}
 		if err != nil {

@@ -20,6 +20,8 @@ type shape struct {
 	fields []field // struct fields by JSON name (embedded structs flattened)
 	elem   *shape  // element of a slice, array or map; nil = any JSON
 	isObj  bool    // a struct: keys are checked against fields
+	// foldDistinct: no two fields' names are equal under case folding.
+	foldDistinct bool
 }
 
 // field is one JSON member of a struct.
@@ -92,6 +94,7 @@ func buildShape(t reflect.Type, building map[reflect.Type]*shape) *shape {
 		s := &shape{isObj: true}
 		building[t] = s
 		s.fields = structFields(t, building, nil, map[reflect.Type]bool{})
+		s.foldDistinct = foldDistinct(s.fields)
 		return s
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -186,4 +189,16 @@ func containsField(fs []field, name string) bool {
 		}
 	}
 	return false
+}
+
+// foldDistinct reports whether no two of fs have names equal under case folding.
+func foldDistinct(fs []field) bool {
+	for i := range fs {
+		for j := range i {
+			if bytes.EqualFold(fs[i].name, fs[j].name) {
+				return false
+			}
+		}
+	}
+	return true
 }

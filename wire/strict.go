@@ -127,7 +127,9 @@ func (s *scanner) value(sh *shape) error {
 // be too deep; only then is it walked token by token (once: walking is set for its whole
 // subtree), which reports where.
 func (s *scanner) freeValue() error {
-	if s.dec.StackDepth()+nesting(s.data[s.dec.InputOffset():]) <= MaxDepth {
+	// Each level takes an opening bracket: what remains of a short input cannot be too deep.
+	rest := s.data[s.dec.InputOffset():]
+	if depth := s.dec.StackDepth(); depth+len(rest) <= MaxDepth || depth+nesting(rest) <= MaxDepth {
 		_, err := s.dec.ReadValue()
 		return asDecodeError(err)
 	}
@@ -204,6 +206,14 @@ var nestingClass = func() (t [256]uint8) {
 	return t
 }()
 
+// trimSeparators drops the whitespace and the name separator before a value's bytes.
+func trimSeparators(b []byte) []byte {
+	for len(b) > 0 && nestingClass[b[0]] == nestSkip {
+		b = b[1:]
+	}
+	return b
+}
+
 // checkDepth refuses an object or array that was just opened beyond MaxDepth.
 func (s *scanner) checkDepth() error {
 	if s.dec.StackDepth() > MaxDepth {
@@ -234,13 +244,13 @@ func (s *scanner) object(sh *shape) error {
 	if err := s.checkDepth(); err != nil {
 		return err
 	}
-	structObj := sh != nil && sh.isObj
 	start := len(s.names)
 	defer func() {
 		clear(s.names[start:])
 		s.names = s.names[:start]
 	}()
 	var folded map[string]struct{} // built once the object has foldSetThreshold names
+	allExact := true               // every name so far is exactly a field's (see checkFoldUnlessExact)
 	for s.dec.PeekKind() != '}' {
 		raw, err := s.dec.ReadValue() // the name, quoted; jsontext refuses a non-string here
 		if err != nil {
@@ -251,18 +261,14 @@ func (s *scanner) object(sh *shape) error {
 		if err != nil {
 			return asDecodeError(err)
 		}
-		if structObj {
-			if err := s.checkFold(name, start, &folded, offset); err != nil {
-				return err
-			}
-			s.names = append(s.names, name)
-		}
-
 		var next *shape
 		switch {
 		case sh == nil:
 		case sh.isObj:
 			f, variant := sh.lookup(name)
+			if err := s.checkFoldUnlessExact(sh, f, name, start, &allExact, &folded, offset); err != nil {
+				return err
+			}
 			if variant {
 				return decodeError(string(s.dec.StackPointer()), offset,
 					"object key "+strconv.Quote(string(name))+" differs from the field name "+
@@ -280,6 +286,24 @@ func (s *scanner) object(sh *shape) error {
 	}
 	_, err := s.dec.ReadToken()
 	return asDecodeError(err)
+}
+
+// checkFoldUnlessExact records name, field f's or no field's (f nil), among the names of
+// the struct-shaped object that starts at s.names[start], and refuses it if it equals an
+// earlier one under case folding. The check is skipped while every name, this one
+// included, is exactly a field's name and the fields' names are distinct under case
+// folding (sh.foldDistinct): two such names cannot be equal under folding, as jsontext
+// has refused exact duplicates. That is the common case, and it saves comparing each name
+// with all before it.
+func (s *scanner) checkFoldUnlessExact(sh *shape, f *field, name []byte, start int, allExact *bool, folded *map[string]struct{}, offset int64) error {
+	*allExact = *allExact && f != nil && bytes.Equal(f.name, name)
+	if !*allExact || !sh.foldDistinct {
+		if err := s.checkFold(name, start, folded, offset); err != nil {
+			return err
+		}
+	}
+	s.names = append(s.names, name)
+	return nil
 }
 
 // checkFold refuses name if an earlier name of the same object (s.names[start:]) equals it
