@@ -188,17 +188,19 @@ func (s *scanner) envelopeTime() (time.Time, error) {
 
 // AppendEnvelope appends e as one compact JSON message, members in the order type, id,
 // replyTo, sessionId, sentAt, capability, payload; empty optional members are left out.
-// SentAt is written in UTC with a "Z" suffix and the shortest fraction. The payload is
-// appended as is (it must be a valid JSON value: the output of [Marshal] or
-// [EncodePayload]). type and id must be non-blank.
+// SentAt is written in UTC with a "Z" suffix and the shortest fraction. type and id must
+// be non-blank.
+//
+// The payload is appended as is, unchecked: it must be one valid JSON value, the output
+// of [Marshal] or [EncodePayload] (whose input Marshal or a strict decoder produced).
+// Both check what they write, so checking it again here would parse every outgoing
+// payload a second time for nothing.
 func AppendEnvelope(dst []byte, e *Envelope) ([]byte, error) {
 	switch {
 	case strings.TrimSpace(e.Type) == "":
 		return dst, errors.New("wire: envelope has no type")
 	case strings.TrimSpace(e.ID) == "":
 		return dst, errors.New("wire: envelope has no id")
-	case len(e.Payload) > 0 && !e.Payload.IsValid():
-		return dst, errors.New("wire: envelope payload is not a valid JSON value")
 	}
 	orig := len(dst)
 	var err error
