@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,9 +57,9 @@ type runningHost struct {
 // startHost starts a host server and, when asked, its control API.
 func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	rh := &runningHost{done: make(chan struct{})}
-	var stopOnce bool
-	local := (*control.Local)(nil)
-	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
+	var stopOnce sync.Once
+	var local atomic.Pointer[control.Local] // set once the host runs; transfers report to it
+	var pl atomic.Pointer[player.Player]    // set once the player runs; the hooks fire before
 	opts := host.Options{
 		DiscoveryAddr: cfg.discovery,
 		ListenAddr:    cfg.listen,
@@ -69,8 +70,8 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	}
 	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
 	opts.Tools.OnTransfer = func(p tools.TransferProgress) {
-		if local != nil {
-			local.OnTransfer(p)
+		if l := local.Load(); l != nil {
+			l.OnTransfer(p)
 		}
 	}
 	opts.Tools.OnTraffic = func(ev tools.TrafficEvent) {
@@ -91,17 +92,15 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		return nil, fmt.Errorf("start host: %w", err)
 	}
 	rh.srv = srv
-	local = control.NewLocal(srv, control.LocalOptions{
+	rh.local = control.NewLocal(srv, control.LocalOptions{
 		Version:  versionString(cfg.version),
 		StateDir: cfg.stateDir,
-		Shutdown: func() {
-			if !stopOnce {
-				stopOnce = true
-				close(rh.done)
-			}
-		},
+		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
 	})
-	rh.local = local
+	local.Store(rh.local)
+	if cfg.tap == nil {
+		go prefetchCatalogs(srv)
+	}
 	if cfg.player != "" {
 		if err := rh.servePlayer(cfg, opts.Tools.ArtifactDir); err != nil {
 			srv.Close()
@@ -116,6 +115,26 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		}
 	}
 	return rh, nil
+}
+
+// prefetchCatalogs fetches the tool index of every session once it opens, as the official
+// host does: listings then show each session's tool count and revision at once, and the
+// first command that needs the catalog finds it cached. It ends when the server closes.
+func prefetchCatalogs(srv *host.Server) {
+	events, unsubscribe := srv.Subscribe(64)
+	defer unsubscribe()
+	for ev := range events {
+		if ev.Kind != host.EventUpdated || !ev.Session.Opened() {
+			continue
+		}
+		if c := ev.Session.Tools(); c != nil && c.Cached() == nil {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), tools.DefaultTimeout)
+				defer cancel()
+				c.Index(ctx) // a failure leaves the cache empty; commands fetch it themselves
+			}()
+		}
+	}
 }
 
 // serveControl makes the host reachable by the other commands through the control socket
