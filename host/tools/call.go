@@ -64,7 +64,7 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 	}
 	res := &CallResult{Payload: *r.result, Raw: r.payload}
 	if len(r.transfers) > 0 {
-		res.Raw, res.Artifacts, err = c.settle(ctx, r)
+		res.Raw, res.Artifacts, err = c.settle(ctx, &r)
 		if err == nil {
 			res.Payload = wire.Result{}
 			err = wire.Unmarshal(res.Raw, &res.Payload)
@@ -104,7 +104,7 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 	}
 	res := &BatchResult{Payload: *r.batch, Raw: r.payload}
 	if len(r.transfers) > 0 {
-		res.Raw, res.Artifacts, err = c.settle(ctx, r)
+		res.Raw, res.Artifacts, err = c.settle(ctx, &r)
 		if err == nil {
 			res.Payload = wire.BatchResult{}
 			err = wire.Unmarshal(res.Raw, &res.Payload)

@@ -166,38 +166,41 @@ func (c *Client) forget(p *pending) bool {
 // roundTrip sends one request and waits for its response. The returned response has err
 // nil; a tool.error comes back as a *wire.Error, everything else as a *TransportError.
 // The response's transfers, if any, are still running.
-func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*response, error) {
+func (c *Client) roundTrip(ctx context.Context, op string, payload any) (response, error) {
 	body, err := wire.Marshal(payload)
 	if err != nil {
-		return nil, fmt.Errorf("tools: encode %s payload: %w", op, err)
+		return response{}, fmt.Errorf("tools: encode %s payload: %w", op, err)
 	}
 	if err := c.waitOpen(ctx, op); err != nil {
-		return nil, err
+		return response{}, err
 	}
 	select {
 	case c.slots <- struct{}{}:
 	case <-c.closed:
-		return nil, &TransportError{Op: op, Err: c.closedErr()}
+		return response{}, &TransportError{Op: op, Err: c.closedErr()}
 	case <-ctx.Done():
-		return nil, &TransportError{Op: op, Err: context.Cause(ctx)}
+		return response{}, &TransportError{Op: op, Err: context.Cause(ctx)}
 	}
 	defer func() { <-c.slots }()
 
-	p := &pending{id: c.opts.NewRequestID(), op: op, ch: make(chan response, 1), sent: time.Now()}
-	if p.id == "" {
-		return nil, fmt.Errorf("tools: NewRequestID returned an empty id")
+	id := c.opts.NewRequestID()
+	if id == "" {
+		return response{}, fmt.Errorf("tools: NewRequestID returned an empty id")
 	}
+	// Neither p (its channel) nor the timer below is pooled: a channel or timer made in a
+	// testing/synctest bubble must not be used outside it.
+	p := &pending{id: id, op: op, ch: make(chan response, 1), sent: time.Now()}
 	if c.opts.OnTraffic != nil {
 		p.tools = toolsOf(payload)
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
 		c.mu.Unlock()
-		return nil, &TransportError{Op: op, Err: c.closeErr}
+		return response{}, &TransportError{Op: op, Err: c.closeErr}
 	}
 	if _, dup := c.pending[p.id]; dup {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("tools: request id %q is already in flight", p.id)
+		return response{}, fmt.Errorf("tools: request id %q is already in flight", id)
 	}
 	c.pending[p.id] = p
 	c.mu.Unlock()
@@ -216,7 +219,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 	if err != nil {
 		putBuffer(buf)
 		c.forget(p)
-		return nil, fmt.Errorf("tools: encode %s envelope: %w", op, err)
+		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
 	// One timer bounds the wait for the answer; it starts before the write, as the answer
 	// may arrive before the write returns.
@@ -230,7 +233,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 			if cerr := c.closedErr(); cerr != nil {
 				err = cerr
 			}
-			return nil, &TransportError{Op: op, RequestID: p.id, Err: err}
+			return response{}, &TransportError{Op: op, RequestID: id, Err: err}
 		}
 		// Already answered (or closed) while the write was failing: take that outcome.
 	}
@@ -246,19 +249,19 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (*respon
 	}
 	if cause != nil {
 		if c.forget(p) {
-			return nil, &TransportError{Op: op, RequestID: p.id, Err: cause}
+			return response{}, &TransportError{Op: op, RequestID: id, Err: cause}
 		}
 		// The response was claimed just as the wait ended; it is being delivered.
 		r = <-p.ch
 		if r.err == nil {
 			c.transfers.abortEach(r.transfers, cause)
-			return nil, &TransportError{Op: op, RequestID: p.id, Err: cause}
+			return response{}, &TransportError{Op: op, RequestID: id, Err: cause}
 		}
 	}
 	if r.err != nil {
-		return nil, r.err
+		return response{}, r.err
 	}
-	return &r, nil
+	return r, nil
 }
 
 // write sends one request message. Neither the caller's cancellation nor a deadline
