@@ -192,3 +192,22 @@ func BenchmarkLargeResult(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHandleCall is the app's whole share of a small call without the transport:
+// App.Handle of a tool.call (envelope and payload decoding, lookup, guard, availability,
+// argument validation, typed handler, result validation, response encoding).
+func BenchmarkHandleCall(b *testing.B) {
+	a := New(Options{})
+	if err := Register(a, def("bench.add", "Add", "bench", wire.PolicyRead), func(ctx context.Context, c *Call, in addIn) (addOut, error) {
+		return addOut{Sum: in.A + in.B}, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	msg := []byte(benchCall)
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, err := a.Handle(b.Context(), msg, discard{}); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

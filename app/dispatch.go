@@ -116,9 +116,11 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 	case 0, 'n':
 		args = jsontext.Value("{}")
 	case '{':
-		args = append(jsontext.Value(nil), c.Arguments...)
-		if err := args.Compact(); err != nil { // already checked by the strict decoder
-			return fail(&wire.Error{Code: wire.CodeArgumentsInvalid, Message: "Tool arguments are not valid JSON."})
+		args = append(jsontext.Value(nil), c.Arguments...) // the handler's own
+		if !isCompact(args) {
+			if err := args.Compact(); err != nil { // already checked by the strict decoder
+				return fail(&wire.Error{Code: wire.CodeArgumentsInvalid, Message: "Tool arguments are not valid JSON."})
+			}
 		}
 	default:
 		return fail(&wire.Error{Code: wire.CodeArgumentsInvalid, Message: "Tool arguments must be a JSON object."})
@@ -181,14 +183,32 @@ func (a *App) execute(ctx context.Context, t *tool, c *Call) (result jsontext.Va
 	return encodeResult(c.ToolID, v)
 }
 
-// encodeResult turns a handler's result into compact JSON.
+// isCompact reports whether the valid JSON value v holds no whitespace byte at all, so
+// that compacting it would change nothing (whitespace inside a string is escaped in valid
+// JSON, except for spaces: a string with a space makes this report false, which only
+// costs a Compact).
+func isCompact(v []byte) bool {
+	for _, c := range v {
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// strictCompact compacts a handler's raw JSON with the strict rules the protocol's
+// decoders apply: no duplicate names, valid UTF-8 (Compact alone allows both). What it
+// returns goes into the response payload as is.
+var strictCompact = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)}
+
+// encodeResult turns a handler's result into compact, strictly valid JSON.
 func encodeResult(toolID string, v any) (jsontext.Value, error) {
 	switch v := v.(type) {
 	case nil:
 		return jsontext.Value("null"), nil
 	case jsontext.Value:
 		out := append(jsontext.Value(nil), v...)
-		if err := out.Compact(); err != nil {
+		if err := out.Compact(strictCompact...); err != nil {
 			return nil, &wire.Error{Code: wire.CodeExecutionFailed, Message: fmt.Sprintf("Tool '%s' returned invalid JSON: %v", toolID, err)}
 		}
 		return out, nil

@@ -162,6 +162,9 @@ func TestResults(t *testing.T) {
 		{"nil", nil, nil, `{"toolId":"t.r","success":true,"result":null}`},
 		{"raw", jsontext.Value(` { "a" : 1 } `), nil, `{"toolId":"t.r","success":true,"result":{"a":1}}`},
 		{"raw invalid", jsontext.Value(`{"a":`), nil, `"code":"tool_execution_failed"`},
+		// The response payload is not re-checked once assembled: the result must be strict.
+		{"raw duplicate names", jsontext.Value(`{"a":1,"a":2}`), nil, `"code":"tool_execution_failed"`},
+		{"raw invalid UTF-8", jsontext.Value("{\"a\":\"\xff\"}"), nil, `"code":"tool_execution_failed"`},
 		{"unmarshalable", make(chan int), nil, `"code":"tool_execution_failed"`},
 		{"map sorted", map[string]int{"b": 2, "a": 1}, nil, `"result":{"a":1,"b":2}`},
 		{"plain error", nil, errors.New("bad"), `{"code":"tool_execution_failed","message":"bad","retryable":false}`},
@@ -187,6 +190,32 @@ func TestResults(t *testing.T) {
 				t.Fatalf("payload %s\nwant %s", p, tc.want)
 			}
 		})
+	}
+}
+
+// TestResultPayload: the tool.result payload, assembled by hand around the result, is
+// what wire.Marshal writes for the same wire.Result, escapes included.
+func TestResultPayload(t *testing.T) {
+	for _, out := range []wire.Outcome{
+		{ToolID: "t.r", Success: true, Result: jsontext.Value(`{"a":1}`)},
+		{ToolID: "t.\"q\"", Success: true, Message: "say \"hi\" <é>\n\u2028", Result: jsontext.Value(`[]`)},
+		{ToolID: "t.r", Success: true, Result: jsontext.Value(`null`),
+			Evidence: map[string]wire.Outcome{"tree": {ToolID: "ui.tree", Success: true, Result: jsontext.Value(`1`)}}},
+	} {
+		got, err := resultPayload(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := wire.Marshal(&wire.Result{ToolID: out.ToolID, Success: true, Message: out.Message, Result: out.Result, Evidence: out.Evidence})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	if _, err := resultPayload(&wire.Outcome{ToolID: "t.r", Success: true, Message: "\xff", Result: jsontext.Value(`1`)}); err == nil {
+		t.Error("a message with invalid UTF-8 was encoded")
 	}
 }
 

@@ -214,22 +214,31 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 	}
 }
 
-// resultPayload encodes the tool.result payload of a successful outcome. The result is
-// already compact, valid JSON (encodeResult made it so), so it is copied in rather than
+// resultPayload encodes the tool.result payload of a successful outcome, members in the
+// order of wire.Result: toolId, success, message, result, evidence. The result is already
+// compact, valid JSON (encodeResult made it so), so it is copied in rather than
 // re-encoded — for a large result that saves a full pass over it.
 func resultPayload(out *wire.Outcome) ([]byte, error) {
-	head, err := wire.Marshal(&wire.Result{ToolID: out.ToolID, Success: true, Message: out.Message})
-	if err != nil {
-		return nil, err
-	}
 	var evidence []byte
 	if out.Evidence != nil {
+		var err error
 		if evidence, err = wire.Marshal(out.Evidence); err != nil {
 			return nil, err
 		}
 	}
-	b := make([]byte, 0, len(head)+len(out.Result)+len(evidence)+24)
-	b = append(b, head[:len(head)-1]...) // without its closing brace
+	b := make([]byte, 0, len(out.ToolID)+len(out.Message)+len(out.Result)+len(evidence)+64)
+	b = append(b, `{"toolId":`...)
+	b, err := jsontext.AppendQuote(b, out.ToolID)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"success":true`...)
+	if out.Message != "" {
+		b = append(b, `,"message":`...)
+		if b, err = jsontext.AppendQuote(b, out.Message); err != nil {
+			return nil, err
+		}
+	}
 	b = append(b, `,"result":`...)
 	b = append(b, out.Result...)
 	if evidence != nil {
