@@ -37,28 +37,28 @@ func (a *App) Handle(ctx context.Context, msg []byte, w MessageWriter) (bool, er
 	if !ok {
 		return false, nil
 	}
-	return true, a.answer(ctx, req, w)
+	return true, a.answer(ctx, &req, w)
 }
 
 // classify decides whether msg is a tool request, and decodes it.
-func classify(msg []byte) (*request, bool) {
+func classify(msg []byte) (request, bool) {
 	env, err := wire.DecodeEnvelope(msg)
 	if err == nil {
 		if !wire.IsRequest(env.Type) || !toolCapability(env.Capability) {
-			return nil, false
+			return request{}, false
 		}
-		return &request{env: env}, true
+		return request{env: env}, true
 	}
 	// The message is not a valid envelope. It is still ours if it claims a tool request
 	// type: then it gets tool_protocol_invalid_request, correlated when its id is readable.
 	c := scanClaim(msg)
 	if !wire.IsRequest(c.typ) || !toolCapability(c.capability) {
-		return nil, false
+		return request{}, false
 	}
 	if strings.TrimSpace(c.id) == "" {
 		c.id = "" // a blank id is no id: the answer gets a fresh one and no replyTo
 	}
-	return &request{id: c.id, sessionID: c.sessionID, err: err}, true
+	return request{id: c.id, sessionID: c.sessionID, err: err}, true
 }
 
 // toolCapability reports whether an envelope's capability addresses the tool protocol:
@@ -116,7 +116,11 @@ func scanClaim(msg []byte) claim {
 
 // answer computes the response to req, writes it and streams the transfers it announces.
 func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
-	start := time.Now()
+	var start time.Time // for the debug log only: reading the clock is not free
+	logged := a.log.Enabled(ctx, slog.LevelDebug)
+	if logged {
+		start = time.Now()
+	}
 	x := &exchange{app: a, requestID: req.id, sessionID: req.sessionID}
 	if req.env != nil {
 		x.requestID, x.sessionID = req.env.ID, req.env.SessionID
@@ -136,7 +140,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 			return err
 		}
 	}
-	if a.log.Enabled(ctx, slog.LevelDebug) {
+	if logged {
 		attrs := []slog.Attr{slog.String("type", typ), slog.String("request", x.requestID), slog.Int("bytes", len(*msg)), slog.Duration("took", time.Since(start))}
 		if failure != nil {
 			attrs = append(attrs, slog.String("code", failure.Code))

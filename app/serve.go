@@ -91,8 +91,8 @@ type server struct {
 // run is one goroutine of the pool, starting as the leader.
 func (s *server) run() {
 	for {
-		req := s.read()
-		if req == nil {
+		req, ok := s.read()
+		if !ok {
 			return
 		}
 		select { // every slot is taken: stop reading until a request is answered
@@ -105,7 +105,7 @@ func (s *server) run() {
 			<-s.slots
 			return
 		}
-		if err := s.app.answer(s.ctx, req, s.io); err != nil && s.ctx.Err() == nil {
+		if err := s.app.answer(s.ctx, &req, s.io); err != nil && s.ctx.Err() == nil {
 			s.app.log.DebugContext(s.ctx, "writing a tool response failed", "err", err)
 		}
 		<-s.slots
@@ -118,8 +118,8 @@ func (s *server) run() {
 }
 
 // read reads conn until a tool request arrives and returns it; other messages go to
-// OnMessage. It returns nil once Serve has stopped.
-func (s *server) read() *request {
+// OnMessage. It returns false once Serve has stopped.
+func (s *server) read() (request, bool) {
 	for {
 		typ, msg, err := s.conn.Read(s.io.ctx)
 		if err != nil {
@@ -127,7 +127,7 @@ func (s *server) read() *request {
 				err = perr
 			}
 			s.stop(err)
-			return nil
+			return request{}, false
 		}
 		if typ != transport.MessageText {
 			deliver(s.opts.OnMessage, typ, msg)
@@ -138,7 +138,7 @@ func (s *server) read() *request {
 			deliver(s.opts.OnMessage, typ, msg)
 			continue
 		}
-		return req
+		return req, true
 	}
 }
 
