@@ -43,7 +43,7 @@ type pending struct {
 	id    string
 	op    string
 	ch    chan response // capacity 1
-	sent  time.Time     // for OnTraffic
+	sent  time.Time     // for OnTraffic, set only with it (reading the clock is not free)
 	tools []string      // for OnTraffic
 }
 
@@ -189,9 +189,9 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	}
 	// Neither p (its channel) nor the timer below is pooled: a channel or timer made in a
 	// testing/synctest bubble must not be used outside it.
-	p := &pending{id: id, op: op, ch: make(chan response, 1), sent: time.Now()}
+	p := &pending{id: id, op: op, ch: make(chan response, 1)}
 	if c.opts.OnTraffic != nil {
-		p.tools = toolsOf(payload)
+		p.sent, p.tools = time.Now(), toolsOf(payload)
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
