@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// The benchmarks below measure one small call end to end (host client, loopback WebSocket,
+// app runtime, back) and the WebSocket echo of the same bytes, with 1 and 8 callers, and
+// report the CPU time of the whole process per call (host, app and callers together) next
+// to the wall time and the allocations. They are what the protocol's call path is tuned
+// with: compare two builds with benchstat, e.g.
+//
+//	go test -run '^$' -bench 'SmallCall|Echo' -count 8 ./internal/bench > new.txt
+
+// BenchmarkSmallCall calls the demo app's app.get_state through the host's protocol client.
+func BenchmarkSmallCall(b *testing.B) {
+	ctx := b.Context()
+	dir := b.TempDir()
+	h, err := startLocalHost(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.close()
+	d, err := h.connectDemo(ctx, "com.ansight.bench", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.close()
+	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
+	op := func(ctx context.Context) error { _, err := d.call(ctx, call); return err }
+	benchCallers(b, op)
+}
+
+// BenchmarkEcho is BenchmarkSmallCall's baseline: a bare WebSocket echo of the same message
+// sizes over the same transport.
+func BenchmarkEcho(b *testing.B) {
+	ctx := b.Context()
+	dir := b.TempDir()
+	h, err := startLocalHost(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.close()
+	d, err := h.connectDemo(ctx, "com.ansight.bench", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
+	out, err := d.call(ctx, call)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqSize, respSize, err := messageSizes(d.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
+	d.close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := startBaseline(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer base.close()
+	echo, err := base.dial(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer echo.close()
+	benchCallers(b, func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) })
+}
+
+// benchCallers runs op b.N times from 1, then 8 goroutines, after a warm-up, and reports
+// the process's CPU time per operation.
+func benchCallers(b *testing.B, op func(context.Context) error) {
+	ctx := b.Context()
+	for range 200 {
+		if err := op(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, callers := range []int{1, 8} {
+		b.Run(map[int]string{1: "callers=1", 8: "callers=8"}[callers], func(b *testing.B) {
+			b.ReportAllocs()
+			var wg sync.WaitGroup
+			cpu := cpuTime()
+			b.ResetTimer()
+			for c := range callers {
+				wg.Go(func() {
+					for i := c; i < b.N; i += callers {
+						if err := op(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// cpuTime is the user and system CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
