@@ -250,9 +250,9 @@ func TestAppendEnvelope(t *testing.T) {
 	}
 
 	for name, e := range map[string]*Envelope{
-		"no type":         {ID: "i"},
-		"blank id":        {Type: "t", ID: " "},
-		"invalid UTF-8":   {Type: "t", ID: "i", SessionID: "\xff"},
+		"no type":       {ID: "i"},
+		"blank id":      {Type: "t", ID: " "},
+		"invalid UTF-8": {Type: "t", ID: "i", SessionID: "\xff"},
 	} {
 		out, err := AppendEnvelope([]byte("keep"), e)
 		if err == nil || string(out) != "keep" {
