@@ -95,9 +95,10 @@ func printTools(w io.Writer, t *control.Tools, full bool) {
 		return
 	}
 	tw := newTable(w)
-	tw.row("TOOL", "POLICY", "STATE", "DESCRIPTION")
+	tw.row("TOOL", tw.paint(colourDefault, "POLICY"), tw.paint(colourDefault, "STATE"), "DESCRIPTION")
 	for _, e := range t.Tools {
-		tw.row(e.ID, string(e.Policy), entryState(&e), oneLine(e.Description, 72))
+		state := entryState(&e)
+		tw.row(e.ID, tw.paint(policyColour(string(e.Policy)), string(e.Policy)), tw.paint(stateColour(state), state), oneLine(e.Description, 72))
 	}
 	tw.flush()
 	more := ""
@@ -434,13 +435,17 @@ func printBatch(out, errw io.Writer, res *control.Batch) {
 	}
 	r := res.Result
 	tw := newTable(out)
-	tw.row("#", "TOOL", "CALL ID", "OUTCOME")
+	tw.row("#", "TOOL", "CALL ID", tw.paint(colourDefault, "OUTCOME"))
 	for _, it := range r.Results {
 		outcome := "ok"
 		if !it.Success && it.Error != nil {
 			outcome = it.Error.Code + ": " + oneLine(it.Error.Message, 60)
 		}
-		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, outcome)
+		colour := colourGreen
+		if !it.Success {
+			colour = colourRed
+		}
+		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, tw.paint(colour, outcome))
 	}
 	tw.flush()
 	stopped := ""

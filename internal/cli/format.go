@@ -13,10 +13,58 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// table writes aligned columns.
-type table struct{ tw *tabwriter.Writer }
+// table writes aligned columns, with colours when it writes to a terminal (and NO_COLOR
+// is not set).
+type table struct {
+	tw     *tabwriter.Writer
+	colour bool
+}
 
-func newTable(w io.Writer) *table { return &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)} }
+func newTable(w io.Writer) *table {
+	_, noColour := os.LookupEnv("NO_COLOR")
+	return &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0), colour: isTerminal(w) && !noColour}
+}
+
+// ANSI colours. Every code has two digits, so that coloured cells of one column all carry
+// escapes of the same length and tabwriter keeps the column aligned.
+const (
+	colourRed     = "31"
+	colourGreen   = "32"
+	colourYellow  = "33"
+	colourMagenta = "35"
+	colourDefault = "39" // for the header of a coloured column
+)
+
+// paint colours s when the table writes to a terminal. Use it for every cell of a column,
+// header included (with colourDefault), or for none.
+func (t *table) paint(code, s string) string {
+	if !t.colour {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// policyColour: read green, write yellow, critical magenta.
+func policyColour(p string) string {
+	switch p {
+	case "read":
+		return colourGreen
+	case "write":
+		return colourYellow
+	}
+	return colourMagenta
+}
+
+// stateColour: ok and connected green, anything blocked or failed red, the rest yellow.
+func stateColour(s string) string {
+	switch {
+	case s == "ok" || s == "connected" || s == "open":
+		return colourGreen
+	case strings.HasPrefix(s, "blocked") || s == "disconnected" || s == "expired" || s == "used":
+		return colourRed
+	}
+	return colourYellow
+}
 
 func (t *table) row(cols ...string) { fmt.Fprintln(t.tw, strings.Join(cols, "\t")) }
 func (t *table) flush()             { t.tw.Flush() }

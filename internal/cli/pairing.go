@@ -110,13 +110,14 @@ The host must serve the LAN for them: 'ansight host run --lan'.`,
 				return nil
 			}
 			tw := newTable(g.env.Stdout)
-			tw.row("INVITE", "APP", "GRANT", "STATE", "EXPIRES")
+			tw.row("INVITE", "APP", tw.paint(colourDefault, "GRANT"), tw.paint(colourDefault, "STATE"), "EXPIRES")
 			for _, i := range inv.Invites {
 				app := i.AppID
 				if app == "" {
 					app = "*"
 				}
-				tw.row(i.ID, app, string(i.MaxToolPolicy), i.State, i.ExpiresAt.Local().Format("2006-01-02 15:04"))
+				grant := string(i.MaxToolPolicy)
+				tw.row(i.ID, app, tw.paint(policyColour(grant), grant), tw.paint(stateColour(i.State), i.State), i.ExpiresAt.Local().Format("2006-01-02 15:04"))
 			}
 			tw.flush()
 			return nil

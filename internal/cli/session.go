@@ -31,13 +31,14 @@ func newSessionCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := newTable(g.env.Stdout)
-			tw.row("SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED")
+			tw.row("SESSION", "APP", "DEVICE", "PLATFORM", tw.paint(colourDefault, "STATE"), tw.paint(colourDefault, "GRANT"), "TOOLS", "CONNECTED")
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
-				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt))
+				grant := string(ss.MaxToolPolicy)
+				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, tw.paint(stateColour(ss.State), ss.State), tw.paint(policyColour(grant), grant), tools, ago(ss.ConnectedAt))
 			}
 			tw.flush()
 			return nil
