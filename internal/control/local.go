@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/wire"
@@ -181,7 +182,7 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 // FilterTools applies a ToolsRequest's filters (not MaxResults) to catalog entries,
 // returning a new slice. Terms match as the app's own query filter does.
 func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
-	terms := append(searchTerms(req.Query), searchTerms(req.Feature)...)
+	search := catalog.ParseSearch(req.Query, req.Feature)
 	var policy wire.Policy
 	if req.Policy != "" {
 		policy, _ = wire.ParsePolicy(req.Policy)
@@ -193,32 +194,12 @@ func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
 		case req.Category != "" && e.Category != req.Category:
 		case req.Policy != "" && e.Policy != policy:
 		case req.ExecutableOnly && (e.Denial != nil || !e.IsExecutable()):
-		case !matchTerms(&e, terms):
+		case !search.Matches(&e):
 		default:
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-// searchTerms lower-cases s and splits it on everything that is not a letter or digit.
-func searchTerms(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && isLetterOrDigit(r))
-	})
-}
-
-func matchTerms(e *wire.ToolEntry, terms []string) bool {
-	if len(terms) == 0 {
-		return true
-	}
-	text := strings.Join(searchTerms(strings.Join(append([]string{e.ID, e.Name, e.Description, e.Category, e.Keywords}, e.PrerequisiteToolIDs...), " ")), " ")
-	for _, t := range terms {
-		if !strings.Contains(text, t) {
-			return false
-		}
-	}
-	return true
 }
 
 // Tool implements Backend.
