@@ -131,12 +131,14 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	if err != nil {
 		s.store.removeInvite(rec.InviteID)
 	}
+	// Read under the lock: once stored, an enrollment may consume the invite (Uses) at any
+	// moment.
+	inv := rec.public()
 	s.mu.Unlock()
 	if err != nil {
 		return Invite{}, "", err
 	}
-	s.log.Info("host: invite issued", "invite", rec.InviteID, "app", appID, "policy", string(policy), "expires", rec.ExpiresAt)
-	inv := rec.public()
+	s.log.Info("host: invite issued", "invite", inv.ID, "app", appID, "policy", string(policy), "expires", inv.ExpiresAt)
 	inv.Document = doc
 	return inv, code, nil
 }
