@@ -3,7 +3,6 @@ package connect
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -213,13 +212,4 @@ func directConfig(t *testing.T, o Options) *config {
 		t.Fatal(err)
 	}
 	return c
-}
-
-func hasAll(s string, parts ...string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
 }

@@ -86,7 +86,6 @@ type transfer struct {
 	fileName string
 	mimeType string
 	size     int64         // -1 when not announced
-	frames   atomic.Int64  // frames seen, for the idle watchdog
 	done     chan struct{} // closed by registry.ended
 
 	mu       sync.Mutex

@@ -46,14 +46,12 @@ func Main(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	code := exitCodeOf(ctx, err)
-	if errors.Is(err, errFlagUsage) || isCobraUsageError(err) {
+	if isCobraUsageError(err) {
 		code = ExitUsage
 	}
 	g.reportError(err, code)
 	return code
 }
-
-var errFlagUsage = errors.New("usage")
 
 func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{

@@ -103,13 +103,6 @@ func testRoundTrip(t *testing.T, newPair NewPairFunc) {
 	wg.Wait()
 }
 
-// writeAsync writes in the background; the returned channel yields Write's error.
-func writeAsync(c transport.Conn, typ transport.MessageType, data []byte) <-chan error {
-	errc := make(chan error, 1)
-	go func() { errc <- c.Write(context.Background(), typ, data) }()
-	return errc
-}
-
 func testWriteCopies(t *testing.T, newPair NewPairFunc) {
 	a, b := newPair(t, 0)
 	buf := []byte("first")
