@@ -316,28 +316,6 @@ func TestDecodeErrorMessage(t *testing.T) {
 	}
 }
 
-func TestNesting(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want int
-	}{
-		{`1`, 0},
-		{` : "x" , [1]`, 0},
-		{`"[{"`, 0},
-		{`true,[[1]]`, 0},
-		{`[]`, 1},
-		{`:{"a":[{"b":[]}]}, [[[[[`, 4},
-		{`["]]]]", "\"[[", "\\", [2]] [[[[`, 2},
-		{`{"a":{"b":`, 2}, // unbalanced: what a tokenizer reads before it fails
-		{`[[[` + strings.Repeat(" ", 10), 3},
-		{``, 0},
-	} {
-		if got := nesting([]byte(tt.in)); got != tt.want {
-			t.Errorf("nesting(%s) = %d, want %d", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestUnmarshalFoldCheckShortcut: the fold check is skipped only while every name is
 // exactly a field's and no two fields fold together; otherwise names are compared as
 // ever.

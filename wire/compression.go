@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"io"
 	"strconv"
 	"strings"
@@ -211,9 +212,6 @@ func readWrapper(raw []byte) (*wrapper, error) {
 	}
 	s := getScanner(raw)
 	defer s.put()
-	if _, err := s.dec.ReadToken(); err != nil {
-		return nil, asDecodeError(err)
-	}
 	var (
 		w                      = wrapper{original: -1}
 		encRaw, dataRaw, ctRaw []byte
@@ -223,15 +221,16 @@ func readWrapper(raw []byte) (*wrapper, error) {
 		slots                  = [...]*[]byte{&encRaw, &ctRaw, &origRaw, &compRaw, &dataRaw}
 		variant                string // a name equal to a member's only under case folding
 	)
-	for s.dec.PeekKind() != '}' {
-		rawName, err := s.dec.ReadValue()
+	if err := s.js.EnterObject(); err != nil {
+		return nil, asDecodeError(err)
+	}
+	for i := 0; ; i++ {
+		name, more, err := s.js.Member(i)
 		if err != nil {
 			return nil, asDecodeError(err)
 		}
-		offset := s.dec.InputOffset() - int64(len(rawName))
-		name, err := unquoteName(rawName)
-		if err != nil {
-			return nil, asDecodeError(err)
+		if !more {
+			break
 		}
 		slot := -1
 		for i, m := range members {
@@ -241,17 +240,14 @@ func readWrapper(raw []byte) (*wrapper, error) {
 				variant = string(name)
 			}
 		}
-		if err := s.dec.SkipValue(); err != nil {
-			return nil, asDecodeError(err)
+		v, err := s.js.Value()
+		if err != nil {
+			return nil, asDecodeError(inPath(err, string(name)))
 		}
 		if slot >= 0 {
-			end := s.dec.InputOffset()
-			*slots[slot] = bytes.TrimLeft(raw[offset+int64(len(rawName)):end], " \t\r\n:")
+			*slots[slot] = v
 			hasEncoding = hasEncoding || slot == 0
 		}
-	}
-	if _, err := s.dec.ReadToken(); err != nil {
-		return nil, asDecodeError(err)
 	}
 	if err := s.end(); err != nil {
 		return nil, err
@@ -305,8 +301,13 @@ func jsonString(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return nil, false
 	}
-	b, err := unquoteName(raw)
-	return b, err == nil
+	var js jsonscan.Scanner
+	js.Reset(raw, 1)
+	raw, escaped, err := js.String()
+	if err != nil || js.End() != nil {
+		return nil, false
+	}
+	return unquote(raw, escaped), true
 }
 
 // inflater holds the reusable state of one DecodePayload: the decoded gzip bytes, the gzip

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"io"
 	"strconv"
 
@@ -64,6 +65,12 @@ func asDecodeError(err error) error {
 	}
 	if errors.Is(err, io.EOF) { // only a read at the top level ends cleanly: no value at all
 		return &DecodeError{Offset: 0, Msg: "empty input: no JSON value", Err: io.ErrUnexpectedEOF}
+	}
+	if e, ok := err.(*jsonscan.Error); ok {
+		if e.Depth {
+			return &DecodeError{Path: e.Pointer(), Offset: int64(e.Offset), Msg: "JSON nesting exceeds the maximum depth of " + strconv.Itoa(MaxDepth), Err: err}
+		}
+		return &DecodeError{Path: e.Pointer(), Offset: int64(e.Offset), Msg: "invalid JSON: " + e.Msg, Err: err}
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {

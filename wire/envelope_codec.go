@@ -34,66 +34,8 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	}
 	s := getScanner(data)
 	defer s.put()
-
-	tok, err := s.dec.ReadToken()
-	if err != nil {
-		return nil, asDecodeError(err)
-	}
-	if tok.Kind() != '{' {
-		return nil, decodeError("", 0, "envelope is not a JSON object")
-	}
 	e := new(Envelope)
-	var folded map[string]struct{}
-	allExact := true
-	for s.dec.PeekKind() != '}' {
-		raw, err := s.dec.ReadValue()
-		if err != nil {
-			return nil, asDecodeError(err)
-		}
-		offset := s.dec.InputOffset() - int64(len(raw))
-		name, err := unquoteName(raw)
-		if err != nil {
-			return nil, asDecodeError(err)
-		}
-		f, variant := envelopeShape.lookup(name)
-		if err := s.checkFoldUnlessExact(envelopeShape, f, name, 0, &allExact, &folded, offset); err != nil {
-			return nil, err
-		}
-		if variant {
-			return nil, decodeError("/"+string(name), offset, "envelope key "+strconv.Quote(string(name))+
-				" differs from "+strconv.Quote(string(f.name))+" only by case")
-		}
-		if f == nil { // a field of another SDK: checked, skipped
-			if err := s.value(nil); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		switch string(f.name) {
-		case "type":
-			err = s.envelopeString("type", &e.Type)
-		case "id":
-			err = s.envelopeString("id", &e.ID)
-		case "replyTo":
-			err = s.envelopeString("replyTo", &e.ReplyTo)
-		case "sessionId":
-			err = s.envelopeString("sessionId", &e.SessionID)
-		case "capability":
-			err = s.envelopeString("capability", &e.Capability)
-		case "sentAt":
-			e.SentAt, err = s.envelopeTime()
-		case "payload":
-			start := s.dec.InputOffset()
-			if err = s.value(nil); err == nil {
-				// The value's bytes, without the separating colon and whitespace.
-				e.Payload = jsontext.Value(trimSeparators(data[start:s.dec.InputOffset()]))
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if _, err := s.dec.ReadToken(); err != nil {
+	if err := s.envelope(e); err != nil {
 		return nil, asDecodeError(err)
 	}
 	if err := s.end(); err != nil {
@@ -117,25 +59,83 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	return e, nil
 }
 
+// envelope reads the envelope's members into e.
+func (s *scanner) envelope(e *Envelope) error {
+	if s.js.Peek() != '{' {
+		if err := s.js.Skip(); err != nil {
+			return err // not JSON at all
+		}
+		return decodeError("", 0, "envelope is not a JSON object")
+	}
+	if err := s.js.EnterObject(); err != nil {
+		return err
+	}
+	var folded map[string]struct{}
+	allExact := true
+	for i := 0; ; i++ {
+		name, more, err := s.js.Member(i)
+		if err != nil || !more {
+			return err
+		}
+		at := s.js.NameOffset()
+		f, variant := envelopeShape.lookup(name)
+		if err := s.checkFoldUnlessExact(envelopeShape, f, name, &allExact, &folded, at); err != nil {
+			return err
+		}
+		if variant {
+			return decodeError("/"+string(name), int64(at), "envelope key "+strconv.Quote(string(name))+
+				" differs from "+strconv.Quote(string(f.name))+" only by case")
+		}
+		if f == nil { // a field of another SDK: checked, skipped
+			if err := s.js.Skip(); err != nil {
+				return inPath(err, string(name))
+			}
+			continue
+		}
+		switch string(f.name) {
+		case "type":
+			err = s.envelopeString("type", &e.Type)
+		case "id":
+			err = s.envelopeString("id", &e.ID)
+		case "replyTo":
+			err = s.envelopeString("replyTo", &e.ReplyTo)
+		case "sessionId":
+			err = s.envelopeString("sessionId", &e.SessionID)
+		case "capability":
+			err = s.envelopeString("capability", &e.Capability)
+		case "sentAt":
+			e.SentAt, err = s.envelopeTime()
+		case "payload":
+			var v []byte
+			if v, err = s.js.Value(); err == nil {
+				e.Payload = jsontext.Value(v)
+			}
+		}
+		if err != nil {
+			return inPath(err, string(name))
+		}
+	}
+}
+
 // envelopeString reads a string member into *dst; null reads as "". The protocol's
 // constant values are shared rather than allocated; other values are collected in s.strs
 // and become strings at the end of DecodeEnvelope, all in one allocation.
 func (s *scanner) envelopeString(name string, dst *string) error {
-	raw, err := s.dec.ReadValue()
+	at := s.js.Pos()
+	if s.js.Peek() == 'n' {
+		return s.js.Skip() // null, or an error
+	}
+	if s.js.Peek() != '"' {
+		if err := s.js.Skip(); err != nil {
+			return err
+		}
+		return decodeError("", int64(at), "envelope field "+name+" must be a string")
+	}
+	raw, escaped, err := s.js.String()
 	if err != nil {
-		return asDecodeError(err)
+		return err
 	}
-	offset := s.dec.InputOffset() - int64(len(raw))
-	if string(raw) == "null" {
-		return nil
-	}
-	if raw[0] != '"' {
-		return decodeError("/"+name, offset, "envelope field "+name+" must be a string")
-	}
-	b, err := unquoteName(raw)
-	if err != nil {
-		return asDecodeError(err)
-	}
+	b := unquote(raw, escaped)
 	switch string(b) {
 	case TypeQuery:
 		*dst = TypeQuery
@@ -170,11 +170,11 @@ type deferredString struct {
 
 // envelopeTime reads sentAt: an RFC 3339 string, or null.
 func (s *scanner) envelopeTime() (time.Time, error) {
-	raw, err := s.dec.ReadValue()
+	at := s.js.Pos()
+	raw, err := s.js.Value()
 	if err != nil {
-		return time.Time{}, asDecodeError(err)
+		return time.Time{}, err
 	}
-	offset := s.dec.InputOffset() - int64(len(raw))
 	if string(raw) == "null" {
 		return time.Time{}, nil
 	}
@@ -183,7 +183,7 @@ func (s *scanner) envelopeTime() (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, decodeError("/sentAt", offset, "envelope field sentAt must be an RFC 3339 timestamp, got "+string(raw[:min(len(raw), 64)]))
+	return time.Time{}, decodeError("", int64(at), "envelope field sentAt must be an RFC 3339 timestamp, got "+string(raw[:min(len(raw), 64)]))
 }
 
 // AppendEnvelope appends e as one compact JSON message, members in the order type, id,

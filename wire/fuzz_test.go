@@ -313,30 +313,3 @@ func writeCorpus(t *testing.T, target string, seeds [][]byte) {
 		}
 	}
 }
-
-// scanWalking is scanStrict without the fast path for values without shape: every value
-// token by token, as freeValue falls back to.
-func scanWalking(data []byte, sh *shape) error {
-	s := getScanner(data)
-	defer s.put()
-	s.walking = true
-	if err := s.value(sh); err != nil {
-		return err
-	}
-	return s.end()
-}
-
-// FuzzScanFreeValue checks the fast path of values without shape (jsontext's ReadValue and
-// a bracket count) against the token walk: both accept exactly the same inputs, with the
-// shape of any JSON and with a Call's.
-func FuzzScanFreeValue(f *testing.F) {
-	callShape := shapeOf(reflect.TypeFor[Call]())
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, sh := range []*shape{nil, callShape} {
-			fast, walked := scanStrict(data, sh), scanWalking(data, sh)
-			if (fast == nil) != (walked == nil) {
-				t.Fatalf("fast path: %v; token walk: %v", fast, walked)
-			}
-		}
-	})
-}

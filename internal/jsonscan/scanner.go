@@ -1,0 +1,482 @@
+package jsonscan
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Scanner reads one JSON text. The zero value is ready for Reset; a Scanner may be reused
+// for any number of inputs and keeps its buffers, so pooled scanners do not allocate.
+type Scanner struct {
+	data     []byte
+	pos      int
+	depth    int
+	maxDepth int
+
+	// names holds the (unescaped) member names of every open object, innermost last;
+	// starts[k] is where the k-th open object's names begin. sets[k] is the k-th object's
+	// name set once it has setThreshold names, so that a huge object cannot make the
+	// duplicate check quadratic.
+	names   [][]byte
+	starts  []int
+	sets    []map[string]struct{}
+	scratch []byte // unescaped names
+	nameAt  int    // offset of the last name Member read
+}
+
+// setThreshold is the object size from which names are checked against a set instead of
+// one by one.
+const setThreshold = 16
+
+// Reset starts reading data, allowing at most maxDepth nested objects and arrays.
+func (s *Scanner) Reset(data []byte, maxDepth int) {
+	s.data, s.pos, s.depth, s.maxDepth = data, 0, 0, maxDepth
+	clear(s.names)
+	s.names = s.names[:0]
+	s.starts = s.starts[:0]
+	clear(s.sets)
+	s.sets = s.sets[:0]
+	s.scratch = s.scratch[:0]
+	if cap(s.scratch) > 4<<10 { // do not pin the buffer of a huge name
+		s.scratch = nil
+	}
+}
+
+// Release drops every reference to the input, for a scanner going back to a pool.
+func (s *Scanner) Release() {
+	s.Reset(nil, 0)
+	s.names = s.names[:cap(s.names)]
+	clear(s.names)
+	s.names = s.names[:0]
+}
+
+// Pos returns the offset of the next byte to read.
+func (s *Scanner) Pos() int { return s.pos }
+
+// Depth returns how many objects and arrays are open.
+func (s *Scanner) Depth() int { return s.depth }
+
+// Peek skips whitespace and returns the next byte without consuming it, or 0 at the end
+// of the input.
+func (s *Scanner) Peek() byte {
+	for s.pos < len(s.data) {
+		switch c := s.data[s.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// End checks that nothing but whitespace remains.
+func (s *Scanner) End() error {
+	if s.Peek(); s.pos < len(s.data) {
+		return s.fail(s.pos, "invalid character "+quoteByte(s.data[s.pos])+" after the top-level value")
+	}
+	return nil
+}
+
+// Value validates the value that starts at the next non-space byte and returns its bytes.
+func (s *Scanner) Value() ([]byte, error) {
+	c := s.Peek()
+	start := s.pos
+	if err := s.value(c); err != nil {
+		return nil, err
+	}
+	return s.data[start:s.pos], nil
+}
+
+// Skip validates the next value like Value, without returning it.
+func (s *Scanner) Skip() error { return s.value(s.Peek()) }
+
+func (s *Scanner) value(c byte) error {
+	switch c {
+	case '{':
+		return s.object()
+	case '[':
+		return s.array()
+	case '"':
+		_, _, err := s.String()
+		return err
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	}
+	if c == '-' || c >= '0' && c <= '9' {
+		return s.number()
+	}
+	return s.unexpected("the start of a value")
+}
+
+func (s *Scanner) object() error {
+	if err := s.EnterObject(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		name, more, err := s.Member(i)
+		if err != nil || !more {
+			return err
+		}
+		if err := s.value(s.Peek()); err != nil {
+			return within(err, string(name))
+		}
+	}
+}
+
+func (s *Scanner) array() error {
+	if err := s.EnterArray(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		more, err := s.Element(i)
+		if err != nil || !more {
+			return err
+		}
+		if err := s.value(s.Peek()); err != nil {
+			return within(err, strconv.Itoa(i))
+		}
+	}
+}
+
+// EnterObject consumes the '{' at the next non-space byte.
+func (s *Scanner) EnterObject() error {
+	if s.Peek() != '{' {
+		return s.unexpected("'{'")
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	s.starts = append(s.starts, len(s.names))
+	s.sets = append(s.sets, nil)
+	return nil
+}
+
+// EnterArray consumes the '[' at the next non-space byte.
+func (s *Scanner) EnterArray() error {
+	if s.Peek() != '[' {
+		return s.unexpected("'['")
+	}
+	return s.enter()
+}
+
+func (s *Scanner) enter() error {
+	if s.depth >= s.maxDepth {
+		return &Error{Offset: s.pos, Msg: "nesting exceeds the maximum depth of " + strconv.Itoa(s.maxDepth), Depth: true}
+	}
+	s.pos++
+	s.depth++
+	return nil
+}
+
+// Member reads the next member name of the innermost open object and the ':' after it;
+// i is the number of members read so far. It returns more false, having consumed the
+// closing '}', when the object has no more members. The name is unescaped; it is valid
+// until the next Reset.
+func (s *Scanner) Member(i int) (name []byte, more bool, err error) {
+	c := s.Peek()
+	if c == '}' {
+		s.pos++
+		s.depth--
+		k := len(s.starts) - 1
+		clear(s.names[s.starts[k]:])
+		s.names = s.names[:s.starts[k]]
+		s.starts = s.starts[:k]
+		s.sets[k] = nil
+		s.sets = s.sets[:k]
+		return nil, false, nil
+	}
+	if i > 0 {
+		if c != ',' {
+			return nil, false, s.unexpected("',' or '}' after an object member")
+		}
+		s.pos++
+		c = s.Peek()
+	}
+	if c != '"' {
+		return nil, false, s.unexpected("a string for an object member name")
+	}
+	at := s.pos
+	s.nameAt = at
+	raw, escaped, err := s.String()
+	if err != nil {
+		return nil, false, err
+	}
+	name = raw[1 : len(raw)-1]
+	if escaped {
+		start := len(s.scratch)
+		s.scratch = AppendUnescaped(s.scratch, name)
+		name = s.scratch[start:len(s.scratch):len(s.scratch)]
+	}
+	if err := s.addName(name, at); err != nil {
+		return nil, false, err
+	}
+	if s.Peek() != ':' {
+		return nil, false, s.unexpected("':' after an object member name")
+	}
+	s.pos++
+	return name, true, nil
+}
+
+// addName records name in the innermost open object, refusing a duplicate.
+func (s *Scanner) addName(name []byte, at int) error {
+	k := len(s.starts) - 1
+	prev := s.names[s.starts[k]:]
+	if set := s.sets[k]; set != nil {
+		if _, dup := set[string(name)]; dup {
+			return s.duplicate(name, at)
+		}
+		set[string(name)] = struct{}{}
+	} else {
+		for _, p := range prev {
+			if bytes.Equal(p, name) {
+				return s.duplicate(name, at)
+			}
+		}
+		if len(prev)+1 >= setThreshold {
+			set = make(map[string]struct{}, 2*setThreshold)
+			for _, p := range prev {
+				set[string(p)] = struct{}{}
+			}
+			set[string(name)] = struct{}{}
+			s.sets[k] = set
+		}
+	}
+	s.names = append(s.names, name)
+	return nil
+}
+
+func (s *Scanner) duplicate(name []byte, at int) error {
+	return s.fail(at, "duplicate object member name "+strconv.Quote(string(name)))
+}
+
+// NameOffset returns the offset of the opening quote of the last name Member read.
+func (s *Scanner) NameOffset() int { return s.nameAt }
+
+// Names returns the names read so far in the innermost open object, the last one
+// included. The slice is the scanner's: valid until its next call.
+func (s *Scanner) Names() [][]byte {
+	return s.names[s.starts[len(s.starts)-1]:]
+}
+
+// Element prepares for the next element of the innermost open array, consuming the ','
+// before it; i is the number of elements read so far. It returns more false, having
+// consumed the closing ']', when the array has no more elements.
+func (s *Scanner) Element(i int) (more bool, err error) {
+	c := s.Peek()
+	if c == ']' {
+		s.pos++
+		s.depth--
+		return false, nil
+	}
+	if i > 0 {
+		if c != ',' {
+			return false, s.unexpected("',' or ']' after an array element")
+		}
+		s.pos++
+	}
+	return true, nil
+}
+
+// String reads the string at the next non-space byte and returns it raw, quotes included;
+// escaped reports whether it holds escape sequences (AppendUnescaped decodes them).
+func (s *Scanner) String() (raw []byte, escaped bool, err error) {
+	if s.Peek() != '"' {
+		return nil, false, s.unexpected("a string")
+	}
+	data := s.data
+	start := s.pos
+	i := start + 1
+	for {
+		for i < len(data) && plain[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			return nil, false, s.fail(len(data), "unexpected EOF inside a string")
+		}
+		switch c := data[i]; {
+		case c == '"':
+			s.pos = i + 1
+			return data[start : i+1], escaped, nil
+		case c == '\\':
+			escaped = true
+			n, err := s.escape(i)
+			if err != nil {
+				return nil, false, err
+			}
+			i += n
+		case c < 0x20:
+			return nil, false, s.fail(i, "invalid control character "+quoteByte(c)+" in a string")
+		default:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, false, s.fail(i, "invalid UTF-8 in a string")
+			}
+			i += size
+		}
+	}
+}
+
+// plain marks the bytes a string holds as they are: printable ASCII but '"' and '\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// escape checks the escape sequence at data[i] (a backslash) and returns its length.
+func (s *Scanner) escape(i int) (int, error) {
+	data := s.data
+	if i+1 >= len(data) {
+		return 0, s.fail(len(data), "unexpected EOF inside a string")
+	}
+	switch data[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, nil
+	case 'u':
+	default:
+		return 0, s.fail(i, "invalid escape sequence "+strconv.Quote(string(data[i:i+2]))+" in a string")
+	}
+	r, ok := hex4(data, i+2)
+	if !ok {
+		return 0, s.fail(i, "invalid \\u escape in a string")
+	}
+	switch {
+	case r >= 0xdc00 && r <= 0xdfff:
+		return 0, s.fail(i, "unpaired surrogate escape in a string")
+	case r >= 0xd800 && r <= 0xdbff:
+		if i+11 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+			if lo, ok := hex4(data, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+				return 12, nil
+			}
+		}
+		return 0, s.fail(i, "unpaired surrogate escape in a string")
+	}
+	return 6, nil
+}
+
+// hex4 decodes the four hex digits at data[i:].
+func hex4(data []byte, i int) (rune, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// AppendUnescaped appends the contents of a valid JSON string (without its quotes), its
+// escape sequences decoded.
+func AppendUnescaped(dst, s []byte) []byte {
+	for {
+		j := bytes.IndexByte(s, '\\')
+		if j < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:j]...)
+		s = s[j:]
+		switch s[1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, _ := hex4(s, 2)
+			if r >= 0xd800 && r <= 0xdbff && len(s) >= 12 {
+				lo, _ := hex4(s, 8)
+				r = (r-0xd800)<<10 | (lo - 0xdc00) + 0x10000
+				s = s[6:]
+			}
+			dst = utf8.AppendRune(dst, r)
+			s = s[6:]
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, s[1])
+		}
+		s = s[2:]
+	}
+}
+
+func (s *Scanner) literal(lit string) error {
+	if !bytes.HasPrefix(s.data[s.pos:], []byte(lit)) {
+		for i := 0; i < len(lit); i++ { // report the first byte that differs
+			if s.pos+i >= len(s.data) || s.data[s.pos+i] != lit[i] {
+				s.pos += i
+				return s.unexpected("the literal " + lit)
+			}
+		}
+	}
+	s.pos += len(lit)
+	return nil
+}
+
+// number reads a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *Scanner) number() error {
+	data := s.data
+	i := s.pos
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(data, i+1)
+	default:
+		s.pos = i
+		return s.unexpected("a digit in a number")
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(data, i+1)
+		if j == i+1 {
+			s.pos = j
+			return s.unexpected("a digit after the decimal point")
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(data, i)
+		if j == i {
+			s.pos = j
+			return s.unexpected("a digit in an exponent")
+		}
+		i = j
+	}
+	s.pos = i
+	return nil
+}
+
+func digits(data []byte, i int) int {
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,214 @@
+package jsonscan
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// validate reads data as one whole JSON text.
+func validate(data []byte, maxDepth int) error {
+	var s Scanner
+	s.Reset(data, maxDepth)
+	if err := s.Skip(); err != nil {
+		return err
+	}
+	return s.End()
+}
+
+var cases = []struct {
+	in, err, ptr string // err: "" when valid, else a substring of the message
+}{
+	{`{}`, "", ""},
+	{` [ 1 , -0.5e+10 , "x" , true , false , null , {} , [] ] `, "", ""},
+	{`{"a":{"b":[1,{"c":"\u00e9\ud83d\ude00\n\"\\\/"}]}}`, "", ""},
+	{`"\u0000 \uffff é 😀"`, "", ""},
+	{`0`, "", ""},
+	{`-0`, "", ""},
+	{`1E5`, "", ""},
+	{`{"a":1,"b":2}`, "", ""},
+	{`{"a":1,"\u0061":2}`, "duplicate object member name \"a\"", ""},
+	{`{"a":{"x":1,"x":2}}`, "duplicate", "/a"},
+	{`[{"a":[0,{"b":tru}]}]`, "expected the literal true", "/0/a/1/b"},
+	{``, "empty input", ""},
+	{`   `, "empty input", ""},
+	{`{`, "unexpected EOF", ""},
+	{`{"a"}`, "expected ':'", ""},
+	{`{"a":1,}`, "a string for an object member name", ""},
+	{`[1,]`, "the start of a value", "/1"},
+	{`[1 2]`, "',' or ']'", ""},
+	{`{"a":1 "b":2}`, "',' or '}'", ""},
+	{`{1:2}`, "member name", ""},
+	{`01`, "after the top-level value", ""},
+	{`-`, "a digit in a number", ""},
+	{`1.`, "after the decimal point", ""},
+	{`1e`, "in an exponent", ""},
+	{`+1`, "the start of a value", ""},
+	{`.5`, "the start of a value", ""},
+	{`nul`, "the literal null", ""},
+	{`nulll`, "after the top-level value", ""},
+	{`"abc`, "EOF inside a string", ""},
+	{"\"a\tb\"", "control character", ""},
+	{"\"\xff\"", "invalid UTF-8", ""},
+	{"\"\xed\xa0\x80\"", "invalid UTF-8", ""}, // a surrogate encoded in UTF-8
+	{`"\ud800"`, "unpaired surrogate", ""},
+	{`"\udc00"`, "unpaired surrogate", ""},
+	{`"\ud800\u0041"`, "unpaired surrogate", ""},
+	{`"\x"`, "invalid escape", ""},
+	{`"\u12g4"`, "invalid \\u escape", ""},
+	{`[] []`, "after the top-level value", ""},
+	{"\xef\xbb\xbf{}", "the start of a value", ""},
+	{`{"a/b~c":[x]}`, "the start of a value", "/a~1b~0c/0"},
+}
+
+func TestScanner(t *testing.T) {
+	for _, c := range cases {
+		err := validate([]byte(c.in), 64)
+		if jsontext.Value(c.in).IsValid() != (err == nil) {
+			t.Errorf("%q: jsonscan says %v, jsontext disagrees", c.in, err)
+		}
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.in, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: got %v, want %q", c.in, err, c.err)
+		case c.err != "" && err.(*Error).Pointer() != c.ptr:
+			t.Errorf("%q: pointer %q, want %q", c.in, err.(*Error).Pointer(), c.ptr)
+		}
+	}
+}
+
+func TestDepth(t *testing.T) {
+	at := strings.Repeat("[", 5) + strings.Repeat("]", 5)
+	if err := validate([]byte(at), 5); err != nil {
+		t.Fatalf("depth 5 of 5: %v", err)
+	}
+	over := `{"a":` + at + `}`
+	err := validate([]byte(over), 5)
+	if e, ok := err.(*Error); !ok || !e.Depth || e.Pointer() != "/a/0/0/0/0" {
+		t.Fatalf("depth 6 of 5: %#v", err)
+	}
+}
+
+// TestLargeObject crosses setThreshold: duplicates are still found, in either half.
+func TestLargeObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 40 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":1`)
+	}
+	ok := b.String() + "}"
+	if err := validate([]byte(ok), 8); err != nil {
+		t.Fatal(err)
+	}
+	for _, dup := range []string{"k1", "k20", "k39"} {
+		if err := validate([]byte(b.String()+`,"`+dup+`":2}`), 8); err == nil || !strings.Contains(err.Error(), "duplicate") {
+			t.Errorf("duplicate %s: %v", dup, err)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`{"a":1,"b\u0041":{"c":2},"d":3}`), 8)
+	if err := s.EnterObject(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := 0; ; i++ {
+		name, more, err := s.Member(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			break
+		}
+		got = append(got, string(name))
+		if err := s.Skip(); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.Names(); len(n) != i+1 || !bytes.Equal(n[i], name) {
+			t.Fatalf("Names after %q: %q", name, n)
+		}
+	}
+	if strings.Join(got, ",") != "a,bA,d" || s.End() != nil || s.Depth() != 0 {
+		t.Fatalf("members %q, end %v, depth %d", got, s.End(), s.Depth())
+	}
+}
+
+func TestAppendUnescaped(t *testing.T) {
+	for _, in := range []string{`"plain"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\ud83d\ude00x\u0000"`, `"a\u002fb"`} {
+		want, err := jsontext.AppendUnquote(nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendUnescaped([]byte(">"), []byte(in[1:len(in)-1])); string(got) != ">"+string(want) {
+			t.Errorf("%s: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzScanner holds the scanner against jsontext: both accept exactly the same inputs,
+// and a string the scanner accepts unescapes as jsontext unquotes it.
+func FuzzScanner(f *testing.F) {
+	for _, c := range cases {
+		f.Add([]byte(c.in))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := validate(data, 10000)
+		if want := jsontext.Value(data).IsValid(); want != (err == nil) {
+			t.Fatalf("%q: jsonscan: %v; jsontext valid: %v", data, err, want)
+		}
+		if err != nil {
+			if e := err.(*Error); e.Offset < 0 || e.Offset > len(data) {
+				t.Fatalf("%q: offset %d out of range", data, e.Offset)
+			}
+			return
+		}
+		var s Scanner
+		s.Reset(data, 10000)
+		if s.Peek() == '"' {
+			raw, _, err := s.String()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsontext.AppendUnquote(nil, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := AppendUnescaped(nil, raw[1:len(raw)-1]); !bytes.Equal(got, want) {
+				t.Fatalf("%q unescapes to %q, want %q", raw, got, want)
+			}
+		}
+	})
+}
+
+func BenchmarkValidate(b *testing.B) {
+	data := []byte(`{"type":"tool.call","id":"call-0191","replyTo":null,"sessionId":"session_1","sentAt":"2026-08-25T00:01:00.1234567+00:00","capability":"tool.exec","payload":{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}}`)
+	b.Run("jsonscan", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		var s Scanner
+		for b.Loop() {
+			s.Reset(data, 256)
+			if err := s.Skip(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jsontext", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		var d jsontext.Decoder
+		for b.Loop() {
+			d.Reset(bytes.NewReader(data))
+			if _, err := d.ReadValue(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
