@@ -24,11 +24,22 @@ var marshalOptions = json.Deterministic(true)
 // and of free-form values (jsontext.Value, any) are data and may differ only by case.
 // Every failure is a [*DecodeError].
 func Unmarshal(data []byte, v any) error {
+	if len(data) > DefaultMaxMessageBytes {
+		return checkStrict(data, nil) // the size error
+	}
+	return decodeStrict(data, v)
+}
+
+// decodeStrict is Unmarshal without the input size limit.
+func decodeStrict(data []byte, v any) error {
+	if err := fastDecode(data, v); err != errSlowPath {
+		return err
+	}
 	sh, err := shapeFor(v)
 	if err != nil {
 		return err
 	}
-	if err := checkStrict(data, sh); err != nil {
+	if err := scanStrict(data, sh); err != nil {
 		return err
 	}
 	return decodeChecked(data, v)

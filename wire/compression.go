@@ -128,22 +128,13 @@ func UnmarshalPayload(raw []byte, maxInflated int64, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh, err := shapeFor(v)
-	if err != nil {
-		return nil, err
-	}
 	// The inflated size is bounded by maxInflated, not by the message limit.
-	check := checkStrict
 	if inflated {
-		check = scanStrict
+		err = decodeStrict(out, v)
+	} else {
+		err = Unmarshal(out, v)
 	}
-	if err := check(out, sh); err != nil {
-		if inflated {
-			err = inflatedError(err)
-		}
-		return nil, err
-	}
-	if err := decodeChecked(out, v); err != nil {
+	if err != nil {
 		if inflated {
 			err = inflatedError(err)
 		}

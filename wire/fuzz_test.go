@@ -313,3 +313,50 @@ func writeCorpus(t *testing.T, target string, seeds [][]byte) {
 		}
 	}
 }
+
+// FuzzFastDecode holds the hand decoders of tool.call and tool.result payloads against the
+// generic strict path (shape scan, then the json package): where the fast path takes an
+// input, both accept it or both refuse it, and accepted values are equal.
+func FuzzFastDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}`,
+		`{"toolId":"a\u00e9","arguments":null,"x":[1,{"y":2}]}`,
+		`{"toolId":"a","toolid":"b"}`,
+		`{"toolId":"a","arguments":{"a":1,"a":2}}`,
+		`{"toolId":"app.get_state","success":true,"message":"ok","result":{"screen":"list"}}`,
+		`{"toolId":"t","success":false,"result":[1,2,3]} `,
+		`{"toolId":"t","success":true,"evidence":{}}`,
+		`{"toolId":"t","Success":true}`,
+		`{"toolId":"t"}x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		generic := func(v any) error {
+			sh, err := shapeFor(v)
+			if err == nil {
+				err = scanStrict(data, sh)
+			}
+			if err == nil {
+				err = decodeChecked(data, v)
+			}
+			return err
+		}
+		for _, pair := range [][2]any{{new(Call), new(Call)}, {new(Result), new(Result)}} {
+			err := fastDecode(data, pair[0])
+			if err == errSlowPath {
+				if !reflect.DeepEqual(pair[0], reflect.New(reflect.TypeOf(pair[0]).Elem()).Interface()) {
+					t.Fatalf("%q: the fast path gave up but changed the value: %+v", data, pair[0])
+				}
+				continue
+			}
+			gerr := generic(pair[1])
+			if (err == nil) != (gerr == nil) {
+				t.Fatalf("%q into %T: fast %v, generic %v", data, pair[0], err, gerr)
+			}
+			if err == nil && !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
+			}
+		}
+	})
+}

@@ -32,6 +32,12 @@ type scanner struct {
 	// strs and deferred collect an envelope's string members (see envelopeString).
 	strs     []byte
 	deferred []deferredString
+
+	// call and result are where fastDecode builds its value.
+	call   Call
+	result Result
+	// interned caches short strings fastDecode made (see intern).
+	interned [61]string
 }
 
 // foldSetThreshold is the object size from which names are checked against a set of
@@ -58,6 +64,7 @@ func (s *scanner) put() {
 	}
 	clear(s.deferred)
 	s.deferred = s.deferred[:0]
+	s.call, s.result = Call{}, Result{}
 	scanners.Put(s)
 }
 
