@@ -116,7 +116,7 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 	case 0, 'n':
 		args = jsontext.Value("{}")
 	case '{':
-		args = append(jsontext.Value(nil), c.Arguments...) // the handler's own
+		args = c.Arguments // the decoder's copy, not the message's bytes: the handler's own
 		if !isCompact(args) {
 			if err := args.Compact(); err != nil { // already checked by the strict decoder
 				return fail(&wire.Error{Code: wire.CodeArgumentsInvalid, Message: "Tool arguments are not valid JSON."})

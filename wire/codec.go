@@ -68,5 +68,17 @@ func decodeChecked(data []byte, v any) error {
 // Marshal encodes v as compact JSON with map keys sorted, so equal values always give
 // equal bytes.
 func Marshal(v any) ([]byte, error) {
+	var c *Call
+	switch v := v.(type) {
+	case Call:
+		c = &v
+	case *Call:
+		c = v
+	}
+	if c != nil {
+		if b, ok := appendCall(nil, c); ok {
+			return b, nil
+		}
+	}
 	return json.Marshal(v, marshalOptions)
 }

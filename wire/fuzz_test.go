@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/go-json-experiment/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -357,6 +358,27 @@ func FuzzFastDecode(f *testing.F) {
 			if err == nil && !reflect.DeepEqual(pair[0], pair[1]) {
 				t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
 			}
+		}
+	})
+}
+
+// FuzzFastEncode holds appendCall against the json package: where it writes a call, it
+// writes the same bytes.
+func FuzzFastEncode(f *testing.F) {
+	f.Add("app.echo", []byte(`{"text":"hello"}`), "c1")
+	f.Add("a\u00e9<>&", []byte(`[1,2.50,{"a":null}]`), "")
+	f.Add("t", []byte(nil), "")
+	f.Add("t", []byte(`{"a":1,"a":2}`), "x")
+	f.Add("\xff", []byte(`1`), "")
+	f.Fuzz(func(t *testing.T, id string, args []byte, callID string) {
+		c := Call{ToolID: id, Arguments: args, CallID: callID}
+		fast, ok := appendCall(nil, &c)
+		if !ok {
+			return
+		}
+		want, err := json.Marshal(c, marshalOptions)
+		if err != nil || string(fast) != string(want) {
+			t.Fatalf("%+v: fast %s; json %s, %v", c, fast, want, err)
 		}
 	})
 }

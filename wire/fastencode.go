@@ -1,0 +1,43 @@
+package wire
+
+import (
+	"github.com/ansight-go/ansight/internal/jsonscan"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// appendCall appends the JSON of a tool.call payload without reflection, for the common
+// form (no after block, arguments absent or already compact); ok is false, with dst as it
+// was, when the json package must write it: it alone words the errors. The output is
+// byte for byte the json package's (FuzzFastEncode checks it).
+func appendCall(dst []byte, c *Call) (out []byte, ok bool) {
+	if c.After != nil || c.Arguments != nil && !compactJSON(c.Arguments) {
+		return dst, false
+	}
+	b, err := jsontext.AppendQuote(append(dst, `{"toolId":`...), c.ToolID)
+	if err != nil {
+		return dst, false
+	}
+	if c.Arguments != nil {
+		b = append(append(b, `,"arguments":`...), c.Arguments...)
+	}
+	if c.CallID != "" {
+		if b, err = jsontext.AppendQuote(append(b, `,"callId":`...), c.CallID); err != nil {
+			return dst, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// compactJSON reports whether v is one valid JSON value written as the json package would
+// write it: no whitespace at all (a string holding a space is refused too, which only
+// costs the slow path) and no escape sequences, which the package may rewrite.
+func compactJSON(v []byte) bool {
+	for _, c := range v {
+		if c <= ' ' || c == '\\' {
+			return false
+		}
+	}
+	var s jsonscan.Scanner
+	s.Reset(v, MaxDepth)
+	return s.Skip() == nil && s.End() == nil
+}
