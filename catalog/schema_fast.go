@@ -1,9 +1,7 @@
 package catalog
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math/big"
 	"regexp"
 	"strconv"
@@ -11,16 +9,17 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The fast validator. Tool schemas are small and use a handful of keywords, and the SDK
 // validates every call's arguments and result, so a schema built only from those keywords
-// is compiled into a plan that validates straight off the JSON text with a pooled decoder:
-// no generic Go values, no allocation when the instance is valid. Any other keyword
-// ($ref, allOf/anyOf/oneOf, unevaluated*, patternProperties, …) sends the whole schema to
-// the general validator. Both are checked against each other in the tests.
+// is compiled into a plan that validates straight off the JSON text with a pooled
+// jsonscan.Scanner: no generic Go values, no allocation when the instance is valid. Any
+// other keyword ($ref, allOf/anyOf/oneOf, unevaluated*, patternProperties, …) sends the
+// whole schema to the general validator. Both are checked against each other in the tests.
 
 // JSON types as a bit set.
 const (
@@ -353,17 +352,20 @@ func formatChecker(name string) *jsonschema.Schema {
 	return s
 }
 
-// pathSeg is one step of the instance location; names stay quoted (as in the input) and
-// are unquoted only when a violation is reported.
+// maxInstanceDepth is the deepest nesting of objects and arrays an instance may have: the
+// limit jsontext applies, so that the fast validator refuses exactly what it refuses.
+const maxInstanceDepth = 10000
+
+// pathSeg is one step of the instance location: an array index, or a member name as the
+// scanner returns it (unescaped, pointing into its buffers: valid until its next Reset).
 type pathSeg struct {
-	name  []byte // quoted member name; nil for an array index
-	index int
+	name  []byte // member name; unused for an array index
+	index int    // array index; -1 for a member name
 }
 
 // fastState is the pooled per-call state of the fast validator.
 type fastState struct {
-	dec     jsontext.Decoder
-	buf     bytes.Buffer
+	scan    jsonscan.Scanner
 	path    []pathSeg
 	scratch []byte
 	out     []Violation
@@ -374,27 +376,43 @@ var fastStates = sync.Pool{New: func() any { return new(fastState) }}
 // validate checks instance against p.
 func (p *plan) validate(instance jsontext.Value) []Violation {
 	st := fastStates.Get().(*fastState)
-	st.buf = *bytes.NewBuffer(instance)
-	st.dec.Reset(&st.buf)
+	st.scan.Reset(instance, maxInstanceDepth)
 	st.path = st.path[:0]
 	st.out = nil
 	err := st.value(p)
 	if err == nil {
-		if _, err = st.dec.ReadToken(); err == io.EOF {
-			err = nil
-		} else if err == nil {
-			err = fmt.Errorf("unexpected data after the value")
-		}
+		err = st.scan.End()
 	}
 	out := st.out
 	if err != nil {
-		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + err.Error()}}
+		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + elide(err.Error(), 256)}}
 	}
 	st.out = nil
-	st.buf = bytes.Buffer{}
-	st.dec.Reset(&st.buf) // drop the reference to instance
+	// Drop every reference to instance before going back to the pool.
+	st.scan.Release()
+	if cap(st.path) > 64 {
+		st.path = nil
+	} else {
+		clear(st.path[:cap(st.path)])
+	}
 	fastStates.Put(st)
 	return out
+}
+
+// elide shortens s to about n bytes by cutting out its middle: a syntax error deep in an
+// instance carries the JSON Pointer of where it was found, as long as the nesting.
+func elide(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n/2, len(s)-n/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "…" + s[tail:]
 }
 
 // add records a violation at the current path (plus an optional member name).
@@ -404,11 +422,10 @@ func (st *fastState) add(extra string, code, format string, args ...any) {
 	}
 	b := []byte{'$'}
 	for _, s := range st.path {
-		if s.name == nil {
+		if s.index >= 0 {
 			b = appendPathSegment(b, strconv.Itoa(s.index), true)
 		} else {
-			name, _ := jsontext.AppendUnquote(nil, s.name)
-			b = appendPathSegment(b, string(name), false)
+			b = appendPathSegment(b, string(s.name), false)
 		}
 	}
 	if extra != "" {
@@ -417,70 +434,93 @@ func (st *fastState) add(extra string, code, format string, args ...any) {
 	st.out = append(st.out, Violation{Path: string(b), Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-// str returns the unquoted content of a string value, without allocating when it has no
-// escapes.
-func (st *fastState) str(v jsontext.Value) []byte {
-	if bytes.IndexByte(v, '\\') < 0 {
+// str returns the unquoted content of a string value read by the scanner (escaped as it
+// reported), without allocating when it has no escapes.
+func (st *fastState) str(v []byte, escaped bool) []byte {
+	if !escaped {
 		return v[1 : len(v)-1]
 	}
-	st.scratch, _ = jsontext.AppendUnquote(st.scratch[:0], v) // valid: the decoder checked it
+	st.scratch = jsonscan.AppendUnescaped(st.scratch[:0], v[1:len(v)-1]) // valid: the scanner checked it
 	return st.scratch
 }
 
-var kindBits = map[jsontext.Kind]uint8{
-	'n': typeNull, 't': typeBoolean, 'f': typeBoolean, '{': typeObject, '[': typeArray,
-	'0': typeNumber, '"': typeString,
+// kindBits maps the first byte of a value to its JSON type.
+var kindBits = func() (t [256]uint8) {
+	t['n'], t['t'], t['f'], t['{'], t['['], t['"'] = typeNull, typeBoolean, typeBoolean, typeObject, typeArray, typeString
+	t['-'] = typeNumber
+	for c := '0'; c <= '9'; c++ {
+		t[c] = typeNumber
+	}
+	return t
+}()
+
+// kindOf returns the jsontext kind of the value that starts with byte c ('0' for a number).
+func kindOf(c byte) jsontext.Kind {
+	if kindBits[c] == typeNumber {
+		return '0'
+	}
+	return jsontext.Kind(c)
+}
+
+// inside records, in a syntax error found within a container's member or element, the
+// name or index under which it was found.
+func inside(err error, seg string) error {
+	if e, ok := err.(*jsonscan.Error); ok {
+		return e.In(seg)
+	}
+	return err
 }
 
 // value validates the next value against p. A returned error is a syntax error of the
 // instance; violations are collected in st.out.
 func (st *fastState) value(p *plan) error {
-	k := st.dec.PeekKind()
-	if k == 0 || k == '}' || k == ']' {
-		_, err := st.dec.ReadToken()
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return err
-	}
+	c := st.scan.Peek()
 	if p.never {
 		st.add("", CodeSchemaMismatch, "no value is allowed here")
-		return st.dec.SkipValue()
+		return st.scan.Skip()
 	}
-	if k == '{' || k == '[' {
-		if p.types != 0 && p.types&kindBits[k] == 0 {
-			st.typeMismatch(p.types, k, nil)
-			return st.dec.SkipValue()
+	if c == '{' || c == '[' {
+		if p.types != 0 && p.types&kindBits[c] == 0 {
+			st.typeMismatch(p.types, kindOf(c))
+			return st.scan.Skip()
 		}
 		if p.enum != nil || p.hasConst {
 			st.literalMismatch(p)
-			return st.dec.SkipValue()
+			return st.scan.Skip()
 		}
-		if k == '{' {
+		if c == '{' {
 			return st.object(p)
 		}
 		return st.array(p)
 	}
 
-	v, err := st.dec.ReadValue()
+	var v []byte
+	var escaped bool
+	var err error
+	if c == '"' {
+		v, escaped, err = st.scan.String()
+	} else {
+		v, err = st.scan.Value()
+	}
 	if err != nil {
 		return err
 	}
-	if p.types != 0 && p.types&kindBits[k] == 0 {
+	k := kindOf(c)
+	if p.types != 0 && p.types&kindBits[c] == 0 {
 		if k != '0' || p.types&typeInteger == 0 || !isIntegerLiteral(v) {
-			st.typeMismatch(p.types, k, v)
+			st.typeMismatch(p.types, k)
 			return nil
 		}
 	}
 	if p.enum != nil || p.hasConst {
-		if !st.matchesLiterals(p, k, v) {
+		if !st.matchesLiterals(p, k, v, escaped) {
 			st.literalMismatch(p)
 			return nil
 		}
 	}
 	switch k {
 	case '"':
-		st.string(p, v)
+		st.string(p, v, escaped)
 	case '0':
 		st.number(p, v)
 	}
@@ -488,11 +528,16 @@ func (st *fastState) value(p *plan) error {
 }
 
 func isIntegerLiteral(v []byte) bool {
-	d := parseDecimal(v)
-	return d.isInteger()
+	for _, c := range v {
+		if c == '.' || c == 'e' || c == 'E' { // 1.0 and 1e2 are integers too
+			d := parseDecimal(v)
+			return d.isInteger()
+		}
+	}
+	return true
 }
 
-func (st *fastState) typeMismatch(want uint8, k jsontext.Kind, v []byte) {
+func (st *fastState) typeMismatch(want uint8, k jsontext.Kind) {
 	if k == 'n' {
 		st.add("", CodeNullNotAllowed, "null is not allowed (expected %s)", typeNames(want))
 		return
@@ -521,27 +566,27 @@ func typeNames(bits uint8) string {
 	return strings.Join(names, " or ")
 }
 
-func (st *fastState) matchesLiterals(p *plan, k jsontext.Kind, v []byte) bool {
-	if p.hasConst && !st.equalLiteral(&p.konst, k, v) {
+func (st *fastState) matchesLiterals(p *plan, k jsontext.Kind, v []byte, escaped bool) bool {
+	if p.hasConst && !st.equalLiteral(&p.konst, k, v, escaped) {
 		return false
 	}
 	if p.enum == nil {
 		return true
 	}
 	for i := range p.enum {
-		if st.equalLiteral(&p.enum[i], k, v) {
+		if st.equalLiteral(&p.enum[i], k, v, escaped) {
 			return true
 		}
 	}
 	return false
 }
 
-func (st *fastState) equalLiteral(l *literal, k jsontext.Kind, v []byte) bool {
+func (st *fastState) equalLiteral(l *literal, k jsontext.Kind, v []byte, escaped bool) bool {
 	switch {
 	case l.kind != k:
 		return false
 	case k == '"':
-		return string(st.str(v)) == l.str
+		return string(st.str(v, escaped)) == l.str
 	case k == '0':
 		return compareDecimal(v, l.num) == 0
 	}
@@ -574,11 +619,11 @@ func literalText(l *literal) string {
 	return "null"
 }
 
-func (st *fastState) string(p *plan, v jsontext.Value) {
+func (st *fastState) string(p *plan, v []byte, escaped bool) {
 	if p.minLen == 0 && p.maxLen < 0 && p.pattern == nil && p.format == nil {
 		return
 	}
-	s := st.str(v)
+	s := st.str(v, escaped)
 	// A failed format ends the checks of this value, as in the general validator.
 	if p.format != nil {
 		if err := p.format.Validate(string(s)); err != nil {
@@ -636,45 +681,37 @@ func numText(lit []byte) string {
 }
 
 func (st *fastState) object(p *plan) error {
-	if _, err := st.dec.ReadToken(); err != nil {
+	if err := st.scan.EnterObject(); err != nil {
 		return err
 	}
 	var seen uint64
 	count := 0
-	for st.dec.PeekKind() != '}' {
-		name, err := st.dec.ReadValue()
+	for ; ; count++ {
+		name, more, err := st.scan.Member(count)
 		if err != nil {
 			return err
 		}
-		if len(name) == 0 || name[0] != '"' {
-			return io.ErrUnexpectedEOF
+		if !more {
+			break
 		}
-		count++
-		prop, declared := p.props[string(st.str(name))]
+		prop, declared := p.props[string(name)]
 		if declared && prop.required >= 0 {
 			seen |= 1 << prop.required
 		}
-		st.path = append(st.path, pathSeg{name: name})
 		switch {
 		case declared && prop.schema != nil:
-			err = st.value(prop.schema)
+			err = st.member(name, prop.schema)
 		case p.additional == additionalNone:
-			st.path = st.path[:len(st.path)-1]
-			st.add(string(st.str(name)), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", st.str(name))
-			st.path = append(st.path, pathSeg{name: name})
-			err = st.dec.SkipValue()
+			st.add(string(name), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", name)
+			err = st.scan.Skip()
 		case p.additional == additionalSchema:
-			err = st.value(p.additionalSch)
+			err = st.member(name, p.additionalSch)
 		default:
-			err = st.dec.SkipValue()
+			err = st.scan.Skip()
 		}
-		st.path = st.path[:len(st.path)-1]
 		if err != nil {
-			return err
+			return inside(err, string(name))
 		}
-	}
-	if _, err := st.dec.ReadToken(); err != nil {
-		return err
 	}
 	for i, name := range p.required {
 		if seen&(1<<i) == 0 {
@@ -690,33 +727,43 @@ func (st *fastState) object(p *plan) error {
 	return nil
 }
 
+// member validates the value of the member name against sub.
+func (st *fastState) member(name []byte, sub *plan) error {
+	st.path = append(st.path, pathSeg{name: name, index: -1})
+	err := st.value(sub)
+	st.path = st.path[:len(st.path)-1]
+	return err
+}
+
 func (st *fastState) array(p *plan) error {
-	if _, err := st.dec.ReadToken(); err != nil {
+	if err := st.scan.EnterArray(); err != nil {
 		return err
 	}
 	n := 0
-	for st.dec.PeekKind() != ']' {
+	for ; ; n++ {
+		more, err := st.scan.Element(n)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
 		var sub *plan
 		if n < len(p.prefix) {
 			sub = p.prefix[n]
 		} else {
 			sub = p.items
 		}
-		var err error
 		if sub == nil {
-			err = st.dec.SkipValue()
+			err = st.scan.Skip()
 		} else {
 			st.path = append(st.path, pathSeg{index: n})
 			err = st.value(sub)
 			st.path = st.path[:len(st.path)-1]
 		}
 		if err != nil {
-			return err
+			return inside(err, strconv.Itoa(n))
 		}
-		n++
-	}
-	if _, err := st.dec.ReadToken(); err != nil {
-		return err
 	}
 	if n < p.minItems {
 		st.add("", CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)

@@ -168,6 +168,7 @@ func TestValidate(t *testing.T) {
 		{"const", `{"action":"tap","odd name":"y"}`, `$["odd name"] const_value_invalid`},
 		{"format", `{"action":"tap","at":"yesterday"}`, "$.at format_invalid"},
 		{"min length", `{"action":"tap","reference":{"nodeId":""}}`, "$.reference.nodeId min_length"},
+		{"escaped names in the path", `{"action":"tap","r\u0065ference":{"node\u0049d":""}}`, "$.reference.nodeId min_length"},
 		{"minimum and maximum", `{"action":"tap","count":0}`, "$.count minimum"},
 		{"maximum", `{"action":"tap","count":11}`, "$.count maximum"},
 		{"exclusive bounds", `{"action":"tap","ratio":1}`, "$.ratio exclusive_maximum"},
@@ -310,5 +311,25 @@ func TestValidateHugeNumbers(t *testing.T) {
 	}
 	if tameNumber("12e3") != "12e3" || tameNumber("-5e999") != "-1e400" || tameNumber("5e-999") != "1e-400" || tameNumber("0e99999") != "0e99999" {
 		t.Error("tameNumber")
+	}
+}
+
+// The fast validator accepts the nesting jsontext accepts (10000 levels) and refuses one
+// more with a single invalid_json violation whose message stays short.
+func TestValidateDeepInstance(t *testing.T) {
+	s, err := CompileSchema(jsontext.Value(`{"type":"object","additionalProperties":{"items":{}}}`))
+	if err != nil || s.fast == nil {
+		t.Fatal("no fast path", err)
+	}
+	nest := func(n int) jsontext.Value {
+		return jsontext.Value(`{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "}")
+	}
+	if vs := s.Validate(nest(10000)); vs != nil {
+		t.Fatalf("10000 levels: %v", vs)
+	}
+	vs := s.Validate(nest(10001))
+	if len(vs) != 1 || vs[0].Path != "$" || vs[0].Code != CodeInvalidJSON ||
+		!strings.HasPrefix(vs[0].Message, "value is not valid JSON: ") || len(vs[0].Message) > 400 {
+		t.Fatalf("10001 levels: %v", vs)
 	}
 }
