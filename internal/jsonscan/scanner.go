@@ -2,6 +2,8 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -293,9 +295,7 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 	start := s.pos
 	i := start + 1
 	for {
-		for i < len(data) && plain[data[i]] {
-			i++
-		}
+		i = skipPlain(data, i)
 		if i >= len(data) {
 			return nil, false, s.fail(len(data), "unexpected EOF inside a string")
 		}
@@ -320,6 +320,32 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 			i += size
 		}
 	}
+}
+
+// skipPlain returns the index of the first byte at or after i that is not plain, or
+// len(data). Eight bytes at a time while they are all plain: a byte below 0x20, a quote, a
+// backslash or a byte with the high bit set shows up as a set high bit in the mask (the
+// subtraction tricks can also flag a byte after a flagged one, never one before, so the
+// first flagged byte is exact).
+func skipPlain(data []byte, i int) int {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	for i+8 <= len(data) {
+		v := binary.LittleEndian.Uint64(data[i:])
+		q := v ^ (ones * '"')
+		b := v ^ (ones * '\\')
+		m := ((v-ones*0x20) & ^v | (q-ones) & ^q | (b-ones) & ^b | v) & high
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
+	for i < len(data) && plain[data[i]] {
+		i++
+	}
+	return i
 }
 
 // plain marks the bytes a string holds as they are: printable ASCII but '"' and '\'.
