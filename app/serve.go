@@ -95,10 +95,7 @@ func (s *server) run() {
 		if !ok {
 			return
 		}
-		select { // every slot is taken: stop reading until a request is answered
-		case s.slots <- struct{}{}:
-		case <-s.ctx.Done():
-			s.stop(s.parent.Err())
+		if !s.take() {
 			return
 		}
 		if !s.promote() {
@@ -114,6 +111,23 @@ func (s *server) run() {
 		case <-s.done:
 			return
 		}
+	}
+}
+
+// take takes a slot for a request, waiting (and not reading) while every slot is taken.
+// It reports false once Serve has stopped.
+func (s *server) take() bool {
+	select {
+	case s.slots <- struct{}{}: // a free slot: no need to lock two channels
+		return true
+	default:
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		s.stop(s.parent.Err())
+		return false
 	}
 }
 

@@ -13,6 +13,9 @@ func appendCall(dst []byte, c *Call) (out []byte, ok bool) {
 	if c.After != nil || c.Arguments != nil && !compactJSON(c.Arguments) {
 		return dst, false
 	}
+	if dst == nil {
+		dst = make([]byte, 0, len(`{"toolId":"","arguments":,"callId":""}`)+len(c.ToolID)+len(c.Arguments)+len(c.CallID)+8)
+	}
 	b, err := jsontext.AppendQuote(append(dst, `{"toolId":`...), c.ToolID)
 	if err != nil {
 		return dst, false

@@ -175,11 +175,15 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		return response{}, err
 	}
 	select {
-	case c.slots <- struct{}{}:
-	case <-c.closed:
-		return response{}, &TransportError{Op: op, Err: c.closedErr()}
-	case <-ctx.Done():
-		return response{}, &TransportError{Op: op, Err: context.Cause(ctx)}
+	case c.slots <- struct{}{}: // a free slot: no need to lock three channels
+	default:
+		select {
+		case c.slots <- struct{}{}:
+		case <-c.closed:
+			return response{}, &TransportError{Op: op, Err: c.closedErr()}
+		case <-ctx.Done():
+			return response{}, &TransportError{Op: op, Err: context.Cause(ctx)}
+		}
 	}
 	defer func() { <-c.slots }()
 
@@ -296,10 +300,14 @@ func putBuffer(b *[]byte) {
 // waitOpen blocks until Open, Close or the end of ctx.
 func (c *Client) waitOpen(ctx context.Context, op string) error {
 	select {
-	case <-c.opened:
-	case <-c.closed:
-	case <-ctx.Done():
-		return &TransportError{Op: op, Err: context.Cause(ctx)}
+	case <-c.opened: // the common case, without the three-way select's locking
+	default:
+		select {
+		case <-c.opened:
+		case <-c.closed:
+		case <-ctx.Done():
+			return &TransportError{Op: op, Err: context.Cause(ctx)}
+		}
 	}
 	if err := c.closedErr(); err != nil {
 		return &TransportError{Op: op, Err: err}

@@ -101,7 +101,7 @@ func (s *Scanner) value(c byte) error {
 	case '[':
 		return s.array()
 	case '"':
-		_, _, err := s.String()
+		_, _, err := s.str()
 		return err
 	case 't':
 		return s.literal("true")
@@ -205,7 +205,7 @@ func (s *Scanner) Member(i int) (name []byte, more bool, err error) {
 	}
 	at := s.pos
 	s.nameAt = at
-	raw, escaped, err := s.String()
+	raw, escaped, err := s.str()
 	if err != nil {
 		return nil, false, err
 	}
@@ -291,6 +291,11 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 	if s.Peek() != '"' {
 		return nil, false, s.unexpected("a string")
 	}
+	return s.str()
+}
+
+// str reads the string whose opening quote is at s.pos.
+func (s *Scanner) str() (raw []byte, escaped bool, err error) {
 	data := s.data
 	start := s.pos
 	i := start + 1
