@@ -23,6 +23,7 @@ type Client struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	slots     chan struct{} // one token per request in flight (MaxPending)
+	spare     chan *pending // finished requests' records, for reuse (see newPending)
 
 	mu       sync.Mutex
 	closeErr error               // set once by Close
@@ -43,6 +44,7 @@ type pending struct {
 	id    string
 	op    string
 	ch    chan response // capacity 1
+	timer *time.Timer   // bounds the wait for the response (Options.Timeout)
 	sent  time.Time     // for OnTraffic, set only with it (reading the clock is not free)
 	tools []string      // for OnTraffic
 }
@@ -84,6 +86,7 @@ func NewClient(conn transport.Conn, opts Options) *Client {
 		closed:  make(chan struct{}),
 		slots:   make(chan struct{}, opts.MaxPending),
 		pending: make(map[string]*pending),
+		spare:   make(chan *pending, spareRequests),
 	}
 	c.observeTransfers()
 	c.transfers = newRegistry(&c.opts)
@@ -127,6 +130,35 @@ func (c *Client) Stats() Stats {
 		RejectedFrames:     c.transfers.rejected.Load(),
 		TransfersCompleted: done,
 		TransfersFailed:    failed,
+	}
+}
+
+// spareRequests is how many finished requests' records a client keeps for reuse.
+const spareRequests = 64
+
+// newPending returns a request record with its timer running: a spare one when there is
+// one. Records (their channel and timer) are kept per client rather than in a global pool
+// because a channel or timer made in a testing/synctest bubble must not be used outside
+// it, and a client lives in one.
+func (c *Client) newPending(id, op string) *pending {
+	select {
+	case p := <-c.spare:
+		p.id, p.op = id, op
+		p.timer.Reset(c.opts.Timeout)
+		return p
+	default:
+		return &pending{id: id, op: op, ch: make(chan response, 1), timer: time.NewTimer(c.opts.Timeout)}
+	}
+}
+
+// recycle keeps p for reuse. Its request must be over: p out of the pending map and its
+// channel drained, so that nothing is or will be sent on it.
+func (c *Client) recycle(p *pending) {
+	p.timer.Stop() // since Go 1.23 no stale tick can be received after Stop
+	p.id, p.op, p.sent, p.tools = "", "", time.Time{}, nil
+	select {
+	case c.spare <- p:
+	default:
 	}
 }
 
@@ -191,23 +223,27 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	if id == "" {
 		return response{}, fmt.Errorf("tools: NewRequestID returned an empty id")
 	}
-	// Neither p (its channel) nor the timer below is pooled: a channel or timer made in a
-	// testing/synctest bubble must not be used outside it.
-	p := &pending{id: id, op: op, ch: make(chan response, 1)}
+	// p's timer bounds the wait for the answer; it starts before the write, as the answer
+	// may arrive before the write returns.
+	p := c.newPending(id, op)
 	if c.opts.OnTraffic != nil {
 		p.sent, p.tools = time.Now(), toolsOf(payload)
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
 		c.mu.Unlock()
+		c.recycle(p)
 		return response{}, &TransportError{Op: op, Err: c.closeErr}
 	}
 	if _, dup := c.pending[p.id]; dup {
 		c.mu.Unlock()
+		c.recycle(p)
 		return response{}, fmt.Errorf("tools: request id %q is already in flight", id)
 	}
 	c.pending[p.id] = p
 	c.mu.Unlock()
+	// Every way out from here leaves p out of the map with its channel drained.
+	defer c.recycle(p)
 
 	env := wire.Envelope{
 		Type:       op,
@@ -225,10 +261,6 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		c.forget(p)
 		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
-	// One timer bounds the wait for the answer; it starts before the write, as the answer
-	// may arrive before the write returns.
-	timer := time.NewTimer(c.opts.Timeout)
-	defer timer.Stop()
 	c.trafficRequest(p, len(msg), len(body))
 	err = c.write(msg)
 	putBuffer(buf)
@@ -248,7 +280,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	case r = <-p.ch:
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
-	case <-timer.C:
+	case <-p.timer.C:
 		cause = ErrTimeout
 	}
 	if cause != nil {
