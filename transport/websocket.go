@@ -1,9 +1,11 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -90,12 +92,53 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 	if err := c.ended(); err != nil {
 		return 0, nil, err
 	}
-	typ, data, err := c.ws.Read(ctx)
+	typ, r, err := c.ws.Reader(ctx)
+	if err != nil {
+		return 0, nil, c.fail(ctx, err)
+	}
+	data, err := readMessage(r)
 	if err != nil {
 		return 0, nil, c.fail(ctx, err)
 	}
 	return MessageType(typ), data, nil
 }
+
+// readMessage reads a whole message into a pooled scratch buffer and returns a copy of
+// exactly its size: most messages are a few hundred bytes, and io.ReadAll's 512-byte
+// start (doubling from there) would leave the garbage collector twice as much to do. A
+// message that outgrows the scratch buffer is read into a buffer of its own, returned as
+// it is.
+func readMessage(r io.Reader) ([]byte, error) {
+	sp := scratchBuffers.Get().(*[]byte)
+	b := (*sp)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			scratchBuffers.Put(sp)
+			return nil, err
+		}
+	}
+	if cap(b) > scratchSize { // outgrew the scratch: keep it, the scratch goes back as it was
+		scratchBuffers.Put(sp)
+		return b, nil
+	}
+	out := bytes.Clone(b)
+	*sp = b[:0]
+	scratchBuffers.Put(sp)
+	return out, nil
+}
+
+// scratchSize is the capacity of the pooled buffers messages are read into.
+const scratchSize = 16 << 10
+
+var scratchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, scratchSize); return &b }}
 
 func (c *wsConn) Write(ctx context.Context, typ MessageType, data []byte) error {
 	if !typ.valid() {
