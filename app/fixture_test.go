@@ -387,7 +387,7 @@ func response(t testing.TB, msgs []message) (*wire.Envelope, jsontext.Value) {
 	if err != nil {
 		t.Fatalf("response payload does not decode: %v", err)
 	}
-	return env, p
+	return &env, p
 }
 
 // errorCode returns the code of a tool.error response, "" for other responses.

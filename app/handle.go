@@ -17,7 +17,7 @@ import (
 
 // request is a text message that claims to be a tool request.
 type request struct {
-	env *wire.Envelope // nil when the message could not be decoded
+	env wire.Envelope // zero when the message could not be decoded (err set)
 	// id and sessionID are what could be read of an undecodable message; err says why it
 	// could not be decoded.
 	id, sessionID string
@@ -122,7 +122,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		start = time.Now()
 	}
 	x := &exchange{app: a, requestID: req.id, sessionID: req.sessionID}
-	if req.env != nil {
+	if req.err == nil {
 		x.requestID, x.sessionID = req.env.ID, req.env.SessionID
 	}
 	typ, payload, failure := x.compute(ctx, req)

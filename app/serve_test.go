@@ -107,7 +107,7 @@ func readResponses(t *testing.T, c transport.Conn, n int) map[string]*wire.Envel
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[env.ReplyTo] = env
+		out[env.ReplyTo] = &env
 	}
 	return out
 }

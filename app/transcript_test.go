@@ -185,7 +185,7 @@ func renderText(t *testing.T, data []byte) string {
 		t.Fatalf("originalByteCount %d, decoded %d bytes", w.Original, len(decoded))
 	}
 	// gzip bytes depend on the compressor: show the envelope with the data elided.
-	elided := *env
+	elided := env
 	elided.Payload = jsontext.Value(fmt.Sprintf(`{"$ansightEncoding":%q,"originalByteCount":%d,"data":"…"}`, probe.Encoding, w.Original))
 	out, err := wire.AppendEnvelope(nil, &elided)
 	if err != nil {

@@ -174,10 +174,12 @@ func (r *run) next(ctx context.Context) (*response, error) {
 // parse reads one response message as the suite needs it.
 func (r *run) parse(data []byte) *response {
 	p := &response{raw: data, at: r.arrivals}
-	p.env, p.err = wire.DecodeEnvelope(data)
-	if p.err != nil {
+	env, err := wire.DecodeEnvelope(data)
+	if err != nil {
+		p.err = err
 		return p
 	}
+	p.env = &env
 	if err := wire.Unmarshal(data, &p.top); err != nil {
 		p.env, p.err = nil, err
 		return p

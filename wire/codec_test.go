@@ -218,7 +218,7 @@ func TestDecodeEnvelopeVariants(t *testing.T) {
 			if e.Type != tt.want.Type || e.ID != tt.want.ID || e.ReplyTo != tt.want.ReplyTo ||
 				e.SessionID != tt.want.SessionID || e.Capability != tt.want.Capability ||
 				string(e.Payload) != string(tt.want.Payload) {
-				t.Errorf("got  %+v\nwant %+v", *e, tt.want)
+				t.Errorf("got  %+v\nwant %+v", e, tt.want)
 			}
 		})
 	}

@@ -28,18 +28,18 @@ var envelopeShape = shapeOf(reflect.TypeFor[Envelope]())
 // the envelope is in use. The payload is checked for syntax, duplicate names and depth but
 // not interpreted; use [DecodePayload] and then [Unmarshal] into the payload type, which
 // makes the field-name checks. Every failure is a [*DecodeError].
-func DecodeEnvelope(data []byte) (*Envelope, error) {
+func DecodeEnvelope(data []byte) (Envelope, error) {
 	if len(data) > DefaultMaxMessageBytes {
-		return nil, decodeError("", -1, "message of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
+		return Envelope{}, decodeError("", -1, "message of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
 	}
 	s := getScanner(data)
 	defer s.put()
-	e := new(Envelope)
-	if err := s.envelope(e); err != nil {
-		return nil, asDecodeError(err)
+	var e Envelope
+	if err := s.envelope(&e); err != nil {
+		return Envelope{}, asDecodeError(err)
 	}
 	if err := s.end(); err != nil {
-		return nil, err
+		return Envelope{}, err
 	}
 	if len(s.strs) > 0 { // one allocation for all the envelope's strings
 		all := string(s.strs)
@@ -52,9 +52,9 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	}
 	switch {
 	case strings.TrimSpace(e.Type) == "":
-		return nil, decodeError("/type", -1, "envelope has no type")
+		return Envelope{}, decodeError("/type", -1, "envelope has no type")
 	case strings.TrimSpace(e.ID) == "":
-		return nil, decodeError("/id", -1, "envelope has no id")
+		return Envelope{}, decodeError("/id", -1, "envelope has no id")
 	}
 	return e, nil
 }

@@ -59,8 +59,8 @@ func (c *Client) handleText(data []byte) bool {
 		log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", env.ID, "replyTo", env.ReplyTo)
 		return true
 	}
-	r := c.decodeResponse(p, env)
-	c.trafficResponse(p, env, len(data), &r)
+	r := c.decodeResponse(p, &env)
+	c.trafficResponse(p, &env, len(data), &r)
 	if r.err != nil {
 		if _, ok := r.err.(*TransportError); ok {
 			c.malformed.Add(1)

@@ -90,10 +90,10 @@ func startHarness(t testing.TB, opts Options, h handler) *harness {
 				continue
 			}
 			hs.mu.Lock()
-			hs.requests = append(hs.requests, env)
+			hs.requests = append(hs.requests, &env)
 			hs.raw = append(hs.raw, data)
 			hs.mu.Unlock()
-			for _, m := range (*hs.handle.Load())(env) {
+			for _, m := range (*hs.handle.Load())(&env) {
 				if m.typ == dropConnection {
 					appEnd.Close(transport.StatusGoingAway, "app gone")
 					return

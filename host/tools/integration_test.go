@@ -28,7 +28,7 @@ func (r *recConn) Write(ctx context.Context, typ transport.MessageType, data []b
 	if env, err := wire.DecodeEnvelope(data); err == nil {
 		env.Payload = bytes.Clone(env.Payload) // data is the caller's again once Write returns
 		r.mu.Lock()
-		r.sent = append(r.sent, *env)
+		r.sent = append(r.sent, env)
 		r.mu.Unlock()
 	}
 	return r.Conn.Write(ctx, typ, data)
