@@ -26,7 +26,7 @@ func TestRoundTripAllocations(t *testing.T) {
 		max  float64
 		f    func()
 	}{
-		{"DecodeEnvelope", 2, func() {
+		{"DecodeEnvelope", 1, func() {
 			if _, err := DecodeEnvelope(data); err != nil {
 				t.Fatal(err)
 			}

@@ -44,7 +44,7 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 	if len(s.strs) > 0 { // one allocation for all the envelope's strings
 		all := string(s.strs)
 		for _, d := range s.deferred {
-			*d.dst = all[d.start:d.end]
+			*e.stringField(d.field) = all[d.start:d.end]
 		}
 	}
 	if e.Capability == "" {
@@ -94,15 +94,15 @@ func (s *scanner) envelope(e *Envelope) error {
 		}
 		switch string(f.name) {
 		case "type":
-			err = s.envelopeString("type", &e.Type)
+			err = s.envelopeString(&e.Type, fieldType)
 		case "id":
-			err = s.envelopeString("id", &e.ID)
+			err = s.envelopeString(&e.ID, fieldID)
 		case "replyTo":
-			err = s.envelopeString("replyTo", &e.ReplyTo)
+			err = s.envelopeString(&e.ReplyTo, fieldReplyTo)
 		case "sessionId":
-			err = s.envelopeString("sessionId", &e.SessionID)
+			err = s.envelopeString(&e.SessionID, fieldSessionID)
 		case "capability":
-			err = s.envelopeString("capability", &e.Capability)
+			err = s.envelopeString(&e.Capability, fieldCapability)
 		case "sentAt":
 			e.SentAt, err = s.envelopeTime()
 		case "payload":
@@ -120,7 +120,7 @@ func (s *scanner) envelope(e *Envelope) error {
 // envelopeString reads a string member into *dst; null reads as "". The protocol's
 // constant values are shared rather than allocated; other values are collected in s.strs
 // and become strings at the end of DecodeEnvelope, all in one allocation.
-func (s *scanner) envelopeString(name string, dst *string) error {
+func (s *scanner) envelopeString(dst *string, field envelopeField) error {
 	at := s.js.Pos()
 	if s.js.Peek() == 'n' {
 		return s.js.Skip() // null, or an error
@@ -129,7 +129,7 @@ func (s *scanner) envelopeString(name string, dst *string) error {
 		if err := s.js.Skip(); err != nil {
 			return err
 		}
-		return decodeError("", int64(at), "envelope field "+name+" must be a string")
+		return decodeError("", int64(at), "envelope field "+field.String()+" must be a string")
 	}
 	raw, escaped, err := s.js.String()
 	if err != nil {
@@ -156,16 +156,47 @@ func (s *scanner) envelopeString(name string, dst *string) error {
 	default:
 		start := len(s.strs)
 		s.strs = append(s.strs, b...)
-		s.deferred = append(s.deferred, deferredString{dst: dst, start: start, end: len(s.strs)})
+		s.deferred = append(s.deferred, deferredString{field: field, start: start, end: len(s.strs)})
 	}
 	return nil
 }
 
 // deferredString is a string member of an envelope waiting for DecodeEnvelope's single
-// allocation: s.strs[start:end] goes to *dst.
+// allocation: s.strs[start:end] goes to the field. The field is named, not pointed to:
+// a pointer kept in the pooled scanner would move the envelope to the heap.
 type deferredString struct {
-	dst        *string
+	field      envelopeField
 	start, end int
+}
+
+// envelopeField names an envelope's string members.
+type envelopeField uint8
+
+const (
+	fieldType envelopeField = iota
+	fieldID
+	fieldReplyTo
+	fieldSessionID
+	fieldCapability
+)
+
+func (f envelopeField) String() string {
+	return [...]string{"type", "id", "replyTo", "sessionId", "capability"}[f]
+}
+
+// stringField returns the member f of e.
+func (e *Envelope) stringField(f envelopeField) *string {
+	switch f {
+	case fieldType:
+		return &e.Type
+	case fieldID:
+		return &e.ID
+	case fieldReplyTo:
+		return &e.ReplyTo
+	case fieldSessionID:
+		return &e.SessionID
+	}
+	return &e.Capability
 }
 
 // envelopeTime reads sentAt: an RFC 3339 string, or null.
