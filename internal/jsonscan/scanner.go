@@ -47,10 +47,10 @@ func (s *Scanner) Reset(data []byte, maxDepth int) {
 
 // Release drops every reference to the input, for a scanner going back to a pool.
 func (s *Scanner) Release() {
-	s.Reset(nil, 0)
-	s.names = s.names[:cap(s.names)]
-	clear(s.names)
-	s.names = s.names[:0]
+	s.Reset(nil, 0) // names beyond the length were cleared as their objects closed
+	if cap(s.names) > 1024 { // do not keep the stack of a huge object for every later input
+		s.names, s.starts, s.sets = nil, nil, nil
+	}
 }
 
 // Pos returns the offset of the next byte to read.
