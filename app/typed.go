@@ -49,6 +49,9 @@ func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Cont
 		d.ResultSchema = s
 	}
 	flattened := d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString
+	// No arguments decode into a struct as its zero value: most calls of tools without
+	// parameters skip the decoder.
+	structIn := reflect.TypeFor[In]().Kind() == reflect.Struct
 	t := Tool{
 		Definition: d,
 		Handler: func(ctx context.Context, c *Call) (any, error) {
@@ -60,8 +63,10 @@ func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Cont
 					return nil, err
 				}
 			}
-			if err := wire.Unmarshal(src, &in); err != nil {
-				return nil, &wire.Error{Code: wire.CodeArgumentsInvalid, Message: fmt.Sprintf("Tool '%s' cannot read its arguments: %v", c.ToolID, err)}
+			if !structIn || string(src) != "{}" {
+				if err := wire.Unmarshal(src, &in); err != nil {
+					return nil, &wire.Error{Code: wire.CodeArgumentsInvalid, Message: fmt.Sprintf("Tool '%s' cannot read its arguments: %v", c.ToolID, err)}
+				}
 			}
 			out, err := h(ctx, c, in)
 			if err != nil {
