@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -103,42 +102,59 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 	return MessageType(typ), data, nil
 }
 
-// readMessage reads a whole message into a pooled scratch buffer and returns a copy of
-// exactly its size: most messages are a few hundred bytes, and io.ReadAll's 512-byte
-// start (doubling from there) would leave the garbage collector twice as much to do. A
-// message that outgrows the scratch buffer is read into a buffer of its own, returned as
-// it is.
+// readMessage reads a whole message into pooled scratch chunks and returns a copy of
+// exactly its size. io.ReadAll would start at 512 bytes and grow by copying: twice the
+// garbage for a small message, several times a large one's size for a 64 KiB ASFT frame.
 func readMessage(r io.Reader) ([]byte, error) {
-	sp := scratchBuffers.Get().(*[]byte)
-	b := (*sp)[:0]
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grow
+	var (
+		chunks [8]*[]byte // 8 × 16 KiB covers an ASFT frame; more spill into extra
+		extra  []*[]byte
+		n      int
+	)
+	defer func() {
+		for _, c := range chunks {
+			if c != nil {
+				scratchChunks.Put(c)
+			}
 		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
+		for _, c := range extra {
+			scratchChunks.Put(c)
+		}
+	}()
+	for i := 0; ; i++ {
+		c := scratchChunks.Get().(*[]byte)
+		if i < len(chunks) {
+			chunks[i] = c
+		} else {
+			extra = append(extra, c)
+		}
+		m, err := io.ReadFull(r, (*c)[:scratchChunk])
+		n += m
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
 		if err != nil {
-			scratchBuffers.Put(sp)
 			return nil, err
 		}
 	}
-	if cap(b) > scratchSize { // outgrew the scratch: keep it, the scratch goes back as it was
-		scratchBuffers.Put(sp)
-		return b, nil
+	out := make([]byte, n)
+	off := 0
+	for _, c := range chunks {
+		if c == nil || off == n {
+			break
+		}
+		off += copy(out[off:], (*c)[:scratchChunk])
 	}
-	out := bytes.Clone(b)
-	*sp = b[:0]
-	scratchBuffers.Put(sp)
+	for _, c := range extra {
+		off += copy(out[off:], (*c)[:scratchChunk])
+	}
 	return out, nil
 }
 
-// scratchSize is the capacity of the pooled buffers messages are read into.
-const scratchSize = 16 << 10
+// scratchChunk is the size of the pooled chunks messages are read into.
+const scratchChunk = 16 << 10
 
-var scratchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, scratchSize); return &b }}
+var scratchChunks = sync.Pool{New: func() any { b := make([]byte, scratchChunk); return &b }}
 
 func (c *wsConn) Write(ctx context.Context, typ MessageType, data []byte) error {
 	if !typ.valid() {

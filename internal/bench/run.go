@@ -49,14 +49,14 @@ const DefaultTool = "app.get_state"
 
 // DefaultOptions is a full run: about half a minute on a 2-core machine.
 func DefaultOptions() Options {
-	return Options{Tool: DefaultTool, Callers: 8, Calls: 20000, Rounds: 5, ToolCounts: []int{100, 1000, 10000},
+	return Options{Tool: DefaultTool, Callers: 8, Calls: 30000, Rounds: 7, ToolCounts: []int{100, 1000, 10000},
 		Queries: 20, LargeResultBytes: 1 << 20, LargeResults: 20, ArtifactBytes: 64 << 20}
 }
 
 // QuickOptions is a run that finishes in well under a minute with every measurement at its
 // full size but fewer repetitions.
 func QuickOptions() Options {
-	return Options{Tool: DefaultTool, Callers: 8, Calls: 2000, Rounds: 3, ToolCounts: []int{100, 1000, 10000},
+	return Options{Tool: DefaultTool, Callers: 8, Calls: 10000, Rounds: 5, ToolCounts: []int{100, 1000, 10000},
 		Queries: 5, LargeResultBytes: 1 << 20, LargeResults: 5, ArtifactBytes: 64 << 20}
 }
 
