@@ -37,6 +37,9 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 			continue
 		}
 		if c.client.HandleMessage(typ, data) {
+			if typ == transport.MessageBinary && s.opts.Tap == nil {
+				transport.Recycle(data) // an ASFT frame, written to its file: done with
+			}
 			continue
 		}
 		if typ != transport.MessageText {

@@ -9,7 +9,7 @@ import (
 )
 
 // TestReadMessage: messages of every size around the scratch chunks come back whole, at
-// their exact length, whether the reader returns them in one piece or a byte at a time;
+// their exact length (frame-sized ones in a recyclable buffer), whether the reader returns them in one piece or a byte at a time;
 // a read error is returned as it is.
 func TestReadMessage(t *testing.T) {
 	for _, n := range []int{0, 1, 385, scratchChunk - 1, scratchChunk, scratchChunk + 1, 65592, 8*scratchChunk + 3, 1 << 20} {
@@ -19,7 +19,11 @@ func TestReadMessage(t *testing.T) {
 		}
 		for _, r := range []io.Reader{bytes.NewReader(want), iotest.HalfReader(bytes.NewReader(want))} {
 			got, err := readMessage(r)
-			if err != nil || !bytes.Equal(got, want) || len(got) != cap(got) && n > 0 {
+			wantCap := n
+			if n > scratchChunk && n <= recycledCap {
+				wantCap = recycledCap // frame-sized: a buffer Recycle can keep
+			}
+			if err != nil || !bytes.Equal(got, want) || cap(got) != wantCap && n > 0 {
 				t.Fatalf("%d bytes: got %d bytes (cap %d), err %v", n, len(got), cap(got), err)
 			}
 		}
@@ -27,5 +31,22 @@ func TestReadMessage(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := readMessage(io.MultiReader(bytes.NewReader(make([]byte, 40000)), iotest.ErrReader(boom))); !errors.Is(err, boom) {
 		t.Fatalf("read error: %v", err)
+	}
+}
+
+// TestRecycle: a recycled frame-sized message is reused by a later read, and what the
+// later read returns is that message's own bytes; other sizes are not kept.
+func TestRecycle(t *testing.T) {
+	frame := bytes.Repeat([]byte{1}, 65592)
+	a, err := readMessage(bytes.NewReader(frame))
+	if err != nil || cap(a) != recycledCap {
+		t.Fatalf("cap %d, err %v", cap(a), err)
+	}
+	Recycle(a)
+	Recycle(make([]byte, 100)) // ignored
+	next := bytes.Repeat([]byte{2}, 40000)
+	b, err := readMessage(bytes.NewReader(next))
+	if err != nil || !bytes.Equal(b, next) {
+		t.Fatalf("after recycling: %d bytes, err %v", len(b), err)
 	}
 }

@@ -137,7 +137,12 @@ func readMessage(r io.Reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-	out := make([]byte, n)
+	var out []byte
+	if n > scratchChunk && n <= recycledCap {
+		out = (*recycled.Get().(*[]byte))[:n]
+	} else {
+		out = make([]byte, n)
+	}
 	off := 0
 	for _, c := range chunks {
 		if c == nil || off == n {
@@ -150,6 +155,23 @@ func readMessage(r io.Reader) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Recycle hands back a message that Read returned and that its caller has finished with:
+// nothing may refer to it any more. A later Read may reuse its memory. It is optional, and
+// only messages the size of an ASFT frame are kept: a host that writes each frame of an
+// artifact to disk and recycles it streams any size of file without making garbage.
+func Recycle(msg []byte) {
+	if cap(msg) == recycledCap {
+		msg = msg[:0]
+		recycled.Put(&msg)
+	}
+}
+
+// recycledCap is the capacity of the buffers of large messages Read returns: an ASFT
+// frame (56-byte header and 64 KiB of payload) with room to spare.
+const recycledCap = 64<<10 + 1<<10
+
+var recycled = sync.Pool{New: func() any { b := make([]byte, 0, recycledCap); return &b }}
 
 // scratchChunk is the size of the pooled chunks messages are read into.
 const scratchChunk = 16 << 10

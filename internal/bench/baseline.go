@@ -139,6 +139,7 @@ func (b *baseline) receive(ctx context.Context, conn transport.Conn, size int64)
 		if err != nil {
 			return err
 		}
+		transport.Recycle(msg) // as the host does with a frame on disk
 		got += int64(n)
 	}
 	return f.Close()
