@@ -47,7 +47,7 @@ func (s *Scanner) Reset(data []byte, maxDepth int) {
 
 // Release drops every reference to the input, for a scanner going back to a pool.
 func (s *Scanner) Release() {
-	s.Reset(nil, 0) // names beyond the length were cleared as their objects closed
+	s.Reset(nil, 0)          // names beyond the length were cleared as their objects closed
 	if cap(s.names) > 1024 { // do not keep the stack of a huge object for every later input
 		s.names, s.starts, s.sets = nil, nil, nil
 	}
