@@ -185,32 +185,32 @@ func (s *scanner) checkFoldUnlessExact(sh *shape, f *field, name []byte, allExac
 	if *allExact && sh.foldDistinct {
 		return nil
 	}
-	names := s.js.Names()
-	return s.checkFold(name, names[:len(names)-1], folded, at)
+	return s.checkFold(name, s.js.NumNames()-1, folded, at)
 }
 
-// checkFold refuses name if one of prev, the earlier names of the same object, equals it
-// under case folding. Exact duplicates never get here: jsonscan refuses them first.
-func (s *scanner) checkFold(name []byte, prev [][]byte, folded *map[string]struct{}, at int) error {
-	if len(prev) < foldSetThreshold {
-		for _, p := range prev {
-			if bytes.EqualFold(p, name) {
+// checkFold refuses name if one of the prev names read before it in the same object
+// equals it under case folding. Exact duplicates never get here: jsonscan refuses them
+// first.
+func (s *scanner) checkFold(name []byte, prev int, folded *map[string]struct{}, at int) error {
+	if prev < foldSetThreshold {
+		for i := range prev {
+			if p := s.js.Name(i); bytes.EqualFold(p, name) {
 				return foldError(p, name, at)
 			}
 		}
 		return nil
 	}
 	if *folded == nil {
-		*folded = make(map[string]struct{}, 2*len(prev))
-		for _, p := range prev {
-			(*folded)[string(appendFold(nil, p))] = struct{}{}
+		*folded = make(map[string]struct{}, 2*prev)
+		for i := range prev {
+			(*folded)[string(appendFold(nil, s.js.Name(i)))] = struct{}{}
 		}
 	}
 	var buf [64]byte
 	key := appendFold(buf[:0], name)
 	if _, dup := (*folded)[string(key)]; dup {
-		for _, p := range prev {
-			if bytes.EqualFold(p, name) {
+		for i := range prev {
+			if p := s.js.Name(i); bytes.EqualFold(p, name) {
 				return foldError(p, name, at)
 			}
 		}

@@ -16,15 +16,29 @@ type Scanner struct {
 	depth    int
 	maxDepth int
 
-	// names holds the (unescaped) member names of every open object, innermost last;
-	// starts[k] is where the k-th open object's names begin. sets[k] is the k-th object's
-	// name set once it has setThreshold names, so that a huge object cannot make the
-	// duplicate check quadratic.
-	names   [][]byte
+	// names holds the (unescaped) member names of every open object, innermost last, as
+	// places in the input or in scratch (no pointers: appending them costs the collector
+	// nothing); starts[k] is where the k-th open object's names begin. sets[k] is the k-th
+	// object's name set once it has setThreshold names, so that a huge object cannot make
+	// the duplicate check quadratic.
+	names   []nameRef
 	starts  []int
 	sets    []map[string]struct{}
 	scratch []byte // unescaped names
 	nameAt  int    // offset of the last name Member read
+}
+
+// nameRef is where a name is: data[off:off+n], or scratch[off:off+n] when escaped.
+type nameRef struct {
+	off, n  int
+	escaped bool
+}
+
+func (s *Scanner) name(r nameRef) []byte {
+	if r.escaped {
+		return s.scratch[r.off : r.off+r.n]
+	}
+	return s.data[r.off : r.off+r.n]
 }
 
 // setThreshold is the object size from which names are checked against a set instead of
@@ -34,7 +48,6 @@ const setThreshold = 16
 // Reset starts reading data, allowing at most maxDepth nested objects and arrays.
 func (s *Scanner) Reset(data []byte, maxDepth int) {
 	s.data, s.pos, s.depth, s.maxDepth = data, 0, 0, maxDepth
-	clear(s.names)
 	s.names = s.names[:0]
 	s.starts = s.starts[:0]
 	clear(s.sets)
@@ -47,7 +60,7 @@ func (s *Scanner) Reset(data []byte, maxDepth int) {
 
 // Release drops every reference to the input, for a scanner going back to a pool.
 func (s *Scanner) Release() {
-	s.Reset(nil, 0)          // names beyond the length were cleared as their objects closed
+	s.Reset(nil, 0)
 	if cap(s.names) > 1024 { // do not keep the stack of a huge object for every later input
 		s.names, s.starts, s.sets = nil, nil, nil
 	}
@@ -186,7 +199,6 @@ func (s *Scanner) Member(i int) (name []byte, more bool, err error) {
 		s.pos++
 		s.depth--
 		k := len(s.starts) - 1
-		clear(s.names[s.starts[k]:])
 		s.names = s.names[:s.starts[k]]
 		s.starts = s.starts[:k]
 		s.sets[k] = nil
@@ -209,13 +221,14 @@ func (s *Scanner) Member(i int) (name []byte, more bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	name = raw[1 : len(raw)-1]
+	ref := nameRef{off: at + 1, n: len(raw) - 2}
 	if escaped {
 		start := len(s.scratch)
-		s.scratch = AppendUnescaped(s.scratch, name)
-		name = s.scratch[start:len(s.scratch):len(s.scratch)]
+		s.scratch = AppendUnescaped(s.scratch, raw[1:len(raw)-1])
+		ref = nameRef{off: start, n: len(s.scratch) - start, escaped: true}
 	}
-	if err := s.addName(name, at); err != nil {
+	name = s.name(ref)
+	if err := s.addName(ref, name, at); err != nil {
 		return nil, false, err
 	}
 	if s.Peek() != ':' {
@@ -225,8 +238,8 @@ func (s *Scanner) Member(i int) (name []byte, more bool, err error) {
 	return name, true, nil
 }
 
-// addName records name in the innermost open object, refusing a duplicate.
-func (s *Scanner) addName(name []byte, at int) error {
+// addName records name (at ref) in the innermost open object, refusing a duplicate.
+func (s *Scanner) addName(ref nameRef, name []byte, at int) error {
 	k := len(s.starts) - 1
 	prev := s.names[s.starts[k]:]
 	if set := s.sets[k]; set != nil {
@@ -236,20 +249,20 @@ func (s *Scanner) addName(name []byte, at int) error {
 		set[string(name)] = struct{}{}
 	} else {
 		for _, p := range prev {
-			if bytes.Equal(p, name) {
+			if p.n == ref.n && string(s.name(p)) == string(name) {
 				return s.duplicate(name, at)
 			}
 		}
 		if len(prev)+1 >= setThreshold {
 			set = make(map[string]struct{}, 2*setThreshold)
 			for _, p := range prev {
-				set[string(p)] = struct{}{}
+				set[string(s.name(p))] = struct{}{}
 			}
 			set[string(name)] = struct{}{}
 			s.sets[k] = set
 		}
 	}
-	s.names = append(s.names, name)
+	s.names = append(s.names, ref)
 	return nil
 }
 
@@ -260,11 +273,13 @@ func (s *Scanner) duplicate(name []byte, at int) error {
 // NameOffset returns the offset of the opening quote of the last name Member read.
 func (s *Scanner) NameOffset() int { return s.nameAt }
 
-// Names returns the names read so far in the innermost open object, the last one
-// included. The slice is the scanner's: valid until its next call.
-func (s *Scanner) Names() [][]byte {
-	return s.names[s.starts[len(s.starts)-1]:]
-}
+// NumNames returns how many names have been read so far in the innermost open object,
+// the last one included; Name(i) returns the i-th. The bytes are valid until the next
+// Reset.
+func (s *Scanner) NumNames() int { return len(s.names) - s.starts[len(s.starts)-1] }
+
+// Name returns the i-th name read in the innermost open object (see NumNames).
+func (s *Scanner) Name(i int) []byte { return s.name(s.names[s.starts[len(s.starts)-1]+i]) }
 
 // Element prepares for the next element of the innermost open array, consuming the ','
 // before it; i is the number of elements read so far. It returns more false, having
