@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -328,4 +329,27 @@ func TestUnmarshalFoldCheckShortcut(t *testing.T) {
 	var c Call
 	checkErr(t, Unmarshal([]byte(`{"toolId":"a","callId":"c","x":1,"CALLID":"d"}`), &c), `"callId" and "CALLID" differ only by case`)
 	checkErr(t, Unmarshal([]byte(`{"toolId":"a","callId":"c","arguments":{}}`), &c), "")
+}
+
+// TestParseTimestampCalendar holds the envelope's own date arithmetic against the time
+// package: every 13th day from year 1 to 9999, the impossible dates and the limits.
+func TestParseTimestampCalendar(t *testing.T) {
+	for d := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 10000; d = d.AddDate(0, 0, 13) {
+		s := d.Format("2006-01-02T15:04:05Z")
+		got, ok := parseTimestamp([]byte(s))
+		if !ok || !got.Equal(d) {
+			t.Fatalf("%s: %v %v", s, got, ok)
+		}
+	}
+	for _, s := range []string{"2023-02-29T00:00:00Z", "2024-04-31T00:00:00Z", "0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"} {
+		if _, ok := parseTimestamp([]byte(s)); ok {
+			t.Fatalf("%s accepted", s)
+		}
+	}
+	for _, s := range []string{"2024-02-29T00:00:00Z", "2000-02-29T23:59:59.999999999+14:00", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"} {
+		want, _ := time.Parse(time.RFC3339Nano, s)
+		if got, ok := parseTimestamp([]byte(s)); !ok || !got.Equal(want) {
+			t.Fatalf("%s: %v %v", s, got, ok)
+		}
+	}
 }

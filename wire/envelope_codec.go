@@ -363,18 +363,52 @@ func parseTimestamp(b []byte) (time.Time, bool) {
 	default:
 		return time.Time{}, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	if t.Day() != day { // February 30th and friends
+	if day > daysIn(month, year) { // February 30th and friends
 		return time.Time{}, false
 	}
-	t = t.Add(-time.Duration(offset) * time.Second)
-	if y := t.Year(); y < 1 || y > 9999 { // keep what we accept writable as RFC 3339
+	unix := (daysFromCivil(year, month, day)*24+int64(hour))*3600 + int64(minute)*60 + int64(sec) - int64(offset)
+	if unix < minTimestamp || unix > maxTimestamp { // keep what we accept writable as RFC 3339
 		return time.Time{}, false
 	}
+	t := time.Unix(unix, int64(nsec)).UTC()
 	return t, true
 }
 
 // digits parses a fixed-width run of ASCII digits.
+// The Unix times of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+const (
+	minTimestamp = -62135596800
+	maxTimestamp = 253402300799
+)
+
+// daysIn returns the number of days of month in year (proleptic Gregorian).
+func daysIn(month, year int) int {
+	if month == 2 {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + (month+month/8)%2
+}
+
+// daysFromCivil returns the number of days from 1970-01-01 to the given date (proleptic
+// Gregorian), without time.Date's normalisation work.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
 func digits(b []byte) (int, bool) {
 	n := 0
 	for _, c := range b {
