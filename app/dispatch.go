@@ -21,6 +21,7 @@ type exchange struct {
 	requestID string
 	sessionID string
 	transfers []*transfer
+	scratch   *[]byte // the pooled buffer the response payload was built in, if any
 }
 
 // parseCall reads a tool.call payload or a batch item: the shape checks that come before

@@ -202,7 +202,7 @@ func TestResultPayload(t *testing.T) {
 		{ToolID: "t.r", Success: true, Result: jsontext.Value(`null`),
 			Evidence: map[string]wire.Outcome{"tree": {ToolID: "ui.tree", Success: true, Result: jsontext.Value(`1`)}}},
 	} {
-		got, err := resultPayload(&out)
+		got, err := resultPayload(nil, &out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestResultPayload(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	}
-	if _, err := resultPayload(&wire.Outcome{ToolID: "t.r", Success: true, Message: "\xff", Result: jsontext.Value(`1`)}); err == nil {
+	if _, err := resultPayload(nil, &wire.Outcome{ToolID: "t.r", Success: true, Message: "\xff", Result: jsontext.Value(`1`)}); err == nil {
 		t.Error("a message with invalid UTF-8 was encoded")
 	}
 }

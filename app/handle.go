@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,6 +132,10 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		typ, payload = wire.TypeError, marshalError(failure)
 	}
 	msg, err := a.respond(x.requestID, x.sessionID, typ, payload)
+	if x.scratch != nil { // the payload is in msg now
+		putBuffer(x.scratch)
+		x.scratch = nil
+	}
 	if err != nil { // only a bug gets here (the payload is our own JSON): tell the host anyway
 		a.log.ErrorContext(ctx, "encoding a response failed", "request", x.requestID, "err", err)
 		x.dropTransfers()
@@ -198,11 +203,13 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		if !out.Success {
 			return "", nil, out.Error
 		}
-		b, err := resultPayload(&out)
+		x.scratch = getBuffer()
+		b, err := resultPayload((*x.scratch)[:0], &out)
 		if err != nil {
 			x.dropTransfers()
 			return "", nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The result could not be encoded."}
 		}
+		*x.scratch = b[:0] // keep a grown buffer for the pool
 		return wire.TypeResult, b, nil
 	default: // wire.TypeBatch; classify admits request types only
 		res, failure := x.batch(ctx, payload)
@@ -218,11 +225,11 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 	}
 }
 
-// resultPayload encodes the tool.result payload of a successful outcome, members in the
-// order of wire.Result: toolId, success, message, result, evidence. The result is already
+// resultPayload appends to dst the tool.result payload of a successful outcome, members
+// in the order of wire.Result: toolId, success, message, result, evidence. The result is already
 // compact, valid JSON (encodeResult made it so), so it is copied in rather than
 // re-encoded — for a large result that saves a full pass over it.
-func resultPayload(out *wire.Outcome) ([]byte, error) {
+func resultPayload(dst []byte, out *wire.Outcome) ([]byte, error) {
 	var evidence []byte
 	if out.Evidence != nil {
 		var err error
@@ -230,7 +237,7 @@ func resultPayload(out *wire.Outcome) ([]byte, error) {
 			return nil, err
 		}
 	}
-	b := make([]byte, 0, len(out.ToolID)+len(out.Message)+len(out.Result)+len(evidence)+64)
+	b := slices.Grow(dst, len(out.ToolID)+len(out.Message)+len(out.Result)+len(evidence)+64)
 	b = append(b, `{"toolId":`...)
 	b, err := jsontext.AppendQuote(b, out.ToolID)
 	if err != nil {

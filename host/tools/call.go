@@ -52,17 +52,18 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	if !r.result.Success {
+	res := r.result
+	if !res.Payload.Success {
 		// Not written by the reference SDKs (failures are tool.error), but a reader must not
 		// take it for a success.
 		c.transfers.abortEach(r.transfers, errCallFailed)
-		msg := r.result.Message
+		msg := res.Payload.Message
 		if msg == "" {
-			msg = fmt.Sprintf("tool %q reported success:false", r.result.ToolID)
+			msg = fmt.Sprintf("tool %q reported success:false", res.Payload.ToolID)
 		}
 		return nil, &wire.Error{Code: wire.CodeExecutionFailed, Message: msg, Details: r.payload}
 	}
-	res := &CallResult{Payload: *r.result, Raw: r.payload}
+	res.Raw = r.payload
 	if len(r.transfers) > 0 {
 		res.Raw, res.Artifacts, err = c.settle(ctx, &r)
 		if err == nil {

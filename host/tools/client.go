@@ -54,7 +54,7 @@ type response struct {
 	typ       string
 	payload   []byte            // inflated payload
 	catalog   *wire.Catalog     // tool.catalog
-	result    *wire.Result      // tool.result
+	result    *CallResult       // tool.result: Payload decoded, the rest filled by Call
 	batch     *wire.BatchResult // tool.batch.result
 	descs     []descriptor      // ASFT descriptors found in the payload
 	transfers []*transfer       // registered transfers, one per distinct transfer id

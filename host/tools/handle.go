@@ -104,8 +104,8 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		r.catalog = new(wire.Catalog)
 		v = r.catalog
 	case wire.TypeResult:
-		r.result = new(wire.Result)
-		v = r.result
+		r.result = new(CallResult) // decoded in place: Call returns it
+		v = &r.result.Payload
 	case wire.TypeBatchResult:
 		r.batch = new(wire.BatchResult)
 		v = r.batch

@@ -95,7 +95,7 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 	}
 	switch e := r.err.(type) {
 	case nil:
-		if r.result != nil && !r.result.Success || r.batch != nil && !r.batch.Success {
+		if r.result != nil && !r.result.Payload.Success || r.batch != nil && !r.batch.Success {
 			ev.Outcome = OutcomeError
 		}
 	case *wire.Error:
