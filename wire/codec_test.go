@@ -185,7 +185,7 @@ func TestDecodeEnvelopeVariants(t *testing.T) {
 		{name: "blank id", in: `{"type":"t","id":"  "}`, wantErr: "no id"},
 		{name: "null id", in: `{"type":"t","id":null}`, wantErr: "no id"},
 		{name: "numeric id", in: `{"type":"t","id":7}`, wantErr: "id must be a string"},
-		{name: "case variant key", in: `{"type":"t","id":"i","ReplyTo":"x"}`, wantErr: `"ReplyTo" differs from "replyTo"`},
+		{name: "case variant key", in: `{"type":"t","id":"i","ReplyTo":"x"}`, wantErr: `"ReplyTo" differs from the field name "replyTo"`},
 		{name: "fold duplicate of unknown keys", in: `{"type":"t","id":"i","extra":1,"EXTRA":2}`, wantErr: "differ only by case"},
 		{name: "smuggled type", in: `{"type":"tool.query","id":"i","Type":"tool.call"}`, wantErr: "differ only by case"},
 		{name: "duplicate id", in: `{"type":"t","id":"i","id":"j"}`, wantErr: "duplicate"},

@@ -34,13 +34,19 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 	}
 	s := getScanner(data)
 	defer s.put()
-	var e Envelope
-	if err := s.envelope(&e); err != nil {
+	if s.js.Peek() != '{' {
+		if err := s.js.Skip(); err != nil {
+			return Envelope{}, asDecodeError(err) // not JSON at all
+		}
+		return Envelope{}, decodeError("", 0, "envelope is not a JSON object")
+	}
+	if err := s.members(envelopeShape, (*scanner).readEnvelope); err != nil {
 		return Envelope{}, asDecodeError(err)
 	}
 	if err := s.end(); err != nil {
 		return Envelope{}, err
 	}
+	e := s.env           // built in the pooled scanner, which keeps it off the heap
 	if len(s.strs) > 0 { // one allocation for all the envelope's strings
 		all := string(s.strs)
 		for _, d := range s.deferred {
@@ -59,62 +65,29 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 	return e, nil
 }
 
-// envelope reads the envelope's members into e.
-func (s *scanner) envelope(e *Envelope) error {
-	if s.js.Peek() != '{' {
-		if err := s.js.Skip(); err != nil {
-			return err // not JSON at all
-		}
-		return decodeError("", 0, "envelope is not a JSON object")
-	}
-	if err := s.js.EnterObject(); err != nil {
+// readEnvelope reads the envelope member f into s.env. Unknown members (other SDKs' fields)
+// were checked and skipped by members.
+func (s *scanner) readEnvelope(f *field) error {
+	e := &s.env
+	switch string(f.name) {
+	case "type":
+		return s.envelopeString(&e.Type, fieldType)
+	case "id":
+		return s.envelopeString(&e.ID, fieldID)
+	case "replyTo":
+		return s.envelopeString(&e.ReplyTo, fieldReplyTo)
+	case "sessionId":
+		return s.envelopeString(&e.SessionID, fieldSessionID)
+	case "capability":
+		return s.envelopeString(&e.Capability, fieldCapability)
+	case "sentAt":
+		var err error
+		e.SentAt, err = s.envelopeTime()
 		return err
 	}
-	var folded map[string]struct{}
-	allExact := true
-	for i := 0; ; i++ {
-		name, more, err := s.js.Member(i)
-		if err != nil || !more {
-			return err
-		}
-		at := s.js.NameOffset()
-		f, variant := envelopeShape.lookup(name)
-		if err := s.checkFoldUnlessExact(envelopeShape, f, name, &allExact, &folded, at); err != nil {
-			return err
-		}
-		if variant {
-			return decodeError("/"+string(name), int64(at), "envelope key "+strconv.Quote(string(name))+
-				" differs from "+strconv.Quote(string(f.name))+" only by case")
-		}
-		if f == nil { // a field of another SDK: checked, skipped
-			if err := s.js.Skip(); err != nil {
-				return inPath(err, string(name))
-			}
-			continue
-		}
-		switch string(f.name) {
-		case "type":
-			err = s.envelopeString(&e.Type, fieldType)
-		case "id":
-			err = s.envelopeString(&e.ID, fieldID)
-		case "replyTo":
-			err = s.envelopeString(&e.ReplyTo, fieldReplyTo)
-		case "sessionId":
-			err = s.envelopeString(&e.SessionID, fieldSessionID)
-		case "capability":
-			err = s.envelopeString(&e.Capability, fieldCapability)
-		case "sentAt":
-			e.SentAt, err = s.envelopeTime()
-		case "payload":
-			var v []byte
-			if v, err = s.js.Value(); err == nil {
-				e.Payload = jsontext.Value(v)
-			}
-		}
-		if err != nil {
-			return inPath(err, string(name))
-		}
-	}
+	v, err := s.js.Value() // payload
+	e.Payload = jsontext.Value(v)
+	return err
 }
 
 // envelopeString reads a string member into *dst; null reads as "". The protocol's

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"reflect"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -31,26 +32,26 @@ func fastDecode(data []byte, v any) error {
 	switch v := v.(type) {
 	case *Call:
 		if v != nil {
-			s := getScanner(data)
-			defer s.put()
-			err := s.fast(callShape, (*scanner).readCall)
-			if err == nil {
-				*v = s.call
-			}
-			return err
+			return fastInto(data, v, callShape, (*scanner).readCall, func(s *scanner) *Call { return &s.call })
 		}
 	case *Result:
 		if v != nil {
-			s := getScanner(data)
-			defer s.put()
-			err := s.fast(resultShape, (*scanner).readResult)
-			if err == nil {
-				*v = s.result
-			}
-			return err
+			return fastInto(data, v, resultShape, (*scanner).readResult, func(s *scanner) *Result { return &s.result })
 		}
 	}
 	return errSlowPath
+}
+
+// fastInto reads data as one object of shape sh into the scanner's slot for T, then
+// copies it to dst.
+func fastInto[T any](data []byte, dst *T, sh *shape, read func(*scanner, *field) error, slot func(*scanner) *T) error {
+	s := getScanner(data)
+	defer s.put()
+	err := s.fast(sh, read)
+	if err == nil {
+		*dst = *slot(s)
+	}
+	return err
 }
 
 // fast reads the input as one object of shape sh, handing each field's value to read.
@@ -67,9 +68,10 @@ func (s *scanner) fast(sh *shape, read func(s *scanner, f *field) error) error {
 	return s.end()
 }
 
-// members reads the struct-shaped object at the scanner's position, making the checks of
-// object; read gets every member that is a field and must consume its value, unknown
-// members are checked and skipped.
+// members reads the struct-shaped object at the scanner's position with the strict checks
+// (no name equal to a field's or to another's only under case folding); read gets every
+// member that is a field and must consume its value, unknown members are checked and
+// skipped. Errors carry paths relative to the object (see inPath).
 func (s *scanner) members(sh *shape, read func(s *scanner, f *field) error) error {
 	if err := s.js.EnterObject(); err != nil {
 		return err
@@ -81,12 +83,14 @@ func (s *scanner) members(sh *shape, read func(s *scanner, f *field) error) erro
 		if err != nil || !more {
 			return err
 		}
+		at := s.js.NameOffset()
 		f, variant := sh.lookup(name)
-		if err := s.checkFoldUnlessExact(sh, f, name, &allExact, &folded, s.js.NameOffset()); err != nil {
+		if err := s.checkFoldUnlessExact(sh, f, name, &allExact, &folded, at); err != nil {
 			return err
 		}
 		if variant {
-			return errSlowPath // the generic path words the refusal
+			return decodeError("/"+string(name), int64(at), "object key "+strconv.Quote(string(name))+
+				" differs from the field name "+strconv.Quote(string(f.name))+" only by case")
 		}
 		if f == nil {
 			err = s.js.Skip()

@@ -33,7 +33,8 @@ type scanner struct {
 	strs     []byte
 	deferred []deferredString
 
-	// call and result are where fastDecode builds its value.
+	// env, call and result are where DecodeEnvelope and fastDecode build their value.
+	env    Envelope
 	call   Call
 	result Result
 	// interned caches short strings fastDecode made (see intern).
@@ -64,7 +65,7 @@ func (s *scanner) put() {
 	}
 	clear(s.deferred)
 	s.deferred = s.deferred[:0]
-	s.call, s.result = Call{}, Result{}
+	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
 	scanners.Put(s)
 }
 
@@ -141,38 +142,25 @@ func (s *scanner) array(sh *shape) error {
 }
 
 func (s *scanner) object(sh *shape) error {
-	if err := s.js.EnterObject(); err != nil {
+	if sh.isObj {
+		return s.members(sh, readField)
+	}
+	if err := s.js.EnterObject(); err != nil { // a map: names are data
 		return err
 	}
-	var folded map[string]struct{} // built once the object has foldSetThreshold names
-	allExact := true               // every name so far is exactly a field's (see checkFoldUnlessExact)
 	for i := 0; ; i++ {
 		name, more, err := s.js.Member(i)
 		if err != nil || !more {
 			return err
 		}
-		at := s.js.NameOffset()
-		var next *shape
-		if sh.isObj {
-			f, variant := sh.lookup(name)
-			if err := s.checkFoldUnlessExact(sh, f, name, &allExact, &folded, at); err != nil {
-				return err
-			}
-			if variant {
-				return decodeError("/"+string(name), int64(at), "object key "+strconv.Quote(string(name))+
-					" differs from the field name "+strconv.Quote(string(f.name))+" only by case")
-			}
-			if f != nil {
-				next = f.shape
-			}
-		} else {
-			next = sh.elem
-		}
-		if err := s.value(next); err != nil {
+		if err := s.value(sh.elem); err != nil {
 			return inPath(err, string(name))
 		}
 	}
 }
+
+// readField scans a struct field's value by its shape.
+func readField(s *scanner, f *field) error { return s.value(f.shape) }
 
 // checkFoldUnlessExact refuses name, field f's or no field's (f nil), if it equals an
 // earlier name of the same struct-shaped object under case folding. The check is skipped
