@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,6 +194,43 @@ func TestMaxSessions(t *testing.T) {
 	res := h.enroll(t, newApp("com.example.two").local())
 	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503", got)
+	}
+}
+
+// TestMaxSessionsConcurrent: upgrades racing for the last places cannot all pass the
+// check; each admitted one holds its place from the check until its session is attached.
+func TestMaxSessionsConcurrent(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxSessions = 2 })
+	var urls []string
+	for i := range 8 {
+		urls = append(urls, h.wsURL(h.enroll(t, newApp(fmt.Sprintf("com.example.app%d", i)).local())))
+	}
+	var (
+		mu      sync.Mutex
+		conns   []transport.Conn
+		refused int
+		wg      sync.WaitGroup
+	)
+	for _, u := range urls {
+		wg.Go(func() {
+			c, err := transport.Dial(context.Background(), u, transport.DialOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			if he, ok := errors.AsType[*transport.HandshakeError](err); ok && he.StatusCode == http.StatusServiceUnavailable {
+				refused++
+			} else if err != nil {
+				t.Error(err)
+			} else {
+				conns = append(conns, c)
+			}
+		})
+	}
+	wg.Wait()
+	for _, c := range conns {
+		c.Close(transport.StatusNormalClosure, "")
+	}
+	if len(conns) != 2 || refused != 6 {
+		t.Fatalf("%d upgrades accepted, %d refused; want 2 and 6", len(conns), refused)
 	}
 }
 

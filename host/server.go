@@ -33,9 +33,12 @@ type Server struct {
 	tickets  map[string]*ticket // by pairing.HashToken(token)
 	sessions map[string]*Session
 	nextSeq  int
-	limiter  *rateLimiter
-	started  bool
-	closed   bool
+	// upgrading counts the upgrades admitted for a new connected session that have not
+	// attached yet: they hold a place under MaxSessions while the handshake runs.
+	upgrading int
+	limiter   *rateLimiter
+	started   bool
+	closed    bool
 
 	udp      *net.UDPConn
 	listener net.Listener

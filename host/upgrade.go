@@ -45,15 +45,30 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resumed := s.resumableLocked(t)
-	if (resumed == nil || resumed.current() == nil) && s.connectedLocked() >= s.opts.MaxSessions {
+	adds := resumed == nil || resumed.current() == nil // one more connected session
+	if adds && s.connectedLocked()+s.upgrading >= s.opts.MaxSessions {
 		s.mu.Unlock()
 		s.log.Warn("host: refused upgrade: too many sessions", "app", t.appID)
 		refuse(w, http.StatusServiceUnavailable)
 		return
 	}
+	if adds {
+		// The upgrade holds its place until the session is attached, so that concurrent
+		// upgrades cannot all pass the check above.
+		s.upgrading++
+	}
 	s.wg.Add(1) // under mu and before Close's Wait: Close sets closed under mu
 	s.mu.Unlock()
 	defer s.wg.Done()
+	release := func() {
+		if adds {
+			adds = false
+			s.mu.Lock()
+			s.upgrading--
+			s.mu.Unlock()
+		}
+	}
+	defer release() // a failed upgrade gives its place back
 
 	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: s.opts.KeepAlive})
 	if err != nil {
@@ -65,6 +80,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	sess, c := s.attach(t, conn, remote.Addr())
+	release() // attached, it counts as connected (briefly twice: never too few)
 	if sess == nil {
 		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return
