@@ -70,6 +70,9 @@ func TestControlBadPayloads(t *testing.T) {
 		{`{"type":"CONTROL_REQ","id":"g","action":"session.properties","payload":{"customProperties":"x"}}`, "customProperties must be a JSON object."},
 		{`{"type":"CONTROL_REQ","id":"h","action":"client.log","payload":{"data":5}}`, "Client log payload was invalid."},
 		{`{"type":"CONTROL_REQ","id":"i","action":7}`, ""},
+		// Refused by the strict decoder, answered by the first id all the same.
+		{`{"type":"CONTROL_REQ","id":"j","id":"k","action":"app.state","payload":{"state":"foreground"}}`, ""},
+		{`{"type":"CONTROL_REQ","id":"l","action":"app.state","Action":"session.complete"}`, ""},
 	} {
 		got, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
 		if err != nil {

@@ -1,9 +1,11 @@
 package pairing
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -115,6 +117,11 @@ func ParseControl(data []byte) (*ControlEnvelope, error) {
 	}
 	var j controlIn
 	if err := decodeStrict(data, &j); err != nil {
+		if id, ok := requestID(data); ok {
+			// Refused, but answerable: the SDK gives up on a session whose request goes
+			// unanswered for 10–15 s.
+			return &ControlEnvelope{Type: TypeControlRequest, ID: id}, err
+		}
 		return nil, err
 	}
 	e := &ControlEnvelope{}
@@ -182,4 +189,46 @@ func (e *ControlEnvelope) DecodePayload(v any) error {
 		return malformed("%s payload is not a JSON object", e.Action)
 	}
 	return decodeStrict(e.Payload, v)
+}
+
+// requestID reads, without the strict rules (the first of duplicate names wins), the
+// top-level type and id of a message the strict decoder refused, and returns the id when
+// the message claims to be a control request with a usable id.
+func requestID(data []byte) (string, bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", false
+	}
+	var typ, id string
+	var seenType, seenID bool
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		name := tok.String() // before the next read voids the token
+		v, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		if v.Kind() != '"' {
+			continue
+		}
+		switch {
+		case name == "type" && !seenType:
+			typ, seenType = unquoted(v), true
+		case name == "id" && !seenID:
+			id, seenID = unquoted(v), true
+		}
+	}
+	ok := typ == TypeControlRequest && strings.TrimSpace(id) != "" && len(id) <= MaxControlIDLength && utf8.ValidString(id)
+	return id, ok
+}
+
+func unquoted(v jsontext.Value) string {
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

@@ -106,10 +106,29 @@ func TestParseControlMalformed(t *testing.T) {
 			t.Errorf("%s: %v, want ErrMalformed", name, err)
 		}
 	}
-	// A request with an id but no usable action is still answerable by id.
-	e, err := ParseControl([]byte(`{"type":"CONTROL_REQ","id":"a","action":7}`))
-	if err == nil || e == nil || e.ID != "a" {
-		t.Fatalf("partial: %+v %v", e, err)
+	// A request with an id but no usable action is still answerable by id, and so is one
+	// the strict decoder refuses (duplicate or case-variant keys): the first id wins.
+	for in, id := range map[string]string{
+		`{"type":"CONTROL_REQ","id":"a","action":7}`:                       "a",
+		`{"type":"CONTROL_REQ","id":"a","id":"b","action":"x"}`:            "a",
+		`{"type":"CONTROL_REQ","id":"a","Action":"x","action":"x"}`:        "a",
+		`{"x":[{"id":"no"}],"id":"c","type":"CONTROL_REQ","type":"other"}`: "c",
+	} {
+		e, err := ParseControl([]byte(in))
+		if err == nil || e == nil || e.ID != id || e.Type != TypeControlRequest {
+			t.Errorf("%s: %+v %v, want answerable by id %q", in, e, err, id)
+		}
+	}
+	// Not answerable: not a request, no usable id, not JSON before the id.
+	for _, in := range []string{
+		`{"type":"CONTROL_RESP","id":"a","id":"b"}`,
+		`{"type":"CONTROL_REQ","id":" ","id":"b"}`,
+		`{"type":"CONTROL_REQ","id":"` + strings.Repeat("i", MaxControlIDLength+1) + `","x":1,"x":2}`,
+		`{"type":"CONTROL_REQ",`,
+	} {
+		if e, err := ParseControl([]byte(in)); err == nil || e != nil {
+			t.Errorf("%s: %+v %v, want no envelope", in, e, err)
+		}
 	}
 }
 

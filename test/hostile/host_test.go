@@ -277,8 +277,10 @@ var hostCases = []hostCase{
 	{name: "ControlActionNumber", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":5,"payload":{}}`, false)},
 	// Smuggling attempts are not control requests at all: dropped unanswered, and above
 	// all never acted upon (the session stays open).
-	{name: "ControlDuplicateAction", run: dropsText(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","action":"session.complete","payload":{}}`)},
-	{name: "ControlCaseVariantAction", run: dropsText(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","Action":"session.complete","payload":{}}`)},
+	// Smuggled second actions are refused by id, not acted on (nor left unanswered: the SDK
+	// would tear the session down after 10–15 s).
+	{name: "ControlDuplicateAction", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","action":"session.complete","payload":{}}`, false)},
+	{name: "ControlCaseVariantAction", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","Action":"session.complete","payload":{}}`, false)},
 	{name: "ControlHugeLog", run: controlAnswered(ctlReq(pairing.ActionClientLog, `{"level":"info","message":"`+strings.Repeat("L", hostMaxMessage/2)+`"}`), true)},
 	{name: "ControlWithoutID", run: dropsText(`{"type":"CONTROL_REQ","action":"session.complete","payload":{}}`)},
 	{name: "ControlResponseToHost", run: dropsText(`{"type":"CONTROL_RESP","id":"x","replyTo":"never","action":"session.open","success":true,"message":"ok","payload":null}`)},
