@@ -36,7 +36,7 @@ func FuzzHandleMessage(f *testing.F) {
 		c := NewClient(nopConn{}, Options{ArtifactDir: dir})
 		p := &pending{id: "p1", op: wire.TypeCall, ch: make(chan response, 1)}
 		c.pending[p.id] = p
-		c.transfers.register([]descriptor{{transferID: id1, fileName: "f", size: -1}})
+		c.transfers.register([]descriptor{{transferID: id1, fileName: "f", size: -1}}, nil)
 		if got, want := peekType(data), peekHead(data, false).typ; got != want {
 			t.Fatalf("peekType read %q, peekHead %q", got, want)
 		}

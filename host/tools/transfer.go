@@ -85,8 +85,9 @@ type transfer struct {
 	id       string
 	fileName string
 	mimeType string
-	size     int64         // -1 when not announced
-	done     chan struct{} // closed by registry.ended
+	size     int64                  // -1 when not announced
+	done     chan struct{}          // closed by registry.ended
+	progress func(TransferProgress) // the announcing request's (WithProgress), or nil
 
 	mu       sync.Mutex
 	status   string
@@ -98,9 +99,10 @@ type transfer struct {
 	lastSeen time.Time // registration or last frame, for the stall watchdog
 }
 
-// register creates one transfer per distinct transfer id in descs. Transfers that cannot
-// start (bad id or size, limits, duplicate id, no file) are returned already failed.
-func (r *registry) register(descs []descriptor) []*transfer {
+// register creates one transfer per distinct transfer id in descs, reporting to progress
+// (nil: only to Options.OnTransfer). Transfers that cannot start (bad id or size, limits,
+// duplicate id, no file) are returned already failed.
+func (r *registry) register(descs []descriptor, progress func(TransferProgress)) []*transfer {
 	var out []*transfer
 	seen := make(map[string]bool, len(descs))
 	for _, d := range descs {
@@ -108,14 +110,14 @@ func (r *registry) register(descs []descriptor) []*transfer {
 			continue
 		}
 		seen[d.transferID] = true
-		out = append(out, r.start(d))
+		out = append(out, r.start(d, progress))
 	}
 	return out
 }
 
-func (r *registry) start(d descriptor) *transfer {
+func (r *registry) start(d descriptor, progress func(TransferProgress)) *transfer {
 	t := &transfer{id: d.transferID, fileName: d.fileName, mimeType: d.mimeType, size: d.size,
-		done: make(chan struct{}), status: StatusReceiving, lastSeen: time.Now()}
+		done: make(chan struct{}), progress: progress, status: StatusReceiving, lastSeen: time.Now()}
 	reject := func(err error, tomb bool) *transfer {
 		t.mu.Lock()
 		t.failLocked(err)
@@ -174,7 +176,7 @@ func (r *registry) start(d descriptor) *transfer {
 	if failed {
 		r.ended(t, true)
 	} else if p.Status == StatusReceiving {
-		r.notify(p)
+		r.notify(t, p)
 	}
 	return t
 }
@@ -221,7 +223,7 @@ func (r *registry) ended(t *transfer, tomb bool) {
 		r.failed.Add(1)
 		r.opts.Logger.Debug("tools: transfer failed", "transferId", t.id, "err", p.Err)
 	}
-	r.notify(p)
+	r.notify(t, p)
 	close(t.done)
 }
 
@@ -239,9 +241,13 @@ func (r *registry) tombLocked(id string) {
 	r.tombs[id] = struct{}{}
 }
 
-func (r *registry) notify(p TransferProgress) {
+// notify reports p, about t, to Options.OnTransfer and to t's request.
+func (r *registry) notify(t *transfer, p TransferProgress) {
 	if r.opts.OnTransfer != nil {
 		r.opts.OnTransfer(p)
+	}
+	if t.progress != nil {
+		t.progress(p)
 	}
 }
 
@@ -274,11 +280,11 @@ func (r *registry) handleFrame(data []byte) {
 		r.ended(t, true)
 		return
 	}
-	if r.opts.OnTransfer != nil {
+	if r.opts.OnTransfer != nil || t.progress != nil {
 		t.mu.Lock()
 		p := t.progressLocked()
 		t.mu.Unlock()
-		r.notify(p)
+		r.notify(t, p)
 	}
 }
 

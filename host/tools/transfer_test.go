@@ -414,3 +414,46 @@ func TestSanitizeFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestWithProgressPerCall: two calls running at once each see the progress of their own
+// transfers only; Options.OnTransfer still sees both.
+func TestWithProgressPerCall(t *testing.T) {
+	data := map[string][]byte{id1: randomBytes(150_000), id2: randomBytes(90_000)}
+	app := newFakeApp(t, readTool)
+	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
+		id := id1
+		if c.CallID == "b" {
+			id = id2
+		}
+		return append([]msg{reply(t, req, wire.TypeResult, `{"toolId":"t.read","success":true,"result":`+desc(id, c.CallID+".bin", len(data[id]))+`}`)},
+			chunks(id, data[id], 16<<10)...)
+	}
+	var all progressLog
+	hs := newHarness(t, Options{ArtifactDir: t.TempDir(), OnTransfer: all.add}, app.handler())
+	logs := map[string]*progressLog{"a": {}, "b": {}}
+	var wg sync.WaitGroup
+	for callID, log := range logs {
+		wg.Go(func() {
+			if _, err := hs.c.Call(WithProgress(t.Context(), log.add), wire.Call{ToolID: "t.read", CallID: callID}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for callID, want := range map[string]string{"a": id1, "b": id2} {
+		log := logs[callID]
+		if len(log.ps) < 2 || log.ps[len(log.ps)-1].Status != StatusComplete {
+			t.Errorf("call %s: progress %+v", callID, log.ps)
+		}
+		for _, p := range log.ps {
+			if p.TransferID != want {
+				t.Errorf("call %s saw transfer %s", callID, p.TransferID)
+			}
+		}
+	}
+	all.mu.Lock()
+	defer all.mu.Unlock()
+	if n := len(logs["a"].ps) + len(logs["b"].ps); len(all.ps) != n {
+		t.Errorf("OnTransfer saw %d reports, the calls %d", len(all.ps), n)
+	}
+}

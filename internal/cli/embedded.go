@@ -58,8 +58,7 @@ type runningHost struct {
 func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	rh := &runningHost{done: make(chan struct{})}
 	var stopOnce sync.Once
-	var local atomic.Pointer[control.Local] // set once the host runs; transfers report to it
-	var pl atomic.Pointer[player.Player]    // set once the player runs; the hooks fire before
+	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
 	opts := host.Options{
 		DiscoveryAddr: cfg.discovery,
 		ListenAddr:    cfg.listen,
@@ -69,11 +68,6 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Tap:           cfg.tap,
 	}
 	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
-	opts.Tools.OnTransfer = func(p tools.TransferProgress) {
-		if l := local.Load(); l != nil {
-			l.OnTransfer(p)
-		}
-	}
 	opts.Tools.OnTraffic = func(ev tools.TrafficEvent) {
 		if p := pl.Load(); p != nil {
 			p.OnTraffic(ev)
@@ -97,7 +91,6 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		StateDir: cfg.stateDir,
 		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
 	})
-	local.Store(rh.local)
 	if cfg.tap == nil {
 		go prefetchCatalogs(srv)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ansight-go/ansight/catalog"
@@ -23,9 +22,6 @@ type Local struct {
 	stateDir  string
 	startedAt time.Time
 	shutdown  func()
-
-	progressMu sync.Mutex
-	progress   map[*func(Progress)]struct{}
 }
 
 var _ Backend = (*Local)(nil)
@@ -40,39 +36,20 @@ type LocalOptions struct {
 	Shutdown func()
 }
 
-// NewLocal wraps a host server. Give the server's tools.Options.OnTransfer to
-// [Local.OnTransfer] so that calls can report transfer progress.
+// NewLocal wraps a host server.
 func NewLocal(srv *host.Server, opts LocalOptions) *Local {
-	return &Local{
-		srv: srv, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(),
-		shutdown: opts.Shutdown, progress: map[*func(Progress)]struct{}{},
-	}
+	return &Local{srv: srv, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(), shutdown: opts.Shutdown}
 }
 
-// OnTransfer forwards transfer progress to the calls that are waiting for transfers.
-func (l *Local) OnTransfer(p tools.TransferProgress) {
-	pr := Progress{TransferID: p.TransferID, FileName: p.FileName, ReceivedBytes: p.ReceivedBytes, SizeBytes: p.SizeBytes,
-		Done: p.Status != tools.StatusReceiving}
-	l.progressMu.Lock()
-	defer l.progressMu.Unlock()
-	for f := range l.progress {
-		(*f)(pr)
-	}
-}
-
-// watchProgress registers f for the duration of a call.
-func (l *Local) watchProgress(f func(Progress)) func() {
+// withProgress makes the call made with ctx report its own transfers' progress to f.
+func withProgress(ctx context.Context, f func(Progress)) context.Context {
 	if f == nil {
-		return func() {}
+		return ctx
 	}
-	l.progressMu.Lock()
-	l.progress[&f] = struct{}{}
-	l.progressMu.Unlock()
-	return func() {
-		l.progressMu.Lock()
-		delete(l.progress, &f)
-		l.progressMu.Unlock()
-	}
+	return tools.WithProgress(ctx, func(p tools.TransferProgress) {
+		f(Progress{TransferID: p.TransferID, FileName: p.FileName, ReceivedBytes: p.ReceivedBytes, SizeBytes: p.SizeBytes,
+			Done: p.Status != tools.StatusReceiving})
+	})
 }
 
 // Status implements Backend.
@@ -228,9 +205,8 @@ func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, pro
 	if err != nil {
 		return nil, err
 	}
-	defer l.watchProgress(progress)()
 	start := time.Now()
-	res, err := c.Call(ctx, wire.Call{ToolID: req.ToolID, Arguments: req.Arguments, CallID: req.CallID, After: req.After})
+	res, err := c.Call(withProgress(ctx, progress), wire.Call{ToolID: req.ToolID, Arguments: req.Arguments, CallID: req.CallID, After: req.After})
 	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te
@@ -251,13 +227,12 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	if err != nil {
 		return nil, err
 	}
-	defer l.watchProgress(progress)()
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
 		calls[i] = wire.Call{ToolID: r.ToolID, Arguments: r.Arguments, CallID: r.CallID, After: r.After}
 	}
 	start := time.Now()
-	res, err := c.Batch(ctx, req.ContinueOnError, calls)
+	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
 	out := &Batch{Schema: SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te
