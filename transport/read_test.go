@@ -18,7 +18,7 @@ func TestReadMessage(t *testing.T) {
 			want[i] = byte(i * 7)
 		}
 		for _, r := range []io.Reader{bytes.NewReader(want), iotest.HalfReader(bytes.NewReader(want))} {
-			got, err := readMessage(r)
+			got, err := readMessage(r, true)
 			wantCap := n
 			if n > scratchChunk && n <= recycledCap {
 				wantCap = recycledCap // frame-sized: a buffer Recycle can keep
@@ -29,23 +29,27 @@ func TestReadMessage(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	if _, err := readMessage(io.MultiReader(bytes.NewReader(make([]byte, 40000)), iotest.ErrReader(boom))); !errors.Is(err, boom) {
+	if _, err := readMessage(io.MultiReader(bytes.NewReader(make([]byte, 40000)), iotest.ErrReader(boom)), true); !errors.Is(err, boom) {
 		t.Fatalf("read error: %v", err)
 	}
 }
 
-// TestRecycle: a recycled frame-sized message is reused by a later read, and what the
-// later read returns is that message's own bytes; other sizes are not kept.
+// TestRecycle: a recycled frame-sized binary message is reused by a later read, and what
+// the later read returns is that message's own bytes; other sizes are not kept, and a text
+// message (which callers keep, as results) is never oversized.
 func TestRecycle(t *testing.T) {
 	frame := bytes.Repeat([]byte{1}, 65592)
-	a, err := readMessage(bytes.NewReader(frame))
+	a, err := readMessage(bytes.NewReader(frame), true)
 	if err != nil || cap(a) != recycledCap {
 		t.Fatalf("cap %d, err %v", cap(a), err)
+	}
+	if text, _ := readMessage(bytes.NewReader(frame), false); cap(text) != len(frame) {
+		t.Fatalf("a text message of a frame's size: cap %d, want its length", cap(text))
 	}
 	Recycle(a)
 	Recycle(make([]byte, 100)) // ignored
 	next := bytes.Repeat([]byte{2}, 40000)
-	b, err := readMessage(bytes.NewReader(next))
+	b, err := readMessage(bytes.NewReader(next), true)
 	if err != nil || !bytes.Equal(b, next) {
 		t.Fatalf("after recycling: %d bytes, err %v", len(b), err)
 	}

@@ -95,7 +95,7 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 	if err != nil {
 		return 0, nil, c.fail(ctx, err)
 	}
-	data, err := readMessage(r)
+	data, err := readMessage(r, typ == websocket.MessageBinary)
 	if err != nil {
 		return 0, nil, c.fail(ctx, err)
 	}
@@ -103,9 +103,9 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 }
 
 // readMessage reads a whole message into pooled scratch chunks and returns a copy of
-// exactly its size. io.ReadAll would start at 512 bytes and grow by copying: twice the
+// exactly its size; a frame-sized binary message gets a buffer Recycle can keep. io.ReadAll would start at 512 bytes and grow by copying: twice the
 // garbage for a small message, several times a large one's size for a 64 KiB ASFT frame.
-func readMessage(r io.Reader) ([]byte, error) {
+func readMessage(r io.Reader, binary bool) ([]byte, error) {
 	var (
 		chunks [8]*[]byte // 8 × 16 KiB covers an ASFT frame; more spill into extra
 		extra  []*[]byte
@@ -138,7 +138,7 @@ func readMessage(r io.Reader) ([]byte, error) {
 		}
 	}
 	var out []byte
-	if n > scratchChunk && n <= recycledCap {
+	if binary && n > scratchChunk && n <= recycledCap {
 		out = (*recycled.Get().(*[]byte))[:n]
 	} else {
 		out = make([]byte, n)
@@ -158,7 +158,7 @@ func readMessage(r io.Reader) ([]byte, error) {
 
 // Recycle hands back a message that Read returned and that its caller has finished with:
 // nothing may refer to it any more. A later Read may reuse its memory. It is optional, and
-// only messages the size of an ASFT frame are kept: a host that writes each frame of an
+// only binary messages the size of an ASFT frame are kept: a host that writes each frame of an
 // artifact to disk and recycles it streams any size of file without making garbage.
 func Recycle(msg []byte) {
 	if cap(msg) == recycledCap {
