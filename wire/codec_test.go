@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -351,5 +352,20 @@ func TestParseTimestampCalendar(t *testing.T) {
 		if got, ok := parseTimestamp([]byte(s)); !ok || !got.Equal(want) {
 			t.Fatalf("%s: %v %v", s, got, ok)
 		}
+	}
+}
+
+// TestDecodeErrorElidesLongPaths: a refusal shows at most a bounded path, cut on rune
+// boundaries, whatever the length of the peer's member names.
+func TestDecodeErrorElidesLongPaths(t *testing.T) {
+	name := strings.Repeat("é", 100_000)
+	err := Unmarshal([]byte(`{"toolId":"a","arguments":{"`+name+`":[1,}}`), new(Call))
+	var de *DecodeError
+	if !errors.As(err, &de) || len(de.Path) < 200_000 {
+		t.Fatalf("%v", err)
+	}
+	msg := err.Error()
+	if len(msg) > 400 || !utf8.ValidString(msg) || !strings.Contains(msg, "…") || !strings.HasSuffix(de.Path, "/1") {
+		t.Fatalf("%d-byte message %q", len(msg), msg)
 	}
 }
