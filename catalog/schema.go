@@ -63,6 +63,9 @@ type Schema struct {
 	object    bool           // top-level "type" is "object"
 	fast      *plan          // allocation-free validator; nil when a keyword needs std
 	std       *jsonschema.Schema
+	// emptyOK records that {} is valid, decided once when compiled: most tools take no
+	// arguments, and most calls of a tool without parameters pass exactly {}.
+	emptyOK bool
 }
 
 // schemaCache maps a schema document (as written) to its compiled form. Apps register a
@@ -143,14 +146,18 @@ func compileSchema(raw jsontext.Value) (*Schema, error) {
 	if err := canon.Canonicalize(); err != nil {
 		return nil, err
 	}
-	return &Schema{
+	sc := &Schema{
 		published: pub,
 		canonical: canon,
 		object:    t != nil && t.kind == '"' && t.str == "object",
 		fast:      compilePlan(tree),
 		std:       std,
-	}, nil
+	}
+	sc.emptyOK = len(sc.validate(emptyObject)) == 0
+	return sc, nil
 }
+
+var emptyObject = jsontext.Value(`{}`)
 
 // PublishedSchema returns the compact wire form of a schema written in the protocol's form
 // or in standard form: every additionalProperties:false (or, at a composing level,
@@ -189,6 +196,13 @@ func StandardSchema(raw jsontext.Value) jsontext.Value {
 // format) validate straight off the JSON text without allocating; others ($ref,
 // composition, unevaluated*, …) decode the instance for the general validator.
 func (s *Schema) Validate(instance jsontext.Value) []Violation {
+	if s.emptyOK && string(instance) == "{}" {
+		return nil
+	}
+	return s.validate(instance)
+}
+
+func (s *Schema) validate(instance jsontext.Value) []Violation {
 	if s.fast != nil {
 		return s.fast.validate(instance)
 	}

@@ -333,3 +333,24 @@ func TestValidateDeepInstance(t *testing.T) {
 		t.Fatalf("10001 levels: %v", vs)
 	}
 }
+
+// TestValidateEmptyObjectShortcut: {} is answered from what was decided at compile time,
+// and that decision is the validator's own.
+func TestValidateEmptyObjectShortcut(t *testing.T) {
+	for raw, want := range map[string]int{
+		`{"type":"object"}`: 0,
+		`{"type":"object","properties":{"a":{"type":"string"}}}`: 0,
+		`{"type":"object","required":["a"]}`:                     1,
+		`{"type":"object","minProperties":1}`:                    1,
+		`{"type":"array"}`:                                       1,
+		`{"type":"object","allOf":[{"required":["b"]}]}`:         1,
+	} {
+		s, err := CompileSchema(jsontext.Value(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Validate(jsontext.Value(`{}`)); len(got) != want || len(s.validate(jsontext.Value(`{}`))) != want {
+			t.Errorf("%s: %d violations for {}, want %d", raw, len(got), want)
+		}
+	}
+}
