@@ -56,7 +56,7 @@ func DefaultOptions() Options {
 // QuickOptions is a run that finishes in well under a minute with every measurement at its
 // full size but fewer repetitions.
 func QuickOptions() Options {
-	return Options{Tool: DefaultTool, Callers: 8, Calls: 10000, Rounds: 5, ToolCounts: []int{100, 1000, 10000},
+	return Options{Tool: DefaultTool, Callers: 8, Calls: 10000, Rounds: 7, ToolCounts: []int{100, 1000, 10000},
 		Queries: 5, LargeResultBytes: 1 << 20, LargeResults: 5, ArtifactBytes: 64 << 20}
 }
 
