@@ -385,7 +385,7 @@ func (p *plan) validate(instance jsontext.Value) []Violation {
 	}
 	out := st.out
 	if err != nil {
-		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + elide(err.Error(), 256)}}
+		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + jsonscan.Elide(err.Error(), 256)}}
 	}
 	st.out = nil
 	// Drop every reference to instance before going back to the pool.
@@ -397,22 +397,6 @@ func (p *plan) validate(instance jsontext.Value) []Violation {
 	}
 	fastStates.Put(st)
 	return out
-}
-
-// elide shortens s to about n bytes by cutting out its middle: a syntax error deep in an
-// instance carries the JSON Pointer of where it was found, as long as the nesting.
-func elide(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	head, tail := n/2, len(s)-n/2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + "…" + s[tail:]
 }
 
 // add records a violation at the current path (plus an optional member name).

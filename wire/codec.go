@@ -25,7 +25,7 @@ var marshalOptions = json.Deterministic(true)
 // Every failure is a [*DecodeError].
 func Unmarshal(data []byte, v any) error {
 	if len(data) > DefaultMaxMessageBytes {
-		return checkStrict(data, nil) // the size error
+		return tooLarge("input", len(data))
 	}
 	return decodeStrict(data, v)
 }

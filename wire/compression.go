@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
-	"github.com/ansight-go/ansight/internal/jsonscan"
 	"io"
 	"strconv"
 	"strings"
@@ -287,18 +286,13 @@ func readWrapper(raw []byte) (*wrapper, error) {
 	return &w, nil
 }
 
-// jsonString returns the unescaped contents of a raw JSON string value.
+// jsonString returns the unescaped contents of a raw JSON value that the strict scan
+// accepted (a wrapper member), when it is a string.
 func jsonString(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return nil, false
 	}
-	var js jsonscan.Scanner
-	js.Reset(raw, 1)
-	raw, escaped, err := js.String()
-	if err != nil || js.End() != nil {
-		return nil, false
-	}
-	return unquote(raw, escaped), true
+	return unquote(raw, bytes.IndexByte(raw, '\\') >= 0), true
 }
 
 // inflater holds the reusable state of one DecodePayload: the decoded gzip bytes, the gzip

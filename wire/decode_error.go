@@ -5,7 +5,6 @@ import (
 	"github.com/ansight-go/ansight/internal/jsonscan"
 	"io"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -36,7 +35,7 @@ func (e *DecodeError) Error() string {
 	b = append(b, e.Msg...)
 	if e.Path != "" {
 		b = append(b, " at "...)
-		b = appendElided(b, e.Path, maxShownPath)
+		b = append(b, jsonscan.Elide(e.Path, maxShownPath)...)
 	}
 	if e.Offset >= 0 {
 		b = append(b, " (offset "...)
@@ -49,22 +48,6 @@ func (e *DecodeError) Error() string {
 // maxShownPath bounds the path an error message shows: member names are the peer's, and a
 // refusal must not echo megabytes of them back.
 const maxShownPath = 256
-
-// appendElided appends s, or when it is longer than max bytes its start and end around an
-// ellipsis, cut on rune boundaries.
-func appendElided(b []byte, s string, max int) []byte {
-	if len(s) <= max {
-		return append(b, s...)
-	}
-	head, tail := max/2, len(s)-max/2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return append(append(append(b, s[:head]...), "…"...), s[tail:]...)
-}
 
 // Unwrap returns the underlying error.
 func (e *DecodeError) Unwrap() error { return e.Err }

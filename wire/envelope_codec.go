@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,7 +29,7 @@ var envelopeShape = shapeOf(reflect.TypeFor[Envelope]())
 // makes the field-name checks. Every failure is a [*DecodeError].
 func DecodeEnvelope(data []byte) (Envelope, error) {
 	if len(data) > DefaultMaxMessageBytes {
-		return Envelope{}, decodeError("", -1, "message of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
+		return Envelope{}, tooLarge("message", len(data))
 	}
 	s := getScanner(data)
 	defer s.put()

@@ -69,15 +69,14 @@ func (s *scanner) put() {
 	scanners.Put(s)
 }
 
-// checkStrict scans data, which must be exactly one JSON value, against sh (nil: any JSON).
-func checkStrict(data []byte, sh *shape) error {
-	if len(data) > DefaultMaxMessageBytes {
-		return decodeError("", -1, "input of "+strconv.Itoa(len(data))+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
-	}
-	return scanStrict(data, sh)
+// tooLarge is the refusal of an input above DefaultMaxMessageBytes; what names it
+// ("message", "input").
+func tooLarge(what string, n int) error {
+	return decodeError("", -1, what+" of "+strconv.Itoa(n)+" bytes exceeds the limit of "+strconv.Itoa(DefaultMaxMessageBytes))
 }
 
-// scanStrict is checkStrict without the input size limit.
+// scanStrict scans data, which must be exactly one JSON value, against sh (nil: any JSON).
+// It applies no size limit: the callers do, or inflated payloads have their own.
 func scanStrict(data []byte, sh *shape) error {
 	s := getScanner(data)
 	defer s.put()

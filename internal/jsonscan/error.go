@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is a refusal: what is wrong, where (byte offset) and in which value (a JSON
@@ -84,4 +85,21 @@ func quoteByte(c byte) string {
 		return "0x" + strconv.FormatUint(uint64(c), 16)
 	}
 	return strconv.QuoteRune(rune(c))
+}
+
+// Elide returns s, or when it is longer than n bytes its start and end around an
+// ellipsis, cut on rune boundaries: for error messages that quote what a peer sent (member
+// names in a pointer, say), which must not echo megabytes back.
+func Elide(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n/2, len(s)-n/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "…" + s[tail:]
 }
