@@ -269,27 +269,11 @@ func (m midway) await(t *testing.T) {
 // within runs f and fails the test if it has not returned after stuckAfter.
 func within[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
 	t.Helper()
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := f()
-		ch <- result{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-time.After(stuckAfter):
-		t.Fatalf("%s: stuck caller (no answer and no error after %v)", what, stuckAfter)
-		var zero T
-		return zero, nil
-	}
+	return start(t, what, f)()
 }
 
-// start runs f in the background; the returned function waits for its outcome with the
-// same bound as within.
+// start runs f in the background; the returned function waits for its outcome and fails
+// the test if it has not arrived after stuckAfter.
 func start[T any](t *testing.T, what string, f func() (T, error)) func() (T, error) {
 	t.Helper()
 	type result struct {

@@ -110,6 +110,18 @@ func sessionEcho(t *testing.T, s *host.Session, nonce string) {
 	echo(t, s.Tools(), nonce)
 }
 
+// oneFailedTransfer checks a call whose transfer was cut: the call has its answer, with
+// one artifact that failed.
+func oneFailedTransfer(t *testing.T, what string, res *tools.CallResult, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(res.Artifacts) != 1 || res.Artifacts[0].Err == nil {
+		t.Fatalf("artifacts %+v, want one failed transfer", res.Artifacts)
+	}
+}
+
 // TestResumeAfterDropMidCall: the host loses the connection while a call runs; the caller
 // gets a transport error at once, the tool's context is cancelled, and the app reconnects
 // with the same process session id, resuming the same session id.
@@ -165,12 +177,7 @@ func TestResumeAfterDropMidTransfer(t *testing.T) {
 	s.Disconnect()
 	f.releaseAll()
 	res, err := wait()
-	if err != nil {
-		t.Fatalf("call: %v", err)
-	}
-	if len(res.Artifacts) != 1 || res.Artifacts[0].Err == nil {
-		t.Fatalf("artifacts %+v, want one failed transfer", res.Artifacts)
-	}
+	oneFailedTransfer(t, "call", res, err)
 	r.await(t, connect.StateConnected)
 	resumed := openSession(t, srv)
 	if resumed.ID() != s.ID() {
@@ -210,12 +217,7 @@ func TestHostRestart(t *testing.T) {
 	wantTransportError(t, err, tools.ErrSessionClosed)
 	f.releaseAll()
 	res, err := file()
-	if err != nil {
-		t.Fatalf("transfer call: %v", err)
-	}
-	if len(res.Artifacts) != 1 || res.Artifacts[0].Err == nil {
-		t.Fatalf("artifacts %+v, want one failed transfer", res.Artifacts)
-	}
+	oneFailedTransfer(t, "transfer call", res, err)
 	noPartialArtifacts(t, filepath.Join(state, "artifacts"))
 	if st := r.await(t, connect.StateDisconnected); st.Err == nil {
 		t.Error("the app saw no error when the host went away")
