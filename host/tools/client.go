@@ -47,8 +47,9 @@ type pending struct {
 	timer *time.Timer   // bounds the wait for the response (Options.Timeout)
 	sent  time.Time     // for OnTraffic, set only with it (reading the clock is not free)
 	tools []string      // for OnTraffic
-	// progress receives the progress of the transfers the response announces (WithProgress).
-	progress func(TransferProgress)
+	// ctx is the request's: its WithProgress function, if any, is looked up only when the
+	// response announces transfers, not on every call.
+	ctx context.Context
 }
 
 // response is what HandleMessage hands to a waiter.
@@ -157,7 +158,7 @@ func (c *Client) newPending(id, op string) *pending {
 // channel drained, so that nothing is or will be sent on it.
 func (c *Client) recycle(p *pending) {
 	p.timer.Stop() // since Go 1.23 no stale tick can be received after Stop
-	p.id, p.op, p.sent, p.tools, p.progress = "", "", time.Time{}, nil, nil
+	p.id, p.op, p.sent, p.tools, p.ctx = "", "", time.Time{}, nil, nil
 	select {
 	case c.spare <- p:
 	default:
@@ -228,7 +229,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	// p's timer bounds the wait for the answer; it starts before the write, as the answer
 	// may arrive before the write returns.
 	p := c.newPending(id, op)
-	p.progress = progressOf(ctx)
+	p.ctx = ctx
 	if c.opts.OnTraffic != nil {
 		p.sent, p.tools = time.Now(), toolsOf(payload)
 	}

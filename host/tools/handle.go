@@ -123,7 +123,7 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		return fail(env.Type+" payload", err)
 	}
 	if len(r.descs) > 0 {
-		r.transfers = c.transfers.register(r.descs, p.progress)
+		r.transfers = c.transfers.register(r.descs, progressOf(p.ctx))
 	}
 	return r
 }

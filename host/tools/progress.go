@@ -13,8 +13,11 @@ func WithProgress(ctx context.Context, f func(TransferProgress)) context.Context
 	return context.WithValue(ctx, progressKey{}, f)
 }
 
-// progressOf returns the function WithProgress put in ctx, or nil.
+// progressOf returns the function WithProgress put in ctx, or nil (also for no ctx).
 func progressOf(ctx context.Context) func(TransferProgress) {
+	if ctx == nil {
+		return nil
+	}
 	f, _ := ctx.Value(progressKey{}).(func(TransferProgress))
 	return f
 }
