@@ -1,5 +1,7 @@
 package ui
 
+import "slices"
+
 // Node is one element of a captured UI tree, as a [Screen] reports it. The toolkit copies
 // the tree it receives, so a Screen may build it from shared state and reuse nothing.
 //
@@ -58,14 +60,7 @@ const (
 )
 
 // supports reports whether the node lists action.
-func (n *Node) supports(action string) bool {
-	for _, a := range n.Actions {
-		if a == action {
-			return true
-		}
-	}
-	return false
-}
+func (n *Node) supports(action string) bool { return slices.Contains(n.Actions, action) }
 
 // nodeJSON is the wire form of a node (without its children, which the tree and query
 // results add as they need).

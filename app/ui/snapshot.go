@@ -132,12 +132,18 @@ func (snap *snapshot) copyTree(n *Node, depth, maxNodes int) (*Node, error) {
 func (s *store) get(id string) (*snapshot, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	snap := s.retained(id)
+	return snap, snap != nil
+}
+
+// retained returns the retained snapshot with id, or nil. Callers hold mu.
+func (s *store) retained(id string) *snapshot {
 	for _, snap := range s.recent {
 		if snap.id == id {
-			return snap, true
+			return snap
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // latestRevision is the revision of the newest snapshot of source, 0 before the first.
@@ -169,10 +175,8 @@ func (s *store) resolve(ref Reference) (*snapshot, *Node, error) {
 		reason = staleUnknownSnapshot
 	case ref.SnapshotID != latest.id:
 		reason = staleUnknownSnapshot
-		for _, snap := range s.recent {
-			if snap.id == ref.SnapshotID && snap.source == ref.Source {
-				reason = staleSuperseded
-			}
+		if snap := s.retained(ref.SnapshotID); snap != nil && snap.source == ref.Source {
+			reason = staleSuperseded
 		}
 	case ref.Revision != latest.revision:
 		// The id names the latest snapshot but the revision does not: a forged or
