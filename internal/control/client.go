@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -187,11 +186,7 @@ func (c *Client) stream(ctx context.Context, path string, body, out any, progres
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), wire.DefaultMaxMessageBytes)
 	for sc.Scan() {
-		var line struct {
-			Progress *Progress      `json:"progress"`
-			Result   jsontext.Value `json:"result"`
-			Error    *Error         `json:"error"`
-		}
+		var line streamLine
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			return fmt.Errorf("control: decode answer: %w", err)
 		}

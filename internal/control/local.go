@@ -12,6 +12,7 @@ import (
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -206,7 +207,7 @@ func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, pro
 		return nil, err
 	}
 	start := time.Now()
-	res, err := c.Call(withProgress(ctx, progress), wire.Call{ToolID: req.ToolID, Arguments: req.Arguments, CallID: req.CallID, After: req.After})
+	res, err := c.Call(withProgress(ctx, progress), req.wireCall())
 	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te
@@ -229,7 +230,7 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	}
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
-		calls[i] = wire.Call{ToolID: r.ToolID, Arguments: r.Arguments, CallID: r.CallID, After: r.After}
+		calls[i] = r.wireCall()
 	}
 	start := time.Now()
 	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
@@ -245,6 +246,11 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	out.Success = res.Payload.Success
 	out.Artifacts = artifactsOf(res.Artifacts)
 	return out, nil
+}
+
+// wireCall is the tool call r asks for.
+func (r CallRequest) wireCall() wire.Call {
+	return wire.Call{ToolID: r.ToolID, Arguments: r.Arguments, CallID: r.CallID, After: r.After}
 }
 
 func artifactsOf(list []tools.Artifact) []Artifact {
@@ -323,7 +329,7 @@ func hostError(err error) error {
 func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, error) {
 	app := req.AppID
 	if app == "" {
-		app = "*"
+		app = pairing.AnyApp
 	}
 	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: time.Duration(req.DurationSeconds) * time.Second, MaxToolPolicy: req.MaxToolPolicy})
 	if err != nil {
@@ -339,7 +345,7 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 
 func inviteOf(inv host.Invite, now time.Time) Invite {
 	v := Invite{Schema: SchemaInvite, ID: inv.ID, AppID: inv.AppID, MaxToolPolicy: inv.MaxToolPolicy, ExpiresAt: inv.ExpiresAt, State: "open"}
-	if v.AppID == "*" {
+	if v.AppID == pairing.AnyApp {
 		v.AppID = ""
 	}
 	switch {
