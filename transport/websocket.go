@@ -103,32 +103,21 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 }
 
 // readMessage reads a whole message into pooled scratch chunks and returns a copy of
-// exactly its size; a frame-sized binary message gets a buffer Recycle can keep. io.ReadAll would start at 512 bytes and grow by copying: twice the
-// garbage for a small message, several times a large one's size for a 64 KiB ASFT frame.
+// exactly its size; a frame-sized binary message gets a buffer Recycle can keep.
+// io.ReadAll would start at 512 bytes and grow by copying: twice the garbage for a small
+// message, several times a large one's size for a 64 KiB ASFT frame.
 func readMessage(r io.Reader, binary bool) ([]byte, error) {
-	var (
-		chunks [8]*[]byte // 8 × 16 KiB covers an ASFT frame; more spill into extra
-		extra  []*[]byte
-		n      int
-	)
+	chunks := make([]*[]byte, 0, 8) // on the stack up to an ASFT frame's 8 chunks
 	defer func() {
 		for _, c := range chunks {
-			if c != nil {
-				scratchChunks.Put(c)
-			}
-		}
-		for _, c := range extra {
 			scratchChunks.Put(c)
 		}
 	}()
-	for i := 0; ; i++ {
+	n := 0
+	for {
 		c := scratchChunks.Get().(*[]byte)
-		if i < len(chunks) {
-			chunks[i] = c
-		} else {
-			extra = append(extra, c)
-		}
-		m, err := io.ReadFull(r, (*c)[:scratchChunk])
+		chunks = append(chunks, c)
+		m, err := io.ReadFull(r, *c)
 		n += m
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
@@ -145,21 +134,16 @@ func readMessage(r io.Reader, binary bool) ([]byte, error) {
 	}
 	off := 0
 	for _, c := range chunks {
-		if c == nil || off == n {
-			break
-		}
-		off += copy(out[off:], (*c)[:scratchChunk])
-	}
-	for _, c := range extra {
-		off += copy(out[off:], (*c)[:scratchChunk])
+		off += copy(out[off:], *c)
 	}
 	return out, nil
 }
 
 // Recycle hands back a message that Read returned and that its caller has finished with:
-// nothing may refer to it any more. A later Read may reuse its memory. It is optional, and
-// only binary messages the size of an ASFT frame are kept: a host that writes each frame of an
-// artifact to disk and recycles it streams any size of file without making garbage.
+// nothing may refer to it any more. A later Read may reuse its memory. It is optional,
+// and only binary messages the size of an ASFT frame are kept: a host that writes each
+// frame of an artifact to disk and recycles it streams any size of file without making
+// garbage.
 func Recycle(msg []byte) {
 	if cap(msg) == recycledCap {
 		msg = msg[:0]
