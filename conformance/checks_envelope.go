@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ansight-go/ansight/wire"
@@ -30,7 +31,7 @@ func envelopeProblems(p *response, s *sent) []string {
 	bad := func(format string, args ...any) { list = append(list, fmt.Sprintf(format, args...)) }
 	if !wire.IsResponse(p.env.Type) {
 		bad("type %q is not a response type", p.env.Type)
-	} else if s != nil && s.typ != "" && !contains(responseTypes[s.typ], p.env.Type) {
+	} else if s != nil && s.typ != "" && !slices.Contains(responseTypes[s.typ], p.env.Type) {
 		bad("a %s was answered by %s", s.typ, p.env.Type)
 	}
 	if s != nil && !s.lenient {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -278,7 +279,7 @@ func (c *cx) wantError(p *response, codes ...string) map[string]any {
 		c.expectf("an error object {code, message, retryable, details?}", "the payload is %s", describe(p.val))
 	}
 	code, _ := o["code"].(string)
-	if len(codes) > 0 && !contains(codes, code) {
+	if len(codes) > 0 && !slices.Contains(codes, code) {
 		c.expectf("tool.error code "+strings.Join(codes, " or "), "got code %q: %v", code, o["message"])
 	}
 	c.problems("an error payload {code, message, retryable, details?} (spec §6)", errorShape(o, ""))
@@ -365,13 +366,4 @@ func describe(v any) string {
 		return strconv.FormatBool(v)
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
