@@ -97,7 +97,6 @@ func callOutputOf(res *control.Call, callID string) callOutput {
 	}
 	if res.Error != nil {
 		out.Error = fromToolError(res.Error)
-		out.Error.Hint = hintFor(out.Error)
 	}
 	return out
 }
@@ -152,7 +151,6 @@ func (br *Bridge) callTools(ctx context.Context, in *batchInput) (*mcp.CallToolR
 		Artifacts: res.Artifacts, DurationMS: res.DurationMS}
 	if res.Error != nil {
 		out.Error = fromToolError(res.Error)
-		out.Error.Hint = hintFor(out.Error)
 	}
 	if r := res.Result; r != nil {
 		out.Completed, out.Requested, out.StoppedEarly = r.Completed, r.Requested, r.StoppedEarly
@@ -161,7 +159,6 @@ func (br *Bridge) callTools(ctx context.Context, in *batchInput) (*mcp.CallToolR
 				Message: it.Message, Result: it.Result, Evidence: it.Evidence}
 			if it.Error != nil {
 				item.Error = fromWireError(it.Error)
-				item.Error.Hint = hintFor(item.Error)
 			}
 			out.Results = append(out.Results, item)
 		}

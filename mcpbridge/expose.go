@@ -256,9 +256,6 @@ func failText(err error) (*mcp.CallToolResult, error) {
 	if !ok {
 		return nil, err
 	}
-	if ce.Hint == "" {
-		ce.Hint = hintFor(ce)
-	}
 	b, err := wire.Marshal(struct {
 		Error *callError `json:"error"`
 	}{ce})

@@ -60,7 +60,7 @@ func failf(code, kind, format string, args ...any) *callError {
 	return &callError{Code: code, Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
-// fromToolError converts the host's view of a failed call.
+// fromToolError converts the host's view of a failed call, with its hint.
 func fromToolError(te *control.ToolError) *callError {
 	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
 	if te.RefusedByHost {
@@ -69,42 +69,47 @@ func fromToolError(te *control.ToolError) *callError {
 	if e.Kind == "" {
 		e.Kind = control.KindOf(&te.Error)
 	}
+	e.Hint = hintFor(e)
 	return e
 }
 
-// fromWireError converts an error inside a batch item or evidence.
+// fromWireError converts an error inside a batch item or evidence, with its hint.
 func fromWireError(we *wire.Error) *callError {
-	return &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: control.KindOf(we)}
+	e := &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: control.KindOf(we)}
+	e.Hint = hintFor(e)
+	return e
 }
 
-// asCallError turns a backend failure into a callError. Cancellation stays a Go error: the
-// client gave up on the request, nobody reads the answer.
+// asCallError turns a backend failure into a callError, giving it the hint for its code
+// unless it has one. Cancellation stays a Go error: the client gave up on the request,
+// nobody reads the answer.
 func asCallError(err error) (*callError, bool) {
 	var ce *callError
-	if errors.As(err, &ce) {
-		return ce, true
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil, false
-	}
-	if errors.Is(err, control.ErrHostUnavailable) {
-		return &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error(),
-			Hint: "Start the host ('ansight host run'), or restart this bridge with --embedded-host."}, true
-	}
 	var ae *control.APIError
-	if errors.As(err, &ae) {
-		e := &callError{Code: ae.Code, Message: ae.Message, Kind: kindFailed}
+	switch {
+	case errors.As(err, &ce):
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil, false
+	case errors.Is(err, control.ErrHostUnavailable):
+		ce = &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error(),
+			Hint: "Start the host ('ansight host run'), or restart this bridge with --embedded-host."}
+	case errors.As(err, &ae):
+		ce = &callError{Code: ae.Code, Message: ae.Message, Kind: kindFailed}
 		switch ae.Code {
 		case control.CodeSessionNotFound, control.CodeSessionClosed, wire.CodeNotFound:
-			e.Kind = kindUnavailable
+			ce.Kind = kindUnavailable
 		case control.CodeBadRequest, control.CodeSessionAmbiguous:
-			e.Kind = kindInvalid
+			ce.Kind = kindInvalid
 		case control.CodeTimeout:
-			e.Retryable = true
+			ce.Retryable = true
 		}
-		return e, true
+	default:
+		ce = &callError{Code: control.CodeInternal, Kind: kindFailed, Message: err.Error()}
 	}
-	return &callError{Code: control.CodeInternal, Kind: kindFailed, Message: err.Error()}, true
+	if ce.Hint == "" {
+		ce.Hint = hintFor(ce)
+	}
+	return ce, true
 }
 
 // failure is the structured content of a failed meta-tool call.
@@ -132,9 +137,6 @@ func fail(err error, sessionID, toolID string) (*mcp.CallToolResult, error) {
 	ce, ok := asCallError(err)
 	if !ok {
 		return nil, err
-	}
-	if ce.Hint == "" {
-		ce.Hint = hintFor(ce)
 	}
 	return structured(failure{SessionID: sessionID, ToolID: toolID, Error: ce}, true)
 }
