@@ -32,15 +32,10 @@ func newHarness(t *testing.T, fake *fakeBackend, opts Options) *harness {
 	return connect(t, fake, New(fake, opts))
 }
 
-// connect connects a go-sdk client to br in memory.
-func connect(t *testing.T, fake *fakeBackend, br *Bridge) *harness {
-	t.Helper()
+// newClient returns a harness over br, not connected yet, and the go-sdk client to connect
+// it with (into h.cs): the client signals h.changed on every list_changed.
+func newClient(t *testing.T, fake *fakeBackend, br *Bridge) (*harness, *mcp.Client) {
 	h := &harness{t: t, fake: fake, br: br, changed: make(chan struct{}, 16)}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := h.br.Server().Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
@@ -49,6 +44,18 @@ func connect(t *testing.T, fake *fakeBackend, br *Bridge) *harness {
 			}
 		},
 	})
+	return h, client
+}
+
+// connect connects a go-sdk client to br in memory.
+func connect(t *testing.T, fake *fakeBackend, br *Bridge) *harness {
+	t.Helper()
+	h, client := newClient(t, fake, br)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := h.br.Server().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h.cs, err = client.Connect(t.Context(), ct, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -148,15 +148,7 @@ func TestRunWatches(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- br.Run(ctx, st) }()
-	h := &harness{t: t, fake: f, br: br, changed: make(chan struct{}, 16)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case h.changed <- struct{}{}:
-			default:
-			}
-		},
-	})
+	h, client := newClient(t, f, br)
 	var err error
 	if h.cs, err = client.Connect(ctx, ct, nil); err != nil {
 		t.Fatal(err)

@@ -52,15 +52,7 @@ func TestHTTP(t *testing.T) {
 			br := New(f, Options{ExposeAppTools: "s1", PollInterval: time.Millisecond})
 			endpoint := serveHTTP(t, br)
 
-			h := &harness{t: t, fake: f, br: br, changed: make(chan struct{}, 16)}
-			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-					select {
-					case h.changed <- struct{}{}:
-					default:
-					}
-				},
-			})
+			h, client := newClient(t, f, br)
 			var err error
 			h.cs, err = client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(t)},
 				&mcp.ClientSessionOptions{ProtocolVersion: version})
