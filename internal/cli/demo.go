@@ -11,13 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/wire"
@@ -132,22 +130,11 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 	w.printf("ansight demo: a host and the demo notes app, connected over a real loopback session\n")
 	w.printf("   host: enrollment udp://%s, websocket ws://%s/ws\n", st.Discovery, st.WebSocket)
 
-	connected := make(chan struct{}, 1)
-	_, stopApp, err := startDemoApp(ctx, rh, stateDir, discard, func(s connect.StateChange) {
-		if s.State == connect.StateConnected {
-			select {
-			case connected <- struct{}{}:
-			default:
-			}
-		}
-	})
+	stopApp, err := connectDemoApp(ctx, rh, stateDir, discard)
 	if err != nil {
 		return err
 	}
 	defer stopApp()
-	if err := waitFor(ctx, connected, 20*time.Second, "the demo app to connect"); err != nil {
-		return err
-	}
 	b := rh.local
 	sessions, _ := b.Sessions(ctx)
 	var sess control.Session

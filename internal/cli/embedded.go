@@ -183,11 +183,10 @@ func (rh *runningHost) close() {
 
 // startDemoApp runs the demo app in this process, connected to the host's discovery
 // port in local mode. It returns a function that stops the app (sending session.complete).
-func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange)) (*demo.Model, func(), error) {
+func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange)) (func(), error) {
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: logger})
-	model := demo.New(demo.Options{})
-	if err := model.Register(a); err != nil {
-		return nil, nil, err
+	if err := demo.New(demo.Options{}).Register(a); err != nil {
+		return nil, err
 	}
 	port := int(rh.srv.DiscoveryAddr().Port())
 	ctx, cancel := context.WithCancel(ctx)
@@ -201,7 +200,28 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 			OnState: onState, ReconnectDelay: 200 * time.Millisecond,
 		})
 	}()
-	return model, func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done }, nil
+}
+
+// connectDemoApp is startDemoApp that returns once the app's session is connected.
+func connectDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger) (stop func(), err error) {
+	connected := make(chan struct{}, 1)
+	stop, err = startDemoApp(ctx, rh, stateDir, logger, func(s connect.StateChange) {
+		if s.State == connect.StateConnected {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := waitFor(ctx, connected, 20*time.Second, "the demo app to connect"); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // demoAppID is the demo app's id.
@@ -221,35 +241,23 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (control.Back
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	stopApp := func() {}
-	if withDemo {
-		connected := make(chan struct{}, 1)
-		_, stop, err := startDemoApp(ctx, rh, dir, discard, func(s connect.StateChange) {
-			if s.State == connect.StateConnected {
-				select {
-				case connected <- struct{}{}:
-				default:
-				}
-			}
-		})
-		if err != nil {
-			rh.close()
-			os.RemoveAll(dir)
-			return nil, nil, err
-		}
-		stopApp = stop
-		if err := waitFor(ctx, connected, 20*time.Second, "the demo app to connect"); err != nil {
-			stopApp()
-			rh.close()
-			os.RemoveAll(dir)
-			return nil, nil, err
-		}
-	}
-	return rh.local, func() {
-		stopApp()
+	stop := func() {
 		rh.close()
 		os.RemoveAll(dir)
-	}, nil
+	}
+	if withDemo {
+		stopApp, err := connectDemoApp(ctx, rh, dir, discard)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		stopHost := stop
+		stop = func() {
+			stopApp()
+			stopHost()
+		}
+	}
+	return rh.local, stop, nil
 }
 
 func waitFor(ctx context.Context, ch <-chan struct{}, d time.Duration, what string) error {
