@@ -76,7 +76,7 @@ available in the app's current state.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	sel.addFlag(cmd)
 	f.StringVar(&req.Query, "query", "", "words that must all occur in a tool's id, name, description, category or keywords")
 	f.StringVar(&req.Feature, "feature", "", "more words, AND-ed with --query")
 	f.StringVar(&req.Category, "category", "", "only tools of this category")
@@ -202,7 +202,7 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	sel.addFlag(cmd)
 	f.StringVar(&args, "arguments", "", "the arguments, a JSON object ('-': standard input)")
 	f.StringVar(&argsFile, "arguments-file", "", "read the arguments from this file ('-': standard input)")
 	f.StringVar(&after, "after", "", `evidence to capture after the call, a JSON object like {"include":["visualTree"],"delayMilliseconds":100}`)
@@ -421,7 +421,7 @@ at the first failed call unless --continue-on-error is given.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	sel.addFlag(cmd)
 	f.StringVar(&calls, "calls", "", "the calls, a JSON array ('-': standard input)")
 	f.StringVar(&callsFile, "calls-file", "", "read the calls from this file ('-': standard input)")
 	f.BoolVar(&continueOnError, "continue-on-error", false, "run the remaining calls after a failure")
@@ -524,7 +524,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sel.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
+	sel.addFlag(cmd)
 	f.StringVarP(&output, "output", "o", "", "file to write (default: screenshot-<session>-<time>.png in the current directory)")
 	f.StringVar(&format, "format", "png", "png or jpeg")
 	f.IntVar(&maxWidth, "max-width", 0, "scale the image down to at most this width")

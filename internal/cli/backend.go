@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ansight-go/ansight/internal/control"
 )
 
@@ -59,6 +61,11 @@ func hostErr(err error) error {
 // connected session.
 type sessionSelector struct {
 	appID string
+}
+
+// addFlag registers --app-id on cmd.
+func (s *sessionSelector) addFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&s.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
 }
 
 func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args []string) (string, error) {
