@@ -26,6 +26,7 @@ import (
 // registration per message.
 func (s *Server) serveConn(sess *Session, c *connection) {
 	var cause error
+	reason := ""
 	readCtx := context.WithoutCancel(s.ctx)
 	for {
 		typ, data, err := c.conn.Read(readCtx)
@@ -47,14 +48,18 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 			continue
 		}
 		if done := s.handleControl(sess, c, data); done {
-			cause = errors.New("host: session complete")
+			cause, reason = errSessionComplete, "WebSocket session complete."
 			break
 		}
 	}
 	c.client.Close(cause)
-	c.conn.Close(transport.StatusNormalClosure, "")
+	c.conn.Close(transport.StatusNormalClosure, reason)
 	s.detach(sess, c)
 }
+
+// errSessionComplete is the cause given to pending requests when the app completes its
+// session (session.complete).
+var errSessionComplete = errors.New("host: session complete")
 
 // controlType is the only member ParseControl needs to tell control traffic from
 // telemetry cheaply: other messages are dropped without a full parse.
@@ -90,9 +95,7 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 			sess.publish(EventUpdated)
 		}
 	case pairing.ActionSessionComplete:
-		c.client.Close(errors.New("host: session complete"))
-		c.conn.Close(transport.StatusNormalClosure, "WebSocket session complete.")
-		return true
+		return true // serveConn closes the connection
 	case pairing.ActionDeviceProfile, pairing.ActionAppState, pairing.ActionSessionProperties:
 		if ok {
 			sess.publish(EventUpdated)

@@ -12,7 +12,7 @@ func (s *Server) handleBinary(sess *Session, data []byte) {
 	}
 	f, err := wire.ParseASJP(data)
 	if err != nil {
-		s.opts.Logger.Debug("host: dropped a malformed live screenshot frame", "session", sess.ID(), "err", err)
+		s.log.Debug("host: dropped a malformed live screenshot frame", "session", sess.ID(), "err", err)
 		return
 	}
 	s.opts.OnFrame(sess.ID(), f)

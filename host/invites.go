@@ -185,10 +185,12 @@ func (s *Server) Revoke(id string) error {
 	now := s.now()
 	s.mu.Lock()
 	var sessions []*Session
-	switch {
-	case s.store.removeInvite(id):
-	case s.store.grantByID(id) != nil:
+	if !s.store.removeInvite(id) {
 		g := s.store.grantByID(id)
+		if g == nil {
+			s.mu.Unlock()
+			return ErrNotFound
+		}
 		if g.RevokedAt.IsZero() {
 			g.RevokedAt = now
 		}
@@ -197,9 +199,6 @@ func (s *Server) Revoke(id string) error {
 				sessions = append(sessions, sess)
 			}
 		}
-	default:
-		s.mu.Unlock()
-		return ErrNotFound
 	}
 	err := s.store.save()
 	s.mu.Unlock()

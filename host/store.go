@@ -95,7 +95,8 @@ func openStore(dir string) (*store, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("host: state dir: %w", err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, storeFileName))
+	path := filepath.Join(dir, storeFileName)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, s.save()
 	}
@@ -104,10 +105,10 @@ func openStore(dir string) (*store, error) {
 	}
 	var d storeData
 	if err := wire.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("host: pairing store %s is corrupt: %w", filepath.Join(dir, storeFileName), err)
+		return nil, fmt.Errorf("host: pairing store %s is corrupt: %w", path, err)
 	}
 	if d.Schema != storeSchema || d.HostID == "" {
-		return nil, fmt.Errorf("host: pairing store %s has schema %q, want %s", filepath.Join(dir, storeFileName), d.Schema, storeSchema)
+		return nil, fmt.Errorf("host: pairing store %s has schema %q, want %s", path, d.Schema, storeSchema)
 	}
 	s.data = d
 	return s, nil
