@@ -143,14 +143,7 @@ func ParseEnrollmentConnect(data []byte) (*EnrollmentConnect, error) {
 	if err := decodeStrict(data, &j); err != nil {
 		return nil, err
 	}
-	typ, err := requiredString("type", j.Type)
-	if err != nil {
-		return nil, err
-	}
-	if typ != TypeEnrollmentConnect {
-		return nil, malformed("type %q is not %s", typ, TypeEnrollmentConnect)
-	}
-	if err := checkVersion(j.Ver); err != nil {
+	if err := checkHeader(j.Type, j.Ver, TypeEnrollmentConnect); err != nil {
 		return nil, err
 	}
 	var c EnrollmentConnect
@@ -170,12 +163,11 @@ func ParseEnrollmentConnect(data []byte) (*EnrollmentConnect, error) {
 		{"processSessionId", j.ProcessSessionID, &c.ProcessSessionID, false},
 	}
 	for _, f := range fields {
-		var s string
+		read := optionalString
 		if f.required {
-			s, err = requiredString(f.name, f.v)
-		} else {
-			s, err = optionalString(f.name, f.v)
+			read = requiredString
 		}
+		s, err := read(f.name, f.v)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +190,15 @@ func (c *EnrollmentConnect) Mode() string {
 	return c.EnrollmentMode
 }
 
-func checkVersion(v raw) error {
+// checkHeader checks a datagram's type (want) and ver (EnrollmentVersion).
+func checkHeader(typ, v raw, want string) error {
+	s, err := requiredString("type", typ)
+	if err != nil {
+		return err
+	}
+	if s != want {
+		return malformed("type %q is not %s", s, want)
+	}
 	if v == nil {
 		return malformed("ver is missing")
 	}
@@ -323,14 +323,7 @@ func ParseEnrollmentResult(data []byte) (*EnrollmentResult, error) {
 	if err := decodeStrict(data, &j); err != nil {
 		return nil, err
 	}
-	typ, err := requiredString("type", j.Type)
-	if err != nil {
-		return nil, err
-	}
-	if typ != TypeEnrollmentResult {
-		return nil, malformed("type %q is not %s", typ, TypeEnrollmentResult)
-	}
-	if err := checkVersion(j.Ver); err != nil {
+	if err := checkHeader(j.Type, j.Ver, TypeEnrollmentResult); err != nil {
 		return nil, err
 	}
 	if j.Accepted == nil || (string(j.Accepted) != "true" && string(j.Accepted) != "false") {
