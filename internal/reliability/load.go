@@ -127,7 +127,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 			srv.Close()
 		}
 	}()
-	rep.Goroutines.HostIdle = idleGoroutines(ctx, rep.Goroutines.Baseline)
+	rep.Goroutines.HostIdle = idleGoroutines(ctx)
 
 	// The exact heap profile starts here so that the host-idle snapshot and the
 	// all-connected one differ only by what the sessions allocated.
@@ -331,7 +331,7 @@ func settle() {
 
 // idleGoroutines gives goroutines started by the host (its listeners) a moment to block,
 // then counts.
-func idleGoroutines(ctx context.Context, _ int) int {
+func idleGoroutines(ctx context.Context) int {
 	var last int
 	for range 20 {
 		n := runtime.NumGoroutine()

@@ -14,16 +14,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestLoadSmall runs the whole harness at a size CI affords: a few sessions for a moment.
 func TestLoadSmall(t *testing.T) {
-	rep, err := RunLoad(t.Context(), LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	rep.WriteText(&b)
-	t.Log("\n" + b.String())
-	if err := rep.Check(); err != nil {
-		t.Fatal(err)
-	}
+	rep := runLoad(t, LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir()})
 	if rep.Calls == 0 || rep.Batches == 0 || rep.Queries == 0 {
 		t.Errorf("the mix is incomplete: %d calls, %d batches, %d queries", rep.Calls, rep.Batches, rep.Queries)
 	}
@@ -50,6 +41,13 @@ func TestLoad(t *testing.T) {
 		}
 		opts.Duration = d
 	}
+	runLoad(t, opts)
+}
+
+// runLoad runs the harness, logs its report and fails the test when the report fails its
+// checks.
+func runLoad(t *testing.T, opts LoadOptions) *LoadReport {
+	t.Helper()
 	rep, err := RunLoad(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +58,7 @@ func TestLoad(t *testing.T) {
 	if err := rep.Check(); err != nil {
 		t.Fatal(err)
 	}
+	return rep
 }
 
 func TestHistogram(t *testing.T) {
