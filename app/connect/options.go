@@ -220,16 +220,12 @@ func (c *config) setupLocal() error {
 	if len(ports) == 0 {
 		ports = []int{pairing.DefaultDiscoveryPort, pairing.DeveloperDiscoveryPort}
 	}
-	var cands []candidate
-	for _, p := range ports {
-		cands = append(cands, candidate{host: host, port: p})
-	}
 	id, err := c.identity()
 	if err != nil {
 		return err
 	}
 	c.configID = pairing.LocalInviteID(c.AppID)
-	c.enrollment = c.newEnrollment(pairing.ModeLocal, c.configID, id.DeviceID, id.LocalToken, cands)
+	c.enrollment = c.newEnrollment(pairing.ModeLocal, c.configID, id.DeviceID, id.LocalToken, candidates([]string{host}, ports))
 	return nil
 }
 
@@ -263,12 +259,6 @@ func (c *config) setupInvite(now time.Time) error {
 		}
 		ports = []int{p}
 	}
-	var cands []candidate
-	for _, h := range hosts {
-		for _, p := range ports {
-			cands = append(cands, candidate{host: h, port: p})
-		}
-	}
 	id, err := c.identity()
 	if err != nil {
 		return err
@@ -276,8 +266,20 @@ func (c *config) setupInvite(now time.Time) error {
 	c.configID = inv.InviteID
 	// The invite's secret is the long-lived credential: it is presented on every connect,
 	// first to create the grant, then to prove it (reference §1.4).
-	c.enrollment = c.newEnrollment(pairing.ModeInvite, inv.InviteID, id.DeviceID, inv.Enrollment.AccessToken, cands)
+	c.enrollment = c.newEnrollment(pairing.ModeInvite, inv.InviteID, id.DeviceID, inv.Enrollment.AccessToken, candidates(hosts, ports))
 	return nil
+}
+
+// candidates pairs every host with every port, in that order: all ports of the first host,
+// then of the next.
+func candidates(hosts []string, ports []int) []candidate {
+	out := make([]candidate, 0, len(hosts)*len(ports))
+	for _, h := range hosts {
+		for _, p := range ports {
+			out = append(out, candidate{host: h, port: p})
+		}
+	}
+	return out
 }
 
 // inviteHosts returns the discovery hint's addresses trimmed, without blanks and duplicates

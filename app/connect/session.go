@@ -101,8 +101,7 @@ func (s *Session) handshake(ctx context.Context) error {
 				code = transport.StatusGoingAway
 			}
 			s.abort(code, err)
-			<-s.done
-			return s.Err()
+			return s.Wait()
 		}
 	}
 	return nil
