@@ -11,7 +11,6 @@ import (
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // controlHost plays the host side of one connection: it may send messages first (preamble),
@@ -171,7 +170,7 @@ func fakeServe(ctx context.Context, conn transport.Conn, onMessage func(transpor
 			return err
 		}
 		if typ == transport.MessageText {
-			if env, err := decodeEnvelope(data); err == nil && env.Type == wire.TypeQuery {
+			if env, err := wire.DecodeEnvelope(data); err == nil && env.Type == wire.TypeQuery {
 				resp, _ := json.Marshal(map[string]any{"type": wire.TypeCatalog, "id": wire.ResponseID(env.ID),
 					"replyTo": env.ID, "sessionId": env.SessionID, "payload": map[string]any{}})
 				if err := conn.Write(ctx, transport.MessageText, resp); err != nil {
@@ -182,19 +181,6 @@ func fakeServe(ctx context.Context, conn transport.Conn, onMessage func(transpor
 		}
 		onMessage(typ, data)
 	}
-}
-
-func decodeEnvelope(data []byte) (*wire.Envelope, error) {
-	var e struct {
-		Type      string         `json:"type"`
-		ID        string         `json:"id"`
-		SessionID string         `json:"sessionId"`
-		Payload   jsontext.Value `json:"payload"`
-	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, err
-	}
-	return &wire.Envelope{Type: e.Type, ID: e.ID, SessionID: e.SessionID, Payload: e.Payload}, nil
 }
 
 func directConfig(t *testing.T, o Options) *config {
