@@ -86,6 +86,22 @@ func TestRunLocal(t *testing.T) {
 	}
 }
 
+// startDemo starts a local host in dir, closed when tb ends, and connects the demo app to it
+// as appID. The caller closes the app.
+func startDemo(tb testing.TB, dir, appID string) (*localHost, *demoApp) {
+	tb.Helper()
+	h, err := startLocalHost(tb.Context(), dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(h.close)
+	d, err := h.connectDemo(tb.Context(), appID, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h, d
+}
+
 func checkFigure(t *testing.T, f Figure) {
 	t.Helper()
 	if f.Group == "" || f.Unit == "" || f.Baseline == "" {
@@ -107,15 +123,7 @@ func checkFigure(t *testing.T, f Figure) {
 func TestRunSession(t *testing.T) {
 	opts := tinyOptions(t)
 	dir := t.TempDir()
-	h, err := startLocalHost(t.Context(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
-	d, err := h.connectDemo(t.Context(), "com.ansight.bench.session", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, d := startDemo(t, dir, "com.ansight.bench.session")
 	defer d.close()
 	local := control.NewLocal(h.srv, control.LocalOptions{})
 

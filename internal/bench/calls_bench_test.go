@@ -20,17 +20,7 @@ import (
 
 // BenchmarkSmallCall calls the demo app's app.get_state through the host's protocol client.
 func BenchmarkSmallCall(b *testing.B) {
-	ctx := b.Context()
-	dir := b.TempDir()
-	h, err := startLocalHost(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.close()
-	d, err := h.connectDemo(ctx, "com.ansight.bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, d := startDemo(b, b.TempDir(), "com.ansight.bench")
 	defer d.close()
 	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
 	op := func(ctx context.Context) error { _, err := d.call(ctx, call); return err }
@@ -42,15 +32,7 @@ func BenchmarkSmallCall(b *testing.B) {
 func BenchmarkEcho(b *testing.B) {
 	ctx := b.Context()
 	dir := b.TempDir()
-	h, err := startLocalHost(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.close()
-	d, err := h.connectDemo(ctx, "com.ansight.bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, d := startDemo(b, dir, "com.ansight.bench")
 	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
 	out, err := d.call(ctx, call)
 	if err != nil {
