@@ -78,23 +78,42 @@ func (r *run) alternate(ctx context.Context, n, callers int, op, base func(conte
 	return p, nil
 }
 
+// callPair is a call as an operation and its baseline: a WebSocket echo of the same
+// request and response sizes.
+type callPair struct {
+	op, echo          func(context.Context) error
+	reqSize, respSize int
+	payload           []byte // the response payload of the first call
+}
+
+// callAndEcho makes call once, to learn its response, and returns it with its echo.
+func (r *run) callAndEcho(ctx context.Context, s session, call wire.Call) (callPair, error) {
+	out, err := s.call(ctx, call)
+	if err != nil {
+		return callPair{}, err
+	}
+	req, resp, err := messageSizes(s.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
+	if err != nil {
+		return callPair{}, err
+	}
+	return callPair{
+		op:      func(ctx context.Context) error { _, err := s.call(ctx, call); return err },
+		echo:    func(ctx context.Context) error { return r.echo.roundTrip(ctx, req, resp) },
+		reqSize: req, respSize: resp, payload: out.payload,
+	}, nil
+}
+
 // emptyArguments is the small tool's arguments.
 var emptyArguments = jsontext.Value(`{}`)
 
 // calls measures small calls, one caller then Callers at a time, against a WebSocket echo of
 // the same message sizes at the same concurrency.
 func (r *run) calls(ctx context.Context, s session) error {
-	call := wire.Call{ToolID: r.opts.Tool, Arguments: emptyArguments}
-	out, err := s.call(ctx, call)
+	m, err := r.callAndEcho(ctx, s, wire.Call{ToolID: r.opts.Tool, Arguments: emptyArguments})
 	if err != nil {
 		return err
 	}
-	reqSize, respSize, err := messageSizes(s.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
-	if err != nil {
-		return err
-	}
-	op := func(ctx context.Context) error { _, err := s.call(ctx, call); return err }
-	echo := func(ctx context.Context) error { return r.echo.roundTrip(ctx, reqSize, respSize) }
+	op, echo, reqSize, respSize := m.op, m.echo, m.reqSize, m.respSize
 	// Warm both paths up: connections, pools, the host's catalog cache.
 	if _, err := r.alternate(ctx, min(r.opts.Calls, 200), 1, op, echo); err != nil {
 		return err

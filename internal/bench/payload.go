@@ -17,17 +17,11 @@ const largeResultTool = "data.large_result"
 // against the result's own size.
 func (r *run) largeResult(ctx context.Context, s session) error {
 	call := wire.Call{ToolID: largeResultTool, Arguments: jsontext.Value(fmt.Sprintf(`{"sizeBytes":%d}`, r.opts.LargeResultBytes))}
-	out, err := s.call(ctx, call)
+	m, err := r.callAndEcho(ctx, s, call)
 	if err != nil {
 		return err
 	}
-	reqSize, respSize, err := messageSizes(s.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
-	if err != nil {
-		return err
-	}
-	op := func(ctx context.Context) error { _, err := s.call(ctx, call); return err }
-	echo := func(ctx context.Context) error { return r.echo.roundTrip(ctx, reqSize, respSize) }
-	p, err := r.alternate(ctx, r.opts.LargeResults, 1, op, echo)
+	p, err := r.alternate(ctx, r.opts.LargeResults, 1, m.op, m.echo)
 	if err != nil {
 		return err
 	}
@@ -36,7 +30,7 @@ func (r *run) largeResult(ctx context.Context, s session) error {
 		Value: micros(p.lat.percentile(50)), Baseline: "WebSocket echo of the wire bytes", BaselineValue: micros(p.baseLat.percentile(50)),
 		Note: fmt.Sprintf("median of %d; the app compresses the result, the host inflates and decodes it", len(p.lat))})
 	r.report.add(Figure{Group: "payload", Name: size + " result, wire bytes", Unit: UnitBytes,
-		Value: float64(respSize), Baseline: "result JSON", BaselineValue: float64(len(out.payload)),
+		Value: float64(m.respSize), Baseline: "result JSON", BaselineValue: float64(len(m.payload)),
 		Note: "the response message as the protocol's codec writes it (gzip-base64-json above 32 KiB)"})
 	return nil
 }
