@@ -57,7 +57,7 @@ func DefaultOptions() Options {
 // full size but fewer repetitions.
 func QuickOptions() Options {
 	return Options{Tool: DefaultTool, Callers: 8, Calls: 10000, Rounds: 7, ToolCounts: []int{100, 1000, 10000},
-		Queries: 5, LargeResultBytes: 1 << 20, LargeResults: 5, ArtifactBytes: 64 << 20}
+		Queries: 20, LargeResultBytes: 1 << 20, LargeResults: 5, ArtifactBytes: 64 << 20}
 }
 
 func (o *Options) check() error {
