@@ -1,7 +1,6 @@
 package mcpbridge
 
 import (
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -43,6 +42,14 @@ func FuzzMetaArguments(f *testing.F) {
 			var v screenshotInput
 			return decodeInput(s, a, &v)
 		}},
+		{snapshotIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+			var v snapshotInput
+			return decodeInput(s, a, &v)
+		}},
+		{readResultIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+			var v readResultInput
+			return decodeInput(s, a, &v)
+		}},
 	}
 	compiled := make([]*catalog.Schema, len(checks))
 	for i, c := range checks {
@@ -61,23 +68,22 @@ func FuzzMetaArguments(f *testing.F) {
 	})
 }
 
-// FuzzLoopbackOrigin checks that an Origin the guard accepts names a loopback host.
-func FuzzLoopbackOrigin(f *testing.F) {
-	for _, s := range []string{"http://localhost:3000", "https://[::1]", "http://127.0.0.1", "null", "http://evil.example",
-		"http://localhost@evil.example", "http://127.0.0.1.evil.example", "file:///etc", "http://[::ffff:127.0.0.1]:80", "HTTP://LOCALHOST"} {
+// FuzzAllowedOrigin checks that the HTTP guard answers a browser Origin only when it is
+// exactly an allowed origin (scheme and host compared without case).
+func FuzzAllowedOrigin(f *testing.F) {
+	for _, s := range []string{"http://localhost:3000", "http://localhost:6274", "HTTP://LOCALHOST:6274", "http://localhost:6274/",
+		"https://[::1]", "http://127.0.0.1", "null", "http://evil.example", "http://localhost:6274@evil.example",
+		"http://localhost:6274.evil.example", "file:///etc", "http://[::ffff:127.0.0.1]:80", "http://localhost:6274#x"} {
 		f.Add(s)
 	}
+	g := &httpGuard{origins: map[string]bool{"http://localhost:6274": true}}
 	f.Fuzz(func(t *testing.T, origin string) {
-		if !loopbackOrigin(origin) {
+		if !g.allowed(origin) {
 			return
 		}
 		u, err := url.Parse(origin)
-		if err != nil {
-			t.Fatalf("accepted an unparsable origin %q", origin)
-		}
-		host := u.Hostname()
-		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
-			t.Fatalf("accepted %q (host %q)", origin, host)
+		if err != nil || !strings.EqualFold(u.Scheme, "http") || !strings.EqualFold(u.Host, "localhost:6274") || u.User != nil {
+			t.Fatalf("accepted %q", origin)
 		}
 	})
 }
