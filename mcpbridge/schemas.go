@@ -44,14 +44,12 @@ var (
 	snapshotProp = `"snapshot":{"type":"boolean","default":false,"description":"Also return a fresh ansight_snapshot of the screen once the call ended."}`
 
 	// truncationSchema describes a member left out because the answer was over the cap.
-	truncationSchema = `{"type":"object","description":"Too large to return: saved; read parts with ansight_read_result.","properties":{` +
-		`"sizeBytes":{"type":"integer"},"resultId":{"type":"string"},"path":{"type":"string"},"outline":{},"note":{"type":"string"}}}`
+	truncationSchema = `{"type":"object","description":"Too large: saved (path, resultId, outline); ansight_read_result reads it."}`
 
 	// The output schemas are short: the tools' descriptions and the answers explain
 	// themselves, and every schema word is paid for in every conversation.
-	errorSchema = `{"type":"object","description":"Why the call failed; hint says what would fix or allow it.","properties":{` +
-		`"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"details":{},` +
-		`"kind":{"type":"string"},"refusedBy":{"type":"string"},"hint":{"type":"string"}},` +
+	errorSchema = `{"type":"object","description":"Why the call failed (also kind, refusedBy, details); hint says what would fix or allow it.","properties":{` +
+		`"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"}},` +
 		`"required":["code","message","retryable"]}`
 
 	// outcomeProps are the fields of a call's outcome: a result or an error.

@@ -43,7 +43,7 @@ func mcpRunCounted(t *testing.T, up, down *atomic.Int64, args ...string) (*mcp.C
 	}()
 	var clientOut io.WriteCloser = inW
 	if up != nil {
-		clientOut = countingWriteCloser{inW, up}
+		clientOut = countingWriteCloser{countingWriter{inW, up}, inW}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "1"}, nil).
 		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: clientOut}, nil)
