@@ -196,30 +196,33 @@ func walk(n *treeNode, visit func(*treeNode, int)) {
 
 // renderSnapshot writes tree as indented lines, one per node:
 //
-//   - button "Add note" [ref=e7]
-//   - textbox "Title": Groceries [focused] [ref=e3] [actions=tap,focus,setValue,typeText]
-//   - switch "Dark mode" [unchecked] [ref=e9] [actions=tap,toggle,setValue]
+//	- button "Add note" [ref=e7]
+//	- textbox "Title": "Groceries" [focused] [ref=e3] [actions=tap,focus,setValue,typeText]
+//	- switch "Dark mode" [unchecked] [ref=e9] [actions=tap,toggle,setValue]
 //
 // role, then the name (label, else text) and the value (text, when it differs from the
 // label), states, the ref of a node that takes actions, and its actions unless it only
 // takes a tap. Unnamed containers without actions are left out, their children moved up.
-func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool) string {
+// Everything the app wrote is quoted or reduced to a word, so that no string can start a
+// line or forge a ref; the text stops at maxBytes with a note.
+func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBytes int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# UI snapshot (source %s, revision %d, %d nodes", tree.Source, tree.Revision, tree.NodeCount)
+	fmt.Fprintf(&b, "# UI snapshot (source %s, revision %d, %d nodes", word(tree.Source), tree.Revision, tree.NodeCount)
 	if tree.Truncated {
 		fmt.Fprintf(&b, " of %d: truncated", tree.TotalNodes)
 	}
 	b.WriteString("). Act with ui.perform_action {\"reference\":\"eN\",\"action\":…}.\n")
+	left := 0 // nodes not written once the text is full
 	var rec func(n *treeNode, depth int)
 	rec = func(n *treeNode, depth int) {
 		if n == nil {
 			return
 		}
-		name, value := n.Label, ""
+		name, value := oneLine(n.Label, 120), ""
 		if name == "" {
-			name = n.Text
+			name = oneLine(n.Text, 120)
 		} else if n.Text != "" && n.Text != n.Label {
-			value = n.Text
+			value = oneLine(n.Text, 120)
 		}
 		ref := refs[n.ID]
 		if name == "" && ref == "" && n.Checked == nil && !n.Focused && depth > 0 && isContainer(n.Role) {
@@ -228,16 +231,23 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool) strin
 			}
 			return
 		}
+		if b.Len() >= maxBytes {
+			left++
+			for _, c := range n.Children {
+				rec(c, depth+1)
+			}
+			return
+		}
 		b.WriteString(strings.Repeat("  ", depth))
 		b.WriteString("- ")
-		b.WriteString(cmp.Or(n.Role, strings.ToLower(n.Type), "node"))
+		b.WriteString(cmp.Or(word(n.Role), strings.ToLower(word(n.Type)), "node"))
 		if name != "" {
 			b.WriteString(" ")
-			b.WriteString(strconv.Quote(oneLine(name, 120)))
+			b.WriteString(strconv.Quote(name))
 		}
 		if value != "" {
 			b.WriteString(": ")
-			b.WriteString(oneLine(value, 120))
+			b.WriteString(strconv.Quote(value))
 		}
 		if n.Checked != nil {
 			if *n.Checked {
@@ -263,8 +273,12 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool) strin
 			b.WriteString(ref)
 			b.WriteString("]")
 			if !slices.Equal(n.SupportedActions, []string{"tap"}) {
+				actions := make([]string, 0, len(n.SupportedActions))
+				for _, a := range n.SupportedActions {
+					actions = append(actions, word(a))
+				}
 				b.WriteString(" [actions=")
-				b.WriteString(strings.Join(n.SupportedActions, ","))
+				b.WriteString(strings.Join(actions, ","))
 				b.WriteString("]")
 			}
 		}
@@ -274,6 +288,27 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool) strin
 		}
 	}
 	rec(tree.Root, 0)
+	if left > 0 {
+		fmt.Fprintf(&b, "# … %d more nodes not shown: ask for fewer (maxNodes) or query them (ui.query_nodes).\n", left)
+	}
+	return b.String()
+}
+
+// maxWordLength bounds a role, type, source or action name in a snapshot.
+const maxWordLength = 40
+
+// word is s reduced to what a role, type or action name is made of: letters, digits, '_',
+// '-' and '.', at most maxWordLength.
+func word(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() == maxWordLength {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' {
+			b.WriteRune(r)
+		}
+	}
 	return b.String()
 }
 
@@ -316,7 +351,7 @@ func (br *Bridge) capture(ctx context.Context, sess *control.Session, opts snaps
 	if res.Result == nil || wire.Unmarshal(res.Result.Result, &tree) != nil || tree.Root == nil {
 		return "", res, failf(control.CodeProtocol, kindFailed, "%s answered with something that is not a visual tree", wire.VisualTreeToolID)
 	}
-	return renderSnapshot(&tree, br.refs.record(sess.ID, &tree), opts.IncludeBounds), res, nil
+	return renderSnapshot(&tree, br.refs.record(sess.ID, &tree), opts.IncludeBounds, br.opts.MaxResultBytes), res, nil
 }
 
 // expandRef replaces a short ref in the reference argument of ui.perform_action by the

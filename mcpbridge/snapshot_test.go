@@ -59,10 +59,10 @@ func TestSnapshot(t *testing.T) {
 	want := `# UI snapshot (source native, revision 1, 8 nodes). Act with ui.perform_action {"reference":"eN","action":…}.
 - window "Notes"
   - header "Notes"
-  - textbox "Search notes": milk [focused] [ref=e1] [actions=tap,focus,setValue,typeText]
+  - textbox "Search notes": "milk" [focused] [ref=e1] [actions=tap,focus,setValue,typeText]
   - list "Notes"
-    - listitem "Groceries": body of n1 [ref=e2] [actions=tap,select]
-    - listitem "Ideas": body of n2 [ref=e3] [actions=tap,select]
+    - listitem "Groceries": "body of n1" [ref=e2] [actions=tap,select]
+    - listitem "Ideas": "body of n2" [ref=e3] [actions=tap,select]
   - switch "Dark mode" [unchecked] [ref=e4] [actions=tap,toggle,setValue]
   - button "Sync" [disabled] [ref=e5]
 `
@@ -80,7 +80,7 @@ func TestSnapshot(t *testing.T) {
 	if res.IsError || len(*actions) != 1 || (*actions)[0] != `{"action":"toggle","reference":{"source":"native","snapshotId":"native:1:0123","revision":1,"nodeId":"dark"}}` {
 		t.Fatalf("action %v: %+v", *actions, out)
 	}
-	if !strings.Contains(out.Snapshot, `listitem "New": body of n3 [ref=e6]`) || !strings.Contains(out.Snapshot, `listitem "Ideas": body of n2 [offscreen] [ref=e3]`) ||
+	if !strings.Contains(out.Snapshot, `listitem "New": "body of n3" [ref=e6]`) || !strings.Contains(out.Snapshot, `listitem "Ideas": "body of n2" [offscreen] [ref=e3]`) ||
 		!strings.Contains(out.Snapshot, `switch "Dark mode" [unchecked] [ref=e4]`) {
 		t.Fatalf("snapshot after the action:\n%s", out.Snapshot)
 	}

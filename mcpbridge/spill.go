@@ -294,29 +294,40 @@ func (br *Bridge) readResult(_ context.Context, _ *mcp.CallToolRequest, in *read
 	if err != nil {
 		return br.fail(err, "", "")
 	}
-	v, err = pointAt(v, in.Pointer)
+	budget := cmp.Or(in.MaxBytes, br.opts.MaxResultBytes/2)
+	out, err := readPart(v, in.Pointer, in.Offset, max(minReadBytes, min(budget, br.opts.MaxResultBytes/2)))
 	if err != nil {
 		return br.fail(err, "", "")
 	}
-	budget := cmp.Or(in.MaxBytes, br.opts.MaxResultBytes/2)
-	budget = max(minReadBytes, min(budget, br.opts.MaxResultBytes/2))
-	out := readResultOutput{ResultID: in.ResultID, Pointer: in.Pointer, SizeBytes: len(v)}
+	out.ResultID = in.ResultID
+	return structured(out, false)
+}
+
+// readPart is the part of a saved result at pointer that fits budget bytes: the whole
+// value, a page of an array from offset, a slice of a string from byte offset, or an
+// outline of an object too large.
+func readPart(v jsontext.Value, pointer string, offset, budget int) (readResultOutput, error) {
+	v, err := pointAt(v, pointer)
+	if err != nil {
+		return readResultOutput{}, err
+	}
+	out := readResultOutput{Pointer: pointer, SizeBytes: len(v)}
 	switch {
-	case len(v) <= budget && in.Offset == 0:
+	case len(v) <= budget && offset == 0:
 		out.Value = v
 	case v.Kind() == '[':
 		var items []jsontext.Value
 		if err := wire.Unmarshal(v, &items); err != nil {
-			return br.fail(err, "", "")
+			return out, err
 		}
-		out.Total, out.Offset = len(items), min(in.Offset, len(items))
+		out.Total, out.Offset = len(items), min(max(0, offset), len(items))
 		used := 0
 		for _, it := range items[out.Offset:] {
 			if used+len(it) > budget && len(out.Items) > 0 {
 				break
 			}
 			if len(it) > budget {
-				out.Note = fmt.Sprintf("item %d alone is %d bytes: read it by pointer (%s/%d)", out.Offset, len(it), in.Pointer, out.Offset)
+				out.Note = fmt.Sprintf("item %d alone is %d bytes: read it by pointer (%s/%d)", out.Offset, len(it), pointer, out.Offset)
 				out.Outline = outline(it)
 				break
 			}
@@ -329,14 +340,14 @@ func (br *Bridge) readResult(_ context.Context, _ *mcp.CallToolRequest, in *read
 	case v.Kind() == '"':
 		var s string
 		if err := wire.Unmarshal(v, &s); err != nil {
-			return br.fail(err, "", "")
+			return out, err
 		}
-		start := min(max(0, in.Offset), len(s))
+		start := min(max(0, offset), len(s))
 		for start > 0 && start < len(s) && !utf8.RuneStart(s[start]) {
 			start--
 		}
 		end := min(len(s), start+budget)
-		for end < len(s) && !utf8.RuneStart(s[end]) {
+		for end > start && end < len(s) && !utf8.RuneStart(s[end]) {
 			end--
 		}
 		text := s[start:end]
@@ -346,9 +357,9 @@ func (br *Bridge) readResult(_ context.Context, _ *mcp.CallToolRequest, in *read
 		}
 	default:
 		out.Outline = outline(v)
-		out.Note = "Too large to return whole: read a member with pointer (e.g. " + strconv.Quote(in.Pointer+"/name") + ")."
+		out.Note = "Too large to return whole: read a member with pointer (e.g. " + strconv.Quote(pointer+"/name") + ")."
 	}
-	return structured(out, false)
+	return out, nil
 }
 
 // pointAt resolves an RFC 6901 JSON pointer in v.
