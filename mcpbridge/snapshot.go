@@ -196,9 +196,9 @@ func walk(n *treeNode, visit func(*treeNode, int)) {
 
 // renderSnapshot writes tree as indented lines, one per node:
 //
-//	- button "Add note" [ref=e7]
-//	- textbox "Title": "Groceries" [focused] [ref=e3] [actions=tap,focus,setValue,typeText]
-//	- switch "Dark mode" [unchecked] [ref=e9] [actions=tap,toggle,setValue]
+//   - button "Add note" [ref=e7]
+//   - textbox "Title": "Groceries" [focused] [ref=e3] [actions=tap,focus,setValue,typeText]
+//   - switch "Dark mode" [unchecked] [ref=e9] [actions=tap,toggle,setValue]
 //
 // role, then the name (label, else text) and the value (text, when it differs from the
 // label), states, the ref of a node that takes actions, and its actions unless it only
