@@ -32,20 +32,26 @@ type callInput struct {
 	Snapshot bool `json:"snapshot,omitzero"`
 }
 
+// outcome is how one call ended, in a call's answer and in each item of a batch's. A
+// result or evidence over the cap is replaced by its truncation note (spill.go).
+type outcome struct {
+	Success           bool           `json:"success"`
+	Message           string         `json:"message,omitzero"`
+	Result            jsontext.Value `json:"result,omitzero"`
+	ResultTruncated   *truncation    `json:"resultTruncated,omitzero"`
+	Evidence          jsontext.Value `json:"evidence,omitzero"`
+	EvidenceTruncated *truncation    `json:"evidenceTruncated,omitzero"`
+	Error             *callError     `json:"error,omitzero"`
+}
+
 type callOutput struct {
-	SessionID         string           `json:"sessionId"`
-	ToolID            string           `json:"toolId"`
-	CallID            string           `json:"callId,omitzero"`
-	Success           bool             `json:"success"`
-	Message           string           `json:"message,omitzero"`
-	Result            jsontext.Value   `json:"result,omitzero"`
-	ResultTruncated   *truncation      `json:"resultTruncated,omitzero"`
-	Evidence          jsontext.Value   `json:"evidence,omitzero"`
-	EvidenceTruncated *truncation      `json:"evidenceTruncated,omitzero"`
-	Error             *callError       `json:"error,omitzero"`
-	Artifacts         []artifactOutput `json:"artifacts,omitempty"`
-	Snapshot          string           `json:"snapshot,omitzero"`
-	DurationMS        int64            `json:"durationMs"`
+	SessionID string `json:"sessionId"`
+	ToolID    string `json:"toolId"`
+	CallID    string `json:"callId,omitzero"`
+	outcome
+	Artifacts  []artifactOutput `json:"artifacts,omitempty"`
+	Snapshot   string           `json:"snapshot,omitzero"`
+	DurationMS int64            `json:"durationMs"`
 }
 
 func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *callInput) (*mcp.CallToolResult, error) {
@@ -110,7 +116,7 @@ func (br *Bridge) authorize(ctx context.Context, sess *control.Session, ids []st
 // callOutputOf is a call's outcome as the agent sees it, with the images among its
 // artifacts as content. A call whose files did not all arrive is a failure.
 func (br *Bridge) callOutputOf(res *control.Call, callID string, budget *imageBudget) (callOutput, []mcp.Content) {
-	out := callOutput{SessionID: res.SessionID, ToolID: res.ToolID, CallID: callID, Success: res.Success, DurationMS: res.DurationMS}
+	out := callOutput{SessionID: res.SessionID, ToolID: res.ToolID, CallID: callID, outcome: outcome{Success: res.Success}, DurationMS: res.DurationMS}
 	if r := res.Result; r != nil {
 		out.Message, out.Result, out.Evidence = r.Message, r.Result, evidenceOf(r.Evidence)
 	}
@@ -186,16 +192,10 @@ type batchOutput struct {
 }
 
 type batchItem struct {
-	Index             int            `json:"index"`
-	CallID            string         `json:"callId,omitzero"`
-	ToolID            string         `json:"toolId,omitzero"`
-	Success           bool           `json:"success"`
-	Message           string         `json:"message,omitzero"`
-	Result            jsontext.Value `json:"result,omitzero"`
-	ResultTruncated   *truncation    `json:"resultTruncated,omitzero"`
-	Evidence          jsontext.Value `json:"evidence,omitzero"`
-	EvidenceTruncated *truncation    `json:"evidenceTruncated,omitzero"`
-	Error             *callError     `json:"error,omitzero"`
+	Index  int    `json:"index"`
+	CallID string `json:"callId,omitzero"`
+	ToolID string `json:"toolId,omitzero"`
+	outcome
 }
 
 func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *batchInput) (*mcp.CallToolResult, error) {
@@ -230,8 +230,8 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 	if r := res.Result; r != nil {
 		out.Completed, out.Requested, out.StoppedEarly = r.Completed, r.Requested, r.StoppedEarly
 		for _, it := range r.Results {
-			item := batchItem{Index: it.Index, CallID: it.CallID, ToolID: it.ToolID, Success: it.Success,
-				Message: it.Message, Result: it.Result, Evidence: evidenceOf(it.Evidence)}
+			item := batchItem{Index: it.Index, CallID: it.CallID, ToolID: it.ToolID,
+				outcome: outcome{Success: it.Success, Message: it.Message, Result: it.Result, Evidence: evidenceOf(it.Evidence)}}
 			if it.Error != nil {
 				item.Error = br.fromWireError(it.Error)
 			}

@@ -212,10 +212,7 @@ func describe(v jsontext.Value) string {
 // fitCall brings a call's output under the cap: the result and the evidence, larger first,
 // are replaced by truncation notes until it fits.
 func (br *Bridge) fitCall(out *callOutput) {
-	br.fitParts(func() int { return encodedSize(out) }, []part{
-		{&out.Result, &out.ResultTruncated, "the result"},
-		{&out.Evidence, &out.EvidenceTruncated, "the evidence"},
-	})
+	br.fitParts(func() int { return encodedSize(out) }, out.parts(""))
 }
 
 // fitBatch is fitCall for a batch: the largest parts of any item go first.
@@ -223,11 +220,14 @@ func (br *Bridge) fitBatch(out *batchOutput) {
 	var parts []part
 	for i := range out.Results {
 		it := &out.Results[i]
-		parts = append(parts,
-			part{&it.Result, &it.ResultTruncated, fmt.Sprintf("the result of call %d", it.Index)},
-			part{&it.Evidence, &it.EvidenceTruncated, fmt.Sprintf("the evidence of call %d", it.Index)})
+		parts = append(parts, it.parts(fmt.Sprintf(" of call %d", it.Index))...)
 	}
 	br.fitParts(func() int { return encodedSize(out) }, parts)
+}
+
+// parts are the members of an outcome that may be set aside.
+func (o *outcome) parts(of string) []part {
+	return []part{{&o.Result, &o.ResultTruncated, "the result" + of}, {&o.Evidence, &o.EvidenceTruncated, "the evidence" + of}}
 }
 
 // part is a member that may be replaced by a truncation note.

@@ -92,14 +92,19 @@ func TestMCPAgentTaskBytes(t *testing.T) {
 	t.Logf("%-44s up %6d B  down %7d B", "total", total[0], total[1])
 
 	t.Log("the screens, raw and as snapshots:")
-	var raw, snap string
-	step("raw ui.get_visual_tree, list screen", func() {
-		var out struct{ Result json.RawMessage }
-		json.Unmarshal([]byte(text(call("ansight_call_app_tool", map[string]any{"toolId": "ui.get_visual_tree"}))), &out)
-		raw = string(out.Result)
-	})
-	step("ansight_snapshot, list screen", func() { snap = text(call("ansight_snapshot", nil)) })
-	t.Logf("list screen: snapshot %d B, raw tree %d B (%.1fx)", len(snap), len(raw), float64(len(raw))/float64(len(snap)))
+	var snap string
+	// compare gets the screen's raw visual tree and its snapshot, and reports their sizes.
+	compare := func(screen string) {
+		var raw string
+		step("raw ui.get_visual_tree, "+screen, func() {
+			var out struct{ Result json.RawMessage }
+			json.Unmarshal([]byte(text(call("ansight_call_app_tool", map[string]any{"toolId": "ui.get_visual_tree"}))), &out)
+			raw = string(out.Result)
+		})
+		step("ansight_snapshot, "+screen, func() { snap = text(call("ansight_snapshot", nil)) })
+		t.Logf("%s: snapshot %d B, raw tree %d B (%.1fx)", screen, len(snap), len(raw), float64(len(raw))/float64(len(snap)))
+	}
+	compare("list screen")
 	ref := func(snap, marker string) string {
 		for _, l := range strings.Split(snap, "\n") {
 			if strings.Contains(l, marker) {
@@ -120,13 +125,7 @@ func TestMCPAgentTaskBytes(t *testing.T) {
 			t.Fatalf("%s", text(res))
 		}
 	})
-	step("raw ui.get_visual_tree, editor screen", func() {
-		var out struct{ Result json.RawMessage }
-		json.Unmarshal([]byte(text(call("ansight_call_app_tool", map[string]any{"toolId": "ui.get_visual_tree"}))), &out)
-		raw = string(out.Result)
-	})
-	step("ansight_snapshot, editor screen", func() { snap = text(call("ansight_snapshot", nil)) })
-	t.Logf("editor screen: snapshot %d B, raw tree %d B (%.1fx)", len(snap), len(raw), float64(len(raw))/float64(len(snap)))
+	compare("editor screen")
 
 	t.Log("the same task through the UI, by refs:")
 	total = [2]int64{}
