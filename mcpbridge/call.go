@@ -65,7 +65,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 	}
 	prog := startProgress(ctx, req)
 	res, err := br.call(ctx, sess, call, prog.report())
-	prog.stop()
+	prog.stop(artifactsOf(res))
 	if err != nil {
 		return br.fail(err, sess.ID, in.ToolID)
 	}
@@ -129,6 +129,14 @@ func (br *Bridge) callOutputOf(res *control.Call, callID string, budget *imageBu
 		out.Success, out.Error = false, e
 	}
 	return out, images
+}
+
+// artifactsOf is the artifacts of a call's outcome (none when there is none).
+func artifactsOf(res *control.Call) []control.Artifact {
+	if res == nil {
+		return nil
+	}
+	return res.Artifacts
 }
 
 // evidenceOf is the evidence as raw JSON, so that it can be set aside when too large.
@@ -219,7 +227,11 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 	}
 	prog := startProgress(ctx, req)
 	res, err := br.backend.Batch(ctx, sess.ID, batch, prog.report())
-	prog.stop()
+	var arts []control.Artifact
+	if res != nil {
+		arts = res.Artifacts
+	}
+	prog.stop(arts)
 	if err != nil {
 		return br.fail(err, sess.ID, "")
 	}

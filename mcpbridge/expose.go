@@ -218,7 +218,7 @@ func (x *exposer) handler(name string) mcp.ToolHandler {
 		}
 		prog := startProgress(ctx, req)
 		res, err := br.call(ctx, sess, call, prog.report())
-		prog.stop()
+		prog.stop(artifactsOf(res))
 		if err != nil {
 			return br.failText(err)
 		}

@@ -76,10 +76,17 @@ func (p *progress) report() func(control.Progress) {
 	}
 }
 
-// stop sends what is pending and waits for the sender.
-func (p *progress) stop() {
+// stop reports the call's final artifacts (the host may tell the last chunk of a transfer
+// after the call has returned), sends what is pending and waits for the sender.
+func (p *progress) stop(final []control.Artifact) {
 	if p == nil {
 		return
+	}
+	report := p.report()
+	for _, a := range final {
+		if a.Status == "complete" {
+			report(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes, SizeBytes: a.SizeBytes, Done: true})
+		}
 	}
 	close(p.end)
 	<-p.done

@@ -116,7 +116,7 @@ func TestProgressRateLimit(t *testing.T) {
 			report(control.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: int64(i), SizeBytes: total, Done: i == total})
 			time.Sleep(time.Millisecond) // one second in all
 		}
-		p.stop()
+		p.stop(nil)
 		if n := len(sent); n < 2 || n > int(time.Second/progressInterval)+2 {
 			t.Fatalf("%d notifications in 1s", n)
 		}
@@ -127,6 +127,27 @@ func TestProgressRateLimit(t *testing.T) {
 			if sent[i].Progress <= sent[i-1].Progress {
 				t.Fatalf("not increasing: %v then %v", sent[i-1].Progress, sent[i].Progress)
 			}
+		}
+	})
+}
+
+// TestProgressFinal: the host may tell the last chunk of a transfer after the call has
+// returned; the call's artifacts then make the last notification, at the total.
+func TestProgressFinal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent []*mcp.ProgressNotificationParams
+		p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
+			sent = append(sent, n)
+			return nil
+		})
+		p.report()(control.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: 300, SizeBytes: 1000})
+		synctest.Wait()
+		p.stop([]control.Artifact{
+			{TransferID: "t", FileName: "f.bin", SizeBytes: 1000, Status: "complete"},
+			{TransferID: "u", FileName: "g.bin", SizeBytes: 50, Status: "failed"}, // not reported as received
+		})
+		if len(sent) != 2 || sent[0].Progress != 300 || sent[1].Progress != 1000 || sent[1].Total != 1000 {
+			t.Fatalf("%+v", sent)
 		}
 	})
 }
