@@ -12,7 +12,8 @@ import (
 
 // serveUpgrade authenticates and upgrades a WebSocket request, then runs the connection's
 // reader on this goroutine until the connection ends. Checks, in order:
-// path (404), Origin (403), Host on a loopback listener (403), token (401), capacity (503).
+// path (404), Origin (403), Host on a loopback listener (403), a real upgrade request
+// (400, 405 or 426), token (401), capacity (503).
 func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != pairing.WebSocketPath {
 		refuse(w, http.StatusNotFound)
@@ -28,6 +29,13 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.LAN && !loopbackHost(r.Host) {
 		s.log.Warn("host: refused upgrade for a foreign Host", "from", r.RemoteAddr)
 		refuse(w, http.StatusForbidden)
+		return
+	}
+	// Only a request Accept will upgrade may use a token up: a plain POST or GET carrying
+	// one is refused before the token is looked at.
+	if status, err := transport.CheckUpgrade(r); err != nil {
+		s.log.Info("host: refused a request that is not an upgrade", "from", r.RemoteAddr, "err", err)
+		refuse(w, status)
 		return
 	}
 	now := s.now()
