@@ -55,8 +55,10 @@ type Options struct {
 	// AdvertiseAddrs are the addresses put in invite documents' discovery hints. When empty:
 	// the machine's non-loopback IPv4 addresses with LAN, 127.0.0.1 without.
 	AdvertiseAddrs []string
-	// StateDir holds the pairing store (pairing.json, mode 0600, directory 0700). Empty
-	// keeps grants and invites in memory only.
+	// StateDir holds the pairing store (pairing.json, mode 0600). A missing directory is
+	// created with mode 0700; an existing one that other users can write to (/tmp) is
+	// refused, and no existing directory's mode is changed. Empty keeps grants and invites
+	// in memory only.
 	StateDir string
 	// HostName is sent in enrollment results and invites (os.Hostname when empty).
 	HostName string
