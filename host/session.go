@@ -136,12 +136,16 @@ func (s *Session) infoLocked() SessionInfo {
 // Disconnect closes the session's connection (1000) and fails its pending requests. The
 // session stays listed as disconnected; the app may reconnect and resume it.
 func (s *Session) Disconnect() {
+	s.disconnect(transport.StatusNormalClosure, "Disconnected by the host.")
+}
+
+func (s *Session) disconnect(code transport.StatusCode, reason string) {
 	c := s.current()
 	if c == nil {
 		return
 	}
 	c.client.Close(ErrDisconnected)
-	c.conn.Close(transport.StatusNormalClosure, "Disconnected by the host.")
+	c.conn.Close(code, reason)
 }
 
 // Send writes one raw message on the session's current connection, bypassing the tool
@@ -261,12 +265,21 @@ func appHint(appID string) string {
 }
 
 // attach binds a new connection to the session its ticket resumes, or to a new session.
-// A connection it replaces fails its pending requests at once and is closed.
+// A connection it replaces fails its pending requests at once and is closed. It closes
+// conn and returns nil when the server is closed or the ticket's grant was revoked.
 func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Session, *connection) {
 	now := s.now()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		conn.Close(transport.StatusGoingAway, "Host shutting down.")
+		return nil, nil
+	}
+	// Revoke ends the sessions of a grant under s.mu: a connection whose token was
+	// redeemed just before must not attach after it.
+	if g := s.store.grantByID(t.grantID); g == nil || !g.active(now) {
+		s.mu.Unlock()
+		conn.Close(transport.StatusNormalClosure, "Pairing revoked by the host.")
 		return nil, nil
 	}
 	sess := s.resumableLocked(t)

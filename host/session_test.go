@@ -210,7 +210,7 @@ func TestRevokeDisconnects(t *testing.T) {
 	conn := h.connect(t, a)
 	sess := h.sessionFor(t, a.appID)
 	readErr := readAsync(conn) // the close handshake needs a reading peer
-	if err := h.Revoke(h.grantOf(t, a.deviceID)); err != nil {
+	if _, err := h.Revoke(h.grantOf(t, a.deviceID)); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-readErr; closeCode(err) != transport.StatusNormalClosure {
@@ -220,7 +220,7 @@ func TestRevokeDisconnects(t *testing.T) {
 	if r := h.enroll(t, a.local()); r.Reason != pairing.ReasonRegistrationRevoked {
 		t.Fatalf("after revoke: %s", r.Reason)
 	}
-	if err := h.Revoke("nothing"); !errors.Is(err, ErrNotFound) {
+	if _, err := h.Revoke("nothing"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
 	}
 }

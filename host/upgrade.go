@@ -90,7 +90,6 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	sess, c := s.attach(t, conn, remote.Addr())
 	release() // attached, it counts as connected (briefly twice: never too few)
 	if sess == nil {
-		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return
 	}
 	s.serveConn(sess, c)

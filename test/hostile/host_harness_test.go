@@ -236,10 +236,18 @@ func newEvilRuntime(t *testing.T, e *evilApp) *app.App {
 // session.
 func connectEvil(t *testing.T, h *testHost, appID string) *evilApp {
 	t.Helper()
-	e := &evilApp{id: newIdentity(appID), held: make(chan string, 4), resume: make(chan struct{}),
+	id := newIdentity(appID)
+	return connectAs(t, h, id, id.enrollment())
+}
+
+// connectAs enrolls id with req (local or invite mode), upgrades and opens the session.
+func connectAs(t *testing.T, h *testHost, id identity, req *pairing.EnrollmentConnect) *evilApp {
+	t.Helper()
+	appID := id.appID
+	e := &evilApp{id: id, held: make(chan string, 4), resume: make(chan struct{}),
 		ctl: make(chan *pairing.ControlEnvelope, 16), served: make(chan struct{})}
 	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
-	res := u.enroll(t, e.id.enrollment())
+	res := u.enroll(t, req)
 	if !res.Accepted {
 		t.Fatalf("enrollment refused: %s", res.Reason)
 	}
