@@ -25,10 +25,13 @@ const (
 	DefaultMaxHeaderBytes = 16 << 10
 	// DefaultMaxSessions bounds concurrently connected sessions.
 	DefaultMaxSessions = 64
-	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired.
+	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired; each
+	// grant holds at most 4 of them.
 	DefaultMaxTokens = 256
 	// DefaultMaxRetained bounds disconnected sessions kept for resumption and inspection.
 	DefaultMaxRetained = 64
+	// DefaultMaxLocalGrants bounds the local-mode grants the pairing store keeps.
+	DefaultMaxLocalGrants = 512
 	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-source enrollment
 	// rate: a burst of this many datagrams, then one per interval. The SDKs probe every 5 s.
 	DefaultEnrollmentBurst    = 10
@@ -74,11 +77,17 @@ type Options struct {
 	MaxMessageBytes int64
 	// MaxSessions bounds connected sessions (DefaultMaxSessions); upgrades beyond get 503.
 	MaxSessions int
-	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens); enrollments beyond
-	// are answered WebSocketUnavailable.
+	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens). An enrollment
+	// beyond drops the oldest unused token (and a grant's fifth drops that grant's
+	// oldest): the newest enrollment always gets its token.
 	MaxTokens int
 	// MaxRetained bounds disconnected sessions kept in the registry (DefaultMaxRetained).
 	MaxRetained int
+	// MaxLocalGrants bounds the local-mode grants kept (DefaultMaxLocalGrants). A new one
+	// beyond prunes a grant that was never used to connect, the oldest first, else the one
+	// used least recently; grants with a live session and revoked ones are kept. A pruned
+	// grant is made again on its app's next connection (trust on first use).
+	MaxLocalGrants int
 	// EnrollmentBurst and EnrollmentInterval rate-limit datagrams per source address
 	// (DefaultEnrollmentBurst, DefaultEnrollmentInterval). Datagrams over the limit are
 	// dropped unanswered.
@@ -140,6 +149,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.MaxSessions, DefaultMaxSessions)
 	setDefault(&o.MaxTokens, DefaultMaxTokens)
 	setDefault(&o.MaxRetained, DefaultMaxRetained)
+	setDefault(&o.MaxLocalGrants, DefaultMaxLocalGrants)
 	setDefault(&o.EnrollmentBurst, DefaultEnrollmentBurst)
 	setDefault(&o.EnrollmentInterval, DefaultEnrollmentInterval)
 	if o.KeepAlive.Interval == 0 {

@@ -229,16 +229,6 @@ func (s *Server) resumableLocked(t *ticket) *Session {
 	return nil
 }
 
-func (s *Server) connectedLocked() int {
-	n := 0
-	for _, sess := range s.sessions {
-		if sess.current() != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // appHint derives the session id prefix from an app id as the reference host does:
 // lower case, runs of other characters than [a-z0-9] become "-", edges trimmed, at most 48
 // characters, "app" when nothing is left.
@@ -277,11 +267,14 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 	}
 	// Revoke ends the sessions of a grant under s.mu: a connection whose token was
 	// redeemed just before must not attach after it.
-	if g := s.store.grantByID(t.grantID); g == nil || !g.active(now) {
+	g := s.store.grantByID(t.grantID)
+	if g == nil || !g.active(now) {
 		s.mu.Unlock()
 		conn.Close(transport.StatusNormalClosure, "Pairing revoked by the host.")
 		return nil, nil
 	}
+	g.LastUsedAt = now // what the grant budget keeps first
+	s.saveSoonLocked()
 	sess := s.resumableLocked(t)
 	resumed := sess != nil
 	if sess == nil {

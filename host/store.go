@@ -46,6 +46,8 @@ type grantRecord struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	ExpiresAt     time.Time   `json:"expiresAt"`
 	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	// LastUsedAt is when a session last connected on the grant (zero: never).
+	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
 }
 
 func (g *grantRecord) active(now time.Time) bool {
@@ -78,6 +80,8 @@ type storeData struct {
 type store struct {
 	dir  string
 	data storeData
+	// dirty is set by changes whose write may wait (see Server.saveSoonLocked).
+	dirty bool
 }
 
 // openStore loads dir/pairing.json, creating dir (mode 0700) when needed; an existing dir
@@ -117,6 +121,7 @@ func openStore(dir string) (*store, error) {
 // synced, renamed over the old one, then the directory synced so the rename survives a
 // crash.
 func (s *store) save() error {
+	s.dirty = false
 	if s.dir == "" {
 		return nil
 	}

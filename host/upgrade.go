@@ -54,25 +54,31 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	resumed := s.resumableLocked(t)
 	adds := resumed == nil || resumed.current() == nil // one more connected session
-	if adds && s.connectedLocked()+s.upgrading >= s.opts.MaxSessions {
-		s.mu.Unlock()
-		s.log.Warn("host: refused upgrade: too many sessions", "app", t.appID)
-		refuse(w, http.StatusServiceUnavailable)
-		return
-	}
+	var displaced *Session
 	if adds {
+		var ok bool
+		if displaced, ok = s.admitLocked(t); !ok {
+			s.mu.Unlock()
+			s.log.Warn("host: refused upgrade: the session budget is spent", "app", t.appID)
+			refuse(w, http.StatusServiceUnavailable)
+			return
+		}
 		// The upgrade holds its place until the session is attached, so that concurrent
 		// upgrades cannot all pass the check above.
-		s.upgrading++
+		s.upgrading[t] = true
 	}
 	s.wg.Add(1) // under mu and before Close's Wait: Close sets closed under mu
 	s.mu.Unlock()
 	defer s.wg.Done()
+	if displaced != nil {
+		s.log.Warn("host: sessions full: ending the oldest session of the app holding the most", "session", displaced.id, "for", t.appID)
+		displaced.disconnect(transport.StatusNormalClosure, "The host's sessions are full and this app holds more than its share.")
+	}
 	release := func() {
 		if adds {
 			adds = false
 			s.mu.Lock()
-			s.upgrading--
+			delete(s.upgrading, t)
 			s.mu.Unlock()
 		}
 	}
