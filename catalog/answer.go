@@ -91,14 +91,19 @@ type filter struct {
 	policy         wire.Policy
 	policySet      bool // a policy was given; an unknown one matches nothing
 	executableOnly bool
-	terms          []string
+	text           string // query and feature, normalized: the terms are its fields
 	limit          int
 }
 
 func newFilter(q *wire.Query) filter {
 	f := filter{executableOnly: q.ExecutableOnly, limit: q.Limit}
+	var seen map[string]bool
 	for _, id := range q.IDs {
-		if id = strings.TrimSpace(id); id != "" && !slices.Contains(f.ids, id) {
+		if id = strings.TrimSpace(id); id != "" && !seen[id] {
+			if seen == nil {
+				seen = make(map[string]bool, len(q.IDs))
+			}
+			seen[id] = true
 			f.ids = append(f.ids, id)
 		}
 	}
@@ -106,7 +111,9 @@ func newFilter(q *wire.Query) filter {
 		f.policySet = true
 		f.policy, _ = wire.ParsePolicy(p) // unknown ⇒ "" ⇒ nothing matches
 	}
-	f.terms = queryTerms(queryTerms(nil, q.Query), q.Feature)
+	if q.Query != "" || q.Feature != "" {
+		f.text = normalizeText(q.Query + " " + q.Feature)
+	}
 	if f.limit == 0 {
 		f.limit = q.MaxResults
 	}
@@ -137,11 +144,12 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 	f := newFilter(q)
 	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
 
-	// Select, and size the answer on the way so that it is written into one buffer.
+	// Select, and size the answer on the way so that it is written into one buffer. Without
+	// text, selection stops at the limit; with text, the terms narrow the whole selection
+	// first (matchText), then the limit applies.
 	var selected []*Tool
-	size := len(s.head) + 256 + len(s.categories)
 	for _, t := range s.candidates(&f) {
-		if len(selected) == f.limit {
+		if f.text == "" && len(selected) == f.limit {
 			break
 		}
 		if f.policySet && t.Def.Policy != f.policy {
@@ -152,13 +160,17 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 				continue
 			}
 		}
-		if !matchesTerms(t.search, f.terms) {
-			continue
-		}
 		if selected == nil {
 			selected = make([]*Tool, 0, min(f.limit, len(s.visible)))
 		}
 		selected = append(selected, t)
+	}
+	if f.text != "" {
+		selected = matchText(selected, f.text)
+		selected = selected[:min(len(selected), f.limit)]
+	}
+	size := len(s.head) + 256 + len(s.categories)
+	for _, t := range selected {
 		if detail == wire.DetailIndex {
 			size += len(t.indexOpen) + 24
 		} else {
@@ -222,4 +234,31 @@ func matchesTerms(search string, terms []string) bool {
 		}
 	}
 	return true
+}
+
+// matchText keeps the tools whose search text contains every term of the normalized text
+// (spec §2: terms are AND-ed), in place. Terms are taken one at a time, each distinct one
+// once, against the tools still kept, and the scan stops as soon as none is left: a term
+// list of any length costs one pass over it plus, per distinct term that still matches
+// something, one look at each tool kept. What is remembered (the terms seen) is bounded
+// by the kept tools' own text, not by the query's length.
+func matchText(tools []*Tool, text string) []*Tool {
+	seen := make(map[string]bool)
+	for term := range strings.FieldsSeq(text) {
+		if len(tools) == 0 {
+			break
+		}
+		if seen[term] {
+			continue
+		}
+		seen[term] = true
+		kept := tools[:0]
+		for _, t := range tools {
+			if strings.Contains(t.search, term) {
+				kept = append(kept, t)
+			}
+		}
+		tools = kept
+	}
+	return tools
 }
