@@ -103,8 +103,13 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 		if _, err := fmt.Fprintf(g.env.Stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := rep.WriteText(g.env.Stdout); err != nil {
-		return err
+	} else {
+		// The report quotes what the app answered.
+		var text strings.Builder
+		if err := rep.WriteText(&text); err != nil {
+			return err
+		}
+		printf(g.env.Stdout, "%s", termLines(text.String()))
 	}
 	if !rep.OK() {
 		return &exitError{code: ExitFailure, err: silentError{}}
@@ -190,7 +195,7 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 				target, targetID = t, s.ID()
 				mu.Unlock()
 				if !g.json {
-					fmt.Fprintf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
+					printf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
 				}
 				return t, func() { t.Close(); cleanup() }, nil
 			}

@@ -113,15 +113,15 @@ with 'ansight pairing revoke <id>'.`,
 				return nil
 			}
 			if len(inv.Invites) > 0 {
-				tw := newTable(g.env.Stdout)
-				tw.row("INVITE", "APP", tw.paint(colourDefault, "GRANT"), tw.paint(colourDefault, "STATE"), "EXPIRES")
+				tw := newTable(g.env.Stdout).colourBy(2, policyColour).colourBy(3, stateColour)
+				tw.header("INVITE", "APP", "GRANT", "STATE", "EXPIRES")
 				for _, i := range inv.Invites {
 					app := i.AppID
 					if app == "" {
 						app = "*"
 					}
 					grant := string(i.MaxToolPolicy)
-					tw.row(i.ID, app, tw.paint(policyColour(grant), grant), tw.paint(stateColour(i.State), i.State), i.ExpiresAt.Local().Format("2006-01-02 15:04"))
+					tw.row(i.ID, app, grant, i.State, i.ExpiresAt.Local().Format("2006-01-02 15:04"))
 				}
 				tw.flush()
 			}
@@ -129,11 +129,11 @@ with 'ansight pairing revoke <id>'.`,
 				if len(inv.Invites) > 0 {
 					fmt.Fprintln(g.env.Stdout)
 				}
-				tw := newTable(g.env.Stdout)
-				tw.row("PAIRING", "MODE", "APP", "DEVICE", tw.paint(colourDefault, "GRANT"), tw.paint(colourDefault, "STATE"), "EXPIRES")
+				tw := newTable(g.env.Stdout).colourBy(4, policyColour).colourBy(5, stateColour)
+				tw.header("PAIRING", "MODE", "APP", "DEVICE", "GRANT", "STATE", "EXPIRES")
 				for _, gr := range inv.Grants {
 					policy := string(gr.MaxToolPolicy)
-					tw.row(gr.ID, gr.Mode, gr.AppID, gr.DeviceName, tw.paint(policyColour(policy), policy), tw.paint(stateColour(gr.State), gr.State), gr.ExpiresAt.Local().Format("2006-01-02 15:04"))
+					tw.row(gr.ID, gr.Mode, gr.AppID, gr.DeviceName, policy, gr.State, gr.ExpiresAt.Local().Format("2006-01-02 15:04"))
 				}
 				tw.flush()
 			}
@@ -160,9 +160,9 @@ at once, and the app's stored credential is refused from then on.`,
 				return writeJSON(g.env.Stdout, r)
 			}
 			if r.Kind == "invite" {
-				fmt.Fprintf(g.env.Stdout, "revoked invite %s: %d pairing(s) made with it revoked, %d session(s) ended\n", r.ID, len(r.GrantIDs), r.SessionsEnded)
+				printf(g.env.Stdout, "revoked invite %s: %d pairing(s) made with it revoked, %d session(s) ended\n", r.ID, len(r.GrantIDs), r.SessionsEnded)
 			} else {
-				fmt.Fprintf(g.env.Stdout, "revoked pairing %s: %d session(s) ended\n", r.ID, r.SessionsEnded)
+				printf(g.env.Stdout, "revoked pairing %s: %d session(s) ended\n", r.ID, r.SessionsEnded)
 			}
 			return nil
 		},

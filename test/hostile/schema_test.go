@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -49,69 +46,6 @@ func deepValue(depth int) string {
 	return `{"v":` + strings.Repeat(`{"a":`, depth) + `5` + strings.Repeat(`}`, depth) + `}`
 }
 
-// rawApp is an app that answers tool.query with a hand-written catalog, as an SDK other
-// than ours (or a hostile one) may: nothing on its side checks the schemas.
-type rawApp struct {
-	conn   transport.Conn
-	served chan struct{}
-}
-
-func connectRaw(t *testing.T, h *testHost, appID string, entries []wire.ToolEntry) (*rawApp, *host.Session) {
-	t.Helper()
-	id := newIdentity(appID)
-	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
-	res := u.enroll(t, id.enrollment())
-	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
-		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := len(entries)
-	payload, err := wire.Marshal(wire.Catalog{Schema: wire.CatalogSchema, Revision: "sha256:raw", Tools: entries, Count: &count,
-		AvailabilityRevision: "sha256:raw-a", EvaluatedAtUtc: time.Now(), TotalCount: &count, Categories: map[string]int{"raw": count}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &rawApp{conn: conn, served: make(chan struct{})}
-	go func() {
-		defer close(a.served)
-		for {
-			_, msg, err := conn.Read(context.Background())
-			if err != nil {
-				return
-			}
-			env, err := wire.DecodeEnvelope(msg)
-			if err != nil || env.Type != wire.TypeQuery {
-				continue
-			}
-			b, _ := wire.AppendEnvelope(nil, &wire.Envelope{Type: wire.TypeCatalog, ID: wire.ResponseID(env.ID), ReplyTo: env.ID,
-				SessionID: env.SessionID, SentAt: time.Now(), Capability: wire.CapabilityToolExec, Payload: payload})
-			conn.Write(context.Background(), transport.MessageText, b)
-		}
-	}()
-	t.Cleanup(func() {
-		conn.Close(transport.StatusNormalClosure, "")
-		<-a.served
-	})
-	open := pairing.NewControlRequest(pairing.ActionSessionOpen, jsontext.Value(`{"appId":"`+appID+`"}`))
-	b, _ := open.Marshal()
-	if err := conn.Write(context.Background(), transport.MessageText, b); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(waitLimit)
-	for {
-		for _, s := range h.Sessions() {
-			if in := s.Info(); in.AppID == appID && in.Opened && in.State == host.StateConnected {
-				return a, s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the raw app's session never opened")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func rawEntry(id, argumentsSchema string) wire.ToolEntry {
 	return wire.ToolEntry{ID: id, Name: id, Description: "Raw tool " + id + ".", Category: "raw", Policy: wire.PolicyRead,
 		ArgumentsSchema: jsontext.Value(argumentsSchema), DefinitionRevision: "sha256:" + id}
@@ -125,8 +59,8 @@ func rawEntry(id, argumentsSchema string) wire.ToolEntry {
 func TestHostileSchemaAtIntake(t *testing.T) {
 	h := newTestHost(t, func(o *host.Options) { o.Tools.ValidateArguments = true })
 	deep := nestedAlternatives(20)
-	_, sess := connectRaw(t, h, "dev.ansight.rawschema", []wire.ToolEntry{
-		rawEntry("raw.deep", deep), rawEntry("raw.recursive", recursiveAlternatives), rawEntry("raw.fine", `{"type":"object"}`)})
+	_, sess := connectRaw(t, h, rawApp{appID: "dev.ansight.rawschema", tools: []wire.ToolEntry{
+		rawEntry("raw.deep", deep), rawEntry("raw.recursive", recursiveAlternatives), rawEntry("raw.fine", `{"type":"object"}`)}})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	cat, err := sess.Tools().Catalog(ctx)
