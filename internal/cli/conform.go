@@ -103,13 +103,8 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 		if _, err := fmt.Fprintf(g.env.Stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else {
-		// The report quotes what the app answered.
-		var text strings.Builder
-		if err := rep.WriteText(&text); err != nil {
-			return err
-		}
-		printf(g.env.Stdout, "%s", termLines(text.String()))
+	} else if err := writeReport(g.env.Stdout, rep.WriteText); err != nil {
+		return err
 	}
 	if !rep.OK() {
 		return &exitError{code: ExitFailure, err: silentError{}}

@@ -101,3 +101,14 @@ func printf(w io.Writer, format string, args ...any) {
 	}
 	fmt.Fprintf(w, format, args...)
 }
+
+// writeReport writes a multi-line report (a conformance run, a benchmark) that quotes what
+// an app sent, sanitised line by line.
+func writeReport(w io.Writer, write func(io.Writer) error) error {
+	var text strings.Builder
+	if err := write(&text); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, string(termLines(text.String())))
+	return err
+}
