@@ -3,7 +3,6 @@ package hostile
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,8 +43,7 @@ func holdSession(t *testing.T, h *testHost, u *udpClient, id identity) error {
 	if !res.Accepted {
 		t.Fatalf("enrollment refused: %s", res.Reason)
 	}
-	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
-		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
+	conn, err := h.upgrade(res)
 	if err != nil {
 		return err
 	}

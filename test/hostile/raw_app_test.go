@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
@@ -35,16 +34,7 @@ func connectRaw(t *testing.T, h *testHost, a rawApp) (transport.Conn, *host.Sess
 	if a.deviceName != "" {
 		req.DeviceName = a.deviceName
 	}
-	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
-	res := u.enroll(t, req)
-	if !res.Accepted {
-		t.Fatalf("enrollment refused: %s", res.Reason)
-	}
-	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
-		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := h.enrollAndUpgrade(t, req)
 	count := len(a.tools)
 	catalog, err := wire.Marshal(wire.Catalog{Schema: wire.CatalogSchema, Revision: "sha256:raw", Tools: a.tools, Count: &count,
 		AvailabilityRevision: "sha256:raw-a", EvaluatedAtUtc: time.Now(), TotalCount: &count, Categories: map[string]int{"raw": count}})
