@@ -270,3 +270,32 @@ func readAsync(conn transport.Conn) <-chan error {
 	}()
 	return ch
 }
+
+// TestRevokeInvite: revoking a used invite revokes the grants made with it, ends their
+// sessions and says so.
+func TestRevokeInvite(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	a := newApp("com.example.app")
+	conn := h.dial(t, h.enroll(t, a.invite(inv.ID, doc.Invite.Enrollment.AccessToken)))
+	readErr := readAsync(conn)
+	sess := h.sessionFor(t, a.appID)
+	rev, err := h.Revoke(inv.ID)
+	if err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 1 || rev.Sessions != 1 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	if err := <-readErr; closeCode(err) != transport.StatusNormalClosure {
+		t.Fatalf("after revocation: %v", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
+		t.Fatalf("grants after revoking the invite: %+v", g)
+	}
+	if r := h.enroll(t, a.invite(inv.ID, doc.Invite.Enrollment.AccessToken)); r.Reason != pairing.ReasonRegistrationExpired {
+		t.Fatalf("after revoke: %s", r.Reason)
+	}
+}
