@@ -91,9 +91,17 @@ type filter struct {
 	policy         wire.Policy
 	policySet      bool // a policy was given; an unknown one matches nothing
 	executableOnly bool
-	text           string // query and feature, normalized: the terms are its fields
-	limit          int
+	// text is query and feature, normalized: the terms are its fields. terms holds them
+	// when they are few (at most fewTerms distinct ones); many says there are more.
+	text  string
+	terms []string
+	many  bool
+	limit int
 }
+
+// fewTerms is the most distinct terms matched tool by tool; a longer text is matched term
+// by term (matchText), so that its length costs linear time.
+const fewTerms = 32
 
 func newFilter(q *wire.Query) filter {
 	f := filter{executableOnly: q.ExecutableOnly, limit: q.Limit}
@@ -113,6 +121,15 @@ func newFilter(q *wire.Query) filter {
 	}
 	if q.Query != "" || q.Feature != "" {
 		f.text = normalizeText(q.Query + " " + q.Feature)
+		for term := range strings.FieldsSeq(f.text) {
+			if !slices.Contains(f.terms, term) {
+				if len(f.terms) == fewTerms {
+					f.terms, f.many = nil, true
+					break
+				}
+				f.terms = append(f.terms, term)
+			}
+		}
 	}
 	if f.limit == 0 {
 		f.limit = q.MaxResults
@@ -144,12 +161,13 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 	f := newFilter(q)
 	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
 
-	// Select, and size the answer on the way so that it is written into one buffer. Without
-	// text, selection stops at the limit; with text, the terms narrow the whole selection
-	// first (matchText), then the limit applies.
+	// Select, and size the answer on the way so that it is written into one buffer. With
+	// few terms, each tool is matched against all of them and selection stops at the limit;
+	// with many, the terms narrow the whole selection first (matchText), then the limit
+	// applies.
 	var selected []*Tool
 	for _, t := range s.candidates(&f) {
-		if f.text == "" && len(selected) == f.limit {
+		if !f.many && len(selected) == f.limit {
 			break
 		}
 		if f.policySet && t.Def.Policy != f.policy {
@@ -160,12 +178,15 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 				continue
 			}
 		}
+		if !f.many && !matchesTerms(t.search, f.terms) {
+			continue
+		}
 		if selected == nil {
 			selected = make([]*Tool, 0, min(f.limit, len(s.visible)))
 		}
 		selected = append(selected, t)
 	}
-	if f.text != "" {
+	if f.many {
 		selected = matchText(selected, f.text)
 		selected = selected[:min(len(selected), f.limit)]
 	}
@@ -237,11 +258,12 @@ func matchesTerms(search string, terms []string) bool {
 }
 
 // matchText keeps the tools whose search text contains every term of the normalized text
-// (spec §2: terms are AND-ed), in place. Terms are taken one at a time, each distinct one
-// once, against the tools still kept, and the scan stops as soon as none is left: a term
-// list of any length costs one pass over it plus, per distinct term that still matches
-// something, one look at each tool kept. What is remembered (the terms seen) is bounded
-// by the kept tools' own text, not by the query's length.
+// (spec §2: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
+// Terms are taken one at a time, each distinct one once, against the tools still kept,
+// and the scan stops as soon as none is left: a term list of any length costs one pass
+// over it plus, per distinct term that still matches something, one look at each tool
+// kept. What is remembered (the terms seen) is bounded by the kept tools' own text, not by
+// the query's length.
 func matchText(tools []*Tool, text string) []*Tool {
 	seen := make(map[string]bool)
 	for term := range strings.FieldsSeq(text) {
