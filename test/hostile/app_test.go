@@ -315,7 +315,7 @@ var appCases = []struct {
 	{"AfterTreeArgumentsString", echoAfter(`{"visualTreeArguments":"all"}`), false, rejected(payloadInvalid)},
 	// The contract names two evidences: a longer include list is refused before it is held
 	// in memory, even when it arrives compressed (6 million names, 42 MB inflated).
-	{"AfterIncludeHuge", req(wire.TypeCall, wrapped(`{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"include":[`+strings.Repeat(`"tree",`, 6000000)+`"tree"]}}`)), false, rejected(payloadInvalid)},
+	{"AfterIncludeHuge", req(wire.TypeCall, wrapped(`{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"include":[`, `"tree",`, 6000000, `"tree"]}}`)), false, rejected(payloadInvalid)},
 
 	// tool.query payloads: the spec reads them leniently (a non-object payload is {}, an
 	// unknown detail is full, members of the wrong type are ignored): answered with the
@@ -360,14 +360,24 @@ func distinct(n int, format, sep string) string {
 	return b.String()
 }
 
-// wrapped is payload in the gzip-base64-json wrapper, as a large request may arrive.
-func wrapped(payload string) string {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write([]byte(payload))
-	zw.Close()
+// wrapped is the payload prefix + unit×n + suffix in the gzip-base64-json wrapper, as a
+// large request may arrive. The gzip stream is members (which readers concatenate): the
+// prefix, one member of 100,000 units repeated, the suffix; so that a payload of tens of
+// megabytes costs little to make.
+func wrapped(prefix, unit string, n int, suffix string) string {
+	member := func(s string) []byte {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write([]byte(s))
+		zw.Close()
+		return z.Bytes()
+	}
+	const per = 100000
+	data := member(prefix)
+	data = append(data, bytes.Repeat(member(strings.Repeat(unit, per)), n/per)...)
+	data = append(data, member(strings.Repeat(unit, n%per)+suffix)...)
 	return fmt.Sprintf(`{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":%d,"compressedByteCount":%d,"data":%q}`,
-		len(payload), z.Len(), base64.StdEncoding.EncodeToString(z.Bytes()))
+		len(prefix)+n*len(unit)+len(suffix), len(data), base64.StdEncoding.EncodeToString(data))
 }
 
 func asftFrame(f wire.Frame) []byte {
