@@ -75,7 +75,10 @@ type Options struct {
 	// MaxMessageBytes bounds one WebSocket message, text or binary
 	// (transport.DefaultReadLimit). A larger message closes the connection with 1009.
 	MaxMessageBytes int64
-	// MaxSessions bounds connected sessions (DefaultMaxSessions); upgrades beyond get 503.
+	// MaxSessions bounds connected sessions (DefaultMaxSessions). One grant holds at most
+	// 4; when the table is full, a newcomer displaces the oldest session of the app id
+	// holding the most, if that app holds two more than the newcomer's (see budget.go);
+	// otherwise the upgrade gets 503.
 	MaxSessions int
 	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens). An enrollment
 	// beyond drops the oldest unused token (and a grant's fifth drops that grant's
