@@ -82,3 +82,23 @@ func BenchmarkValidateTreeStd(b *testing.B) {
 		s.Validate(inst)
 	}
 }
+
+// BenchmarkBudgetWalk is the budget walk alone, on the value of BenchmarkValidateTreeStd
+// (decoded once): what the validation budget adds to the general validator's path.
+func BenchmarkBudgetWalk(b *testing.B) {
+	s, err := CompileSchema(treeSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, values, err := decodeAny(treeInstance())
+	if err != nil {
+		b.Fatal(err)
+	}
+	budget := validationBudgetBase + validationBudgetPerValue*values
+	b.ReportAllocs()
+	for b.Loop() {
+		if !s.graph.fits(v, budget) {
+			b.Fatal("over budget")
+		}
+	}
+}
