@@ -204,17 +204,20 @@ func (s *Server) Revoke(id string) (Revocation, error) {
 	s.mu.Lock()
 	rev := Revocation{ID: id, Kind: RevokedInvite}
 	var grants []*grantRecord
-	if s.store.removeInvite(id) {
-		for _, g := range s.store.data.Grants {
-			if g.Mode == GrantInvite && g.ConfigID == id {
-				grants = append(grants, g)
-			}
+	for _, g := range s.store.data.Grants {
+		if g.Mode == GrantInvite && g.ConfigID == id {
+			grants = append(grants, g)
 		}
-	} else if g := s.store.grantByID(id); g != nil {
+	}
+	// The invite itself may be gone (pruned a week after it expired) while its grants
+	// live on: they are revoked by its id all the same.
+	if !s.store.removeInvite(id) && len(grants) == 0 {
+		g := s.store.grantByID(id)
+		if g == nil {
+			s.mu.Unlock()
+			return Revocation{}, ErrNotFound
+		}
 		rev.Kind, grants = RevokedGrant, []*grantRecord{g}
-	} else {
-		s.mu.Unlock()
-		return Revocation{}, ErrNotFound
 	}
 	revoked := make(map[string]bool, len(grants))
 	for _, g := range grants {
