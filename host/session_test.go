@@ -299,3 +299,26 @@ func TestRevokeInvite(t *testing.T) {
 		t.Fatalf("after revoke: %s", r.Reason)
 	}
 }
+
+// TestRevokePrunedInvite: an invite pruned from the store can still be revoked by its id:
+// the grants made with it are.
+func TestRevokePrunedInvite(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	if r := h.enroll(t, newApp("com.example.app").invite(inv.ID, doc.Invite.Enrollment.AccessToken)); !r.Accepted {
+		t.Fatal(r.Reason)
+	}
+	h.mu.Lock()
+	h.store.removeInvite(inv.ID) // as prune does a week after the invite expired
+	h.mu.Unlock()
+	if rev, err := h.Revoke(inv.ID); err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 1 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
+		t.Fatalf("grants: %+v", g)
+	}
+}
