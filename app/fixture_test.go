@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -435,14 +434,3 @@ var _ io.ReadCloser = (*failingReader)(nil)
 
 // itoa is strconv.Itoa, short.
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// lines splits non-empty lines.
-func lines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
