@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -16,7 +17,7 @@ import (
 // artifactApp registers test.artifact, whose behaviour the test sets per call.
 func artifactApp(t *testing.T, h Handler) *App {
 	t.Helper()
-	a := New(Options{IDs: counterIDs()})
+	a := New(Options{IDs: transcript.CountingIDs()})
 	d := def("test.artifact", "Artifact", "test", wire.PolicyRead)
 	d.ArgumentsSchema = []byte(`{"type":"object"}`)
 	d.ResultSchema = []byte(`{"type":"object","additionalProperties":true}`)

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -216,4 +218,40 @@ func Lines(s string) []string {
 		}
 	}
 	return out
+}
+
+// Recorder is an app.MessageWriter that keeps every message written to it.
+type Recorder struct {
+	mu   sync.Mutex
+	msgs []Message
+}
+
+// Write records a copy of data.
+func (r *Recorder) Write(_ context.Context, typ transport.MessageType, data []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, Message{Type: typ, Data: bytes.Clone(data)})
+	return nil
+}
+
+// Take returns the messages recorded since the last Take.
+func (r *Recorder) Take() []Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.msgs
+	r.msgs = nil
+	return m
+}
+
+// CountingIDs returns an id source (app.Options.IDs, ui.Options.IDs) that counts in 32
+// hex digits, 00…01, 00…02, …: transcripts stay reproducible.
+func CountingIDs() func() string {
+	var mu sync.Mutex
+	n := 0
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("%032x", n)
+	}
 }
