@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -451,7 +452,7 @@ type screenshotResult struct {
 }
 
 // sendFunc hands an artifact to the runtime for streaming after the response.
-type sendFunc func(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor
+type sendFunc func(name, mimeType string, size int64, r io.Reader, opts ...app.ArtifactOption) wire.TransferDescriptor
 
 func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFunc) (*screenshotResult, error) {
 	format := a.Format
