@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -35,6 +36,10 @@ type Call struct {
 	transfers []*transfer
 	finished  bool // the outcome is settled: later artifacts are dropped at once
 }
+
+// Now returns the time on the app's clock (Options.Clock): results that carry a capture
+// time use it, so that tests pinning the clock get reproducible results.
+func (c *Call) Now() time.Time { return c.app.clock() }
 
 // SetMessage sets the optional human-readable message of a successful result.
 func (c *Call) SetMessage(msg string) {
