@@ -3,7 +3,9 @@ package files_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -157,6 +159,55 @@ func TestRegisterArtifacts(t *testing.T) {
 	} {
 		if err := files.RegisterArtifacts(app.New(app.Options{}), ps...); err == nil {
 			t.Errorf("%s: registered", name)
+		}
+	}
+}
+
+// officialHostTransfers applies the official host's rule for registering ASFT transfers
+// (BinaryToolArtifactTransferManager): a "result" object that is itself the descriptor
+// (deliveryMode websocket_binary, wireProtocol ansight.file-transfer.v1) of a tool in
+// {ui.get_screenshot, artifacts.request, files.begin_binary_download}, the tool id read
+// from the object holding the result. Frames of any other transfer are dropped.
+func officialHostTransfers(t *testing.T, payload []byte) []string {
+	t.Helper()
+	var p struct {
+		ToolID string `json:"toolId"`
+		Result struct {
+			DeliveryMode string `json:"deliveryMode"`
+			WireProtocol string `json:"wireProtocol"`
+			TransferID   string `json:"transferId"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil { // lenient, like the official host
+		t.Fatal(err)
+	}
+	switch p.ToolID {
+	case "ui.get_screenshot", "artifacts.request", "files.begin_binary_download":
+		if p.Result.DeliveryMode == "websocket_binary" && p.Result.WireProtocol == "ansight.file-transfer.v1" {
+			return []string{p.Result.TransferID}
+		}
+	}
+	return nil
+}
+
+func TestTheOfficialHostRegistersTheTransfers(t *testing.T) {
+	s := newSandbox(t)
+	a := app.New(app.Options{})
+	if err := files.Register(a, s.options()); err != nil {
+		t.Fatal(err)
+	}
+	if err := files.RegisterArtifacts(a, exportProvider(new(atomic.Int32))); err != nil {
+		t.Fatal(err)
+	}
+	h := apptest.New(t, a)
+	for _, c := range []struct{ tool, args string }{
+		{files.BeginBinaryDownloadToolID, `{"root":"docs","path":"readme.md"}`},
+		{files.RequestArtifactToolID, `{"providerId":"notes.export","artifactId":"all-notes"}`},
+	} {
+		r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, c.tool, c.args))
+		ids := officialHostTransfers(t, r.Payload)
+		if len(ids) != 1 || len(r.Artifacts) != 1 || r.Artifacts[ids[0]] == nil {
+			t.Errorf("%s: the official host registers %v; the app sent %d transfers", c.tool, ids, len(r.Artifacts))
 		}
 	}
 }
