@@ -3,7 +3,6 @@ package files_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -14,8 +13,6 @@ import (
 	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/internal/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected output of the transcripts in testdata/transcripts")
 
 // The transcripts in testdata/transcripts replay the official host's exact requests for the
 // file and artifact tools — `app push-file` (AppFilePush's argument order, root last),
@@ -42,7 +39,7 @@ func unpin(s string) string {
 }
 
 func TestTranscripts(t *testing.T) {
-	transcript.Check(t, "testdata/transcripts/*.txtar", *update, func(t *testing.T, ar transcript.Archive) []string {
+	transcript.Check(t, "testdata/transcripts/*.txtar", func(t *testing.T, ar transcript.Archive) []string {
 		s := newSandbox(t)
 		a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()})
 		if err := files.Register(a, s.options()); err != nil {
@@ -51,23 +48,11 @@ func TestTranscripts(t *testing.T) {
 		if err := files.RegisterArtifacts(a, exportProvider(new(atomic.Int32))); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]string, len(ar.Files))
-		var last []transcript.Message
-		for i, sec := range ar.Files {
-			switch sec.Name {
-			case "send":
-				msg := bytes.ReplaceAll(bytes.TrimSpace(sec.Data), []byte("$SANDBOX"), []byte(s.dir))
-				var rec transcript.Recorder
-				if ok, err := a.Handle(context.Background(), msg, &rec); !ok || err != nil {
-					t.Fatalf("section %d: Handle = %v, %v", i, ok, err)
-				}
-				last = rec.Take()
-			case "expect":
-				got[i] = unpin(strings.ReplaceAll(transcript.Render(t, last), s.dir, "$SANDBOX"))
-			default:
-				t.Fatalf("unknown section %q", sec.Name)
-			}
-		}
-		return got
+		return transcript.Replayer{
+			Handle: func(msg []byte, rec *transcript.Recorder) (bool, error) {
+				return a.Handle(context.Background(), bytes.ReplaceAll(msg, []byte("$SANDBOX"), []byte(s.dir)), rec)
+			},
+			Fix: func(rendered string) string { return unpin(strings.ReplaceAll(rendered, s.dir, "$SANDBOX")) },
+		}.Replay(t, ar)
 	})
 }

@@ -1,19 +1,14 @@
 package ui_test
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/internal/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected output of the transcripts in testdata/transcripts")
 
 // The transcripts in testdata/transcripts replay requests exactly as the official host
 // writes them (envelope with null replyTo, its ansight.call.<guid> ids, a +00:00 sentAt,
@@ -25,12 +20,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of the tran
 //
 // go test ./app/ui -run TestTranscripts -update rewrites the expect sections.
 func TestTranscripts(t *testing.T) {
-	transcript.Check(t, "testdata/transcripts/*.txtar", *update, func(t *testing.T, ar transcript.Archive) []string {
-		var got []string
-		// synctest: ui.wait's polls pass in fake time, so elapsedMilliseconds is exact.
-		synctest.Test(t, func(t *testing.T) { got = replay(t, ar) })
-		return got
-	})
+	transcript.Check(t, "testdata/transcripts/*.txtar", replay)
 }
 
 func replay(t *testing.T, ar transcript.Archive) []string {
@@ -38,21 +28,9 @@ func replay(t *testing.T, ar transcript.Archive) []string {
 	if err := ui.Register(a, &fakeScreen{}, ui.Options{Now: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()}); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]string, len(ar.Files))
-	var last []transcript.Message
-	for i, sec := range ar.Files {
-		switch sec.Name {
-		case "send":
-			var rec transcript.Recorder
-			if ok, err := a.Handle(context.Background(), bytes.TrimSpace(sec.Data), &rec); !ok || err != nil {
-				t.Fatalf("section %d: Handle = %v, %v", i, ok, err)
-			}
-			last = rec.Take()
-		case "expect":
-			got[i] = transcript.Render(t, last)
-		default:
-			t.Fatalf("unknown section %q", sec.Name)
-		}
-	}
-	return got
+	return transcript.Replayer{
+		Handle: func(msg []byte, rec *transcript.Recorder) (bool, error) {
+			return a.Handle(context.Background(), msg, rec)
+		},
+	}.Replay(t, ar)
 }

@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -58,14 +60,19 @@ func marker(line []byte) (string, bool) {
 	return strings.TrimSpace(s[3 : len(s)-3]), true
 }
 
+// update is the -update flag of every test binary that runs transcripts.
+var update = flag.Bool("update", false, "rewrite the expect sections of the transcripts instead of comparing them")
+
 // Replay runs one archive and returns, for each section index holding an "expect"
 // section, the rendered answers to the sends before it.
 type Replay func(t *testing.T, ar Archive) []string
 
 // Check replays every archive matching pattern (a filepath.Glob pattern) in a subtest
-// named after the file, and compares each expect section with what replay rendered. With
-// update set it rewrites the expect sections instead.
-func Check(t *testing.T, pattern string, update bool, replay Replay) {
+// named after the file, and compares each expect section with what replay rendered; with
+// -update it rewrites the expect sections instead. replay runs in a synctest bubble: the
+// delays an app takes (after.delayMilliseconds, ui.wait's polls) pass in fake time, so
+// elapsed times in answers are exact.
+func Check(t *testing.T, pattern string, replay Replay) {
 	t.Helper()
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
@@ -78,11 +85,12 @@ func Check(t *testing.T, pattern string, update bool, replay Replay) {
 				t.Fatal(err)
 			}
 			ar := Parse(data)
-			got := replay(t, ar)
+			var got []string
+			synctest.Test(t, func(t *testing.T) { got = replay(t, ar) })
 			if len(got) != len(ar.Files) {
 				t.Fatalf("replay rendered %d sections for %d", len(got), len(ar.Files))
 			}
-			if update {
+			if *update {
 				out := ar.Comment
 				for i, sec := range ar.Files {
 					out = append(out, "-- "+sec.Name+" --\n"...)
@@ -254,4 +262,51 @@ func CountingIDs() func() string {
 		n++
 		return fmt.Sprintf("%032x", n)
 	}
+}
+
+// Replayer replays an archive's sections against an app under test.
+type Replayer struct {
+	// Handle passes one sent message (trimmed) to the app, whose answers go to rec; it
+	// reports whether the app claimed the message (app.App.Handle's contract).
+	Handle func(msg []byte, rec *Recorder) (claimed bool, err error)
+	// Setup runs one line of a setup section; nil refuses setup sections.
+	Setup func(line string)
+	// Fix rewrites a rendered expect section (machine-specific paths, times); nil keeps it.
+	Fix func(rendered string) string
+}
+
+// Replay runs the sections of ar in order and returns, for each expect section (by
+// index), the rendered answers to the send before it. A message the app does not claim is
+// rendered "(not a tool request)".
+func (r Replayer) Replay(t testing.TB, ar Archive) []string {
+	t.Helper()
+	got := make([]string, len(ar.Files))
+	var last []Message
+	for i, sec := range ar.Files {
+		switch {
+		case sec.Name == "setup" && r.Setup != nil:
+			for _, l := range Lines(string(sec.Data)) {
+				r.Setup(l)
+			}
+		case sec.Name == "send":
+			var rec Recorder
+			claimed, err := r.Handle(bytes.TrimSpace(sec.Data), &rec)
+			if err != nil {
+				t.Fatalf("section %d: Handle: %v", i, err)
+			}
+			last = rec.Take()
+			if !claimed {
+				last = append(last, Message{Data: []byte("(not a tool request)")})
+			}
+		case sec.Name == "expect":
+			got[i] = Render(t, last)
+			if r.Fix != nil {
+				got[i] = r.Fix(got[i])
+			}
+			last = nil
+		default:
+			t.Fatalf("unknown section %q", sec.Name)
+		}
+	}
+	return got
 }
