@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
@@ -53,7 +54,7 @@ func chunkBytes(p *int) int { return clamp(p, app.ChunkSize, app.MinChunkSize, a
 // download runs files.begin_binary_download: the file is opened now (through the root, so
 // it cannot be outside it) and streamed after the result.
 func (t *tree) download(ctx context.Context, c *app.Call, a downloadArgs) (*downloadResult, error) {
-	g, err := t.resolve(str(a.Root), a.Path, isFile)
+	g, err := t.resolve(str(a.Root), strings.TrimSpace(a.Path), isFile)
 	if err != nil {
 		return nil, toolFailure(CodeDownloadFailed, g, err)
 	}

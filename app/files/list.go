@@ -2,6 +2,8 @@ package files
 
 import (
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +21,11 @@ const (
 	defaultRecursiveDepth = 5
 	maxRecursiveDepth     = 16
 )
+
+// maxDirEntries bounds what one directory read keeps in memory: a listing of a directory
+// with more entries covers the first ones read and says it is truncated. A variable for
+// tests.
+var maxDirEntries = 100_000
 
 type listArgs struct {
 	Root          *string `json:"root,omitzero" jsonschema:"the root's alias (default: the root that holds path, else the first)"`
@@ -91,7 +98,8 @@ func (t *tree) list(ctx context.Context, c *app.Call, a listArgs) (*listResult, 
 		}
 		d := queue[0]
 		queue = queue[1:]
-		children, err := readDir(r, d.rel)
+		children, more, err := readDir(r, d.rel)
+		res.Truncated = res.Truncated || more
 		if err != nil {
 			if d.rel == g.rel {
 				return nil, toolFailure(CodeListFailed, g, fsFailure(g, err))
@@ -124,17 +132,29 @@ type child struct {
 }
 
 // readDir returns the entries of the directory rel of r, subdirectories first, each group
-// by name. Symbolic links are replaced by what they point to; links that leave the root or
-// dangle are left out.
-func readDir(r *os.Root, rel string) ([]child, error) {
+// by name, and whether it left entries out (more than maxDirEntries). Symbolic links are
+// replaced by what they point to; links that leave the root or dangle are left out.
+func readDir(r *os.Root, rel string) (_ []child, more bool, _ error) {
 	f, err := r.Open(rel)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	des, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, err
+	var des []fs.DirEntry
+	for len(des) < maxDirEntries {
+		batch, err := f.ReadDir(min(1024, maxDirEntries-len(des)))
+		des = append(des, batch...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	if len(des) == maxDirEntries {
+		if next, _ := f.ReadDir(1); len(next) > 0 {
+			more = true
+		}
 	}
 	out := make([]child, 0, len(des))
 	for _, de := range des {
@@ -158,7 +178,7 @@ func readDir(r *os.Root, rel string) ([]child, error) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	return out, nil
+	return out, more, nil
 }
 
 func describeEntry(g target, fi fs.FileInfo) entry {

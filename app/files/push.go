@@ -37,8 +37,8 @@ type pushResult struct {
 // file is created exclusively, a replaced one is written aside and renamed over the old
 // one, so a failed push never leaves a partial file under the destination name.
 func (t *tree) push(ctx context.Context, c *app.Call, a pushArgs) (*pushResult, error) {
-	dirArg := a.DirectoryPath
-	if strings.TrimSpace(dirArg) == "" {
+	dirArg := strings.TrimSpace(a.DirectoryPath)
+	if dirArg == "" {
 		dirArg = "." // the official host sends the remote directory it is given, possibly "."
 	}
 	g, err := t.resolve(str(a.Root), dirArg, isDir)

@@ -1,6 +1,8 @@
 package files
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,4 +39,30 @@ func FuzzResolve(f *testing.F) {
 			t2.Fatalf("resolve(%q, %q) = %s, outside %s", rootArg, pathArg, abs, g.root.Path)
 		}
 	})
+}
+
+// A directory with more entries than maxDirEntries is read up to the bound, and says so.
+func TestReadDirBound(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer func(n int) { maxDirEntries = n }(maxDirEntries)
+	for _, tt := range []struct {
+		bound, want int
+		more        bool
+	}{{3, 3, true}, {5, 5, false}, {6, 5, false}} {
+		maxDirEntries = tt.bound
+		children, more, err := readDir(r, ".")
+		if err != nil || len(children) != tt.want || more != tt.more {
+			t.Errorf("bound %d: %d entries, more %v, %v", tt.bound, len(children), more, err)
+		}
+	}
 }
