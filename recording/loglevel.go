@@ -32,9 +32,10 @@ func detectLevel(line string) Level {
 		l, _ := ParseLevel(head[:1])
 		return l
 	}
-	// The first three words: a level may follow a date and a time.
+	// A level word at the start, or after words that carry digits (a date, a time, a
+	// process id): "WARN x", "2026-01-02 10:00:00.123 DEBUG x".
 	rest := head
-	for range 3 {
+	for range 4 {
 		rest = strings.TrimLeft(rest, " \t")
 		w := word(strings.TrimLeft(rest, "[<("))
 		if len(w) > 1 { // single letters only count in the logcat form
@@ -43,7 +44,7 @@ func detectLevel(line string) Level {
 			}
 		}
 		i := strings.IndexAny(rest, " \t")
-		if i < 0 {
+		if i < 0 || !strings.ContainsAny(rest[:i], "0123456789") {
 			break
 		}
 		rest = rest[i:]

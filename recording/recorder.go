@@ -137,6 +137,7 @@ type item struct {
 	message string
 	event   string
 	traffic tools.TrafficEvent
+	barrier chan struct{} // opBarrier: closed once everything queued before it is stored
 }
 
 type itemOp uint8
@@ -146,6 +147,7 @@ const (
 	opControl
 	opSession
 	opTraffic
+	opBarrier
 )
 
 // Open opens (creating when missing) the recordings in opts.Dir and starts the writer.
@@ -288,6 +290,26 @@ func (r *Recorder) RecordSession(sessionID, event string, at time.Time, info []b
 // tools.Options.OnTraffic). Never dropped.
 func (r *Recorder) RecordTraffic(ev tools.TrafficEvent) {
 	r.enqueue(item{session: ev.SessionID, arrival: ev.At, op: opTraffic, traffic: ev, must: true})
+}
+
+// Flush waits until everything queued before the call is stored (and the budgets
+// applied), or ctx ends.
+func (r *Recorder) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.queue = append(r.queue, item{op: opBarrier, must: true, barrier: done})
+	r.mu.Unlock()
+	r.signal()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Recorded reports whether a recording with this id exists (or is being written): a host

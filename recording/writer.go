@@ -85,11 +85,20 @@ type sessionUpdate struct {
 // intake must go on.
 func (r *Recorder) writeBatch(batch []item) {
 	var entries []pendingEntry
+	var barriers []chan struct{}
+	defer func() {
+		for _, b := range barriers {
+			close(b)
+		}
+	}()
 	updates := map[string]*sessionUpdate{}
 	for i := range batch {
 		it := &batch[i]
 		var es []entry
 		switch it.op {
+		case opBarrier:
+			barriers = append(barriers, it.barrier)
+			continue
 		case opMessage:
 			if it.typ == transport.MessageBinary {
 				es = r.parser.binary(it.data, it.arrival)
@@ -150,6 +159,9 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	// Session rows first: every record's session exists, spans cover the batch.
 	spans := map[string][2]time.Time{}
 	for _, e := range entries {
+		if e.session == "" {
+			continue
+		}
 		s, ok := spans[e.session]
 		if !ok || e.arrival.Before(s[0]) {
 			s[0] = e.arrival
