@@ -2,62 +2,28 @@ package recording
 
 import (
 	"fmt"
-	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/redact"
 )
 
 // NetworkSchema is the schema of the request record CLIENT_NETWORK_REQUEST carries.
 const NetworkSchema = "ansight.network-request.v1"
 
 // Redacted replaces a sensitive value.
-const Redacted = "<redacted>"
+const Redacted = redact.Value
 
 // Bounds of a network record, as the official SDKs apply them before sending.
 const (
 	maxHeaders         = 128
 	maxHeaderName      = 256
 	maxHeaderValue     = 4096
-	maxURL             = 16384
 	maxErrorMessage    = 4096
 	maxBodyBytes       = 64 << 10
 	maxNetworkShortStr = 512
 )
-
-// sensitiveHeaders are header names whose values are never stored (compared in lower case).
-var sensitiveHeaders = set("authorization", "cookie", "proxy-authorization", "set-cookie", "x-api-key", "x-auth-token")
-
-// sensitiveQuery are query parameter names whose values are never stored.
-var sensitiveQuery = set("access_token", "accesskey", "access_key", "api_key", "apikey", "auth", "authorization",
-	"client_secret", "code", "credential", "credentials", "id_token", "jwt", "key", "password", "passwd",
-	"refresh_token", "sas", "sastoken", "secret", "secret_key", "security_token", "session_token", "sig",
-	"signature", "token")
-
-// Signed-URL schemes: when a URL carries the scheme's signature parameter, every parameter
-// of the scheme is redacted (an Azure SAS's expiry and permissions identify the grant).
-var (
-	azureFingerprint = set("se", "skoid", "sp", "sr", "srt", "ss", "sv")
-	azureQuery       = set("epk", "erk", "rscc", "rscd", "rsce", "rscl", "rsct", "saoid", "scid", "se", "sig", "si",
-		"sip", "ske", "skoid", "sks", "skt", "sktid", "skv", "snapshot", "sp", "spk", "spr", "sr", "srk", "srt", "ss",
-		"st", "suoid", "tn", "versionid", "sv")
-)
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-// sensitiveText finds "name=value" and "name": "value" pairs of sensitive names in free
-// text (error messages, text bodies).
-var sensitiveText = regexp.MustCompile(`(?i)(access_token|accesskey|access_key|api_key|apikey|auth|authorization|client_secret|code|credential|credentials|id_token|jwt|key|password|passwd|refresh_token|sas|sastoken|secret|secret_key|security_token|session_token|sig|signature|token)(["']?\s*[:=]\s*["']?)([^&\s,;}"']+)`)
-
-// urlInText finds URLs in free text.
-var urlInText = regexp.MustCompile(`(?i)https?://[^\s"'<>]+`)
 
 // sanitizeNetwork redacts a request record's secrets and bounds its sizes, keeping every
 // other member as sent: sensitive header values, URL user information, sensitive query
@@ -76,7 +42,7 @@ func sanitizeNetwork(req object, keepRaw bool) object {
 		switch m.name {
 		case "url":
 			if s, ok := str(v); ok {
-				v = quoted(sanitizeURL(s))
+				v = quoted(redact.URL(s))
 			}
 		case "method":
 			if s, ok := str(v); ok {
@@ -86,7 +52,7 @@ func sanitizeNetwork(req object, keepRaw bool) object {
 			v = sanitizeHeaders(v)
 		case "errorMessage":
 			if s, ok := str(v); ok {
-				v = quoted(clip(sanitizeFreeText(s), maxErrorMessage))
+				v = quoted(clip(redact.Text(s), maxErrorMessage))
 			}
 		case "requestBody", "responseBody":
 			v = sanitizeBody(v)
@@ -124,7 +90,7 @@ func sanitizeHeaders(v jsontext.Value) jsontext.Value {
 				continue
 			}
 			h = h.set("name", quoted(clip(name, maxHeaderName)))
-			if sensitiveHeaders[lower(name)] {
+			if redact.SensitiveHeader(name) {
 				h = h.set("value", quoted(Redacted))
 			} else if s, ok := str(h.get("value")); ok && len(s) > maxHeaderValue {
 				h = h.set("value", quoted(clip(s, maxHeaderValue)))
@@ -145,7 +111,7 @@ func sanitizeHeaders(v jsontext.Value) jsontext.Value {
 			h = h[:maxHeaders]
 		}
 		for i := range h {
-			if sensitiveHeaders[lower(h[i].name)] {
+			if redact.SensitiveHeader(h[i].name) {
 				h[i].value = quoted(Redacted)
 			}
 		}
@@ -167,113 +133,13 @@ func sanitizeBody(v jsontext.Value) jsontext.Value {
 		return b.encode()
 	}
 	if lower(enc) != "base64" {
-		data = sanitizeFreeText(data)
+		data = redact.Text(data)
 	}
 	if len(data) > maxBodyBytes*4/3+4 {
 		data = clip(data, maxBodyBytes)
 		b = b.set("truncated", jsontext.Value("true"))
 	}
 	return b.set("data", quoted(data)).encode()
-}
-
-// sanitizeFreeText redacts sensitive name=value pairs and the URLs in text.
-func sanitizeFreeText(s string) string {
-	s = sensitiveText.ReplaceAllString(s, "${1}${2}"+Redacted)
-	return urlInText.ReplaceAllStringFunc(s, sanitizeURL)
-}
-
-// sanitizeURL redacts user information and sensitive query values, keeping the URL's
-// text otherwise as it was (no re-encoding of what is kept).
-func sanitizeURL(s string) string {
-	s = clip(strings.TrimSpace(s), maxURL)
-	if s == "" {
-		return "<unknown>"
-	}
-	if i := strings.Index(s, "://"); i >= 0 {
-		rest := s[i+3:]
-		end := strings.IndexAny(rest, "/?#")
-		if end < 0 {
-			end = len(rest)
-		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			s = s[:i+3] + Redacted + rest[at:]
-		}
-	}
-	q := strings.IndexByte(s, '?')
-	if q < 0 {
-		return s
-	}
-	query, frag := s[q+1:], ""
-	if h := strings.IndexByte(query, '#'); h >= 0 {
-		query, frag = query[:h], query[h:]
-	}
-	return s[:q+1] + sanitizeQuery(query) + frag
-}
-
-// sanitizeQuery redacts sensitive parameters of a raw query string.
-func sanitizeQuery(query string) string {
-	if query == "" {
-		return ""
-	}
-	pairs := strings.Split(query, "&")
-	names := make(map[string]bool, len(pairs))
-	for _, p := range pairs {
-		names[queryName(p)] = true
-	}
-	has := func(ns ...string) bool {
-		for _, n := range ns {
-			if names[n] {
-				return true
-			}
-		}
-		return false
-	}
-	azure := names["sig"] && anyIn(names, azureFingerprint)
-	aws := names["x-amz-signature"]
-	google := names["x-goog-signature"]
-	cloudFront := names["signature"] && has("key-pair-id", "policy", "expires")
-	legacyGoogle := names["signature"] && names["googleaccessid"]
-	alibaba := names["signature"] && names["ossaccesskeyid"] || names["x-oss-signature"]
-	sensitive := func(n string) bool {
-		switch {
-		case sensitiveQuery[n]:
-		case azure && azureQuery[n]:
-		case aws && strings.HasPrefix(n, "x-amz-"):
-		case google && strings.HasPrefix(n, "x-goog-"):
-		case cloudFront && (n == "key-pair-id" || n == "policy" || n == "expires" || n == "hash-algorithm"):
-		case legacyGoogle && (n == "googleaccessid" || n == "expires"):
-		case alibaba && (strings.HasPrefix(n, "x-oss-") || n == "ossaccesskeyid" || n == "security-token"):
-		default:
-			return false
-		}
-		return true
-	}
-	redacted := url.QueryEscape(Redacted)
-	for i, p := range pairs {
-		if sensitive(queryName(p)) {
-			raw, _, _ := strings.Cut(p, "=")
-			pairs[i] = raw + "=" + redacted
-		}
-	}
-	return strings.Join(pairs, "&")
-}
-
-func anyIn(names, of map[string]bool) bool {
-	for n := range of {
-		if names[n] {
-			return true
-		}
-	}
-	return false
-}
-
-// queryName is a query pair's decoded name in lower case.
-func queryName(pair string) string {
-	raw, _, _ := strings.Cut(pair, "=")
-	if n, err := url.QueryUnescape(raw); err == nil {
-		raw = n
-	}
-	return strings.ToLower(raw)
 }
 
 // networkSummary is a request's one-line summary: "GET https://… 200" or the error type.

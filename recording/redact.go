@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/redact"
 )
 
 // DefaultRedact is a redaction list for exports that covers the usual credentials. Network
@@ -90,14 +92,14 @@ func (rd *redactor) json(v jsontext.Value) jsontext.Value {
 // string redacts name=value pairs and listed query parameters of URLs in text.
 func (rd *redactor) string(s string) string {
 	s = rd.text.ReplaceAllString(s, "${1}${2}${3}"+Redacted)
-	return urlInText.ReplaceAllStringFunc(s, func(u string) string {
+	return redact.ReplaceURLs(s, func(u string) string {
 		q := strings.IndexByte(u, '?')
 		if q < 0 {
 			return u
 		}
 		pairs := strings.Split(u[q+1:], "&")
 		for i, p := range pairs {
-			if rd.names[queryName(p)] {
+			if rd.names[redact.QueryName(p)] {
 				raw, _, _ := strings.Cut(p, "=")
 				pairs[i] = raw + "=%3Credacted%3E"
 			}
