@@ -7,14 +7,20 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
@@ -44,10 +50,14 @@ func openRecorder(t *testing.T, dir string) *recording.Recorder {
 	return rec
 }
 
-func startHost(t *testing.T, rec host.Recorder) *host.Server {
+func startHost(t *testing.T, rec host.Recorder, capture ...pairing.JpegCapturePolicy) *host.Server {
 	t.Helper()
-	srv, err := host.New(host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", Recorder: rec,
-		KeepAlive: transport.KeepAlive{Interval: -1}})
+	opts := host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", Recorder: rec,
+		KeepAlive: transport.KeepAlive{Interval: -1}}
+	if len(capture) > 0 {
+		opts.JpegCapture = capture[0]
+	}
+	srv, err := host.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,3 +327,76 @@ func TestHostRecordsOfficialSession(t *testing.T) {
 }
 
 const Redacted = recording.Redacted
+
+// TestHostRecordsGoApp runs a Go app with the SDK's telemetry — slog handler, HTTP round
+// tripper, runtime metrics, screen stream of the demo's simulated screen — against our
+// host, and finds each kind in the recording.
+func TestHostRecordsGoApp(t *testing.T) {
+	rec := openRecorder(t, t.TempDir())
+	srv := startHost(t, rec, pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160})
+	model := demo.New(demo.Options{})
+	a := app.New(app.Options{})
+	if err := model.Register(a); err != nil {
+		t.Fatal(err)
+	}
+	tel := telemetry.New(telemetry.Options{Screen: model, MetricsInterval: 50 * time.Millisecond})
+	log := slog.New(tel.Handler(nil, nil))
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	defer web.Close()
+	client := &http.Client{Transport: tel.RoundTripper(nil)}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- connect.Run(ctx, a, connect.Options{AppID: "com.example.notes", HostAddress: "127.0.0.1",
+			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, StateDir: t.TempDir(), Telemetry: tel})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	log.Warn("cache miss", "key", "notes", "password", "p4ss") // slog attrs travel as text
+	resp, err := client.Get(web.URL + "/api/notes?access_token=abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	var id string
+	for range 2000 {
+		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
+			id = list[0].ID()
+		}
+		if id != "" {
+			c, err := rec.Counts(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c[recording.KindLog] >= 1 && c[recording.KindNetwork] >= 1 && c[recording.KindMetric] >= 6 && c[recording.KindFrame] >= 2 && c[recording.KindChannel] == 3 {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("no session")
+	}
+	counts, _ := rec.Counts(ctx, id)
+	if counts[recording.KindLog] < 1 || counts[recording.KindNetwork] < 1 || counts[recording.KindMetric] < 6 || counts[recording.KindFrame] < 2 || counts[recording.KindChannel] != 3 {
+		t.Fatalf("recorded %v", counts)
+	}
+	p, _ := rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindLog}, Level: recording.LevelWarn})
+	if len(p.Records) != 1 || !strings.Contains(p.Records[0].Text, `msg="cache miss" key=notes`) {
+		t.Errorf("warn logs = %+v", p.Records)
+	}
+	p, _ = rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindNetwork}})
+	if n := p.Records[0]; !strings.HasPrefix(n.Text, "GET "+web.URL+"/api/notes?access_token=%3Credacted%3E 418") {
+		t.Errorf("network = %+v", n)
+	}
+	p, _ = rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindFrame}})
+	if f := p.Records[0]; f.BlobBytes == 0 || !strings.Contains(string(f.Data), `"width":160`) || !strings.Contains(string(f.Data), `"quality":50`) {
+		t.Errorf("frame = %+v", f)
+	}
+}
