@@ -50,12 +50,12 @@ func openRecorder(t *testing.T, dir string) *recording.Recorder {
 	return rec
 }
 
-func startHost(t *testing.T, rec host.Recorder, capture ...pairing.JpegCapturePolicy) *host.Server {
+func startHost(t *testing.T, rec host.Recorder, mutate ...func(*host.Options)) *host.Server {
 	t.Helper()
 	opts := host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", Recorder: rec,
 		KeepAlive: transport.KeepAlive{Interval: -1}}
-	if len(capture) > 0 {
-		opts.JpegCapture = capture[0]
+	for _, m := range mutate {
+		m(&opts)
 	}
 	srv, err := host.New(opts)
 	if err != nil {
@@ -333,7 +333,9 @@ const Redacted = recording.Redacted
 // host, and finds each kind in the recording.
 func TestHostRecordsGoApp(t *testing.T) {
 	rec := openRecorder(t, t.TempDir())
-	srv := startHost(t, rec, pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160})
+	srv := startHost(t, rec, func(o *host.Options) {
+		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
+	})
 	model := demo.New(demo.Options{})
 	a := app.New(app.Options{})
 	if err := model.Register(a); err != nil {
