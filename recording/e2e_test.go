@@ -1,7 +1,6 @@
 package recording_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -170,22 +168,7 @@ func (ra *replayApp) control(t *testing.T, req string) string {
 	}
 }
 
-func telemetryLines(t *testing.T) [][]byte {
-	t.Helper()
-	f, err := os.Open("testdata/official-telemetry.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if l := bytes.TrimSpace(sc.Bytes()); len(l) > 0 {
-			out = append(out, bytes.Clone(l))
-		}
-	}
-	return out
-}
+func telemetryLines(t *testing.T) [][]byte { return recording.OfficialLines(t) }
 
 // TestHostRecordsOfficialSession replays an official SDK's session into our host over a
 // real WebSocket — the control handshake, every telemetry message in its exact shape,

@@ -2,6 +2,8 @@ package recording
 
 import (
 	"time"
+
+	"github.com/ansight-go/ansight/internal/redact"
 )
 
 // entry is one record about to be stored: what a parser makes of a message.
@@ -40,14 +42,5 @@ const (
 	maxLogLineBytes = 256 << 10
 )
 
-// clip bounds s to n bytes without splitting a UTF-8 sequence, marking the cut with "…".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
+// clip bounds s to n bytes without splitting a UTF-8 sequence, marking a cut with "…".
+var clip = redact.Clip

@@ -270,4 +270,3 @@ func maxRSS() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Maxrss << 10
 }
-

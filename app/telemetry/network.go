@@ -145,12 +145,4 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+var clip = redact.Clip

@@ -73,7 +73,7 @@ func ReplaceURLs(s string, f func(string) string) string { return urlInText.Repl
 // a signed-URL scheme whose signature it carries), keeping the rest of its text as it was:
 // nothing kept is re-encoded. It is bounded to MaxURL bytes.
 func URL(s string) string {
-	s = clip(strings.TrimSpace(s), MaxURL)
+	s = Clip(strings.TrimSpace(s), MaxURL)
 	if s == "" {
 		return "<unknown>"
 	}
@@ -164,8 +164,9 @@ func QueryName(pair string) string {
 	return strings.ToLower(raw)
 }
 
-// clip bounds s to n bytes without splitting a UTF-8 sequence, marking the cut with "…".
-func clip(s string, n int) string {
+// Clip bounds s to n bytes without splitting a UTF-8 sequence, marking a cut with "…": the
+// bound every record member of free text gets.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
