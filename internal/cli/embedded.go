@@ -14,6 +14,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
@@ -209,9 +210,19 @@ func (rh *runningHost) close() {
 
 // startDemoApp runs the demo app in this process, connected to the host's discovery
 // port in local mode. It returns a function that stops the app (sending session.complete).
-func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange)) (func(), error) {
+func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange), withTelemetry bool) (func(), error) {
+	// With telemetry the demo sends what an official SDK streams: its logs, runtime metrics
+	// and, as the host asks, its simulated screen, so that the player has a live screen and
+	// the recording logs and metrics. The conformance run leaves it out: its host speaks
+	// the tool protocol alone.
+	model := demo.New(demo.Options{})
+	var tel *telemetry.Telemetry
+	if withTelemetry {
+		tel = telemetry.New(telemetry.Options{Screen: model})
+		logger = slog.New(tel.Handler(logger.Handler(), nil))
+	}
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: logger})
-	if err := demo.New(demo.Options{}).Register(a); err != nil {
+	if err := model.Register(a); err != nil {
 		return nil, err
 	}
 	port := int(rh.srv.DiscoveryAddr().Port())
@@ -223,7 +234,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 			AppID: demoAppID, AppName: "Ansight demo notes", AppVersion: "1.0",
 			DeviceName: "demo (simulated)", Mode: connect.ModeLocal, HostAddress: "127.0.0.1",
 			DiscoveryPorts: []int{port}, StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
-			OnState: onState, ReconnectDelay: 200 * time.Millisecond,
+			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()
 	return func() { cancel(); <-done }, nil
@@ -239,7 +250,7 @@ func connectDemoApp(ctx context.Context, rh *runningHost, stateDir string, logge
 			default:
 			}
 		}
-	})
+	}, true)
 	if err != nil {
 		return nil, err
 	}
