@@ -16,9 +16,9 @@ import (
 //  0. Options.Tap, when set;
 //  1. the tool client (tool responses, ASFT frames);
 //  2. the control handler (CONTROL_REQ), which answers every request;
-//  3. Options.OnFrame: live screenshot frames (ASJP), when set;
-//  4. nobody: telemetry (CLIENT_*, DeviceAppProfile) and anything else are dropped without
-//     acknowledgement, as the protocol wants.
+//  3. Options.OnFrame and Options.Recorder: live screenshot frames (ASJP), when set;
+//  4. Options.Recorder, when set: telemetry (CLIENT_*, DeviceAppProfile) and anything else,
+//     never acknowledged, as the protocol wants (dropped without a recorder).
 //
 // It returns when the connection ends; the session then becomes disconnected. Every end
 // of a session closes its connection (Close does before it cancels s.ctx), so reads use a
@@ -69,6 +69,7 @@ var controlType = []byte(`"` + pairing.TypeControlRequest + `"`)
 // the session is complete (the connection must then close).
 func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 	if !bytes.Contains(data, controlType) {
+		s.recordMessage(sess, transport.MessageText, data)
 		return false
 	}
 	req, err := pairing.ParseControl(data)
@@ -76,16 +77,20 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 		if req != nil && req.Type == pairing.TypeControlRequest && req.ID != "" {
 			// Unusable action: still answer, or the SDK tears the session down after 10–15 s.
 			s.reply(sess, c, req.Reply(false, "Invalid control request: "+err.Error(), nil))
+			s.recordControl(sess, req, false, "Invalid control request: "+err.Error())
 		} else {
+			s.recordMessage(sess, transport.MessageText, data)
 			s.log.Debug("host: dropped text message", "session", sess.id, "err", err)
 		}
 		return false
 	}
 	if req.Type != pairing.TypeControlRequest {
+		s.recordMessage(sess, transport.MessageText, data)
 		return false
 	}
 	ok, message, payload := s.control(sess, req)
 	s.reply(sess, c, req.Reply(ok, message, payload))
+	s.recordControl(sess, req, ok, message)
 	switch req.Action {
 	case pairing.ActionSessionOpen:
 		if ok {
@@ -116,9 +121,6 @@ func (s *Server) reply(sess *Session, c *connection, resp *pairing.ControlEnvelo
 		s.log.Debug("host: write control response", "session", sess.id, "err", err)
 	}
 }
-
-// deviceProfileReply keeps the SDK's own screenshot streaming: this host captures none.
-var deviceProfileReply = jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
 
 // control applies one request to the session and returns the answer. Messages match the
 // reference host's where it has one.
@@ -154,7 +156,7 @@ func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, 
 		sess.mu.Lock()
 		sess.profile = p
 		sess.mu.Unlock()
-		return true, "Device profile received.", deviceProfileReply
+		return true, "Device profile received.", s.profileReply
 
 	case pairing.ActionAppState:
 		var p pairing.AppState

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -95,6 +96,15 @@ type Options struct {
 	// its session id; malformed frames are dropped. It runs on the session's reader
 	// goroutine and must return quickly. The frame's JPEG is not reused by the server.
 	OnFrame func(sessionID string, f wire.ASJPFrame)
+
+	// Recorder, when set, keeps session recordings: it is given every message the server
+	// does not consume (telemetry, live frames), every control request with its answer,
+	// every session change and the tool traffic (see Recorder).
+	Recorder Recorder
+	// JpegCapture is the live-screen policy answered to device.profile (sessionJpegCapture).
+	// The zero value asks the app to stream its own frames (mode "app") every
+	// DefaultJpegIntervalMilliseconds at DefaultJpegQuality; this host captures none itself.
+	JpegCapture pairing.JpegCapturePolicy
 
 	// Tap, when set, is offered every inbound message of every session before anything
 	// else; returning true consumes it. It exists for tools that speak the tool protocol

@@ -52,6 +52,9 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	events events
+
+	// profileReply is the device.profile answer's payload (Options.JpegCapture).
+	profileReply []byte
 }
 
 // New checks opts and opens the pairing store. It binds nothing: see Start.
@@ -78,6 +81,8 @@ func New(opts Options) (*Server, error) {
 		limiter:  newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
 		ctx:      ctx,
 		cancel:   cancel,
+
+		profileReply: deviceProfileReply(opts.JpegCapture),
 	}, nil
 }
 

@@ -174,7 +174,9 @@ func (s *Session) current() *connection {
 }
 
 func (s *Session) publish(kind EventKind) {
-	s.srv.events.publish(Event{Kind: kind, Session: s, Info: s.Info()})
+	info := s.Info()
+	s.srv.recordSession(s, kind, info)
+	s.srv.events.publish(Event{Kind: kind, Session: s, Info: info})
 }
 
 // Sessions returns every session, connected ones first, then by id.
@@ -272,9 +274,8 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 	sess := s.resumableLocked(t)
 	resumed := sess != nil
 	if sess == nil {
-		s.nextSeq++
 		sess = &Session{
-			srv: s, id: fmt.Sprintf("%s-%03d", appHint(t.appID), s.nextSeq),
+			srv: s, id: s.newSessionIDLocked(t.appID),
 			appID: t.appID, deviceID: t.deviceID, grantID: t.grantID, configID: t.configID,
 			processSessionID: t.processSessionID, policy: t.policy,
 		}
@@ -288,6 +289,7 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 		topts.ArtifactDir = filepath.Join(topts.ArtifactDir, sess.id)
 	}
 	topts.MaxToolPolicy = t.policy
+	s.recordTraffic(&topts)
 	if topts.Logger == nil {
 		topts.Logger = s.log
 	}

@@ -29,7 +29,7 @@ func TestControlInterop(t *testing.T) {
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, want string }{
 		{sdkOpen, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.0123456789abcdef0123456789abcdef","action":"session.open","payload":null,"success":true,"message":"Session open accepted for Pixel 8."}`},
-		{sdkProfile, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app"}},"success":true,"message":"Device profile received."}`},
+		{sdkProfile, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app","fallbackMode":"app","intervalMilliseconds":2000,"quality":60}},"success":true,"message":"Device profile received."}`},
 		{sdkState, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.2","action":"app.state","payload":null,"success":true,"message":"App state received."}`},
 		{sdkProperties, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.3","action":"session.properties","payload":null,"success":true,"message":"Session properties received."}`},
 		{sdkLog, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.4","action":"client.log","payload":null,"success":true,"message":"Client log received."}`},

@@ -265,7 +265,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		c.forget(p)
 		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
-	c.trafficRequest(p, len(msg), len(body))
+	c.trafficRequest(p, len(msg), body)
 	err = c.write(msg)
 	putBuffer(buf)
 	if err != nil {

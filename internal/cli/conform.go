@@ -170,7 +170,7 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		os.RemoveAll(dir)
 	}
 	if f.demo {
-		stop, err := startDemoApp(ctx, rh, dir, discard, nil)
+		stop, err := startDemoApp(ctx, rh, dir, discard, nil, false)
 		if err != nil {
 			cleanup()
 			return nil, nil, err

@@ -3,10 +3,13 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
+	"github.com/ansight-go/ansight/recording"
 )
 
 func newHostCmd(g *globals) *cobra.Command {
@@ -15,6 +18,10 @@ func newHostCmd(g *globals) *cobra.Command {
 	var lan, verbose bool
 	var playerAddr string
 	var noPlayer bool
+	var noRecord bool
+	var recordMiB int64
+	var jpegInterval time.Duration
+	var jpegQuality int
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
@@ -53,7 +60,9 @@ invite ('ansight pairing issue --qr').`,
 				playerAddr = ""
 			}
 			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: lan,
-				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr})
+				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr,
+				record: !noRecord, recordBytes: recordMiB << 20, jpeg: pairing.JpegCapturePolicy{
+					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}})
 			if err != nil {
 				return err
 			}
@@ -85,6 +94,10 @@ invite ('ansight pairing issue --qr').`,
 	run.Flags().BoolVarP(&verbose, "verbose", "v", false, "log debug details (tokens are never logged)")
 	run.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
 	run.Flags().BoolVar(&noPlayer, "no-player", false, "do not serve the web player")
+	run.Flags().BoolVar(&noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
+	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
+	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval of the live screen frames apps are asked to stream")
+	run.Flags().IntVar(&jpegQuality, "jpeg-quality", 60, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
 
 	status := &cobra.Command{
 		Use:   "status",
