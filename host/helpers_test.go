@@ -189,7 +189,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // sessionFor waits until the server lists exactly one connected session for appID.
-func (h *harness) sessionFor(t *testing.T, appID string) *Session {
+func (h *Server) sessionFor(t *testing.T, appID string) *Session {
 	t.Helper()
 	var found *Session
 	waitFor(t, "session of "+appID, func() bool {

@@ -83,7 +83,9 @@ type Options struct {
 	EnrollmentBurst    int
 	EnrollmentInterval time.Duration
 	// KeepAlive pings each connection (DefaultKeepAliveInterval; a negative Interval
-	// disables pings).
+	// disables pings). Its Busy is set by the server: a session waiting for the app's
+	// answer to a tool request is never dropped for missing pongs; a session silent for
+	// Interval+Timeout with nothing pending is (see transport.KeepAlive).
 	KeepAlive transport.KeepAlive
 
 	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
@@ -70,7 +72,13 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release() // a failed upgrade gives its place back
 
-	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: s.opts.KeepAlive})
+	// The keep-alive never drops a session that waits for the app (see transport.KeepAlive):
+	// the official .NET SDK runs each tool inside its receive loop and answers no ping
+	// until the tool is done.
+	var client atomic.Pointer[tools.Client]
+	ka := s.opts.KeepAlive
+	ka.Busy = func() bool { c := client.Load(); return c != nil && c.Busy() }
+	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: ka})
 	if err != nil {
 		s.log.Info("host: upgrade failed", "from", r.RemoteAddr, "err", err)
 		return
@@ -85,6 +93,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return
 	}
+	client.Store(c.client)
 	s.serveConn(sess, c)
 }
 

@@ -288,6 +288,13 @@ func (r *registry) handleFrame(data []byte) {
 	}
 }
 
+// receiving reports whether a transfer is in progress.
+func (r *registry) receiving() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.active) > 0
+}
+
 func (r *registry) lookup(id string) *transfer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
