@@ -206,6 +206,11 @@ func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, pro
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	start := time.Now()
 	res, err := c.Call(withProgress(ctx, progress), req.wireCall())
 	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
@@ -230,8 +235,16 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	}
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
+		if r.TimeoutMS != 0 {
+			return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
+		}
 		calls[i] = r.wireCall()
 	}
+	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	start := time.Now()
 	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
 	out := &Batch{Schema: SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
@@ -246,6 +259,19 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	out.Success = res.Payload.Success
 	out.Artifacts = artifactsOf(res.Artifacts)
 	return out, nil
+}
+
+// withAnswerTimeout gives ctx the deadline a request's timeoutMs asks for: the tool client
+// waits for the app's answer until then rather than its default 20 s.
+func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.CancelFunc, error) {
+	switch {
+	case ms == 0:
+		return ctx, func() {}, nil
+	case ms < 0 || ms > MaxTimeoutMS:
+		return nil, nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	return ctx, cancel, nil
 }
 
 // wireCall is the tool call r asks for.
@@ -313,11 +339,11 @@ func hostError(err error) error {
 	var te *tools.TransportError
 	if errors.As(err, &te) {
 		switch {
-		case errors.Is(err, tools.ErrTimeout):
+		case errors.Is(err, tools.ErrTimeout), errors.Is(err, context.DeadlineExceeded): // timeoutMs
 			return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
 		case errors.Is(err, tools.ErrProtocol):
 			return apiErrorf(http.StatusBadGateway, CodeProtocol, "%v", err)
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.Canceled):
 			return err
 		}
 		return apiErrorf(http.StatusConflict, CodeSessionClosed, "%v", err)

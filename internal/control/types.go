@@ -130,7 +130,14 @@ type CallRequest struct {
 	Arguments jsontext.Value `json:"arguments,omitzero"`
 	CallID    string         `json:"callId,omitzero"`
 	After     *wire.After    `json:"after,omitzero"`
+	// TimeoutMS is how long the host waits for the app's answer, in milliseconds, up to
+	// MaxTimeoutMS (0: the host's default, 20 s). Tools may take longer: ui.wait up to
+	// 60 s, downloads more. Not allowed on the calls of a batch: give the batch's.
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
+
+// MaxTimeoutMS bounds CallRequest.TimeoutMS and BatchRequest.TimeoutMS: one hour.
+const MaxTimeoutMS = 3600_000
 
 // Call is the outcome of a call: the tool's result, or its error (tool failures are data:
 // Success false with Error set; Kind says how to react).
@@ -150,6 +157,8 @@ type Call struct {
 type BatchRequest struct {
 	ContinueOnError bool          `json:"continueOnError,omitzero"`
 	Calls           []CallRequest `json:"calls"`
+	// TimeoutMS is how long the host waits for the whole batch's answer (see CallRequest).
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
 
 // Batch is the outcome of a batch. A batch refused as a whole (or failed before any call
