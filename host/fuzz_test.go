@@ -13,6 +13,7 @@ func FuzzHandleDatagram(f *testing.F) {
 	dg, _ := newApp("com.example.app").local().Marshal()
 	f.Add(dg, true)
 	f.Add([]byte(`{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"r","enrollmentMode":"invite","inviteId":"x","appId":"a","deviceId":"d","deviceName":null,"accessToken":"t"}`), false)
+	f.Add([]byte(`{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"r","enrollmentMode":null,"inviteId":"x","appId":"a","appId":"b","deviceId":"d","deviceName":"n","accessToken":"t"}`), true)
 	s, err := New(Options{EnrollmentBurst: 1 << 30})
 	if err != nil {
 		f.Fatal(err)
@@ -26,13 +27,16 @@ func FuzzHandleDatagram(f *testing.F) {
 		if reply == nil {
 			return
 		}
-		req, err := pairing.ParseEnrollmentConnect(data)
-		if err != nil {
-			t.Fatalf("answered a malformed datagram: %v", err)
+		req, perr := pairing.ParseEnrollmentConnect(data)
+		if req == nil {
+			t.Fatalf("answered an unanswerable datagram: %v", perr)
 		}
 		res, err := pairing.ParseEnrollmentResult(reply)
 		if err != nil || res.RequestID != req.RequestID {
 			t.Fatalf("reply %s: %v", reply, err)
+		}
+		if perr != nil && res.Accepted {
+			t.Fatalf("accepted a malformed datagram (%v): %s", perr, reply)
 		}
 	})
 }
