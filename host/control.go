@@ -10,6 +10,7 @@ import (
 
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // serveConn is the connection's only reader. Each message goes to the first taker:
@@ -17,7 +18,8 @@ import (
 //  1. the tool client (tool responses, ASFT frames);
 //  2. the control handler (CONTROL_REQ), which answers every request;
 //  3. Options.OnFrame: live screenshot frames (ASJP), when set;
-//  4. nobody: telemetry (CLIENT_*, DeviceAppProfile) and anything else are dropped without
+//  4. the legacy CLIENT_DONE, which ends the session like session.complete (unanswered);
+//  5. nobody: telemetry (CLIENT_*, DeviceAppProfile) and anything else are dropped without
 //     acknowledgement, as the protocol wants.
 //
 // It returns when the connection ends; the session then becomes disconnected. Every end
@@ -47,7 +49,7 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 			s.handleBinary(sess, data)
 			continue
 		}
-		if done := s.handleControl(sess, c, data); done {
+		if done := s.handleControl(sess, c, data) || clientDone(data); done {
 			cause, reason = errSessionComplete, "WebSocket session complete."
 			break
 		}
@@ -60,6 +62,20 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 // errSessionComplete is the cause given to pending requests when the app completes its
 // session (session.complete).
 var errSessionComplete = errors.New("host: session complete")
+
+// clientDoneType is what clientDone looks for before it decodes anything.
+var clientDoneType = []byte(`"` + pairing.TypeClientDone + `"`)
+
+// clientDone reports whether a text message is the legacy CLIENT_DONE.
+func clientDone(data []byte) bool {
+	if !bytes.Contains(data, clientDoneType) {
+		return false
+	}
+	var m struct {
+		Type string `json:"type"`
+	}
+	return wire.Unmarshal(data, &m) == nil && m.Type == pairing.TypeClientDone
+}
 
 // controlType is the only member ParseControl needs to tell control traffic from
 // telemetry cheaply: other messages are dropped without a full parse.
@@ -177,9 +193,15 @@ func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, 
 		return true, "Session properties received.", nil
 
 	case pairing.ActionClientLog:
+		// A null payload, or no data, is an empty line (the official host logs "<empty>").
 		var p pairing.ClientLog
-		if err := req.DecodePayload(&p); err != nil {
-			return false, "Client log payload was invalid.", nil
+		if len(req.Payload) != 0 {
+			if err := req.DecodePayload(&p); err != nil {
+				return false, "Client log payload was invalid.", nil
+			}
+		}
+		if p.Data == "" {
+			p.Data = "<empty>"
 		}
 		s.log.Debug("host: client log", "session", sess.id, "line", p.Data)
 		return true, "Client log received.", nil

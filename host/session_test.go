@@ -84,6 +84,38 @@ func TestControlBadPayloads(t *testing.T) {
 	}
 }
 
+// TestControlLenient is issue 12.6 for the control channel, with the exact messages: a
+// client.log without a payload is logged and acknowledged (the official host logs
+// "<empty>"), and the legacy CLIENT_DONE ends the session cleanly (1000), unanswered.
+func TestControlLenient(t *testing.T) {
+	h := newHarness(t, nil)
+	conn := h.connect(t, newApp("com.example.app"))
+	for _, req := range []string{
+		`{"type":"CONTROL_REQ","id":"client.7","replyTo":null,"action":"client.log","payload":null,"success":true,"message":null}`,
+		`{"type":"CONTROL_REQ","id":"client.7","action":"client.log"}`,
+		`{"type":"CONTROL_REQ","id":"client.7","action":"client.log","payload":{"data":null}}`,
+	} {
+		if got, want := control(t, conn, req), `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"client.log","payload":null,"success":true,"message":"Client log received."}`; got != want {
+			t.Errorf("%s\n got %s\nwant %s", req, got, want)
+		}
+	}
+	sess := h.sessionFor(t, "com.example.app")
+	writeText(t, conn, `{"type":"CLIENT_DONE"}`)
+	_, _, err := conn.Read(context.Background())
+	var ce *transport.CloseError
+	if !errors.As(err, &ce) || ce.Code != transport.StatusNormalClosure || ce.Reason != "WebSocket session complete." {
+		t.Fatalf("after CLIENT_DONE: %v, want close 1000 \"WebSocket session complete.\"", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+
+	// Only the type decides: a log line that mentions CLIENT_DONE ends nothing.
+	conn = h.connect(t, newApp("com.example.other"))
+	writeText(t, conn, `{"type":"CLIENT_LOG","data":"sending \"CLIENT_DONE\" next"}`)
+	if got := control(t, conn, sdkLog); !strings.Contains(got, `"success":true`) {
+		t.Fatalf("session ended by a log line: %s", got)
+	}
+}
+
 // TestUnacknowledgedTraffic: telemetry, legacy events and ASJP frames get no reply; the
 // next control request is answered first.
 func TestUnacknowledgedTraffic(t *testing.T) {

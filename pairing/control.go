@@ -16,6 +16,11 @@ const (
 	TypeControlResponse = "CONTROL_RESP"
 )
 
+// TypeClientDone is the legacy end of an app's stream, a text message
+// {"type":"CLIENT_DONE",…} that older SDKs send instead of session.complete. It is not
+// acknowledged; the official host ends the session as if the app had completed it.
+const TypeClientDone = "CLIENT_DONE"
+
 // Control actions an app sends.
 const (
 	ActionSessionOpen       = "session.open"
