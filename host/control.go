@@ -100,7 +100,7 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 	if req.Type != pairing.TypeControlRequest {
 		return false
 	}
-	ok, message, payload := s.control(sess, req)
+	ok, message, payload := s.control(sess, c, req)
 	s.reply(sess, c, req.Reply(ok, message, payload))
 	switch req.Action {
 	case pairing.ActionSessionOpen:
@@ -136,9 +136,9 @@ func (s *Server) reply(sess *Session, c *connection, resp *pairing.ControlEnvelo
 // deviceProfileReply keeps the SDK's own screenshot streaming: this host captures none.
 var deviceProfileReply = jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
 
-// control applies one request to the session and returns the answer. Messages match the
-// reference host's where it has one.
-func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
+// control applies one request to the session, received on connection c (nil in tests that
+// have none), and returns the answer. Messages match the reference host's where it has one.
+func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
 	switch req.Action {
 	case pairing.ActionSessionOpen:
 		var p pairing.SessionOpen
@@ -208,6 +208,14 @@ func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, 
 
 	case pairing.ActionSessionComplete:
 		return true, "Session complete acknowledged.", nil
+
+	case pairing.ActionCrashHandoff:
+		ok, message := s.crashHandoff(sess, req)
+		return ok, message, nil
+
+	case pairing.ActionAnnotationSubmit:
+		ok, message := s.annotationSubmit(sess, c, req)
+		return ok, message, nil
 	}
 	return false, fmt.Sprintf("Unsupported control action '%s'.", req.Action), nil
 }

@@ -43,7 +43,9 @@ func FuzzHandleDatagram(f *testing.F) {
 
 // FuzzControl: every parsed control request gets an answer that the SDKs can parse.
 func FuzzControl(f *testing.F) {
-	for _, s := range []string{sdkOpen, sdkProfile, sdkState, sdkProperties, sdkLog, sdkComplete} {
+	for _, s := range []string{sdkOpen, sdkProfile, sdkState, sdkProperties, sdkLog, sdkComplete,
+		dotnetCrashHandoff("c1", "p1", "app-001", "p2"), dotnetAnnotationSubmit("1b4e28ba2fa111d2883f0016d3cca427",
+			"1b4e28ba-2fa1-11d2-883f-0016d3cca427", "0123456789abcdef0123456789abcdef", 10)} {
 		f.Add([]byte(s))
 	}
 	srv, err := New(Options{})
@@ -56,7 +58,7 @@ func FuzzControl(f *testing.F) {
 		if err != nil || req.Type != pairing.TypeControlRequest {
 			return
 		}
-		ok, msg, payload := srv.control(sess, req)
+		ok, msg, payload := srv.control(sess, nil, req)
 		b, err := req.Reply(ok, msg, payload).Marshal()
 		if err != nil {
 			t.Fatal(err)

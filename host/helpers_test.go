@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +53,7 @@ func newHarness(t *testing.T, mutate func(*Options)) *harness {
 		DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", StateDir: t.TempDir(),
 		HostName: "test-host", Clock: clock.Now, KeepAlive: transport.KeepAlive{Interval: -1},
 	}
+	opts.Tools.ArtifactDir = filepath.Join(opts.StateDir, "artifacts")
 	if mutate != nil {
 		mutate(&opts)
 	}

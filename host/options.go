@@ -90,8 +90,12 @@ type Options struct {
 
 	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are
 	// set per session from the session id and the grant; a non-empty ArtifactDir gets the
-	// session id appended, one directory per session.
+	// session id appended, one directory per session. That session directory also keeps
+	// the crash reports and annotations the app hands over (a temporary directory does
+	// when ArtifactDir is empty); see Server.Crashes.
 	Tools tools.Options
+	// Records bounds the crash reports and annotations kept per session.
+	Records RecordLimits
 
 	// OnFrame, when set, receives every live screenshot frame (ASJP) an app streams, with
 	// its session id; malformed frames are dropped. It runs on the session's reader

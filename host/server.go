@@ -30,6 +30,7 @@ type Server struct {
 
 	mu       sync.Mutex // guards everything below, up to the sockets
 	store    *store
+	records  *records
 	tickets  map[string]*ticket // by pairing.HashToken(token)
 	sessions map[string]*Session
 	nextSeq  int
@@ -73,6 +74,7 @@ func New(opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		store:    st,
+		records:  newRecords(opts.Tools.ArtifactDir, opts.Records),
 		tickets:  make(map[string]*ticket),
 		sessions: make(map[string]*Session),
 		limiter:  newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),

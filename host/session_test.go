@@ -33,7 +33,8 @@ func TestControlInterop(t *testing.T) {
 		{sdkState, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.2","action":"app.state","payload":null,"success":true,"message":"App state received."}`},
 		{sdkProperties, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.3","action":"session.properties","payload":null,"success":true,"message":"Session properties received."}`},
 		{sdkLog, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.4","action":"client.log","payload":null,"success":true,"message":"Client log received."}`},
-		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"Unsupported control action 'crash.handoff'."}`},
+		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"A crash handoff requires a current session and an ansight.crash.v1 report."}`},
+		{`{"type":"CONTROL_REQ","id":"client.7","action":"screen.record","payload":{}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"screen.record","payload":null,"success":false,"message":"Unsupported control action 'screen.record'."}`},
 	} {
 		if got := control(t, conn, tc.req); got != tc.want {
 			t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)

@@ -29,6 +29,12 @@ const (
 	ActionSessionProperties = "session.properties"
 	ActionClientLog         = "client.log"
 	ActionSessionComplete   = "session.complete"
+	// ActionCrashHandoff delivers a crash report from the app process after the one that
+	// crashed (see CrashHandoff).
+	ActionCrashHandoff = "crash.handoff"
+	// ActionAnnotationSubmit announces an annotated-feedback bundle whose bytes follow as
+	// ASFT frames (see AnnotationSubmit).
+	ActionAnnotationSubmit = "annotation.submit"
 )
 
 // Limits of the control parser.
