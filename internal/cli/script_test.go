@@ -45,6 +45,7 @@ func TestScripts(t *testing.T) {
 			"json":        cmdJSON,
 			"imagesize":   cmdImageSize,
 			"filemode":    cmdFileMode,
+			"officialapp": cmdOfficialApp,
 		},
 	})
 }

@@ -88,12 +88,50 @@ func (l *Local) Session(_ context.Context, id string) (*Session, error) {
 	return &v, nil
 }
 
+// Crashes implements Backend.
+func (l *Local) Crashes(_ context.Context, id string) (*Crashes, error) {
+	list, err := records(l.srv, id, l.srv.Crashes)
+	if err != nil {
+		return nil, err
+	}
+	return &Crashes{Schema: SchemaCrashes, SessionID: id, Crashes: list}, nil
+}
+
+// Annotations implements Backend.
+func (l *Local) Annotations(_ context.Context, id string) (*Annotations, error) {
+	list, err := records(l.srv, id, l.srv.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	return &Annotations{Schema: SchemaAnnotations, SessionID: id, Annotations: list}, nil
+}
+
+// records lists a session's records with list; a session the host does not know and
+// whose directory holds nothing is not found.
+func records[T any](srv *host.Server, id string, list func(string) ([]T, error)) ([]T, error) {
+	_, known := srv.Session(id)
+	out, err := list(id)
+	switch {
+	case err != nil && !known:
+		return nil, errSessionNotFound(id)
+	case err != nil:
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	case len(out) == 0 && !known:
+		return nil, errSessionNotFound(id)
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
 func sessionOf(s *host.Session) Session {
 	in := s.Info()
 	v := Session{
 		ID: in.ID, AppID: in.AppID, DeviceID: in.DeviceID, DeviceName: in.DeviceName, Platform: in.Platform,
 		State: string(in.State), AppState: in.AppState, MaxToolPolicy: in.MaxToolPolicy,
 		ConnectedAt: in.ConnectedAt, DisconnectedAt: in.DisconnectedAt,
+		CrashReports: in.CrashReports, Annotations: in.Annotations,
 	}
 	if p := in.Profile; p != nil {
 		v.AppName, v.AppVersion = p.App.AppName, p.App.VersionName

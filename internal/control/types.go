@@ -5,21 +5,24 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // Schemas of the API's objects; the CLI prints them as its --json output.
 const (
-	SchemaStatus   = "ansight.host-status/v1"
-	SchemaSessions = "ansight.sessions/v1"
-	SchemaSession  = "ansight.session/v1"
-	SchemaTools    = "ansight.app-tools/v1"
-	SchemaTool     = "ansight.app-tool/v1"
-	SchemaCall     = "ansight.app-call/v1"
-	SchemaBatch    = "ansight.app-batch/v1"
-	SchemaInvite   = "ansight.pairing-invite/v1"
-	SchemaInvites  = "ansight.pairing-invites/v1"
-	SchemaError    = "ansight.error/v1"
+	SchemaStatus      = "ansight.host-status/v1"
+	SchemaSessions    = "ansight.sessions/v1"
+	SchemaSession     = "ansight.session/v1"
+	SchemaTools       = "ansight.app-tools/v1"
+	SchemaTool        = "ansight.app-tool/v1"
+	SchemaCall        = "ansight.app-call/v1"
+	SchemaBatch       = "ansight.app-batch/v1"
+	SchemaInvite      = "ansight.pairing-invite/v1"
+	SchemaInvites     = "ansight.pairing-invites/v1"
+	SchemaError       = "ansight.error/v1"
+	SchemaCrashes     = "ansight.session-crashes/v1"
+	SchemaAnnotations = "ansight.session-annotations/v1"
 )
 
 // Status describes the running host.
@@ -57,6 +60,27 @@ type Session struct {
 	Revision             string `json:"revision,omitzero"`
 	AvailabilityRevision string `json:"availabilityRevision,omitzero"`
 	ToolCount            int    `json:"toolCount,omitzero"`
+	// CrashReports and Annotations count what the app handed over in this session: crash
+	// reports of its crashed processes (listed by GET …/crashes) and annotated-feedback
+	// bundles (GET …/annotations).
+	CrashReports int `json:"crashReports,omitzero"`
+	Annotations  int `json:"annotations,omitzero"`
+}
+
+// Crashes lists the crash reports a session keeps, most recent first: each with its files
+// (report.json as the app sent it, native.trace and metrickit.json decoded) in the
+// session's directory.
+type Crashes struct {
+	Schema    string             `json:"schema"`
+	SessionID string             `json:"sessionId"`
+	Crashes   []host.CrashReport `json:"crashes"`
+}
+
+// Annotations lists the annotated-feedback bundles a session keeps, most recent first.
+type Annotations struct {
+	Schema      string            `json:"schema"`
+	SessionID   string            `json:"sessionId"`
+	Annotations []host.Annotation `json:"annotations"`
 }
 
 // Session states.
