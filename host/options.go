@@ -12,10 +12,12 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultDiscoveryAddr    = "127.0.0.1:45123"
-	DefaultListenAddr       = "127.0.0.1:0"
-	DefaultLANDiscoveryAddr = "0.0.0.0:45123"
-	DefaultLANListenAddr    = "0.0.0.0:0"
+	DefaultDiscoveryAddr = "127.0.0.1:45123"
+	DefaultListenAddr    = "127.0.0.1:0"
+	// The LAN defaults listen on every address, IPv6 and IPv4 alike (one dual-stack socket;
+	// IPv4 only where the system has no IPv6), as the official host does.
+	DefaultLANDiscoveryAddr = "[::]:45123"
+	DefaultLANListenAddr    = "[::]:0"
 
 	// DefaultTokenTTL is how long a WebSocket token from an accepted enrollment stays valid.
 	DefaultTokenTTL = 2 * time.Minute
@@ -46,8 +48,14 @@ type Options struct {
 	// DefaultLANDiscoveryAddr with LAN).
 	DiscoveryAddr string
 	// ListenAddr is the WebSocket listener's address (DefaultListenAddr, or
-	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws.
+	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws. An
+	// unspecified IPv6 address ("[::]") listens dual-stack, and falls back to "0.0.0.0"
+	// where the system has no IPv6.
 	ListenAddr string
+	// WebSocketPorts, when set, pins the WebSocket listener's port: it binds the first
+	// free port of the range on ListenAddr's host (whose port must then be 0), so that
+	// firewall rules can name it. OfficialWebSocketPorts is the official host's range.
+	WebSocketPorts PortRange
 	// LAN allows non-loopback addresses, so that phones on the network can connect. Without
 	// it, Start refuses non-loopback addresses and the upgrade handler also refuses a Host
 	// header that is not a loopback name (DNS rebinding).

@@ -65,6 +65,12 @@ func New(opts Options) (*Server, error) {
 			}
 		}
 	}
+	if err := opts.WebSocketPorts.check(); err != nil {
+		return nil, err
+	}
+	if _, port, _ := net.SplitHostPort(opts.ListenAddr); !opts.WebSocketPorts.IsZero() && port != "0" {
+		return nil, fmt.Errorf("host: listen address %q has a port and WebSocketPorts is set: give one of them", opts.ListenAddr)
+	}
 	st, err := openStore(opts.StateDir)
 	if err != nil {
 		return nil, err
@@ -109,15 +115,11 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.started {
 		return errors.New("host: server already started")
 	}
-	udpAddr, err := net.ResolveUDPAddr("udp", s.opts.DiscoveryAddr)
-	if err != nil {
-		return fmt.Errorf("host: discovery address: %w", err)
-	}
-	udp, err := net.ListenUDP("udp", udpAddr)
+	udp, err := s.listenDiscovery()
 	if err != nil {
 		return fmt.Errorf("host: enrollment socket: %w", err)
 	}
-	ln, err := net.Listen("tcp", s.opts.ListenAddr)
+	ln, err := s.listenWebSocket()
 	if err != nil {
 		udp.Close()
 		return fmt.Errorf("host: WebSocket listener: %w", err)
@@ -147,7 +149,8 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}()
 	s.stopWatch = context.AfterFunc(ctx, func() { s.Close() })
-	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN)
+	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN,
+		"dualStack", DualStack(s.wsAddr))
 	return nil
 }
 
@@ -164,6 +167,10 @@ func (s *Server) WebSocketAddr() netip.AddrPort {
 	defer s.mu.Unlock()
 	return s.wsAddr
 }
+
+// WebSocketPorts is the range the WebSocket listener's port was taken from (zero when
+// none was set).
+func (s *Server) WebSocketPorts() PortRange { return s.opts.WebSocketPorts }
 
 // HostID is this host's persistent identity, sent in enrollment results and invites.
 func (s *Server) HostID() string {

@@ -28,8 +28,10 @@ import (
 type hostConfig struct {
 	// stateDir holds the pairing store, the control socket and artifacts.
 	stateDir string
-	// discovery and listen are the UDP enrollment and WebSocket addresses.
+	// discovery and listen are the UDP enrollment and WebSocket addresses; ports, when
+	// set, the range the WebSocket port is taken from.
 	discovery, listen string
+	ports             host.PortRange
 	lan               bool
 	// serveControl makes the host reachable by other commands through the control socket.
 	serveControl bool
@@ -60,12 +62,13 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	var stopOnce sync.Once
 	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
 	opts := host.Options{
-		DiscoveryAddr: cfg.discovery,
-		ListenAddr:    cfg.listen,
-		LAN:           cfg.lan,
-		StateDir:      cfg.stateDir,
-		Logger:        cfg.logger,
-		Tap:           cfg.tap,
+		DiscoveryAddr:  cfg.discovery,
+		ListenAddr:     cfg.listen,
+		WebSocketPorts: cfg.ports,
+		LAN:            cfg.lan,
+		StateDir:       cfg.stateDir,
+		Logger:         cfg.logger,
+		Tap:            cfg.tap,
 	}
 	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
 	opts.Tools.OnTraffic = func(ev tools.TrafficEvent) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,6 +47,17 @@ func TestScripts(t *testing.T) {
 			"imagesize":   cmdImageSize,
 			"filemode":    cmdFileMode,
 			"officialapp": cmdOfficialApp,
+			"waithost":    cmdWaitHost,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond != "ipv6" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			c, err := net.ListenPacket("udp", "[::1]:0")
+			if err == nil {
+				c.Close()
+			}
+			return err == nil, nil
 		},
 	})
 }
@@ -90,6 +102,22 @@ func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	ts.Fatalf("no connected session within 45s")
+}
+
+// cmdWaitHost waits until the host in $ANSIGHT_STATE_DIR answers on its control socket.
+func cmdWaitHost(ts *testscript.TestScript, neg bool, args []string) {
+	c := control.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), control.SocketName))
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := c.Status(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("no host answered within 45s")
 }
 
 // cmdJSON checks the last stdout as JSON: json PATH VALUE compares the value at the dotted

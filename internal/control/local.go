@@ -61,11 +61,16 @@ func (l *Local) Status(context.Context) (*Status, error) {
 			n++
 		}
 	}
-	return &Status{
+	st := &Status{
 		Schema: SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
 		Discovery: l.srv.DiscoveryAddr().String(), WebSocket: l.srv.WebSocketAddr().String(),
 		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n,
-	}, nil
+		DualStack: host.DualStack(l.srv.DiscoveryAddr()) && host.DualStack(l.srv.WebSocketAddr()),
+	}
+	if r := l.srv.WebSocketPorts(); !r.IsZero() {
+		st.WebSocketPorts = r.String()
+	}
+	return st, nil
 }
 
 // Sessions implements Backend.

@@ -35,7 +35,12 @@ type Status struct {
 	Discovery string `json:"discovery"`
 	// WebSocket is the address of the WebSocket listener apps upgrade on.
 	WebSocket string `json:"webSocket"`
-	LAN       bool   `json:"lan"`
+	// WebSocketPorts is the port range the listener's port was taken from ("56500-56599"),
+	// when one was given.
+	WebSocketPorts string `json:"webSocketPorts,omitzero"`
+	LAN            bool   `json:"lan"`
+	// DualStack is true when both listeners take IPv4 and IPv6 (bound to "[::]").
+	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
 }
