@@ -362,7 +362,8 @@ func checkHeader(typ, v raw, want string) error {
 
 // Marshal writes the datagram with all ten keys, as the .NET and Swift SDKs do (the
 // official host drops a datagram that lacks any required key). An empty ProcessSessionID is
-// written as null; an empty EnrollmentMode as "invite".
+// written as null; enrollmentMode is Mode() ("invite" for an empty EnrollmentMode, unless a
+// parsed datagram named no mode).
 func (c *EnrollmentConnect) Marshal() ([]byte, error) {
 	return encode(struct {
 		Type             string  `json:"type"`
