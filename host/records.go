@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,14 +264,7 @@ func (r *records) saveCrash(c CrashReport, report []byte, traces map[string][]by
 	defer os.RemoveAll(tmp) // gone once renamed; cleans up after a failure
 	c.Dir = final
 	c.Files = nil
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range traces {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	for _, f := range append([]string{"report.json"}, names...) {
+	for _, f := range append([]string{"report.json"}, slices.Sorted(maps.Keys(traces))...) {
 		b := report
 		if f != "report.json" {
 			b = traces[f]

@@ -183,8 +183,10 @@ func (c *memConn) RemoteAddr() net.Addr { return memAddr{} }
 func (c *memConn) SetDeadline(t time.Time) error { return c.SetReadDeadline(t) }
 
 // SetReadDeadline makes a blocked or later Read fail once t has passed; the zero time
-// removes the deadline.
+// removes the deadline. A blocked Read is woken to take the new deadline: net/http sets one
+// in the past to end its background read when a handler hijacks the connection.
 func (c *memConn) SetReadDeadline(t time.Time) error {
+	defer c.in.poke()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.timer != nil {
