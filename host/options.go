@@ -13,10 +13,12 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultDiscoveryAddr    = "127.0.0.1:45123"
-	DefaultListenAddr       = "127.0.0.1:0"
-	DefaultLANDiscoveryAddr = "0.0.0.0:45123"
-	DefaultLANListenAddr    = "0.0.0.0:0"
+	DefaultDiscoveryAddr = "127.0.0.1:45123"
+	DefaultListenAddr    = "127.0.0.1:0"
+	// The LAN defaults listen on every address, IPv6 and IPv4 alike (one dual-stack socket;
+	// IPv4 only where the system has no IPv6), as the official host does.
+	DefaultLANDiscoveryAddr = "[::]:45123"
+	DefaultLANListenAddr    = "[::]:0"
 
 	// DefaultTokenTTL is how long a WebSocket token from an accepted enrollment stays valid.
 	DefaultTokenTTL = 2 * time.Minute
@@ -47,8 +49,14 @@ type Options struct {
 	// DefaultLANDiscoveryAddr with LAN).
 	DiscoveryAddr string
 	// ListenAddr is the WebSocket listener's address (DefaultListenAddr, or
-	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws.
+	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws. An
+	// unspecified IPv6 address ("[::]") listens dual-stack, and falls back to "0.0.0.0"
+	// where the system has no IPv6.
 	ListenAddr string
+	// WebSocketPorts, when set, pins the WebSocket listener's port: it binds the first
+	// free port of the range on ListenAddr's host (whose port must then be 0), so that
+	// firewall rules can name it. OfficialWebSocketPorts is the official host's range.
+	WebSocketPorts PortRange
 	// LAN allows non-loopback addresses, so that phones on the network can connect. Without
 	// it, Start refuses non-loopback addresses and the upgrade handler also refuses a Host
 	// header that is not a loopback name (DNS rebinding).
@@ -84,13 +92,19 @@ type Options struct {
 	EnrollmentBurst    int
 	EnrollmentInterval time.Duration
 	// KeepAlive pings each connection (DefaultKeepAliveInterval; a negative Interval
-	// disables pings).
+	// disables pings). Its Busy is set by the server: a session waiting for the app's
+	// answer to a tool request is never dropped for missing pongs; a session silent for
+	// Interval+Timeout with nothing pending is (see transport.KeepAlive).
 	KeepAlive transport.KeepAlive
 
 	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are
 	// set per session from the session id and the grant; a non-empty ArtifactDir gets the
-	// session id appended, one directory per session.
+	// session id appended, one directory per session. That session directory also keeps
+	// the crash reports and annotations the app hands over (a temporary directory does
+	// when ArtifactDir is empty); see Server.Crashes.
 	Tools tools.Options
+	// Records bounds the crash reports and annotations kept per session.
+	Records RecordLimits
 
 	// OnFrame, when set, receives every live screenshot frame (ASJP) an app streams, with
 	// its session id; malformed frames are dropped. It runs on the session's reader

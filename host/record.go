@@ -1,7 +1,6 @@
 package host
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -31,21 +30,6 @@ type Recorder interface {
 	// Recorded reports whether a recording holds the id: a new session never gets an id
 	// that a recording from an earlier run of the host holds.
 	Recorded(sessionID string) bool
-}
-
-// newSessionIDLocked allocates the next "<app-hint>-NNN" id, skipping ids of recordings.
-// s.mu is held.
-func (s *Server) newSessionIDLocked(appID string) string {
-	for {
-		s.nextSeq++
-		id := fmt.Sprintf("%s-%03d", appHint(appID), s.nextSeq)
-		if _, live := s.sessions[id]; live {
-			continue
-		}
-		if s.opts.Recorder == nil || !s.opts.Recorder.Recorded(id) {
-			return id
-		}
-	}
 }
 
 // recordTraffic makes a session's tool client report its traffic to the recorder too.

@@ -53,6 +53,8 @@ type Session struct {
 	profile        *pairing.DeviceProfile
 	appState       string
 	properties     jsontext.Value
+	crashReports   int // kept in this session's directory by this host
+	annotations    int
 	conn           *connection // nil when disconnected
 	client         *tools.Client
 }
@@ -83,6 +85,10 @@ type SessionInfo struct {
 	DisconnectedAt   time.Time              `json:"disconnectedAt,omitzero"`
 	Profile          *pairing.DeviceProfile `json:"profile,omitempty"`
 	Properties       jsontext.Value         `json:"properties,omitzero"`
+	// CrashReports and Annotations count what the app handed over in this session (see
+	// Server.Crashes and Server.Annotations).
+	CrashReports int `json:"crashReports,omitzero"`
+	Annotations  int `json:"annotations,omitzero"`
 }
 
 // ID is the host-assigned session id, "<app-hint>-NNN".
@@ -123,6 +129,7 @@ func (s *Session) infoLocked() SessionInfo {
 		ProcessSessionID: s.processSessionID, GrantID: s.grantID, ConfigID: s.configID, MaxToolPolicy: s.policy,
 		State: s.state, Opened: s.opened, AppState: s.appState, ConnectedAt: s.connectedAt,
 		DisconnectedAt: s.disconnectedAt, Profile: s.profile, Properties: s.properties,
+		CrashReports: s.crashReports, Annotations: s.annotations,
 	}
 	if s.remote.IsValid() {
 		in.RemoteAddr = s.remote.String()
@@ -260,6 +267,24 @@ func appHint(appID string) string {
 		return "app"
 	}
 	return h
+}
+
+// newSessionIDLocked returns "<app-hint>-NNN" with the next number whose session is not
+// in the registry and has no directory on disk: an id is never reused, so that a session's
+// directory (its artifacts, crash reports and annotations) belongs to it alone, even across
+// host restarts (the official host skips ids in use or retired too), nor an id that a
+// recording from an earlier run holds.
+func (s *Server) newSessionIDLocked(appID string) string {
+	for {
+		s.nextSeq++
+		id := fmt.Sprintf("%s-%03d", appHint(appID), s.nextSeq)
+		if _, taken := s.sessions[id]; taken || s.records.exists(id) {
+			continue
+		}
+		if s.opts.Recorder == nil || !s.opts.Recorder.Recorded(id) {
+			return id
+		}
+	}
 }
 
 // attach binds a new connection to the session its ticket resumes, or to a new session.

@@ -70,26 +70,10 @@ func testJPEG(t testing.TB) []byte {
 // waitIdle waits until everything queued is written.
 func waitIdle(t *testing.T, r *Recorder) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r.mu.Lock()
-		n := len(r.queue)
-		r.mu.Unlock()
-		if n == 0 {
-			// The last batch may be in flight: writeMu is held while it is written.
-			r.writeMu.Lock()
-			r.writeMu.Unlock()
-			r.mu.Lock()
-			n = len(r.queue)
-			r.mu.Unlock()
-			if n == 0 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the writer did not drain the queue")
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.Flush(ctx); err != nil {
+		t.Fatalf("the writer did not drain the queue: %v", err)
 	}
 }
 

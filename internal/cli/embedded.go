@@ -31,8 +31,10 @@ import (
 type hostConfig struct {
 	// stateDir holds the pairing store, the control socket and artifacts.
 	stateDir string
-	// discovery and listen are the UDP enrollment and WebSocket addresses.
+	// discovery and listen are the UDP enrollment and WebSocket addresses; ports, when
+	// set, the range the WebSocket port is taken from.
 	discovery, listen string
+	ports             host.PortRange
 	lan               bool
 	// serveControl makes the host reachable by other commands through the control socket.
 	serveControl bool
@@ -71,13 +73,14 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	var stopOnce sync.Once
 	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
 	opts := host.Options{
-		DiscoveryAddr: cfg.discovery,
-		ListenAddr:    cfg.listen,
-		LAN:           cfg.lan,
-		StateDir:      cfg.stateDir,
-		Logger:        cfg.logger,
-		Tap:           cfg.tap,
-		JpegCapture:   cfg.jpeg,
+		DiscoveryAddr:  cfg.discovery,
+		ListenAddr:     cfg.listen,
+		WebSocketPorts: cfg.ports,
+		LAN:            cfg.lan,
+		StateDir:       cfg.stateDir,
+		Logger:         cfg.logger,
+		Tap:            cfg.tap,
+		JpegCapture:    cfg.jpeg,
 	}
 	if cfg.record {
 		rec, err := recording.Open(recording.Options{Dir: filepath.Join(cfg.stateDir, "recordings"), MaxBytes: cfg.recordBytes, Logger: cfg.logger})
