@@ -238,7 +238,12 @@ test('the traffic page lists the calls just made', async () => {
   for (const t of ['notes.create', 'notes.get', 'notes.delete_all' /* never sent */].slice(0, 2)) assert.match(text, new RegExp(t.replace('.', '\\.')));
   assert.ok(await page.locator('#traffic-body tr[data-type="tool.batch"]').count() >= 1, 'the batch');
   assert.ok(await page.locator('#traffic-body tr[data-kind="transfer"]').count() >= 1, 'the screenshot transfer');
-  assert.doesNotMatch(text, /notes\.delete_all/, 'a call the host refused never travelled');
+  // A call the host refused never travelled: it is listed as refused, never as a request.
+  const refused = page.locator('#traffic-body tr[data-kind="denied"]', { hasText: 'notes.delete_all' });
+  assert.ok(await refused.count() >= 1, 'the refused call is listed as refused');
+  assert.match(await refused.first().textContent(), /not sent/);
+  assert.equal(await page.locator('#traffic-body tr[data-kind="request"]', { hasText: 'notes.delete_all' }).count(), 0,
+    'a call the host refused never travelled');
   // Filters: by tool, then by outcome.
   await page.selectOption('#traffic-tool', 'notes.create');
   const visible = await page.locator('#traffic-body tr:visible').allTextContents();
