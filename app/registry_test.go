@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -124,7 +125,7 @@ func TestRegisterErrors(t *testing.T) {
 
 // TestRegisterCopiesDefinition: the registry keeps its own copy of the definition.
 func TestRegisterCopiesDefinition(t *testing.T) {
-	a := New(Options{IDs: counterIDs(), Clock: func() time.Time { return fixedTime }})
+	a := New(Options{IDs: transcript.CountingIDs(), Clock: func() time.Time { return fixedTime }})
 	d := def("t.copy", "Copy", "t", wire.PolicyRead)
 	d.ArgumentsSchema = []byte(`{"type":"object"}`)
 	d.ResultSchema = []byte(`{}`)

@@ -1,5 +1,5 @@
 // Package catalog holds an app's tool definitions and answers tool.query requests
-// (spec §2–§5, §10 of the Remote Tool Protocol).
+// (docs/protocol/catalog.md; the guard is docs/protocol/authorization.md#guard).
 //
 // A [Definition] is what a tool developer registers: id, name, description, category,
 // policy and the JSON Schemas (2020-12) of its arguments and result. [Definition.Check]

@@ -1,5 +1,5 @@
 // Package conformance checks that an app honours the Ansight Remote Tool Protocol
-// (shared/spec/remote-tool-protocol.md), whatever its SDK or language.
+// (docs/protocol/README.md), whatever its SDK or language.
 //
 // Run drives one app through a Target — a raw channel of whole messages, so that the
 // suite can send what a well-behaved host never would (malformed envelopes, duplicate
@@ -22,13 +22,14 @@
 // broken might, hence the opt-in. The Scenario's calls (availability toggles, a large
 // result, an artifact) are run as given: whoever writes them vouches for them.
 //
-// # Where the spec leaves room
+// # Where the protocol leaves room
 //
-// Checks follow the contract, and accept the variants spec §12 tells hosts to accept:
-// replyTo and sessionId written as null, timestamps with "+00:00" or "Z" and any
-// fraction, a missing message, executable:false inside runtime, revisions of any form
-// (compared for equality only). The gzip bytes of a compressed payload are the
-// writer's own; only the decoded JSON and the size rule are checked.
+// Checks follow the contract, and accept the variants hosts must accept
+// (docs/protocol/compatibility.md#tolerated-variants): replyTo and sessionId written as
+// null, timestamps with "+00:00" or "Z" and any fraction, a missing message,
+// executable:false inside runtime, revisions of any form (compared for equality only).
+// The gzip bytes of a compressed payload are the writer's own; only the decoded JSON and
+// the size rule are checked.
 //
 // # Targets
 //

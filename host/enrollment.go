@@ -52,7 +52,9 @@ func (s *Server) serveEnrollment(udp *net.UDPConn) {
 }
 
 // handleDatagram returns the ENROLLMENT_RESULT for one datagram, or nil when the datagram
-// must go unanswered: over the source's rate limit, or malformed.
+// must go unanswered: over the source's rate limit, or malformed beyond answering (see
+// pairing.ParseEnrollmentConnect: a request with one usable requestId whose only fault is
+// a duplicate name or an over-long string is refused with a reason, not ignored).
 func (s *Server) handleDatagram(data []byte, src netip.AddrPort) []byte {
 	now := s.now()
 	s.mu.Lock()
@@ -63,11 +65,19 @@ func (s *Server) handleDatagram(data []byte, src netip.AddrPort) []byte {
 		return nil
 	}
 	req, err := pairing.ParseEnrollmentConnect(data)
-	if err != nil {
+	var res *pairing.EnrollmentResult
+	switch {
+	case err != nil && req == nil:
 		s.log.Debug("host: dropped malformed enrollment datagram", "from", src.String(), "err", err)
 		return nil
+	case err != nil:
+		reason, text := req.Refusal()
+		s.log.Info("host: enrollment refused as malformed", "from", src.String(), "reason", string(reason), "err", err)
+		res = &pairing.EnrollmentResult{RequestID: req.RequestID, Reason: reason, ReasonMessage: text,
+			HostID: s.HostID(), HostName: s.opts.HostName, Message: text}
+	default:
+		res = s.enroll(req, src.Addr(), now)
 	}
-	res := s.enroll(req, src.Addr(), now)
 	b, err := res.Marshal()
 	if err != nil {
 		s.log.Error("host: encode enrollment result", "err", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -258,7 +259,9 @@ func (s *Server) advertised() []string {
 	if !s.opts.LAN {
 		return []string{"127.0.0.1"}
 	}
-	var out []string
+	// IPv4 first, then global IPv6 when the host listens dual-stack (as the official host
+	// orders them); never link-local.
+	var out, v6 []string
 	ifaces, _ := net.Interfaces()
 	for _, ifc := range ifaces {
 		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
@@ -266,17 +269,39 @@ func (s *Server) advertised() []string {
 		}
 		addrs, _ := ifc.Addrs()
 		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok {
-				if ip4 := n.IP.To4(); ip4 != nil && !ip4.IsLinkLocalUnicast() {
-					out = append(out, ip4.String())
-				}
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.IsLinkLocalUnicast() || !n.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ip4 := n.IP.To4(); ip4 != nil {
+				out = append(out, ip4.String())
+			} else {
+				v6 = append(v6, n.IP.String())
 			}
 		}
+	}
+	if s.listensIPv6() {
+		out = append(out, v6...)
 	}
 	if len(out) == 0 {
 		out = []string{"127.0.0.1"}
 	}
 	return out
+}
+
+// listensIPv6 reports whether apps can reach the enrollment socket over IPv6: it is bound
+// (or, before Start, configured) to an unspecified address, which Go binds dual-stack, or
+// to an IPv6 address.
+func (s *Server) listensIPv6() bool {
+	if a := s.DiscoveryAddr(); a.IsValid() {
+		return a.Addr().Is6() && !a.Addr().Is4In6()
+	}
+	h, _, err := net.SplitHostPort(s.opts.DiscoveryAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && (ip.IsUnspecified() || ip.Is6())
 }
 
 // newInviteID returns 32 hex digits, the reference's inviteId format.

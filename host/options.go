@@ -6,16 +6,19 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // Defaults of Options.
 const (
-	DefaultDiscoveryAddr    = "127.0.0.1:45123"
-	DefaultListenAddr       = "127.0.0.1:0"
-	DefaultLANDiscoveryAddr = "0.0.0.0:45123"
-	DefaultLANListenAddr    = "0.0.0.0:0"
+	DefaultDiscoveryAddr = "127.0.0.1:45123"
+	DefaultListenAddr    = "127.0.0.1:0"
+	// The LAN defaults listen on every address, IPv6 and IPv4 alike (one dual-stack socket;
+	// IPv4 only where the system has no IPv6), as the official host does.
+	DefaultLANDiscoveryAddr = "[::]:45123"
+	DefaultLANListenAddr    = "[::]:0"
 
 	// DefaultTokenTTL is how long a WebSocket token from an accepted enrollment stays valid.
 	DefaultTokenTTL = 2 * time.Minute
@@ -49,8 +52,14 @@ type Options struct {
 	// DefaultLANDiscoveryAddr with LAN).
 	DiscoveryAddr string
 	// ListenAddr is the WebSocket listener's address (DefaultListenAddr, or
-	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws.
+	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws. An
+	// unspecified IPv6 address ("[::]") listens dual-stack, and falls back to "0.0.0.0"
+	// where the system has no IPv6.
 	ListenAddr string
+	// WebSocketPorts, when set, pins the WebSocket listener's port: it binds the first
+	// free port of the range on ListenAddr's host (whose port must then be 0), so that
+	// firewall rules can name it. OfficialWebSocketPorts is the official host's range.
+	WebSocketPorts PortRange
 	// LAN allows non-loopback addresses, so that phones on the network can connect. Without
 	// it, Start refuses non-loopback addresses and the upgrade handler also refuses a Host
 	// header that is not a loopback name (DNS rebinding).
@@ -97,18 +106,33 @@ type Options struct {
 	EnrollmentBurst    int
 	EnrollmentInterval time.Duration
 	// KeepAlive pings each connection (DefaultKeepAliveInterval; a negative Interval
-	// disables pings).
+	// disables pings). Its Busy is set by the server: a session waiting for the app's
+	// answer to a tool request is never dropped for missing pongs; a session silent for
+	// Interval+Timeout with nothing pending is (see transport.KeepAlive).
 	KeepAlive transport.KeepAlive
 
 	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are
 	// set per session from the session id and the grant; a non-empty ArtifactDir gets the
-	// session id appended, one directory per session.
+	// session id appended, one directory per session. That session directory also keeps
+	// the crash reports and annotations the app hands over (a temporary directory does
+	// when ArtifactDir is empty); see Server.Crashes.
 	Tools tools.Options
+	// Records bounds the crash reports and annotations kept per session.
+	Records RecordLimits
 
 	// OnFrame, when set, receives every live screenshot frame (ASJP) an app streams, with
 	// its session id; malformed frames are dropped. It runs on the session's reader
 	// goroutine and must return quickly. The frame's JPEG is not reused by the server.
 	OnFrame func(sessionID string, f wire.ASJPFrame)
+
+	// Recorder, when set, keeps session recordings: it is given every message the server
+	// does not consume (telemetry, live frames), every control request with its answer,
+	// every session change and the tool traffic (see Recorder).
+	Recorder Recorder
+	// JpegCapture is the live-screen policy answered to device.profile (sessionJpegCapture).
+	// The zero value asks the app to stream its own frames (mode "app") every
+	// DefaultJpegIntervalMilliseconds at DefaultJpegQuality; this host captures none itself.
+	JpegCapture pairing.JpegCapturePolicy
 
 	// Tap, when set, is offered every inbound message of every session before anything
 	// else; returning true consumes it. It exists for tools that speak the tool protocol

@@ -30,6 +30,7 @@ type Server struct {
 
 	mu      sync.Mutex // guards everything below, up to the sockets
 	store   *store
+	records *records
 	tickets map[string]*ticket // by pairing.HashToken(token)
 	// ticketSeq numbers tickets in issue order.
 	ticketSeq uint64
@@ -56,6 +57,9 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	events events
+
+	// profileReply is the device.profile answer's payload (Options.JpegCapture).
+	profileReply []byte
 }
 
 // New checks opts and opens the pairing store. It binds nothing: see Start.
@@ -68,6 +72,12 @@ func New(opts Options) (*Server, error) {
 			}
 		}
 	}
+	if err := opts.WebSocketPorts.check(); err != nil {
+		return nil, err
+	}
+	if _, port, _ := net.SplitHostPort(opts.ListenAddr); !opts.WebSocketPorts.IsZero() && port != "0" {
+		return nil, fmt.Errorf("host: listen address %q has a port and WebSocketPorts is set: give one of them", opts.ListenAddr)
+	}
 	st, err := openStore(opts.StateDir)
 	if err != nil {
 		return nil, err
@@ -77,12 +87,15 @@ func New(opts Options) (*Server, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		store:     st,
+		records:   newRecords(opts.Tools.ArtifactDir, opts.Records),
 		tickets:   make(map[string]*ticket),
 		sessions:  make(map[string]*Session),
 		upgrading: make(map[*ticket]bool),
 		limiter:   newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
 		ctx:       ctx,
 		cancel:    cancel,
+
+		profileReply: deviceProfileReply(opts.JpegCapture),
 	}, nil
 }
 
@@ -112,15 +125,11 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.started {
 		return errors.New("host: server already started")
 	}
-	udpAddr, err := net.ResolveUDPAddr("udp", s.opts.DiscoveryAddr)
-	if err != nil {
-		return fmt.Errorf("host: discovery address: %w", err)
-	}
-	udp, err := net.ListenUDP("udp", udpAddr)
+	udp, err := s.listenDiscovery()
 	if err != nil {
 		return fmt.Errorf("host: enrollment socket: %w", err)
 	}
-	ln, err := net.Listen("tcp", s.opts.ListenAddr)
+	ln, err := s.listenWebSocket()
 	if err != nil {
 		udp.Close()
 		return fmt.Errorf("host: WebSocket listener: %w", err)
@@ -150,7 +159,8 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}()
 	s.stopWatch = context.AfterFunc(ctx, func() { s.Close() })
-	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN)
+	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN,
+		"dualStack", DualStack(s.wsAddr))
 	return nil
 }
 
@@ -167,6 +177,10 @@ func (s *Server) WebSocketAddr() netip.AddrPort {
 	defer s.mu.Unlock()
 	return s.wsAddr
 }
+
+// WebSocketPorts is the range the WebSocket listener's port was taken from (zero when
+// none was set).
+func (s *Server) WebSocketPorts() PortRange { return s.opts.WebSocketPorts }
 
 // HostID is this host's persistent identity, sent in enrollment results and invites.
 func (s *Server) HostID() string {

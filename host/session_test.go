@@ -29,11 +29,12 @@ func TestControlInterop(t *testing.T) {
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, want string }{
 		{sdkOpen, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.0123456789abcdef0123456789abcdef","action":"session.open","payload":null,"success":true,"message":"Session open accepted for Pixel 8."}`},
-		{sdkProfile, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app"}},"success":true,"message":"Device profile received."}`},
+		{sdkProfile, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app","fallbackMode":"app","intervalMilliseconds":2000,"quality":60}},"success":true,"message":"Device profile received."}`},
 		{sdkState, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.2","action":"app.state","payload":null,"success":true,"message":"App state received."}`},
 		{sdkProperties, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.3","action":"session.properties","payload":null,"success":true,"message":"Session properties received."}`},
 		{sdkLog, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.4","action":"client.log","payload":null,"success":true,"message":"Client log received."}`},
-		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"Unsupported control action 'crash.handoff'."}`},
+		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"A crash handoff requires a current session and an ansight.crash.v1 report."}`},
+		{`{"type":"CONTROL_REQ","id":"client.7","action":"screen.record","payload":{}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"screen.record","payload":null,"success":false,"message":"Unsupported control action 'screen.record'."}`},
 	} {
 		if got := control(t, conn, tc.req); got != tc.want {
 			t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)
@@ -81,6 +82,38 @@ func TestControlBadPayloads(t *testing.T) {
 		if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
 			t.Errorf("%s: %+v", tc.req, got)
 		}
+	}
+}
+
+// TestControlLenient is issue 12.6 for the control channel, with the exact messages: a
+// client.log without a payload is logged and acknowledged (the official host logs
+// "<empty>"), and the legacy CLIENT_DONE ends the session cleanly (1000), unanswered.
+func TestControlLenient(t *testing.T) {
+	h := newHarness(t, nil)
+	conn := h.connect(t, newApp("com.example.app"))
+	for _, req := range []string{
+		`{"type":"CONTROL_REQ","id":"client.7","replyTo":null,"action":"client.log","payload":null,"success":true,"message":null}`,
+		`{"type":"CONTROL_REQ","id":"client.7","action":"client.log"}`,
+		`{"type":"CONTROL_REQ","id":"client.7","action":"client.log","payload":{"data":null}}`,
+	} {
+		if got, want := control(t, conn, req), `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"client.log","payload":null,"success":true,"message":"Client log received."}`; got != want {
+			t.Errorf("%s\n got %s\nwant %s", req, got, want)
+		}
+	}
+	sess := h.sessionFor(t, "com.example.app")
+	writeText(t, conn, `{"type":"CLIENT_DONE"}`)
+	_, _, err := conn.Read(context.Background())
+	var ce *transport.CloseError
+	if !errors.As(err, &ce) || ce.Code != transport.StatusNormalClosure || ce.Reason != "WebSocket session complete." {
+		t.Fatalf("after CLIENT_DONE: %v, want close 1000 \"WebSocket session complete.\"", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+
+	// Only the type decides: a log line that mentions CLIENT_DONE ends nothing.
+	conn = h.connect(t, newApp("com.example.other"))
+	writeText(t, conn, `{"type":"CLIENT_LOG","data":"sending \"CLIENT_DONE\" next"}`)
+	if got := control(t, conn, sdkLog); !strings.Contains(got, `"success":true`) {
+		t.Fatalf("session ended by a log line: %s", got)
 	}
 }
 

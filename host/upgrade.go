@@ -4,16 +4,19 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync/atomic"
 
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
 
 // serveUpgrade authenticates and upgrades a WebSocket request, then runs the connection's
 // reader on this goroutine until the connection ends. Checks, in order:
-// path (404), Origin (403), Host on a loopback listener (403), a real upgrade request
-// (400, 405 or 426), token (401), capacity (503).
+// path (404), Origin (403), Host on a loopback listener (403, see localHost), a real
+// upgrade request (400, 405 or 426), token (401), capacity (503).
 func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != pairing.WebSocketPath {
 		refuse(w, http.StatusNotFound)
@@ -26,7 +29,8 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden)
 		return
 	}
-	if !s.opts.LAN && !loopbackHost(r.Host) {
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	if !s.opts.LAN && !localHost(r.Host, remote.Addr()) {
 		s.log.Warn("host: refused upgrade for a foreign Host", "from", r.RemoteAddr)
 		refuse(w, http.StatusForbidden)
 		return
@@ -84,7 +88,13 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release() // a failed upgrade gives its place back
 
-	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: s.opts.KeepAlive})
+	// The keep-alive never drops a session that waits for the app (see transport.KeepAlive):
+	// the official .NET SDK runs each tool inside its receive loop and answers no ping
+	// until the tool is done.
+	var client atomic.Pointer[tools.Client]
+	ka := s.opts.KeepAlive
+	ka.Busy = func() bool { c := client.Load(); return c != nil && c.Busy() }
+	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: ka})
 	if err != nil {
 		s.log.Info("host: upgrade failed", "from", r.RemoteAddr, "err", err)
 		return
@@ -92,12 +102,12 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if s.opts.WrapConn != nil {
 		conn = s.opts.WrapConn(conn)
 	}
-	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	sess, c := s.attach(t, conn, remote.Addr())
 	release() // attached, it counts as connected (briefly twice: never too few)
 	if sess == nil {
 		return
 	}
+	client.Store(c.client)
 	s.serveConn(sess, c)
 }
 
@@ -114,19 +124,44 @@ func requestToken(r *http.Request) string {
 	return r.URL.Query().Get("token")
 }
 
+// localHost reports whether a loopback listener serves an upgrade whose Host header is host
+// and whose TCP peer is peer: Host must name this machine — localhost or a loopback address
+// — or, from a loopback peer, be an emulator's alias for it. Anything else is a browser
+// following a rebound DNS name (which also sends Origin, refused before this).
+func localHost(host string, peer netip.Addr) bool {
+	return loopbackHost(host) || (isLoopback(peer) && emulatorHost(host))
+}
+
 // loopbackHost reports whether a Host header names this machine: localhost or a loopback
-// address, with or without a port. Anything else on a loopback listener is a browser
-// following a rebound DNS name.
+// address, with or without a port.
 func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	host = hostName(host)
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && isLoopback(a)
+}
+
+// emulatorAliases are the addresses under which emulators reach the machine they run on:
+// the Android emulator's 10.0.2.2 and Genymotion's (VirtualBox NAT) 10.0.3.2. The official
+// SDKs dial ws://10.0.2.2:<port>/ws there, and the emulator's NAT delivers the connection
+// to 127.0.0.1 with that Host header unchanged.
+var emulatorAliases = [...]netip.Addr{netip.AddrFrom4([4]byte{10, 0, 2, 2}), netip.AddrFrom4([4]byte{10, 0, 3, 2})}
+
+// emulatorHost reports whether a Host header is an emulator's alias for its host machine.
+// It says nothing about where the connection came from: see localHost.
+func emulatorHost(host string) bool {
+	a, err := netip.ParseAddr(hostName(host))
+	return err == nil && slices.Contains(emulatorAliases[:], a)
+}
+
+// hostName strips the port and IPv6 brackets from a Host header.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 }
 
 func refuse(w http.ResponseWriter, code int) {

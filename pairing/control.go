@@ -16,6 +16,11 @@ const (
 	TypeControlResponse = "CONTROL_RESP"
 )
 
+// TypeClientDone is the legacy end of an app's stream, a text message
+// {"type":"CLIENT_DONE",…} that older SDKs send instead of session.complete. It is not
+// acknowledged; the official host ends the session as if the app had completed it.
+const TypeClientDone = "CLIENT_DONE"
+
 // Control actions an app sends.
 const (
 	ActionSessionOpen       = "session.open"
@@ -24,6 +29,12 @@ const (
 	ActionSessionProperties = "session.properties"
 	ActionClientLog         = "client.log"
 	ActionSessionComplete   = "session.complete"
+	// ActionCrashHandoff delivers a crash report from the app process after the one that
+	// crashed (see CrashHandoff).
+	ActionCrashHandoff = "crash.handoff"
+	// ActionAnnotationSubmit announces an annotated-feedback bundle whose bytes follow as
+	// ASFT frames (see AnnotationSubmit).
+	ActionAnnotationSubmit = "annotation.submit"
 )
 
 // Limits of the control parser.
@@ -45,9 +56,9 @@ var requestBudget = map[string]int{
 	ActionDeviceProfile:     1 << 20,   // the app's icon may be inlined
 	ActionAppState:          16 << 10,
 	ActionSessionComplete:   16 << 10,
-	ActionClientLog:         1 << 20, // one line, a stack trace at most
-	"crash.handoff":         MaxControlBytes,
-	"annotation.submit":     64 << 10, // a descriptor; the file follows as ASFT frames
+	ActionClientLog:         1 << 20,         // one line, a stack trace at most
+	ActionCrashHandoff:      MaxControlBytes, // a report of up to 8 MiB and its traces
+	ActionAnnotationSubmit:  64 << 10,        // a descriptor; the file follows as ASFT frames
 }
 
 const otherRequestBytes = 64 << 10

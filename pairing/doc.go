@@ -8,7 +8,7 @@
 // goes through a strict decoder (duplicate names rejected, names case-sensitive), required
 // keys must be present, and a value of the wrong JSON type is an error, never a panic.
 // Marshalers write exactly the keys, in the order and with the explicit nulls, that the
-// official .NET, Swift and Kotlin parsers require (see shared/reference/session-contract.md).
+// official .NET, Swift and Kotlin parsers require (docs/protocol/session.md).
 //
 // The package does no I/O and owns no goroutines.
 package pairing

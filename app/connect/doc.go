@@ -20,7 +20,7 @@
 // Every enrollment also carries the [ProcessSessionID], fixed for the life of the process: a
 // host resumes the same session when the process reconnects.
 //
-// The wire is the one the official SDKs speak (see shared/reference/session-contract.md),
-// so an app built with this package connects to the official host as well as to ours.
+// The wire is the one the official SDKs speak (docs/protocol/session.md), so an app built
+// with this package connects to the official host as well as to ours.
 // Tokens never appear in logs, errors or state reports.
 package connect

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
@@ -73,6 +74,10 @@ type Options struct {
 	// WrapConn, when set, wraps every WebSocket connection before the session uses it: a
 	// seam for fault injection in tests (transport/faultconn) and for instrumentation.
 	WrapConn func(transport.Conn) transport.Conn
+	// Telemetry, when set, is attached to every session once its handshake is done: it
+	// sends the app's logs, HTTP request metadata, runtime metrics and, when the host asks
+	// for app capture, its screen (see package telemetry).
+	Telemetry *telemetry.Telemetry
 	// ReconnectDelay is the first delay before reconnecting (default 1 s); delays double up
 	// to MaxReconnectDelay (default 30 s), with jitter.
 	ReconnectDelay, MaxReconnectDelay time.Duration

@@ -5,6 +5,12 @@
 //	go run ./examples/demoapp --discovery-port 47000   # a host on another discovery port
 //	go run ./examples/demoapp --invite 'ans2:…'        # pair with an invite (phones, other machines)
 //	go run ./examples/demoapp --url ws://127.0.0.1:8080/ws --token …   # a known endpoint
+//	go run ./examples/demoapp --files-dir ~/demo-files                 # serve and receive files there
+//
+// Besides the notes and the UI tools, the app serves the files of one directory, root
+// "demo" (files.list_directory, files.begin_binary_download, files.push_file; package
+// app/files), and exports its notes as an artifact (artifacts.request). Without
+// --files-dir the directory is a fresh temporary one, removed when the app stops.
 package main
 
 import (
@@ -14,10 +20,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/wire"
@@ -39,6 +47,7 @@ func run() int {
 	maxPolicy := fs.String("max-policy", "critical", "the app's guard: the highest tool policy it publishes and runs (read, write or critical)")
 	synthetic := fs.Int("synthetic-tools", 0, "also register this many synthetic tools (benchmarks)")
 	scale := fs.Float64("scale", 1, "screenshot pixels per point (1 renders 390x844)")
+	filesDir := fs.String("files-dir", "", "the directory the file tools serve and write, root \"demo\" (default: a temporary directory, removed at exit)")
 	verbose := fs.Bool("v", false, "log connection events")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -80,15 +89,50 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
+	dir, cleanup, err := demoFiles(*filesDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	defer cleanup()
+	if err := files.Register(a, files.Options{Roots: []files.Root{{Alias: "demo", Path: dir}}}); err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	if err := files.RegisterArtifacts(a, model.Artifacts()); err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode; Ctrl-C to stop\n", *appID, opts.Mode)
+	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode, serving files in %s; Ctrl-C to stop\n", *appID, opts.Mode, dir)
 	if err := connect.Run(ctx, a, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
 	return 0 // stopped by a signal: the normal end
+}
+
+// demoFiles returns the directory of the file tools: dir, or a new temporary directory
+// holding a welcome file (removed by cleanup).
+func demoFiles(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "ansight-demo-files-")
+	if err != nil {
+		return "", nil, err
+	}
+	welcome := "Files of the Ansight demo app.\n" +
+		"  ansight app call <session> files.list_directory\n" +
+		"  ansight app call <session> files.begin_binary_download --arguments '{\"path\":\"welcome.txt\"}'\n" +
+		"  ansight app call <session> files.push_file --arguments '{\"directoryPath\":\"inbox\",\"fileName\":\"hi.txt\",\"text\":\"hello\"}'\n"
+	if err := os.WriteFile(filepath.Join(tmp, "welcome.txt"), []byte(welcome), 0o644); err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 // report prints connection state changes.

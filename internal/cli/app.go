@@ -146,6 +146,7 @@ func newAppCallCmd(g *globals) *cobra.Command {
 	var afterDelay int
 	var callID string
 	var outDir string
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "call [session] <tool-id>",
 		Short: "Call one tool",
@@ -153,11 +154,14 @@ func newAppCallCmd(g *globals) *cobra.Command {
 
 Post-call evidence (--after-tree, --after-screenshot) is captured by the app after the
 call succeeds. Artifacts (screenshots, files) are saved as files whose paths are printed.
+The host waits 20 s for the app's answer; give --timeout for tools that take longer
+(ui.wait up to 60 s, large downloads).
 Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 denied.`,
 		Example: `  ansight app call demo-001 notes.list
   ansight app call demo-001 notes.create --arguments '{"title":"Groceries"}' --after-tree
   echo '{"textContains":"save"}' | ansight app call demo-001 ui.query_nodes --arguments -
-  ansight app call --app-id dev.ansight.demo ui.get_screenshot --json`,
+  ansight app call --app-id dev.ansight.demo ui.get_screenshot --json
+  ansight app call demo-001 ui.wait --arguments '{"textContains":"Saved","condition":"exists","timeoutMilliseconds":45000}' --timeout 60s`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: g.completeSessionThenTool,
 		RunE: func(c *cobra.Command, pos []string) error {
@@ -169,7 +173,11 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 			if arguments.Kind() != '{' {
 				return usageErrorf("--arguments must be a JSON object")
 			}
-			req := control.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID}
+			ms, err := timeoutMS(timeout)
+			if err != nil {
+				return err
+			}
+			req := control.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
 			req.After, err = g.afterInput(after, afterFile, afterTree, afterShot, afterDelay, c.Flags().Changed("after-delay-ms"))
 			if err != nil {
 				return err
@@ -211,7 +219,17 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 	f.IntVar(&afterDelay, "after-delay-ms", 0, "wait this long (0-2000 ms) before capturing evidence")
 	f.StringVar(&callID, "call-id", "", "a caller id echoed in the result")
 	f.StringVarP(&outDir, "output-dir", "o", "", "move received artifacts into this directory")
+	f.DurationVar(&timeout, "timeout", 0, "how long to wait for the app's answer (default 20s, at most 1h)")
 	return cmd
+}
+
+// timeoutMS converts --timeout to a request's timeoutMs (0: the host's default).
+func timeoutMS(d time.Duration) (int64, error) {
+	ms := d.Milliseconds()
+	if d < 0 || ms > control.MaxTimeoutMS || (d > 0 && ms == 0) {
+		return 0, usageErrorf("--timeout must be between 1ms and 1h")
+	}
+	return ms, nil
 }
 
 // afterInput builds the after object from --after/--after-file or the shortcuts.
@@ -366,6 +384,7 @@ func newAppBatchCmd(g *globals) *cobra.Command {
 	var sel sessionSelector
 	var calls, callsFile string
 	var continueOnError bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "batch [session]",
 		Short: "Run 1 to 32 calls in order, as one request",
@@ -392,13 +411,17 @@ at the first failed call unless --continue-on-error is given.`,
 			if len(list) == 0 || len(list) > wire.MaxBatchSize {
 				return usageErrorf("a batch has 1 to %d calls, not %d", wire.MaxBatchSize, len(list))
 			}
+			ms, err := timeoutMS(timeout)
+			if err != nil {
+				return err
+			}
 			ctx := c.Context()
 			b, id, err := g.session(ctx, &sel, args)
 			if err != nil {
 				return err
 			}
 			bar := g.progress()
-			res, err := b.Batch(ctx, id, control.BatchRequest{ContinueOnError: continueOnError, Calls: list}, bar.update)
+			res, err := b.Batch(ctx, id, control.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
 			bar.done()
 			if err != nil {
 				return hostErr(err)
@@ -424,6 +447,7 @@ at the first failed call unless --continue-on-error is given.`,
 	f.StringVar(&calls, "calls", "", "the calls, a JSON array ('-': standard input)")
 	f.StringVar(&callsFile, "calls-file", "", "read the calls from this file ('-': standard input)")
 	f.BoolVar(&continueOnError, "continue-on-error", false, "run the remaining calls after a failure")
+	f.DurationVar(&timeout, "timeout", 0, "how long to wait for the batch's answer (default 20s, at most 1h)")
 	return cmd
 }
 

@@ -70,6 +70,8 @@ func newSessionCmd(g *globals) *cobra.Command {
 				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
+				{"crash reports", recordCount(s.CrashReports, "ansight session crashes "+s.ID)},
+				{"annotations", recordCount(s.Annotations, "ansight session annotations "+s.ID)},
 			} {
 				if kv[1] != "" {
 					tw.row(kv[0]+":", kv[1])
@@ -79,6 +81,15 @@ func newSessionCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, newSessionCrashesCmd(g), newSessionAnnotationsCmd(g))
 	return cmd
+}
+
+// recordCount shows how many records a session keeps and the command listing them, or
+// nothing when there are none.
+func recordCount(n int, command string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d (%s)", n, command)
 }

@@ -14,6 +14,10 @@ type Backend interface {
 	Status(ctx context.Context) (*Status, error)
 	Sessions(ctx context.Context) (*Sessions, error)
 	Session(ctx context.Context, id string) (*Session, error)
+	// Crashes and Annotations list what an app handed over in a session; they work for a
+	// session that left the registry too, as long as its directory holds something.
+	Crashes(ctx context.Context, sessionID string) (*Crashes, error)
+	Annotations(ctx context.Context, sessionID string) (*Annotations, error)
 	Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error)
 	Tool(ctx context.Context, sessionID, toolID string) (*Tool, error)
 	// Call and Batch report artifact transfers to progress (which may be nil) while they

@@ -27,6 +27,8 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("GET /v1/status", h.status)
 	mux.HandleFunc("GET /v1/sessions", h.sessions)
 	mux.HandleFunc("GET /v1/sessions/{id}", h.session)
+	mux.HandleFunc("GET /v1/sessions/{id}/crashes", h.crashes)
+	mux.HandleFunc("GET /v1/sessions/{id}/annotations", h.annotations)
 	mux.HandleFunc("POST /v1/sessions/{id}/tools", h.tools)
 	mux.HandleFunc("GET /v1/sessions/{id}/tools/{tool}", h.tool)
 	mux.HandleFunc("POST /v1/sessions/{id}/call", h.call)
@@ -56,6 +58,16 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Session(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) crashes(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Crashes(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) annotations(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Annotations(r.Context(), r.PathValue("id"))
 	respond(w, v, err)
 }
 

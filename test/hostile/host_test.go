@@ -271,7 +271,10 @@ var hostCases = []hostCase{
 	{name: "ControlPayloadString", run: controlAnswered(ctlReq(pairing.ActionSessionProperties, `"dark mode"`), false)},
 	{name: "ControlPayloadArray", run: controlAnswered(ctlReq(pairing.ActionAppState, `["foreground"]`), false)},
 	{name: "ControlPayloadNumber", run: controlAnswered(ctlReq(pairing.ActionDeviceProfile, `42`), false)},
-	{name: "ControlPayloadNull", run: controlAnswered(ctlReq(pairing.ActionClientLog, `null`), false)},
+	{name: "ControlPayloadNull", run: controlAnswered(ctlReq(pairing.ActionAppState, `null`), false)},
+	// A log line without a payload is an empty line, acknowledged as the official host does
+	// (issue 12.6).
+	{name: "ControlLogPayloadNull", run: controlAnswered(ctlReq(pairing.ActionClientLog, `null`), true)},
 	{name: "ControlStateWrongType", run: controlAnswered(ctlReq(pairing.ActionAppState, `{"state":5}`), false)},
 	{name: "ControlUnknownAction", run: controlAnswered(ctlReq("shell.exec", `{"cmd":"rm -rf /"}`), false)},
 	{name: "ControlActionNumber", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":5,"payload":{}}`, false)},
