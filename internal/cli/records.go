@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -14,7 +13,7 @@ import (
 func newSessionCrashesCmd(g *globals) *cobra.Command {
 	cmd := recordsCmd(g, control.Backend.Crashes, func(w io.Writer, v *control.Crashes) {
 		if len(v.Crashes) == 0 {
-			fmt.Fprintf(w, "no crash reports in session %s\n", v.SessionID)
+			printf(w, "no crash reports in session %s\n", v.SessionID)
 			return
 		}
 		tw := newTable(w)
@@ -40,7 +39,7 @@ report.json as the app sent it, and native.trace or metrickit.json when it carri
 func newSessionAnnotationsCmd(g *globals) *cobra.Command {
 	cmd := recordsCmd(g, control.Backend.Annotations, func(w io.Writer, v *control.Annotations) {
 		if len(v.Annotations) == 0 {
-			fmt.Fprintf(w, "no annotations in session %s\n", v.SessionID)
+			printf(w, "no annotations in session %s\n", v.SessionID)
 			return
 		}
 		tw := newTable(w)

@@ -30,15 +30,15 @@ func newSessionCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
 				return nil
 			}
-			tw := newTable(g.env.Stdout)
-			tw.row("SESSION", "APP", "DEVICE", "PLATFORM", tw.paint(colourDefault, "STATE"), tw.paint(colourDefault, "GRANT"), "TOOLS", "CONNECTED")
+			tw := newTable(g.env.Stdout).colourBy(4, stateColour).colourBy(5, policyColour)
+			tw.header("SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED")
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
 				grant := string(ss.MaxToolPolicy)
-				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, tw.paint(stateColour(ss.State), ss.State), tw.paint(policyColour(grant), grant), tools, ago(ss.ConnectedAt))
+				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, grant, tools, ago(ss.ConnectedAt))
 			}
 			tw.flush()
 			return nil
