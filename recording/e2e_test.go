@@ -333,8 +333,8 @@ func TestHostRecordsGoApp(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- connect.Run(ctx, a, connect.Options{AppID: "com.example.notes", HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, StateDir: t.TempDir(), Telemetry: tel})
+		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
+			connect.Options{AppID: "com.example.notes", StateDir: t.TempDir(), Telemetry: tel})
 	}()
 	defer func() {
 		cancel()

@@ -24,10 +24,8 @@ const (
 
 func localConfig(t *testing.T, timeout time.Duration, ports ...int) *config {
 	t.Helper()
-	c, err := newConfig(Options{
-		AppID: testAppID, DeviceName: "test-box", StateDir: t.TempDir(),
-		HostAddress: "127.0.0.1", DiscoveryPorts: ports, EnrollTimeout: timeout,
-	}, time.Now())
+	c, err := newConfig(Local{HostAddress: "127.0.0.1", DiscoveryPorts: ports, EnrollTimeout: timeout},
+		Options{AppID: testAppID, DeviceName: "test-box", StateDir: t.TempDir()}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,8 +288,8 @@ func TestInviteModeEnrollment(t *testing.T) {
 		{"bare invite", mustJSON(t, doc.Invite), "127.0.0.1"}, // no discovery hint: needs an address
 	}
 	for _, tc := range cases {
-		c, err := newConfig(Options{AppID: testAppID, Mode: ModeInvite, Invite: tc.text, HostAddress: tc.hostAddress,
-			StateDir: t.TempDir(), EnrollTimeout: testTimeout}, now)
+		c, err := newConfig(Invite{Code: tc.text, HostAddress: tc.hostAddress, EnrollTimeout: testTimeout},
+			Options{AppID: testAppID, StateDir: t.TempDir()}, now)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

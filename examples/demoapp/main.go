@@ -64,21 +64,23 @@ func run() int {
 		return usage(err.Error())
 	}
 
-	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, HostAddress: *host, OnState: report}
+	var ports []int
+	if *port != 0 {
+		ports = []int{*port}
+	}
+	var mode connect.Mode
 	switch {
 	case *url != "" || *token != "":
 		if *invite != "" || *host != "" || *port != 0 {
 			return usage("--url/--token do not go with --invite, --host or --discovery-port")
 		}
-		opts.Mode, opts.URL, opts.Token = connect.ModeDirect, *url, *token
+		mode = connect.Direct{URL: *url, Token: *token}
 	case *invite != "":
-		opts.Mode, opts.Invite = connect.ModeInvite, *invite
+		mode = connect.Invite{Code: *invite, HostAddress: *host, DiscoveryPorts: ports}
 	default:
-		opts.Mode = connect.ModeLocal
+		mode = connect.Local{HostAddress: *host, DiscoveryPorts: ports}
 	}
-	if *port != 0 {
-		opts.DiscoveryPorts = []int{*port}
-	}
+	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, OnState: report}
 	if *verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -98,8 +100,8 @@ func run() int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode, serving files in %s; Ctrl-C to stop\n", *appID, opts.Mode, dir)
-	if err := connect.Run(ctx, a, opts); err != nil {
+	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode, serving files in %s; Ctrl-C to stop\n", *appID, mode, dir)
+	if err := connect.Run(ctx, a, mode, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}

@@ -230,10 +230,9 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		connect.Run(ctx, a, connect.Options{
+		connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}, connect.Options{
 			AppID: demoAppID, AppName: "Ansight demo notes", AppVersion: "1.0",
-			DeviceName: "demo (simulated)", Mode: connect.ModeLocal, HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{port}, StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
+			DeviceName: "demo (simulated)", StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
 			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()

@@ -94,7 +94,7 @@ func connectApp(t *testing.T, a *app.App) *evilHost {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	sess, err := connect.Dial(ctx, a, connect.Options{AppID: "dev.ansight.hostile", Mode: connect.ModeDirect, URL: url, Token: "evil-host-token"})
+	sess, err := connect.Dial(ctx, a, connect.Direct{URL: url, Token: "evil-host-token"}, connect.Options{AppID: "dev.ansight.hostile"})
 	if err != nil {
 		t.Fatal(err)
 	}
