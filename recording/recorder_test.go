@@ -78,6 +78,7 @@ func waitIdle(t *testing.T, r *Recorder) {
 		if n == 0 {
 			// The last batch may be in flight: writeMu is held while it is written.
 			r.writeMu.Lock()
+			//lint:ignore SA2001 the empty section waits for that write to end
 			r.writeMu.Unlock()
 			r.mu.Lock()
 			n = len(r.queue)

@@ -45,7 +45,7 @@ func hostileApp(t *testing.T) *app.App {
 		return catalog.Definition{ID: id, Name: id, Description: "Hostile-input fixture " + id + ".", Category: "hostile", Policy: p}
 	}
 	if err := app.Register(a, def("h.echo", wire.PolicyRead), func(ctx context.Context, c *app.Call, in nonceIn) (nonceOut, error) {
-		return nonceOut{Nonce: in.Nonce}, nil
+		return nonceOut(in), nil
 	}); err != nil {
 		t.Fatal(err)
 	}

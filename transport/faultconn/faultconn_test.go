@@ -42,8 +42,8 @@ func TestTransparent(t *testing.T) {
 
 // exchange sends m0..m(n-1) from one end of a pipe to the other, with the plan on the
 // writing end (Outbound) or the reading end (Inbound), then closes the writer normally. It
-// returns what the reader got, the reader's final error and the errors of the writes.
-func exchange(t *testing.T, dir faultconn.Direction, n int, plan faultconn.Plan) (got []string, readErr error, writeErrs []error) {
+// returns what the reader got, the errors of the writes and the reader's final error.
+func exchange(t *testing.T, dir faultconn.Direction, n int, plan faultconn.Plan) (got []string, writeErrs []error, readErr error) {
 	t.Helper()
 	a, b := transport.Pipe(transport.PipeOptions{})
 	var w, r transport.Conn = a, b
@@ -63,7 +63,7 @@ func exchange(t *testing.T, dir faultconn.Direction, n int, plan faultconn.Plan)
 	for {
 		_, data, err := r.Read(context.Background())
 		if err != nil {
-			return got, err, writeErrs
+			return got, writeErrs, err
 		}
 		got = append(got, string(data))
 	}
@@ -98,7 +98,7 @@ func TestActions(t *testing.T) {
 	for _, tt := range tests {
 		for _, dir := range []faultconn.Direction{faultconn.Outbound, faultconn.Inbound} {
 			t.Run(tt.name+"/"+dir.String(), func(t *testing.T) {
-				got, readErr, writeErrs := exchange(t, dir, 5, faultconn.Plan{Rules: tt.rules})
+				got, writeErrs, readErr := exchange(t, dir, 5, faultconn.Plan{Rules: tt.rules})
 				if !slices.Equal(got, tt.want) {
 					t.Errorf("reader got %q, want %q", got, tt.want)
 				}
@@ -127,7 +127,7 @@ func TestDirectionFilter(t *testing.T) {
 
 func TestKill(t *testing.T) {
 	t.Run("Outbound", func(t *testing.T) {
-		got, readErr, writeErrs := exchange(t, faultconn.Outbound, 5, faultconn.Plan{Rules: []faultconn.Rule{{Match: faultconn.At(2), Action: faultconn.Kill}}})
+		got, writeErrs, readErr := exchange(t, faultconn.Outbound, 5, faultconn.Plan{Rules: []faultconn.Rule{{Match: faultconn.At(2), Action: faultconn.Kill}}})
 		// What was written before the kill arrives; then the peer sees an abnormal close.
 		if !slices.Equal(got, []string{"m0", "m1"}) {
 			t.Errorf("reader got %q, want m0 m1", got)
