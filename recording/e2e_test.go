@@ -175,6 +175,7 @@ func telemetryLines(t *testing.T) [][]byte { return recording.OfficialLines(t) }
 // ASJP frames, tool calls (one denied) — restarts the recorder, and reads every kind back
 // through the query API.
 func TestHostRecordsOfficialSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := openRecorder(t, dir)
 	srv := startHost(t, rec)
@@ -315,6 +316,7 @@ const Redacted = recording.Redacted
 // tripper, runtime metrics, screen stream of the demo's simulated screen — against our
 // host, and finds each kind in the recording.
 func TestHostRecordsGoApp(t *testing.T) {
+	t.Parallel()
 	rec := openRecorder(t, t.TempDir())
 	srv := startHost(t, rec, func(o *host.Options) {
 		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}

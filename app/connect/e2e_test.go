@@ -115,6 +115,7 @@ func session(t *testing.T, srv *host.Server) *host.Session {
 }
 
 func TestEndToEndLocalMode(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	r := start(t, notesApp(t), localTo(srv), connect.Options{AppID: appID, AppVersion: "1.0", StateDir: t.TempDir()})
 	r.await(t, connect.StateConnected)
@@ -163,6 +164,7 @@ func issueInvite(t *testing.T, srv *host.Server) string {
 }
 
 func TestEndToEndInviteMode(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	code := issueInvite(t, srv)
 	r := start(t, notesApp(t), connect.Invite{Code: code}, connect.Options{AppID: appID, StateDir: t.TempDir()})
@@ -177,6 +179,7 @@ func TestEndToEndInviteMode(t *testing.T) {
 }
 
 func TestEndToEndInviteUsedByAnotherDevice(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	code := issueInvite(t, srv)
 	r := start(t, notesApp(t), connect.Invite{Code: code}, connect.Options{AppID: appID, StateDir: t.TempDir()})
@@ -191,6 +194,7 @@ func TestEndToEndInviteUsedByAnotherDevice(t *testing.T) {
 }
 
 func TestEndToEndResumeAfterDrop(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	r := start(t, notesApp(t), localTo(srv), connect.Options{AppID: appID, StateDir: t.TempDir(), ReconnectDelay: 20 * time.Millisecond})
 	r.await(t, connect.StateConnected)
@@ -212,6 +216,7 @@ func TestEndToEndResumeAfterDrop(t *testing.T) {
 }
 
 func TestEndToEndCleanStop(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	events, unsubscribe := srv.Subscribe(64)
 	defer unsubscribe()

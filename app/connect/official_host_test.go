@@ -310,6 +310,7 @@ func connectedTimes(n int) func([]StateChange) bool {
 }
 
 func TestLocalModeAgainstOfficialHost(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	var logs bytes.Buffer
 	var logMu sync.Mutex
@@ -378,6 +379,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestReconnectResumesSession(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	h.dropAfter = 1
 	local := Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}}
@@ -411,6 +413,7 @@ func TestReconnectResumesSession(t *testing.T) {
 }
 
 func TestInviteModeAgainstOfficialHost(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	doc := testInvite(time.Now(), testAppID, h.udp.port())
 	code, err := doc.Code()
@@ -428,6 +431,7 @@ func TestInviteModeAgainstOfficialHost(t *testing.T) {
 }
 
 func TestRunReturnsPermanentRefusal(t *testing.T) {
+	t.Parallel()
 	h := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		return []reply{{data: refuse(req, pairing.ReasonEnrollmentConsumed)}}
 	})
@@ -443,6 +447,7 @@ func TestRunReturnsPermanentRefusal(t *testing.T) {
 }
 
 func TestDialOnce(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	s, err := Dial(t.Context(), testApp(t), Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}},
 		Options{AppID: testAppID, StateDir: t.TempDir()})

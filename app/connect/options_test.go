@@ -13,6 +13,7 @@ import (
 )
 
 func TestOptionsRejected(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	code := func(mutate func(*pairing.InviteDocument)) string {
 		doc := testInvite(now, testAppID, 45123)
@@ -114,6 +115,7 @@ func TestOptionsDefaults(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	addrs, err := resolve(t.Context(), "localhost")
 	if err != nil {
 		t.Skipf("no resolver: %v", err)
@@ -127,14 +129,19 @@ func TestResolve(t *testing.T) {
 }
 
 func TestStateString(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[State]string{StateConnecting: "connecting", StateConnected: "connected", StateDisconnected: "disconnected", 9: "State(9)"} {
-		if s.String() != want {
-			t.Errorf("%d.String() = %q", int(s), s.String())
-		}
+		t.Run(want, func(t *testing.T) {
+			t.Parallel()
+			if s.String() != want {
+				t.Errorf("%d.String() = %q", int(s), s.String())
+			}
+		})
 	}
 }
 
 func TestModeString(t *testing.T) {
+	t.Parallel()
 	for _, m := range []Mode{Local{}, Invite{}, Direct{}, &Local{}} {
 		want := map[string]string{"connect.Local": "local", "connect.Invite": "invite", "connect.Direct": "direct", "*connect.Local": "local"}[fmt.Sprintf("%T", m)]
 		t.Run(fmt.Sprintf("%T", m), func(t *testing.T) {

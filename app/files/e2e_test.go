@@ -24,6 +24,7 @@ import (
 // host over real loopback sockets (UDP enrollment, WebSocket session). The host lists,
 // pushes, downloads and requests an artifact; the bytes it writes are the app's bytes.
 func TestEndToEndThroughOurHost(t *testing.T) {
+	t.Parallel()
 	const appID = "com.example.files"
 	s := newSandbox(t)
 	artifactDir := t.TempDir()
