@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -36,6 +37,10 @@ type Call struct {
 	finished  bool // the outcome is settled: later artifacts are dropped at once
 }
 
+// Now returns the time on the app's clock (Options.Clock): results that carry a capture
+// time use it, so that tests pinning the clock get reproducible results.
+func (c *Call) Now() time.Time { return c.app.clock() }
+
 // SetMessage sets the optional human-readable message of a successful result.
 func (c *Call) SetMessage(msg string) {
 	c.mu.Lock()
@@ -44,16 +49,36 @@ func (c *Call) SetMessage(msg string) {
 }
 
 // SendArtifact queues a binary artifact of exactly size bytes, read from r, for delivery
-// over ASFT, and returns the descriptor to embed in the tool's result (anywhere in it).
-// The bytes are streamed in 64 KiB frames only after the response announcing them has been
-// written, and only if the call succeeds and its result contains the descriptor's transfer
-// id; otherwise the artifact is dropped. r is read at the pace the connection accepts the
-// frames, never buffered whole. If r is an io.Closer it is closed when the transfer ends or
-// is dropped. A read failure, or a reader yielding more or fewer than size bytes, ends
-// the transfer with an ASFT error frame.
-func (c *Call) SendArtifact(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor {
+// over ASFT, and returns the descriptor to put into the tool's result. The bytes are
+// streamed in 64 KiB frames (see WithChunkBytes) only after the response announcing them has
+// been written, and only if the call succeeds and its result contains the descriptor's
+// transfer id; otherwise the artifact is dropped. r is read at the pace the connection
+// accepts the frames, never buffered whole. If r is an io.Closer it is closed when the
+// transfer ends or is dropped. A read failure, or a reader yielding more or fewer than size
+// bytes, ends the transfer with an ASFT error frame.
+//
+// Where the descriptor may go depends on the host:
+//
+//   - Our host (package host) receives the transfer of every descriptor it finds, whatever
+//     the tool and wherever the descriptor is in the result (nested objects, arrays, batch
+//     items, evidence).
+//   - The official host registers a transfer only for the tools ui.get_screenshot,
+//     artifacts.request and files.begin_binary_download, and only when the descriptor is
+//     the result object itself (its deliveryMode, wireProtocol, transferId and sizeBytes
+//     are members of "result"). Frames of any other transfer are dropped and its
+//     descriptor stays "queued". To hand a file to the official host from your own code,
+//     serve it through those tools: package app/files registers files.begin_binary_download
+//     over directories you choose and artifacts.request over artifacts you produce, with
+//     the descriptor where the official host looks for it.
+//
+// The name and mime type are the host's hints for the file it writes; the host sanitises
+// the name.
+func (c *Call) SendArtifact(name, mimeType string, size int64, r io.Reader, opts ...ArtifactOption) wire.TransferDescriptor {
 	id := c.app.newTransferID()
-	t := &transfer{id: id, size: size, r: r}
+	t := &transfer{id: id, size: size, chunk: ChunkSize, r: r}
+	for _, o := range opts {
+		o(t)
+	}
 	c.mu.Lock()
 	late := c.finished
 	if !late {

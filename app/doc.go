@@ -15,7 +15,10 @@
 //
 // Binary artifacts (screenshots, files) travel as ASFT frames: a handler calls
 // [Call.SendArtifact], puts the returned descriptor into its result, and the runtime streams
-// the bytes only after the response announcing them has been written.
+// the bytes only after the response announcing them has been written. Our host accepts a
+// descriptor anywhere in a result; the official host only as the whole result of
+// ui.get_screenshot, artifacts.request and files.begin_binary_download, which packages
+// app/ui and app/files provide.
 //
 // The guard defaults to catalog.GuardReadWrite (read and write tools published and
 // executable; critical tools need catalog.GuardFullAccess); App.SetGuard changes it at run

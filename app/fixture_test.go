@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,24 +14,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // fixedTime is the clock of every deterministic test.
 var fixedTime = time.Date(2026, 8, 25, 0, 0, 0, 50_000_000, time.UTC)
-
-// counterIDs returns an Options.IDs that counts: 00…01, 00…02, …
-func counterIDs() func() string {
-	var mu sync.Mutex
-	n := 0
-	return func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		n++
-		return fmt.Sprintf("%032x", n)
-	}
-}
 
 // fixture is an app with a tool for every path of the dispatcher: the standard UI tools
 // (simplified), a map tool whose availability follows the fixture's state, failing,
@@ -156,7 +144,7 @@ func newFixture(t testing.TB, opts Options) *fixture {
 		opts.Clock = func() time.Time { return fixedTime }
 	}
 	if opts.IDs == nil {
-		opts.IDs = counterIDs()
+		opts.IDs = transcript.CountingIDs()
 	}
 	f := &fixture{app: New(opts), state: map[string]string{"map.loaded": "true", "demo.flaky": "up"}, calls: map[string]int{}}
 	a := f.app
@@ -435,14 +423,3 @@ var _ io.ReadCloser = (*failingReader)(nil)
 
 // itoa is strconv.Itoa, short.
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// lines splits non-empty lines.
-func lines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -23,9 +24,9 @@ func FuzzHandle(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, sec := range parseTxtar(data).files {
-			if sec.name == "send" {
-				f.Add(sec.data)
+		for _, sec := range transcript.Parse(data).Files {
+			if sec.Name == "send" {
+				f.Add(sec.Data)
 			}
 		}
 	}

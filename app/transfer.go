@@ -11,8 +11,25 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// ChunkSize is the payload size of the ASFT chunk frames the runtime sends.
+// ChunkSize is the payload size of the ASFT chunk frames the runtime sends unless an
+// artifact asks for another (WithChunkBytes).
 const ChunkSize = wire.DefaultChunkSize
+
+// The chunk sizes an artifact may ask for: the official SDKs' chunkBytes bounds.
+const (
+	MinChunkSize = 1 << 10
+	MaxChunkSize = wire.MaxChunkSize
+)
+
+// ArtifactOption adjusts an artifact queued with Call.SendArtifact.
+type ArtifactOption func(*transfer)
+
+// WithChunkBytes sends the artifact in chunks of n bytes (the last one shorter), clamped to
+// MinChunkSize..MaxChunkSize, as the official SDKs' chunkBytes argument does. The default is
+// ChunkSize.
+func WithChunkBytes(n int) ArtifactOption {
+	return func(t *transfer) { t.chunk = max(MinChunkSize, min(n, MaxChunkSize)) }
+}
 
 // frameHeaderSize is the size of an ASFT frame header (spec §9).
 const frameHeaderSize = wire.FrameHeaderSize
@@ -25,10 +42,11 @@ type MessageWriter interface {
 
 // transfer is one queued artifact.
 type transfer struct {
-	id   string
-	size int64
-	r    io.Reader
-	once sync.Once
+	id    string
+	size  int64
+	chunk int // payload bytes per chunk frame
+	r     io.Reader
+	once  sync.Once
 }
 
 // close releases the reader.
@@ -40,23 +58,33 @@ func (t *transfer) close() {
 	})
 }
 
-// frameBuffers recycles the buffers of frames and of reads: one transfer needs one of each,
-// 64 KiB plus a header.
+// frameBuffers recycles the buffers of frames and of reads of the default chunk size: one
+// transfer needs one of each, 64 KiB plus a header. Other sizes are rare (a caller's
+// chunkBytes) and get buffers of their own.
 var frameBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 0, frameHeaderSize+ChunkSize)
 	return &b
 }}
+
+// buffers returns a read and a frame buffer for t's chunk size, and a function that
+// releases them.
+func (t *transfer) buffers() (read, frame *[]byte, release func()) {
+	if t.chunk != ChunkSize {
+		r, f := make([]byte, t.chunk), make([]byte, 0, frameHeaderSize+t.chunk)
+		return &r, &f, func() {}
+	}
+	read, frame = frameBuffers.Get().(*[]byte), frameBuffers.Get().(*[]byte)
+	return read, frame, func() { frameBuffers.Put(read); frameBuffers.Put(frame) }
+}
 
 // stream sends the transfer as ASFT frames: chunks, then complete; an error frame when
 // the reader fails or yields a different number of bytes than announced. It returns the
 // error of the connection, if any (an error frame is not an error of stream).
 func (t *transfer) stream(ctx context.Context, w MessageWriter) error {
 	defer t.close()
-	readBuf := frameBuffers.Get().(*[]byte)
-	frameBuf := frameBuffers.Get().(*[]byte)
-	defer frameBuffers.Put(readBuf)
-	defer frameBuffers.Put(frameBuf)
-	chunk := (*readBuf)[:ChunkSize]
+	readBuf, frameBuf, release := t.buffers()
+	defer release()
+	chunk := (*readBuf)[:t.chunk]
 
 	var seq int32
 	var off int64

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -16,7 +17,7 @@ import (
 // artifactApp registers test.artifact, whose behaviour the test sets per call.
 func artifactApp(t *testing.T, h Handler) *App {
 	t.Helper()
-	a := New(Options{IDs: counterIDs()})
+	a := New(Options{IDs: transcript.CountingIDs()})
 	d := def("test.artifact", "Artifact", "test", wire.PolicyRead)
 	d.ArgumentsSchema = []byte(`{"type":"object"}`)
 	d.ResultSchema = []byte(`{"type":"object","additionalProperties":true}`)
@@ -57,22 +58,27 @@ func TestTransferFraming(t *testing.T) {
 		name string
 		size int64
 		r    func([]byte) io.Reader
+		opts []ArtifactOption
 		want []string
 	}{
-		{"empty", 0, nil, []string{"complete 0 0 0"}},
-		{"one byte", 1, nil, []string{"chunk 0 0 1", "complete 1 1 0"}},
-		{"exactly one chunk", ChunkSize, nil, []string{"chunk 0 0 65536", "complete 1 65536 0"}},
-		{"two chunks and a bit", 2*ChunkSize + 1, nil, []string{"chunk 0 0 65536", "chunk 1 65536 65536", "chunk 2 131072 1", "complete 3 131073 0"}},
-		{"one byte at a time", 3, func(b []byte) io.Reader { return &oneByteReader{b: b} }, []string{"chunk 0 0 3", "complete 1 3 0"}},
-		{"shorter than announced", 10, func(b []byte) io.Reader { return bytes.NewReader(b[:4]) },
+		{"empty", 0, nil, nil, []string{"complete 0 0 0"}},
+		{"one byte", 1, nil, nil, []string{"chunk 0 0 1", "complete 1 1 0"}},
+		{"exactly one chunk", ChunkSize, nil, nil, []string{"chunk 0 0 65536", "complete 1 65536 0"}},
+		{"two chunks and a bit", 2*ChunkSize + 1, nil, nil, []string{"chunk 0 0 65536", "chunk 1 65536 65536", "chunk 2 131072 1", "complete 3 131073 0"}},
+		{"one byte at a time", 3, func(b []byte) io.Reader { return &oneByteReader{b: b} }, nil, []string{"chunk 0 0 3", "complete 1 3 0"}},
+		{"shorter than announced", 10, func(b []byte) io.Reader { return bytes.NewReader(b[:4]) }, nil,
 			[]string{"chunk 0 0 4", "error 1 4 artifact ended after 4 of the announced 10 bytes"}},
-		{"longer than announced", 4, func(b []byte) io.Reader { return bytes.NewReader(append(b, 1, 2)) },
+		{"longer than announced", 4, func(b []byte) io.Reader { return bytes.NewReader(append(b, 1, 2)) }, nil,
 			[]string{"error 0 0 artifact is longer than the announced 4 bytes"}},
-		{"longer by a chunk", ChunkSize, func(b []byte) io.Reader { return bytes.NewReader(append(b, 1)) },
+		{"longer by a chunk", ChunkSize, func(b []byte) io.Reader { return bytes.NewReader(append(b, 1)) }, nil,
 			[]string{"chunk 0 0 65536", "error 1 65536 artifact is longer than the announced 65536 bytes"}},
-		{"read failure", ChunkSize + 10, func(b []byte) io.Reader { return &failingReader{n: ChunkSize + 3} },
+		{"read failure", ChunkSize + 10, func(b []byte) io.Reader { return &failingReader{n: ChunkSize + 3} }, nil,
 			[]string{"chunk 0 0 65536", "chunk 1 65536 3", "error 2 65539 reading the artifact failed: disk on fire"}},
-		{"negative size", -1, nil, []string{"error 0 0 artifact has a negative size (-1)"}},
+		{"negative size", -1, nil, nil, []string{"error 0 0 artifact has a negative size (-1)"}},
+		// chunkBytes as the official SDKs bound it: 1 KiB..512 KiB.
+		{"chunks of 1 KiB", 2500, nil, []ArtifactOption{WithChunkBytes(1024)}, []string{"chunk 0 0 1024", "chunk 1 1024 1024", "chunk 2 2048 452", "complete 3 2500 0"}},
+		{"chunk size clamped up", 1500, nil, []ArtifactOption{WithChunkBytes(10)}, []string{"chunk 0 0 1024", "chunk 1 1024 476", "complete 2 1500 0"}},
+		{"chunk size clamped down", MaxChunkSize + 1, nil, []ArtifactOption{WithChunkBytes(1 << 30)}, []string{"chunk 0 0 524288", "chunk 1 524288 1", "complete 2 524289 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			content := artifactBytes(int(max(tc.size, 0)))
@@ -81,7 +87,7 @@ func TestTransferFraming(t *testing.T) {
 				r = tc.r(content)
 			}
 			a := artifactApp(t, func(ctx context.Context, c *Call) (any, error) {
-				return c.SendArtifact("a.bin", "application/octet-stream", tc.size, r), nil
+				return c.SendArtifact("a.bin", "application/octet-stream", tc.size, r, tc.opts...), nil
 			})
 			rec := &recorder{}
 			if _, err := a.Handle(context.Background(), []byte(callMsg("c", `{"toolId":"test.artifact"}`)), rec); err != nil {

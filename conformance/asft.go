@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -20,6 +21,8 @@ type transfer struct {
 	done     bool
 	failed   string
 	problems []string
+	// head is the start of the content (magic numbers: is a jpeg a JPEG?).
+	head []byte
 }
 
 // announce registers the transfers a response's payload announces (descriptors anywhere
@@ -80,8 +83,11 @@ func (r *run) frame(data []byte) {
 		return
 	}
 	h := frameHead{typ: f.Type, seq: f.Sequence, offset: f.Offset, size: len(f.Payload)}
-	if f.Type == wire.FrameError {
+	switch {
+	case f.Type == wire.FrameError:
 		h.message = string(f.Payload)
+	case f.Type == wire.FrameChunk && f.Offset == 0:
+		h.head = bytes.Clone(f.Payload[:min(len(f.Payload), headBytes)])
 	}
 	t := r.transfers[f.TransferID]
 	if t == nil {
@@ -98,15 +104,19 @@ func (r *run) frame(data []byte) {
 // maxEarlyFrames bounds the frames kept for transfers not announced (yet).
 const maxEarlyFrames = 4096
 
-// frameHead is what the suite keeps of a frame: its header, its payload's size and, for
-// an error frame, its message.
+// frameHead is what the suite keeps of a frame: its header, its payload's size, for an
+// error frame its message, and for the first chunk the content's first bytes.
 type frameHead struct {
 	typ     wire.FrameType
 	seq     int32
 	offset  int64
 	size    int
 	message string
+	head    []byte
 }
+
+// headBytes is how much of a transfer's content the suite keeps.
+const headBytes = 8
 
 // follow checks one frame of t against the frames before it.
 func (t *transfer) follow(f frameHead) {
@@ -129,6 +139,9 @@ func (t *transfer) follow(f frameHead) {
 	case wire.FrameChunk:
 		if f.size == 0 {
 			bad("empty chunk")
+		}
+		if f.offset == 0 && t.head == nil {
+			t.head = f.head
 		}
 		if f.size > wire.MaxChunkSize {
 			bad("chunk of %d bytes, more than %d", f.size, wire.MaxChunkSize)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -332,5 +332,57 @@ func TestReadOnlyWithoutTools(t *testing.T) {
 		if r := rep.Result(n); r.Status != conformance.StatusSkip {
 			t.Errorf("%s: %s, want skip", n, r.Status)
 		}
+	}
+}
+
+// editCall rewrites the arguments of every tool.call of toolID before the app sees it.
+func editCall(toolID string, edit func(args map[string]any)) func(env map[string]any) {
+	return func(env map[string]any) {
+		if env["type"] != wire.TypeCall {
+			return
+		}
+		raw, _ := env["payload"].(jsontext.Value)
+		var p map[string]any
+		if json.Unmarshal(raw, &p) != nil || p == nil || p["toolId"] != toolID {
+			return
+		}
+		if args, ok := p["arguments"].(map[string]any); ok {
+			edit(args)
+		}
+		b, _ := json.Marshal(p)
+		env["payload"] = jsontext.Value(b)
+	}
+}
+
+// An app whose ui.get_visual_tree does not know includeComputedStyles (the SDK before
+// issue 12) refuses the official host's default arguments.
+func TestBrokenRefusesTheOfficialHostsTreeDefaults(t *testing.T) {
+	rep, failed := runBroken(t, &broken{request: editCall(wire.VisualTreeToolID, func(args map[string]any) {
+		if v, ok := args["includeComputedStyles"]; ok {
+			delete(args, "includeComputedStyles")
+			args["notAnArgument"] = v // refused like an undeclared argument
+		}
+	})})
+	wantFailed(t, rep, failed, "interop.official_host_ui_defaults")
+}
+
+// An app that labels a PNG "jpeg" fails: the check reads the image's first bytes.
+func TestBrokenScreenshotJPEGIsPNG(t *testing.T) {
+	rep, failed := runBroken(t, &broken{
+		request: editCall(wire.ScreenshotToolID, func(args map[string]any) {
+			if args["format"] == "jpeg" {
+				args["format"] = "png"
+			}
+		}),
+		response: func(env, payload map[string]any) jsontext.Value {
+			if r, ok := payload["result"].(map[string]any); ok && r["mimeType"] == "image/png" {
+				r["mimeType"], r["format"] = "image/jpeg", "jpeg"
+			}
+			return nil
+		},
+	})
+	wantFailed(t, rep, failed, "interop.official_host_ui_defaults")
+	if r := rep.Result("interop.official_host_ui_defaults"); !strings.Contains(r.Reason, "89 50 4e 47") {
+		t.Errorf("reason: %s", r.Reason)
 	}
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,6 +18,7 @@ var encodingChecks = []check{
 
 var asftChecks = []check{
 	{"asft.transfer", "an artifact result announces {deliveryMode, wireProtocol, transferId, sizeBytes, fileName, mimeType}; frames follow the response: sequence from 0, contiguous offsets, a complete frame at offset = sizeBytes (spec §9)", checkASFTTransfer},
+	{"interop.official_host_ui_defaults", "the standard UI tools take the arguments the official host adds to its calls: ui.get_visual_tree {maxDepth:32, includeComputedStyles:false}; ui.get_screenshot {format:jpeg, quality:80, maxWidth:1280, afterScreenUpdates:false}, answered with a real JPEG whose descriptor is the result object itself, the only place the official host registers a transfer", checkOfficialHostUIDefaults},
 }
 
 var malformedChecks = []check{
@@ -109,6 +111,38 @@ func checkASFTTransfer(c *cx) {
 		if t.failed != "" {
 			c.failf("the app aborted transfer %s with an error frame: %s", id, t.failed)
 		}
+	}
+}
+
+func checkOfficialHostUIDefaults(c *cx) {
+	v := c.catalog()
+	ran := false
+	if t := v.byID[wire.VisualTreeToolID]; t != nil && t.executable && t.policy == wire.PolicyRead {
+		ran = true
+		c.callOK(wire.Call{ToolID: t.id, Arguments: jsontext.Value(`{"maxDepth":32,"includeComputedStyles":false}`)})
+	}
+	if t := v.byID[wire.ScreenshotToolID]; t != nil && t.executable && t.policy == wire.PolicyRead {
+		ran = true
+		o := c.callOK(wire.Call{ToolID: t.id, Arguments: jsontext.Value(`{"format":"jpeg","quality":80,"maxWidth":1280,"afterScreenUpdates":false}`)})
+		res, _ := o["result"].(map[string]any)
+		id, _ := res["transferId"].(string)
+		if res["deliveryMode"] != wire.DeliveryModeWebSocketBinary || res["wireProtocol"] != wire.FileTransferProtocol || id == "" {
+			c.expectf("the result object itself is the transfer descriptor", "result is %s", describe(o["result"]))
+		}
+		if res["mimeType"] != "image/jpeg" {
+			c.expectf(`mimeType "image/jpeg" for format jpeg`, "mimeType is %s", describe(res["mimeType"]))
+		}
+		if id != "" {
+			if err := c.r.awaitTransfer(c.ctx, id); err != nil {
+				c.failf("transfer %s did not end: %v", id, err)
+			}
+			if tr := c.r.transfers[id]; tr != nil && !bytes.HasPrefix(tr.head, []byte{0xFF, 0xD8, 0xFF}) {
+				c.expectf("JPEG bytes (FF D8 FF …)", "the image starts with % x", tr.head)
+			}
+		}
+	}
+	if !ran {
+		c.skipf("the app publishes neither %s nor %s as an executable read tool", wire.VisualTreeToolID, wire.ScreenshotToolID)
 	}
 }
 

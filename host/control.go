@@ -10,15 +10,17 @@ import (
 
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // serveConn is the connection's only reader. Each message goes to the first taker:
 //  0. Options.Tap, when set;
 //  1. the tool client (tool responses, ASFT frames);
 //  2. the control handler (CONTROL_REQ), which answers every request;
-//  3. Options.OnFrame: live screenshot frames (ASJP), when set;
-//  4. nobody: telemetry (CLIENT_*, DeviceAppProfile) and anything else are dropped without
-//     acknowledgement, as the protocol wants.
+//  3. Options.OnFrame and Options.Recorder: live screenshot frames (ASJP), when set;
+//  4. Options.Recorder, when set: telemetry (CLIENT_*, DeviceAppProfile) and anything else,
+//     never acknowledged, as the protocol wants (dropped without a recorder);
+//  5. the legacy CLIENT_DONE, which ends the session like session.complete (unanswered).
 //
 // It returns when the connection ends; the session then becomes disconnected. Every end
 // of a session closes its connection (Close does before it cancels s.ctx), so reads use a
@@ -47,7 +49,7 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 			s.handleBinary(sess, data)
 			continue
 		}
-		if done := s.handleControl(sess, c, data); done {
+		if done := s.handleControl(sess, c, data) || clientDone(data); done {
 			cause, reason = errSessionComplete, "WebSocket session complete."
 			break
 		}
@@ -61,6 +63,20 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 // session (session.complete).
 var errSessionComplete = errors.New("host: session complete")
 
+// clientDoneType is what clientDone looks for before it decodes anything.
+var clientDoneType = []byte(`"` + pairing.TypeClientDone + `"`)
+
+// clientDone reports whether a text message is the legacy CLIENT_DONE.
+func clientDone(data []byte) bool {
+	if !bytes.Contains(data, clientDoneType) {
+		return false
+	}
+	var m struct {
+		Type string `json:"type"`
+	}
+	return wire.Unmarshal(data, &m) == nil && m.Type == pairing.TypeClientDone
+}
+
 // controlType is the only member ParseControl needs to tell control traffic from
 // telemetry cheaply: other messages are dropped without a full parse.
 var controlType = []byte(`"` + pairing.TypeControlRequest + `"`)
@@ -69,6 +85,7 @@ var controlType = []byte(`"` + pairing.TypeControlRequest + `"`)
 // the session is complete (the connection must then close).
 func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 	if !bytes.Contains(data, controlType) {
+		s.recordMessage(sess, transport.MessageText, data)
 		return false
 	}
 	req, err := pairing.ParseControl(data)
@@ -76,16 +93,20 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 		if req != nil && req.Type == pairing.TypeControlRequest && req.ID != "" {
 			// Unusable action: still answer, or the SDK tears the session down after 10–15 s.
 			s.reply(sess, c, req.Reply(false, "Invalid control request: "+err.Error(), nil))
+			s.recordControl(sess, req, false, "Invalid control request: "+err.Error())
 		} else {
+			s.recordMessage(sess, transport.MessageText, data)
 			s.log.Debug("host: dropped text message", "session", sess.id, "err", err)
 		}
 		return false
 	}
 	if req.Type != pairing.TypeControlRequest {
+		s.recordMessage(sess, transport.MessageText, data)
 		return false
 	}
-	ok, message, payload := s.control(sess, req)
+	ok, message, payload := s.control(sess, c, req)
 	s.reply(sess, c, req.Reply(ok, message, payload))
+	s.recordControl(sess, req, ok, message)
 	switch req.Action {
 	case pairing.ActionSessionOpen:
 		if ok {
@@ -117,12 +138,9 @@ func (s *Server) reply(sess *Session, c *connection, resp *pairing.ControlEnvelo
 	}
 }
 
-// deviceProfileReply keeps the SDK's own screenshot streaming: this host captures none.
-var deviceProfileReply = jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
-
-// control applies one request to the session and returns the answer. Messages match the
-// reference host's where it has one.
-func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
+// control applies one request to the session, received on connection c (nil in tests that
+// have none), and returns the answer. Messages match the reference host's where it has one.
+func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
 	switch req.Action {
 	case pairing.ActionSessionOpen:
 		var p pairing.SessionOpen
@@ -154,7 +172,7 @@ func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, 
 		sess.mu.Lock()
 		sess.profile = p
 		sess.mu.Unlock()
-		return true, "Device profile received.", deviceProfileReply
+		return true, "Device profile received.", s.profileReply
 
 	case pairing.ActionAppState:
 		var p pairing.AppState
@@ -177,15 +195,29 @@ func (s *Server) control(sess *Session, req *pairing.ControlEnvelope) (ok bool, 
 		return true, "Session properties received.", nil
 
 	case pairing.ActionClientLog:
+		// A null payload, or no data, is an empty line (the official host logs "<empty>").
 		var p pairing.ClientLog
-		if err := req.DecodePayload(&p); err != nil {
-			return false, "Client log payload was invalid.", nil
+		if len(req.Payload) != 0 {
+			if err := req.DecodePayload(&p); err != nil {
+				return false, "Client log payload was invalid.", nil
+			}
+		}
+		if p.Data == "" {
+			p.Data = "<empty>"
 		}
 		s.log.Debug("host: client log", "session", sess.id, "line", p.Data)
 		return true, "Client log received.", nil
 
 	case pairing.ActionSessionComplete:
 		return true, "Session complete acknowledged.", nil
+
+	case pairing.ActionCrashHandoff:
+		ok, message := s.crashHandoff(sess, req)
+		return ok, message, nil
+
+	case pairing.ActionAnnotationSubmit:
+		ok, message := s.annotationSubmit(sess, c, req)
+		return ok, message, nil
 	}
 	return false, fmt.Sprintf("Unsupported control action '%s'.", req.Action), nil
 }

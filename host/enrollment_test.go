@@ -1,12 +1,14 @@
 package host
 
 import (
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -182,19 +184,32 @@ func (h *harness) enroll1(req *pairing.EnrollmentConnect, src netip.Addr) pairin
 	return h.Server.enroll(req, src, h.clock.Now()).Reason
 }
 
-func TestWebSocketUnavailable(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.MaxTokens = 1 })
+// TestTokenBudget: the newest enrollment always gets a token. A grant's fifth unused
+// token drops its first; a full table drops the oldest token of all.
+func TestTokenBudget(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxTokens = 6 })
 	a := newApp("com.example.app")
-	if r := h.enroll(t, a.local()); !r.Accepted {
-		t.Fatal(r.Reason)
+	var urls []string
+	for range maxTokensPerGrant + 1 {
+		r := h.enroll(t, a.local())
+		if !r.Accepted {
+			t.Fatal(r.Reason)
+		}
+		urls = append(urls, h.wsURL(r))
 	}
-	r := h.enroll(t, a.local())
-	if r.Accepted || r.Reason != pairing.ReasonWebSocketUnavailable {
-		t.Fatalf("%+v", r)
+	if got := upgradeStatus(t, urls[0], transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("a grant's fifth token left its first working (status %d)", got)
 	}
-	h.clock.Advance(DefaultTokenTTL + time.Second) // the first token expired: room again
-	if r := h.enroll(t, a.local()); !r.Accepted {
-		t.Fatal(r.Reason)
+	others := []string{h.wsURL(h.enroll(t, newApp("com.example.b").local())), h.wsURL(h.enroll(t, newApp("com.example.c").local()))}
+	// Six tokens: a's four and the two others. One more drops a's oldest (urls[1]).
+	last := h.wsURL(h.enroll(t, newApp("com.example.d").local()))
+	if got := upgradeStatus(t, urls[1], transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("a full table kept its oldest token (status %d)", got)
+	}
+	for _, u := range append(append(urls[2:], others...), last) {
+		if got := upgradeStatus(t, u, transport.DialOptions{}); got != http.StatusSwitchingProtocols {
+			t.Fatalf("a newer token was dropped (status %d)", got)
+		}
 	}
 }
 
@@ -206,4 +221,49 @@ func (h *harness) grantOf(t *testing.T, deviceID string) string {
 	}
 	t.Fatalf("no grant for %s", deviceID)
 	return ""
+}
+
+// TestEnrollmentAnsweredNotIgnored is issue 12.6 and 19.7 over real UDP with the official
+// SDKs' datagrams: what the official host answers (or should) gets an ENROLLMENT_RESULT
+// with a reason instead of silence, which the SDK cannot tell from a host that is not
+// there; a long device name is cut, not a reason to drop the request.
+func TestEnrollmentAnsweredNotIgnored(t *testing.T) {
+	h := newHarness(t, nil)
+	const dotnet = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"q1w2e3r4t5y6u7i8o9p0aa","enrollmentMode":"local","inviteId":"local:com.example.app","appId":"com.example.app","deviceId":"Zm9vYmFyYmF6cXV4cXV1eA","deviceName":"Dev Laptop","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8","processSessionId":"0f1e2d3c4b5a69788796a5b4c3d2e1f0"}`
+	for _, tc := range []struct {
+		name, datagram string
+		want           pairing.Reason
+	}{
+		{"NullMode", strings.Replace(dotnet, `"local"`, `null`, 1), pairing.ReasonEnrollmentModeUnsupported},
+		{"DuplicateAppID", strings.Replace(dotnet, `"appId":"com.example.app"`, `"appId":"com.example.app","appId":"com.bank.app"`, 1), pairing.ReasonLocalEnrollmentInvalid},
+		{"LongToken", strings.Replace(dotnet, `"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"`, `"`+strings.Repeat("A", 700)+`"`, 1), pairing.ReasonLocalEnrollmentInvalid},
+		{"LongInviteMode", strings.Replace(strings.Replace(dotnet, `"local"`, `"invite"`, 1), `"local:com.example.app"`, `"`+strings.Repeat("i", 600)+`"`, 1), pairing.ReasonEnrollmentRequired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := pairing.ParseEnrollmentResult(h.udpExchange(t, []byte(tc.datagram)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Accepted || res.Reason != tc.want || res.RequestID != "q1w2e3r4t5y6u7i8o9p0aa" || res.ReasonMessage == "" {
+				t.Fatalf("got %+v, want %s", res, tc.want)
+			}
+		})
+	}
+	if n := len(h.store.data.Grants); n != 0 {
+		t.Fatalf("%d grants made by refused requests", n)
+	}
+
+	// 19.7: a device name over the 512-byte field cap is display text, cut to 120
+	// characters, and the request goes through.
+	long := strings.Repeat("Émulateur Pixel ", 50) // 800 characters
+	res, err := pairing.ParseEnrollmentResult(h.udpExchange(t, []byte(strings.Replace(dotnet, `"Dev Laptop"`, `"`+long+`"`, 1))))
+	if err != nil || !res.Accepted {
+		t.Fatalf("long deviceName: %+v %v", res, err)
+	}
+	conn := h.dial(t, res)
+	writeText(t, conn, sdkOpen)
+	name := h.sessionFor(t, "com.example.app").Info().DeviceName
+	if want := strings.TrimSpace(string([]rune(long)[:pairing.MaxDeviceNameLength])); name != want {
+		t.Fatalf("device name %q, want %q", name, want)
+	}
 }

@@ -16,6 +16,12 @@ const (
 	EventDisconnected
 	// EventRemoved: a disconnected session was evicted from the registry.
 	EventRemoved
+	// EventCrashReport: the session received a crash report (Event.Crash): one of its
+	// app's processes crashed and the next one handed the report over.
+	EventCrashReport
+	// EventAnnotation: the session received an annotated-feedback bundle
+	// (Event.Annotation).
+	EventAnnotation
 )
 
 // String names the kind.
@@ -29,6 +35,10 @@ func (k EventKind) String() string {
 		return "disconnected"
 	case EventRemoved:
 		return "removed"
+	case EventCrashReport:
+		return "crash-report"
+	case EventAnnotation:
+		return "annotation"
 	}
 	return "unknown"
 }
@@ -38,6 +48,10 @@ type Event struct {
 	Kind    EventKind
 	Session *Session
 	Info    SessionInfo
+	// Crash is the report kept, for EventCrashReport.
+	Crash *CrashReport
+	// Annotation is the bundle kept, for EventAnnotation.
+	Annotation *Annotation
 }
 
 // events fans changes out to subscribers without ever blocking the session that changed:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +53,7 @@ func newHarness(t *testing.T, mutate func(*Options)) *harness {
 		DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", StateDir: t.TempDir(),
 		HostName: "test-host", Clock: clock.Now, KeepAlive: transport.KeepAlive{Interval: -1},
 	}
+	opts.Tools.ArtifactDir = filepath.Join(opts.StateDir, "artifacts")
 	if mutate != nil {
 		mutate(&opts)
 	}
@@ -189,7 +191,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // sessionFor waits until the server lists exactly one connected session for appID.
-func (h *harness) sessionFor(t *testing.T, appID string) *Session {
+func (h *Server) sessionFor(t *testing.T, appID string) *Session {
 	t.Helper()
 	var found *Session
 	waitFor(t, "session of "+appID, func() bool {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -177,36 +179,76 @@ func (s *Server) Grants() []Grant {
 	return out
 }
 
-// Revoke withdraws an invite (deleted: it can no longer enroll anyone) or a grant (kept as
-// revoked: the device gets RegistrationRevoked in local mode, RegistrationExpired with an
-// invite). Live sessions on a revoked grant are disconnected, and its unused WebSocket
-// tokens stop working.
-func (s *Server) Revoke(id string) error {
+// Revocation says what Revoke withdrew.
+type Revocation struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // "invite" or "grant"
+	// GrantIDs are the grants revoked: the one named, or every grant made with the invite.
+	GrantIDs []string `json:"grantIds,omitempty"`
+	// Sessions counts the live sessions ended.
+	Sessions int `json:"sessionsEnded"`
+}
+
+// Revocation kinds.
+const (
+	RevokedInvite = "invite"
+	RevokedGrant  = "grant"
+)
+
+// Revoke withdraws an invite or a grant. An invite is deleted (it can no longer enroll
+// anyone) and every grant made with it is revoked; a grant is kept as revoked (the device
+// gets RegistrationRevoked in local mode, RegistrationExpired with an invite). Either way
+// the live sessions on the revoked grants are ended, and the WebSocket tokens they were
+// issued and have not used stop working.
+func (s *Server) Revoke(id string) (Revocation, error) {
 	now := s.now()
 	s.mu.Lock()
-	var sessions []*Session
-	if !s.store.removeInvite(id) {
+	rev := Revocation{ID: id, Kind: RevokedInvite}
+	var grants []*grantRecord
+	for _, g := range s.store.data.Grants {
+		if g.Mode == GrantInvite && g.ConfigID == id {
+			grants = append(grants, g)
+		}
+	}
+	// The invite itself may be gone (pruned a week after it expired) while its grants
+	// live on: they are revoked by its id all the same.
+	if !s.store.removeInvite(id) && len(grants) == 0 {
 		g := s.store.grantByID(id)
 		if g == nil {
 			s.mu.Unlock()
-			return ErrNotFound
+			return Revocation{}, ErrNotFound
 		}
+		rev.Kind, grants = RevokedGrant, []*grantRecord{g}
+	}
+	revoked := make(map[string]bool, len(grants))
+	for _, g := range grants {
 		if g.RevokedAt.IsZero() {
 			g.RevokedAt = now
 		}
-		for _, sess := range s.sessions {
-			if sess.grantID == id {
-				sessions = append(sessions, sess)
-			}
+		revoked[g.GrantID] = true
+		rev.GrantIDs = append(rev.GrantIDs, g.GrantID)
+	}
+	for k, t := range s.tickets {
+		if revoked[t.grantID] {
+			delete(s.tickets, k)
+		}
+	}
+	var sessions []*Session
+	for _, sess := range s.sessions {
+		if revoked[sess.grantID] && sess.current() != nil {
+			sessions = append(sessions, sess)
 		}
 	}
 	err := s.store.save()
 	s.mu.Unlock()
+	// attach checks the grant under s.mu too, so no connection of a revoked grant can
+	// attach after the scan above.
 	for _, sess := range sessions {
-		sess.Disconnect()
+		sess.disconnect(transport.StatusNormalClosure, "Pairing revoked by the host.")
 	}
-	s.log.Info("host: revoked", "id", id)
-	return err
+	rev.Sessions = len(sessions)
+	s.log.Info("host: revoked", "id", id, "kind", rev.Kind, "grants", len(rev.GrantIDs), "sessions", rev.Sessions)
+	return rev, err
 }
 
 // advertised lists the addresses for invite discovery hints.
@@ -217,7 +259,9 @@ func (s *Server) advertised() []string {
 	if !s.opts.LAN {
 		return []string{"127.0.0.1"}
 	}
-	var out []string
+	// IPv4 first, then global IPv6 when the host listens dual-stack (as the official host
+	// orders them); never link-local.
+	var out, v6 []string
 	ifaces, _ := net.Interfaces()
 	for _, ifc := range ifaces {
 		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
@@ -225,17 +269,39 @@ func (s *Server) advertised() []string {
 		}
 		addrs, _ := ifc.Addrs()
 		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok {
-				if ip4 := n.IP.To4(); ip4 != nil && !ip4.IsLinkLocalUnicast() {
-					out = append(out, ip4.String())
-				}
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.IsLinkLocalUnicast() || !n.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ip4 := n.IP.To4(); ip4 != nil {
+				out = append(out, ip4.String())
+			} else {
+				v6 = append(v6, n.IP.String())
 			}
 		}
+	}
+	if s.listensIPv6() {
+		out = append(out, v6...)
 	}
 	if len(out) == 0 {
 		out = []string{"127.0.0.1"}
 	}
 	return out
+}
+
+// listensIPv6 reports whether apps can reach the enrollment socket over IPv6: it is bound
+// (or, before Start, configured) to an unspecified address, which Go binds dual-stack, or
+// to an IPv6 address.
+func (s *Server) listensIPv6() bool {
+	if a := s.DiscoveryAddr(); a.IsValid() {
+		return a.Addr().Is6() && !a.Addr().Is4In6()
+	}
+	h, _, err := net.SplitHostPort(s.opts.DiscoveryAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && (ip.IsUnspecified() || ip.Is6())
 }
 
 // newInviteID returns 32 hex digits, the reference's inviteId format.

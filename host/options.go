@@ -6,16 +6,19 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // Defaults of Options.
 const (
-	DefaultDiscoveryAddr    = "127.0.0.1:45123"
-	DefaultListenAddr       = "127.0.0.1:0"
-	DefaultLANDiscoveryAddr = "0.0.0.0:45123"
-	DefaultLANListenAddr    = "0.0.0.0:0"
+	DefaultDiscoveryAddr = "127.0.0.1:45123"
+	DefaultListenAddr    = "127.0.0.1:0"
+	// The LAN defaults listen on every address, IPv6 and IPv4 alike (one dual-stack socket;
+	// IPv4 only where the system has no IPv6), as the official host does.
+	DefaultLANDiscoveryAddr = "[::]:45123"
+	DefaultLANListenAddr    = "[::]:0"
 
 	// DefaultTokenTTL is how long a WebSocket token from an accepted enrollment stays valid.
 	DefaultTokenTTL = 2 * time.Minute
@@ -25,10 +28,13 @@ const (
 	DefaultMaxHeaderBytes = 16 << 10
 	// DefaultMaxSessions bounds concurrently connected sessions.
 	DefaultMaxSessions = 64
-	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired.
+	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired; each
+	// grant holds at most 4 of them.
 	DefaultMaxTokens = 256
 	// DefaultMaxRetained bounds disconnected sessions kept for resumption and inspection.
 	DefaultMaxRetained = 64
+	// DefaultMaxLocalGrants bounds the local-mode grants the pairing store keeps.
+	DefaultMaxLocalGrants = 512
 	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-source enrollment
 	// rate: a burst of this many datagrams, then one per interval. The SDKs probe every 5 s.
 	DefaultEnrollmentBurst    = 10
@@ -46,8 +52,14 @@ type Options struct {
 	// DefaultLANDiscoveryAddr with LAN).
 	DiscoveryAddr string
 	// ListenAddr is the WebSocket listener's address (DefaultListenAddr, or
-	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws.
+	// DefaultLANListenAddr with LAN). One listener serves every session on path /ws. An
+	// unspecified IPv6 address ("[::]") listens dual-stack, and falls back to "0.0.0.0"
+	// where the system has no IPv6.
 	ListenAddr string
+	// WebSocketPorts, when set, pins the WebSocket listener's port: it binds the first
+	// free port of the range on ListenAddr's host (whose port must then be 0), so that
+	// firewall rules can name it. OfficialWebSocketPorts is the official host's range.
+	WebSocketPorts PortRange
 	// LAN allows non-loopback addresses, so that phones on the network can connect. Without
 	// it, Start refuses non-loopback addresses and the upgrade handler also refuses a Host
 	// header that is not a loopback name (DNS rebinding).
@@ -55,8 +67,10 @@ type Options struct {
 	// AdvertiseAddrs are the addresses put in invite documents' discovery hints. When empty:
 	// the machine's non-loopback IPv4 addresses with LAN, 127.0.0.1 without.
 	AdvertiseAddrs []string
-	// StateDir holds the pairing store (pairing.json, mode 0600, directory 0700). Empty
-	// keeps grants and invites in memory only.
+	// StateDir holds the pairing store (pairing.json, mode 0600). A missing directory is
+	// created with mode 0700; an existing one that other users can write to (/tmp) is
+	// refused, and no existing directory's mode is changed. Empty keeps grants and invites
+	// in memory only.
 	StateDir string
 	// HostName is sent in enrollment results and invites (os.Hostname when empty).
 	HostName string
@@ -70,31 +84,55 @@ type Options struct {
 	// MaxMessageBytes bounds one WebSocket message, text or binary
 	// (transport.DefaultReadLimit). A larger message closes the connection with 1009.
 	MaxMessageBytes int64
-	// MaxSessions bounds connected sessions (DefaultMaxSessions); upgrades beyond get 503.
+	// MaxSessions bounds connected sessions (DefaultMaxSessions). One grant holds at most
+	// 4; when the table is full, a newcomer displaces the oldest session of the app id
+	// holding the most, if that app holds two more than the newcomer's (see budget.go);
+	// otherwise the upgrade gets 503.
 	MaxSessions int
-	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens); enrollments beyond
-	// are answered WebSocketUnavailable.
+	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens). An enrollment
+	// beyond drops the oldest unused token (and a grant's fifth drops that grant's
+	// oldest): the newest enrollment always gets its token.
 	MaxTokens int
 	// MaxRetained bounds disconnected sessions kept in the registry (DefaultMaxRetained).
 	MaxRetained int
+	// MaxLocalGrants bounds the local-mode grants kept (DefaultMaxLocalGrants). A new one
+	// beyond prunes a grant that was never used to connect, the oldest first, else the one
+	// used least recently; grants with a live session and revoked ones are kept. A pruned
+	// grant is made again on its app's next connection (trust on first use).
+	MaxLocalGrants int
 	// EnrollmentBurst and EnrollmentInterval rate-limit datagrams per source address
 	// (DefaultEnrollmentBurst, DefaultEnrollmentInterval). Datagrams over the limit are
 	// dropped unanswered.
 	EnrollmentBurst    int
 	EnrollmentInterval time.Duration
 	// KeepAlive pings each connection (DefaultKeepAliveInterval; a negative Interval
-	// disables pings).
+	// disables pings). Its Busy is set by the server: a session waiting for the app's
+	// answer to a tool request is never dropped for missing pongs; a session silent for
+	// Interval+Timeout with nothing pending is (see transport.KeepAlive).
 	KeepAlive transport.KeepAlive
 
 	// Tools is the template for each session's tool client. SessionID and MaxToolPolicy are
 	// set per session from the session id and the grant; a non-empty ArtifactDir gets the
-	// session id appended, one directory per session.
+	// session id appended, one directory per session. That session directory also keeps
+	// the crash reports and annotations the app hands over (a temporary directory does
+	// when ArtifactDir is empty); see Server.Crashes.
 	Tools tools.Options
+	// Records bounds the crash reports and annotations kept per session.
+	Records RecordLimits
 
 	// OnFrame, when set, receives every live screenshot frame (ASJP) an app streams, with
 	// its session id; malformed frames are dropped. It runs on the session's reader
 	// goroutine and must return quickly. The frame's JPEG is not reused by the server.
 	OnFrame func(sessionID string, f wire.ASJPFrame)
+
+	// Recorder, when set, keeps session recordings: it is given every message the server
+	// does not consume (telemetry, live frames), every control request with its answer,
+	// every session change and the tool traffic (see Recorder).
+	Recorder Recorder
+	// JpegCapture is the live-screen policy answered to device.profile (sessionJpegCapture).
+	// The zero value asks the app to stream its own frames (mode "app") every
+	// DefaultJpegIntervalMilliseconds at DefaultJpegQuality; this host captures none itself.
+	JpegCapture pairing.JpegCapturePolicy
 
 	// Tap, when set, is offered every inbound message of every session before anything
 	// else; returning true consumes it. It exists for tools that speak the tool protocol
@@ -138,6 +176,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.MaxSessions, DefaultMaxSessions)
 	setDefault(&o.MaxTokens, DefaultMaxTokens)
 	setDefault(&o.MaxRetained, DefaultMaxRetained)
+	setDefault(&o.MaxLocalGrants, DefaultMaxLocalGrants)
 	setDefault(&o.EnrollmentBurst, DefaultEnrollmentBurst)
 	setDefault(&o.EnrollmentInterval, DefaultEnrollmentInterval)
 	if o.KeepAlive.Interval == 0 {

@@ -122,6 +122,63 @@ func TestUpgradeForeignHost(t *testing.T) {
 	}
 }
 
+// TestUpgradeEmulatorHost is issue 12.1. An app on the Android emulator (Genymotion)
+// enrolls over UDP to 10.0.2.2 (10.0.3.2), which the emulator's NAT delivers to 127.0.0.1,
+// then dials ws://10.0.2.2:<port>/ws?token=… : the host sees a loopback peer and
+// "Host: 10.0.2.2:<port>". It gets a session; real foreign Hosts, and any Origin, are
+// still refused.
+func TestUpgradeEmulatorHost(t *testing.T) {
+	h := newHarness(t, nil)
+	port := h.WebSocketAddr().Port()
+	// The emulator's NAT: whatever the URL says, the TCP connection goes to the host's
+	// loopback listener.
+	nat := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", h.WebSocketAddr().String())
+	}}}
+	defer nat.CloseIdleConnections()
+	for _, alias := range []string{"10.0.2.2", "10.0.3.2"} {
+		t.Run(alias, func(t *testing.T) {
+			a := newApp("com.example.emulated." + strings.ReplaceAll(alias, ".", ""))
+			res := h.enroll(t, a.local())
+			url := fmt.Sprintf("ws://%s:%d/ws?token=%s", alias, port, res.WebSocketToken)
+			// Browsers always send Origin: refused, and the token is not used up.
+			if got := upgradeStatus(t, url, transport.DialOptions{HTTPClient: nat, Header: http.Header{"Origin": {"http://" + alias}}}); got != http.StatusForbidden {
+				t.Fatalf("with Origin: %d, want 403", got)
+			}
+			conn, err := transport.Dial(context.Background(), url, transport.DialOptions{HTTPClient: nat})
+			if err != nil {
+				t.Fatalf("upgrade with Host %s:%d: %v", alias, port, err)
+			}
+			defer conn.Close(transport.StatusNormalClosure, "")
+			if got := control(t, conn, sdkOpen); !strings.Contains(got, `"success":true`) {
+				t.Fatalf("session.open: %s", got)
+			}
+			if s := h.sessionFor(t, a.appID); s.Info().RemoteAddr != "127.0.0.1" {
+				t.Fatalf("remote %q", s.Info().RemoteAddr)
+			}
+		})
+	}
+	// The rule: the aliases stand for this machine only when the peer is loopback (an
+	// emulator's NAT); other private addresses are foreign.
+	lo, lan := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("192.168.1.20")
+	for _, tc := range []struct {
+		host string
+		peer netip.Addr
+		want bool
+	}{
+		{"10.0.2.2:56500", lo, true}, {"10.0.3.2", lo, true}, {"127.0.0.1:56500", lo, true},
+		{"[::ffff:127.0.0.1]:1", lan, true}, {"localhost", lan, true},
+		{"10.0.2.2:56500", lan, false}, {"10.0.3.2:56500", netip.MustParseAddr("::ffff:10.0.2.15"), false},
+		{"10.0.2.3:56500", lo, false}, {"10.0.2.22", lo, false}, {"rebind.evil.example", lo, false},
+		{"10.0.2.2.evil.example", lo, false}, {"", lo, false},
+	} {
+		if got := localHost(tc.host, tc.peer); got != tc.want {
+			t.Errorf("localHost(%q, %s) = %v, want %v", tc.host, tc.peer, got, tc.want)
+		}
+	}
+}
+
 // rawRequest sends a hand-written HTTP request and returns the response status.
 func rawRequest(t *testing.T, h *harness, req string) int {
 	t.Helper()
@@ -359,6 +416,8 @@ func TestPairingStoreFile(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.StateDir = dir })
 	a := newApp("com.example.app")
 	h.enroll(t, a.local())
+	hostID := h.HostID()
+	h.Close() // a new local grant is written within a second, or at Close
 	fi, err := os.Stat(filepath.Join(dir, storeFileName))
 	if err != nil {
 		t.Fatal(err)
@@ -371,8 +430,6 @@ func TestPairingStoreFile(t *testing.T) {
 	if strings.Contains(string(b), a.token) || !strings.Contains(string(b), pairing.HashToken(a.token)) {
 		t.Fatal("the store must hold the token's hash, never the token")
 	}
-	hostID := h.HostID()
-	h.Close()
 	// A new server on the same directory knows the grant and the host id.
 	h2 := newHarness(t, func(o *Options) { o.StateDir = dir })
 	if h2.HostID() != hostID || len(h2.Grants()) != 1 {

@@ -28,15 +28,20 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex // guards everything below, up to the sockets
-	store    *store
-	tickets  map[string]*ticket // by pairing.HashToken(token)
-	sessions map[string]*Session
-	nextSeq  int
-	// upgrading counts the upgrades admitted for a new connected session that have not
-	// attached yet: they hold a place under MaxSessions while the handshake runs.
-	upgrading int
+	mu      sync.Mutex // guards everything below, up to the sockets
+	store   *store
+	records *records
+	tickets map[string]*ticket // by pairing.HashToken(token)
+	// ticketSeq numbers tickets in issue order.
+	ticketSeq uint64
+	sessions  map[string]*Session
+	nextSeq   int
+	// upgrading holds the tickets of upgrades admitted for a new connected session that
+	// have not attached yet: they hold a place in the session budget while the handshake
+	// runs.
+	upgrading map[*ticket]bool
 	limiter   *rateLimiter
+	saveTimer *time.Timer // a pending saveSoonLocked
 	started   bool
 	closed    bool
 
@@ -52,6 +57,9 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	events events
+
+	// profileReply is the device.profile answer's payload (Options.JpegCapture).
+	profileReply []byte
 }
 
 // New checks opts and opens the pairing store. It binds nothing: see Start.
@@ -64,20 +72,30 @@ func New(opts Options) (*Server, error) {
 			}
 		}
 	}
+	if err := opts.WebSocketPorts.check(); err != nil {
+		return nil, err
+	}
+	if _, port, _ := net.SplitHostPort(opts.ListenAddr); !opts.WebSocketPorts.IsZero() && port != "0" {
+		return nil, fmt.Errorf("host: listen address %q has a port and WebSocketPorts is set: give one of them", opts.ListenAddr)
+	}
 	st, err := openStore(opts.StateDir)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		store:    st,
-		tickets:  make(map[string]*ticket),
-		sessions: make(map[string]*Session),
-		limiter:  newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
-		ctx:      ctx,
-		cancel:   cancel,
+		opts:      opts,
+		log:       opts.Logger,
+		store:     st,
+		records:   newRecords(opts.Tools.ArtifactDir, opts.Records),
+		tickets:   make(map[string]*ticket),
+		sessions:  make(map[string]*Session),
+		upgrading: make(map[*ticket]bool),
+		limiter:   newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
+		ctx:       ctx,
+		cancel:    cancel,
+
+		profileReply: deviceProfileReply(opts.JpegCapture),
 	}, nil
 }
 
@@ -107,15 +125,11 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.started {
 		return errors.New("host: server already started")
 	}
-	udpAddr, err := net.ResolveUDPAddr("udp", s.opts.DiscoveryAddr)
-	if err != nil {
-		return fmt.Errorf("host: discovery address: %w", err)
-	}
-	udp, err := net.ListenUDP("udp", udpAddr)
+	udp, err := s.listenDiscovery()
 	if err != nil {
 		return fmt.Errorf("host: enrollment socket: %w", err)
 	}
-	ln, err := net.Listen("tcp", s.opts.ListenAddr)
+	ln, err := s.listenWebSocket()
 	if err != nil {
 		udp.Close()
 		return fmt.Errorf("host: WebSocket listener: %w", err)
@@ -145,7 +159,8 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}()
 	s.stopWatch = context.AfterFunc(ctx, func() { s.Close() })
-	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN)
+	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN,
+		"dualStack", DualStack(s.wsAddr))
 	return nil
 }
 
@@ -162,6 +177,10 @@ func (s *Server) WebSocketAddr() netip.AddrPort {
 	defer s.mu.Unlock()
 	return s.wsAddr
 }
+
+// WebSocketPorts is the range the WebSocket listener's port was taken from (zero when
+// none was set).
+func (s *Server) WebSocketPorts() PortRange { return s.opts.WebSocketPorts }
 
 // HostID is this host's persistent identity, sent in enrollment results and invites.
 func (s *Server) HostID() string {
@@ -180,6 +199,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.flushLocked()
 	var conns []*connection
 	for _, sess := range s.sessions {
 		if c := sess.current(); c != nil {

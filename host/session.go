@@ -53,6 +53,8 @@ type Session struct {
 	profile        *pairing.DeviceProfile
 	appState       string
 	properties     jsontext.Value
+	crashReports   int // kept in this session's directory by this host
+	annotations    int
 	conn           *connection // nil when disconnected
 	client         *tools.Client
 }
@@ -83,6 +85,10 @@ type SessionInfo struct {
 	DisconnectedAt   time.Time              `json:"disconnectedAt,omitzero"`
 	Profile          *pairing.DeviceProfile `json:"profile,omitempty"`
 	Properties       jsontext.Value         `json:"properties,omitzero"`
+	// CrashReports and Annotations count what the app handed over in this session (see
+	// Server.Crashes and Server.Annotations).
+	CrashReports int `json:"crashReports,omitzero"`
+	Annotations  int `json:"annotations,omitzero"`
 }
 
 // ID is the host-assigned session id, "<app-hint>-NNN".
@@ -123,6 +129,7 @@ func (s *Session) infoLocked() SessionInfo {
 		ProcessSessionID: s.processSessionID, GrantID: s.grantID, ConfigID: s.configID, MaxToolPolicy: s.policy,
 		State: s.state, Opened: s.opened, AppState: s.appState, ConnectedAt: s.connectedAt,
 		DisconnectedAt: s.disconnectedAt, Profile: s.profile, Properties: s.properties,
+		CrashReports: s.crashReports, Annotations: s.annotations,
 	}
 	if s.remote.IsValid() {
 		in.RemoteAddr = s.remote.String()
@@ -136,12 +143,16 @@ func (s *Session) infoLocked() SessionInfo {
 // Disconnect closes the session's connection (1000) and fails its pending requests. The
 // session stays listed as disconnected; the app may reconnect and resume it.
 func (s *Session) Disconnect() {
+	s.disconnect(transport.StatusNormalClosure, "Disconnected by the host.")
+}
+
+func (s *Session) disconnect(code transport.StatusCode, reason string) {
 	c := s.current()
 	if c == nil {
 		return
 	}
 	c.client.Close(ErrDisconnected)
-	c.conn.Close(transport.StatusNormalClosure, "Disconnected by the host.")
+	c.conn.Close(code, reason)
 }
 
 // Send writes one raw message on the session's current connection, bypassing the tool
@@ -174,7 +185,9 @@ func (s *Session) current() *connection {
 }
 
 func (s *Session) publish(kind EventKind) {
-	s.srv.events.publish(Event{Kind: kind, Session: s, Info: s.Info()})
+	info := s.Info()
+	s.srv.recordSession(s, kind, info)
+	s.srv.events.publish(Event{Kind: kind, Session: s, Info: info})
 }
 
 // Sessions returns every session, connected ones first, then by id.
@@ -225,16 +238,6 @@ func (s *Server) resumableLocked(t *ticket) *Session {
 	return nil
 }
 
-func (s *Server) connectedLocked() int {
-	n := 0
-	for _, sess := range s.sessions {
-		if sess.current() != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // appHint derives the session id prefix from an app id as the reference host does:
 // lower case, runs of other characters than [a-z0-9] become "-", edges trimmed, at most 48
 // characters, "app" when nothing is left.
@@ -260,21 +263,50 @@ func appHint(appID string) string {
 	return h
 }
 
+// newSessionIDLocked returns "<app-hint>-NNN" with the next number whose session is not
+// in the registry and has no directory on disk: an id is never reused, so that a session's
+// directory (its artifacts, crash reports and annotations) belongs to it alone, even across
+// host restarts (the official host skips ids in use or retired too), nor an id that a
+// recording from an earlier run holds.
+func (s *Server) newSessionIDLocked(appID string) string {
+	for {
+		s.nextSeq++
+		id := fmt.Sprintf("%s-%03d", appHint(appID), s.nextSeq)
+		if _, taken := s.sessions[id]; taken || s.records.exists(id) {
+			continue
+		}
+		if s.opts.Recorder == nil || !s.opts.Recorder.Recorded(id) {
+			return id
+		}
+	}
+}
+
 // attach binds a new connection to the session its ticket resumes, or to a new session.
-// A connection it replaces fails its pending requests at once and is closed.
+// A connection it replaces fails its pending requests at once and is closed. It closes
+// conn and returns nil when the server is closed or the ticket's grant was revoked.
 func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Session, *connection) {
 	now := s.now()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return nil, nil
 	}
+	// Revoke ends the sessions of a grant under s.mu: a connection whose token was
+	// redeemed just before must not attach after it.
+	g := s.store.grantByID(t.grantID)
+	if g == nil || !g.active(now) {
+		s.mu.Unlock()
+		conn.Close(transport.StatusNormalClosure, "Pairing revoked by the host.")
+		return nil, nil
+	}
+	g.LastUsedAt = now // what the grant budget keeps first
+	s.saveSoonLocked()
 	sess := s.resumableLocked(t)
 	resumed := sess != nil
 	if sess == nil {
-		s.nextSeq++
 		sess = &Session{
-			srv: s, id: fmt.Sprintf("%s-%03d", appHint(t.appID), s.nextSeq),
+			srv: s, id: s.newSessionIDLocked(t.appID),
 			appID: t.appID, deviceID: t.deviceID, grantID: t.grantID, configID: t.configID,
 			processSessionID: t.processSessionID, policy: t.policy,
 		}
@@ -288,6 +320,7 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 		topts.ArtifactDir = filepath.Join(topts.ArtifactDir, sess.id)
 	}
 	topts.MaxToolPolicy = t.policy
+	s.recordTraffic(&topts)
 	if topts.Logger == nil {
 		topts.Logger = s.log
 	}

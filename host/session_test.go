@@ -29,11 +29,12 @@ func TestControlInterop(t *testing.T) {
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, want string }{
 		{sdkOpen, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.0123456789abcdef0123456789abcdef","action":"session.open","payload":null,"success":true,"message":"Session open accepted for Pixel 8."}`},
-		{sdkProfile, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app"}},"success":true,"message":"Device profile received."}`},
+		{sdkProfile, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app","fallbackMode":"app","intervalMilliseconds":2000,"quality":60}},"success":true,"message":"Device profile received."}`},
 		{sdkState, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.2","action":"app.state","payload":null,"success":true,"message":"App state received."}`},
 		{sdkProperties, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.3","action":"session.properties","payload":null,"success":true,"message":"Session properties received."}`},
 		{sdkLog, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.4","action":"client.log","payload":null,"success":true,"message":"Client log received."}`},
-		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"Unsupported control action 'crash.handoff'."}`},
+		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"A crash handoff requires a current session and an ansight.crash.v1 report."}`},
+		{`{"type":"CONTROL_REQ","id":"client.7","action":"screen.record","payload":{}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"screen.record","payload":null,"success":false,"message":"Unsupported control action 'screen.record'."}`},
 	} {
 		if got := control(t, conn, tc.req); got != tc.want {
 			t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)
@@ -81,6 +82,38 @@ func TestControlBadPayloads(t *testing.T) {
 		if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
 			t.Errorf("%s: %+v", tc.req, got)
 		}
+	}
+}
+
+// TestControlLenient is issue 12.6 for the control channel, with the exact messages: a
+// client.log without a payload is logged and acknowledged (the official host logs
+// "<empty>"), and the legacy CLIENT_DONE ends the session cleanly (1000), unanswered.
+func TestControlLenient(t *testing.T) {
+	h := newHarness(t, nil)
+	conn := h.connect(t, newApp("com.example.app"))
+	for _, req := range []string{
+		`{"type":"CONTROL_REQ","id":"client.7","replyTo":null,"action":"client.log","payload":null,"success":true,"message":null}`,
+		`{"type":"CONTROL_REQ","id":"client.7","action":"client.log"}`,
+		`{"type":"CONTROL_REQ","id":"client.7","action":"client.log","payload":{"data":null}}`,
+	} {
+		if got, want := control(t, conn, req), `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"client.log","payload":null,"success":true,"message":"Client log received."}`; got != want {
+			t.Errorf("%s\n got %s\nwant %s", req, got, want)
+		}
+	}
+	sess := h.sessionFor(t, "com.example.app")
+	writeText(t, conn, `{"type":"CLIENT_DONE"}`)
+	_, _, err := conn.Read(context.Background())
+	var ce *transport.CloseError
+	if !errors.As(err, &ce) || ce.Code != transport.StatusNormalClosure || ce.Reason != "WebSocket session complete." {
+		t.Fatalf("after CLIENT_DONE: %v, want close 1000 \"WebSocket session complete.\"", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+
+	// Only the type decides: a log line that mentions CLIENT_DONE ends nothing.
+	conn = h.connect(t, newApp("com.example.other"))
+	writeText(t, conn, `{"type":"CLIENT_LOG","data":"sending \"CLIENT_DONE\" next"}`)
+	if got := control(t, conn, sdkLog); !strings.Contains(got, `"success":true`) {
+		t.Fatalf("session ended by a log line: %s", got)
 	}
 }
 
@@ -210,7 +243,7 @@ func TestRevokeDisconnects(t *testing.T) {
 	conn := h.connect(t, a)
 	sess := h.sessionFor(t, a.appID)
 	readErr := readAsync(conn) // the close handshake needs a reading peer
-	if err := h.Revoke(h.grantOf(t, a.deviceID)); err != nil {
+	if _, err := h.Revoke(h.grantOf(t, a.deviceID)); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-readErr; closeCode(err) != transport.StatusNormalClosure {
@@ -220,7 +253,7 @@ func TestRevokeDisconnects(t *testing.T) {
 	if r := h.enroll(t, a.local()); r.Reason != pairing.ReasonRegistrationRevoked {
 		t.Fatalf("after revoke: %s", r.Reason)
 	}
-	if err := h.Revoke("nothing"); !errors.Is(err, ErrNotFound) {
+	if _, err := h.Revoke("nothing"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
 	}
 }
@@ -269,4 +302,56 @@ func readAsync(conn transport.Conn) <-chan error {
 		}
 	}()
 	return ch
+}
+
+// TestRevokeInvite: revoking a used invite revokes the grants made with it, ends their
+// sessions and says so.
+func TestRevokeInvite(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	a := newApp("com.example.app")
+	conn := h.dial(t, h.enroll(t, a.invite(inv.ID, doc.Invite.Enrollment.AccessToken)))
+	readErr := readAsync(conn)
+	sess := h.sessionFor(t, a.appID)
+	rev, err := h.Revoke(inv.ID)
+	if err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 1 || rev.Sessions != 1 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	if err := <-readErr; closeCode(err) != transport.StatusNormalClosure {
+		t.Fatalf("after revocation: %v", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
+		t.Fatalf("grants after revoking the invite: %+v", g)
+	}
+	if r := h.enroll(t, a.invite(inv.ID, doc.Invite.Enrollment.AccessToken)); r.Reason != pairing.ReasonRegistrationExpired {
+		t.Fatalf("after revoke: %s", r.Reason)
+	}
+}
+
+// TestRevokePrunedInvite: an invite pruned from the store can still be revoked by its id:
+// the grants made with it are.
+func TestRevokePrunedInvite(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	if r := h.enroll(t, newApp("com.example.app").invite(inv.ID, doc.Invite.Enrollment.AccessToken)); !r.Accepted {
+		t.Fatal(r.Reason)
+	}
+	h.mu.Lock()
+	h.store.removeInvite(inv.ID) // as prune does a week after the invite expired
+	h.mu.Unlock()
+	if rev, err := h.Revoke(inv.ID); err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 1 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
+		t.Fatalf("grants: %+v", g)
+	}
 }

@@ -4,15 +4,19 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync/atomic"
 
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
 
 // serveUpgrade authenticates and upgrades a WebSocket request, then runs the connection's
 // reader on this goroutine until the connection ends. Checks, in order:
-// path (404), Origin (403), Host on a loopback listener (403), token (401), capacity (503).
+// path (404), Origin (403), Host on a loopback listener (403, see localHost), a real
+// upgrade request (400, 405 or 426), token (401), capacity (503).
 func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != pairing.WebSocketPath {
 		refuse(w, http.StatusNotFound)
@@ -25,9 +29,17 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden)
 		return
 	}
-	if !s.opts.LAN && !loopbackHost(r.Host) {
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	if !s.opts.LAN && !localHost(r.Host, remote.Addr()) {
 		s.log.Warn("host: refused upgrade for a foreign Host", "from", r.RemoteAddr)
 		refuse(w, http.StatusForbidden)
+		return
+	}
+	// Only a request Accept will upgrade may use a token up: a plain POST or GET carrying
+	// one is refused before the token is looked at.
+	if status, err := transport.CheckUpgrade(r); err != nil {
+		s.log.Info("host: refused a request that is not an upgrade", "from", r.RemoteAddr, "err", err)
+		refuse(w, status)
 		return
 	}
 	now := s.now()
@@ -46,31 +58,43 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	resumed := s.resumableLocked(t)
 	adds := resumed == nil || resumed.current() == nil // one more connected session
-	if adds && s.connectedLocked()+s.upgrading >= s.opts.MaxSessions {
-		s.mu.Unlock()
-		s.log.Warn("host: refused upgrade: too many sessions", "app", t.appID)
-		refuse(w, http.StatusServiceUnavailable)
-		return
-	}
+	var displaced *Session
 	if adds {
+		var ok bool
+		if displaced, ok = s.admitLocked(t); !ok {
+			s.mu.Unlock()
+			s.log.Warn("host: refused upgrade: the session budget is spent", "app", t.appID)
+			refuse(w, http.StatusServiceUnavailable)
+			return
+		}
 		// The upgrade holds its place until the session is attached, so that concurrent
 		// upgrades cannot all pass the check above.
-		s.upgrading++
+		s.upgrading[t] = true
 	}
 	s.wg.Add(1) // under mu and before Close's Wait: Close sets closed under mu
 	s.mu.Unlock()
 	defer s.wg.Done()
+	if displaced != nil {
+		s.log.Warn("host: sessions full: ending the oldest session of the app holding the most", "session", displaced.id, "for", t.appID)
+		displaced.disconnect(transport.StatusNormalClosure, "The host's sessions are full and this app holds more than its share.")
+	}
 	release := func() {
 		if adds {
 			adds = false
 			s.mu.Lock()
-			s.upgrading--
+			delete(s.upgrading, t)
 			s.mu.Unlock()
 		}
 	}
 	defer release() // a failed upgrade gives its place back
 
-	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: s.opts.KeepAlive})
+	// The keep-alive never drops a session that waits for the app (see transport.KeepAlive):
+	// the official .NET SDK runs each tool inside its receive loop and answers no ping
+	// until the tool is done.
+	var client atomic.Pointer[tools.Client]
+	ka := s.opts.KeepAlive
+	ka.Busy = func() bool { c := client.Load(); return c != nil && c.Busy() }
+	conn, err := transport.Accept(w, r, transport.AcceptOptions{ReadLimit: s.opts.MaxMessageBytes, KeepAlive: ka})
 	if err != nil {
 		s.log.Info("host: upgrade failed", "from", r.RemoteAddr, "err", err)
 		return
@@ -78,13 +102,12 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if s.opts.WrapConn != nil {
 		conn = s.opts.WrapConn(conn)
 	}
-	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	sess, c := s.attach(t, conn, remote.Addr())
 	release() // attached, it counts as connected (briefly twice: never too few)
 	if sess == nil {
-		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return
 	}
+	client.Store(c.client)
 	s.serveConn(sess, c)
 }
 
@@ -101,19 +124,44 @@ func requestToken(r *http.Request) string {
 	return r.URL.Query().Get("token")
 }
 
+// localHost reports whether a loopback listener serves an upgrade whose Host header is host
+// and whose TCP peer is peer: Host must name this machine — localhost or a loopback address
+// — or, from a loopback peer, be an emulator's alias for it. Anything else is a browser
+// following a rebound DNS name (which also sends Origin, refused before this).
+func localHost(host string, peer netip.Addr) bool {
+	return loopbackHost(host) || (isLoopback(peer) && emulatorHost(host))
+}
+
 // loopbackHost reports whether a Host header names this machine: localhost or a loopback
-// address, with or without a port. Anything else on a loopback listener is a browser
-// following a rebound DNS name.
+// address, with or without a port.
 func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	host = hostName(host)
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && isLoopback(a)
+}
+
+// emulatorAliases are the addresses under which emulators reach the machine they run on:
+// the Android emulator's 10.0.2.2 and Genymotion's (VirtualBox NAT) 10.0.3.2. The official
+// SDKs dial ws://10.0.2.2:<port>/ws there, and the emulator's NAT delivers the connection
+// to 127.0.0.1 with that Host header unchanged.
+var emulatorAliases = [...]netip.Addr{netip.AddrFrom4([4]byte{10, 0, 2, 2}), netip.AddrFrom4([4]byte{10, 0, 3, 2})}
+
+// emulatorHost reports whether a Host header is an emulator's alias for its host machine.
+// It says nothing about where the connection came from: see localHost.
+func emulatorHost(host string) bool {
+	a, err := netip.ParseAddr(hostName(host))
+	return err == nil && slices.Contains(emulatorAliases[:], a)
+}
+
+// hostName strips the port and IPv6 brackets from a Host header.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 }
 
 func refuse(w http.ResponseWriter, code int) {

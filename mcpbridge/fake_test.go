@@ -328,7 +328,13 @@ func (f *fakeBackend) Invites(context.Context) (*control.Invites, error) {
 	return &control.Invites{Schema: control.SchemaInvites}, nil
 }
 
-func (f *fakeBackend) RevokeInvite(context.Context, string) error { return nil }
+func (f *fakeBackend) Revoke(context.Context, string) (*control.Revocation, error) { return nil, nil }
+func (f *fakeBackend) Crashes(context.Context, string) (*control.Crashes, error) {
+	return &control.Crashes{Schema: control.SchemaCrashes}, nil
+}
+func (f *fakeBackend) Annotations(context.Context, string) (*control.Annotations, error) {
+	return &control.Annotations{Schema: control.SchemaAnnotations}, nil
+}
 
 func (f *fakeBackend) Shutdown(context.Context) error { return nil }
 

@@ -1,9 +1,14 @@
 package pairing
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Datagram types and the protocol version of the enrollment exchange.
@@ -100,13 +105,20 @@ func (r Reason) Text() string {
 // or null on the wire read as "" where the key is optional; see ParseEnrollmentConnect.
 type EnrollmentConnect struct {
 	RequestID        string
-	EnrollmentMode   string // ModeInvite or ModeLocal; "" when absent (means invite)
+	EnrollmentMode   string // ModeInvite or ModeLocal; "" when absent (means invite), null or empty
 	InviteID         string
 	AppID            string
 	DeviceID         string
 	DeviceName       string
 	AccessToken      string
 	ProcessSessionID string
+
+	// modeBlank: the datagram sent enrollmentMode as null or "" (not absent), which names
+	// no mode at all; the official host answers EnrollmentModeUnsupported.
+	modeBlank bool
+	// problem, set on the request ParseEnrollmentConnect returns with an error, says in
+	// words for the app's developer what is wrong (see Refusal).
+	problem string
 }
 
 type enrollmentConnectJSON struct {
@@ -123,25 +135,35 @@ type enrollmentConnectJSON struct {
 }
 
 // ParseEnrollmentConnect reads an ENROLLMENT_CONNECT datagram with the official host's
-// rules, so that exactly the datagrams it answers are answered:
+// rules, so that the datagrams it answers are answered:
 //   - type must be "ENROLLMENT_CONNECT" and ver the JSON integer 2;
 //   - requestId must be a non-blank string;
 //   - inviteId, appId, deviceId, deviceName and accessToken must be present (null allowed,
 //     read as "");
-//   - enrollmentMode and processSessionId may be absent or null;
-//   - every present member must have its JSON type; duplicates are rejected.
+//   - enrollmentMode and processSessionId may be absent or null (a null or empty
+//     enrollmentMode names no mode: Mode returns "");
+//   - every present member must have its JSON type.
 //
-// Beyond the reference, the datagram is capped at MaxDatagramBytes and each string at
-// MaxFieldLength. Any violation returns an error wrapping ErrMalformed: the host must not
-// answer. Values are returned as sent (not trimmed); NormalizeDeviceName applies the
-// official host's device-name rules.
+// Beyond the reference, the datagram is capped at MaxDatagramBytes, each string but
+// deviceName at MaxFieldLength (deviceName is display text: NormalizeDeviceName cuts it),
+// and duplicate or case-variant member names are refused: a second "appId" must not
+// decide which app a grant is for. Every violation returns an error wrapping ErrMalformed.
+//
+// The official host answers a request it cannot parse with silence, and the SDK cannot
+// tell that from a host that is not there. So when the datagram is nonetheless a JSON
+// ENROLLMENT_CONNECT version 2 with one usable requestId and only a duplicate name or an
+// over-long string is wrong, the returned request is non-nil alongside the error: it holds
+// the requestId and mode, and Refusal gives the answer. Otherwise (not JSON, wrong type or
+// version, no or several requestIds, a missing required member, a member of the wrong
+// JSON type, over the size cap) it is nil and the host must not answer, as the reference.
+// Values are returned as sent (not trimmed).
 func ParseEnrollmentConnect(data []byte) (*EnrollmentConnect, error) {
 	if len(data) > MaxDatagramBytes {
 		return nil, malformed("datagram of %d bytes exceeds %d", len(data), MaxDatagramBytes)
 	}
 	var j enrollmentConnectJSON
 	if err := decodeStrict(data, &j); err != nil {
-		return nil, err
+		return answerableConnect(data), err
 	}
 	if err := checkHeader(j.Type, j.Ver, TypeEnrollmentConnect); err != nil {
 		return nil, err
@@ -162,6 +184,7 @@ func ParseEnrollmentConnect(data []byte) (*EnrollmentConnect, error) {
 		{"accessToken", j.AccessToken, &c.AccessToken, true},
 		{"processSessionId", j.ProcessSessionID, &c.ProcessSessionID, false},
 	}
+	tooLong := ""
 	for _, f := range fields {
 		read := optionalString
 		if f.required {
@@ -171,23 +194,148 @@ func ParseEnrollmentConnect(data []byte) (*EnrollmentConnect, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(s) > MaxFieldLength {
-			return nil, malformed("%q is longer than %d bytes", f.name, MaxFieldLength)
+		if len(s) > MaxFieldLength && f.name != "deviceName" && tooLong == "" {
+			tooLong = f.name
 		}
 		*f.dst = s
 	}
-	if strings.TrimSpace(c.RequestID) == "" {
-		return nil, malformed("requestId is blank")
+	c.modeBlank = j.EnrollmentMode != nil && c.EnrollmentMode == ""
+	if err := usableRequestID(c.RequestID); err != nil {
+		return nil, err
+	}
+	if tooLong != "" {
+		r := c.refused(fmt.Sprintf("%q is longer than %d bytes.", tooLong, MaxFieldLength))
+		return r, malformed("%q is longer than %d bytes", tooLong, MaxFieldLength)
 	}
 	return &c, nil
 }
 
-// Mode returns the effective enrollment mode: ModeInvite when the key was absent or null.
-func (c *EnrollmentConnect) Mode() string {
-	if c.EnrollmentMode == "" {
-		return ModeInvite
+// usableRequestID checks that a requestId can be echoed: not blank, not over the field cap.
+func usableRequestID(id string) error {
+	switch {
+	case strings.TrimSpace(id) == "":
+		return malformed("requestId is blank")
+	case len(id) > MaxFieldLength:
+		return malformed("requestId is longer than %d bytes", MaxFieldLength)
 	}
-	return c.EnrollmentMode
+	return nil
+}
+
+// refused returns the request that answers for c: its requestId and mode, and problem.
+func (c *EnrollmentConnect) refused(problem string) *EnrollmentConnect {
+	return &EnrollmentConnect{RequestID: c.RequestID, EnrollmentMode: c.EnrollmentMode, modeBlank: c.modeBlank, problem: problem}
+}
+
+// answerableConnect reads a datagram the strict decoder refused: when it is nonetheless
+// one syntactically valid JSON object, nested no deeper than an enrollment request can be,
+// with exactly one each of type "ENROLLMENT_CONNECT", ver 2 and a usable requestId
+// (duplicate names allowed elsewhere), it returns the request to refuse by that id;
+// otherwise nil.
+func answerableConnect(data []byte) *EnrollmentConnect {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
+	}
+	seen := map[string]int{}
+	values := map[string]jsontext.Value{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		name := tok.String()
+		v, ok := readShallow(dec)
+		if !ok {
+			return nil
+		}
+		switch name {
+		case "type", "ver", "requestId", "enrollmentMode":
+			seen[name]++
+			values[name] = v
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
+		return nil
+	}
+	if _, err := dec.ReadToken(); err != io.EOF { // nothing after the object
+		return nil
+	}
+	if seen["type"] != 1 || seen["ver"] != 1 || seen["requestId"] != 1 {
+		return nil
+	}
+	if checkHeader(values["type"], values["ver"], TypeEnrollmentConnect) != nil {
+		return nil
+	}
+	c := &EnrollmentConnect{problem: "a member is given twice (or twice in different letter cases), or is not valid UTF-8."}
+	var err error
+	if c.RequestID, err = requiredString("requestId", values["requestId"]); err != nil || !utf8.ValidString(c.RequestID) || usableRequestID(c.RequestID) != nil {
+		return nil
+	}
+	if seen["enrollmentMode"] == 1 {
+		c.EnrollmentMode, _ = optionalString("enrollmentMode", values["enrollmentMode"])
+		if !utf8.ValidString(c.EnrollmentMode) {
+			c.EnrollmentMode = ""
+		}
+	}
+	c.modeBlank = seen["enrollmentMode"] > 0 && c.EnrollmentMode == ""
+	return c
+}
+
+// maxEnrollmentNesting bounds the nesting answerableConnect reads through: a real request
+// is flat, and unknown members added by SDKs are shallow.
+const maxEnrollmentNesting = 8
+
+// readShallow reads the next value: a scalar is returned (a copy), an object or array is
+// skipped token by token and returned as nil. ok is false on a syntax error or nesting
+// deeper than maxEnrollmentNesting.
+func readShallow(dec *jsontext.Decoder) (v jsontext.Value, ok bool) {
+	switch dec.PeekKind() {
+	case '{', '[':
+	default:
+		v, err := dec.ReadValue()
+		return v.Clone(), err == nil
+	}
+	base := dec.StackDepth()
+	for {
+		if _, err := dec.ReadToken(); err != nil || dec.StackDepth()-base > maxEnrollmentNesting {
+			return nil, false
+		}
+		if dec.StackDepth() == base {
+			return nil, true
+		}
+	}
+}
+
+// Mode returns the effective enrollment mode: ModeInvite when the key was absent, "" (no
+// mode: EnrollmentModeUnsupported) when it was null or empty.
+func (c *EnrollmentConnect) Mode() string {
+	switch {
+	case c.EnrollmentMode != "":
+		return c.EnrollmentMode
+	case c.modeBlank:
+		return ""
+	}
+	return ModeInvite
+}
+
+// Refusal is the answer to a request ParseEnrollmentConnect returned with an error: the
+// reason the official host gives for an unusable request in that mode (local:
+// LocalEnrollmentInvalid, invite: EnrollmentRequired, no or another mode:
+// EnrollmentModeUnsupported) and a message saying what is wrong.
+func (c *EnrollmentConnect) Refusal() (Reason, string) {
+	var r Reason
+	switch c.Mode() {
+	case ModeLocal:
+		r = ReasonLocalEnrollmentInvalid
+	case ModeInvite:
+		r = ReasonEnrollmentRequired
+	default:
+		r = ReasonEnrollmentModeUnsupported
+	}
+	if c.problem == "" {
+		return r, r.Text()
+	}
+	return r, "Malformed enrollment request: " + c.problem
 }
 
 // checkHeader checks a datagram's type (want) and ver (EnrollmentVersion).
@@ -214,7 +362,8 @@ func checkHeader(typ, v raw, want string) error {
 
 // Marshal writes the datagram with all ten keys, as the .NET and Swift SDKs do (the
 // official host drops a datagram that lacks any required key). An empty ProcessSessionID is
-// written as null; an empty EnrollmentMode as "invite".
+// written as null; enrollmentMode is Mode() ("invite" for an empty EnrollmentMode, unless a
+// parsed datagram named no mode).
 func (c *EnrollmentConnect) Marshal() ([]byte, error) {
 	return encode(struct {
 		Type             string  `json:"type"`

@@ -69,16 +69,95 @@ func TestParseEnrollmentConnectMalformed(t *testing.T) {
 		"trailing garbage":     `{"type":"ENROLLMENT_CONNECT","ver":2,` + base + `}x`,
 		"invalid utf8":         "{\"type\":\"ENROLLMENT_CONNECT\",\"ver\":2," + strings.Replace(base, `"a"`, "\"\xff\"", 1) + "}",
 	}
+	// Refused, but answerable by requestId: only a duplicate or case-variant name, invalid
+	// UTF-8 or an over-long string is wrong.
+	answerable := map[string]Reason{
+		"duplicate appId": ReasonEnrollmentRequired, "oversized field": ReasonEnrollmentRequired,
+		"invalid utf8": ReasonEnrollmentRequired,
+	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
-			if c, err := ParseEnrollmentConnect([]byte(in)); !errors.Is(err, ErrMalformed) {
+			c, err := ParseEnrollmentConnect([]byte(in))
+			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("got %+v, %v; want ErrMalformed", c, err)
+			}
+			want, ok := answerable[name]
+			switch {
+			case ok && c == nil:
+				t.Fatalf("%v: not answerable", err)
+			case !ok && c != nil:
+				t.Fatalf("%v: answerable as %+v", err, c)
+			case ok:
+				if r, _ := c.Refusal(); r != want || c.RequestID != "r" {
+					t.Fatalf("refusal %s for %q, want %s for r", r, c.RequestID, want)
+				}
 			}
 		})
 	}
 	// Unknown members are tolerated: SDKs add fields between versions.
 	if _, err := ParseEnrollmentConnect([]byte(`{"type":"ENROLLMENT_CONNECT","ver":2,"extra":[1],` + base + `}`)); err != nil {
 		t.Errorf("unknown member: %v", err)
+	}
+}
+
+// TestEnrollmentConnectLenient: what the official host answers rather than ignores, the
+// exact datagrams of issue 12.6 and 19.7.
+func TestEnrollmentConnectLenient(t *testing.T) {
+	nullMode := strings.Replace(dotnetConnect, `"enrollmentMode":"local"`, `"enrollmentMode":null`, 1)
+	emptyMode := strings.Replace(dotnetConnect, `"enrollmentMode":"local"`, `"enrollmentMode":""`, 1)
+	for _, in := range []string{nullMode, emptyMode} {
+		c, err := ParseEnrollmentConnect([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Mode() != "" {
+			t.Errorf("%s: mode %q, want none (EnrollmentModeUnsupported), not invite", in, c.Mode())
+		}
+		if b, _ := c.Marshal(); strings.Contains(string(b), `"invite"`) {
+			t.Errorf("re-marshaled as invite: %s", b)
+		}
+	}
+
+	// A device name is display text: a long one is cut to 120 characters, not a reason to
+	// drop the request (the official host cuts it too).
+	long := strings.Repeat("Pixel 9 Pro XL — ", 40) // 680 characters, 760 bytes
+	c, err := ParseEnrollmentConnect([]byte(strings.Replace(kotlinConnect, `"Pixel 8"`, `"`+long+`"`, 1)))
+	if err != nil {
+		t.Fatalf("long deviceName: %v", err)
+	}
+	if n := NormalizeDeviceName(c.DeviceName); len([]rune(n)) != MaxDeviceNameLength || !strings.HasPrefix(long, n) {
+		t.Errorf("normalized to %q", n)
+	}
+
+	// Answered with a reason in the request's mode.
+	for _, tc := range []struct {
+		in   string
+		want Reason
+	}{
+		{strings.Replace(dotnetConnect, `"appId":"com.example.app"`, `"appId":"com.example.app","appId":"com.bank.app"`, 1), ReasonLocalEnrollmentInvalid},
+		{strings.Replace(kotlinConnect, `"deviceId":`, `"DeviceId":"x","deviceId":`, 1), ReasonEnrollmentRequired},
+		{strings.Replace(kotlinConnect, `"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"`, `"`+strings.Repeat("A", 600)+`"`, 1), ReasonEnrollmentRequired},
+		{strings.Replace(nullMode, `"appId":"com.example.app"`, `"appId":"com.example.app","appId":"x"`, 1), ReasonEnrollmentModeUnsupported},
+	} {
+		c, err := ParseEnrollmentConnect([]byte(tc.in))
+		if err == nil || c == nil {
+			t.Fatalf("%s: %+v, %v; want an answerable refusal", tc.in, c, err)
+		}
+		if r, msg := c.Refusal(); r != tc.want || !strings.HasPrefix(msg, "Malformed enrollment request: ") {
+			t.Errorf("%.80s…: %s %q, want %s", tc.in, r, msg, tc.want)
+		}
+	}
+	// Never answerable: which request, or whether one, is not certain.
+	for _, in := range []string{
+		strings.Replace(kotlinConnect, `"requestId":"6f1c`, `"requestId":"a","requestId":"6f1c`, 1),
+		strings.Replace(kotlinConnect, `"ver":2`, `"ver":2,"ver":2`, 1),
+		strings.Replace(kotlinConnect, `"appId":"com.example.app"`, `"appId":"com.example.app","appId":"x","x":`+strings.Repeat("[", 20)+strings.Repeat("]", 20), 1),
+		strings.Replace(kotlinConnect, `"6f1c2b3a4d5e4f60718293a4b5c6d7e8"`, `"`+strings.Repeat("r", MaxFieldLength+1)+`"`, 1),
+		strings.Replace(kotlinConnect, `"appId":"com.example.app"`, `"appId":"com.example.app","appId":"x"`, 1) + `{`,
+	} {
+		if c, err := ParseEnrollmentConnect([]byte(in)); err == nil || c != nil {
+			t.Errorf("%.90s…: %+v, %v; want unanswerable", in, c, err)
+		}
 	}
 }
 

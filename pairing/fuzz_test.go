@@ -2,7 +2,9 @@ package pairing
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The fuzz targets check that the network parsers never panic, that every failure is
@@ -11,11 +13,21 @@ import (
 func FuzzParseEnrollmentConnect(f *testing.F) {
 	f.Add([]byte(dotnetConnect))
 	f.Add([]byte(kotlinConnect))
+	f.Add([]byte(strings.Replace(dotnetConnect, `"appId":"com.example.app"`, `"appId":"com.example.app","AppId":"x"`, 1)))
+	f.Add([]byte(strings.Replace(dotnetConnect, `"enrollmentMode":"local"`, `"enrollmentMode":null`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseEnrollmentConnect(data)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			if c != nil { // answerable: by one usable requestId, with a reason
+				if usableRequestID(c.RequestID) != nil || !utf8.ValidString(c.RequestID) {
+					t.Fatalf("answerable by requestId %q", c.RequestID)
+				}
+				if r, msg := c.Refusal(); r == ReasonOK || r == "" || msg == "" {
+					t.Fatalf("refusal %q %q", r, msg)
+				}
 			}
 			return
 		}
@@ -84,6 +96,12 @@ func FuzzParseControl(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			// A refusal the host answers by id must be answerable.
+			if e != nil {
+				if _, err := e.Reply(false, "x", nil).Marshal(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			return
 		}

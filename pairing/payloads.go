@@ -201,3 +201,78 @@ type JpegCapturePolicy struct {
 	Quality              int    `json:"quality,omitzero"`
 	MaxWidth             int    `json:"maxWidth,omitzero"`
 }
+
+// Crash handoff schema and bounds, as the official host enforces them.
+const (
+	CrashReportSchema = "ansight.crash.v1"
+	// MaxCrashReportBytes bounds a crash report's JSON.
+	MaxCrashReportBytes = 8 << 20
+	// MaxCrashTraceBytes bounds each decoded trace a report carries (traceBase64,
+	// metricKitPayloadBase64).
+	MaxCrashTraceBytes = 4 << 20
+	// MaxCrashIDLength bounds reportId and targetProcessSessionId, in bytes.
+	MaxCrashIDLength = 128
+)
+
+// CrashHandoff is the crash.handoff payload. A fatal handler only writes the report to the
+// app's storage; the next healthy process of the app delivers it with this request and
+// deletes it once the host answers success, which the host does only after storing it.
+// ReportID with TargetProcessSessionID identifies the report (a retry delivers the same
+// one again).
+type CrashHandoff struct {
+	ReportID string `json:"reportId"`
+	// TargetProcessSessionID is the processSessionId of the process that crashed.
+	TargetProcessSessionID string `json:"targetProcessSessionId"`
+	// TargetSessionID is the host session the crashed process had, when the app knows it
+	// (Kotlin sends its own processSessionId here).
+	TargetSessionID string `json:"targetSessionId,omitzero"`
+	// DeliveryProcessSessionID is the processSessionId of the process delivering it.
+	DeliveryProcessSessionID string `json:"deliveryProcessSessionId"`
+	// Report is the report object itself (see CrashReportBody), kept as sent.
+	Report jsontext.Value `json:"report"`
+}
+
+// CrashReportBody is the part of an ansight.crash.v1 report a host reads; the SDKs write
+// many more members (candidate, termination, breadcrumbs, …), kept in the raw report.
+type CrashReportBody struct {
+	Schema                   string  `json:"schema"`
+	ReportID                 string  `json:"reportId"`
+	PreviousProcessSessionID string  `json:"previousProcessSessionId"`
+	AppID                    *string `json:"appId"`
+	OccurredAtUTC            string  `json:"occurredAtUtc"`
+	Platform                 string  `json:"platform,omitzero"`
+	Kind                     string  `json:"kind,omitzero"`
+	Confidence               string  `json:"confidence,omitzero"`
+	Candidate                *struct {
+		Message string `json:"message,omitzero"`
+	} `json:"candidate,omitzero"`
+	TraceBase64            *string `json:"traceBase64"`
+	MetricKitPayloadBase64 *string `json:"metricKitPayloadBase64"`
+}
+
+// Annotated-feedback submission constants, as the official host checks them.
+const (
+	AnnotationSubmitSchema = "ansight.annotation.submit.v1"
+	// AnnotationMimeType is the only media type of an annotation bundle (a zip).
+	AnnotationMimeType = "application/vnd.ansight.annotation+zip"
+)
+
+// AnnotationSubmit is the annotation.submit payload: an annotated-feedback bundle (a zip
+// with a manifest, a screenshot, visual trees, the user's shapes and text) announced by
+// Transfer, whose ASFT frames follow the host's acceptance.
+type AnnotationSubmit struct {
+	Schema             string            `json:"schema"`
+	ClientAnnotationID string            `json:"clientAnnotationId"`
+	CapturedAtUTC      string            `json:"capturedAtUtc"`
+	Transfer           *TransferAnnounce `json:"transfer"`
+}
+
+// TransferAnnounce describes an ASFT transfer announced in a control request.
+type TransferAnnounce struct {
+	TransferID   string `json:"transferId"`
+	FileName     string `json:"fileName,omitzero"`
+	MimeType     string `json:"mimeType"`
+	SizeBytes    *int64 `json:"sizeBytes"`
+	ChunkBytes   int64  `json:"chunkBytes,omitzero"`
+	WireProtocol string `json:"wireProtocol"`
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -37,6 +38,16 @@ type Validation struct {
 	// Skipped says why nothing was checked (flattened-string arguments, a schema that
 	// does not compile).
 	Skipped string `json:"skipped,omitzero"`
+}
+
+// Records is what an app handed over in a session (crash reports, annotated feedback),
+// with URLs serving their files to the page.
+type Records struct {
+	Schema      string             `json:"schema"`
+	SessionID   string             `json:"sessionId"`
+	Crashes     []host.CrashReport `json:"crashes"`
+	Annotations []host.Annotation  `json:"annotations"`
+	FileURLs    map[string]string  `json:"fileUrls"` // file path → URL
 }
 
 // CallAnswer is a call's outcome with URLs serving its artifacts to the page.
@@ -70,6 +81,7 @@ func (p *Player) routes() {
 		v, err := p.backend.Session(r.Context(), r.PathValue("id"))
 		respond(w, v, err)
 	})
+	m.HandleFunc("GET /api/sessions/{id}/records", p.records)
 	m.HandleFunc("GET /api/sessions/{id}/tools", func(w http.ResponseWriter, r *http.Request) {
 		v, err := p.backend.Tools(r.Context(), r.PathValue("id"), control.ToolsRequest{Detail: control.DetailSummary})
 		respond(w, v, err)
@@ -95,6 +107,36 @@ func (p *Player) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = p.index.Execute(w, struct{ CSRF, Version string }{p.csrf, p.opts.Version})
+}
+
+// records lists a session's crash reports and annotations; their files are served from
+// the artifact directory (the session's directory is under it).
+func (p *Player) records(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	c, err := p.backend.Crashes(r.Context(), id)
+	if err != nil {
+		respond(w, nil, err)
+		return
+	}
+	a, err := p.backend.Annotations(r.Context(), id)
+	if err != nil {
+		respond(w, nil, err)
+		return
+	}
+	out := &Records{Schema: SchemaRecords, SessionID: id, Crashes: c.Crashes, Annotations: a.Annotations, FileURLs: map[string]string{}}
+	for _, cr := range c.Crashes {
+		for _, f := range cr.Files {
+			if u := p.artifactURL(f.Path); u != "" {
+				out.FileURLs[f.Path] = u
+			}
+		}
+	}
+	for _, an := range a.Annotations {
+		if u := p.artifactURL(an.Path); u != "" {
+			out.FileURLs[an.Path] = u
+		}
+	}
+	respond(w, out, nil)
 }
 
 func (p *Player) tool(w http.ResponseWriter, r *http.Request) {

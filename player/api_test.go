@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/wire"
@@ -121,6 +122,36 @@ func TestCallServesArtifacts(t *testing.T) {
 	}
 	if w := tp.do(t, req{path: ans.ArtifactURLs["a"]}); w.Code != 401 {
 		t.Errorf("artifact without the cookie: %d", w.Code)
+	}
+}
+
+// TestRecords: the session page lists the crash reports and annotations an app handed
+// over, with URLs for the files kept in the session's directory (and none elsewhere).
+func TestRecords(t *testing.T) {
+	tp := newTestPlayer(t)
+	report := filepath.Join(tp.dir, "s-1", "crashes", "a1", "report.json")
+	writeFile(t, report, []byte(`{"schema":"ansight.crash.v1"}`))
+	trace := filepath.Join(tp.dir, "s-1", "crashes", "a1", "native.trace")
+	writeFile(t, trace, []byte("#00 pc 0004f3"))
+	bundle := filepath.Join(tp.dir, "s-1", "annotations", "b2.ansightannotation")
+	writeFile(t, bundle, []byte("PK"))
+	tp.backend.crashes = []host.CrashReport{{ID: "a1", ReportID: "r", SessionID: "s-1", Kind: "native_crash",
+		Files: []host.RecordFile{{Name: "report.json", Path: report}, {Name: "native.trace", Path: trace}, {Name: "x", Path: "/etc/passwd"}}}}
+	tp.backend.notes = []host.Annotation{{ID: "b2", SessionID: "s-1", Path: bundle, SizeBytes: 2}}
+	w := tp.do(t, req{path: "/api/sessions/s-1/records", cookie: true})
+	got := decode[Records](t, w)
+	if w.Code != 200 || got.Schema != SchemaRecords || len(got.Crashes) != 1 || len(got.Annotations) != 1 || len(got.FileURLs) != 3 ||
+		got.FileURLs[report] != "/api/artifacts/s-1/crashes/a1/report.json" {
+		t.Fatalf("%d %+v", w.Code, got)
+	}
+	if w := tp.do(t, req{path: got.FileURLs[report], cookie: true}); w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("report.json: %d %v", w.Code, w.Header())
+	}
+	if w := tp.do(t, req{path: got.FileURLs[bundle], cookie: true}); w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Disposition"), "attachment") {
+		t.Errorf("the bundle must download: %d %v", w.Code, w.Header())
+	}
+	if w := tp.do(t, req{path: "/api/sessions/s-1/records"}); w.Code != 401 {
+		t.Errorf("records without the cookie: %d", w.Code)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -152,8 +152,13 @@ func TestFormOfDemoTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The full catalog is over 32 KiB: the app sends it gzip-wrapped.
+	payload, err := wire.DecodePayload(env.Payload, wire.DefaultMaxInflatedBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cat wire.Catalog
-	if err := wire.Unmarshal(env.Payload, &cat); err != nil {
+	if err := wire.Unmarshal(payload, &cat); err != nil {
 		t.Fatal(err)
 	}
 	if len(cat.Tools) < 10 {
@@ -166,8 +171,9 @@ func TestFormOfDemoTools(t *testing.T) {
 			continue
 		}
 		if e.ID == "ui.perform_action" {
+			// Optional: the official SDKs also take a bare snapshotId and nodeId.
 			ref := f.Properties[0]
-			if ref.Name != "reference" || !ref.Required || ref.Field.Kind != KindObject || len(ref.Field.Properties) < 4 {
+			if ref.Name != "reference" || ref.Required || ref.Field.Kind != KindObject || len(ref.Field.Properties) < 4 {
 				t.Errorf("ui.perform_action reference: %+v", ref)
 			}
 		}

@@ -33,6 +33,16 @@ type fakeBackend struct {
 	tool     wire.ToolEntry
 	calls    []control.CallRequest
 	answer   *control.Call
+	crashes  []host.CrashReport
+	notes    []host.Annotation
+}
+
+func (f *fakeBackend) Crashes(_ context.Context, sid string) (*control.Crashes, error) {
+	return &control.Crashes{Schema: control.SchemaCrashes, SessionID: sid, Crashes: f.crashes}, nil
+}
+
+func (f *fakeBackend) Annotations(_ context.Context, sid string) (*control.Annotations, error) {
+	return &control.Annotations{Schema: control.SchemaAnnotations, SessionID: sid, Annotations: f.notes}, nil
 }
 
 func (f *fakeBackend) Sessions(context.Context) (*control.Sessions, error) {

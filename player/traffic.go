@@ -71,6 +71,7 @@ const (
 	SchemaCall     = "ansight.player-call/v1"
 	SchemaBatch    = "ansight.player-batch/v1"
 	SchemaValidate = "ansight.player-validation/v1"
+	SchemaRecords  = "ansight.player-records/v1"
 )
 
 // ring is a bounded log: the newest entries win.

@@ -16,14 +16,31 @@ import (
 // KeepAlive configures pings on a WebSocket connection. The zero value disables them.
 //
 // Every Interval the connection sends a ping and waits up to Timeout (Interval when zero) for
-// the pong; a peer that does not answer in time is considered dead and the connection is
-// closed, so pending and later calls fail with StatusAbnormalClosure. Pongs are processed by
-// the owner's Read: keep-alive only works on a connection that is being read, and a reader
-// that stalls for longer than Timeout gets its connection closed.
+// the pong. A missing pong alone does not condemn the peer: it is declared dead, and the
+// connection closed so that pending and later calls fail with StatusAbnormalClosure, only
+// when it has also been silent for Interval+Timeout — no message, no pong — while Busy
+// reported false the whole time. Silence is observed at each ping, so a dead peer is
+// dropped after one to two times Interval+Timeout. Two kinds of live peer answer no ping for a while: one
+// whose pong is queued behind a large message, and one that runs a long request inside its
+// receive loop (the official .NET SDK runs each tool inline, so a 60 s ui.wait answers no
+// ping for 60 s). The first is caught by counting its messages, the second by Busy.
+//
+// Pongs and messages are processed by the owner's Read: keep-alive only works on a
+// connection that is being read.
 type KeepAlive struct {
 	Interval time.Duration
 	Timeout  time.Duration
+	// Busy, when set, reports whether the owner is waiting for the peer to answer a request
+	// (a tool call in flight, a transfer being received). While it reports true the peer
+	// is not dropped for silence, and the silence is counted again from the last time it
+	// did. It is called once per Interval from the keep-alive goroutine and must be cheap
+	// and safe for concurrent use.
+	Busy func() bool
 }
+
+// silenceLimit is how long a peer that owes us nothing may stay silent before it is
+// declared dead: one ping interval plus the time its pong was given.
+func (ka KeepAlive) silenceLimit() time.Duration { return ka.Interval + ka.Timeout }
 
 // CompressionMode selects permessage-deflate (RFC 7692) negotiation. Both ends must enable it
 // for it to be used; the read limit applies to the inflated message.
@@ -65,6 +82,9 @@ type wsConn struct {
 	pinger   chan struct{} // closed when the keep-alive goroutine returns; nil without one
 
 	pings atomic.Int64 // answered pings, for tests
+	// reads counts the messages Read returned: the keep-alive hears the peer through it
+	// without a clock reading per message.
+	reads atomic.Uint64
 
 	mu      sync.Mutex
 	local   bool  // Close was called
@@ -99,6 +119,7 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 	if err != nil {
 		return 0, nil, c.fail(ctx, err)
 	}
+	c.reads.Add(1)
 	return MessageType(typ), data, nil
 }
 
@@ -280,11 +301,14 @@ func (c *wsConn) fail(ctx context.Context, err error) error {
 	return c.record(&CloseError{Code: StatusAbnormalClosure, Reason: err.Error(), err: err})
 }
 
-// keepAlive pings the peer until the connection is finished or a ping fails.
+// keepAlive pings the peer until the connection is finished or the peer is found dead
+// (see KeepAlive for the rule).
 func (c *wsConn) keepAlive(ka KeepAlive) {
 	defer close(c.pinger)
 	t := time.NewTicker(ka.Interval)
 	defer t.Stop()
+	heard := time.Now() // the peer's last sign of life: a message, a pong, or being busy
+	reads := c.reads.Load()
 	for {
 		select {
 		case <-c.done:
@@ -295,8 +319,13 @@ func (c *wsConn) keepAlive(ka KeepAlive) {
 		err := c.ws.Ping(ctx)
 		timedOut := ctx.Err() != nil
 		cancel()
+		now := time.Now()
+		if n := c.reads.Load(); n != reads || (ka.Busy != nil && ka.Busy()) {
+			reads, heard = n, now
+		}
 		if err == nil {
 			c.pings.Add(1)
+			heard = now
 			continue
 		}
 		select {
@@ -309,9 +338,17 @@ func (c *wsConn) keepAlive(ka KeepAlive) {
 			// they report why.
 			return
 		}
+		if !timedOut {
+			// The ping could not be written: the socket is gone.
+			c.record(&CloseError{Code: StatusAbnormalClosure, Reason: "keep-alive: " + err.Error(), err: err})
+			return
+		}
+		if silent := now.Sub(heard); silent < ka.silenceLimit() {
+			continue // no pong this time, but heard from recently, or owed an answer
+		}
 		c.record(&CloseError{
 			Code:   StatusAbnormalClosure,
-			Reason: fmt.Sprintf("keep-alive: no pong within %v", ka.Timeout),
+			Reason: fmt.Sprintf("keep-alive: peer silent for %v (no pong within %v)", now.Sub(heard).Round(time.Millisecond), ka.Timeout),
 			err:    err,
 		})
 		return

@@ -3,12 +3,12 @@ package apptest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -38,24 +38,6 @@ type Response struct {
 	Artifacts map[string][]byte
 }
 
-// recorder is an app.MessageWriter that keeps every message.
-type recorder struct {
-	mu   sync.Mutex
-	msgs []message
-}
-
-type message struct {
-	typ  transport.MessageType
-	data []byte
-}
-
-func (r *recorder) Write(_ context.Context, typ transport.MessageType, data []byte) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, message{typ, append([]byte(nil), data...)})
-	return nil
-}
-
 // Send writes one request envelope of type typ with the given JSON payload and decodes the
 // answer.
 func (h *Harness) Send(typ string, payload string) Response {
@@ -69,15 +51,16 @@ func (h *Harness) SendContext(ctx context.Context, typ string, payload string) R
 	h.n++
 	id := fmt.Sprintf("req-%d", h.n)
 	env := fmt.Sprintf(`{"type":%q,"id":%q,"capability":"tool.exec","payload":%s}`, typ, id, payload)
-	var rec recorder
+	var rec transcript.Recorder
 	ok, err := h.app.Handle(ctx, []byte(env), &rec)
 	if !ok || err != nil {
 		h.t.Fatalf("Handle(%s) = %v, %v", env, ok, err)
 	}
-	if len(rec.msgs) == 0 || rec.msgs[0].typ != transport.MessageText {
+	msgs := rec.Take()
+	if len(msgs) == 0 || msgs[0].Type != transport.MessageText {
 		h.t.Fatalf("no text response to %s", env)
 	}
-	e, err := wire.DecodeEnvelope(rec.msgs[0].data)
+	e, err := wire.DecodeEnvelope(msgs[0].Data)
 	if err != nil {
 		h.t.Fatalf("response envelope: %v", err)
 	}
@@ -105,7 +88,7 @@ func (h *Harness) SendContext(ctx context.Context, typ string, payload string) R
 	if err != nil {
 		h.t.Fatalf("decoding %s: %v\n%s", e.Type, err, body)
 	}
-	r.Artifacts = reassemble(h.t, rec.msgs[1:])
+	r.Artifacts = reassemble(h.t, msgs[1:])
 	return r
 }
 
@@ -132,7 +115,7 @@ func (h *Harness) Fail(toolID, args string) *wire.Error {
 
 // reassemble checks the ASFT frames (spec §9: contiguous sequence and offsets, one
 // complete frame) and returns each completed transfer's bytes.
-func reassemble(t testing.TB, msgs []message) map[string][]byte {
+func reassemble(t testing.TB, msgs []transcript.Message) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	type state struct {
@@ -141,10 +124,10 @@ func reassemble(t testing.TB, msgs []message) map[string][]byte {
 	}
 	open := map[string]*state{}
 	for _, m := range msgs {
-		if m.typ != transport.MessageBinary {
-			t.Fatalf("a text message after the response: %s", m.data)
+		if m.Type != transport.MessageBinary {
+			t.Fatalf("a text message after the response: %s", m.Data)
 		}
-		f, err := wire.ParseFrame(m.data)
+		f, err := wire.ParseFrame(m.Data)
 		if err != nil {
 			t.Fatalf("ASFT frame: %v", err)
 		}

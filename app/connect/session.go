@@ -36,9 +36,10 @@ type Session struct {
 	done      chan struct{} // closed once the reader has stopped and the connection is closed
 	closeOnce sync.Once
 
-	mu    sync.Mutex
-	cause error // why the session ends; set once
-	clean bool  // ended by Close
+	mu     sync.Mutex
+	cause  error  // why the session ends; set once
+	clean  bool   // ended by Close
+	detach func() // stops Options.Telemetry on this session
 }
 
 // startSession starts the app's reader on conn at once (a host may send tool.query before
@@ -56,6 +57,7 @@ func startSession(ctx context.Context, c *config, conn transport.Conn, endpoint 
 			err = errors.New("connect: app runtime stopped serving")
 		}
 		s.end(err)
+		s.stopTelemetry()
 		// The runtime does not own the connection; close it whatever stopped the reader.
 		s.conn.Close(transport.StatusNormalClosure, clientCloseReason)
 		cancel()
@@ -94,8 +96,10 @@ func (s *Session) handshake(ctx context.Context) error {
 		{pairing.ActionDeviceProfile, newDeviceProfile(c, now)},
 		{pairing.ActionAppState, pairing.AppState{State: pairing.AppStateForeground, ChangedAtUTC: utcNow(now)}},
 	}
+	var capture pairing.JpegCapturePolicy
 	for _, st := range steps {
-		if _, err := s.ctl.mustSucceed(ctx, st.action, st.payload, c.ControlTimeout); err != nil {
+		resp, err := s.ctl.mustSucceed(ctx, st.action, st.payload, c.ControlTimeout)
+		if err != nil {
 			code := transport.StatusPolicyViolation
 			if ctx.Err() != nil {
 				code = transport.StatusGoingAway
@@ -103,8 +107,54 @@ func (s *Session) handshake(ctx context.Context) error {
 			s.abort(code, err)
 			return s.Wait()
 		}
+		if st.action == pairing.ActionDeviceProfile && len(resp.Payload) > 0 {
+			var reply pairing.DeviceProfileReply
+			if resp.DecodePayload(&reply) == nil {
+				capture = reply.SessionJpegCapture
+			}
+		}
+	}
+	if c.Telemetry != nil {
+		detach := c.Telemetry.Attach(s, capture)
+		s.mu.Lock()
+		s.detach = detach
+		s.mu.Unlock()
+		select {
+		case <-s.done: // ended while attaching: the reader's stop may have run before
+			s.stopTelemetry()
+		default:
+		}
 	}
 	return nil
+}
+
+// stopTelemetry detaches Options.Telemetry from the session, once.
+func (s *Session) stopTelemetry() {
+	s.mu.Lock()
+	detach := s.detach
+	s.detach = nil
+	s.mu.Unlock()
+	if detach != nil {
+		detach()
+	}
+}
+
+// Send writes one message on the session's connection (telemetry's Link).
+func (s *Session) Send(ctx context.Context, typ transport.MessageType, data []byte) error {
+	return s.conn.Write(ctx, typ, data)
+}
+
+// Control sends a control request and waits for the host's answer (telemetry's Link).
+func (s *Session) Control(ctx context.Context, action string, payload any) (ok bool, message string, err error) {
+	timeout := s.cfg.ControlTimeout
+	if d, has := ctx.Deadline(); has {
+		timeout = min(timeout, time.Until(d))
+	}
+	resp, err := s.ctl.request(ctx, action, payload, timeout)
+	if err != nil {
+		return false, "", err
+	}
+	return resp.Success, peerText(resp.Message), nil
 }
 
 // Endpoint returns the WebSocket URL of the session with its token redacted.
@@ -149,6 +199,7 @@ func (s *Session) Close() error {
 		s.mu.Lock()
 		s.clean = s.cause == nil
 		s.mu.Unlock()
+		s.stopTelemetry() // nothing more is sent once session.complete is
 		timeout := min(completeTimeout, s.cfg.ControlTimeout)
 		resp, err := s.ctl.request(context.Background(), pairing.ActionSessionComplete,
 			pairing.SessionComplete{Reason: "client session complete"}, timeout)

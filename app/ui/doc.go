@@ -18,5 +18,23 @@
 //
 // Implement [Screen] (Capture, Perform, Render) and call [Register] once on the app before
 // serving. The toolkit validates references and supported actions before Perform is called,
-// so Perform only has to apply an action to a live node.
+// so Perform only has to apply an action to a live node. A Screen whose drawing lags its
+// state also implements [UpdateAwaiter]; one that knows its nodes' computed styles reports
+// them in [Node].Properties.
+//
+// # Arguments the official host and SDKs use
+//
+// The toolkit declares, and honours, every argument the official SDKs' tools take and the
+// official host sends. The official host adds defaults to the calls it makes:
+// ui.get_visual_tree gets maxDepth 32 and includeComputedStyles false (true publishes each
+// node's Properties), ui.get_screenshot gets format jpeg (real JPEG), quality 80, maxWidth
+// 1280 and afterScreenUpdates false (true waits for the Screen's pending updates).
+// ui.query_nodes and ui.wait take the official capture options (rootNodeId, maxDepth,
+// maxNodes limit the search; root and includeInactivePages change nothing for a screen with
+// one root and one page), ui.wait ignores a snapshotId as the official SDKs do, and
+// ui.perform_action takes its target as a reference or as a bare snapshotId and nodeId and
+// its value as value, index or checked. Like the official SDKs, the toolkit reads JSON null
+// as an absent argument and an empty filter string as no filter, and clamps numbers that
+// are out of range instead of refusing them. Schemas stay closed: an argument no SDK knows
+// is refused with additional_property_not_allowed, so a misspelt name never goes unnoticed.
 package ui

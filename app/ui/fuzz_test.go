@@ -23,6 +23,12 @@ func FuzzToolArguments(f *testing.F) {
 		`{"condition":"notExists","nodeId":"x","timeoutMilliseconds":-5,"pollMilliseconds":0}`,
 		`{"format":"jpeg","quality":1,"maxWidth":1}`,
 		`{"maxDepth":0,"maxNodes":1,"rootNodeId":"name","includeBounds":false}`,
+		// The official host's defaults and the official SDKs' optional forms.
+		`{"maxDepth":32,"includeComputedStyles":false}`,
+		`{"format":"jpeg","quality":80,"maxWidth":1280,"afterScreenUpdates":false}`,
+		`{"snapshotId":"native:1:00","nodeId":"switch","action":"setValue","value":null,"index":2,"checked":true,"options":{}}`,
+		`{"condition":"exists","snapshotId":"x","rootNodeId":"root","maxDepth":1,"maxNodes":2,"maxResults":0}`,
+		`{"role":null,"textContains":"","includeProperties":true,"root":"window","includeInactivePages":true}`,
 	} {
 		f.Add(uint8(i), args)
 	}

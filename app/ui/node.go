@@ -36,6 +36,11 @@ type Node struct {
 	Focused bool
 	// Bounds is the node's frame in screen points, origin top-left; nil when unknown.
 	Bounds *Bounds
+	// Properties are the node's computed styles and other implementation-specific
+	// properties ("backgroundColor": "#1C1C1E", "fontSize": "17"), as the Screen can give
+	// them. They are published as the node's "properties" object only when the caller asks
+	// for includeComputedStyles (or includeProperties): trees stay small by default.
+	Properties map[string]string
 	// Children are the node's children in z/reading order.
 	Children []*Node
 }
@@ -78,10 +83,18 @@ type nodeJSON struct {
 	Focused          bool     `json:"focused,omitzero"`
 	Bounds           *Bounds  `json:"bounds,omitzero"`
 	ChildCount       int      `json:"childCount"`
+	// Properties is written only for callers that asked for computed styles.
+	Properties map[string]string `json:"properties,omitzero"`
+}
+
+// detail says which optional parts of a node a result carries.
+type detail struct {
+	bounds     bool // includeBounds (default true)
+	properties bool // includeComputedStyles or includeProperties (default false)
 }
 
 // toJSON projects n onto its wire form.
-func (n *Node) toJSON(includeBounds bool) nodeJSON {
+func (n *Node) toJSON(d detail) nodeJSON {
 	j := nodeJSON{
 		ID:               n.ID,
 		Type:             n.Type,
@@ -99,8 +112,11 @@ func (n *Node) toJSON(includeBounds bool) nodeJSON {
 	if j.SupportedActions == nil {
 		j.SupportedActions = []string{}
 	}
-	if includeBounds {
+	if d.bounds {
 		j.Bounds = n.Bounds
+	}
+	if d.properties {
+		j.Properties = n.Properties
 	}
 	return j
 }

@@ -1,6 +1,9 @@
 package ui
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // filter is the node filter shared by ui.query_nodes and ui.wait. Every set field must
 // match; an empty filter matches every node.
@@ -54,17 +57,55 @@ type queryResult struct {
 	Matches      []match `json:"matches"`
 }
 
-// query runs f over a snapshot in pre-order, keeping at most max matches.
-func (snap *snapshot) query(f *filter, max int, includeBounds bool) *queryResult {
-	r := &queryResult{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, Matches: []match{}}
+// scope limits the nodes a query or a wait looks at, as the capture options of the
+// official SDKs do: the subtree under RootNodeID, MaxDepth levels below it, the first
+// MaxNodes nodes breadth-first. The zero scope is the whole snapshot.
+type scope struct {
+	RootNodeID string `json:"rootNodeId,omitzero"`
+	MaxDepth   *int   `json:"maxDepth,omitzero"`
+	MaxNodes   *int   `json:"maxNodes,omitzero"`
+}
+
+// nodes returns the snapshot's nodes in scope, in pre-order.
+func (sc *scope) nodes(snap *snapshot) ([]*Node, error) {
+	if sc.RootNodeID == "" && sc.MaxDepth == nil && sc.MaxNodes == nil {
+		return snap.nodes, nil
+	}
+	root := snap.root
+	if sc.RootNodeID != "" {
+		if root = snap.byID[sc.RootNodeID]; root == nil {
+			return nil, nodeNotFound(snap, sc.RootNodeID)
+		}
+	}
+	maxDepth, maxNodes := clampOr(sc.MaxDepth, maxTreeDepth, 0, maxTreeDepth), clampOr(sc.MaxNodes, len(snap.nodes), 1, len(snap.nodes))
+	in := make(map[*Node]bool, min(maxNodes, len(snap.nodes)))
+	walkBreadthFirst(root, maxDepth, maxNodes, func(n *Node, _ struct{}) struct{} { in[n] = true; return struct{}{} })
+	out := make([]*Node, 0, len(in))
 	for _, n := range snap.nodes {
+		if in[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// nodeNotFound is the failure of a rootNodeId that is not in the capture.
+func nodeNotFound(snap *snapshot, id string) error {
+	return toolError(CodeNodeNotFound, fmt.Sprintf("node %q is not in the captured tree", id),
+		map[string]any{"nodeId": id, "snapshotId": snap.id, "revision": snap.revision})
+}
+
+// query runs f over nodes (in pre-order) of snap, keeping at most max matches.
+func (snap *snapshot) query(nodes []*Node, f *filter, max int, d detail) *queryResult {
+	r := &queryResult{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, Matches: []match{}}
+	for _, n := range nodes {
 		if !f.matches(n) {
 			continue
 		}
 		r.TotalMatches++
 		if len(r.Matches) < max {
 			r.Matches = append(r.Matches, match{
-				nodeJSON:  n.toJSON(includeBounds),
+				nodeJSON:  n.toJSON(d),
 				Reference: Reference{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, NodeID: n.ID},
 			})
 		}

@@ -36,6 +36,10 @@ type Options struct {
 	MaxNodes int
 	// Now gives capture times (capturedAtUtc, screenshot file names). Default time.Now.
 	Now func() time.Time
+	// IDs returns the random part of snapshot ids ("native:<revision>:<IDs()>"). The
+	// default draws 32 random hex digits, so a reference cannot be forged; tests pin it for
+	// reproducible transcripts.
+	IDs func() string
 }
 
 // Register adds the five standard UI tools over s to a: ui.get_visual_tree, ui.query_nodes,
@@ -58,7 +62,7 @@ func Register(a *app.App, s Screen, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	t := &toolkit{screen: s, source: opts.Source, store: newStore(opts.MaxNodes), now: opts.Now}
+	t := &toolkit{screen: s, source: opts.Source, store: newStore(opts.MaxNodes, opts.IDs), now: opts.Now}
 	sc := buildSchemas(opts.Source)
 	def := func(id, name, description, keywords string, policy wire.Policy, args, result []byte) catalog.Definition {
 		return catalog.Definition{ID: id, Name: name, Description: description, Category: "ui",

@@ -41,7 +41,8 @@ const (
 		`"checked":{"type":"boolean","description":"State of a checkable node (toggle, checkbox)."},` +
 		`"focused":{"type":"boolean","description":"Present and true on the node with input focus."},` +
 		`"bounds":{"$ref":"#/$defs/bounds"},` +
-		`"childCount":{"type":"integer","minimum":0,"description":"Number of children in the snapshot, including any left out of this result."}`
+		`"childCount":{"type":"integer","minimum":0,"description":"Number of children in the snapshot, including any left out of this result."},` +
+		`"properties":{"type":"object","additionalProperties":{"type":"string"},"description":"Computed styles and other implementation-specific properties; only with includeComputedStyles."}`
 	nodeRequired = `"id","type","role","supportedActions","visible","enabled","childCount"`
 
 	treeNodeSchema = `{"type":"object","properties":{` + nodeProperties +
@@ -60,17 +61,38 @@ const (
 		`"matches":{"type":"array","items":{"$ref":"#/$defs/match"}}},` +
 		`"required":["source","snapshotId","revision","count","totalMatches","truncated","matches"]}`
 
+	// The arguments below accept what the official SDKs accept: JSON null for an optional
+	// argument means "not given", an empty filter string means "no filter", and numbers out
+	// of range are clamped (the descriptions say to what) instead of refused.
+
 	// filterProperties are the node filters of ui.query_nodes and ui.wait.
-	filterProperties = `"nodeId":{"type":"string","minLength":1,"maxLength":1024,"description":"Exact node id."},` +
-		`"automationId":{"type":"string","minLength":1,"maxLength":1024,"description":"Exact automation id."},` +
-		`"role":{"type":"string","minLength":1,"maxLength":128,"description":"Accessibility role, case-insensitive."},` +
-		`"type":{"type":"string","minLength":1,"maxLength":128,"description":"Widget type, case-insensitive."},` +
-		`"textContains":{"type":"string","minLength":1,"maxLength":1024,"description":"Case-insensitive substring of the node's label or text."},` +
-		`"action":{"type":"string","minLength":1,"maxLength":64,"description":"Only nodes that support this action."},` +
-		`"visible":{"type":"boolean","description":"Only visible (true) or hidden (false) nodes."},` +
-		`"enabled":{"type":"boolean","description":"Only enabled (true) or disabled (false) nodes."},` +
-		`"maxResults":{"type":"integer","minimum":1,"maximum":500,"default":50,"description":"Most matches to list."},` +
-		`"includeBounds":{"type":"boolean","default":true,"description":"Include node bounds."}`
+	filterProperties = `"nodeId":{"type":["string","null"],"maxLength":1024,"description":"Exact node id."},` +
+		`"automationId":{"type":["string","null"],"maxLength":1024,"description":"Exact automation id."},` +
+		`"role":{"type":["string","null"],"maxLength":128,"description":"Accessibility role, case-insensitive."},` +
+		`"type":{"type":["string","null"],"maxLength":128,"description":"Widget type, case-insensitive."},` +
+		`"textContains":{"type":["string","null"],"maxLength":1024,"description":"Case-insensitive substring of the node's label or text."},` +
+		`"action":{"type":["string","null"],"maxLength":64,"description":"Only nodes that support this action."},` +
+		`"visible":{"type":["boolean","null"],"description":"Only visible (true) or hidden (false) nodes."},` +
+		`"enabled":{"type":["boolean","null"],"description":"Only enabled (true) or disabled (false) nodes."}`
+
+	// detailProperties choose the optional parts of the nodes in a result.
+	detailProperties = `"includeBounds":{"type":["boolean","null"],"default":true,"description":"Include node bounds."},` +
+		`"includeComputedStyles":{"type":["boolean","null"],"default":false,"description":"Include each node's computed styles and other properties the app's screen reports (its properties object)."},` +
+		`"includeProperties":{"type":["boolean","null"],"default":false,"description":"Same as includeComputedStyles (the name the official SDKs' framework trees use)."}`
+
+	// scopeProperties limit the part of the tree a result covers.
+	scopeProperties = `"rootNodeId":{"type":["string","null"],"maxLength":1024,"description":"Start at this node instead of the screen root."},` +
+		`"maxDepth":{"type":["integer","null"],"description":"Levels below the root to include (0: the root only), clamped to 0..` + maxDepthText + `. Default: all."},` +
+		`"maxNodes":{"type":["integer","null"],"description":"Most nodes to include, breadth-first; at least 1. Default: all."}`
+
+	// captureProperties are the arguments ui.query_nodes and ui.wait share besides the
+	// filter.
+	captureProperties = detailProperties + `,` + scopeProperties + `,` +
+		`"maxResults":{"type":["integer","null"],"default":50,"description":"Most matches to list, clamped to 1..500."},` +
+		`"root":{"type":["string","null"],"maxLength":64,"description":"A framework's root scope in the official SDKs; this app has one root, so it changes nothing."},` +
+		`"includeInactivePages":{"type":["boolean","null"],"description":"A framework's inactive pages in the official SDKs; this app shows one page, so it changes nothing."}`
+
+	maxDepthText = "100" // maxTreeDepth
 
 	artifactProperties = `"deliveryMode":{"const":"websocket_binary"},` +
 		`"wireProtocol":{"const":"ansight.file-transfer.v1"},` +
@@ -95,7 +117,7 @@ type schemas struct {
 
 // buildSchemas returns the schemas for a toolkit whose screen has the given source.
 func buildSchemas(source string) schemas {
-	src := `"source":{"enum":[` + strconv.Quote(source) + `],"default":` + strconv.Quote(source) +
+	src := `"source":{"enum":[` + strconv.Quote(source) + `,null],"default":` + strconv.Quote(source) +
 		`,"description":"UI source to capture; this app has one."}`
 	defs := func(names ...string) string {
 		all := map[string]string{
@@ -116,11 +138,7 @@ func buildSchemas(source string) schemas {
 	conditions := `"condition":{"enum":["exists","notExists","visible","enabled"],"description":"exists: a node matches; notExists: none does; visible/enabled: a matching node is visible/enabled."}`
 
 	s := schemas{
-		treeArgs: raw(`{"type":"object","properties":{` + src + `,` +
-			`"includeBounds":{"type":"boolean","default":true,"description":"Include node bounds."},` +
-			`"maxDepth":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(maxTreeDepth) + `,"description":"Levels below the root to include (0: the root only). Default: all."},` +
-			`"maxNodes":{"type":"integer","minimum":1,"maximum":100000,"description":"Most nodes to include, breadth-first. Default: all."},` +
-			`"rootNodeId":{"type":"string","minLength":1,"maxLength":1024,"description":"Start the tree at this node instead of the screen root."}}}`),
+		treeArgs: raw(`{"type":"object","properties":{` + src + `,` + detailProperties + `,` + scopeProperties + `}}`),
 		treeResult: raw(`{"type":"object","properties":{` +
 			`"source":{"type":"string"},` +
 			`"snapshotId":{"type":"string","description":"<source>:<revision>:<random hex>"},` +
@@ -134,16 +152,22 @@ func buildSchemas(source string) schemas {
 			defs("bounds", "treeNode") + `}`),
 
 		queryArgs: raw(`{"type":"object","properties":{` + src + `,` +
-			`"snapshotId":{"type":"string","minLength":1,"maxLength":256,"description":"Query this retained snapshot instead of capturing a fresh one."},` +
-			filterProperties + `}}`),
+			`"snapshotId":{"type":["string","null"],"maxLength":256,"description":"Query this retained snapshot instead of capturing a fresh one."},` +
+			filterProperties + `,` + captureProperties + `}}`),
 		// Top-level result schemas are object schemas (MCP output schemas must be).
 		queryResult: raw(strings.TrimSuffix(queryResultSchema, "}") + defs("bounds", "reference", "match") + "}"),
 
-		actionArgs: raw(`{"type":"object","properties":{` +
+		actionArgs: raw(`{"type":"object","description":"Give the target as reference (from ui.query_nodes), or as snapshotId and nodeId of the latest capture; without either the call fails with ui_action_reference_required.","properties":{` +
 			`"reference":{"$ref":"#/$defs/reference"},` +
+			`"source":{"type":["string","null"],"maxLength":64,"description":"The reference's source, when given without a reference."},` +
+			`"snapshotId":{"type":["string","null"],"maxLength":256,"description":"The latest snapshot's id, when given without a reference."},` +
+			`"nodeId":{"type":["string","null"],"maxLength":1024,"description":"The node's id in that snapshot, when given without a reference."},` +
 			`"action":{"type":"string","minLength":1,"maxLength":64,"description":"tap, focus, setValue, typeText, toggle, select, or another action the node lists in supportedActions."},` +
-			`"value":{"type":["string","number","boolean"],"maxLength":65536,"description":"The action's value: the text for setValue/typeText, a boolean for setValue on a toggle, the option for select."}},` +
-			`"required":["reference","action"]` + defs("reference") + `}`),
+			`"value":{"type":["string","number","boolean","null"],"maxLength":65536,"description":"The action's value: the text for setValue/typeText, a boolean for setValue on a toggle, the option for select."},` +
+			`"index":{"type":["integer","null"],"description":"The item index for select or selectTab, used when value is absent."},` +
+			`"checked":{"type":["boolean","null"],"description":"The state for setValue on a checkable node, used when value and index are absent."},` +
+			`"options":{"type":["object","null"],"additionalProperties":true,"description":"Provider-specific action options, passed to the screen."}},` +
+			`"required":["action"]` + defs("reference") + `}`),
 		actionResult: raw(`{"type":"object","description":"The screen's outcome of the action, plus the action and its target.","properties":{` +
 			`"source":{"type":"string"},` +
 			`"action":{"type":"string"},` +
@@ -151,9 +175,10 @@ func buildSchemas(source string) schemas {
 			`"required":["source","action","reference"],"additionalProperties":true` + defs("reference") + `}`),
 
 		waitArgs: raw(`{"type":"object","properties":{` + src + `,` + conditions + `,` +
-			`"timeoutMilliseconds":{"type":"integer","default":5000,"description":"Give up after this long; clamped to 1..60000."},` +
-			`"pollMilliseconds":{"type":"integer","default":100,"description":"Time between captures; clamped to 10..5000."},` +
-			filterProperties + `},"required":["condition"]}`),
+			`"timeoutMilliseconds":{"type":["integer","null"],"default":5000,"description":"Give up after this long; clamped to 1..60000."},` +
+			`"pollMilliseconds":{"type":["integer","null"],"default":100,"description":"Time between captures; clamped to 10..5000."},` +
+			`"snapshotId":{"type":["string","null"],"maxLength":256,"description":"Ignored: every poll captures the screen afresh."},` +
+			filterProperties + `,` + captureProperties + `},"required":["condition"]}`),
 		waitResult: raw(`{"type":"object","properties":{` + conditions + `,` +
 			`"matched":{"const":true},` +
 			`"elapsedMilliseconds":{"type":"integer","minimum":0},` +
@@ -162,15 +187,18 @@ func buildSchemas(source string) schemas {
 			defs("bounds", "reference", "match", "queryResult") + `}`),
 
 		screenshotArgs: raw(`{"type":"object","properties":{` +
-			`"format":{"enum":["png","jpeg"],"default":"png"},` +
-			`"quality":{"type":"integer","minimum":1,"maximum":100,"default":` + strconv.Itoa(defaultJPEGQuality) + `,"description":"JPEG quality (ignored for png)."},` +
-			`"maxWidth":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxScreenshotSide) + `,"description":"Scale the image down to at most this width, keeping its aspect ratio."}}}`),
+			`"format":{"enum":["png","jpeg",null],"default":"png","description":"Image encoding; jpeg is real JPEG (image/jpeg)."},` +
+			`"quality":{"type":["integer","null"],"default":` + strconv.Itoa(defaultJPEGQuality) + `,"description":"JPEG quality, clamped to 1..100 (ignored for png)."},` +
+			`"maxWidth":{"type":["integer","null"],"description":"Scale the image down to at most this width (at least 1), keeping its aspect ratio; never up."},` +
+			`"afterScreenUpdates":{"type":["boolean","null"],"default":false,"description":"Wait until the screen has drawn its pending updates before capturing."},` +
+			`"annotateNodeIds":{"type":["boolean","null"],"default":false,"description":"Draw node ids over the image. Not supported by this toolkit: the result says annotationApplied false."}}}`),
 		shotResult: raw(`{"type":"object","description":"Image metadata and the ASFT transfer that carries the image bytes.","properties":{` +
 			`"format":{"enum":["png","jpeg"]},` +
 			`"width":{"type":"integer","minimum":1},` +
 			`"height":{"type":"integer","minimum":1},` +
 			`"capturedAtUtc":{"type":"string","format":"date-time"},` +
-			artifactProperties + `},"required":["format","width","height","capturedAtUtc",` + artifactRequired + `]}`),
+			`"annotationApplied":{"type":"boolean","description":"Whether node ids were drawn over the image."},` +
+			artifactProperties + `},"required":["format","width","height","capturedAtUtc","annotationApplied",` + artifactRequired + `]}`),
 	}
 	return s
 }

@@ -33,8 +33,23 @@ type Action struct {
 	// Name is the action, one of the node's supported actions (e.g. ActionTap).
 	Name string
 	// Value is the action's argument as decoded from JSON: a string, a float64, a bool,
-	// or nil when the caller gave none.
+	// or nil when the caller gave none. It is the call's value, else its index (a float64,
+	// for select and selectTab), else its checked (a bool), as the official SDKs read them.
 	Value any
+	// Options are the caller's provider-specific action options (nil when none).
+	Options map[string]any
+}
+
+// UpdateAwaiter is implemented by a Screen whose drawing can lag behind its state: a
+// layout or animation pass still to run on the UI thread. ui.get_screenshot called with
+// afterScreenUpdates:true calls AwaitUpdates before Render, so that the image shows every
+// change made before the call (the official SDKs' Apple screenshots do the same). A Screen
+// that renders its current state synchronously has no pending update and needs not
+// implement it.
+type UpdateAwaiter interface {
+	// AwaitUpdates returns once the updates pending when it was called have been drawn,
+	// or with ctx's error.
+	AwaitUpdates(ctx context.Context) error
 }
 
 // Errors a Screen's Perform returns (wrapped or not) to select the tool failure code.

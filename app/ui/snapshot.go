@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -47,6 +48,7 @@ type snapshot struct {
 // Revisions come from one counter, so they grow monotonically for every source.
 type store struct {
 	maxNodes int
+	ids      func() string // the random part of snapshot ids
 
 	mu       sync.Mutex
 	revision int64
@@ -54,8 +56,19 @@ type store struct {
 	latest   map[string]*snapshot // by source
 }
 
-func newStore(maxNodes int) *store {
-	return &store{maxNodes: maxNodes, latest: make(map[string]*snapshot)}
+func newStore(maxNodes int, ids func() string) *store {
+	if ids == nil {
+		ids = randomHex
+	}
+	return &store{maxNodes: maxNodes, ids: ids, latest: make(map[string]*snapshot)}
+}
+
+// randomHex returns 32 random lower-case hex digits: snapshot ids cannot be guessed, so a
+// reference is always one the app handed out.
+func randomHex() string {
+	var random [16]byte
+	_, _ = rand.Read(random[:]) // never fails (crypto/rand panics on a broken system source)
+	return hex.EncodeToString(random[:])
 }
 
 // add copies and indexes root as the newest snapshot of source. The tree is checked before
@@ -70,14 +83,13 @@ func (s *store) add(source string, root *Node, at time.Time) (*snapshot, error) 
 		return nil, err
 	}
 
-	var random [16]byte
-	_, _ = rand.Read(random[:]) // never fails (crypto/rand panics on a broken system source)
+	suffix := s.ids()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.revision++
 	snap.revision = s.revision
-	snap.id = source + ":" + strconv.FormatInt(snap.revision, 10) + ":" + hex.EncodeToString(random[:])
+	snap.id = source + ":" + strconv.FormatInt(snap.revision, 10) + ":" + suffix
 	if len(s.recent) == retainedSnapshots {
 		copy(s.recent, s.recent[1:])
 		s.recent = s.recent[:retainedSnapshots-1]
@@ -112,6 +124,7 @@ func (snap *snapshot) copyTree(n *Node, depth, maxNodes int) (*Node, error) {
 		b := *n.Bounds
 		c.Bounds = &b
 	}
+	c.Properties = maps.Clone(n.Properties)
 	c.Children = nil
 	snap.byID[c.ID] = &c
 	snap.nodes = append(snap.nodes, &c)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func staleOf(t *testing.T, err error) staleDetails {
 }
 
 func TestSnapshotIDsAndRevisions(t *testing.T) {
-	s := newStore(100)
+	t.Parallel()
+	s := newStore(100, nil)
 	idPattern := regexp.MustCompile(`^native:(\d+):[0-9a-f]{32}$`)
 	var last int64
 	seen := map[string]bool{}
@@ -75,7 +77,8 @@ func TestSnapshotIDsAndRevisions(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	s := newStore(100)
+	t.Parallel()
+	s := newStore(100, nil)
 	old, _ := s.add("native", sampleTree(), epoch)
 	other, _ := s.add("react", sampleTree(), epoch)
 	cur, _ := s.add("native", sampleTree(), epoch)
@@ -119,7 +122,8 @@ func TestResolve(t *testing.T) {
 }
 
 func TestRetention(t *testing.T) {
-	s := newStore(100)
+	t.Parallel()
+	s := newStore(100, nil)
 	first, _ := s.add("native", sampleTree(), epoch)
 	var second *snapshot
 	for i := 0; i < retainedSnapshots; i++ {
@@ -141,7 +145,8 @@ func TestRetention(t *testing.T) {
 }
 
 func TestSnapshotIsACopy(t *testing.T) {
-	s := newStore(100)
+	t.Parallel()
+	s := newStore(100, nil)
 	tree := sampleTree()
 	on := true
 	tree.Children[1].Checked = &on
@@ -161,6 +166,7 @@ func TestSnapshotIsACopy(t *testing.T) {
 }
 
 func TestInvalidTrees(t *testing.T) {
+	t.Parallel()
 	deep := &Node{ID: "0"}
 	for n, i := deep, 1; i <= maxTreeDepth; i++ {
 		c := &Node{ID: fmt.Sprint(i)}
@@ -185,9 +191,9 @@ func TestInvalidTrees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStore(10)
+			s := newStore(10, nil)
 			if tt.root == deep {
-				s = newStore(maxTreeDepth + 1) // fails on depth, not on size
+				s = newStore(maxTreeDepth+1, nil) // fails on depth, not on size
 			}
 			_, err := s.add("native", tt.root, epoch)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -201,10 +207,11 @@ func TestInvalidTrees(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	tree := sampleTree()
 	tree.Children[1].Disabled = true
-	s := newStore(100)
+	s := newStore(100, nil)
 	snap, _ := s.add("native", tree, epoch)
 	tests := []struct {
 		name string
@@ -227,7 +234,7 @@ func TestFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := snap.query(&tt.f, 50, true)
+			r := snap.query(snap.nodes, &tt.f, 50, detail{bounds: true})
 			var ids []string
 			for _, m := range r.Matches {
 				ids = append(ids, m.ID)
@@ -243,13 +250,14 @@ func TestFilter(t *testing.T) {
 			}
 		})
 	}
-	r := snap.query(&filter{}, 2, false)
+	r := snap.query(snap.nodes, &filter{}, 2, detail{})
 	if r.Count != 2 || r.TotalMatches != 4 || !r.Truncated || r.Matches[1].Bounds != nil {
 		t.Errorf("truncated query = %+v", r)
 	}
 }
 
 func TestProject(t *testing.T) {
+	t.Parallel()
 	// root → a, b; a → a1, a2; b → b1
 	root := &Node{ID: "root", Children: []*Node{
 		{ID: "a", Bounds: &Bounds{}, Children: []*Node{{ID: "a1"}, {ID: "a2"}}},
@@ -281,13 +289,23 @@ func TestProject(t *testing.T) {
 		{100, 1, "root/2", 1, true},
 	}
 	for _, tt := range tests {
-		out, count, truncated := project(root, tt.depth, tt.nodes, false)
-		if got := flat(out); got != tt.want || count != tt.count || truncated != tt.truncated {
-			t.Errorf("project(depth %d, nodes %d) = %q %d %v, want %q %d %v",
-				tt.depth, tt.nodes, got, count, truncated, tt.want, tt.count, tt.truncated)
-		}
-		if out.Children != nil && out.Children[0].Bounds != nil {
-			t.Errorf("bounds included although includeBounds is false")
-		}
+		t.Run(fmt.Sprintf("depth %d nodes %d", tt.depth, tt.nodes), func(t *testing.T) {
+			t.Parallel()
+			out, count, truncated := project(root, tt.depth, tt.nodes, detail{})
+			if got := flat(out); got != tt.want || count != tt.count || truncated != tt.truncated {
+				t.Errorf("project = %q %d %v, want %q %d %v", got, count, truncated, tt.want, tt.count, tt.truncated)
+			}
+			if out.Children != nil && out.Children[0].Bounds != nil {
+				t.Errorf("bounds included although includeBounds is false")
+			}
+		})
+	}
+}
+
+// The schemas publish the depth bound as text.
+func TestMaxDepthText(t *testing.T) {
+	t.Parallel()
+	if maxDepthText != strconv.Itoa(maxTreeDepth) {
+		t.Errorf("maxDepthText %s, maxTreeDepth %d", maxDepthText, maxTreeDepth)
 	}
 }

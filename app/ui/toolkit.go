@@ -8,11 +8,13 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -25,6 +27,9 @@ const (
 	CodeActionValueInvalid = "ui_action_value_invalid" // Screen.Perform reported ErrInvalidValue
 	CodeActionFailed       = "ui_action_failed"        // Screen.Perform failed otherwise
 	CodeScreenshotFailed   = "ui_screenshot_failed"    // Screen.Render or encoding failed
+	// CodeActionReferenceRequired: ui.perform_action got neither a reference nor a
+	// snapshotId and a nodeId (the official SDKs' code).
+	CodeActionReferenceRequired = "ui_action_reference_required"
 )
 
 // Argument defaults and bounds (the schemas publish the same numbers).
@@ -89,12 +94,24 @@ func screenError(code, msg string, err error) error {
 
 // --- ui.get_visual_tree ---
 
+// details are the arguments that choose the optional parts of nodes.
+type details struct {
+	IncludeBounds *bool `json:"includeBounds,omitzero"`
+	// IncludeComputedStyles is the official host's name (it sends false by default),
+	// IncludeProperties the one of the official SDKs' framework trees: both ask for the
+	// nodes' Properties.
+	IncludeComputedStyles bool `json:"includeComputedStyles,omitzero"`
+	IncludeProperties     bool `json:"includeProperties,omitzero"`
+}
+
+func (d *details) detail() detail {
+	return detail{bounds: d.IncludeBounds == nil || *d.IncludeBounds, properties: d.IncludeComputedStyles || d.IncludeProperties}
+}
+
 type treeArgs struct {
-	Source        string `json:"source,omitzero"`
-	IncludeBounds *bool  `json:"includeBounds,omitzero"`
-	MaxDepth      *int   `json:"maxDepth,omitzero"`
-	MaxNodes      *int   `json:"maxNodes,omitzero"`
-	RootNodeID    string `json:"rootNodeId,omitzero"`
+	Source string `json:"source,omitzero"`
+	details
+	scope
 }
 
 func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (*treeResult, error) {
@@ -105,19 +122,12 @@ func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (*treeResult, erro
 	root := snap.root
 	if a.RootNodeID != "" {
 		if root = snap.byID[a.RootNodeID]; root == nil {
-			return nil, toolError(CodeNodeNotFound,
-				fmt.Sprintf("node %q is not in the captured tree", a.RootNodeID),
-				map[string]any{"nodeId": a.RootNodeID, "snapshotId": snap.id, "revision": snap.revision})
+			return nil, nodeNotFound(snap, a.RootNodeID)
 		}
 	}
-	maxDepth, maxNodes := maxTreeDepth, len(snap.nodes)
-	if a.MaxDepth != nil {
-		maxDepth = *a.MaxDepth
-	}
-	if a.MaxNodes != nil {
-		maxNodes = min(*a.MaxNodes, maxNodes)
-	}
-	out, count, truncated := project(root, maxDepth, maxNodes, a.IncludeBounds == nil || *a.IncludeBounds)
+	maxDepth := clampOr(a.MaxDepth, maxTreeDepth, 0, maxTreeDepth)
+	maxNodes := clampOr(a.MaxNodes, len(snap.nodes), 1, len(snap.nodes))
+	out, count, truncated := project(root, maxDepth, maxNodes, a.detail())
 	return &treeResult{
 		Source:        snap.source,
 		SnapshotID:    snap.id,
@@ -132,12 +142,34 @@ func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (*treeResult, erro
 
 // --- ui.query_nodes ---
 
+// captureArgs are the arguments ui.query_nodes and ui.wait share with the official SDKs
+// besides the filter: what to include of each match, which part of the tree to search and
+// how many matches to list.
+type captureArgs struct {
+	details
+	scope
+	MaxResults *int `json:"maxResults,omitzero"`
+	// Root and IncludeInactivePages choose a framework's root scope (a MAUI page, the
+	// window) and its inactive pages in the official SDKs. A Screen has one root and shows
+	// one page, so they are accepted and change nothing.
+	Root                 string `json:"root,omitzero"`
+	IncludeInactivePages bool   `json:"includeInactivePages,omitzero"`
+}
+
+// search runs the filter over the part of snap the arguments select.
+func (c *captureArgs) search(snap *snapshot, f *filter) (*queryResult, error) {
+	nodes, err := c.nodes(snap)
+	if err != nil {
+		return nil, err
+	}
+	return snap.query(nodes, f, clampOr(c.MaxResults, defaultMaxResults, 1, maxMaxResults), c.detail()), nil
+}
+
 type queryArgs struct {
 	Source     string `json:"source,omitzero"`
 	SnapshotID string `json:"snapshotId,omitzero"`
 	filter
-	MaxResults    int   `json:"maxResults,omitzero"`
-	IncludeBounds *bool `json:"includeBounds,omitzero"`
+	captureArgs
 }
 
 func (t *toolkit) queryNodes(ctx context.Context, a queryArgs) (*queryResult, error) {
@@ -156,27 +188,80 @@ func (t *toolkit) queryNodes(ctx context.Context, a queryArgs) (*queryResult, er
 			return nil, err
 		}
 	}
-	return snap.query(&a.filter, resultLimit(a.MaxResults), a.IncludeBounds == nil || *a.IncludeBounds), nil
-}
-
-// resultLimit applies maxResults' default (the schema bounds it).
-func resultLimit(n int) int {
-	if n <= 0 {
-		return defaultMaxResults
-	}
-	return min(n, maxMaxResults)
+	return a.search(snap, &a.filter)
 }
 
 // --- ui.perform_action ---
 
 type actionArgs struct {
-	Reference Reference      `json:"reference"`
-	Action    string         `json:"action"`
-	Value     jsontext.Value `json:"value,omitzero"`
+	Reference *Reference `json:"reference,omitzero"`
+	// Source, SnapshotID and NodeID address the node without a reference object, as the
+	// official SDKs allow; each one given overrides the reference's.
+	Source     string         `json:"source,omitzero"`
+	SnapshotID string         `json:"snapshotId,omitzero"`
+	NodeID     string         `json:"nodeId,omitzero"`
+	Action     string         `json:"action"`
+	Value      jsontext.Value `json:"value,omitzero"`
+	// Index (select, selectTab) and Checked are the official SDKs' typed values, used when
+	// value is absent.
+	Index   jsontext.Value `json:"index,omitzero"`
+	Checked jsontext.Value `json:"checked,omitzero"`
+	Options map[string]any `json:"options,omitzero"`
+}
+
+// target returns the reference the arguments address. The revision of a reference built
+// from a bare snapshotId is the one of that snapshot, if it is still retained.
+func (a *actionArgs) target(s *store) (Reference, error) {
+	var ref Reference
+	if a.Reference != nil {
+		ref = *a.Reference
+	}
+	if a.SnapshotID != "" && a.SnapshotID != ref.SnapshotID {
+		ref.SnapshotID, ref.Revision = a.SnapshotID, 0
+		if snap, ok := s.get(a.SnapshotID); ok {
+			ref.Revision = snap.revision
+			if ref.Source == "" {
+				ref.Source = snap.source
+			}
+		}
+	}
+	if a.Source != "" {
+		ref.Source = a.Source
+	}
+	if a.NodeID != "" {
+		ref.NodeID = a.NodeID
+	}
+	if ref.SnapshotID == "" || ref.NodeID == "" {
+		return ref, toolError(CodeActionReferenceRequired,
+			"ui.perform_action needs a reference, or both snapshotId and nodeId, from the latest "+QueryNodesToolID, nil)
+	}
+	if ref.Source == "" { // an unknown snapshot named without a source
+		ref.Source, _, _ = strings.Cut(ref.SnapshotID, ":")
+	}
+	return ref, nil
+}
+
+// value is the action's value: value, else index, else checked (JSON null is none).
+func (a *actionArgs) value() (any, error) {
+	for _, raw := range []jsontext.Value{a.Value, a.Index, a.Checked} {
+		if len(raw) == 0 || raw.Kind() == 'n' {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, toolError(wire.CodeArgumentsInvalid, "ui: value: "+err.Error(), nil)
+		}
+		return v, nil
+	}
+	return nil, nil
 }
 
 func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]any, error) {
-	_, node, err := t.store.resolve(a.Reference)
+	ref, err := a.target(t.store)
+	if err != nil {
+		return nil, err
+	}
+	_, node, err := t.store.resolve(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +271,7 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 			map[string]any{
 				"nodeId":           node.ID,
 				"action":           a.Action,
-				"supportedActions": node.toJSON(false).SupportedActions,
+				"supportedActions": node.toJSON(detail{}).SupportedActions,
 				"enabled":          !node.Disabled,
 			})
 	}
@@ -196,17 +281,15 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 	if node.Disabled {
 		return nil, notSupported("is disabled")
 	}
-	var value any
-	if len(a.Value) > 0 {
-		if err := json.Unmarshal(a.Value, &value); err != nil {
-			return nil, toolError(wire.CodeArgumentsInvalid, "ui: value: "+err.Error(), nil)
-		}
+	value, err := a.value()
+	if err != nil {
+		return nil, err
 	}
-	outcome, err := t.screen.Perform(ctx, node.ID, Action{Name: a.Action, Value: value})
+	outcome, err := t.screen.Perform(ctx, node.ID, Action{Name: a.Action, Value: value, Options: a.Options})
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrNodeNotFound):
-		return nil, t.store.stale(a.Reference, staleNodeGone)
+		return nil, t.store.stale(ref, staleNodeGone)
 	case errors.Is(err, ErrActionNotSupported):
 		return nil, notSupported(err.Error())
 	case errors.Is(err, ErrInvalidValue):
@@ -220,9 +303,9 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 	for k, v := range outcome {
 		result[k] = v
 	}
-	result["source"] = a.Reference.Source
+	result["source"] = ref.Source
 	result["action"] = a.Action
-	result["reference"] = a.Reference
+	result["reference"] = ref
 	return result, nil
 }
 
@@ -230,12 +313,14 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 
 type waitArgs struct {
 	Source string `json:"source,omitzero"`
+	// SnapshotID is accepted and ignored: every poll captures the screen afresh, as in the
+	// official SDKs.
+	SnapshotID string `json:"snapshotId,omitzero"`
 	filter
+	captureArgs
 	Condition           string `json:"condition"`
 	TimeoutMilliseconds *int   `json:"timeoutMilliseconds,omitzero"`
 	PollMilliseconds    *int   `json:"pollMilliseconds,omitzero"`
-	MaxResults          int    `json:"maxResults,omitzero"`
-	IncludeBounds       *bool  `json:"includeBounds,omitzero"`
 }
 
 // Conditions of ui.wait.
@@ -253,11 +338,11 @@ type waitResult struct {
 	Query               *queryResult `json:"query"`
 }
 
-// holds evaluates a wait condition over every match of f in snap (not only the listed
-// ones).
-func holds(condition string, snap *snapshot, f *filter) bool {
+// holds evaluates a wait condition over every match of f among nodes (not only the
+// listed ones).
+func holds(condition string, nodes []*Node, f *filter) bool {
 	found := false
-	for _, n := range snap.nodes {
+	for _, n := range nodes {
 		if !f.matches(n) {
 			continue
 		}
@@ -295,7 +380,6 @@ func (t *toolkit) wait(ctx context.Context, a waitArgs) (*waitResult, error) {
 	}
 	timeout := time.Duration(clampOr(a.TimeoutMilliseconds, defaultWaitTimeout, 1, maxWaitTimeout)) * time.Millisecond
 	poll := time.Duration(clampOr(a.PollMilliseconds, defaultWaitPoll, minWaitPoll, maxWaitPoll)) * time.Millisecond
-	limit, bounds := resultLimit(a.MaxResults), a.IncludeBounds == nil || *a.IncludeBounds
 
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -311,12 +395,17 @@ func (t *toolkit) wait(ctx context.Context, a waitArgs) (*waitResult, error) {
 			return nil, err
 		}
 		elapsed := time.Since(start).Milliseconds()
-		if holds(a.Condition, snap, &a.filter) {
-			return &waitResult{Condition: a.Condition, Matched: true, ElapsedMilliseconds: elapsed,
-				Query: snap.query(&a.filter, limit, bounds)}, nil
+		nodes, err := a.nodes(snap)
+		if err != nil {
+			return nil, err
+		}
+		if holds(a.Condition, nodes, &a.filter) {
+			q, _ := a.search(snap, &a.filter) // the scope resolved above
+			return &waitResult{Condition: a.Condition, Matched: true, ElapsedMilliseconds: elapsed, Query: q}, nil
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
+			q, _ := a.search(snap, &a.filter)
 			return nil, toolError(wire.CodeUIWaitTimeout,
 				fmt.Sprintf("condition %q did not hold within %d ms", a.Condition, timeout.Milliseconds()),
 				map[string]any{
@@ -324,7 +413,7 @@ func (t *toolkit) wait(ctx context.Context, a waitArgs) (*waitResult, error) {
 					"matched":             false,
 					"elapsedMilliseconds": elapsed,
 					"timeoutMilliseconds": timeout.Milliseconds(),
-					"lastQuery":           snap.query(&a.filter, limit, bounds),
+					"lastQuery":           q,
 				})
 		}
 		if timer == nil {
@@ -346,18 +435,24 @@ type screenshotArgs struct {
 	Format   string `json:"format,omitzero"`
 	Quality  *int   `json:"quality,omitzero"`
 	MaxWidth *int   `json:"maxWidth,omitzero"`
+	// AfterScreenUpdates waits for the Screen's pending updates (UpdateAwaiter) first.
+	AfterScreenUpdates bool `json:"afterScreenUpdates,omitzero"`
+	// AnnotateNodeIDs asks for node ids drawn over the image; the toolkit does not draw
+	// them and says so with annotationApplied:false, as an official SDK that cannot.
+	AnnotateNodeIDs bool `json:"annotateNodeIds,omitzero"`
 }
 
 type screenshotResult struct {
-	Format        string    `json:"format"`
-	Width         int       `json:"width"`
-	Height        int       `json:"height"`
-	CapturedAtUtc time.Time `json:"capturedAtUtc"`
+	Format            string    `json:"format"`
+	Width             int       `json:"width"`
+	Height            int       `json:"height"`
+	CapturedAtUtc     time.Time `json:"capturedAtUtc"`
+	AnnotationApplied bool      `json:"annotationApplied"`
 	wire.TransferDescriptor
 }
 
 // sendFunc hands an artifact to the runtime for streaming after the response.
-type sendFunc func(name, mimeType string, size int64, r io.Reader) wire.TransferDescriptor
+type sendFunc func(name, mimeType string, size int64, r io.Reader, opts ...app.ArtifactOption) wire.TransferDescriptor
 
 func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFunc) (*screenshotResult, error) {
 	format := a.Format
@@ -366,6 +461,11 @@ func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFun
 	}
 	if format != "png" && format != "jpeg" { // the schema's enum; checked again for safety
 		return nil, toolError(wire.CodeArgumentsInvalid, fmt.Sprintf("ui: screenshot format %q is not png or jpeg", a.Format), nil)
+	}
+	if u, ok := t.screen.(UpdateAwaiter); ok && a.AfterScreenUpdates {
+		if err := u.AwaitUpdates(ctx); err != nil {
+			return nil, screenError(CodeScreenshotFailed, "waiting for the screen's pending updates failed", err)
+		}
 	}
 	img, err := t.screen.Render(ctx)
 	if err != nil {
@@ -376,8 +476,8 @@ func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFun
 	if b.Dx() <= 0 || b.Dy() <= 0 || b.Dx() > maxScreenshotSide || b.Dy() > maxScreenshotSide {
 		return nil, toolError(CodeScreenshotFailed, fmt.Sprintf("the screen rendered a %dx%d image", b.Dx(), b.Dy()), nil)
 	}
-	if a.MaxWidth != nil && b.Dx() > *a.MaxWidth {
-		img = scaleToWidth(img, *a.MaxWidth)
+	if w := clampOr(a.MaxWidth, b.Dx(), 1, maxScreenshotSide); b.Dx() > w {
+		img = scaleToWidth(img, w)
 		b = img.Bounds()
 	}
 	var buf bytes.Buffer

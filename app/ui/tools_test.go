@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/jpeg"
 	"image/png"
 	"regexp"
@@ -42,6 +43,7 @@ type fakeScreen struct {
 	captures   int
 	doneAfter  int // 0: never
 	captureErr error
+	lastAction ui.Action
 }
 
 func (s *fakeScreen) Capture(ctx context.Context) (*ui.Node, error) {
@@ -54,9 +56,10 @@ func (s *fakeScreen) Capture(ctx context.Context) (*ui.Node, error) {
 	on := s.on
 	root := &ui.Node{ID: "root", Type: "Window", Role: "window", Bounds: &ui.Bounds{Width: 40, Height: 80}, Children: []*ui.Node{
 		{ID: "name", Type: "TextField", Role: "textbox", AutomationID: "nameField", Label: "Name", Text: s.name,
-			Actions: []string{ui.ActionFocus, ui.ActionSetValue, ui.ActionTypeText}, Bounds: &ui.Bounds{X: 1, Y: 1, Width: 38, Height: 10}},
+			Actions: []string{ui.ActionFocus, ui.ActionSetValue, ui.ActionTypeText}, Bounds: &ui.Bounds{X: 1, Y: 1, Width: 38, Height: 10},
+			Properties: map[string]string{"fontSize": "17", "foreground": "#1C1C1E"}},
 		{ID: "ok", Type: "Button", Role: "button", Text: fmt.Sprintf("OK (%d)", s.taps), Actions: []string{ui.ActionTap}},
-		{ID: "switch", Type: "Toggle", Role: "switch", Label: "Dark mode", Checked: &on, Actions: []string{ui.ActionToggle}},
+		{ID: "switch", Type: "Toggle", Role: "switch", Label: "Dark mode", Checked: &on, Actions: []string{ui.ActionToggle, ui.ActionSetValue}},
 		{ID: "off", Type: "Button", Role: "button", Text: "Disabled", Disabled: true, Actions: []string{ui.ActionTap}},
 		{ID: "hint", Type: "Label", Role: "text", Text: "Hint", Hidden: true},
 		{ID: "vanishing", Type: "Button", Role: "button", Text: "Gone", Actions: []string{ui.ActionTap}},
@@ -70,6 +73,7 @@ func (s *fakeScreen) Capture(ctx context.Context) (*ui.Node, error) {
 func (s *fakeScreen) Perform(ctx context.Context, id string, act ui.Action) (map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastAction = act
 	switch id + "/" + act.Name {
 	case "ok/tap":
 		s.taps++
@@ -89,6 +93,13 @@ func (s *fakeScreen) Perform(ctx context.Context, id string, act ui.Action) (map
 		return nil, fmt.Errorf("%w: this field cannot be focused today", ui.ErrActionNotSupported)
 	case "switch/toggle":
 		s.on = !s.on
+		return map[string]any{"checked": s.on}, nil
+	case "switch/setValue":
+		v, ok := act.Value.(bool)
+		if !ok {
+			return nil, fmt.Errorf("%w: setValue on a switch needs a boolean", ui.ErrInvalidValue)
+		}
+		s.on = v
 		return map[string]any{"checked": s.on}, nil
 	case "vanishing/tap":
 		return nil, ui.ErrNodeNotFound
@@ -148,6 +159,7 @@ func matchesOf(t *testing.T, v jsontext.Value) (ids []string, refs map[string]st
 }
 
 func TestCatalogEntries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	r := h.Send(wire.TypeQuery, `{"detail":"full"}`)
 	want := map[string]wire.Policy{
@@ -181,38 +193,73 @@ func TestCatalogEntries(t *testing.T) {
 }
 
 func TestArgumentsAreValidated(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	tests := []struct{ tool, args string }{
 		{ui.GetVisualTreeToolID, `{"source":"react"}`},
-		{ui.GetVisualTreeToolID, `{"maxDepth":-1}`},
-		{ui.GetVisualTreeToolID, `{"maxNodes":0}`},
 		{ui.GetVisualTreeToolID, `{"includeBounds":"yes"}`},
+		{ui.GetVisualTreeToolID, `{"maxDepth":1.5}`},
 		{ui.GetVisualTreeToolID, `{"extra":1}`},
-		{ui.QueryNodesToolID, `{"maxResults":0}`},
-		{ui.QueryNodesToolID, `{"maxResults":501}`},
-		{ui.QueryNodesToolID, `{"textContains":""}`},
+		{ui.QueryNodesToolID, `{"maxResults":"10"}`},
 		{ui.QueryNodesToolID, `{"visible":1}`},
-		{ui.PerformActionToolID, `{"action":"tap"}`},
+		{ui.QueryNodesToolID, `{"includeComputedStyles":"false"}`},
 		{ui.PerformActionToolID, `{"reference":{"source":"native","snapshotId":"x","revision":1},"action":"tap"}`},
 		{ui.PerformActionToolID, `{"reference":{"source":"native","snapshotId":"x","revision":1,"nodeId":"a","more":1},"action":"tap"}`},
 		{ui.PerformActionToolID, `{"reference":{"source":"native","snapshotId":"x","revision":1,"nodeId":"a"},"action":"tap","value":[1]}`},
 		{ui.PerformActionToolID, `{"reference":{"source":"native","snapshotId":"x","revision":1,"nodeId":"a"}}`},
+		{ui.PerformActionToolID, `{"snapshotId":"x","nodeId":"a","action":"select","index":"2"}`},
 		{ui.WaitToolID, `{}`},
 		{ui.WaitToolID, `{"condition":"appears"}`},
-		{ui.WaitToolID, `{"condition":"exists","snapshotId":"native:1:00"}`},
 		{ui.WaitToolID, `{"condition":"exists","timeoutMilliseconds":1.5}`},
 		{ui.GetScreenshotToolID, `{"format":"gif"}`},
-		{ui.GetScreenshotToolID, `{"quality":0}`},
-		{ui.GetScreenshotToolID, `{"maxWidth":0}`},
+		{ui.GetScreenshotToolID, `{"afterScreenUpdates":"false"}`},
+		{ui.GetScreenshotToolID, `{"scale":2}`},
 	}
 	for _, tt := range tests {
-		if err := h.Fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
-			t.Errorf("%s(%s): %s, want %s", tt.tool, tt.args, err.Code, wire.CodeArgumentsSchemaInvalid)
-		}
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			if err := apptest.New(t, h.App()).Fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
+				t.Errorf("%s, want %s", err.Code, wire.CodeArgumentsSchemaInvalid)
+			}
+		})
+	}
+	if err := h.Fail(ui.PerformActionToolID, `{"action":"tap"}`); err.Code != ui.CodeActionReferenceRequired {
+		t.Errorf("no target: %v", err)
+	}
+	if err := h.Fail(ui.PerformActionToolID, `{"snapshotId":"native:1:00","action":"tap"}`); err.Code != ui.CodeActionReferenceRequired {
+		t.Errorf("no node id: %v", err)
+	}
+}
+
+// The official SDKs accept JSON null for optional arguments, empty filter strings and
+// out-of-range numbers (they clamp); so does the toolkit.
+func TestLenientArguments(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, &fakeScreen{})
+	tests := []struct{ tool, args, want string }{
+		{ui.GetVisualTreeToolID, `{"maxDepth":-1}`, `"nodeCount":1,`},
+		{ui.GetVisualTreeToolID, `{"maxDepth":500}`, `"nodeCount":7,`},
+		{ui.GetVisualTreeToolID, `{"maxNodes":0}`, `"nodeCount":1,`},
+		{ui.GetVisualTreeToolID, `{"source":null,"rootNodeId":null,"maxDepth":null,"includeBounds":null}`, `"nodeCount":7,`},
+		{ui.QueryNodesToolID, `{"maxResults":0}`, `"count":1,`},
+		{ui.QueryNodesToolID, `{"maxResults":501}`, `"count":7,`},
+		{ui.QueryNodesToolID, `{"textContains":"","automationId":null,"visible":null,"snapshotId":null}`, `"count":7,`},
+		{ui.WaitToolID, `{"condition":"exists","nodeId":"ok","snapshotId":"native:999:00"}`, `"matched":true`},
+		{ui.GetScreenshotToolID, `{"quality":0,"format":"jpeg"}`, `"format":"jpeg"`},
+		{ui.GetScreenshotToolID, `{"maxWidth":0}`, `"width":1,`},
+		{ui.GetScreenshotToolID, `{"maxWidth":null,"format":null,"quality":null,"annotateNodeIds":true}`, `"annotationApplied":false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			res, _ := apptest.New(t, h.App()).Call(tt.tool, tt.args)
+			if !strings.Contains(string(res), tt.want) {
+				t.Errorf("%s(%s) = %s, want it to contain %s", tt.tool, tt.args, res, tt.want)
+			}
+		})
 	}
 }
 
 func TestGetVisualTree(t *testing.T) {
+	t.Parallel()
 	s := &fakeScreen{name: "Ada"}
 	h := newHarness(t, s)
 	res, _ := h.Call(ui.GetVisualTreeToolID, `{}`)
@@ -263,6 +310,7 @@ func TestGetVisualTree(t *testing.T) {
 }
 
 func TestQueryNodes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	res, _ := h.Call(ui.QueryNodesToolID, `{"role":"BUTTON"}`)
 	ids, refs := matchesOf(t, res)
@@ -301,6 +349,7 @@ func TestQueryNodes(t *testing.T) {
 }
 
 func TestPerformAction(t *testing.T) {
+	t.Parallel()
 	s := &fakeScreen{}
 	h := newHarness(t, s)
 	res, _ := h.Call(ui.QueryNodesToolID, `{}`)
@@ -344,9 +393,11 @@ func TestPerformAction(t *testing.T) {
 		{"node not in snapshot", strings.Replace(act("ok", "tap", ""), `"nodeId":"ok"`, `"nodeId":"ghost"`, 1), wire.CodeStaleNodeReference},
 	}
 	for _, f := range failures {
-		if err := h.Fail(ui.PerformActionToolID, f.args); err.Code != f.code {
-			t.Errorf("%s: %v, want %s", f.name, err, f.code)
-		}
+		t.Run(f.name, func(t *testing.T) {
+			if err := apptest.New(t, h.App()).Fail(ui.PerformActionToolID, f.args); err.Code != f.code {
+				t.Errorf("%v, want %s", err, f.code)
+			}
+		})
 	}
 	err := h.Fail(ui.PerformActionToolID, act("off", "tap", ""))
 	if d := decode(t, err.Details); d["enabled"] != false || d["nodeId"] != "off" || d["action"] != "tap" {
@@ -367,6 +418,7 @@ func TestPerformAction(t *testing.T) {
 }
 
 func TestPerformActionEvidence(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	res, _ := h.Call(ui.QueryNodesToolID, `{"nodeId":"switch"}`)
 	_, refs := matchesOf(t, res)
@@ -386,6 +438,7 @@ func TestPerformActionEvidence(t *testing.T) {
 }
 
 func TestWait(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := &fakeScreen{doneAfter: 3}
 		h := newHarness(t, s)
@@ -416,6 +469,7 @@ func TestWait(t *testing.T) {
 			{"disabled node never enabled", `{"condition":"enabled","nodeId":"off","timeoutMilliseconds":250}`},
 			{"present node never absent", `{"condition":"notExists","nodeId":"ok","timeoutMilliseconds":250}`},
 		}
+		// (Rows stay in one loop: subtests cannot run inside a synctest bubble.)
 		for _, tt := range tests {
 			err := h.Fail(ui.WaitToolID, tt.args)
 			d := decode(t, err.Details)
@@ -441,6 +495,7 @@ func TestWait(t *testing.T) {
 }
 
 func TestWaitCancelled(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := app.New(app.Options{})
 		if err := ui.Register(a, &fakeScreen{}, ui.Options{}); err != nil {
@@ -466,6 +521,7 @@ func mustValue(t *testing.T, v any) jsontext.Value {
 }
 
 func TestGetScreenshot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	tests := []struct {
 		args          string
@@ -476,29 +532,191 @@ func TestGetScreenshot(t *testing.T) {
 		{`{"format":"png","maxWidth":20}`, "png", "png", 20, 40},
 		{`{"format":"jpeg","quality":50}`, "jpeg", "jpg", 40, 80},
 		{`{"format":"jpeg","maxWidth":400}`, "jpeg", "jpg", 40, 80}, // never scaled up
+		// The official host's defaults: real JPEG, not a PNG under a jpeg label.
+		{`{"format":"jpeg","quality":80,"maxWidth":1280,"afterScreenUpdates":false}`, "jpeg", "jpg", 40, 80},
 	}
 	for _, tt := range tests {
-		res, r := h.Call(ui.GetScreenshotToolID, tt.args)
-		m := decode(t, res)
-		wantName := "screenshot-20250607-080910123." + tt.ext
-		if m["format"] != tt.format || m["width"] != float64(tt.width) || m["height"] != float64(tt.height) ||
-			m["fileName"] != wantName || m["mimeType"] != "image/"+tt.format || m["deliveryMode"] != "websocket_binary" ||
-			m["wireProtocol"] != "ansight.file-transfer.v1" || m["capturedAtUtc"] != "2025-06-07T08:09:10.123456789Z" {
-			t.Errorf("%s: result %v", tt.args, m)
+		t.Run(tt.args, func(t *testing.T) {
+			res, r := apptest.New(t, h.App()).Call(ui.GetScreenshotToolID, tt.args)
+			m := decode(t, res)
+			wantName := "screenshot-20250607-080910123." + tt.ext
+			if m["format"] != tt.format || m["width"] != float64(tt.width) || m["height"] != float64(tt.height) ||
+				m["fileName"] != wantName || m["mimeType"] != "image/"+tt.format || m["deliveryMode"] != "websocket_binary" ||
+				m["wireProtocol"] != "ansight.file-transfer.v1" || m["capturedAtUtc"] != "2025-06-07T08:09:10.123456789Z" {
+				t.Errorf("%s: result %v", tt.args, m)
+			}
+			data := r.Artifacts[m["transferId"].(string)]
+			if float64(len(data)) != m["sizeBytes"] {
+				t.Fatalf("%s: received %d bytes, announced %v", tt.args, len(data), m["sizeBytes"])
+			}
+			magic := map[string]string{"png": "\x89PNG\r\n\x1a\n", "jpeg": "\xff\xd8\xff"}[tt.format]
+			if !bytes.HasPrefix(data, []byte(magic)) {
+				t.Errorf("%s: the %s bytes start with % x", tt.args, tt.format, data[:min(8, len(data))])
+			}
+			var img image.Image
+			var err error
+			if tt.format == "png" {
+				img, err = png.Decode(bytes.NewReader(data))
+			} else {
+				img, err = jpeg.Decode(bytes.NewReader(data))
+			}
+			if err != nil || img.Bounds().Dx() != tt.width || img.Bounds().Dy() != tt.height {
+				t.Errorf("%s: decoded %v, %v", tt.args, img.Bounds(), err)
+			}
+		})
+	}
+}
+
+// includeComputedStyles (the official host sends it, false by default) and its alias
+// includeProperties publish the nodes' Properties; without them trees stay small.
+func TestComputedStyles(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, &fakeScreen{})
+	const props = `"properties":{"fontSize":"17","foreground":"#1C1C1E"}`
+	for _, tt := range []struct {
+		tool, args string
+		want       bool
+	}{
+		{ui.GetVisualTreeToolID, `{}`, false},
+		{ui.GetVisualTreeToolID, `{"maxDepth":32,"includeComputedStyles":false}`, false},
+		{ui.GetVisualTreeToolID, `{"includeComputedStyles":true}`, true},
+		{ui.GetVisualTreeToolID, `{"includeProperties":true}`, true},
+		{ui.QueryNodesToolID, `{"nodeId":"name"}`, false},
+		{ui.QueryNodesToolID, `{"nodeId":"name","includeComputedStyles":true}`, true},
+		{ui.WaitToolID, `{"condition":"exists","nodeId":"name","includeProperties":true}`, true},
+	} {
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			res, _ := apptest.New(t, h.App()).Call(tt.tool, tt.args)
+			if got := strings.Contains(string(res), props); got != tt.want {
+				t.Errorf("properties present %v, want %v\n%s", got, tt.want, res)
+			}
+		})
+	}
+}
+
+// rootNodeId, maxDepth and maxNodes limit what ui.query_nodes and ui.wait search, as the
+// capture options of the official SDKs do.
+func TestQueryScope(t *testing.T) {
+	t.Parallel()
+	s := &fakeScreen{doneAfter: 1}
+	h := newHarness(t, s)
+	tests := []struct{ args, want string }{
+		{`{}`, "root,name,ok,switch,off,hint,vanishing,done"},
+		{`{"maxDepth":0}`, "root"},
+		{`{"maxNodes":3}`, "root,name,ok"},
+		{`{"rootNodeId":"switch"}`, "switch"},
+		{`{"role":"button","maxNodes":4}`, "ok"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			res, _ := apptest.New(t, h.App()).Call(ui.QueryNodesToolID, tt.args)
+			if ids, _ := matchesOf(t, res); strings.Join(ids, ",") != tt.want {
+				t.Errorf("query %s = %v, want %s", tt.args, ids, tt.want)
+			}
+		})
+	}
+	if err := h.Fail(ui.QueryNodesToolID, `{"rootNodeId":"nope"}`); err.Code != ui.CodeNodeNotFound {
+		t.Errorf("unknown rootNodeId: %v", err)
+	}
+	// A wait whose scope leaves the node out never sees it.
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, &fakeScreen{doneAfter: 1})
+		if err := h.Fail(ui.WaitToolID, `{"condition":"exists","nodeId":"done","maxDepth":0,"timeoutMilliseconds":100}`); err.Code != wire.CodeUIWaitTimeout {
+			t.Errorf("scoped wait: %v", err)
 		}
-		data := r.Artifacts[m["transferId"].(string)]
-		if float64(len(data)) != m["sizeBytes"] {
-			t.Fatalf("%s: received %d bytes, announced %v", tt.args, len(data), m["sizeBytes"])
+		if err := h.Fail(ui.WaitToolID, `{"condition":"exists","rootNodeId":"nope"}`); err.Code != ui.CodeNodeNotFound {
+			t.Errorf("wait with an unknown rootNodeId: %v", err)
 		}
-		var img image.Image
-		var err error
-		if tt.format == "png" {
-			img, err = png.Decode(bytes.NewReader(data))
-		} else {
-			img, err = jpeg.Decode(bytes.NewReader(data))
+	})
+}
+
+// ui.perform_action takes its target as the official SDKs allow: a reference, or a bare
+// snapshotId and nodeId; and its value as value, else index, else checked.
+func TestPerformActionOfficialForms(t *testing.T) {
+	t.Parallel()
+	s := &fakeScreen{}
+	h := newHarness(t, s)
+	res, _ := h.Call(ui.QueryNodesToolID, `{}`)
+	snap := decode(t, res)["snapshotId"].(string)
+
+	res, _ = h.Call(ui.PerformActionToolID, fmt.Sprintf(`{"snapshotId":%q,"nodeId":"ok","action":"tap"}`, snap))
+	var out struct {
+		Reference ui.Reference `json:"reference"`
+		Taps      int          `json:"taps"`
+	}
+	if err := wire.Unmarshal(res, &out); err != nil || out.Taps != 1 ||
+		out.Reference != (ui.Reference{Source: "native", SnapshotID: snap, Revision: 1, NodeID: "ok"}) {
+		t.Errorf("bare snapshotId/nodeId = %s (%v)", res, err)
+	}
+
+	res, _ = h.Call(ui.PerformActionToolID, fmt.Sprintf(`{"source":"native","snapshotId":%q,"nodeId":"switch","action":"setValue","value":null,"index":null,"checked":true,"options":{"animated":false}}`, snap))
+	if !s.on || decode(t, res)["checked"] != true || fmt.Sprint(s.lastAction.Options) != "map[animated:false]" {
+		t.Errorf("checked as the value: on=%v %s, options %v", s.on, res, s.lastAction.Options)
+	}
+	h.Call(ui.PerformActionToolID, fmt.Sprintf(`{"snapshotId":%q,"nodeId":"name","action":"setValue","value":"Ada","index":3}`, snap))
+	if s.lastAction.Value != "Ada" || s.name != "Ada" {
+		t.Errorf("value before index: %+v", s.lastAction)
+	}
+
+	// A bare snapshotId is checked like a reference: superseded, it is stale.
+	h.Call(ui.GetVisualTreeToolID, `{}`)
+	err := h.Fail(ui.PerformActionToolID, fmt.Sprintf(`{"snapshotId":%q,"nodeId":"ok","action":"tap"}`, snap))
+	if d := decode(t, err.Details); err.Code != wire.CodeStaleNodeReference || d["reason"] != "snapshot_superseded" {
+		t.Errorf("superseded bare snapshotId: %v %v", err, d)
+	}
+	err = h.Fail(ui.PerformActionToolID, `{"snapshotId":"native:77:0123","nodeId":"ok","action":"tap"}`)
+	if d := decode(t, err.Details); err.Code != wire.CodeStaleNodeReference || d["reason"] != "snapshot_unknown" || d["source"] != "native" {
+		t.Errorf("unknown bare snapshotId: %v %v", err, d)
+	}
+	if s.taps != 1 {
+		t.Errorf("a stale target reached the screen: %d taps", s.taps)
+	}
+}
+
+// lazyScreen draws its state only when its UI thread gets round to it: Render shows the
+// last drawn color until AwaitUpdates has run.
+type lazyScreen struct {
+	fakeScreen
+	state, drawn color.RGBA
+	awaited      int
+}
+
+func (s *lazyScreen) AwaitUpdates(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drawn = s.state
+	s.awaited++
+	return ctx.Err()
+}
+
+func (s *lazyScreen) Render(ctx context.Context) (image.Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	draw.Draw(img, img.Bounds(), image.NewUniform(s.drawn), image.Point{}, draw.Src)
+	return img, nil
+}
+
+func TestAfterScreenUpdates(t *testing.T) {
+	t.Parallel()
+	s := &lazyScreen{drawn: color.RGBA{255, 0, 0, 255}, state: color.RGBA{0, 0, 255, 255}}
+	a := app.New(app.Options{})
+	if err := ui.Register(a, s, ui.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h := apptest.New(t, a)
+	pixel := func(args string) color.RGBA {
+		res, r := h.Call(ui.GetScreenshotToolID, args)
+		img, err := png.Decode(bytes.NewReader(r.Artifacts[decode(t, res)["transferId"].(string)]))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err != nil || img.Bounds().Dx() != tt.width || img.Bounds().Dy() != tt.height {
-			t.Errorf("%s: decoded %v, %v", tt.args, img.Bounds(), err)
-		}
+		return color.RGBAModel.Convert(img.At(0, 0)).(color.RGBA)
+	}
+	if got := pixel(`{"afterScreenUpdates":false}`); got != s.drawn || s.awaited != 0 {
+		t.Errorf("without afterScreenUpdates: %v after %d waits", got, s.awaited)
+	}
+	if got := pixel(`{"afterScreenUpdates":true}`); got != s.state || s.awaited != 1 {
+		t.Errorf("with afterScreenUpdates: %v after %d waits, want the pending %v", got, s.awaited, s.state)
 	}
 }

@@ -18,35 +18,49 @@ type treeResult struct {
 // below it and maxNodes nodes in all. Breadth-first keeps a truncated tree balanced: an
 // agent sees every top-level region before the details of the first one. A node whose
 // children were cut keeps its childCount, and the result says it is truncated.
-func project(root *Node, maxDepth, maxNodes int, includeBounds bool) (out *treeNodeJSON, count int, truncated bool) {
+func project(root *Node, maxDepth, maxNodes int, d detail) (out *treeNodeJSON, count int, truncated bool) {
+	truncated = walkBreadthFirst(root, maxDepth, maxNodes, func(n *Node, parent *treeNodeJSON) *treeNodeJSON {
+		c := &treeNodeJSON{nodeJSON: n.toJSON(d)}
+		if parent == nil {
+			out = c
+		} else {
+			parent.Children = append(parent.Children, c)
+		}
+		count++
+		return c
+	})
+	return out, count, truncated
+}
+
+// walkBreadthFirst visits root and its descendants breadth-first, at most maxDepth levels
+// below root and maxNodes nodes in all, and reports whether it left nodes out. visit gets
+// each node with what visit returned for its parent (the zero T for root).
+func walkBreadthFirst[T any](root *Node, maxDepth, maxNodes int, visit func(n *Node, parent T) T) (truncated bool) {
 	type item struct {
-		src   *Node
-		dst   *treeNodeJSON
+		n     *Node
+		v     T
 		depth int
 	}
-	out = &treeNodeJSON{nodeJSON: root.toJSON(includeBounds)}
-	count = 1
-	queue := []item{{root, out, 0}}
+	var zero T
+	queue := []item{{root, visit(root, zero), 0}}
+	count := 1
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
-		if len(it.src.Children) == 0 {
+		if len(it.n.Children) == 0 {
 			continue
 		}
 		if it.depth >= maxDepth {
 			truncated = true
 			continue
 		}
-		for _, c := range it.src.Children {
+		for _, c := range it.n.Children {
 			if count >= maxNodes {
-				truncated = true
-				break
+				return true
 			}
-			d := &treeNodeJSON{nodeJSON: c.toJSON(includeBounds)}
-			it.dst.Children = append(it.dst.Children, d)
 			count++
-			queue = append(queue, item{c, d, it.depth + 1})
+			queue = append(queue, item{c, visit(c, it.v), it.depth + 1})
 		}
 	}
-	return out, count, truncated
+	return truncated
 }

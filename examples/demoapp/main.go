@@ -5,6 +5,14 @@
 //	go run ./examples/demoapp --discovery-port 47000   # a host on another discovery port
 //	go run ./examples/demoapp --invite 'ans2:…'        # pair with an invite (phones, other machines)
 //	go run ./examples/demoapp --url ws://127.0.0.1:8080/ws --token …   # a known endpoint
+//	go run ./examples/demoapp --files-dir ~/demo-files                 # serve and receive files there
+//
+// The app itself (notes, simulated screen, files and artifacts) is package internal/demo;
+// this command only parses flags and connects it with package app/connect. Besides the
+// notes and the UI tools, the app serves the files of one directory, root "demo"
+// (files.list_directory, files.begin_binary_download, files.push_file; package app/files),
+// and exports its notes as an artifact (artifacts.request). Without --files-dir the
+// directory is a fresh temporary one, removed when the app stops.
 package main
 
 import (
@@ -19,7 +27,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -39,6 +47,7 @@ func run() int {
 	maxPolicy := fs.String("max-policy", "critical", "the app's guard: the highest tool policy it publishes and runs (read, write or critical)")
 	synthetic := fs.Int("synthetic-tools", 0, "also register this many synthetic tools (benchmarks)")
 	scale := fs.Float64("scale", 1, "screenshot pixels per point (1 renders 390x844)")
+	filesDir := fs.String("files-dir", "", "the directory the file tools serve and write, root \"demo\" (default: a temporary directory, removed at exit)")
 	verbose := fs.Bool("v", false, "log connection events")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -55,21 +64,23 @@ func run() int {
 		return usage(err.Error())
 	}
 
-	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, HostAddress: *host, OnState: report}
+	var ports []int
+	if *port != 0 {
+		ports = []int{*port}
+	}
+	var mode connect.Mode
 	switch {
 	case *url != "" || *token != "":
 		if *invite != "" || *host != "" || *port != 0 {
 			return usage("--url/--token do not go with --invite, --host or --discovery-port")
 		}
-		opts.Mode, opts.URL, opts.Token = connect.ModeDirect, *url, *token
+		mode = connect.Direct{URL: *url, Token: *token}
 	case *invite != "":
-		opts.Mode, opts.Invite = connect.ModeInvite, *invite
+		mode = connect.Invite{Code: *invite, HostAddress: *host, DiscoveryPorts: ports}
 	default:
-		opts.Mode = connect.ModeLocal
+		mode = connect.Local{HostAddress: *host, DiscoveryPorts: ports}
 	}
-	if *port != 0 {
-		opts.DiscoveryPorts = []int{*port}
-	}
+	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, OnState: report}
 	if *verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -80,11 +91,17 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
+	dir, cleanup, err := model.RegisterFiles(a, *filesDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	defer cleanup()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode; Ctrl-C to stop\n", *appID, opts.Mode)
-	if err := connect.Run(ctx, a, opts); err != nil {
+	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode, serving files in %s; Ctrl-C to stop\n", *appID, mode, dir)
+	if err := connect.Run(ctx, a, mode, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}

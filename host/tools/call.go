@@ -46,6 +46,7 @@ type BatchResult struct {
 // Artifacts and in its descriptor's status, not as an error.
 func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) {
 	if err := c.authorize(ctx, []wire.Call{call}, false); err != nil {
+		c.trafficDenied(wire.TypeCall, []wire.Call{call}, err)
 		return nil, err
 	}
 	r, err := c.roundTrip(ctx, wire.TypeCall, call)
@@ -89,6 +90,7 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 		return nil, refuse("", -1, wire.CodeBatchSizeInvalid, "a batch holds 1 to %d calls, not %d", wire.MaxBatchSize, len(calls))
 	}
 	if err := c.authorize(ctx, calls, true); err != nil {
+		c.trafficDenied(wire.TypeBatch, calls, err)
 		return nil, err
 	}
 	b := wire.Batch{ContinueOnError: continueOnError, Calls: make([]jsontext.Value, len(calls))}

@@ -143,15 +143,38 @@ const spareRequests = 64
 // one. Records (their channel and timer) are kept per client rather than in a global pool
 // because a channel or timer made in a testing/synctest bubble must not be used outside
 // it, and a client lives in one.
-func (c *Client) newPending(id, op string) *pending {
+func (c *Client) newPending(id, op string, wait time.Duration) *pending {
 	select {
 	case p := <-c.spare:
 		p.id, p.op = id, op
-		p.timer.Reset(c.opts.Timeout)
+		p.timer.Reset(wait)
 		return p
 	default:
-		return &pending{id: id, op: op, ch: make(chan response, 1), timer: time.NewTimer(c.opts.Timeout)}
+		return &pending{id: id, op: op, ch: make(chan response, 1), timer: time.NewTimer(wait)}
 	}
+}
+
+// responseWait is how long a request made with ctx waits for its response:
+// Options.Timeout, or longer when ctx has a later deadline. A tool may legitimately take
+// longer than the default (ui.wait takes up to 60 s, a download longer): the caller that
+// expects it says so with its context.
+func (c *Client) responseWait(ctx context.Context) time.Duration {
+	wait := c.opts.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		wait = max(wait, time.Until(dl))
+	}
+	return wait
+}
+
+// Busy reports whether the client is waiting for the app: a request in flight or a
+// transfer being received. The host's keep-alive never drops a
+// busy session for missing pongs: an SDK that runs tools inside its receive loop answers
+// no ping until the tool is done.
+func (c *Client) Busy() bool {
+	c.mu.Lock()
+	n := len(c.pending)
+	c.mu.Unlock()
+	return n > 0 || c.transfers.receiving()
 }
 
 // recycle keeps p for reuse. Its request must be over: p out of the pending map and its
@@ -228,7 +251,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	}
 	// p's timer bounds the wait for the answer; it starts before the write, as the answer
 	// may arrive before the write returns.
-	p := c.newPending(id, op)
+	p := c.newPending(id, op, c.responseWait(ctx))
 	p.ctx = ctx
 	if c.opts.OnTraffic != nil {
 		p.sent, p.tools = time.Now(), toolsOf(payload)
@@ -265,7 +288,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		c.forget(p)
 		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
-	c.trafficRequest(p, len(msg), len(body))
+	c.trafficRequest(p, len(msg), body)
 	err = c.write(msg)
 	putBuffer(buf)
 	if err != nil {

@@ -289,8 +289,11 @@ func TestMalformedResponseFailsRequest(t *testing.T) {
 		{"bad catalog payload", func(req *wire.Envelope) msg {
 			return reply(t, req, wire.TypeCatalog, `{"schema":"s","revision":1}`)
 		}, wire.TypeQuery, ErrProtocol},
-		{"unknown policy", func(req *wire.Envelope) msg {
-			return reply(t, req, wire.TypeCatalog, `{"schema":"s","revision":"r","tools":[{"id":"a","name":"a","description":"","category":"c","policy":"admin"}]}`)
+		{"policy not a string", func(req *wire.Envelope) msg {
+			return reply(t, req, wire.TypeCatalog, `{"schema":"s","revision":"r","tools":[{"id":"a","name":"a","description":"","category":"c","policy":2}]}`)
+		}, wire.TypeQuery, ErrProtocol},
+		{"unknown policy and a bad entry", func(req *wire.Envelope) msg {
+			return reply(t, req, wire.TypeCatalog, `{"schema":"s","revision":"r","tools":[{"id":"a","name":"a","description":"","category":"c","policy":"admin"},{"id":7}]}`)
 		}, wire.TypeQuery, ErrProtocol},
 		{"missing payload", func(req *wire.Envelope) msg {
 			return text(`{"type":"tool.catalog","id":"a","replyTo":"` + req.ID + `"}`)

@@ -19,8 +19,9 @@ type descriptor struct {
 	transferID string
 	fileName   string
 	mimeType   string
-	size       int64 // -1 when not announced
-	sizeErr    error // sizeBytes present but not a non-negative integer
+	size       int64  // -1 when not announced
+	sizeErr    error  // sizeBytes present but not a non-negative integer
+	dir        string // where the file goes; "" for the artifact directory (see Client.Receive)
 }
 
 // findDescriptors walks payload once (O(len)) and returns every descriptor object, in

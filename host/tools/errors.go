@@ -16,6 +16,9 @@ var (
 	// ErrProtocol: the app's response could not be read (malformed envelope or payload, a
 	// payload above the inflation cap, a response type that does not answer the request).
 	ErrProtocol = errors.New("tools: protocol violation")
+	// ErrTransferInUse: a transfer announced with the id of one in progress, or recently
+	// ended (Client.Receive; in a result, that transfer fails with it).
+	ErrTransferInUse = errors.New("tools: transfer id already in use")
 )
 
 // TransportError reports that a request/response exchange failed for a reason other than

@@ -89,6 +89,9 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 			return fail("tool.error payload", err)
 		}
 		if e.Code == "" {
+			e.Code = legacyErrorCode(payload) // an older Kotlin runtime
+		}
+		if e.Code == "" {
 			return fail("tool.error payload", errors.New("code missing"))
 		}
 		return response{typ: env.Type, payload: payload, err: &e}
@@ -112,7 +115,13 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	}
 	payload, err := wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, v)
 	if err != nil {
-		return fail(env.Type+" payload", err)
+		var ok bool
+		if payload, ok = c.lenient(env, &r); !ok {
+			return fail(env.Type+" payload", err)
+		}
+	}
+	if r.batch != nil {
+		fillLegacyItemCodes(r.batch, payload)
 	}
 	r.payload = payload
 	if r.catalog != nil {
@@ -126,6 +135,24 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		r.transfers = c.transfers.register(r.descs, progressOf(p.ctx))
 	}
 	return r
+}
+
+// lenient decodes a catalog or batch result the strict decoder refused with the readers
+// of lenient.go, into r, and returns the payload to keep. ok is false when they refuse it
+// too.
+func (c *Client) lenient(env *wire.Envelope, r *response) (payload []byte, ok bool) {
+	var raw jsontext.Value
+	payload, err := wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, &raw)
+	if err != nil {
+		return nil, false
+	}
+	switch env.Type {
+	case wire.TypeCatalog:
+		r.catalog, payload, ok = lenientCatalog(payload, c.opts.Logger)
+	case wire.TypeBatchResult:
+		r.batch, ok = lenientBatchResult(payload)
+	}
+	return payload, ok
 }
 
 // head is what peekHead reads from a text message's top-level object.

@@ -31,7 +31,9 @@ type Options struct {
 	// in catalogs and never called. Zero means read, the most restrictive grant.
 	MaxToolPolicy wire.Policy
 	// Timeout bounds the wait for each response (DefaultTimeout when zero) and the silence
-	// tolerated between two frames of a transfer. The caller's context is honoured as well.
+	// tolerated between two frames of a transfer. The caller's context is honoured as well:
+	// it may end the wait sooner, and a deadline later than Timeout extends it, for tools
+	// that take longer (ui.wait up to 60 s, large downloads).
 	// Writing a request is not bounded: a write blocks only when the app has stopped
 	// reading, and ends with the connection (the host's keep-alive closes a connection whose
 	// peer stops answering pings).

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -18,6 +20,9 @@ const (
 	TrafficResponse TrafficKind = "response"
 	// TrafficTransfer: an ASFT transfer that ended (complete or failed).
 	TrafficTransfer TrafficKind = "transfer"
+	// TrafficDenied: a call or batch the client refused before sending (RefusalError: a
+	// tool above the grant, unknown, not executable, or arguments off the schema).
+	TrafficDenied TrafficKind = "denied"
 )
 
 // Outcomes of a TrafficEvent.
@@ -55,6 +60,9 @@ type TrafficEvent struct {
 	// code (or, for a failed transfer, its error text).
 	Outcome   string
 	ErrorCode string
+	// Payload is the request's payload as sent, the response's payload decompressed, or a
+	// denied request's calls. The client does not reuse it; a recorder may keep it.
+	Payload jsontext.Value
 
 	// Transfer members: the file as announced and saved, the bytes received and the ASFT
 	// chunk frames they came in.
@@ -68,13 +76,39 @@ type TrafficEvent struct {
 }
 
 // trafficRequest reports a request just before it is written.
-func (c *Client) trafficRequest(p *pending, msgBytes, payloadBytes int) {
+func (c *Client) trafficRequest(p *pending, msgBytes int, body []byte) {
 	if c.opts.OnTraffic == nil {
 		return
 	}
 	c.opts.OnTraffic(TrafficEvent{
 		SessionID: c.opts.SessionID, At: p.sent, Kind: TrafficRequest, Type: p.op, RequestID: p.id,
-		ToolIDs: p.tools, Bytes: msgBytes, PayloadBytes: payloadBytes, EncodedBytes: payloadBytes, Outcome: OutcomeOK,
+		ToolIDs: p.tools, Bytes: msgBytes, PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeOK,
+		Payload: body,
+	})
+}
+
+// trafficDenied reports a call or batch refused before sending.
+func (c *Client) trafficDenied(op string, calls []wire.Call, err error) {
+	r, ok := err.(*RefusalError)
+	if c.opts.OnTraffic == nil || !ok {
+		return
+	}
+	var payload any = wire.Batch{}
+	if op == wire.TypeCall && len(calls) == 1 {
+		payload = calls[0]
+	} else {
+		b := wire.Batch{Calls: make([]jsontext.Value, 0, len(calls))}
+		for _, call := range calls {
+			if raw, err := wire.Marshal(call); err == nil {
+				b.Calls = append(b.Calls, raw)
+			}
+		}
+		payload = b
+	}
+	body, _ := wire.Marshal(payload)
+	c.opts.OnTraffic(TrafficEvent{
+		SessionID: c.opts.SessionID, At: time.Now(), Kind: TrafficDenied, Type: op, ToolIDs: toolsOf(payload),
+		PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeError, ErrorCode: r.Err.Code, Payload: body,
 	})
 }
 
@@ -86,9 +120,10 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 	ev := TrafficEvent{
 		SessionID: c.opts.SessionID, At: time.Now(), Kind: TrafficResponse, Type: env.Type, RequestID: p.id,
 		ToolIDs: p.tools, Bytes: msgBytes, EncodedBytes: len(env.Payload), PayloadBytes: len(env.Payload),
-		Duration: time.Since(p.sent), Outcome: OutcomeOK,
+		Duration: time.Since(p.sent), Outcome: OutcomeOK, Payload: env.Payload,
 	}
 	if r.payload != nil {
+		ev.Payload = r.payload
 		ev.PayloadBytes = len(r.payload)
 		// A wrapper is only ever used when it is smaller than what it wraps.
 		ev.Compressed = len(r.payload) > len(env.Payload)

@@ -142,13 +142,18 @@ func (r *registry) start(d descriptor, progress func(TransferProgress)) *transfe
 	_, tomb := r.tombs[t.id]
 	if active || tomb {
 		r.mu.Unlock()
-		return reject(fmt.Errorf("transfer id %s is already in use", t.id), false)
+		return reject(fmt.Errorf("%w: %s", ErrTransferInUse, t.id), false)
 	}
 	if len(r.active) >= r.opts.MaxTransfers {
 		r.mu.Unlock()
 		return reject(fmt.Errorf("too many concurrent transfers (limit %d)", r.opts.MaxTransfers), true)
 	}
-	dir, err := r.dirLocked()
+	dir, err := d.dir, error(nil)
+	if dir == "" {
+		dir, err = r.dirLocked()
+	} else if err = os.MkdirAll(dir, 0o700); err != nil {
+		err = fmt.Errorf("transfer directory: %w", err)
+	}
 	if err != nil {
 		r.mu.Unlock()
 		return reject(err, true)
@@ -286,6 +291,13 @@ func (r *registry) handleFrame(data []byte) {
 		t.mu.Unlock()
 		r.notify(t, p)
 	}
+}
+
+// receiving reports whether a transfer is in progress.
+func (r *registry) receiving() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.active) > 0
 }
 
 func (r *registry) lookup(id string) *transfer {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -53,7 +53,7 @@ must be refused before they run go to read tools, and to write tools only with
 	fl := cmd.Flags()
 	fl.BoolVar(&f.demo, "demo", false, "run the suite against the demo app started in this process (write calls and the demo's scenario allowed)")
 	fl.BoolVar(&f.lan, "lan", false, "accept apps from the network (phones), not only this machine")
-	fl.StringVar(&f.discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; 0.0.0.0:45123 with --lan)")
+	fl.StringVar(&f.discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; [::]:45123, IPv4 and IPv6, with --lan)")
 	fl.StringVar(&f.listen, "listen", "", "WebSocket listen address (default: any free port)")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "how long to wait for an app session")
 	fl.DurationVar(&f.responseTimeout, "response-timeout", conformance.DefaultTimeout, "how long to wait for each response")
@@ -103,7 +103,7 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 		if _, err := fmt.Fprintf(g.env.Stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := rep.WriteText(g.env.Stdout); err != nil {
+	} else if err := writeReport(g.env.Stdout, rep.WriteText); err != nil {
 		return err
 	}
 	if !rep.OK() {
@@ -132,14 +132,14 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 	case f.demo:
 		discovery, listen = "127.0.0.1:0", "127.0.0.1:0"
 	case discovery == "" && f.lan:
-		discovery = "0.0.0.0:45123"
+		discovery = host.DefaultLANDiscoveryAddr
 	case discovery == "":
-		discovery = "127.0.0.1:45123"
+		discovery = host.DefaultDiscoveryAddr
 	}
 	if listen == "" {
-		listen = "127.0.0.1:0"
+		listen = host.DefaultListenAddr
 		if f.lan {
-			listen = "0.0.0.0:0"
+			listen = host.DefaultLANListenAddr
 		}
 	}
 	dir, err := os.MkdirTemp("", "ansight-conform-")
@@ -170,7 +170,7 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		os.RemoveAll(dir)
 	}
 	if f.demo {
-		stop, err := startDemoApp(ctx, rh, dir, discard, nil)
+		stop, err := startDemoApp(ctx, rh, dir, discard, nil, false)
 		if err != nil {
 			cleanup()
 			return nil, nil, err
@@ -190,7 +190,7 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 				target, targetID = t, s.ID()
 				mu.Unlock()
 				if !g.json {
-					fmt.Fprintf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
+					printf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
 				}
 				return t, func() { t.Close(); cleanup() }, nil
 			}

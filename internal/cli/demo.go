@@ -77,7 +77,7 @@ type demoWalk struct {
 
 func (d *demoWalk) printf(format string, args ...any) {
 	if !d.quiet {
-		fmt.Fprintf(d.out, format, args...)
+		printf(d.out, format, args...)
 	}
 }
 
@@ -119,7 +119,8 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 	}
 	// The control socket opens only after the walkthrough (below), so that other commands
 	// never race with it.
-	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr})
+	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
+		record: keep})
 	if err != nil {
 		return err
 	}

@@ -14,12 +14,15 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -28,8 +31,10 @@ import (
 type hostConfig struct {
 	// stateDir holds the pairing store, the control socket and artifacts.
 	stateDir string
-	// discovery and listen are the UDP enrollment and WebSocket addresses.
+	// discovery and listen are the UDP enrollment and WebSocket addresses; ports, when
+	// set, the range the WebSocket port is taken from.
 	discovery, listen string
+	ports             host.PortRange
 	lan               bool
 	// serveControl makes the host reachable by other commands through the control socket.
 	serveControl bool
@@ -39,6 +44,12 @@ type hostConfig struct {
 	tap func(*host.Session, transport.MessageType, []byte) bool
 	// player is the loopback address of the web player ("" for none).
 	player string
+	// record keeps session recordings in <stateDir>/recordings, within recordBytes
+	// (recording.DefaultMaxBytes when 0).
+	record      bool
+	recordBytes int64
+	// jpeg is the live-screen policy answered to device.profile.
+	jpeg pairing.JpegCapturePolicy
 }
 
 // runningHost is a started host with its control backend.
@@ -54,6 +65,8 @@ type runningHost struct {
 	playerURL string
 	// unpoint removes the pointer to this host's state directory (see locate.go).
 	unpoint func()
+	// rec keeps the session recordings, when recording.
+	rec *recording.Recorder
 }
 
 // startHost starts a host server and, when asked, its control API.
@@ -62,12 +75,21 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	var stopOnce sync.Once
 	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
 	opts := host.Options{
-		DiscoveryAddr: cfg.discovery,
-		ListenAddr:    cfg.listen,
-		LAN:           cfg.lan,
-		StateDir:      cfg.stateDir,
-		Logger:        cfg.logger,
-		Tap:           cfg.tap,
+		DiscoveryAddr:  cfg.discovery,
+		ListenAddr:     cfg.listen,
+		WebSocketPorts: cfg.ports,
+		LAN:            cfg.lan,
+		StateDir:       cfg.stateDir,
+		Logger:         cfg.logger,
+		Tap:            cfg.tap,
+		JpegCapture:    cfg.jpeg,
+	}
+	if cfg.record {
+		rec, err := recording.Open(recording.Options{Dir: filepath.Join(cfg.stateDir, "recordings"), MaxBytes: cfg.recordBytes, Logger: cfg.logger})
+		if err != nil {
+			return nil, err
+		}
+		rh.rec, opts.Recorder = rec, rec
 	}
 	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
 	opts.Tools.OnTraffic = func(ev tools.TrafficEvent) {
@@ -81,11 +103,16 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		}
 	}
 	srv, err := host.New(opts)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		if err = srv.Start(ctx); err != nil {
+			err = fmt.Errorf("start host: %w", err)
+		}
 	}
-	if err := srv.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start host: %w", err)
+	if err != nil {
+		if rh.rec != nil {
+			rh.rec.Close()
+		}
+		return nil, err
 	}
 	rh.srv = srv
 	rh.local = control.NewLocal(srv, control.LocalOptions{
@@ -98,14 +125,14 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	}
 	if cfg.player != "" {
 		if err := rh.servePlayer(cfg, opts.Tools.ArtifactDir); err != nil {
-			srv.Close()
+			rh.close()
 			return nil, err
 		}
 		pl.Store(rh.player)
 	}
 	if cfg.serveControl {
 		if err := rh.serveControl(cfg.stateDir); err != nil {
-			srv.Close()
+			rh.close()
 			return nil, err
 		}
 	}
@@ -183,13 +210,26 @@ func (rh *runningHost) close() {
 		rh.unpoint()
 	}
 	rh.srv.Close()
+	if rh.rec != nil {
+		rh.rec.Close() // after the host: everything it recorded is written
+	}
 }
 
 // startDemoApp runs the demo app in this process, connected to the host's discovery
 // port in local mode. It returns a function that stops the app (sending session.complete).
-func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange)) (func(), error) {
+func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange), withTelemetry bool) (func(), error) {
+	// With telemetry the demo sends what an official SDK streams: its logs, runtime metrics
+	// and, as the host asks, its simulated screen, so that the player has a live screen and
+	// the recording logs and metrics. The conformance run leaves it out: its host speaks
+	// the tool protocol alone.
+	model := demo.New(demo.Options{})
+	var tel *telemetry.Telemetry
+	if withTelemetry {
+		tel = telemetry.New(telemetry.Options{Screen: model})
+		logger = slog.New(tel.Handler(logger.Handler(), nil))
+	}
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: logger})
-	if err := demo.New(demo.Options{}).Register(a); err != nil {
+	if err := model.Register(a); err != nil {
 		return nil, err
 	}
 	port := int(rh.srv.DiscoveryAddr().Port())
@@ -197,11 +237,10 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		connect.Run(ctx, a, connect.Options{
+		connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}, connect.Options{
 			AppID: demoAppID, AppName: "Ansight demo notes", AppVersion: "1.0",
-			DeviceName: "demo (simulated)", Mode: connect.ModeLocal, HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{port}, StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
-			OnState: onState, ReconnectDelay: 200 * time.Millisecond,
+			DeviceName: "demo (simulated)", StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
+			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()
 	return func() { cancel(); <-done }, nil
@@ -217,7 +256,7 @@ func connectDemoApp(ctx context.Context, rh *runningHost, stateDir string, logge
 			default:
 			}
 		}
-	})
+	}, true)
 	if err != nil {
 		return nil, err
 	}

@@ -3,18 +3,29 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
+	"github.com/ansight-go/ansight/recording"
 )
 
 func newHostCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "host", Short: "Run, inspect and stop the resident host"}
-	var discovery, listen string
+	var discovery, listen, wsPorts string
 	var lan, verbose bool
 	var playerAddr string
 	var noPlayer bool
+	var noRecord bool
+	var recordMiB int64
+	var jpegInterval time.Duration
+	var jpegQuality int
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
@@ -22,10 +33,12 @@ func newHostCmd(g *globals) *cobra.Command {
 45123), the WebSocket listener they upgrade on, and the control API the other commands
 use (a Unix socket in the state directory, reachable only by you).
 
-By default everything listens on loopback: desktop apps, simulators and emulators on this
-machine connect in local mode. --lan serves phones and other machines, which pair with an
-invite ('ansight pairing issue --qr').`,
-		Example: "  ansight host run\n  ansight host run --lan\n  ansight host run --discovery 127.0.0.1:46123",
+By default everything listens on loopback: desktop apps, iOS simulators and Android
+emulators on this machine connect in local mode. --lan serves phones and other machines,
+which pair with an invite ('ansight pairing issue --qr'): it listens on every address,
+IPv4 and IPv6, and takes the WebSocket port from 56500-56599, the official host's range,
+so that firewall rules written for it work (--websocket-port pins another port or range).`,
+		Example: "  ansight host run\n  ansight host run --lan\n  ansight host run --lan --websocket-port 56510\n  ansight host run --discovery 127.0.0.1:46123",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dir, err := g.stateDirPath()
@@ -38,22 +51,39 @@ invite ('ansight pairing issue --qr').`,
 			}
 			logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
 			if discovery == "" {
-				discovery = "127.0.0.1:45123"
+				discovery = host.DefaultDiscoveryAddr
 				if lan {
-					discovery = "0.0.0.0:45123"
+					discovery = host.DefaultLANDiscoveryAddr
 				}
 			}
+			listenPort := ""
 			if listen == "" {
-				listen = "127.0.0.1:0"
+				listen = host.DefaultListenAddr
 				if lan {
-					listen = "0.0.0.0:0"
+					listen = host.DefaultLANListenAddr
 				}
+			} else if _, p, err := net.SplitHostPort(listen); err == nil {
+				listenPort = p
+			}
+			var ports host.PortRange
+			switch {
+			case wsPorts != "":
+				if listenPort != "" && listenPort != "0" {
+					return usageErrorf("give the WebSocket port with --listen or --websocket-port, not both")
+				}
+				if ports, err = host.ParsePortRange(wsPorts); err != nil {
+					return usageErrorf("--websocket-port: %v", err)
+				}
+			case lan && (listenPort == "" || listenPort == "0"):
+				ports = host.OfficialWebSocketPorts
 			}
 			if noPlayer {
 				playerAddr = ""
 			}
-			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: lan,
-				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr})
+			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
+				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr,
+				record: !noRecord, recordBytes: recordMiB << 20, jpeg: pairing.JpegCapturePolicy{
+					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}})
 			if err != nil {
 				return err
 			}
@@ -63,7 +93,8 @@ invite ('ansight pairing issue --qr').`,
 				writeJSON(g.env.Stdout, st)
 			} else {
 				fmt.Fprintf(g.env.Stdout, "ansight host %s running (pid %d)\n", st.Version, st.PID)
-				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s\n  websocket   ws://%s/ws\n  control     %s\n", st.Discovery, st.WebSocket, rh.socket)
+				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s%s\n  websocket   ws://%s/ws%s\n  control     %s\n",
+					st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.socket)
 				if rh.playerURL != "" {
 					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.playerURL)
 				}
@@ -79,12 +110,17 @@ invite ('ansight pairing issue --qr').`,
 			return nil
 		},
 	}
-	run.Flags().StringVar(&discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; 0.0.0.0:45123 with --lan)")
-	run.Flags().StringVar(&listen, "listen", "", "WebSocket listen address (default 127.0.0.1:0, any free port)")
+	run.Flags().StringVar(&discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; [::]:45123, IPv4 and IPv6, with --lan)")
+	run.Flags().StringVar(&listen, "listen", "", "WebSocket listen address (default 127.0.0.1:0, any free port; [::] with --lan)")
+	run.Flags().StringVar(&wsPorts, "websocket-port", "", "WebSocket port or range FIRST-LAST: the first free one is used (default with --lan: 56500-56599, as the official host)")
 	run.Flags().BoolVar(&lan, "lan", false, "serve phones and other machines on the network (they pair with invites)")
 	run.Flags().BoolVarP(&verbose, "verbose", "v", false, "log debug details (tokens are never logged)")
 	run.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
 	run.Flags().BoolVar(&noPlayer, "no-player", false, "do not serve the web player")
+	run.Flags().BoolVar(&noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
+	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
+	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval of the live screen frames apps are asked to stream")
+	run.Flags().IntVar(&jpegQuality, "jpeg-quality", 60, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
 
 	status := &cobra.Command{
 		Use:   "status",
@@ -105,8 +141,8 @@ invite ('ansight pairing issue --qr').`,
 			tw := newTable(g.env.Stdout)
 			tw.row("host:", "running (pid "+fmt.Sprint(st.PID)+", "+st.Version+")")
 			tw.row("since:", ago(st.StartedAt))
-			tw.row("enrollment:", "udp://"+st.Discovery)
-			tw.row("websocket:", "ws://"+st.WebSocket+"/ws")
+			tw.row("enrollment:", "udp://"+st.Discovery+listenNote(st, false))
+			tw.row("websocket:", "ws://"+st.WebSocket+"/ws"+listenNote(st, true))
 			tw.row("lan:", fmt.Sprint(st.LAN))
 			tw.row("sessions:", fmt.Sprint(st.Sessions)+" connected")
 			tw.row("state:", st.StateDir)
@@ -138,4 +174,20 @@ invite ('ansight pairing issue --qr').`,
 	}
 	cmd.AddCommand(run, status, stop)
 	return cmd
+}
+
+// listenNote says how a listener of the status listens: dual-stack, and the port range
+// the WebSocket port came from.
+func listenNote(st *control.Status, websocket bool) string {
+	var notes []string
+	if st.DualStack {
+		notes = append(notes, "IPv4 and IPv6")
+	}
+	if websocket && st.WebSocketPorts != "" {
+		notes = append(notes, "port range "+st.WebSocketPorts)
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
 }

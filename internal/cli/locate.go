@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/internal/privdir"
 )
 
 // AI agent clients (Claude Desktop, Cursor, VS Code) start 'ansight mcp' without the user's
@@ -46,7 +48,7 @@ func pointToHost(stateDir string) (remove func()) {
 	if err != nil || err2 != nil || plain == abs {
 		return func() {}
 	}
-	if err := os.MkdirAll(plain, 0o700); err != nil {
+	if err := privdir.Ensure(plain); err != nil {
 		return func() {}
 	}
 	path := filepath.Join(plain, hostPointerName)
@@ -72,10 +74,8 @@ func (g *globals) hostSockets() ([]string, error) {
 	if g.stateDir == "" {
 		if plain, err := plainStateDir(); err == nil {
 			dirs = append(dirs, plain)
-			if b, err := os.ReadFile(filepath.Join(plain, hostPointerName)); err == nil {
-				if d := strings.TrimSpace(string(b)); filepath.IsAbs(d) {
-					dirs = append(dirs, d)
-				}
+			if d, ok := readPointer(plain); ok {
+				dirs = append(dirs, d)
 			}
 		}
 	}
@@ -108,4 +108,24 @@ func (g *globals) locateHost() (func() string, error) {
 		}
 		return sockets[0]
 	}, nil
+}
+
+// readPointer reads the pointer in dir, trusted only when nobody but the user could have
+// written it: the directory passes privdir.Ensure, the file is the user's and writable by
+// nobody else. (Another user's pointer could send the bridge to a host of theirs.)
+func readPointer(dir string) (string, bool) {
+	path := filepath.Join(dir, hostPointerName)
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 || privdir.Ensure(dir) != nil {
+		return "", false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return "", false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 4096 {
+		return "", false
+	}
+	d := strings.TrimSpace(string(b))
+	return d, filepath.IsAbs(d)
 }

@@ -183,12 +183,21 @@ func TestAgentSnippets(t *testing.T) {
 		})
 	}
 
-	// Without the pointer the host stays out of reach: the fallback is what found it.
-	os.Remove(filepath.Join(home, ".local", "state", "ansight", hostPointerName))
-	cs, wait := mcpRun(t)
-	var failed struct{ Error struct{ Code string } }
-	if res := callJSON(t, cs, "ansight_list_sessions", nil, &failed); !res.IsError || failed.Error.Code != "host_unavailable" {
-		t.Fatalf("without the pointer: %+v", failed)
+	// Without a pointer it can trust, the host stays out of reach: the fallback is what
+	// found it. A pointer others could have written is not trusted.
+	pointer := filepath.Join(home, ".local", "state", "ansight", hostPointerName)
+	for _, spoil := range []func() error{
+		func() error { return os.Chmod(pointer, 0o622) },
+		func() error { return os.Remove(pointer) },
+	} {
+		if err := spoil(); err != nil {
+			t.Fatal(err)
+		}
+		cs, wait := mcpRun(t)
+		var failed struct{ Error struct{ Code string } }
+		if res := callJSON(t, cs, "ansight_list_sessions", nil, &failed); !res.IsError || failed.Error.Code != "host_unavailable" {
+			t.Fatalf("without a trusted pointer: %+v", failed)
+		}
+		wait()
 	}
-	wait()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,6 +46,18 @@ func TestScripts(t *testing.T) {
 			"json":        cmdJSON,
 			"imagesize":   cmdImageSize,
 			"filemode":    cmdFileMode,
+			"officialapp": cmdOfficialApp,
+			"waithost":    cmdWaitHost,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond != "ipv6" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			c, err := net.ListenPacket("udp", "[::1]:0")
+			if err == nil {
+				c.Close()
+			}
+			return err == nil, nil
 		},
 	})
 }
@@ -72,23 +85,43 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 // cmdWaitSession waits until the host in $ANSIGHT_STATE_DIR has a connected session and
 // sets $SESSION to its id.
 func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
+	waitHost(ts, "a connected session", func(ctx context.Context, c *control.Client) bool {
+		s, err := c.Sessions(ctx)
+		if err != nil {
+			return false
+		}
+		for _, ss := range s.Sessions {
+			if ss.State == control.StateConnected {
+				ts.Setenv("SESSION", ss.ID)
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// cmdWaitHost waits until the host in $ANSIGHT_STATE_DIR answers on its control socket.
+func cmdWaitHost(ts *testscript.TestScript, neg bool, args []string) {
+	waitHost(ts, "the host", func(ctx context.Context, c *control.Client) bool {
+		_, err := c.Status(ctx)
+		return err == nil
+	})
+}
+
+// waitHost polls the host of $ANSIGHT_STATE_DIR until ready holds, for at most 45 s.
+func waitHost(ts *testscript.TestScript, what string, ready func(context.Context, *control.Client) bool) {
 	c := control.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), control.SocketName))
 	deadline := time.Now().Add(45 * time.Second)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s, err := c.Sessions(ctx)
+		ok := ready(ctx, c)
 		cancel()
-		if err == nil {
-			for _, ss := range s.Sessions {
-				if ss.State == control.StateConnected {
-					ts.Setenv("SESSION", ss.ID)
-					return
-				}
-			}
+		if ok {
+			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
-	ts.Fatalf("no connected session within 45s")
+	ts.Fatalf("no %s within 45s", what)
 }
 
 // cmdJSON checks the last stdout as JSON: json PATH VALUE compares the value at the dotted

@@ -30,15 +30,15 @@ func newSessionCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
 				return nil
 			}
-			tw := newTable(g.env.Stdout)
-			tw.row("SESSION", "APP", "DEVICE", "PLATFORM", tw.paint(colourDefault, "STATE"), tw.paint(colourDefault, "GRANT"), "TOOLS", "CONNECTED")
+			tw := newTable(g.env.Stdout).colourBy(4, stateColour).colourBy(5, policyColour)
+			tw.header("SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED")
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
 				grant := string(ss.MaxToolPolicy)
-				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, tw.paint(stateColour(ss.State), ss.State), tw.paint(policyColour(grant), grant), tools, ago(ss.ConnectedAt))
+				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, grant, tools, ago(ss.ConnectedAt))
 			}
 			tw.flush()
 			return nil
@@ -70,6 +70,8 @@ func newSessionCmd(g *globals) *cobra.Command {
 				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
+				{"crash reports", recordCount(s.CrashReports, "ansight session crashes "+s.ID)},
+				{"annotations", recordCount(s.Annotations, "ansight session annotations "+s.ID)},
 			} {
 				if kv[1] != "" {
 					tw.row(kv[0]+":", kv[1])
@@ -79,6 +81,15 @@ func newSessionCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, newSessionCrashesCmd(g), newSessionAnnotationsCmd(g))
 	return cmd
+}
+
+// recordCount shows how many records a session keeps and the command listing them, or
+// nothing when there are none.
+func recordCount(n int, command string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d (%s)", n, command)
 }

@@ -14,6 +14,10 @@ type Backend interface {
 	Status(ctx context.Context) (*Status, error)
 	Sessions(ctx context.Context) (*Sessions, error)
 	Session(ctx context.Context, id string) (*Session, error)
+	// Crashes and Annotations list what an app handed over in a session; they work for a
+	// session that left the registry too, as long as its directory holds something.
+	Crashes(ctx context.Context, sessionID string) (*Crashes, error)
+	Annotations(ctx context.Context, sessionID string) (*Annotations, error)
 	Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error)
 	Tool(ctx context.Context, sessionID, toolID string) (*Tool, error)
 	// Call and Batch report artifact transfers to progress (which may be nil) while they
@@ -21,8 +25,11 @@ type Backend interface {
 	Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error)
 	Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error)
 	IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error)
+	// Invites lists the invites and the grants.
 	Invites(ctx context.Context) (*Invites, error)
-	RevokeInvite(ctx context.Context, id string) error
+	// Revoke withdraws an invite (and the grants made with it) or one grant, by id, and
+	// ends their live sessions.
+	Revoke(ctx context.Context, id string) (*Revocation, error)
 	// Shutdown asks the host to stop; it returns once the request is accepted.
 	Shutdown(ctx context.Context) error
 }

@@ -66,6 +66,18 @@ func (c *Client) Session(ctx context.Context, id string) (*Session, error) {
 	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, &v)
 }
 
+// Crashes implements Backend.
+func (c *Client) Crashes(ctx context.Context, sessionID string) (*Crashes, error) {
+	var v Crashes
+	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/crashes", nil, &v)
+}
+
+// Annotations implements Backend.
+func (c *Client) Annotations(ctx context.Context, sessionID string) (*Annotations, error) {
+	var v Annotations
+	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/annotations", nil, &v)
+}
+
 // Tools implements Backend.
 func (c *Client) Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error) {
 	var v Tools
@@ -102,9 +114,10 @@ func (c *Client) Invites(ctx context.Context) (*Invites, error) {
 	return &v, c.do(ctx, http.MethodGet, "/v1/invites", nil, &v)
 }
 
-// RevokeInvite implements Backend.
-func (c *Client) RevokeInvite(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/v1/invites/"+url.PathEscape(id), nil, nil)
+// Revoke implements Backend.
+func (c *Client) Revoke(ctx context.Context, id string) (*Revocation, error) {
+	var v Revocation
+	return &v, c.do(ctx, http.MethodDelete, "/v1/pairings/"+url.PathEscape(id), nil, &v)
 }
 
 // Shutdown implements Backend.

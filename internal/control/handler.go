@@ -27,13 +27,16 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("GET /v1/status", h.status)
 	mux.HandleFunc("GET /v1/sessions", h.sessions)
 	mux.HandleFunc("GET /v1/sessions/{id}", h.session)
+	mux.HandleFunc("GET /v1/sessions/{id}/crashes", h.crashes)
+	mux.HandleFunc("GET /v1/sessions/{id}/annotations", h.annotations)
 	mux.HandleFunc("POST /v1/sessions/{id}/tools", h.tools)
 	mux.HandleFunc("GET /v1/sessions/{id}/tools/{tool}", h.tool)
 	mux.HandleFunc("POST /v1/sessions/{id}/call", h.call)
 	mux.HandleFunc("POST /v1/sessions/{id}/batch", h.batch)
 	mux.HandleFunc("POST /v1/invites", h.issueInvite)
 	mux.HandleFunc("GET /v1/invites", h.invites)
-	mux.HandleFunc("DELETE /v1/invites/{id}", h.revokeInvite)
+	mux.HandleFunc("DELETE /v1/pairings/{id}", h.revoke)
+	mux.HandleFunc("DELETE /v1/invites/{id}", h.revoke) // the path of earlier versions
 	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -55,6 +58,16 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Session(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) crashes(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Crashes(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) annotations(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Annotations(r.Context(), r.PathValue("id"))
 	respond(w, v, err)
 }
 
@@ -106,12 +119,9 @@ func (h *handler) invites(w http.ResponseWriter, r *http.Request) {
 	respond(w, v, err)
 }
 
-func (h *handler) revokeInvite(w http.ResponseWriter, r *http.Request) {
-	if err := h.b.RevokeInvite(r.Context(), r.PathValue("id")); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+func (h *handler) revoke(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Revoke(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
 }
 
 func (h *handler) shutdown(w http.ResponseWriter, r *http.Request) {

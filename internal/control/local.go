@@ -61,11 +61,16 @@ func (l *Local) Status(context.Context) (*Status, error) {
 			n++
 		}
 	}
-	return &Status{
+	st := &Status{
 		Schema: SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
 		Discovery: l.srv.DiscoveryAddr().String(), WebSocket: l.srv.WebSocketAddr().String(),
 		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n,
-	}, nil
+		DualStack: host.DualStack(l.srv.DiscoveryAddr()) && host.DualStack(l.srv.WebSocketAddr()),
+	}
+	if r := l.srv.WebSocketPorts(); !r.IsZero() {
+		st.WebSocketPorts = r.String()
+	}
+	return st, nil
 }
 
 // Sessions implements Backend.
@@ -88,12 +93,50 @@ func (l *Local) Session(_ context.Context, id string) (*Session, error) {
 	return &v, nil
 }
 
+// Crashes implements Backend.
+func (l *Local) Crashes(_ context.Context, id string) (*Crashes, error) {
+	list, err := records(l.srv, id, l.srv.Crashes)
+	if err != nil {
+		return nil, err
+	}
+	return &Crashes{Schema: SchemaCrashes, SessionID: id, Crashes: list}, nil
+}
+
+// Annotations implements Backend.
+func (l *Local) Annotations(_ context.Context, id string) (*Annotations, error) {
+	list, err := records(l.srv, id, l.srv.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	return &Annotations{Schema: SchemaAnnotations, SessionID: id, Annotations: list}, nil
+}
+
+// records lists a session's records with list; a session the host does not know and
+// whose directory holds nothing is not found.
+func records[T any](srv *host.Server, id string, list func(string) ([]T, error)) ([]T, error) {
+	_, known := srv.Session(id)
+	out, err := list(id)
+	switch {
+	case err != nil && !known:
+		return nil, errSessionNotFound(id)
+	case err != nil:
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	case len(out) == 0 && !known:
+		return nil, errSessionNotFound(id)
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
 func sessionOf(s *host.Session) Session {
 	in := s.Info()
 	v := Session{
 		ID: in.ID, AppID: in.AppID, DeviceID: in.DeviceID, DeviceName: in.DeviceName, Platform: in.Platform,
 		State: string(in.State), AppState: in.AppState, MaxToolPolicy: in.MaxToolPolicy,
 		ConnectedAt: in.ConnectedAt, DisconnectedAt: in.DisconnectedAt,
+		CrashReports: in.CrashReports, Annotations: in.Annotations,
 	}
 	if p := in.Profile; p != nil {
 		v.AppName, v.AppVersion = p.App.AppName, p.App.VersionName
@@ -206,6 +249,11 @@ func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, pro
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	start := time.Now()
 	res, err := c.Call(withProgress(ctx, progress), req.wireCall())
 	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
@@ -230,8 +278,16 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	}
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
+		if r.TimeoutMS != 0 {
+			return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
+		}
 		calls[i] = r.wireCall()
 	}
+	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	start := time.Now()
 	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
 	out := &Batch{Schema: SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
@@ -246,6 +302,19 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	out.Success = res.Payload.Success
 	out.Artifacts = artifactsOf(res.Artifacts)
 	return out, nil
+}
+
+// withAnswerTimeout gives ctx the deadline a request's timeoutMs asks for: the tool client
+// waits for the app's answer until then rather than its default 20 s.
+func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.CancelFunc, error) {
+	switch {
+	case ms == 0:
+		return ctx, func() {}, nil
+	case ms < 0 || ms > MaxTimeoutMS:
+		return nil, nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	return ctx, cancel, nil
 }
 
 // wireCall is the tool call r asks for.
@@ -313,11 +382,11 @@ func hostError(err error) error {
 	var te *tools.TransportError
 	if errors.As(err, &te) {
 		switch {
-		case errors.Is(err, tools.ErrTimeout):
+		case errors.Is(err, tools.ErrTimeout), errors.Is(err, context.DeadlineExceeded): // timeoutMs
 			return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
 		case errors.Is(err, tools.ErrProtocol):
 			return apiErrorf(http.StatusBadGateway, CodeProtocol, "%v", err)
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.Canceled):
 			return err
 		}
 		return apiErrorf(http.StatusConflict, CodeSessionClosed, "%v", err)
@@ -360,24 +429,43 @@ func inviteOf(inv host.Invite, now time.Time) Invite {
 // Invites implements Backend.
 func (l *Local) Invites(context.Context) (*Invites, error) {
 	now := time.Now()
-	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}}
+	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}, Grants: []Grant{}}
 	for _, inv := range l.srv.ListInvites() {
 		v := inviteOf(inv, now)
 		v.Schema = ""
 		out.Invites = append(out.Invites, v)
 	}
+	for _, g := range l.srv.Grants() {
+		out.Grants = append(out.Grants, grantOf(g, now))
+	}
 	return out, nil
 }
 
-// RevokeInvite implements Backend.
-func (l *Local) RevokeInvite(_ context.Context, id string) error {
-	if err := l.srv.Revoke(id); err != nil {
-		if errors.Is(err, host.ErrNotFound) {
-			return apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q", id)
-		}
-		return err
+func grantOf(g host.Grant, now time.Time) Grant {
+	v := Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
+		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt, State: "active"}
+	if g.Mode == host.GrantInvite {
+		v.InviteID = g.ConfigID
 	}
-	return nil
+	switch {
+	case !g.RevokedAt.IsZero():
+		v.State = "revoked"
+	case now.After(g.ExpiresAt):
+		v.State = "expired"
+	}
+	return v
+}
+
+// Revoke implements Backend.
+func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
+	r, err := l.srv.Revoke(id)
+	if err != nil {
+		if errors.Is(err, host.ErrNotFound) {
+			return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
+		}
+		return nil, err
+	}
+	return &Revocation{Schema: SchemaRevoke, ID: r.ID, Revoked: true, Kind: r.Kind, GrantIDs: r.GrantIDs, SessionsEnded: r.Sessions}, nil
 }
 
 // Shutdown implements Backend.

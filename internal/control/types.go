@@ -5,21 +5,25 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // Schemas of the API's objects; the CLI prints them as its --json output.
 const (
-	SchemaStatus   = "ansight.host-status/v1"
-	SchemaSessions = "ansight.sessions/v1"
-	SchemaSession  = "ansight.session/v1"
-	SchemaTools    = "ansight.app-tools/v1"
-	SchemaTool     = "ansight.app-tool/v1"
-	SchemaCall     = "ansight.app-call/v1"
-	SchemaBatch    = "ansight.app-batch/v1"
-	SchemaInvite   = "ansight.pairing-invite/v1"
-	SchemaInvites  = "ansight.pairing-invites/v1"
-	SchemaError    = "ansight.error/v1"
+	SchemaStatus      = "ansight.host-status/v1"
+	SchemaSessions    = "ansight.sessions/v1"
+	SchemaSession     = "ansight.session/v1"
+	SchemaTools       = "ansight.app-tools/v1"
+	SchemaTool        = "ansight.app-tool/v1"
+	SchemaCall        = "ansight.app-call/v1"
+	SchemaBatch       = "ansight.app-batch/v1"
+	SchemaInvite      = "ansight.pairing-invite/v1"
+	SchemaInvites     = "ansight.pairing-invites/v1"
+	SchemaRevoke      = "ansight.pairing-revoke/v1"
+	SchemaError       = "ansight.error/v1"
+	SchemaCrashes     = "ansight.session-crashes/v1"
+	SchemaAnnotations = "ansight.session-annotations/v1"
 )
 
 // Status describes the running host.
@@ -32,7 +36,12 @@ type Status struct {
 	Discovery string `json:"discovery"`
 	// WebSocket is the address of the WebSocket listener apps upgrade on.
 	WebSocket string `json:"webSocket"`
-	LAN       bool   `json:"lan"`
+	// WebSocketPorts is the port range the listener's port was taken from ("56500-56599"),
+	// when one was given.
+	WebSocketPorts string `json:"webSocketPorts,omitzero"`
+	LAN            bool   `json:"lan"`
+	// DualStack is true when both listeners take IPv4 and IPv6 (bound to "[::]").
+	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
 }
@@ -57,6 +66,27 @@ type Session struct {
 	Revision             string `json:"revision,omitzero"`
 	AvailabilityRevision string `json:"availabilityRevision,omitzero"`
 	ToolCount            int    `json:"toolCount,omitzero"`
+	// CrashReports and Annotations count what the app handed over in this session: crash
+	// reports of its crashed processes (listed by GET …/crashes) and annotated-feedback
+	// bundles (GET …/annotations).
+	CrashReports int `json:"crashReports,omitzero"`
+	Annotations  int `json:"annotations,omitzero"`
+}
+
+// Crashes lists the crash reports a session keeps, most recent first: each with its files
+// (report.json as the app sent it, native.trace and metrickit.json decoded) in the
+// session's directory.
+type Crashes struct {
+	Schema    string             `json:"schema"`
+	SessionID string             `json:"sessionId"`
+	Crashes   []host.CrashReport `json:"crashes"`
+}
+
+// Annotations lists the annotated-feedback bundles a session keeps, most recent first.
+type Annotations struct {
+	Schema      string            `json:"schema"`
+	SessionID   string            `json:"sessionId"`
+	Annotations []host.Annotation `json:"annotations"`
 }
 
 // Session states.
@@ -130,7 +160,14 @@ type CallRequest struct {
 	Arguments jsontext.Value `json:"arguments,omitzero"`
 	CallID    string         `json:"callId,omitzero"`
 	After     *wire.After    `json:"after,omitzero"`
+	// TimeoutMS is how long the host waits for the app's answer, in milliseconds, up to
+	// MaxTimeoutMS (0: the host's default, 20 s). Tools may take longer: ui.wait up to
+	// 60 s, downloads more. Not allowed on the calls of a batch: give the batch's.
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
+
+// MaxTimeoutMS bounds CallRequest.TimeoutMS and BatchRequest.TimeoutMS: one hour.
+const MaxTimeoutMS = 3600_000
 
 // Call is the outcome of a call: the tool's result, or its error (tool failures are data:
 // Success false with Error set; Kind says how to react).
@@ -150,6 +187,8 @@ type Call struct {
 type BatchRequest struct {
 	ContinueOnError bool          `json:"continueOnError,omitzero"`
 	Calls           []CallRequest `json:"calls"`
+	// TimeoutMS is how long the host waits for the whole batch's answer (see CallRequest).
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
 
 // Batch is the outcome of a batch. A batch refused as a whole (or failed before any call
@@ -225,10 +264,40 @@ type Invite struct {
 	State string   `json:"state,omitzero"`
 }
 
-// Invites lists issued invites (without their secrets).
+// Invites lists issued invites (without their secrets) and the grants the host holds:
+// every pairing, local or made with an invite.
 type Invites struct {
 	Schema  string   `json:"schema"`
 	Invites []Invite `json:"invites"`
+	Grants  []Grant  `json:"grants"`
+}
+
+// Grant is a pairing: what one app installation (app id and device id) may do, until when.
+// Local-mode grants are made on an app's first connection; invite grants when a device
+// uses an invite.
+type Grant struct {
+	ID            string      `json:"id"`
+	Mode          string      `json:"mode"`              // "local" or "invite"
+	InviteID      string      `json:"inviteId,omitzero"` // the invite an invite grant was made with
+	AppID         string      `json:"appId"`
+	DeviceID      string      `json:"deviceId"`
+	DeviceName    string      `json:"deviceName,omitzero"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	ExpiresAt     time.Time   `json:"expiresAt"`
+	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	State         string      `json:"state"` // "active", "expired" or "revoked"
+}
+
+// Revocation says what a revoke withdrew: an invite (and every grant made with it) or one
+// grant, and how many live sessions it ended.
+type Revocation struct {
+	Schema        string   `json:"schema"`
+	ID            string   `json:"id"`
+	Revoked       bool     `json:"revoked"`
+	Kind          string   `json:"kind"` // "invite" or "grant"
+	GrantIDs      []string `json:"grantIds,omitempty"`
+	SessionsEnded int      `json:"sessionsEnded"`
 }
 
 // Error is the body of every non-2xx answer of the HTTP API.

@@ -8,6 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
+import dgram from 'node:dgram';
+import net from 'node:net';
+import crypto from 'node:crypto';
 import { chromium } from 'playwright-core';
 
 const playerURL = process.env.PLAYER_URL;
@@ -235,7 +238,12 @@ test('the traffic page lists the calls just made', async () => {
   for (const t of ['notes.create', 'notes.get', 'notes.delete_all' /* never sent */].slice(0, 2)) assert.match(text, new RegExp(t.replace('.', '\\.')));
   assert.ok(await page.locator('#traffic-body tr[data-type="tool.batch"]').count() >= 1, 'the batch');
   assert.ok(await page.locator('#traffic-body tr[data-kind="transfer"]').count() >= 1, 'the screenshot transfer');
-  assert.doesNotMatch(text, /notes\.delete_all/, 'a call the host refused never travelled');
+  // A call the host refused never travelled: it is listed as refused, never as a request.
+  const refused = page.locator('#traffic-body tr[data-kind="denied"]', { hasText: 'notes.delete_all' });
+  assert.ok(await refused.count() >= 1, 'the refused call is listed as refused');
+  assert.match(await refused.first().textContent(), /not sent/);
+  assert.equal(await page.locator('#traffic-body tr[data-kind="request"]', { hasText: 'notes.delete_all' }).count(), 0,
+    'a call the host refused never travelled');
   // Filters: by tool, then by outcome.
   await page.selectOption('#traffic-tool', 'notes.create');
   const visible = await page.locator('#traffic-body tr:visible').allTextContents();
@@ -283,6 +291,93 @@ test('the dark theme follows the system setting', async () => {
   await page.waitForFunction(() => document.querySelector('#screen-img')?.naturalWidth > 0);
   await shot('11-session-view-dark');
   await page.emulateMedia({ colorScheme: 'light' });
+});
+
+// officialApp plays an app built with the official .NET SDK, byte for byte: local
+// enrollment over UDP, the WebSocket upgrade with the token in the query, session.open,
+// then crash.handoff of its previous process's report and session.complete. Frames are
+// written and read by hand: node 20 has no WebSocket client.
+async function officialApp(discovery, wsPort) {
+  const appId = 'com.example.official';
+  const psid = crypto.randomBytes(16).toString('hex');
+  const [dhost, dport] = [discovery.slice(0, discovery.lastIndexOf(':')), Number(discovery.slice(discovery.lastIndexOf(':') + 1))];
+  const result = await new Promise((resolve, reject) => {
+    const sock = dgram.createSocket('udp4');
+    sock.on('message', (m) => { sock.close(); resolve(JSON.parse(m.toString())); });
+    sock.on('error', reject);
+    const req = JSON.stringify({ type: 'ENROLLMENT_CONNECT', ver: 2, requestId: crypto.randomBytes(16).toString('base64url'),
+      enrollmentMode: 'local', inviteId: 'local:' + appId, appId, deviceId: 'Zm9vYmFyYmF6cXV4cXV1eA', deviceName: 'Pixel 8 (emulator)',
+      accessToken: crypto.randomBytes(32).toString('base64url'), processSessionId: psid });
+    sock.send(req, dport, dhost);
+  });
+  assert.equal(result.reason, 'Ok');
+  const sock = net.connect(wsPort, '127.0.0.1');
+  await new Promise((resolve) => sock.once('connect', resolve));
+  sock.write(`GET /ws?token=${result.webSocketToken} HTTP/1.1\r\nHost: 10.0.2.2:${wsPort}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+    `Sec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+  let buf = Buffer.alloc(0);
+  const waiters = [];
+  sock.on('data', (d) => { buf = Buffer.concat([buf, d]); waiters.splice(0).forEach((w) => w()); });
+  const more = () => new Promise((resolve) => waiters.push(resolve));
+  while (buf.indexOf('\r\n\r\n') < 0) await more();
+  assert.match(buf.toString('latin1', 0, 12), /^HTTP\/1\.1 101/);
+  buf = buf.subarray(buf.indexOf('\r\n\r\n') + 4);
+  const send = (text) => { // one masked text frame
+    const payload = Buffer.from(text);
+    const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length])
+      : Buffer.concat([Buffer.from([0x81, 0x80 | 127]), (() => { const b = Buffer.alloc(8); b.writeBigUInt64BE(BigInt(payload.length)); return b; })()]);
+    const mask = crypto.randomBytes(4);
+    sock.write(Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]));
+  };
+  const next = async () => { // the next text message from the host (unmasked, unfragmented)
+    for (;;) {
+      if (buf.length >= 2) {
+        let len = buf[1] & 0x7f, off = 2;
+        if (len === 126) { len = buf.readUInt16BE(2); off = 4; }
+        if (len === 127) { len = Number(buf.readBigUInt64BE(2)); off = 10; }
+        if (buf.length >= off + len) {
+          const op = buf[0] & 0x0f, data = buf.subarray(off, off + len);
+          buf = buf.subarray(off + len);
+          if (op === 1) return JSON.parse(data.toString());
+          continue; // ping and the like: this app answers none (the host tolerates it)
+        }
+      }
+      await more();
+    }
+  };
+  const ask = async (id, action, payload) => {
+    send(JSON.stringify({ type: 'CONTROL_REQ', id, replyTo: null, action, payload, success: true, message: null }));
+    for (;;) {
+      const m = await next();
+      if (m.type === 'CONTROL_RESP' && m.replyTo === id) { assert.equal(m.success, true, m.message); return; }
+    }
+  };
+  await ask('client.open', 'session.open', { clientName: 'Pixel 8', configId: 'local:' + appId, appId, openedAtUtc: new Date().toISOString() });
+  const prev = crypto.randomBytes(16).toString('hex');
+  await ask('client.crash', 'crash.handoff', { reportId: 'recovered-crash', targetProcessSessionId: prev, targetSessionId: null, deliveryProcessSessionId: psid,
+    report: { schema: 'ansight.crash.v1', reportId: 'recovered-crash', previousProcessSessionId: prev, occurredAtUtc: '2026-09-04T02:00:00Z',
+      platform: 'android', kind: 'native_crash', confidence: 'confirmed', candidate: { message: 'SIGSEGV in libgame.so' }, traceBase64: 'dHJhY2U=' } });
+  await ask('client.done', 'session.complete', { reason: 'client log stream complete' });
+  sock.destroy();
+}
+
+test('a crash report an official SDK hands over shows on its session page', async () => {
+  const status = await page.evaluate(() => fetch('/api/status').then((r) => r.json()));
+  await officialApp(status.discovery, Number(status.webSocket.slice(status.webSocket.lastIndexOf(':') + 1)));
+  await page.goto(playerURL);
+  await page.waitForFunction(() => document.querySelector('#session-select')?.textContent.includes('com.example.official'));
+  const id = await page.evaluate(() => [...document.querySelectorAll('#session-select option')].find((o) => o.textContent.includes('com.example.official')).value);
+  await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}`; }, id);
+  const row = page.locator('#records table.crashes tbody tr');
+  await row.first().waitFor();
+  assert.match(await page.textContent('#records'), /Crash reports \(1\)/);
+  assert.match(await row.first().textContent(), /native_crash/);
+  assert.match(await row.first().textContent(), /SIGSEGV in libgame\.so/);
+  const report = page.locator('#records a', { hasText: 'report.json' });
+  const href = await report.getAttribute('href');
+  const body = await page.evaluate((u) => fetch(u).then((r) => r.json()), href);
+  assert.equal(body.reportId, 'recovered-crash');
+  await shot('12-crash-report');
 });
 
 test('the page logged no errors', () => {

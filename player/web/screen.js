@@ -5,6 +5,7 @@
 import { h, put, enc, copyButton, policyBadge, fmtAgo, typing } from './util.js';
 import { state, on, sessionById, callTool } from './state.js';
 import { errorCard } from './result.js';
+import { renderRecords } from './records.js';
 
 export function renderScreen(main, sid) {
   const s = sessionById(sid);
@@ -32,11 +33,13 @@ export function renderScreen(main, sid) {
   const treeInfo = h('div.muted.small');
   const details = h('div.node-details#node-details', h('p.muted', 'Select a node in the tree or on the screen.'));
   const status = h('div.status');
+  const records = renderRecords(sid);
   main.append(h('section.page.screen-page', head, status,
     h('div.split',
       h('div.panel.screen-panel', screenBox),
       h('div.panel.tree-panel', h('div.panel-head', h('h2', 'Visual tree'), treeInfo), treeBox),
-      h('div.panel.details-panel', h('div.panel-head', h('h2', 'Node')), details))));
+      h('div.panel.details-panel', h('div.panel-head', h('h2', 'Node')), details)),
+    records.el));
 
   let tree = null;     // the ui.get_visual_tree result
   let nodes = [];      // flattened, document order: { node, depth, row, parent }
@@ -249,5 +252,5 @@ export function renderScreen(main, sid) {
   if (s && s.state === 'connected') capture();
   else status.append(h('div.notice', 'This session is disconnected: nothing to capture.'));
 
-  return () => { offFrame(); ro.disconnect(); document.removeEventListener('keydown', onKey); };
+  return () => { offFrame(); records.close(); ro.disconnect(); document.removeEventListener('keydown', onKey); };
 }

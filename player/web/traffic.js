@@ -14,7 +14,8 @@ export function renderTraffic(main, sid) {
   const kindSel = h('select#traffic-kind', { 'aria-label': 'Kind' },
     h('option', { value: '' }, 'everything'), h('option', { value: 'calls' }, 'calls and transfers (no catalog queries)'),
     h('option', { value: 'request' }, 'requests'),
-    h('option', { value: 'response' }, 'responses'), h('option', { value: 'transfer' }, 'transfers'));
+    h('option', { value: 'response' }, 'responses'), h('option', { value: 'transfer' }, 'transfers'),
+    h('option', { value: 'denied' }, 'refused by the host (not sent)'));
   const pause = h('button.ghost', { type: 'button', 'aria-pressed': 'false' }, 'Pause');
   const stats = h('div.stats#traffic-stats');
   const body = h('tbody#traffic-body');
@@ -36,7 +37,8 @@ export function renderTraffic(main, sid) {
 
   const row = (e) => {
     const tool = (e.toolIds || []).length > 1 ? `batch: ${e.toolIds.join(', ')}` : (e.toolIds || [])[0] || '';
-    const dir = e.kind === 'request' ? '→' : '←';
+    // A denied entry never crossed the wire: the host refused it before sending.
+    const dir = e.kind === 'request' ? '→' : e.kind === 'denied' ? '⊘' : '←';
     let size, payload, comp, dur;
     if (e.kind === 'transfer') {
       size = fmtBytes(e.receivedBytes);
@@ -53,7 +55,9 @@ export function renderTraffic(main, sid) {
     const out = e.outcome === 'ok' ? h('span.badge.ok', 'ok') : h('span.badge.err', { title: e.errorCode || '' }, e.errorCode ? `${e.outcome}: ${e.errorCode}` : e.outcome);
     const typeCell = e.kind === 'transfer'
       ? h('td', h('span.badge.asft', 'ASFT'), ' ', e.artifactUrl ? h('a', { href: e.artifactUrl, target: '_blank', rel: 'noopener' }, e.fileName || e.transferId) : (e.fileName || ''))
-      : h('td.mono', e.type);
+      : e.kind === 'denied'
+        ? h('td.mono', e.type, ' ', h('span.badge.err', { title: 'refused by the host before sending: the app never saw it' }, 'not sent'))
+        : h('td.mono', e.type);
     const tr = h('tr', { class: 'k-' + e.kind + (e.outcome !== 'ok' ? ' bad' : ''), dataset: { seq: e.seq, kind: e.kind, type: e.type } },
       h('td.mono.small', { title: e.at }, fmtTime(e.at)), h('td.dir', dir), typeCell, h('td.mono', tool),
       h('td.mono.small', { title: e.requestId || e.transferId || '' }, (e.requestId || e.transferId || '').slice(0, 8)),

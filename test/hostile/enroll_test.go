@@ -19,23 +19,31 @@ import (
 // validConnect is a well-formed ENROLLMENT_CONNECT with placeholders for mutation.
 const validConnect = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"hostile","enrollmentMode":"local","inviteId":"local:dev.ansight.udp","appId":"dev.ansight.udp","deviceId":"dev-1","deviceName":"d","accessToken":"TOKEN","processSessionId":"go.1"}`
 
-// datagramCases must all be dropped unanswered (spec: malformed datagrams get no answer).
-var datagramCases = []struct{ name, datagram string }{
-	{"DatagramNotJSON", `ENROLL ME`},
-	{"DatagramEmpty", ``},
-	{"DatagramDuplicateKey", strings.Replace(validConnect, `"appId":"dev.ansight.udp"`, `"appId":"dev.ansight.udp","appId":"com.bank.app"`, 1)},
-	{"DatagramCaseVariantKey", strings.Replace(validConnect, `"appId":"dev.ansight.udp"`, `"appId":"dev.ansight.udp","AppId":"com.bank.app"`, 1)},
-	{"DatagramVersionString", strings.Replace(validConnect, `"ver":2`, `"ver":"2"`, 1)},
-	{"DatagramVersionOutOfRange", strings.Replace(validConnect, `"ver":2`, `"ver":1e400`, 1)},
-	{"DatagramWrongType", strings.Replace(validConnect, `"ENROLLMENT_CONNECT"`, `"ENROLLMENT_RESULT"`, 1)},
-	{"DatagramMissingDeviceName", strings.Replace(validConnect, `"deviceName":"d",`, ``, 1)},
-	{"DatagramTokenNumber", strings.Replace(validConnect, `"accessToken":"TOKEN"`, `"accessToken":12345`, 1)},
-	{"DatagramDeepNesting", strings.Replace(validConnect, `"deviceName":"d"`, `"deviceName":"d","extra":`+nested(5000, "0"), 1)},
-	{"DatagramOversized", strings.Replace(validConnect, `"deviceName":"d"`, `"deviceName":"`+strings.Repeat("D", 60000)+`"`, 1)},
+// datagramCases must be refused: dropped unanswered (malformed datagrams get no answer),
+// or, when only a duplicate name or an over-long string is wrong in an otherwise readable
+// request (issue 12.6), answered with refused and no grant.
+var datagramCases = []struct {
+	name, datagram string
+	refused        pairing.Reason // "": dropped
+}{
+	{"DatagramNotJSON", `ENROLL ME`, ""},
+	{"DatagramEmpty", ``, ""},
+	{"DatagramDuplicateKey", strings.Replace(validConnect, `"appId":"dev.ansight.udp"`, `"appId":"dev.ansight.udp","appId":"com.bank.app"`, 1), pairing.ReasonLocalEnrollmentInvalid},
+	{"DatagramCaseVariantKey", strings.Replace(validConnect, `"appId":"dev.ansight.udp"`, `"appId":"dev.ansight.udp","AppId":"com.bank.app"`, 1), pairing.ReasonLocalEnrollmentInvalid},
+	{"DatagramDuplicateRequestID", strings.Replace(validConnect, `"requestId":"hostile"`, `"requestId":"hostile","requestId":"other"`, 1), ""},
+	{"DatagramOversizedToken", strings.Replace(validConnect, `"TOKEN"`, `"`+strings.Repeat("T", 513)+`"`, 1), pairing.ReasonLocalEnrollmentInvalid},
+	{"DatagramVersionString", strings.Replace(validConnect, `"ver":2`, `"ver":"2"`, 1), ""},
+	{"DatagramVersionOutOfRange", strings.Replace(validConnect, `"ver":2`, `"ver":1e400`, 1), ""},
+	{"DatagramWrongType", strings.Replace(validConnect, `"ENROLLMENT_CONNECT"`, `"ENROLLMENT_RESULT"`, 1), ""},
+	{"DatagramMissingDeviceName", strings.Replace(validConnect, `"deviceName":"d",`, ``, 1), ""},
+	{"DatagramTokenNumber", strings.Replace(validConnect, `"accessToken":"TOKEN"`, `"accessToken":12345`, 1), ""},
+	{"DatagramDeepNesting", strings.Replace(validConnect, `"deviceName":"d"`, `"deviceName":"d","extra":`+nested(5000, "0"), 1), ""},
+	{"DatagramOversized", strings.Replace(validConnect, `"deviceName":"d"`, `"deviceName":"`+strings.Repeat("D", 60000)+`"`, 1), ""},
 }
 
 // TestHostileDatagrams sends each malformed datagram followed by a valid enrollment from
-// the same socket: the host answers the valid one only (it handles datagrams in order).
+// the same socket: the host refuses the first and answers the valid one (it handles
+// datagrams in order).
 func TestHostileDatagrams(t *testing.T) {
 	h := newTestHost(t, nil)
 	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
@@ -43,7 +51,13 @@ func TestHostileDatagrams(t *testing.T) {
 	for _, tc := range datagramCases {
 		t.Run(tc.name, func(t *testing.T) {
 			u.send(t, []byte(tc.datagram))
-			res := u.enroll(t, id.enrollment()) // fails if the first reply is not to this request
+			if tc.refused != "" {
+				res, err := pairing.ParseEnrollmentResult(u.receive(waitLimit))
+				if err != nil || res.Accepted || res.Reason != tc.refused || res.RequestID != "hostile" {
+					t.Fatalf("reply %+v (%v), want refused with %s", res, err, tc.refused)
+				}
+			}
+			res := u.enroll(t, id.enrollment()) // fails if the next reply is not to this request
 			if !res.Accepted {
 				t.Fatalf("the valid enrollment after it was refused: %s", res.Reason)
 			}
@@ -163,4 +177,36 @@ func wantStatus(t *testing.T, what, url string, hdr http.Header, status int) {
 	if !ok || he.StatusCode != status {
 		t.Fatalf("%s: %v, want status %d", what, err, status)
 	}
+}
+
+// TestPlainRequestKeepsToken: plain HTTP requests to /ws carrying a valid token (a POST, a
+// GET without the upgrade headers) are refused without using the token up: only a real
+// upgrade may consume it, so a local process that sees a token cannot burn it with a
+// request the host will not upgrade anyway.
+func TestPlainRequestKeepsToken(t *testing.T) {
+	h := newTestHost(t, nil)
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	res := u.enroll(t, newIdentity("dev.ansight.plainpost").enrollment())
+	if !res.Accepted {
+		t.Fatalf("enrollment refused: %s", res.Reason)
+	}
+	url := "http" + strings.TrimPrefix(h.wsURL(res), "ws")
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		req, _ := http.NewRequest(method, url, strings.NewReader("{}"))
+		req.Header.Set("Authorization", "Bearer "+res.WebSocketToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode == http.StatusUnauthorized {
+			t.Errorf("plain %s /ws: status %d, want a refusal of the request (not of the token)", method, resp.StatusCode)
+		}
+	}
+	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
+		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
+	if err != nil {
+		t.Fatalf("the token no longer upgrades after plain requests: %v", err)
+	}
+	conn.Close(transport.StatusNormalClosure, "")
 }

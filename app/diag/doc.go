@@ -1,0 +1,25 @@
+// Package diag gives a Go service or CLI diagnostics tools in one line, so that an agent
+// (through the MCP bridge, for one) can look inside it while it runs:
+//
+//	diag.Register(a, diag.Options{Telemetry: tel})
+//
+// The tools and their policies:
+//
+//   - diag.runtime (read): Go version, platform, CPUs, GOMAXPROCS, process id, uptime,
+//     the binary's build information (module versions, VCS revision, build settings);
+//   - diag.metrics (read): a runtime/metrics snapshot (every metric, or those under a
+//     prefix); histograms are summarised by count and quantiles;
+//   - diag.goroutines (read): the goroutine dump, with stacks, bounded to 4 MiB;
+//   - diag.heap_profile (read): a pprof heap profile, streamed as an ASFT artifact;
+//   - diag.cpu_profile (write): a pprof CPU profile over 1 to 30 seconds (5 by default),
+//     streamed as an ASFT artifact;
+//   - diag.log_tail (read, with Options.Telemetry): the last lines logged through the
+//     telemetry slog handler.
+//
+// Why these policies: reading the runtime's state costs little and changes nothing, so a
+// read grant suffices. A heap profile is a copy of what the runtime already samples. A CPU
+// profile is different: it holds the process-wide profiler (one at a time), adds sampling
+// overhead to every goroutine and keeps the call running for its whole duration, so it
+// needs a write grant, is bounded to 30 seconds and refuses to start while another runs.
+// Dumps and profiles show code paths and allocation sites, not memory contents.
+package diag

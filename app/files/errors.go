@@ -1,0 +1,61 @@
+package files
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ansight-go/ansight/app"
+)
+
+// Failure codes: the official SDKs' codes, one per tool.
+const (
+	CodeListFailed               = "filesystem_list_failed"
+	CodeDownloadFailed           = "filesystem_binary_download_failed"
+	CodePushFailed               = "filesystem_push_failed"
+	CodeArtifactProviderNotFound = "artifact_provider_not_found"
+	CodeArtifactRequestFailed    = "artifact_request_failed"
+)
+
+// Reasons (details.reason) that say why a file tool failed.
+const (
+	reasonRootUnknown     = "root_unknown"      // root names no configured root
+	reasonOutsideRoot     = "outside_root"      // the path leaves its root (.., absolute, symlink)
+	reasonNotFound        = "not_found"         // nothing at the path
+	reasonNotADirectory   = "not_a_directory"   // a file where a directory is needed
+	reasonNotAFile        = "not_a_file"        // a directory or special file where a file is needed
+	reasonAmbiguousPath   = "ambiguous_path"    // a relative path present in several roots
+	reasonExists          = "exists"            // the file exists and overwrite is false
+	reasonReadOnly        = "read_only"         // the root is read-only
+	reasonInvalidFileName = "invalid_file_name" // fileName is not one plain file name
+	reasonInvalidContent  = "invalid_content"   // not exactly one of contentBase64 and text, or bad base64
+	reasonTooLarge        = "too_large"         // above the configured limit
+	reasonIO              = "io_error"          // the file system failed
+)
+
+// problem is a file tool's failure before it gets its tool's code.
+type problem struct {
+	reason string
+	msg    string
+}
+
+func (p *problem) Error() string { return p.msg }
+
+// failure returns a problem with a reason and a formatted message.
+func failure(reason, format string, args ...any) error {
+	return &problem{reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// toolFailure turns err into the tool failure with code and details {reason, root, path}
+// (root and path when the request got as far as naming them).
+func toolFailure(code string, g target, err error) error {
+	var p *problem
+	if !errors.As(err, &p) {
+		p = &problem{reason: reasonIO, msg: err.Error()}
+	}
+	details := map[string]string{"reason": p.reason}
+	if g.root != nil {
+		details["root"] = g.root.Alias
+		details["path"] = g.slash()
+	}
+	return app.ToolErrorDetails(code, p.msg, details)
+}

@@ -1,0 +1,25 @@
+// Package telemetry sends what the official SDKs stream besides tool responses, so that a
+// Go app's session is recorded by a host like any other app's:
+//
+//   - [Telemetry.Handler]: an slog.Handler that forwards log records as client.log
+//     control requests, one line each in slog's text form ("time=… level=WARN msg=…"), and
+//     keeps the last lines for [Telemetry.LogTail];
+//   - [Telemetry.RoundTripper]: an http.RoundTripper that reports each request's metadata
+//     as CLIENT_NETWORK_REQUEST (ansight.network-request.v1): method, URL, headers,
+//     status, sizes and timing, never bodies, with credentials redacted before they leave
+//     the process;
+//   - runtime metric channels (Go heap, goroutines, GC pause) declared with
+//     CLIENT_METRIC_CHANNELS and sampled as CLIENT_METRICS every Options.MetricsInterval;
+//   - a live screen stream of ASJP frames rendered from Options.Screen, when the host's
+//     answer to device.profile asks for app capture, at the interval and quality it says.
+//
+// Nothing here blocks the app: logs and requests wait in bounded queues while no host is
+// connected or the host is slow, and what does not fit is dropped and counted (Stats).
+// Give the Telemetry to connect.Options.Telemetry; the session attaches it once its
+// handshake is done and detaches it when the connection ends:
+//
+//	tel := telemetry.New(telemetry.Options{Screen: screen})
+//	slog.SetDefault(slog.New(tel.Handler(slog.NewTextHandler(os.Stderr, nil), nil)))
+//	http.DefaultTransport = tel.RoundTripper(http.DefaultTransport)
+//	err := connect.Run(ctx, a, connect.Local{}, connect.Options{AppID: "com.example.notes", Telemetry: tel})
+package telemetry

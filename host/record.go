@@ -1,0 +1,102 @@
+package host
+
+import (
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// Recorder keeps what sessions send, for Options.Recorder; recording.Recorder implements
+// it. Every method is called on a session's reader goroutine (RecordTraffic on the
+// goroutine that sends or receives) and must return at once: it queues, it never waits
+// for a disk. The server does not reuse the data it hands over.
+type Recorder interface {
+	// RecordMessage is given every inbound message that is neither a tool response nor a
+	// control request: telemetry text (CLIENT_*, DeviceAppProfile, anything else) and
+	// live frames (binary ASJP).
+	RecordMessage(sessionID string, typ transport.MessageType, data []byte, at time.Time)
+	// RecordControl is given every control request with the server's answer.
+	RecordControl(sessionID, action string, payload []byte, ok bool, message string, at time.Time)
+	// RecordSession is given every session change ("connected", "updated",
+	// "disconnected", "removed") with the session's SessionInfo as JSON.
+	RecordSession(sessionID, event string, at time.Time, info []byte)
+	// RecordTraffic is given the session's tool traffic (tools.Options.OnTraffic).
+	RecordTraffic(ev tools.TrafficEvent)
+	// Recorded reports whether a recording holds the id: a new session never gets an id
+	// that a recording from an earlier run of the host holds.
+	Recorded(sessionID string) bool
+}
+
+// recordTraffic makes a session's tool client report its traffic to the recorder too.
+func (s *Server) recordTraffic(topts *tools.Options) {
+	rec := s.opts.Recorder
+	if rec == nil {
+		return
+	}
+	next := topts.OnTraffic
+	topts.OnTraffic = func(ev tools.TrafficEvent) {
+		rec.RecordTraffic(ev)
+		if next != nil {
+			next(ev)
+		}
+	}
+}
+
+// recordMessage hands an inbound message nobody consumed to the recorder.
+func (s *Server) recordMessage(sess *Session, typ transport.MessageType, data []byte) {
+	if s.opts.Recorder != nil {
+		s.opts.Recorder.RecordMessage(sess.id, typ, data, s.now())
+	}
+}
+
+// recordControl hands a control request and its answer to the recorder.
+func (s *Server) recordControl(sess *Session, req *pairing.ControlEnvelope, ok bool, message string) {
+	if s.opts.Recorder != nil {
+		s.opts.Recorder.RecordControl(sess.id, req.Action, req.Payload, ok, message, s.now())
+	}
+}
+
+// recordSession hands a session change to the recorder.
+func (s *Server) recordSession(sess *Session, kind EventKind, info SessionInfo) {
+	if s.opts.Recorder == nil {
+		return
+	}
+	b, err := json.Marshal(info)
+	if err != nil {
+		b = nil
+	}
+	s.opts.Recorder.RecordSession(sess.id, kind.String(), s.now(), b)
+}
+
+// Defaults of the live-screen policy answered to device.profile (the official SDKs' own
+// defaults).
+const (
+	DefaultJpegIntervalMilliseconds = 2000
+	DefaultJpegQuality              = 60
+)
+
+// deviceProfileReply is the device.profile answer's payload: the sessionJpegCapture policy.
+func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
+	if p.Mode == "" {
+		p.Mode = pairing.JpegCaptureApp
+	}
+	if p.FallbackMode == "" {
+		p.FallbackMode = pairing.JpegCaptureApp
+	}
+	if p.IntervalMilliseconds <= 0 {
+		p.IntervalMilliseconds = DefaultJpegIntervalMilliseconds
+	}
+	if p.Quality <= 0 || p.Quality > 100 {
+		p.Quality = DefaultJpegQuality
+	}
+	b, err := json.Marshal(pairing.DeviceProfileReply{SessionJpegCapture: p}, json.Deterministic(true))
+	if err != nil {
+		return jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
+	}
+	return b
+}

@@ -1,0 +1,391 @@
+package recording_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/telemetry"
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Control requests exactly as the official .NET SDK sends them (session-contract §4.2).
+var officialControl = []string{
+	`{"type":"CONTROL_REQ","id":"client.0123456789abcdef0123456789abcdef","replyTo":null,"action":"session.open","payload":{"clientName":"Pixel 8","configId":"local:com.example.app","appId":"com.example.app","openedAtUtc":"2026-07-30T01:00:00.0000000+00:00"},"success":true,"message":null}`,
+	`{"type":"CONTROL_REQ","id":"client.1","replyTo":null,"action":"device.profile","payload":{"type":"DeviceAppProfile","schema":"ansight.device-app-profile.v1","sentAt":1785373200000,"reasonCode":1,"profileSeq":1,"sdk":{"name":"Ansight.Core","packageId":"Ansight.Core","version":"1.4.0","language":"csharp"},"device":{"model":"Pixel 8","osName":"Android","osVersion":"15","apiLevel":35},"app":{"appId":"com.example.app","versionCode":42},"sessionJpegCaptureControlVersion":1},"success":true,"message":null}`,
+	`{"type":"CONTROL_REQ","id":"client.2","replyTo":null,"action":"app.state","payload":{"state":"Foreground","changedAtUtc":"2026-07-30T01:00:01Z"},"success":true,"message":null}`,
+	`{"type":"CONTROL_REQ","id":"client.3","action":"session.properties","payload":{"schema":"ansight.session-properties.v1","customProperties":{"build":{"flavor":"debug"}},"updatedAtUtc":"2026-07-30T01:00:02Z","platform":"android"},"success":true}`,
+	`{"type":"CONTROL_REQ","id":"client.4","action":"client.log","payload":{"data":"[Error] payment declined"},"success":true}`,
+	`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"6f914d7bdca928cfbf6e9691aefa0a42","targetProcessSessionId":"process_that_crashed","deliveryProcessSessionId":"recovering_process","report":{"schema":"ansight.crash.v1","reportId":"6f914d7bdca928cfbf6e9691aefa0a42","platform":"android","kind":"native_crash","confidence":"confirmed","occurredAtUtc":"2026-08-13T00:00:00.000Z","traceBase64":"dHJhY2U="}}}`,
+}
+
+func openRecorder(t *testing.T, dir string) *recording.Recorder {
+	t.Helper()
+	rec, err := recording.Open(recording.Options{Dir: dir, MinFrameInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec
+}
+
+func startHost(t *testing.T, rec host.Recorder, mutate ...func(*host.Options)) *host.Server {
+	t.Helper()
+	opts := host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", Recorder: rec,
+		KeepAlive: transport.KeepAlive{Interval: -1}}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	srv, err := host.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// enrollAndDial enrolls a local app over real UDP and opens its WebSocket.
+func enrollAndDial(t *testing.T, srv *host.Server, appID string) transport.Conn {
+	t.Helper()
+	req := &pairing.EnrollmentConnect{RequestID: pairing.NewToken(16), EnrollmentMode: pairing.ModeLocal,
+		InviteID: pairing.LocalInviteID(appID), AppID: appID, DeviceID: "dev-" + pairing.NewToken(6), DeviceName: "Pixel 8",
+		AccessToken: pairing.NewToken(32), ProcessSessionID: pairing.NewToken(16)}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(srv.DiscoveryAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 64<<10)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pairing.ParseEnrollmentResult(buf[:n])
+	if err != nil || !res.Accepted {
+		t.Fatalf("enrollment: %+v, %v", res, err)
+	}
+	url := fmt.Sprintf("ws://127.0.0.1:%d%s?token=%s", res.WebSocketPort, res.WebSocketPath, res.WebSocketToken)
+	conn, err := transport.Dial(context.Background(), url, transport.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(transport.StatusNormalClosure, "") })
+	return conn
+}
+
+func jpegBytes(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, image.NewRGBA(image.Rect(0, 0, w, h)), &jpeg.Options{Quality: 60}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// replayApp is the app side of a replay: a real tool runtime serving the connection, with
+// the control responses it receives handed to the test.
+type replayApp struct {
+	conn    transport.Conn
+	replies chan []byte
+	served  chan error
+}
+
+func serveReplay(t *testing.T, conn transport.Conn) *replayApp {
+	t.Helper()
+	a := app.New(app.Options{})
+	type countOut struct {
+		Count int `json:"count"`
+	}
+	if err := app.Register(a, catalog.Definition{ID: "notes.count", Name: "Count notes", Description: "Counts the notes.",
+		Category: "notes", Policy: wire.PolicyRead}, func(context.Context, *app.Call, struct{}) (countOut, error) {
+		return countOut{Count: 3}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Register(a, catalog.Definition{ID: "notes.purge", Name: "Purge notes", Description: "Deletes every note.",
+		Category: "notes", Policy: wire.PolicyCritical}, func(context.Context, *app.Call, struct{}) (countOut, error) {
+		return countOut{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ra := &replayApp{conn: conn, replies: make(chan []byte, 64), served: make(chan error, 1)}
+	go func() {
+		ra.served <- a.Serve(t.Context(), conn, app.ServeOptions{OnMessage: func(typ transport.MessageType, data []byte) {
+			if typ == transport.MessageText && bytes.Contains(data, []byte(`"CONTROL_RESP"`)) {
+				ra.replies <- data
+			}
+		}})
+	}()
+	return ra
+}
+
+func (ra *replayApp) send(t *testing.T, typ transport.MessageType, data []byte) {
+	t.Helper()
+	if err := ra.conn.Write(context.Background(), typ, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (ra *replayApp) control(t *testing.T, req string) string {
+	t.Helper()
+	ra.send(t, transport.MessageText, []byte(req))
+	select {
+	case b := <-ra.replies:
+		return string(b)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no reply to %.60s", req)
+		return ""
+	}
+}
+
+func telemetryLines(t *testing.T) [][]byte { return recording.OfficialLines(t) }
+
+// TestHostRecordsOfficialSession replays an official SDK's session into our host over a
+// real WebSocket — the control handshake, every telemetry message in its exact shape,
+// ASJP frames, tool calls (one denied) — restarts the recorder, and reads every kind back
+// through the query API.
+func TestHostRecordsOfficialSession(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec := openRecorder(t, dir)
+	srv := startHost(t, rec)
+	conn := enrollAndDial(t, srv, "com.example.app")
+	ra := serveReplay(t, conn)
+
+	for _, req := range officialControl {
+		if resp := ra.control(t, req); !strings.Contains(resp, `"CONTROL_RESP"`) {
+			t.Fatalf("reply %s", resp)
+		}
+	}
+	// CLIENT_DONE ends the session (as on the official host), so it is replayed last.
+	var done []byte
+	for _, line := range telemetryLines(t) {
+		if bytes.Contains(line, []byte(`"CLIENT_DONE"`)) {
+			done = line
+			continue
+		}
+		ra.send(t, transport.MessageText, line)
+	}
+	img := jpegBytes(t, 32, 64)
+	capturedAt := time.Date(2026, 7, 30, 1, 0, 3, 0, time.UTC)
+	for i := range 3 {
+		frame, err := wire.AppendASJP(nil, wire.ASJPFrame{Format: wire.ASJPFormatJPEG, Quality: 60, Flags: wire.ASJPFlagKeyboardKnown,
+			CapturedAt: capturedAt.Add(time.Duration(i) * 500 * time.Millisecond), Width: 32, Height: 64, JPEG: img})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ra.send(t, transport.MessageBinary, frame)
+	}
+
+	var sess *host.Session
+	for range 1000 {
+		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
+			sess = list[0]
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if sess == nil {
+		t.Fatal("no open session")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := sess.Tools().Call(ctx, wire.Call{ToolID: "notes.count"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Tools().Call(ctx, wire.Call{ToolID: "notes.purge"}); err == nil {
+		t.Fatal("a critical tool ran under a read grant")
+	}
+	ra.send(t, transport.MessageText, done)
+	<-ra.served
+	for range 1000 {
+		if sess.State() == host.StateDisconnected {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := sess.ID()
+	srv.Close()
+	rec.Close()
+
+	rec = openRecorder(t, dir) // the recording outlives the host and the recorder
+	sum, err := rec.Session(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AppID != "com.example.app" || sum.DeviceName != "Pixel 8" || sum.State != "disconnected" || sum.Dropped != 0 {
+		t.Errorf("summary = %+v", sum)
+	}
+	counts, err := rec.Counts(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two profiles (device.profile, DeviceAppProfile), two app states (app.state,
+	// CLIENT_APP_STATE), two logs (client.log, CLIENT_LOG), four frames (three ASJP, one
+	// CLIENT_JPEG); this crash.handoff's report lacks the identity the host checks, so it is
+	// refused and kept as a control record with its refusal.
+	want := map[recording.Kind]int64{recording.KindChannel: 2, recording.KindMetric: 2, recording.KindEvent: 1,
+		recording.KindTouch: 3, recording.KindNetwork: 1, recording.KindTree: 1, recording.KindAppState: 2,
+		recording.KindProfile: 2, recording.KindProperties: 1, recording.KindLog: 2, recording.KindFrame: 4,
+		recording.KindMessage: 1, recording.KindControl: 1}
+	for k, n := range want {
+		if counts[k] != n {
+			t.Errorf("%s: %d records, want %d (all: %v)", k, counts[k], n, counts)
+		}
+	}
+	find := func(q recording.Query) []recording.Record {
+		t.Helper()
+		q.Session = id
+		p, err := rec.Records(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Records
+	}
+	states := find(recording.Query{Kinds: []recording.Kind{recording.KindState}})
+	var texts []string
+	for _, s := range states {
+		texts = append(texts, s.Text)
+	}
+	if got := strings.Join(texts, ","); got != "connected,opened Pixel 8,done,disconnected" {
+		t.Errorf("state changes = %s", got)
+	}
+	traffic := find(recording.Query{Kinds: []recording.Kind{recording.KindTraffic}, Search: "notes."})
+	var tr []string
+	for _, r := range traffic {
+		tr = append(tr, r.Text)
+	}
+	// The critical tool is refused before anything is sent (the app's catalog hides it
+	// from a read grant, so the refusal is tool_not_found).
+	if got := strings.Join(tr, " | "); !strings.HasPrefix(got, "tool.call notes.count ok | tool.result notes.count ok | denied tool.call notes.purge error ") {
+		t.Errorf("traffic = %s", got)
+	}
+	if res := traffic[1]; !strings.Contains(string(res.Data), `"count":3`) || res.Value <= 0 {
+		t.Errorf("response record = %+v", res)
+	}
+	if errs := find(recording.Query{Kinds: []recording.Kind{recording.KindLog}, Level: recording.LevelError}); len(errs) != 1 ||
+		errs[0].Text != "[Error] payment declined" {
+		t.Errorf("error logs = %+v", errs)
+	}
+	frames := find(recording.Query{Kinds: []recording.Kind{recording.KindFrame}, Since: capturedAt})
+	if len(frames) != 3 || !frames[2].At.Equal(capturedAt.Add(time.Second)) || frames[0].BlobBytes != int64(len(img)) {
+		t.Errorf("ASJP frames = %+v", frames)
+	}
+	net := find(recording.Query{Kinds: []recording.Kind{recording.KindNetwork}})
+	if strings.Contains(string(net[0].Data), "Bearer secret") || !strings.Contains(string(net[0].Data), Redacted) {
+		t.Errorf("network record not sanitised: %s", net[0].Data)
+	}
+	crash := find(recording.Query{Kinds: []recording.Kind{recording.KindControl}})
+	if !strings.Contains(crash[0].Text, "crash.handoff refused") || !strings.Contains(string(crash[0].Data), "native_crash") {
+		t.Errorf("crash.handoff = %+v", crash[0])
+	}
+}
+
+const Redacted = recording.Redacted
+
+// TestHostRecordsGoApp runs a Go app with the SDK's telemetry — slog handler, HTTP round
+// tripper, runtime metrics, screen stream of the demo's simulated screen — against our
+// host, and finds each kind in the recording.
+func TestHostRecordsGoApp(t *testing.T) {
+	t.Parallel()
+	rec := openRecorder(t, t.TempDir())
+	srv := startHost(t, rec, func(o *host.Options) {
+		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
+	})
+	model := demo.New(demo.Options{})
+	a := app.New(app.Options{})
+	if err := model.Register(a); err != nil {
+		t.Fatal(err)
+	}
+	tel := telemetry.New(telemetry.Options{Screen: model, MetricsInterval: 50 * time.Millisecond})
+	log := slog.New(tel.Handler(nil, nil))
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	defer web.Close()
+	client := &http.Client{Transport: tel.RoundTripper(nil)}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
+			connect.Options{AppID: "com.example.notes", StateDir: t.TempDir(), Telemetry: tel})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	log.Warn("cache miss", "key", "notes", "password", "p4ss") // slog attrs travel as text
+	resp, err := client.Get(web.URL + "/api/notes?access_token=abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	var id string
+	for range 2000 {
+		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
+			id = list[0].ID()
+		}
+		if id != "" {
+			c, err := rec.Counts(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c[recording.KindLog] >= 1 && c[recording.KindNetwork] >= 1 && c[recording.KindMetric] >= 6 && c[recording.KindFrame] >= 2 && c[recording.KindChannel] == 3 {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("no session")
+	}
+	counts, _ := rec.Counts(ctx, id)
+	if counts[recording.KindLog] < 1 || counts[recording.KindNetwork] < 1 || counts[recording.KindMetric] < 6 || counts[recording.KindFrame] < 2 || counts[recording.KindChannel] != 3 {
+		t.Fatalf("recorded %v", counts)
+	}
+	p, _ := rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindLog}, Level: recording.LevelWarn})
+	if len(p.Records) != 1 || !strings.Contains(p.Records[0].Text, `msg="cache miss" key=notes`) {
+		t.Errorf("warn logs = %+v", p.Records)
+	}
+	p, _ = rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindNetwork}})
+	if n := p.Records[0]; !strings.HasPrefix(n.Text, "GET "+web.URL+"/api/notes?access_token=%3Credacted%3E 418") {
+		t.Errorf("network = %+v", n)
+	}
+	p, _ = rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindFrame}})
+	if f := p.Records[0]; f.BlobBytes == 0 || !strings.Contains(string(f.Data), `"width":160`) || !strings.Contains(string(f.Data), `"quality":50`) {
+		t.Errorf("frame = %+v", f)
+	}
+}

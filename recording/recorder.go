@@ -1,0 +1,415 @@
+package recording
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBytes is the total budget of all recordings.
+	DefaultMaxBytes = 2 << 30
+	// DefaultMaxSessionBytes is the budget of one session's recording.
+	DefaultMaxSessionBytes = 512 << 20
+	// DefaultQueueBytes and DefaultQueueMessages bound the telemetry waiting to be written.
+	DefaultQueueBytes    = 64 << 20
+	DefaultQueueMessages = 20000
+	// DefaultMinFrameInterval is the shortest time between two recorded live frames of a
+	// session: 10 frames a second.
+	DefaultMinFrameInterval = 100 * time.Millisecond
+)
+
+// Options configures a Recorder. Only Dir is required.
+type Options struct {
+	// Dir holds the database and the blobs (created 0700 when missing).
+	Dir string
+	// MaxBytes is the total budget (DefaultMaxBytes) and MaxSessionBytes the budget of one
+	// session (DefaultMaxSessionBytes). Beyond either, the oldest records (of all sessions,
+	// or of that session) are evicted, their files removed, until 90% of the budget is used.
+	MaxBytes, MaxSessionBytes int64
+	// QueueBytes and QueueMessages bound telemetry accepted and not yet written
+	// (DefaultQueueBytes, DefaultQueueMessages). Telemetry beyond them is dropped and
+	// counted; tool traffic, control requests and session changes are never dropped.
+	QueueBytes    int64
+	QueueMessages int
+	// MinFrameInterval thins live frames: a frame that arrives sooner than this after the
+	// session's last recorded frame is not recorded (counted as thinned). Default
+	// DefaultMinFrameInterval; negative records every frame.
+	MinFrameInterval time.Duration
+	// HonorNoRedact keeps a network record unredacted when the app sent it with
+	// redactSensitiveData:false (the official host does). Off by default: secrets are
+	// redacted whatever the app says.
+	HonorNoRedact bool
+	// Logger receives write failures (discarded when nil).
+	Logger *slog.Logger
+	// Clock gives arrival times (time.Now when nil).
+	Clock func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxSessionBytes <= 0 {
+		o.MaxSessionBytes = DefaultMaxSessionBytes
+	}
+	if o.MaxSessionBytes > o.MaxBytes {
+		o.MaxSessionBytes = o.MaxBytes
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
+	}
+	if o.QueueMessages <= 0 {
+		o.QueueMessages = DefaultQueueMessages
+	}
+	if o.MinFrameInterval == 0 {
+		o.MinFrameInterval = DefaultMinFrameInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+// Recorder keeps session recordings. Its intake methods (RecordMessage, RecordControl,
+// RecordSession, RecordTraffic) never block on the disk: they queue, and one goroutine
+// writes. All methods are safe for concurrent use.
+type Recorder struct {
+	opts   Options
+	dir    string
+	db     *sql.DB
+	log    *slog.Logger
+	parser parser
+
+	mu       sync.Mutex
+	queue    []item
+	queued   int64 // bytes of droppable items in queue
+	nqueued  int   // droppable items in queue
+	sessions map[string]*sessionStats
+	total    int64 // bytes of all records
+	records  int64
+	dropped  int64
+	thinned  int64
+	evicted  int64
+	closed   bool
+	changed  chan struct{} // closed and replaced after each commit: Follow's wake-up
+	wake     chan struct{}
+	done     chan struct{}
+
+	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
+	writeMu sync.Mutex
+	nextSeq int64 // under writeMu
+}
+
+// sessionStats is what the recorder keeps in memory about each recording.
+type sessionStats struct {
+	bytes, records, dropped, evicted int64
+	lastFrame                        time.Time // arrival of the last frame queued
+	stored                           bool      // its sessions row exists
+	droppedSaved                     int64     // dropped as last written to the row
+}
+
+// item is one thing queued for the writer.
+type item struct {
+	session string
+	arrival time.Time
+	must    bool // never dropped
+	op      itemOp
+	typ     transport.MessageType
+	data    []byte
+	action  string
+	ok      bool
+	message string
+	event   string
+	traffic tools.TrafficEvent
+	barrier chan struct{} // opBarrier: closed once everything queued before it is stored
+}
+
+type itemOp uint8
+
+const (
+	opMessage itemOp = iota + 1
+	opControl
+	opSession
+	opTraffic
+	opBarrier
+)
+
+// Open opens (creating when missing) the recordings in opts.Dir and starts the writer.
+// Recordings of sessions that were connected when the previous process stopped are marked
+// disconnected.
+func Open(opts Options) (*Recorder, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("recording: Options.Dir is required")
+	}
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(filepath.Join(opts.Dir, BlobDir), 0o700); err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	ctx := context.Background()
+	db, err := openDB(ctx, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorder{
+		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
+		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
+		done: make(chan struct{}),
+	}
+	if err := r.load(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go r.writer()
+	return r, nil
+}
+
+// load reads the totals of existing recordings and closes those left connected.
+func (r *Recorder) load(ctx context.Context) error {
+	if _, err := r.db.ExecContext(ctx, `UPDATE sessions SET state = 'disconnected' WHERE state = 'connected'`); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT id, dropped, evicted FROM sessions`)
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	for rows.Next() {
+		st := &sessionStats{stored: true}
+		var id string
+		if err := rows.Scan(&id, &st.dropped, &st.evicted); err != nil {
+			rows.Close()
+			return fmt.Errorf("recording: %w", err)
+		}
+		st.droppedSaved = st.dropped
+		r.sessions[id] = st
+	}
+	rows.Close()
+	rows, err = r.db.QueryContext(ctx, `SELECT session, COUNT(*), COALESCE(SUM(size), 0) FROM records GROUP BY session`)
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n, size int64
+		if err := rows.Scan(&id, &n, &size); err != nil {
+			return fmt.Errorf("recording: %w", err)
+		}
+		st := r.stats(id)
+		st.records, st.bytes = n, size
+		r.records += n
+		r.total += size
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	return r.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM records`).Scan(&r.nextSeq)
+}
+
+// stats returns the session's counters, creating them; r.mu is held.
+func (r *Recorder) stats(id string) *sessionStats {
+	st := r.sessions[id]
+	if st == nil {
+		st = &sessionStats{}
+		r.sessions[id] = st
+	}
+	return st
+}
+
+// Dir is the recordings directory.
+func (r *Recorder) Dir() string { return r.dir }
+
+// Close writes what is queued and closes the database. Intake after Close is ignored.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	r.signal()
+	<-r.done
+	return r.db.Close()
+}
+
+// RecordMessage queues one message an app sent that is neither a tool response nor a
+// control request: telemetry text (CLIENT_*, DeviceAppProfile) or a binary live frame
+// (ASJP). It never blocks; when the intake buffer is full the message is dropped and
+// counted. The recorder keeps data: the caller must not change it afterwards.
+func (r *Recorder) RecordMessage(sessionID string, typ transport.MessageType, data []byte, at time.Time) {
+	it := item{session: sessionID, arrival: at, op: opMessage, typ: typ, data: data}
+	if typ == transport.MessageBinary && r.opts.MinFrameInterval > 0 {
+		r.mu.Lock()
+		st := r.stats(sessionID)
+		if !st.lastFrame.IsZero() && at.Sub(st.lastFrame) < r.opts.MinFrameInterval && at.After(st.lastFrame.Add(-time.Minute)) {
+			r.thinned++
+			r.mu.Unlock()
+			return
+		}
+		st.lastFrame = at
+		r.mu.Unlock()
+	}
+	r.enqueue(it)
+}
+
+// RecordControl queues a control request the app sent and the host's answer. Accepted
+// requests of known actions become typed records (client.log a log line, device.profile a
+// profile, app.state a state change, crash.handoff a crash report, …), others a control
+// record. client.log lines are telemetry (dropped when the buffer is full); other actions
+// never are.
+func (r *Recorder) RecordControl(sessionID, action string, payload []byte, ok bool, message string, at time.Time) {
+	r.enqueue(item{session: sessionID, arrival: at, op: opControl, data: payload, action: action, ok: ok,
+		message: message, must: action != actionClientLog})
+}
+
+// RecordSession records a change of a session: event is "connected", "updated" or
+// "disconnected" (others are kept as given); info is the session's description as a JSON
+// object (its id, appId, deviceId, deviceName, state, …), stored as the recording's
+// metadata. Never dropped.
+func (r *Recorder) RecordSession(sessionID, event string, at time.Time, info []byte) {
+	r.enqueue(item{session: sessionID, arrival: at, op: opSession, event: event, data: info, must: true})
+}
+
+// RecordTraffic records one event of a session's tool traffic (give it to the host as
+// tools.Options.OnTraffic). Never dropped.
+func (r *Recorder) RecordTraffic(ev tools.TrafficEvent) {
+	r.enqueue(item{session: ev.SessionID, arrival: ev.At, op: opTraffic, traffic: ev, must: true})
+}
+
+// Flush waits until everything queued before the call is stored (and the budgets
+// applied), or ctx ends.
+func (r *Recorder) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.queue = append(r.queue, item{op: opBarrier, must: true, barrier: done})
+	r.mu.Unlock()
+	r.signal()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Recorded reports whether a recording with this id exists (or is being written): a host
+// must not give a new session an id that a recording from an earlier run holds.
+func (r *Recorder) Recorded(sessionID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.sessions[sessionID]
+	return ok
+}
+
+func (r *Recorder) enqueue(it item) {
+	n := int64(len(it.data) + len(it.traffic.Payload))
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	st := r.stats(it.session)
+	if !it.must {
+		if r.nqueued >= r.opts.QueueMessages || r.queued+n > r.opts.QueueBytes {
+			st.dropped++
+			r.dropped++
+			r.mu.Unlock()
+			return
+		}
+		r.nqueued++
+		r.queued += n
+	}
+	r.queue = append(r.queue, it)
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *Recorder) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Usage describes the recordings' use of their budgets, for `host status`.
+type Usage struct {
+	Dir string `json:"dir"`
+	// Bytes is what the records count against MaxBytes; DiskBytes what the directory
+	// holds (database, its log, blobs), measured when Usage is called.
+	Bytes           int64 `json:"bytes"`
+	DiskBytes       int64 `json:"diskBytes"`
+	MaxBytes        int64 `json:"maxBytes"`
+	MaxSessionBytes int64 `json:"maxSessionBytes"`
+	Sessions        int   `json:"sessions"`
+	Records         int64 `json:"records"`
+	// Dropped counts telemetry messages refused because the intake buffer was full,
+	// Thinned live frames skipped by MinFrameInterval, Evicted records removed for the
+	// budgets — all since Open.
+	Dropped int64 `json:"dropped"`
+	Thinned int64 `json:"thinned"`
+	Evicted int64 `json:"evicted"`
+	// Queued and QueuedBytes are waiting to be written.
+	Queued      int   `json:"queued"`
+	QueuedBytes int64 `json:"queuedBytes"`
+}
+
+// Usage returns the current figures.
+func (r *Recorder) Usage() Usage {
+	r.mu.Lock()
+	u := Usage{Dir: r.dir, Bytes: r.total, MaxBytes: r.opts.MaxBytes, MaxSessionBytes: r.opts.MaxSessionBytes,
+		Sessions: len(r.sessions), Records: r.records, Dropped: r.dropped, Thinned: r.thinned, Evicted: r.evicted,
+		Queued: len(r.queue), QueuedBytes: r.queued}
+	r.mu.Unlock()
+	u.DiskBytes = diskUsage(r.dir)
+	return u
+}
+
+// diskUsage sums the sizes of the files under dir.
+func diskUsage(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Changed returns a channel that is closed after the next commit of new records (or when
+// the recorder closes): wait on it, then query from the last seq seen.
+func (r *Recorder) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// infoJSON validates a session's description: an object, else none.
+func infoJSON(b []byte) []byte {
+	if len(b) == 0 || len(b) > maxVerbatim || !jsontext.Value(b).IsValid() || jsontext.Value(b).Kind() != '{' {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,369 @@
+package recording
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/ansight-go/ansight/transport"
+)
+
+// A batch is what one transaction writes: at most this many queued items or bytes, so
+// that a commit stays short and queries are not held off long.
+const (
+	maxBatchItems = 2000
+	maxBatchBytes = 32 << 20
+)
+
+// writer is the recorder's only intake goroutine: it takes queued items in batches,
+// parses them, writes their files and commits their rows, then applies the budgets.
+func (r *Recorder) writer() {
+	defer close(r.done)
+	for range r.wake {
+		for {
+			batch, closed := r.take()
+			if len(batch) > 0 {
+				r.writeBatch(batch)
+				continue
+			}
+			if closed {
+				r.mu.Lock()
+				close(r.changed)
+				r.mu.Unlock()
+				return
+			}
+			break
+		}
+	}
+}
+
+// take removes the next batch from the queue and reports whether the recorder is closing.
+func (r *Recorder) take() ([]item, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, bytes := 0, 0
+	for n < len(r.queue) && n < maxBatchItems && bytes < maxBatchBytes {
+		it := &r.queue[n]
+		size := len(it.data) + len(it.traffic.Payload)
+		bytes += size
+		if !it.must {
+			r.nqueued--
+			r.queued -= int64(size)
+		}
+		n++
+	}
+	batch := r.queue[:n:n]
+	if n == len(r.queue) {
+		r.queue = nil
+	} else {
+		r.queue = append([]item(nil), r.queue[n:]...)
+	}
+	return batch, r.closed
+}
+
+// pendingEntry is an entry with the session it belongs to.
+type pendingEntry struct {
+	session string
+	arrival time.Time
+	entry
+}
+
+// sessionUpdate is a session change to apply to its row.
+type sessionUpdate struct {
+	info  []byte
+	state string
+}
+
+// writeBatch parses and stores one batch. A failure is logged and the batch lost: the
+// intake must go on.
+func (r *Recorder) writeBatch(batch []item) {
+	var entries []pendingEntry
+	var barriers []chan struct{}
+	defer func() {
+		for _, b := range barriers {
+			close(b)
+		}
+	}()
+	updates := map[string]*sessionUpdate{}
+	for i := range batch {
+		it := &batch[i]
+		var es []entry
+		switch it.op {
+		case opBarrier:
+			barriers = append(barriers, it.barrier)
+			continue
+		case opMessage:
+			if it.typ == transport.MessageBinary {
+				es = r.parser.binary(it.data, it.arrival)
+			} else {
+				es = r.parser.text(it.data, it.arrival)
+			}
+		case opControl:
+			es = r.parser.control(it.action, it.data, it.ok, it.message, it.arrival)
+		case opTraffic:
+			es = trafficEntries(it.traffic)
+		case opSession:
+			u := updates[it.session]
+			if u == nil {
+				u = &sessionUpdate{}
+				updates[it.session] = u
+			}
+			if info := infoJSON(it.data); info != nil {
+				u.info = info
+			}
+			switch it.event {
+			case "updated", "removed":
+			default:
+				u.state = it.event
+				es = []entry{{kind: KindState, at: it.arrival, text: it.event, data: infoJSON(it.data)}}
+			}
+		}
+		for _, e := range es {
+			entries = append(entries, pendingEntry{session: it.session, arrival: it.arrival, entry: e})
+		}
+	}
+	ctx := context.Background()
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if _, err := r.commit(ctx, entries, updates, "live"); err != nil {
+		r.log.Error("recording: write failed; records lost", "records", len(entries), "err", err)
+	}
+	r.enforceBudgets(ctx)
+}
+
+// commit stores entries and session updates in one transaction and returns the records
+// written. r.writeMu is held.
+func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates map[string]*sessionUpdate, origin string) ([]Record, error) {
+	if len(entries) == 0 && len(updates) == 0 {
+		return nil, nil
+	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	fail := func(err error) ([]Record, error) {
+		tx.Rollback()
+		for _, f := range files {
+			os.Remove(f)
+		}
+		return nil, err
+	}
+	// Session rows first: every record's session exists, spans cover the batch.
+	spans := map[string][2]time.Time{}
+	for _, e := range entries {
+		if e.session == "" {
+			continue
+		}
+		s, ok := spans[e.session]
+		if !ok || e.arrival.Before(s[0]) {
+			s[0] = e.arrival
+		}
+		if e.arrival.After(s[1]) {
+			s[1] = e.arrival
+		}
+		spans[e.session] = s
+	}
+	now := r.opts.Clock()
+	for id := range updates {
+		if _, ok := spans[id]; !ok {
+			spans[id] = [2]time.Time{now, now}
+		}
+	}
+	for id, s := range spans {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, origin, first_at, last_at) VALUES(?, ?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET last_at = max(last_at, excluded.last_at)`, id, origin, micros(s[0]), micros(s[1]))
+		if err != nil {
+			return fail(err)
+		}
+	}
+	for id, u := range updates {
+		if u.info != nil {
+			obj, _ := members(u.info)
+			app, _ := str(obj.get("appId"))
+			dev, _ := str(obj.get("deviceId"))
+			name, _ := str(obj.get("deviceName"))
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET info = ?, app_id = ?, device_id = ?, device_name = ? WHERE id = ?`,
+				u.info, clip(app, 256), clip(dev, 256), clip(name, 256), id); err != nil {
+				return fail(err)
+			}
+		}
+		if u.state != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET state = ? WHERE id = ?`, clip(u.state, 64), id); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer ins.Close()
+	seq := r.nextSeq
+	out := make([]Record, 0, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		seq++
+		rec := Record{Seq: seq, Session: e.session, Kind: e.kind, At: e.at.UTC(), Level: e.level, Text: e.text,
+			Value: e.value, Data: e.data}
+		if e.hasChan {
+			ch := e.channel
+			rec.Channel = &ch
+		}
+		if len(e.blob) > 0 || e.link != "" {
+			rel, abs := r.blobPath(e.session, e.kind, seq, e.ext)
+			n, err := writeBlob(abs, e.blob, e.link)
+			if err != nil {
+				r.log.Warn("recording: file not kept", "session", e.session, "kind", e.kind, "err", err)
+			} else {
+				files = append(files, abs)
+				rec.Blob, rec.BlobBytes = rel, n
+			}
+		}
+		rec.Size = e.size(rec.BlobBytes)
+		var ch any
+		if rec.Channel != nil {
+			ch = *rec.Channel
+		}
+		if _, err := ins.ExecContext(ctx, seq, rec.Session, string(rec.Kind), micros(rec.At), int(rec.Level), rec.Text, ch,
+			rec.Value, []byte(rec.Data), rec.Blob, rec.BlobBytes, rec.Size); err != nil {
+			return fail(err)
+		}
+		out = append(out, rec)
+	}
+	r.mu.Lock()
+	var saveDropped []string
+	for id := range spans {
+		if st := r.stats(id); st.dropped != st.droppedSaved {
+			saveDropped = append(saveDropped, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, id := range saveDropped {
+		r.mu.Lock()
+		n := r.sessions[id].dropped
+		r.mu.Unlock()
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET dropped = ? WHERE id = ?`, n, id); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	r.nextSeq = seq
+	r.mu.Lock()
+	for id := range spans {
+		r.stats(id).stored = true
+	}
+	for _, rec := range out {
+		st := r.stats(rec.Session)
+		st.bytes += rec.Size
+		st.records++
+		r.total += rec.Size
+		r.records++
+	}
+	for _, id := range saveDropped {
+		st := r.sessions[id]
+		st.droppedSaved = st.dropped
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	return out, nil
+}
+
+// micros is t as Unix microseconds, the database's time unit.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// plainID matches session ids that can name a directory as they are.
+var plainID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// sessionDir names a session's blob directory: its id when plain, else a hash of it.
+func sessionDir(id string) string {
+	if plainID.MatchString(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "s-" + hex.EncodeToString(sum[:12])
+}
+
+// blobPath returns a record's file, relative to the recordings directory (with '/') and
+// absolute.
+func (r *Recorder) blobPath(session string, kind Kind, seq int64, ext string) (rel, abs string) {
+	if ext == "" {
+		ext = "bin"
+	}
+	rel = fmt.Sprintf("%s/%s/%s/%d.%s", BlobDir, sessionDir(session), kind, seq, ext)
+	return rel, filepath.Join(r.dir, filepath.FromSlash(rel))
+}
+
+// writeBlob writes data, or links (else copies) the file at link, to path and returns its
+// size.
+func writeBlob(path string, data []byte, link string) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return 0, err
+	}
+	if link == "" {
+		return int64(len(data)), os.WriteFile(path, data, 0o600)
+	}
+	info, err := os.Stat(link)
+	if err != nil {
+		return 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s is not a regular file", link)
+	}
+	if os.Link(link, path) == nil {
+		return info.Size(), nil
+	}
+	src, err := os.Open(link)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return n, err
+}
+
+// scanRecord reads one records row (the columns recordColumns lists).
+func scanRecord(s interface{ Scan(...any) error }) (Record, error) {
+	var rec Record
+	var kind string
+	var at int64
+	var level int
+	var ch sql.NullInt64
+	var data []byte
+	if err := s.Scan(&rec.Seq, &rec.Session, &kind, &at, &level, &rec.Text, &ch, &rec.Value, &data, &rec.Blob, &rec.BlobBytes, &rec.Size); err != nil {
+		return rec, err
+	}
+	rec.Kind, rec.At, rec.Level = Kind(kind), time.UnixMicro(at).UTC(), Level(level)
+	if ch.Valid {
+		c := int(ch.Int64)
+		rec.Channel = &c
+	}
+	if len(data) > 0 {
+		rec.Data = data
+	}
+	return rec, nil
+}
+
+// recordColumns are the columns scanRecord reads, in order.
+const recordColumns = `seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size`
