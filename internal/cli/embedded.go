@@ -63,6 +63,8 @@ type runningHost struct {
 	player    *player.Player
 	playerSrv *http.Server
 	playerURL string
+	// unpoint removes the pointer to this host's state directory (see locate.go).
+	unpoint func()
 	// rec keeps the session recordings, when recording.
 	rec *recording.Recorder
 }
@@ -167,6 +169,7 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	}
 	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second}
 	go rh.httpSrv.Serve(l)
+	rh.unpoint = pointToHost(stateDir)
 	return nil
 }
 
@@ -204,6 +207,7 @@ func (rh *runningHost) close() {
 		rh.httpSrv.Shutdown(ctx)
 		cancel()
 		os.Remove(rh.socket)
+		rh.unpoint()
 	}
 	rh.srv.Close()
 	if rh.rec != nil {
@@ -275,7 +279,12 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (control.Back
 		return nil, nil, err
 	}
 	discard := slog.New(slog.DiscardHandler)
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: "127.0.0.1:0", listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
+	discovery := "127.0.0.1:0" // the demo app is told the port
+	if !withDemo {
+		// Other apps on this machine look for a host on the standard port: take it if free.
+		discovery = freeOrDefault(host.DefaultDiscoveryAddr)
+	}
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

@@ -31,14 +31,21 @@ var _ Backend = (*Client)(nil)
 // NewClient returns a client for the host listening on the socket at path. It does not
 // connect until the first call.
 func NewClient(path string) *Client {
+	return NewLocatingClient(func() string { return path })
+}
+
+// NewLocatingClient returns a client that asks locate for the socket's path whenever it
+// opens a connection: for a long-running caller (the MCP bridge) that starts before the
+// host and may find it in one of several places.
+func NewLocatingClient(locate func() string) *Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			return d.DialContext(ctx, "unix", locate())
 		},
 		DisableCompression: true,
 	}
-	return &Client{socket: path, http: &http.Client{Transport: tr}}
+	return &Client{socket: locate(), http: &http.Client{Transport: tr}}
 }
 
 // Status implements Backend.
