@@ -172,7 +172,9 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 		return nil, err
 	}
 	var cat *tools.Catalog
-	if req.Detail == DetailFull {
+	// A search looks into the schemas too, so it needs the definitions (fetched once, then
+	// cached by definitionRevision).
+	if req.Detail == DetailFull || req.Query != "" || req.Feature != "" {
 		cat, err = c.Catalog(ctx)
 	} else {
 		cat, err = c.Index(ctx)
@@ -201,7 +203,8 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 }
 
 // FilterTools applies a ToolsRequest's filters (not MaxResults) to catalog entries,
-// returning a new slice. Terms match as the app's own query filter does.
+// returning a new slice. Terms match as the app's own query filter does, and in the
+// entries' schemas too when they carry them.
 func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
 	search := catalog.ParseSearch(req.Query, req.Feature)
 	var policy wire.Policy
@@ -212,10 +215,11 @@ func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
 	for _, e := range entries {
 		switch {
 		case len(req.ToolIDs) > 0 && !slices.Contains(req.ToolIDs, e.ID):
+		case !strings.HasPrefix(e.ID, req.IDPrefix):
 		case req.Category != "" && e.Category != req.Category:
 		case req.Policy != "" && e.Policy != policy:
 		case req.ExecutableOnly && (e.Denial != nil || !e.IsExecutable()):
-		case !search.Matches(&e):
+		case !search.MatchesWithSchemas(&e):
 		default:
 			out = append(out, e)
 		}
@@ -301,6 +305,7 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	out.Result = &res.Payload
 	out.Success = res.Payload.Success
 	out.Artifacts = artifactsOf(res.Artifacts)
+	out.Refused = res.Refused
 	return out, nil
 }
 
@@ -339,6 +344,9 @@ func toolError(err error) *ToolError {
 	var refusal *tools.RefusalError
 	if errors.As(err, &refusal) {
 		te := &ToolError{Error: *refusal.Err, RefusedByHost: true}
+		if refusal.Index >= 0 {
+			te.Index, te.ToolID = &refusal.Index, refusal.ToolID
+		}
 		switch te.Code {
 		case wire.CodePolicyNotGranted:
 			te.Kind = KindDenied

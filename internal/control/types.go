@@ -105,11 +105,14 @@ type Sessions struct {
 // (refreshed with a conditional index query), so filtering costs the app nothing.
 type ToolsRequest struct {
 	// Query and Feature are free text: every term must occur in the tool's id, name,
-	// description, category, keywords or prerequisites.
+	// description, category, keywords or prerequisites, or in its schemas (the names,
+	// titles, descriptions and enum values of their properties).
 	Query   string `json:"query,omitzero"`
 	Feature string `json:"feature,omitzero"`
 	// Category keeps tools of exactly this category.
 	Category string `json:"category,omitzero"`
+	// IDPrefix keeps tools whose id starts with it ("ui.").
+	IDPrefix string `json:"idPrefix,omitzero"`
 	// ToolIDs keeps exactly these tools.
 	ToolIDs []string `json:"toolIds,omitempty"`
 	// Policy keeps tools of this policy (read, write, critical).
@@ -201,6 +204,9 @@ type Batch struct {
 	Error      *ToolError        `json:"error,omitzero"`
 	Artifacts  []Artifact        `json:"artifacts,omitempty"`
 	DurationMS int64             `json:"durationMs"`
+	// Refused lists the indexes of the calls the host refused to send (continueOnError:
+	// each fails on its own, its item in Result carries the refusal; the others ran).
+	Refused []int `json:"refused,omitempty"`
 }
 
 // ToolError is a tool.error or a host refusal, with the Kind a script or agent reacts to.
@@ -211,6 +217,9 @@ type ToolError struct {
 	Kind string `json:"kind"`
 	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
 	RefusedByHost bool `json:"refusedByHost,omitzero"`
+	// Index and ToolID name the call that made the host refuse a whole batch (nothing ran).
+	Index  *int   `json:"index,omitzero"`
+	ToolID string `json:"toolId,omitzero"`
 }
 
 // ToolError kinds.
