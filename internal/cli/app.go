@@ -464,8 +464,8 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 	var output, format string
 	var maxWidth int
 	cmd := &cobra.Command{
-		Use:               "screenshot [session]",
-		Short:             "Save the app's current screen as an image file",
+		Use:   "screenshot [session]",
+		Short: "Save the app's current screen as an image file",
 		Long: `Save the app's current screen as an image file, through the app's ui.get_screenshot.
 
 The format follows the file name given with -o (.png, .jpg or .jpeg), or --format; a
