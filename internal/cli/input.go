@@ -69,7 +69,7 @@ func parseJWCC(data []byte) (jsontext.Value, error) {
 		return v, nil
 	}
 	plain := v.Clone()
-	if plain.Compact() == nil {
+	if plain.Compact(strict...) == nil {
 		return plain, nil
 	}
 	if d := jwccDepth(v); d > maxInputDepth {
@@ -80,11 +80,14 @@ func parseJWCC(data []byte) (jsontext.Value, error) {
 		return nil, err
 	}
 	out := jsontext.Value(std)
-	if err := out.Compact(); err != nil {
+	if err := out.Compact(strict...); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// strict refuses what Compact lets through by default: duplicate names, invalid UTF-8.
+var strict = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)}
 
 // jwccDepth returns the deepest nesting of arrays and objects in JWCC text, skipping
 // strings and comments. It only bounds the parser's work; the parser judges the syntax.
