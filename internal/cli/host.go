@@ -45,6 +45,11 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			if err != nil {
 				return err
 			}
+			lock, err := lockStateDir(dir) // before binding anything
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
