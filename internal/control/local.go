@@ -3,7 +3,9 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -408,24 +410,67 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 	if app == "" {
 		app = pairing.AnyApp
 	}
-	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: time.Duration(req.DurationSeconds) * time.Second, MaxToolPolicy: req.MaxToolPolicy})
+	if err := checkHostAddresses(req.HostAddresses); err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+	}
+	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, AppName: req.AppName, Duration: time.Duration(req.DurationSeconds) * time.Second,
+		MaxToolPolicy: req.MaxToolPolicy, HostAddresses: req.HostAddresses})
 	if err != nil {
 		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
 	}
 	v := inviteOf(inv, time.Now())
+	v.Schema = SchemaInvite
 	v.Code = code
 	if d := inv.Document; d != nil && d.Discovery != nil {
-		v.Hosts = d.Discovery.HostAddresses
+		v.HostAddresses = d.Discovery.HostAddresses
 	}
 	return &v, nil
 }
 
+// checkHostAddresses accepts IP addresses and host names, a few of them.
+func checkHostAddresses(list []string) error {
+	if len(list) > MaxHostAddresses {
+		return fmt.Errorf("at most %d host addresses, not %d", MaxHostAddresses, len(list))
+	}
+	for _, a := range list {
+		if _, err := netip.ParseAddr(a); err == nil {
+			continue
+		}
+		if !validHostName(a) {
+			return fmt.Errorf("host address %q is neither an IP address nor a host name", a)
+		}
+	}
+	return nil
+}
+
+// validHostName reports whether s is a DNS name: dot-separated labels of letters, digits
+// and inner hyphens, 253 bytes at most.
+func validHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func inviteOf(inv host.Invite, now time.Time) Invite {
-	v := Invite{Schema: SchemaInvite, ID: inv.ID, AppID: inv.AppID, MaxToolPolicy: inv.MaxToolPolicy, ExpiresAt: inv.ExpiresAt, State: "open"}
+	v := Invite{ID: inv.ID, AppID: inv.AppID, AppName: inv.AppName, MaxToolPolicy: inv.MaxToolPolicy, IssuedAt: inv.IssuedAt,
+		ExpiresAt: inv.ExpiresAt, GrantExpiresAt: inv.GrantExpiresAt, Uses: inv.Uses, MaxUses: inv.MaxUses, RevokedAt: inv.RevokedAt, State: "open"}
 	if v.AppID == pairing.AnyApp {
 		v.AppID = ""
 	}
 	switch {
+	case !inv.RevokedAt.IsZero():
+		v.State = "revoked"
 	case inv.MaxUses > 0 && inv.Uses >= inv.MaxUses:
 		v.State = "used"
 	case !now.Before(inv.ExpiresAt):
@@ -439,9 +484,7 @@ func (l *Local) Invites(context.Context) (*Invites, error) {
 	now := time.Now()
 	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}, Grants: []Grant{}}
 	for _, inv := range l.srv.ListInvites() {
-		v := inviteOf(inv, now)
-		v.Schema = ""
-		out.Invites = append(out.Invites, v)
+		out.Invites = append(out.Invites, inviteOf(inv, now))
 	}
 	for _, g := range l.srv.Grants() {
 		out.Grants = append(out.Grants, grantOf(g, now))
@@ -451,7 +494,8 @@ func (l *Local) Invites(context.Context) (*Invites, error) {
 
 func grantOf(g host.Grant, now time.Time) Grant {
 	v := Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
-		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt, State: "active"}
+		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt,
+		LastUsedAt: g.LastUsedAt, State: "active"}
 	if g.Mode == host.GrantInvite {
 		v.InviteID = g.ConfigID
 	}

@@ -18,8 +18,9 @@ const (
 	SchemaTool        = "ansight.app-tool/v1"
 	SchemaCall        = "ansight.app-call/v1"
 	SchemaBatch       = "ansight.app-batch/v1"
-	SchemaInvite      = "ansight.pairing-invite/v1"
-	SchemaInvites     = "ansight.pairing-invites/v1"
+	SchemaInvite      = "ansight.pairing-invite/v2"
+	SchemaInvites     = "ansight.pairing-invites/v2"
+	SchemaGrant       = "ansight.pairing-grant/v1"
 	SchemaRevoke      = "ansight.pairing-revoke/v1"
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
@@ -254,27 +255,47 @@ type Progress struct {
 type InviteRequest struct {
 	// AppID restricts the invite to one app ("" or "*": any app).
 	AppID string `json:"appId,omitzero"`
-	// DurationSeconds is how long the invite may be used (0: the host's default).
+	// AppName labels the invite, as the app's pairing screen shows it (default: AppID).
+	AppName string `json:"appName,omitzero"`
+	// DurationSeconds is how long the pairing should last (0: the host's default, 30
+	// days). The invite itself can be used for at most 24 hours of it (10 minutes for
+	// any app); the grant it leads to lasts the whole duration, 90 days at most.
 	DurationSeconds int64 `json:"durationSeconds,omitzero"`
 	// MaxToolPolicy is the grant of the paired client (default read).
 	MaxToolPolicy wire.Policy `json:"maxToolPolicy,omitzero"`
+	// HostAddresses, when set, replace the addresses the invite tells apps to try (at
+	// most MaxHostAddresses IP addresses or host names).
+	HostAddresses []string `json:"hostAddresses,omitempty"`
 }
 
-// Invite is an issued invite. Code is the secret: show it once, never log it.
+// MaxHostAddresses bounds InviteRequest.HostAddresses.
+const MaxHostAddresses = 8
+
+// Invite is an issued invite. Code is the secret: show it once, never log it. Its members
+// are named as in the invite document (and the official CLI's output): inviteId, appId,
+// appName, expiresAt, grantExpiresAt, maxToolPolicy.
 type Invite struct {
-	Schema        string      `json:"schema"`
-	ID            string      `json:"id"`
-	AppID         string      `json:"appId,omitzero"`
-	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
-	ExpiresAt     time.Time   `json:"expiresAt"`
-	Code          string      `json:"code,omitzero"`
-	// Hosts are the addresses the invite tells apps to try.
-	Hosts []string `json:"hosts,omitempty"`
-	State string   `json:"state,omitzero"`
+	Schema         string      `json:"schema,omitzero"`
+	ID             string      `json:"inviteId"`
+	AppID          string      `json:"appId,omitzero"`
+	AppName        string      `json:"appName,omitzero"`
+	MaxToolPolicy  wire.Policy `json:"maxToolPolicy"`
+	IssuedAt       time.Time   `json:"issuedAt"`
+	ExpiresAt      time.Time   `json:"expiresAt"`
+	GrantExpiresAt time.Time   `json:"grantExpiresAt"`
+	Uses           int         `json:"uses"`
+	MaxUses        int         `json:"maxUses"`
+	RevokedAt      time.Time   `json:"revokedAt,omitzero"`
+	Code           string      `json:"code,omitzero"`
+	// HostAddresses are the addresses the invite tells apps to try.
+	HostAddresses []string `json:"hostAddresses,omitempty"`
+	// State is "open", "used", "expired" or "revoked".
+	State string `json:"state"`
 }
 
 // Invites lists issued invites (without their secrets) and the grants the host holds:
-// every pairing, local or made with an invite.
+// every pairing, local or made with an invite, revoked and expired ones included until the
+// host prunes them.
 type Invites struct {
 	Schema  string   `json:"schema"`
 	Invites []Invite `json:"invites"`
@@ -285,7 +306,8 @@ type Invites struct {
 // Local-mode grants are made on an app's first connection; invite grants when a device
 // uses an invite.
 type Grant struct {
-	ID            string      `json:"id"`
+	Schema        string      `json:"schema,omitzero"`
+	ID            string      `json:"grantId"`
 	Mode          string      `json:"mode"`              // "local" or "invite"
 	InviteID      string      `json:"inviteId,omitzero"` // the invite an invite grant was made with
 	AppID         string      `json:"appId"`
@@ -295,6 +317,7 @@ type Grant struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	ExpiresAt     time.Time   `json:"expiresAt"`
 	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	LastUsedAt    time.Time   `json:"lastUsedAt,omitzero"`
 	State         string      `json:"state"` // "active", "expired" or "revoked"
 }
 
