@@ -369,7 +369,7 @@ func importEntry(b []byte, files map[string]*zip.File, dir string, line int) (en
 		if err != nil {
 			return entry{}, err
 		}
-		e.link = tmp
+		e.link, e.owned = tmp, true
 	}
 	return e, nil
 }
