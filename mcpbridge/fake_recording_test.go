@@ -25,7 +25,9 @@ func (f *fakeBackend) Follow(context.Context, string, control.RecordsRequest, fu
 	return errNoRecordings
 }
 
-func (f *fakeBackend) Blob(context.Context, string, int64) (*control.Blob, error) { return nil, errNoRecordings }
+func (f *fakeBackend) Blob(context.Context, string, int64) (*control.Blob, error) {
+	return nil, errNoRecordings
+}
 
 func (f *fakeBackend) Export(context.Context, string, control.ExportRequest, io.Writer) error {
 	return errNoRecordings

@@ -60,7 +60,7 @@ type runningHost struct {
 	httpSrv *http.Server
 	// stopControl ends the control API's requests (its server's base context).
 	stopControl context.CancelFunc
-	done    chan struct{} // closed when a client asks the host to stop
+	done        chan struct{} // closed when a client asks the host to stop
 	// player is the web console, when started; playerURL opens it (with the run's token).
 	player    *player.Player
 	playerSrv *http.Server

@@ -184,12 +184,15 @@ func TestRecordingsOverTheSocket(t *testing.T) {
 
 	// Refusals.
 	for name, err := range map[string]error{
-		"unknown kind": func() error { _, err := c.Records(ctx, id, RecordsRequest{Kinds: []recording.Kind{"nope"}}); return err }(),
-		"unknown level": func() error { _, err := c.Records(ctx, id, RecordsRequest{Level: "loud"}); return err }(),
-		"no session":    func() error { _, err := c.Records(ctx, "nosuch-001", RecordsRequest{}); return err }(),
+		"unknown kind": func() error {
+			_, err := c.Records(ctx, id, RecordsRequest{Kinds: []recording.Kind{"nope"}})
+			return err
+		}(),
+		"unknown level":      func() error { _, err := c.Records(ctx, id, RecordsRequest{Level: "loud"}); return err }(),
+		"no session":         func() error { _, err := c.Records(ctx, "nosuch-001", RecordsRequest{}); return err }(),
 		"follow, no session": c.Follow(ctx, "nosuch-001", RecordsRequest{}, func(recording.Record) error { return nil }),
 		"export, no session": c.Export(ctx, "nosuch-001", ExportRequest{}, io.Discard),
-		"not an archive": func() error { _, err := c.Import(ctx, strings.NewReader("PK not a zip")); return err }(),
+		"not an archive":     func() error { _, err := c.Import(ctx, strings.NewReader("PK not a zip")); return err }(),
 	} {
 		if err == nil {
 			t.Errorf("%s: no error", name)
