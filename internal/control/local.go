@@ -290,11 +290,23 @@ func (l *Local) Records(ctx context.Context, id string, req RecordsRequest) (*Re
 	if err != nil {
 		return nil, err
 	}
+	l.flush(ctx)
 	p, err := l.rec.Records(ctx, q)
 	if err != nil {
 		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
 	}
 	return &Records{Schema: SchemaRecords, SessionID: id, Records: p.Records, Next: p.Next}, nil
+}
+
+// maxFlushWait bounds how long a query waits for the recorder to write what the host
+// received before it (a writer far behind, under heavy load, answers with what it wrote).
+const maxFlushWait = time.Second
+
+// flush lets a query see what the host received before it.
+func (l *Local) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, maxFlushWait)
+	defer cancel()
+	l.rec.Flush(ctx)
 }
 
 // Follow implements Backend.
