@@ -494,7 +494,6 @@ func (g *globals) completeRecordings(c *cobra.Command, args []string, s string) 
 	return ids, cobra.ShellCompDirectiveNoFileComp
 }
 
-
 // newSessionExportCmd writes a session's recording as one zip archive.
 func newSessionExportCmd(g *globals) *cobra.Command {
 	var output string
