@@ -522,7 +522,6 @@ every record and JSON file; 'default' stands for the usual credentials
 			if output == "" {
 				output = id + ".zip"
 			}
-			names := redactNames(redact)
 			b, err := g.backend()
 			if err != nil {
 				return err
@@ -545,7 +544,7 @@ every record and JSON file; 'default' stands for the usual credentials
 			w := &countingWriter{w: tmp, report: func(n int64) {
 				bar.update(control.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
 			}}
-			err = b.Export(c.Context(), id, control.ExportRequest{Redact: names}, w)
+			err = b.Export(c.Context(), id, control.ExportRequest{Redact: redact}, w)
 			bar.done()
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
@@ -588,20 +587,6 @@ type exportOutput struct {
 	Records   int64                    `json:"records"`
 	Counts    map[recording.Kind]int64 `json:"counts"`
 	Redacted  []string                 `json:"redacted,omitempty"`
-}
-
-// redactNames expands --redact: names, comma separated, "default" standing for
-// recording.DefaultRedact.
-func redactNames(list []string) []string {
-	var out []string
-	for _, n := range list {
-		if n = strings.TrimSpace(n); strings.EqualFold(n, "default") {
-			out = append(out, recording.DefaultRedact...)
-		} else if n != "" {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // readManifest reads an archive's manifest.json.

@@ -369,11 +369,25 @@ func (l *Local) Export(ctx context.Context, id string, req ExportRequest, w io.W
 	if err := l.rec.Flush(ctx); err != nil { // what the session sent until now is in it
 		return err
 	}
-	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: req.Redact, Producer: "ansight " + l.version})
+	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: redactNames(req.Redact), Producer: "ansight " + l.version})
 	if errors.Is(err, recording.ErrNotFound) {
 		return errSessionNotFound(id)
 	}
 	return err
+}
+
+// redactNames expands an export's redaction list: "default" stands for
+// recording.DefaultRedact.
+func redactNames(list []string) []string {
+	var out []string
+	for _, n := range list {
+		if n = strings.TrimSpace(n); strings.EqualFold(n, "default") {
+			out = append(out, recording.DefaultRedact...)
+		} else if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Import implements Backend: the archive is spooled to a private file beside the

@@ -227,7 +227,7 @@ type Blob struct {
 type ExportRequest struct {
 	// Redact lists header and field names whose values are replaced by "<redacted>" in
 	// every record and JSON file of the archive (network records are sanitised on intake in
-	// any case).
+	// any case); "default" stands for the usual credentials (recording.DefaultRedact).
 	Redact []string `json:"redact,omitempty"`
 }
 
