@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -48,6 +49,66 @@ type Manifest struct {
 	Redacted []string `json:"redacted,omitempty"`
 	// Versions says which versions of the formats inside it uses.
 	Versions ArchiveVersions `json:"versions"`
+	// Traffic sums up the tool traffic in the archive.
+	Traffic TrafficSummary `json:"traffic"`
+}
+
+// TrafficSummary sums up a recording's tool traffic: what a reader of an archive wants to
+// know before reading records.jsonl.
+type TrafficSummary struct {
+	// Calls counts tool.call and tool.batch requests sent, Errors the responses that were
+	// not ok, Denied the calls the host refused to send, Transfers the files received.
+	Calls     int64 `json:"calls"`
+	Errors    int64 `json:"errors"`
+	Denied    int64 `json:"denied"`
+	Transfers int64 `json:"transfers"`
+	// BytesSent and BytesReceived count the messages as they travelled (requests;
+	// responses and transfers).
+	BytesSent     int64 `json:"bytesSent"`
+	BytesReceived int64 `json:"bytesReceived"`
+	// Tools counts the calls of each tool (a batch counts for each of its tools).
+	Tools map[string]int64 `json:"tools,omitempty"`
+}
+
+// add counts one traffic record.
+func (s *TrafficSummary) add(rec Record) {
+	var d struct {
+		Direction     string   `json:"direction"`
+		Type          string   `json:"type"`
+		ToolIDs       []string `json:"toolIds"`
+		Bytes         int64    `json:"bytes"`
+		ReceivedBytes int64    `json:"receivedBytes"`
+		Outcome       string   `json:"outcome"`
+	}
+	if rec.Kind != KindTraffic || json.Unmarshal(rec.Data, &d) != nil {
+		return
+	}
+	call := d.Type == "tool.call" || d.Type == "tool.batch"
+	switch d.Direction {
+	case string(tools.TrafficRequest):
+		s.BytesSent += d.Bytes
+		if call {
+			s.Calls++
+			if s.Tools == nil {
+				s.Tools = map[string]int64{}
+			}
+			for _, id := range d.ToolIDs {
+				s.Tools[id]++
+			}
+		}
+	case string(tools.TrafficResponse):
+		s.BytesReceived += d.Bytes
+		if d.Outcome != tools.OutcomeOK {
+			s.Errors++
+		}
+	case string(tools.TrafficDenied):
+		s.Denied++
+	case string(tools.TrafficTransfer):
+		s.BytesReceived += d.ReceivedBytes
+		if d.Outcome == tools.OutcomeOK {
+			s.Transfers++
+		}
+	}
 }
 
 // ArchiveVersions are the versions of the formats an archive holds.
@@ -114,6 +175,7 @@ func (r *Recorder) Export(ctx context.Context, sessionID string, w io.Writer, op
 				rec.Blob = archiveBlobName(rec)
 			}
 			m.Counts[rec.Kind]++
+			m.Traffic.add(rec)
 			b, err := json.Marshal(rec, json.Deterministic(true))
 			if err != nil {
 				return err

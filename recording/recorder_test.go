@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/host/tools"
@@ -438,8 +440,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: 8, Height: 16, JPEG: img})
 	r.RecordMessage(sess, transport.MessageBinary, frame, now)
 	r.RecordControl(sess, "client.log", []byte(`{"data":"login ok session_token=abc123 user=ann"}`), true, "", now)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult,
-		Outcome: tools.OutcomeOK, Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: tools.OutcomeOK, Payload: []byte(`{"toolId":"notes.get"}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 250, Outcome: tools.OutcomeOK,
+		Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
+		ToolIDs: []string{"notes.delete_all"}, Outcome: tools.OutcomeError, ErrorCode: wire.CodePolicyNotGranted})
 	waitIdle(t, r)
 	before := all(t, r, Query{Session: sess})
 
@@ -452,6 +459,18 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if bytes.Contains(zipBuf.Bytes(), []byte(secret)) { // manifest and records are deflated; check after import too
 			t.Errorf("archive holds %q", secret)
 		}
+	}
+	zr, err := zip.NewReader(bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, _ := zr.Open(ManifestName)
+	var m Manifest
+	if b, _ := io.ReadAll(mf); json.Unmarshal(b, &m) != nil {
+		t.Fatal("manifest does not read")
+	}
+	if tr := m.Traffic; tr.Calls != 1 || tr.Denied != 1 || tr.Errors != 0 || tr.BytesSent != 100 || tr.BytesReceived != 250 || tr.Tools["notes.get"] != 1 {
+		t.Errorf("traffic summary %+v", tr)
 	}
 	sum, err := r.Import(context.Background(), bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()), ImportOptions{})
 	if err != nil {

@@ -307,7 +307,8 @@ func resolveChannel(s string, channels map[int]channelInfo) (int, error) {
 		names = append(names, ch.name)
 	}
 	slices.Sort(names)
-	return 0, usageErrorf("--channel: the session declared no channel %q (it has: %s)", s, strings.Join(names, ", "))
+	// The names are the app's: quoted, so that the message holds no control character.
+	return 0, usageErrorf("--channel: the session declared no channel %q (it has: %q)", s, names)
 }
 
 func channelOf(r recording.Record) channelInfo {
@@ -562,9 +563,12 @@ every record and JSON file; 'default' stands for the usual credentials
 			abs, _ := filepath.Abs(output)
 			if g.json {
 				return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: w.n,
-					Records: m.Session.Records, Counts: m.Counts, Redacted: m.Redacted})
+					Records: m.Session.Records, Counts: m.Counts, Traffic: m.Traffic, Redacted: m.Redacted})
 			}
 			fmt.Fprintf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
+			tr := m.Traffic
+			fmt.Fprintf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
+				tr.Calls, tr.Errors, tr.Denied, tr.Transfers, m.Counts[recording.KindLog], m.Counts[recording.KindCrash])
 			if len(m.Redacted) > 0 {
 				fmt.Fprintf(g.env.Stdout, "redacted: %s\n", strings.Join(m.Redacted, ", "))
 			}
@@ -586,6 +590,7 @@ type exportOutput struct {
 	Bytes     int64                    `json:"bytes"`
 	Records   int64                    `json:"records"`
 	Counts    map[recording.Kind]int64 `json:"counts"`
+	Traffic   recording.TrafficSummary `json:"traffic"`
 	Redacted  []string                 `json:"redacted,omitempty"`
 }
 
@@ -669,7 +674,12 @@ record and file is checked before anything is stored.`,
 			if s.Recording != nil {
 				n = s.Recording.Records
 			}
-			fmt.Fprintf(g.env.Stdout, "imported %d records as session %s (ansight session logs %s)\n", n, s.ID, s.ID)
+			// The id is the archive's: through the table, where terminal output is sanitised.
+			tw := newTable(g.env.Stdout)
+			tw.row("imported:", fmt.Sprintf("%d records", n))
+			tw.row("session:", s.ID)
+			tw.row("browse:", "ansight session logs "+s.ID)
+			tw.flush()
 			return nil
 		},
 	}
