@@ -542,7 +542,7 @@ every record and JSON file; 'default' stands for the usual credentials
 			}
 			defer os.Remove(tmp.Name()) // gone once renamed
 			bar := g.progress()
-			w := &countingWriter{w: tmp, report: func(n int64) {
+			w := &counted{w: tmp, report: func(n int64) {
 				bar.update(control.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
 			}}
 			err = b.Export(c.Context(), id, control.ExportRequest{Redact: redact}, w)
@@ -614,14 +614,22 @@ func readManifest(path string) (recording.Manifest, error) {
 	return m, json.Unmarshal(b, &m)
 }
 
-// countingWriter counts what passes and reports it.
-type countingWriter struct {
+// counted counts the bytes read from r or written to w, and reports the total (progress).
+type counted struct {
+	r      io.Reader
 	w      io.Writer
 	n      int64
 	report func(int64)
 }
 
-func (c *countingWriter) Write(b []byte) (int, error) {
+func (c *counted) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	c.report(c.n)
+	return n, err
+}
+
+func (c *counted) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	c.report(c.n)
@@ -657,7 +665,7 @@ record and file is checked before anything is stored.`,
 				return err
 			}
 			bar := g.progress()
-			s, err := b.Import(c.Context(), &countingReader{r: f, report: func(n int64) {
+			s, err := b.Import(c.Context(), &counted{r: f, report: func(n int64) {
 				bar.update(control.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
 			}})
 			bar.done()
@@ -665,10 +673,7 @@ record and file is checked before anything is stored.`,
 				return recordingErr(err)
 			}
 			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema string `json:"schema"`
-					*control.Session
-				}{control.SchemaSession, s})
+				return writeJSON(g.env.Stdout, sessionJSON(s))
 			}
 			n := int64(0)
 			if s.Recording != nil {
@@ -683,18 +688,4 @@ record and file is checked before anything is stored.`,
 			return nil
 		},
 	}
-}
-
-// countingReader counts what passes and reports it.
-type countingReader struct {
-	r      io.Reader
-	n      int64
-	report func(int64)
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	c.report(c.n)
-	return n, err
 }

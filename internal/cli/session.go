@@ -81,10 +81,7 @@ and imported ones included — with its size.`,
 				return hostErr(err)
 			}
 			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema string `json:"schema"`
-					*control.Session
-				}{control.SchemaSession, s})
+				return writeJSON(g.env.Stdout, sessionJSON(s))
 			}
 			tw := newTable(g.env.Stdout)
 			for _, kv := range [][2]string{
@@ -110,6 +107,14 @@ and imported ones included — with its size.`,
 	}
 	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionImportCmd(g))
 	return cmd
+}
+
+// sessionJSON is one session as --json prints it: with its schema.
+func sessionJSON(s *control.Session) any {
+	return struct {
+		Schema string `json:"schema"`
+		*control.Session
+	}{control.SchemaSession, s}
 }
 
 // withRecordings lists the registry's sessions, then the recordings of the others; each
