@@ -73,10 +73,14 @@ func (v *browseView) file(r recording.Record) string {
 
 func newBrowseCmd(g *globals, spec browseSpec) *cobra.Command {
 	var f browseFlags
+	long := spec.long + browseHelp
+	if spec.json == nil {
+		long += recordsJSONHelp
+	}
 	cmd := &cobra.Command{
 		Use:               spec.use + " <session>",
 		Short:             spec.short,
-		Long:              spec.long + browseHelp,
+		Long:              long,
 		Example:           spec.example,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
@@ -115,7 +119,10 @@ const browseHelp = `
 The host records what every session sends while it runs ('ansight host run' records by
 default), and keeps it after the app has gone and across restarts of the host, within a
 budget (see 'ansight host status'): the session may be connected, disconnected or
-imported ('ansight session list --all' lists them all).
+imported ('ansight session list --all' lists them all).`
+
+// recordsJSONHelp says what --json prints, for the commands that print records.
+const recordsJSONHelp = `
 
 --json prints one ansight.session-records/v1 object; with --follow, one record per line.`
 

@@ -36,7 +36,7 @@ Apps built with the official SDKs write a report when they crash and hand it ove
 their next launch (crash.handoff); the host keeps it in the session of the process that
 crashed when it still has it, else in the delivering one. Each report's directory holds
 report.json as the app sent it, and native.trace or metrickit.json when it carried one.
---json prints an ansight.session-crashes/v1 object.`,
+--json prints an ansight.session-crashes/v1 object (with --follow, one record per line).`,
 		example: "  ansight session crashes com-example-app-002\n  ansight session crashes com-example-app-002 --json",
 		kinds:   []recording.Kind{recording.KindCrash}, search: true,
 		header: []string{"OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT"},
@@ -71,8 +71,8 @@ func newSessionAnnotationsCmd(g *globals) *cobra.Command {
 		long: `List the annotated-feedback bundles kept in a session, oldest first (--json: most recent
 first): zip files (application/vnd.ansight.annotation+zip) with the user's note, shapes, a
 screenshot and visual trees, as the official SDKs' annotation tools send them
-(annotation.submit).
---json prints an ansight.session-annotations/v1 object.`,
+(annotation.submit). --json prints an ansight.session-annotations/v1 object (with --follow,
+one record per line).`,
 		example: "  ansight session annotations com-example-app-002 --json",
 		kinds:   []recording.Kind{recording.KindAnnotation},
 		header:  []string{"CAPTURED", "SIZE", "ANNOTATION", "BUNDLE"},
