@@ -41,6 +41,9 @@ and imported ones included — with its size.`,
 			}
 			if len(s.Sessions) == 0 {
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
+				if !all {
+					fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
+				}
 				return nil
 			}
 			tw := newTable(g.env.Stdout)
