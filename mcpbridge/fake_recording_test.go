@@ -36,3 +36,5 @@ func (f *fakeBackend) Export(context.Context, string, control.ExportRequest, io.
 func (f *fakeBackend) Import(context.Context, io.Reader) (*control.Session, error) {
 	return nil, errNoRecordings
 }
+
+func (f *fakeBackend) DeleteRecording(context.Context, string) error { return errNoRecordings }

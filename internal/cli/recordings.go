@@ -696,3 +696,35 @@ record and file is checked before anything is stored.`,
 		},
 	}
 }
+
+// newSessionDeleteCmd removes a session's recording.
+func newSessionDeleteCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete <session>",
+		Short: "Delete a session's recording",
+		Long: `Delete everything the host recorded of a session: its records and their files. The files
+the host keeps on its own side (artifacts, crash reports, annotations under <state>/artifacts)
+stay; a connected session goes on recording from now on.`,
+		Example:           "  ansight session delete com-example-app-001",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeRecordings,
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			if err := b.DeleteRecording(c.Context(), args[0]); err != nil {
+				return recordingErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, struct {
+					Schema    string `json:"schema"`
+					SessionID string `json:"sessionId"`
+					Deleted   bool   `json:"deleted"`
+				}{"ansight.session-delete/v1", args[0], true})
+			}
+			fmt.Fprintf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
+			return nil
+		},
+	}
+}

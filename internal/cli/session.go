@@ -108,7 +108,7 @@ and imported ones included — with its size.`,
 	for _, spec := range browseSpecs() {
 		cmd.AddCommand(newBrowseCmd(g, spec))
 	}
-	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionImportCmd(g))
+	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionImportCmd(g), newSessionDeleteCmd(g))
 	return cmd
 }
 

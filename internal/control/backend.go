@@ -42,6 +42,9 @@ type Backend interface {
 	// Import stores such an archive as a new recording and describes it.
 	Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error
 	Import(ctx context.Context, archive io.Reader) (*Session, error)
+	// DeleteRecording removes a session's recording and its files (the host's own files,
+	// artifacts and crash reports, stay). A connected session goes on recording anew.
+	DeleteRecording(ctx context.Context, sessionID string) error
 	IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error)
 	Invites(ctx context.Context) (*Invites, error)
 	RevokeInvite(ctx context.Context, id string) error

@@ -204,6 +204,11 @@ func (c *Client) Import(ctx context.Context, archive io.Reader) (*Session, error
 	return &v, nil
 }
 
+// DeleteRecording implements Backend.
+func (c *Client) DeleteRecording(ctx context.Context, sessionID string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/recordings/"+url.PathEscape(sessionID), nil, nil)
+}
+
 // raw sends a request whose body (or answer) is not one JSON value and returns the
 // answer of a 2xx status, to be closed; any other status is its *APIError.
 func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, contentType string) (*http.Response, error) {

@@ -41,6 +41,7 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/export", h.export)
 	mux.HandleFunc("GET /v1/recordings", h.recordings)
 	mux.HandleFunc("POST /v1/recordings", h.importRecording)
+	mux.HandleFunc("DELETE /v1/recordings/{id}", h.deleteRecording)
 	mux.HandleFunc("POST /v1/invites", h.issueInvite)
 	mux.HandleFunc("GET /v1/invites", h.invites)
 	mux.HandleFunc("DELETE /v1/invites/{id}", h.revokeInvite)
@@ -239,6 +240,14 @@ func (l *lazyWriter) Write(b []byte) (int, error) {
 func (h *handler) importRecording(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Import(r.Context(), r.Body)
 	respond(w, v, err)
+}
+
+func (h *handler) deleteRecording(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.DeleteRecording(r.Context(), r.PathValue("id")); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (h *handler) issueInvite(w http.ResponseWriter, r *http.Request) {

@@ -376,6 +376,21 @@ func (l *Local) Export(ctx context.Context, id string, req ExportRequest, w io.W
 	return err
 }
 
+// DeleteRecording implements Backend.
+func (l *Local) DeleteRecording(ctx context.Context, id string) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if err := l.rec.Flush(ctx); err != nil { // nothing queued for it comes back after
+		return err
+	}
+	err := l.rec.Delete(ctx, id)
+	if errors.Is(err, recording.ErrNotFound) {
+		return errSessionNotFound(id)
+	}
+	return err
+}
+
 // redactNames expands an export's redaction list: "default" stands for
 // recording.DefaultRedact.
 func redactNames(list []string) []string {
