@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -27,12 +28,12 @@ func (x *exchange) batch(ctx context.Context, payload jsontext.Value) (*wire.Bat
 	if b.Calls.Kind() != '[' {
 		return nil, &wire.Error{Code: wire.CodeBatchPayloadInvalid, Message: "The tool.batch payload must hold a calls array."}
 	}
-	var calls []jsontext.Value
-	if err := wire.Unmarshal(b.Calls, &calls); err != nil {
+	calls, n, err := batchCalls(b.Calls)
+	if err != nil {
 		return nil, &wire.Error{Code: wire.CodeBatchPayloadInvalid, Message: "The tool.batch calls are invalid: " + err.Error()}
 	}
-	if len(calls) == 0 || len(calls) > wire.MaxBatchSize {
-		return nil, &wire.Error{Code: wire.CodeBatchSizeInvalid, Message: fmt.Sprintf("A batch holds 1 to %d calls, not %d.", wire.MaxBatchSize, len(calls))}
+	if n == 0 || n > wire.MaxBatchSize {
+		return nil, &wire.Error{Code: wire.CodeBatchSizeInvalid, Message: fmt.Sprintf("A batch holds 1 to %d calls, not %d.", wire.MaxBatchSize, n)}
 	}
 
 	res := &wire.BatchResult{Success: true, Requested: len(calls), Results: make([]wire.BatchItem, 0, len(calls))}
@@ -58,4 +59,28 @@ func (x *exchange) batch(ctx context.Context, payload jsontext.Value) (*wire.Bat
 	}
 	res.StoppedEarly = len(res.Results) < len(calls)
 	return res, nil
+}
+
+// batchCalls splits a calls array (already checked to be valid JSON) into its items and
+// counts them. Beyond MaxBatchSize it only counts: a longer list is refused whatever its
+// length, so it is never held item by item.
+func batchCalls(array jsontext.Value) (calls []jsontext.Value, n int, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(array))
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, 0, err
+	}
+	for ; dec.PeekKind() != ']'; n++ {
+		if n >= wire.MaxBatchSize {
+			if err := dec.SkipValue(); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, 0, err
+		}
+		calls = append(calls, v.Clone()) // v is void after the next read
+	}
+	return calls, n, nil
 }

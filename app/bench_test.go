@@ -124,6 +124,9 @@ func BenchmarkQuery10k(b *testing.B) {
 		{"index", `{"detail":"index"}`},
 		{"full", `{}`},
 		{"unchanged", `{"detail":"index","ifRevision":"` + v.set.Revision() + `","ifAvailabilityRevision":"` + avail + `"}`},
+		// The lists a host sends: a few definitions by id, a search of a few words.
+		{"ids", `{"detail":"definitions","ids":["bench.tool_17","bench.tool_4242","bench.tool_9999","bench.tool_17"]}`},
+		{"search", `{"detail":"index","query":"tool 99","feature":"cat9"}`},
 	} {
 		msg := []byte(`{"type":"tool.query","id":"q","payload":` + bc.payload + `}`)
 		b.Run(bc.name, func(b *testing.B) {

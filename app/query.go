@@ -1,8 +1,8 @@
 package app
 
 import (
+	"bytes"
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +22,7 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 	if !v.guard.DiscoveryEnabled {
 		return nil, &wire.Error{Code: wire.CodeDiscoveryDisabled, Message: "Tool discovery is disabled by the current guard."}
 	}
-	q := parseQuery(payload)
+	q := parseQuery(payload, func(id string) bool { _, ok := v.set.Lookup(id); return ok })
 	var unavailable map[string]wire.Runtime
 	for _, t := range v.gated {
 		if rt := a.availabilityOf(ctx, t); !rt.Available {
@@ -45,10 +45,10 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 
 // parseQuery reads a tool.query payload leniently, as the reference SDK does: a payload
 // that is not an object is {}, members of the wrong type are ignored, ids keep only
-// non-blank strings, detail and the revisions are trimmed, and the limit is resolved and
-// clamped here (limit wins over maxResults; a limit that is not an integer means the
-// default).
-func parseQuery(payload jsontext.Value) wire.Query {
+// non-blank strings (see queryIDs), detail and the revisions are trimmed, and the limit is
+// resolved and clamped here (limit wins over maxResults; a limit that is not an integer
+// means the default). known reports whether the app registers a tool id.
+func parseQuery(payload jsontext.Value, known func(id string) bool) wire.Query {
 	q := wire.Query{Detail: wire.DetailFull, Limit: wire.DefaultQueryLimit}
 	if payload.Kind() != '{' {
 		return q
@@ -72,17 +72,7 @@ func parseQuery(payload jsontext.Value) wire.Query {
 		}
 	}
 	if v := m["ids"]; v.Kind() == '[' {
-		var items []jsontext.Value
-		if wire.Unmarshal(v, &items) == nil {
-			for _, it := range items {
-				var s string
-				if it.Kind() == '"' && wire.Unmarshal(it, &s) == nil {
-					if s = strings.TrimSpace(s); s != "" && !slices.Contains(q.IDs, s) {
-						q.IDs = append(q.IDs, s)
-					}
-				}
-			}
-		}
+		q.IDs = queryIDs(v, known)
 	}
 	q.Query, _ = str("query")
 	q.Feature, _ = str("feature")
@@ -107,4 +97,42 @@ func parseQuery(payload jsontext.Value) wire.Query {
 		q.IfAvailabilityRevision = strings.TrimSpace(s)
 	}
 	return q
+}
+
+// queryIDs reads a query's ids: the non-blank strings of list, trimmed, each once, in
+// order; other values are skipped. An id the app does not register can only match
+// nothing, so one is kept (a list of unknown ids must still match nothing) and the others
+// dropped: whatever the list's length, work is linear in it and what is kept is bounded by
+// the catalog. list is valid JSON (the strict decoder read it).
+func queryIDs(list jsontext.Value, known func(id string) bool) []string {
+	var ids []string
+	seen := make(map[string]bool)
+	unknown := false
+	dec := jsontext.NewDecoder(bytes.NewReader(list))
+	if _, err := dec.ReadToken(); err != nil {
+		return nil
+	}
+	for k := dec.PeekKind(); k != ']' && k != 0; k = dec.PeekKind() {
+		if k != '"' {
+			if dec.SkipValue() != nil {
+				break
+			}
+			continue
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		id := strings.TrimSpace(tok.String())
+		switch {
+		case id == "" || seen[id]:
+		case known(id):
+			seen[id] = true
+			ids = append(ids, id)
+		case !unknown:
+			unknown, seen[id] = true, true
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -27,6 +27,7 @@ type inferIn struct {
 	Nested   struct {
 		ID string `json:"id"`
 	} `json:"nested"`
+	//lint:ignore U1000 an unexported field, present to show that inference skips it
 	skipped int
 	Ignored string `json:"-"`
 }
@@ -157,7 +158,9 @@ func TestParseQuery(t *testing.T) {
 		{`{"detail":"Definitions"}`, wire.Query{Detail: "definitions", Limit: 1000}},
 		{`{"detail":"bogus"}`, base},
 		{`{"detail":7}`, base},
-		{`{"ids":["a"," b ","a","",3,null,"c"]}`, wire.Query{Detail: "full", Limit: 1000, IDs: []string{"a", "b", "c"}}},
+		{`{"ids":["a"," b ","a","",3,null,{"x":["y"]},"c"]}`, wire.Query{Detail: "full", Limit: 1000, IDs: []string{"a", "b", "c"}}},
+		// Of the ids the app does not register, the first is kept: it matches nothing.
+		{`{"ids":["nope","a","other","nope"]}`, wire.Query{Detail: "full", Limit: 1000, IDs: []string{"nope", "a"}}},
 		{`{"ids":"a"}`, base},
 		{`{"query":"x y","feature":"z","policy":"Write"}`, wire.Query{Detail: "full", Limit: 1000, Query: "x y", Feature: "z", Policy: "Write"}},
 		{`{"query":5,"policy":true}`, base},
@@ -173,7 +176,7 @@ func TestParseQuery(t *testing.T) {
 		{`{"limit":99999999999}`, base},
 		{`{"ifRevision":"  r ","ifAvailabilityRevision":" "}`, wire.Query{Detail: "full", Limit: 1000, IfRevision: "r"}},
 	} {
-		got := parseQuery(jsontext.Value(tc.payload))
+		got := parseQuery(jsontext.Value(tc.payload), func(id string) bool { return id == "a" || id == "b" || id == "c" })
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.payload, got, tc.want)
 		}

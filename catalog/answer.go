@@ -91,14 +91,27 @@ type filter struct {
 	policy         wire.Policy
 	policySet      bool // a policy was given; an unknown one matches nothing
 	executableOnly bool
-	terms          []string
-	limit          int
+	// text is query and feature, normalized: the terms are its fields. terms holds them
+	// when they are few (at most fewTerms distinct ones); many says there are more.
+	text  string
+	terms []string
+	many  bool
+	limit int
 }
+
+// fewTerms is the most distinct terms matched tool by tool; a longer text is matched term
+// by term (matchText), so that its length costs linear time.
+const fewTerms = 32
 
 func newFilter(q *wire.Query) filter {
 	f := filter{executableOnly: q.ExecutableOnly, limit: q.Limit}
+	var seen map[string]bool
 	for _, id := range q.IDs {
-		if id = strings.TrimSpace(id); id != "" && !slices.Contains(f.ids, id) {
+		if id = strings.TrimSpace(id); id != "" && !seen[id] {
+			if seen == nil {
+				seen = make(map[string]bool, len(q.IDs))
+			}
+			seen[id] = true
 			f.ids = append(f.ids, id)
 		}
 	}
@@ -106,7 +119,18 @@ func newFilter(q *wire.Query) filter {
 		f.policySet = true
 		f.policy, _ = wire.ParsePolicy(p) // unknown ⇒ "" ⇒ nothing matches
 	}
-	f.terms = queryTerms(queryTerms(nil, q.Query), q.Feature)
+	if q.Query != "" || q.Feature != "" {
+		f.text = normalizeText(q.Query + " " + q.Feature)
+		for term := range strings.FieldsSeq(f.text) {
+			if !slices.Contains(f.terms, term) {
+				if len(f.terms) == fewTerms {
+					f.terms, f.many = nil, true
+					break
+				}
+				f.terms = append(f.terms, term)
+			}
+		}
+	}
 	if f.limit == 0 {
 		f.limit = q.MaxResults
 	}
@@ -137,11 +161,13 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 	f := newFilter(q)
 	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
 
-	// Select, and size the answer on the way so that it is written into one buffer.
+	// Select, and size the answer on the way so that it is written into one buffer. With
+	// few terms, each tool is matched against all of them and selection stops at the limit;
+	// with many, the terms narrow the whole selection first (matchText), then the limit
+	// applies.
 	var selected []*Tool
-	size := len(s.head) + 256 + len(s.categories)
 	for _, t := range s.candidates(&f) {
-		if len(selected) == f.limit {
+		if !f.many && len(selected) == f.limit {
 			break
 		}
 		if f.policySet && t.Def.Policy != f.policy {
@@ -152,13 +178,20 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 				continue
 			}
 		}
-		if !matchesTerms(t.search, f.terms) {
+		if !f.many && !matchesTerms(t.search, f.terms) {
 			continue
 		}
 		if selected == nil {
 			selected = make([]*Tool, 0, min(f.limit, len(s.visible)))
 		}
 		selected = append(selected, t)
+	}
+	if f.many {
+		selected = matchText(selected, f.text)
+		selected = selected[:min(len(selected), f.limit)]
+	}
+	size := len(s.head) + 256 + len(s.categories)
+	for _, t := range selected {
 		if detail == wire.DetailIndex {
 			size += len(t.indexOpen) + 24
 		} else {
@@ -222,4 +255,32 @@ func matchesTerms(search string, terms []string) bool {
 		}
 	}
 	return true
+}
+
+// matchText keeps the tools whose search text contains every term of the normalized text
+// (spec §2: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
+// Terms are taken one at a time, each distinct one once, against the tools still kept,
+// and the scan stops as soon as none is left: a term list of any length costs one pass
+// over it plus, per distinct term that still matches something, one look at each tool
+// kept. What is remembered (the terms seen) is bounded by the kept tools' own text, not by
+// the query's length.
+func matchText(tools []*Tool, text string) []*Tool {
+	seen := make(map[string]bool)
+	for term := range strings.FieldsSeq(text) {
+		if len(tools) == 0 {
+			break
+		}
+		if seen[term] {
+			continue
+		}
+		seen[term] = true
+		kept := tools[:0]
+		for _, t := range tools {
+			if strings.Contains(t.search, term) {
+				kept = append(kept, t)
+			}
+		}
+		tools = kept
+	}
+	return tools
 }

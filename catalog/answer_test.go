@@ -179,8 +179,30 @@ func TestAnswerDiscoveryDisabled(t *testing.T) {
 	}
 }
 
+// substrings lists the distinct substrings of the words: as many query terms as one wants
+// that the words contain.
+func substrings(words ...string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range words {
+		for i := range w {
+			for j := i + 1; j <= len(w); j++ {
+				if !seen[w[i:j]] {
+					seen[w[i:j]] = true
+					out = append(out, w[i:j])
+				}
+			}
+		}
+	}
+	return out
+}
+
 func TestAnswerFilters(t *testing.T) {
 	s := mustSet(t, fixtureDefs(), GuardFullAccess)
+	many := strings.Join(substrings("screenshot"), " ")
+	if len(substrings("screenshot")) <= fewTerms {
+		t.Fatal("the many-term query is too short")
+	}
 	down := map[string]wire.Runtime{"map.load": {Code: "no_map"}, "unknown.tool": {}}
 	tests := []struct {
 		name string
@@ -210,6 +232,10 @@ func TestAnswerFilters(t *testing.T) {
 		{"limit clamped down to 1000", wire.Query{Limit: 5000}, "map.capture,map.load,notes.delete,notes.list,route.open"},
 		{"limit applies last", wire.Query{Policy: "read", Limit: 2}, "map.capture,notes.list"},
 		{"filters combine in order", wire.Query{IDs: []string{"map.load", "map.capture", "notes.list"}, ExecutableOnly: true, Query: "map"}, "map.capture"},
+		// More than fewTerms distinct terms are matched term by term, with the same result.
+		{"many terms", wire.Query{Query: many + " " + many}, "map.capture"},
+		{"many terms, one absent", wire.Query{Query: many, Feature: "zzz"}, ""},
+		{"many terms of different tools match none", wire.Query{Query: strings.Join(substrings("notes", "tool", "does", "snapshot"), " ")}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,6 +376,39 @@ func TestAnswerConcurrentStates(t *testing.T) {
 	for range 4 {
 		if err := <-done; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestAnswerManyTerms: a query of more distinct terms than fewTerms (matched term by
+// term) selects what matching every term against every tool selects.
+func TestAnswerManyTerms(t *testing.T) {
+	var defs []Definition
+	for _, id := range []string{"a.one", "b.two", "c.three", "d.four"} {
+		d := def(id, wire.PolicyRead, "common")
+		d.Description = "Shares a long description with every other tool here."
+		defs = append(defs, d)
+	}
+	defs[2].Policy = wire.PolicyWrite
+	s := mustSet(t, defs, GuardFullAccess)
+	terms := substrings("shares", "description", "every")
+	if len(terms) <= fewTerms {
+		t.Fatal("the query is too short")
+	}
+	q := strings.Join(terms, " ")
+	for _, tc := range []struct {
+		q    wire.Query
+		want string
+	}{
+		{wire.Query{Query: q}, "a.one,b.two,c.three,d.four"},
+		{wire.Query{Query: q, Feature: "three"}, "c.three"},
+		{wire.Query{Query: q, Policy: "read", Limit: 2}, "a.one,b.two"},
+		{wire.Query{Query: q, Limit: 1, IDs: []string{"d.four", "c.three"}}, "c.three"},
+		{wire.Query{Query: q + " absent"}, ""},
+	} {
+		c, _ := answer(t, s, tc.q, nil)
+		if got := ids(c); got != tc.want {
+			t.Errorf("%+v: tools %q, want %q", tc.q.Feature+tc.q.Policy, got, tc.want)
 		}
 	}
 }

@@ -42,6 +42,7 @@ func FuzzCompileSchema(f *testing.F) {
 		string(benchSchema), `true`, `{"$ref":"#/$defs/a","$defs":{"a":{"type":"object"}}}`,
 		`{"allOf":[{"properties":{"a":{}}}]}`, `{"$ref":"file:///etc/passwd"}`, `{"type":"string","pattern":"^(a+)+$"}`,
 		`{"prefixItems":[{"const":1}],"items":false}`, `{"enum":[1,"a",null,{"x":1}]}`,
+		alternatives(12), recursiveAlternatives, `{"$ref":"#a","$defs":{"x":{"$anchor":"a","$ref":"#"}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -50,6 +51,9 @@ func FuzzCompileSchema(f *testing.F) {
 		s, err := compileSchema(schema)
 		if err != nil {
 			return
+		}
+		if err := CheckSchemaBounds(schema); err != nil {
+			t.Fatalf("schema %s compiled beyond the bounds: %v", schema, err)
 		}
 		for _, inst := range instances {
 			got := s.Validate(inst)

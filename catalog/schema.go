@@ -63,6 +63,7 @@ type Schema struct {
 	object    bool           // top-level "type" is "object"
 	fast      *plan          // allocation-free validator; nil when a keyword needs std
 	std       *jsonschema.Schema
+	graph     *schemaGraph // for the validation budget of std
 	// emptyOK records that {} is valid, decided once when compiled: most tools take no
 	// arguments, and most calls of a tool without parameters pass exactly {}.
 	emptyOK bool
@@ -84,7 +85,8 @@ var cachedSchemas struct {
 // every object schema without additionalProperties is closed before compiling (see the
 // package doc). References may point only inside the document: the loader refuses every
 // external URL, file:// included, so compiling never touches the file system or network.
-// Compiled schemas are cached by document bytes.
+// A document beyond the bounds of CheckSchemaBounds is refused. Compiled schemas are
+// cached by document bytes.
 func CompileSchema(raw jsontext.Value) (*Schema, error) {
 	if s, ok := schemaCache.Load(string(raw)); ok {
 		return s.(*Schema), nil
@@ -127,6 +129,10 @@ func compileSchema(raw jsontext.Value) (*Schema, error) {
 	}
 	published := tree.clone()
 	publishClosed(published)
+	graph, err := newSchemaGraph(published, true)
+	if err != nil {
+		return nil, err
+	}
 	restoreClosed(tree)
 
 	c := jsonschema.NewCompiler()
@@ -152,6 +158,7 @@ func compileSchema(raw jsontext.Value) (*Schema, error) {
 		object:    t != nil && t.kind == '"' && t.str == "object",
 		fast:      compilePlan(tree),
 		std:       std,
+		graph:     graph,
 	}
 	sc.emptyOK = len(sc.validate(emptyObject)) == 0
 	return sc, nil

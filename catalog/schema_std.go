@@ -19,9 +19,13 @@ import (
 // validateStd validates with the general JSON Schema implementation: every keyword of
 // 2020-12, at the cost of decoding the instance into generic Go values.
 func (s *Schema) validateStd(instance jsontext.Value) []Violation {
-	v, err := decodeAny(instance)
+	v, values, err := decodeAny(instance)
 	if err != nil {
 		return []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + err.Error()}}
+	}
+	if budget := validationBudgetBase + validationBudgetPerValue*values; !s.graph.fits(v, budget) {
+		return []Violation{{Path: "$", Code: CodeValidationBudget, Message: fmt.Sprintf(
+			"checking this value against the schema would take more than %d steps: the schema's alternatives multiply with the value's depth", budget)}}
 	}
 	err = s.std.Validate(v)
 	if err == nil {
@@ -44,23 +48,24 @@ func (s *Schema) validateStd(instance jsontext.Value) []Violation {
 
 // decodeAny decodes one JSON value strictly (no duplicate names, valid UTF-8) into the
 // generic form the schema library validates, numbers as json.Number so that none loses
-// precision.
-func decodeAny(b []byte) (any, error) {
+// precision. It also returns the number of JSON values read.
+func decodeAny(b []byte) (v any, values int, err error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(b))
-	v, err := readAny(dec)
+	v, err = readAny(dec, &values)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
 		if err == nil {
 			err = errors.New("unexpected data after the value")
 		}
-		return nil, err
+		return nil, 0, err
 	}
-	return v, nil
+	return v, values, nil
 }
 
-func readAny(dec *jsontext.Decoder) (any, error) {
+func readAny(dec *jsontext.Decoder, values *int) (any, error) {
+	*values++
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -74,7 +79,7 @@ func readAny(dec *jsontext.Decoder) (any, error) {
 				return nil, err
 			}
 			name := tok.String() // before the next read voids the token
-			v, err := readAny(dec)
+			v, err := readAny(dec, values)
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +90,7 @@ func readAny(dec *jsontext.Decoder) (any, error) {
 	case '[':
 		a := []any{}
 		for dec.PeekKind() != ']' {
-			v, err := readAny(dec)
+			v, err := readAny(dec, values)
 			if err != nil {
 				return nil, err
 			}

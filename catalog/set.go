@@ -350,10 +350,16 @@ func normalizeText(s string) string {
 	}, s)
 }
 
-// queryTerms splits free text into distinct lower-case terms.
+// queryTerms appends the distinct lower-case terms of free text to dst, with a set so that
+// a long text costs linear time.
 func queryTerms(dst []string, s string) []string {
-	for _, f := range strings.Fields(normalizeText(s)) {
-		if !slices.Contains(dst, f) {
+	seen := make(map[string]bool, len(dst))
+	for _, t := range dst {
+		seen[t] = true
+	}
+	for f := range strings.FieldsSeq(normalizeText(s)) {
+		if !seen[f] {
+			seen[f] = true
 			dst = append(dst, f)
 		}
 	}

@@ -23,6 +23,7 @@ type ticket struct {
 	policy           wire.Policy
 	source           netip.Addr
 	expires          time.Time
+	seq              uint64 // order of issue: the budget drops the oldest first
 }
 
 // serveEnrollment answers datagrams one at a time until the socket closes. Handling is
@@ -91,7 +92,13 @@ func (s *Server) enroll(req *pairing.EnrollmentConnect, src netip.Addr, now time
 	auth := authorize(s.store, req, src, now)
 	if auth.changed {
 		s.store.prune(now)
-		if err := s.store.save(); err != nil {
+		if auth.grant.Mode == GrantLocal {
+			// A lost local grant is made again on the next connection: no need to write
+			// (and fsync) at once, which a flood of new local installations would make
+			// the serial enrollment loop do for every datagram.
+			s.pruneLocalGrantsLocked(auth.grant)
+			s.saveSoonLocked()
+		} else if err := s.store.save(); err != nil {
 			// The grant holds for this run; the next run asks the device to enroll again.
 			s.log.Error("host: pairing store not saved", "err", err)
 		}
@@ -102,9 +109,6 @@ func (s *Server) enroll(req *pairing.EnrollmentConnect, src netip.Addr, now time
 	}
 	if auth.reason == pairing.ReasonOK {
 		token = s.mintTicketLocked(auth.grant, req, src, now)
-		if token == "" {
-			auth.reason = pairing.ReasonWebSocketUnavailable
-		}
 	}
 	port := int(s.wsAddr.Port())
 	hostID := s.store.data.HostID
@@ -128,23 +132,48 @@ func (s *Server) enroll(req *pairing.EnrollmentConnect, src netip.Addr, now time
 	return res
 }
 
-// mintTicketLocked stores a ticket for g and returns its token, or "" when too many tokens
-// are outstanding.
+// maxTokensPerGrant bounds the unused WebSocket tokens of one grant. An app connects with
+// the token of its latest enrollment, so when a new one would exceed the bound, the
+// grant's oldest is dropped: one installation enrolling in a loop holds only a few.
+const maxTokensPerGrant = 4
+
+// mintTicketLocked stores a ticket for g and returns its token. It never refuses: when the
+// grant already holds maxTokensPerGrant unused tokens its oldest is dropped, and when the
+// table holds MaxTokens the oldest unused token of all is, so that a flood of enrollments
+// never leaves a legitimate app without a token (its own is the newest, and it uses it at
+// once).
 func (s *Server) mintTicketLocked(g *grantRecord, req *pairing.EnrollmentConnect, src netip.Addr, now time.Time) string {
+	var oldest, oldestOfGrant *ticket
+	var oldestKey, oldestOfGrantKey string
+	ofGrant := 0
 	for k, t := range s.tickets {
 		if now.After(t.expires) {
 			delete(s.tickets, k)
+			continue
+		}
+		if oldest == nil || t.seq < oldest.seq {
+			oldest, oldestKey = t, k
+		}
+		if t.grantID == g.GrantID {
+			ofGrant++
+			if oldestOfGrant == nil || t.seq < oldestOfGrant.seq {
+				oldestOfGrant, oldestOfGrantKey = t, k
+			}
 		}
 	}
-	if len(s.tickets) >= s.opts.MaxTokens {
-		return ""
+	switch {
+	case ofGrant >= maxTokensPerGrant:
+		delete(s.tickets, oldestOfGrantKey)
+	case len(s.tickets) >= s.opts.MaxTokens:
+		delete(s.tickets, oldestKey)
 	}
 	token := pairing.NewToken(pairing.WebSocketTokenBytes)
 	s.tickets[pairing.HashToken(token)] = &ticket{
 		grantID: g.GrantID, configID: g.ConfigID, appID: g.AppID, deviceID: g.DeviceID,
 		deviceName: pairing.NormalizeDeviceName(req.DeviceName), processSessionID: req.ProcessSessionID,
-		policy: g.MaxToolPolicy, source: src, expires: now.Add(s.opts.TokenTTL),
+		policy: g.MaxToolPolicy, source: src, expires: now.Add(s.opts.TokenTTL), seq: s.ticketSeq,
 	}
+	s.ticketSeq++
 	return token
 }
 

@@ -1,12 +1,14 @@
 package host
 
 import (
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -182,19 +184,32 @@ func (h *harness) enroll1(req *pairing.EnrollmentConnect, src netip.Addr) pairin
 	return h.Server.enroll(req, src, h.clock.Now()).Reason
 }
 
-func TestWebSocketUnavailable(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.MaxTokens = 1 })
+// TestTokenBudget: the newest enrollment always gets a token. A grant's fifth unused
+// token drops its first; a full table drops the oldest token of all.
+func TestTokenBudget(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.MaxTokens = 6 })
 	a := newApp("com.example.app")
-	if r := h.enroll(t, a.local()); !r.Accepted {
-		t.Fatal(r.Reason)
+	var urls []string
+	for range maxTokensPerGrant + 1 {
+		r := h.enroll(t, a.local())
+		if !r.Accepted {
+			t.Fatal(r.Reason)
+		}
+		urls = append(urls, h.wsURL(r))
 	}
-	r := h.enroll(t, a.local())
-	if r.Accepted || r.Reason != pairing.ReasonWebSocketUnavailable {
-		t.Fatalf("%+v", r)
+	if got := upgradeStatus(t, urls[0], transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("a grant's fifth token left its first working (status %d)", got)
 	}
-	h.clock.Advance(DefaultTokenTTL + time.Second) // the first token expired: room again
-	if r := h.enroll(t, a.local()); !r.Accepted {
-		t.Fatal(r.Reason)
+	others := []string{h.wsURL(h.enroll(t, newApp("com.example.b").local())), h.wsURL(h.enroll(t, newApp("com.example.c").local()))}
+	// Six tokens: a's four and the two others. One more drops a's oldest (urls[1]).
+	last := h.wsURL(h.enroll(t, newApp("com.example.d").local()))
+	if got := upgradeStatus(t, urls[1], transport.DialOptions{}); got != http.StatusUnauthorized {
+		t.Fatalf("a full table kept its oldest token (status %d)", got)
+	}
+	for _, u := range append(append(urls[2:], others...), last) {
+		if got := upgradeStatus(t, u, transport.DialOptions{}); got != http.StatusSwitchingProtocols {
+			t.Fatalf("a newer token was dropped (status %d)", got)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -178,36 +179,76 @@ func (s *Server) Grants() []Grant {
 	return out
 }
 
-// Revoke withdraws an invite (deleted: it can no longer enroll anyone) or a grant (kept as
-// revoked: the device gets RegistrationRevoked in local mode, RegistrationExpired with an
-// invite). Live sessions on a revoked grant are disconnected, and its unused WebSocket
-// tokens stop working.
-func (s *Server) Revoke(id string) error {
+// Revocation says what Revoke withdrew.
+type Revocation struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // "invite" or "grant"
+	// GrantIDs are the grants revoked: the one named, or every grant made with the invite.
+	GrantIDs []string `json:"grantIds,omitempty"`
+	// Sessions counts the live sessions ended.
+	Sessions int `json:"sessionsEnded"`
+}
+
+// Revocation kinds.
+const (
+	RevokedInvite = "invite"
+	RevokedGrant  = "grant"
+)
+
+// Revoke withdraws an invite or a grant. An invite is deleted (it can no longer enroll
+// anyone) and every grant made with it is revoked; a grant is kept as revoked (the device
+// gets RegistrationRevoked in local mode, RegistrationExpired with an invite). Either way
+// the live sessions on the revoked grants are ended, and the WebSocket tokens they were
+// issued and have not used stop working.
+func (s *Server) Revoke(id string) (Revocation, error) {
 	now := s.now()
 	s.mu.Lock()
-	var sessions []*Session
-	if !s.store.removeInvite(id) {
+	rev := Revocation{ID: id, Kind: RevokedInvite}
+	var grants []*grantRecord
+	for _, g := range s.store.data.Grants {
+		if g.Mode == GrantInvite && g.ConfigID == id {
+			grants = append(grants, g)
+		}
+	}
+	// The invite itself may be gone (pruned a week after it expired) while its grants
+	// live on: they are revoked by its id all the same.
+	if !s.store.removeInvite(id) && len(grants) == 0 {
 		g := s.store.grantByID(id)
 		if g == nil {
 			s.mu.Unlock()
-			return ErrNotFound
+			return Revocation{}, ErrNotFound
 		}
+		rev.Kind, grants = RevokedGrant, []*grantRecord{g}
+	}
+	revoked := make(map[string]bool, len(grants))
+	for _, g := range grants {
 		if g.RevokedAt.IsZero() {
 			g.RevokedAt = now
 		}
-		for _, sess := range s.sessions {
-			if sess.grantID == id {
-				sessions = append(sessions, sess)
-			}
+		revoked[g.GrantID] = true
+		rev.GrantIDs = append(rev.GrantIDs, g.GrantID)
+	}
+	for k, t := range s.tickets {
+		if revoked[t.grantID] {
+			delete(s.tickets, k)
+		}
+	}
+	var sessions []*Session
+	for _, sess := range s.sessions {
+		if revoked[sess.grantID] && sess.current() != nil {
+			sessions = append(sessions, sess)
 		}
 	}
 	err := s.store.save()
 	s.mu.Unlock()
+	// attach checks the grant under s.mu too, so no connection of a revoked grant can
+	// attach after the scan above.
 	for _, sess := range sessions {
-		sess.Disconnect()
+		sess.disconnect(transport.StatusNormalClosure, "Pairing revoked by the host.")
 	}
-	s.log.Info("host: revoked", "id", id)
-	return err
+	rev.Sessions = len(sessions)
+	s.log.Info("host: revoked", "id", id, "kind", rev.Kind, "grants", len(rev.GrantIDs), "sessions", rev.Sessions)
+	return rev, err
 }
 
 // advertised lists the addresses for invite discovery hints.

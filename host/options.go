@@ -28,10 +28,13 @@ const (
 	DefaultMaxHeaderBytes = 16 << 10
 	// DefaultMaxSessions bounds concurrently connected sessions.
 	DefaultMaxSessions = 64
-	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired.
+	// DefaultMaxTokens bounds WebSocket tokens issued and not yet used or expired; each
+	// grant holds at most 4 of them.
 	DefaultMaxTokens = 256
 	// DefaultMaxRetained bounds disconnected sessions kept for resumption and inspection.
 	DefaultMaxRetained = 64
+	// DefaultMaxLocalGrants bounds the local-mode grants the pairing store keeps.
+	DefaultMaxLocalGrants = 512
 	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-source enrollment
 	// rate: a burst of this many datagrams, then one per interval. The SDKs probe every 5 s.
 	DefaultEnrollmentBurst    = 10
@@ -64,8 +67,10 @@ type Options struct {
 	// AdvertiseAddrs are the addresses put in invite documents' discovery hints. When empty:
 	// the machine's non-loopback IPv4 addresses with LAN, 127.0.0.1 without.
 	AdvertiseAddrs []string
-	// StateDir holds the pairing store (pairing.json, mode 0600, directory 0700). Empty
-	// keeps grants and invites in memory only.
+	// StateDir holds the pairing store (pairing.json, mode 0600). A missing directory is
+	// created with mode 0700; an existing one that other users can write to (/tmp) is
+	// refused, and no existing directory's mode is changed. Empty keeps grants and invites
+	// in memory only.
 	StateDir string
 	// HostName is sent in enrollment results and invites (os.Hostname when empty).
 	HostName string
@@ -79,13 +84,22 @@ type Options struct {
 	// MaxMessageBytes bounds one WebSocket message, text or binary
 	// (transport.DefaultReadLimit). A larger message closes the connection with 1009.
 	MaxMessageBytes int64
-	// MaxSessions bounds connected sessions (DefaultMaxSessions); upgrades beyond get 503.
+	// MaxSessions bounds connected sessions (DefaultMaxSessions). One grant holds at most
+	// 4; when the table is full, a newcomer displaces the oldest session of the app id
+	// holding the most, if that app holds two more than the newcomer's (see budget.go);
+	// otherwise the upgrade gets 503.
 	MaxSessions int
-	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens); enrollments beyond
-	// are answered WebSocketUnavailable.
+	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens). An enrollment
+	// beyond drops the oldest unused token (and a grant's fifth drops that grant's
+	// oldest): the newest enrollment always gets its token.
 	MaxTokens int
 	// MaxRetained bounds disconnected sessions kept in the registry (DefaultMaxRetained).
 	MaxRetained int
+	// MaxLocalGrants bounds the local-mode grants kept (DefaultMaxLocalGrants). A new one
+	// beyond prunes a grant that was never used to connect, the oldest first, else the one
+	// used least recently; grants with a live session and revoked ones are kept. A pruned
+	// grant is made again on its app's next connection (trust on first use).
+	MaxLocalGrants int
 	// EnrollmentBurst and EnrollmentInterval rate-limit datagrams per source address
 	// (DefaultEnrollmentBurst, DefaultEnrollmentInterval). Datagrams over the limit are
 	// dropped unanswered.
@@ -162,6 +176,7 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.MaxSessions, DefaultMaxSessions)
 	setDefault(&o.MaxTokens, DefaultMaxTokens)
 	setDefault(&o.MaxRetained, DefaultMaxRetained)
+	setDefault(&o.MaxLocalGrants, DefaultMaxLocalGrants)
 	setDefault(&o.EnrollmentBurst, DefaultEnrollmentBurst)
 	setDefault(&o.EnrollmentInterval, DefaultEnrollmentInterval)
 	if o.KeepAlive.Interval == 0 {

@@ -28,16 +28,20 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex // guards everything below, up to the sockets
-	store    *store
-	records  *records
-	tickets  map[string]*ticket // by pairing.HashToken(token)
-	sessions map[string]*Session
-	nextSeq  int
-	// upgrading counts the upgrades admitted for a new connected session that have not
-	// attached yet: they hold a place under MaxSessions while the handshake runs.
-	upgrading int
+	mu      sync.Mutex // guards everything below, up to the sockets
+	store   *store
+	records *records
+	tickets map[string]*ticket // by pairing.HashToken(token)
+	// ticketSeq numbers tickets in issue order.
+	ticketSeq uint64
+	sessions  map[string]*Session
+	nextSeq   int
+	// upgrading holds the tickets of upgrades admitted for a new connected session that
+	// have not attached yet: they hold a place in the session budget while the handshake
+	// runs.
+	upgrading map[*ticket]bool
 	limiter   *rateLimiter
+	saveTimer *time.Timer // a pending saveSoonLocked
 	started   bool
 	closed    bool
 
@@ -80,15 +84,16 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		store:    st,
-		records:  newRecords(opts.Tools.ArtifactDir, opts.Records),
-		tickets:  make(map[string]*ticket),
-		sessions: make(map[string]*Session),
-		limiter:  newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
-		ctx:      ctx,
-		cancel:   cancel,
+		opts:      opts,
+		log:       opts.Logger,
+		store:     st,
+		records:   newRecords(opts.Tools.ArtifactDir, opts.Records),
+		tickets:   make(map[string]*ticket),
+		sessions:  make(map[string]*Session),
+		upgrading: make(map[*ticket]bool),
+		limiter:   newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
+		ctx:       ctx,
+		cancel:    cancel,
 
 		profileReply: deviceProfileReply(opts.JpegCapture),
 	}, nil
@@ -194,6 +199,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.flushLocked()
 	var conns []*connection
 	for _, sess := range s.sessions {
 		if c := sess.current(); c != nil {

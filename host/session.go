@@ -143,12 +143,16 @@ func (s *Session) infoLocked() SessionInfo {
 // Disconnect closes the session's connection (1000) and fails its pending requests. The
 // session stays listed as disconnected; the app may reconnect and resume it.
 func (s *Session) Disconnect() {
+	s.disconnect(transport.StatusNormalClosure, "Disconnected by the host.")
+}
+
+func (s *Session) disconnect(code transport.StatusCode, reason string) {
 	c := s.current()
 	if c == nil {
 		return
 	}
 	c.client.Close(ErrDisconnected)
-	c.conn.Close(transport.StatusNormalClosure, "Disconnected by the host.")
+	c.conn.Close(code, reason)
 }
 
 // Send writes one raw message on the session's current connection, bypassing the tool
@@ -234,16 +238,6 @@ func (s *Server) resumableLocked(t *ticket) *Session {
 	return nil
 }
 
-func (s *Server) connectedLocked() int {
-	n := 0
-	for _, sess := range s.sessions {
-		if sess.current() != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // appHint derives the session id prefix from an app id as the reference host does:
 // lower case, runs of other characters than [a-z0-9] become "-", edges trimmed, at most 48
 // characters, "app" when nothing is left.
@@ -288,14 +282,26 @@ func (s *Server) newSessionIDLocked(appID string) string {
 }
 
 // attach binds a new connection to the session its ticket resumes, or to a new session.
-// A connection it replaces fails its pending requests at once and is closed.
+// A connection it replaces fails its pending requests at once and is closed. It closes
+// conn and returns nil when the server is closed or the ticket's grant was revoked.
 func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Session, *connection) {
 	now := s.now()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return nil, nil
 	}
+	// Revoke ends the sessions of a grant under s.mu: a connection whose token was
+	// redeemed just before must not attach after it.
+	g := s.store.grantByID(t.grantID)
+	if g == nil || !g.active(now) {
+		s.mu.Unlock()
+		conn.Close(transport.StatusNormalClosure, "Pairing revoked by the host.")
+		return nil, nil
+	}
+	g.LastUsedAt = now // what the grant budget keeps first
+	s.saveSoonLocked()
 	sess := s.resumableLocked(t)
 	resumed := sess != nil
 	if sess == nil {

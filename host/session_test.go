@@ -243,7 +243,7 @@ func TestRevokeDisconnects(t *testing.T) {
 	conn := h.connect(t, a)
 	sess := h.sessionFor(t, a.appID)
 	readErr := readAsync(conn) // the close handshake needs a reading peer
-	if err := h.Revoke(h.grantOf(t, a.deviceID)); err != nil {
+	if _, err := h.Revoke(h.grantOf(t, a.deviceID)); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-readErr; closeCode(err) != transport.StatusNormalClosure {
@@ -253,7 +253,7 @@ func TestRevokeDisconnects(t *testing.T) {
 	if r := h.enroll(t, a.local()); r.Reason != pairing.ReasonRegistrationRevoked {
 		t.Fatalf("after revoke: %s", r.Reason)
 	}
-	if err := h.Revoke("nothing"); !errors.Is(err, ErrNotFound) {
+	if _, err := h.Revoke("nothing"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
 	}
 }
@@ -302,4 +302,56 @@ func readAsync(conn transport.Conn) <-chan error {
 		}
 	}()
 	return ch
+}
+
+// TestRevokeInvite: revoking a used invite revokes the grants made with it, ends their
+// sessions and says so.
+func TestRevokeInvite(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	a := newApp("com.example.app")
+	conn := h.dial(t, h.enroll(t, a.invite(inv.ID, doc.Invite.Enrollment.AccessToken)))
+	readErr := readAsync(conn)
+	sess := h.sessionFor(t, a.appID)
+	rev, err := h.Revoke(inv.ID)
+	if err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 1 || rev.Sessions != 1 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	if err := <-readErr; closeCode(err) != transport.StatusNormalClosure {
+		t.Fatalf("after revocation: %v", err)
+	}
+	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
+	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
+		t.Fatalf("grants after revoking the invite: %+v", g)
+	}
+	if r := h.enroll(t, a.invite(inv.ID, doc.Invite.Enrollment.AccessToken)); r.Reason != pairing.ReasonRegistrationExpired {
+		t.Fatalf("after revoke: %s", r.Reason)
+	}
+}
+
+// TestRevokePrunedInvite: an invite pruned from the store can still be revoked by its id:
+// the grants made with it are.
+func TestRevokePrunedInvite(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	if r := h.enroll(t, newApp("com.example.app").invite(inv.ID, doc.Invite.Enrollment.AccessToken)); !r.Accepted {
+		t.Fatal(r.Reason)
+	}
+	h.mu.Lock()
+	h.store.removeInvite(inv.ID) // as prune does a week after the invite expired
+	h.mu.Unlock()
+	if rev, err := h.Revoke(inv.ID); err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 1 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
+		t.Fatalf("grants: %+v", g)
+	}
 }

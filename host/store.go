@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/privdir"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -45,6 +46,8 @@ type grantRecord struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	ExpiresAt     time.Time   `json:"expiresAt"`
 	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	// LastUsedAt is when a session last connected on the grant (zero: never).
+	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
 }
 
 func (g *grantRecord) active(now time.Time) bool {
@@ -77,9 +80,12 @@ type storeData struct {
 type store struct {
 	dir  string
 	data storeData
+	// dirty is set by changes whose write may wait (see Server.saveSoonLocked).
+	dirty bool
 }
 
-// openStore loads dir/pairing.json, creating dir (mode 0700) when needed. A missing file is
+// openStore loads dir/pairing.json, creating dir (mode 0700) when needed; an existing dir
+// that other users can reach is refused (privdir.Ensure). A missing file is
 // an empty store with a fresh host id; a corrupt one is an error rather than silently
 // dropping every grant.
 func openStore(dir string) (*store, error) {
@@ -87,13 +93,10 @@ func openStore(dir string) (*store, error) {
 	if dir == "" {
 		return s, nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("host: state dir: %w", err)
-	}
-	// The directory may predate us with looser permissions; grants must not be readable
-	// by other users.
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("host: state dir: %w", err)
+	// Grants must not be readable by other users: a shared directory is refused, never
+	// tightened (it may be /tmp).
+	if err := privdir.Ensure(dir); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
 	}
 	path := filepath.Join(dir, storeFileName)
 	b, err := os.ReadFile(path)
@@ -118,6 +121,7 @@ func openStore(dir string) (*store, error) {
 // synced, renamed over the old one, then the directory synced so the rename survives a
 // crash.
 func (s *store) save() error {
+	s.dirty = false
 	if s.dir == "" {
 		return nil
 	}

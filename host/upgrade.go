@@ -15,8 +15,8 @@ import (
 
 // serveUpgrade authenticates and upgrades a WebSocket request, then runs the connection's
 // reader on this goroutine until the connection ends. Checks, in order:
-// path (404), Origin (403), Host on a loopback listener (403, see localHost), token (401),
-// capacity (503).
+// path (404), Origin (403), Host on a loopback listener (403, see localHost), a real
+// upgrade request (400, 405 or 426), token (401), capacity (503).
 func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != pairing.WebSocketPath {
 		refuse(w, http.StatusNotFound)
@@ -35,6 +35,13 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden)
 		return
 	}
+	// Only a request Accept will upgrade may use a token up: a plain POST or GET carrying
+	// one is refused before the token is looked at.
+	if status, err := transport.CheckUpgrade(r); err != nil {
+		s.log.Info("host: refused a request that is not an upgrade", "from", r.RemoteAddr, "err", err)
+		refuse(w, status)
+		return
+	}
 	now := s.now()
 	s.mu.Lock()
 	if s.closed {
@@ -51,25 +58,31 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	resumed := s.resumableLocked(t)
 	adds := resumed == nil || resumed.current() == nil // one more connected session
-	if adds && s.connectedLocked()+s.upgrading >= s.opts.MaxSessions {
-		s.mu.Unlock()
-		s.log.Warn("host: refused upgrade: too many sessions", "app", t.appID)
-		refuse(w, http.StatusServiceUnavailable)
-		return
-	}
+	var displaced *Session
 	if adds {
+		var ok bool
+		if displaced, ok = s.admitLocked(t); !ok {
+			s.mu.Unlock()
+			s.log.Warn("host: refused upgrade: the session budget is spent", "app", t.appID)
+			refuse(w, http.StatusServiceUnavailable)
+			return
+		}
 		// The upgrade holds its place until the session is attached, so that concurrent
 		// upgrades cannot all pass the check above.
-		s.upgrading++
+		s.upgrading[t] = true
 	}
 	s.wg.Add(1) // under mu and before Close's Wait: Close sets closed under mu
 	s.mu.Unlock()
 	defer s.wg.Done()
+	if displaced != nil {
+		s.log.Warn("host: sessions full: ending the oldest session of the app holding the most", "session", displaced.id, "for", t.appID)
+		displaced.disconnect(transport.StatusNormalClosure, "The host's sessions are full and this app holds more than its share.")
+	}
 	release := func() {
 		if adds {
 			adds = false
 			s.mu.Lock()
-			s.upgrading--
+			delete(s.upgrading, t)
 			s.mu.Unlock()
 		}
 	}
@@ -92,7 +105,6 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	sess, c := s.attach(t, conn, remote.Addr())
 	release() // attached, it counts as connected (briefly twice: never too few)
 	if sess == nil {
-		conn.Close(transport.StatusGoingAway, "Host shutting down.")
 		return
 	}
 	client.Store(c.client)

@@ -298,7 +298,7 @@ func (f *fakeBackend) Invites(context.Context) (*control.Invites, error) {
 	return &control.Invites{Schema: control.SchemaInvites}, nil
 }
 
-func (f *fakeBackend) RevokeInvite(context.Context, string) error { return nil }
+func (f *fakeBackend) Revoke(context.Context, string) (*control.Revocation, error) { return nil, nil }
 func (f *fakeBackend) Crashes(context.Context, string) (*control.Crashes, error) {
 	return &control.Crashes{Schema: control.SchemaCrashes}, nil
 }

@@ -40,12 +40,42 @@ const (
 // Limits of the control parser.
 const (
 	// MaxControlBytes bounds one control message. Profiles are a few KiB, but a
-	// crash.handoff carries a report of up to 8 MiB plus a 4 MiB trace, and even a request
-	// the host does not support must be parsed far enough to be answered.
+	// crash.handoff carries a report of up to 8 MiB plus a 4 MiB trace. A larger request
+	// is still answered, by id: see MaxRequestBytes.
 	MaxControlBytes = 16 << 20
 	// MaxControlIDLength bounds id, replyTo and action.
 	MaxControlIDLength = 256
 )
+
+// requestBudget bounds a CONTROL_REQ message by its action: what the action needs, with
+// room to spare. Actions not listed (unsupported ones are refused anyway) get
+// otherRequestBytes.
+var requestBudget = map[string]int{
+	ActionSessionOpen:       256 << 10, // customProperties
+	ActionSessionProperties: 256 << 10, // Kotlin adds every tool id
+	ActionDeviceProfile:     1 << 20,   // the app's icon may be inlined
+	ActionAppState:          16 << 10,
+	ActionSessionComplete:   16 << 10,
+	ActionClientLog:         1 << 20,         // one line, a stack trace at most
+	ActionCrashHandoff:      MaxControlBytes, // a report of up to 8 MiB and its traces
+	ActionAnnotationSubmit:  64 << 10,        // a descriptor; the file follows as ASFT frames
+}
+
+const otherRequestBytes = 64 << 10
+
+// MaxRequestBytes is the largest CONTROL_REQ message, in bytes, ParseControl takes for
+// action. A larger request is refused with an error, by id when one is readable, without
+// decoding its payload, so that the host answers it at once with success:false.
+func MaxRequestBytes(action string) int {
+	if n, ok := requestBudget[action]; ok {
+		return n
+	}
+	return otherRequestBytes
+}
+
+// minRequestBudget is the smallest bound of requestBudget: a message below it is within
+// every action's budget.
+const minRequestBudget = 16 << 10
 
 // ControlEnvelope is a CONTROL_REQ or CONTROL_RESP. Field order is the official one. When
 // marshaled, an empty ID, ReplyTo or Message is written as null and a nil Payload as null;
@@ -120,15 +150,26 @@ type controlIn struct {
 // A CONTROL_RESP needs a non-blank replyTo, a string action and an explicit boolean
 // success; id may be null.
 //
+// A CONTROL_REQ larger than MaxRequestBytes of its action is an error; the envelope then
+// holds its id and action, read without decoding the payload.
+//
 // On error the returned envelope, when non-nil, holds what could be read: a request whose
 // id was read but whose action is unusable can still be refused by id.
 func ParseControl(data []byte) (*ControlEnvelope, error) {
+	if len(data) > minRequestBudget {
+		// Read id and action leniently first: a request over its action's budget is
+		// refused by id without decoding (or, above MaxControlBytes, even validating) it.
+		if id, action, ok := requestHeader(data); ok && len(data) > MaxRequestBytes(action) {
+			return &ControlEnvelope{Type: TypeControlRequest, ID: id, Action: action},
+				malformed("%s request of %d bytes exceeds the %d bytes allowed", action, len(data), MaxRequestBytes(action))
+		}
+	}
 	if len(data) > MaxControlBytes {
 		return nil, malformed("control message of %d bytes exceeds %d", len(data), MaxControlBytes)
 	}
 	var j controlIn
 	if err := decodeStrict(data, &j); err != nil {
-		if id, ok := requestID(data); ok {
+		if id, _, ok := requestHeader(data); ok {
 			// Refused, but answerable: the SDK gives up on a session whose request goes
 			// unanswered for 10–15 s.
 			return &ControlEnvelope{Type: TypeControlRequest, ID: id}, err
@@ -202,38 +243,52 @@ func (e *ControlEnvelope) DecodePayload(v any) error {
 	return decodeStrict(e.Payload, v)
 }
 
-// requestID reads, without the strict rules (the first of duplicate names wins), the
-// top-level type and id of a message the strict decoder refused, and returns the id when
-// the message claims to be a control request with a usable id.
-func requestID(data []byte) (string, bool) {
+// requestHeader reads, without the strict rules (the first of duplicate names wins), the
+// top-level type, id and action of a message, skipping other values unread, and returns
+// the id and action when the message claims to be a control request with a usable id. The
+// action is "" when it is not a string.
+func requestHeader(data []byte) (id, action string, ok bool) {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return "", false
+		return "", "", false
 	}
-	var typ, id string
-	var seenType, seenID bool
+	var typ string
+	var seenType, seenID, seenAction bool
 	for dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
 			break
 		}
-		name := tok.String() // before the next read voids the token
+		var slot *string
+		var seen *bool
+		switch tok.String() { // before the next read voids the token
+		case "type":
+			slot, seen = &typ, &seenType
+		case "id":
+			slot, seen = &id, &seenID
+		case "action":
+			slot, seen = &action, &seenAction
+		}
+		if slot == nil {
+			if dec.SkipValue() != nil {
+				break
+			}
+			continue
+		}
 		v, err := dec.ReadValue()
 		if err != nil {
 			break
 		}
-		if v.Kind() != '"' {
-			continue
+		if !*seen && v.Kind() == '"' {
+			*slot = unquoted(v)
 		}
-		switch {
-		case name == "type" && !seenType:
-			typ, seenType = unquoted(v), true
-		case name == "id" && !seenID:
-			id, seenID = unquoted(v), true
-		}
+		*seen = true
 	}
-	ok := typ == TypeControlRequest && strings.TrimSpace(id) != "" && len(id) <= MaxControlIDLength && utf8.ValidString(id)
-	return id, ok
+	ok = typ == TypeControlRequest && strings.TrimSpace(id) != "" && len(id) <= MaxControlIDLength && utf8.ValidString(id)
+	if len(action) > MaxControlIDLength {
+		action = ""
+	}
+	return id, action, ok
 }
 
 func unquoted(v jsontext.Value) string {

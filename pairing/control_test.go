@@ -153,3 +153,35 @@ func TestDecodePayloadTypes(t *testing.T) {
 		t.Error("array profile accepted")
 	}
 }
+
+// TestParseControlBudget: a request over its action's budget is refused with its id and
+// action, read without decoding the payload; one within it parses.
+func TestParseControlBudget(t *testing.T) {
+	req := func(action string, n int) []byte {
+		return []byte(`{"type":"CONTROL_REQ","id":"big","action":"` + action + `","payload":{"data":"` + strings.Repeat("x", n) + `"}}`)
+	}
+	for _, tc := range []struct {
+		action string
+		n      int
+		ok     bool
+	}{
+		{ActionClientLog, 512 << 10, true},
+		{ActionClientLog, 1 << 20, false},
+		{ActionClientLog, 20 << 20, false}, // above MaxControlBytes too
+		{ActionAppState, 8 << 10, true},
+		{ActionAppState, 16 << 10, false},
+		{"shell.exec", 32 << 10, true},
+		{"shell.exec", 64 << 10, false},
+	} {
+		e, err := ParseControl(req(tc.action, tc.n))
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%s of %d bytes: %v", tc.action, tc.n, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrMalformed) || e == nil || e.ID != "big" || e.Action != tc.action || !strings.Contains(err.Error(), "exceeds") {
+			t.Errorf("%s of %d bytes: %+v %v, want a refusal answerable by id", tc.action, tc.n, e, err)
+		}
+	}
+}

@@ -97,6 +97,12 @@ func FuzzParseControl(f *testing.F) {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)
 			}
+			// A refusal the host answers by id must be answerable.
+			if e != nil {
+				if _, err := e.Reply(false, "x", nil).Marshal(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			return
 		}
 		// Whatever a host does with a parsed request must not panic.

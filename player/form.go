@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/catalog"
 )
 
 // Field kinds of a form.
@@ -87,7 +89,8 @@ type Property struct {
 
 // FormOf normalizes an argumentsSchema into a form. An empty schema gives an empty
 // object form (a tool without arguments). Only malformed JSON is an error: whatever the
-// form cannot express becomes a KindJSON field.
+// form cannot express becomes a KindJSON field, and so does a schema beyond
+// catalog.CheckSchemaBounds.
 func FormOf(schema jsontext.Value) (*Field, error) {
 	if len(bytes.TrimSpace(schema)) == 0 {
 		return &Field{Kind: KindObject}, nil
@@ -95,6 +98,11 @@ func FormOf(schema jsontext.Value) (*Field, error) {
 	root, err := parseSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("player: argumentsSchema: %w", err)
+	}
+	// The work below follows references and alternatives: bounded by the schema's size
+	// with its references expanded, which an app's schema must not make unbounded.
+	if err := catalog.CheckSchemaBounds(schema); err != nil {
+		return jsonField(nil, err.Error()), nil
 	}
 	g := &formGen{root: schema}
 	return g.field(root, 0, nil), nil

@@ -20,8 +20,8 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
@@ -181,6 +181,7 @@ func telemetryLines(t *testing.T) [][]byte { return recording.OfficialLines(t) }
 // ASJP frames, tool calls (one denied) — restarts the recorder, and reads every kind back
 // through the query API.
 func TestHostRecordsOfficialSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := openRecorder(t, dir)
 	srv := startHost(t, rec)
@@ -408,6 +409,7 @@ func TestHostRecordsKeptFiles(t *testing.T) {
 // tripper, runtime metrics, screen stream of the demo's simulated screen — against our
 // host, and finds each kind in the recording.
 func TestHostRecordsGoApp(t *testing.T) {
+	t.Parallel()
 	rec := openRecorder(t, t.TempDir())
 	srv := startHost(t, rec, func(o *host.Options) {
 		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
@@ -426,8 +428,8 @@ func TestHostRecordsGoApp(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- connect.Run(ctx, a, connect.Options{AppID: "com.example.notes", HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, StateDir: t.TempDir(), Telemetry: tel})
+		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
+			connect.Options{AppID: "com.example.notes", StateDir: t.TempDir(), Telemetry: tel})
 	}()
 	defer func() {
 		cancel()

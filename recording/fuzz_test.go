@@ -87,6 +87,7 @@ func FuzzParseBinary(f *testing.F) {
 }
 
 func TestDetectLevel(t *testing.T) {
+	t.Parallel()
 	for line, want := range map[string]Level{
 		`time=2026-01-01T00:00:00Z level=WARN msg=hi`: LevelWarn,
 		`{"time":"x","level":"error","msg":"x"}`:      LevelError,

@@ -70,7 +70,8 @@ func testJPEG(t testing.TB) []byte {
 	return b.Bytes()
 }
 
-// waitIdle waits until everything queued is written.
+// waitIdle waits until everything queued is written. Flush's barrier also covers a batch
+// the writer has taken from the queue but not yet stored, which polling the queue misses.
 func waitIdle(t *testing.T, r *Recorder) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -99,6 +100,7 @@ func all(t *testing.T, r *Recorder, q Query) []Record {
 // TestRecordOfficialTelemetry records every message shape of the official SDKs, control
 // actions, a live frame and tool traffic; reopens the recordings; and reads each kind back.
 func TestRecordOfficialTelemetry(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := open(t, dir, nil)
 	const sess = "com-example-app-001"
@@ -318,6 +320,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 // TestFullQueueDropsTelemetryNotTraffic holds the writer up and overfills the intake
 // buffer: telemetry beyond it is dropped and counted, tool traffic is not.
 func TestFullQueueDropsTelemetryNotTraffic(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) { o.QueueMessages = 10 })
 	const sess = "app-001"
 	r.writeMu.Lock() // the writer blocks on its first batch
@@ -344,6 +347,7 @@ func TestFullQueueDropsTelemetryNotTraffic(t *testing.T) {
 // TestBudgetsEvictOldestFirst writes past both budgets: the oldest records go first, with
 // their files, and the totals stay within the budgets.
 func TestBudgetsEvictOldestFirst(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) {
 		o.MaxBytes, o.MaxSessionBytes, o.MinFrameInterval = 200<<10, 120<<10, -1
 	})
@@ -382,6 +386,7 @@ func TestBudgetsEvictOldestFirst(t *testing.T) {
 
 // TestFollowSeesNewRecords: Follow delivers what is there, then what arrives.
 func TestFollowSeesNewRecords(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), nil)
 	const sess = "app-001"
 	r.RecordControl(sess, "client.log", []byte(`{"data":"first"}`), true, "", time.Now())
@@ -412,6 +417,7 @@ func TestFollowSeesNewRecords(t *testing.T) {
 }
 
 func TestFrameThinning(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) { o.MinFrameInterval = 100 * time.Millisecond })
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, CapturedAt: time.Now(), Width: 1, Height: 1, JPEG: []byte{1}})
 	base := time.Now()
@@ -429,6 +435,7 @@ func TestFrameThinning(t *testing.T) {
 // TestExportImportRoundTrip exports a recording with a redaction list, imports the archive
 // and finds the same records, files and redactions.
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), nil)
 	const sess = "com-example-app-001"
 	now := time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)

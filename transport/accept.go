@@ -1,8 +1,11 @@
 package transport
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/coder/websocket"
 )
@@ -40,4 +43,43 @@ func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (Conn, e
 		return nil, fmt.Errorf("transport: accept: %w", err)
 	}
 	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive), nil
+}
+
+// CheckUpgrade reports whether r is a WebSocket upgrade request that Accept would take:
+// HTTP/1.1 or later, GET, "Connection: Upgrade", "Upgrade: websocket", version 13 and one
+// valid Sec-WebSocket-Key. It returns the HTTP status to refuse it with otherwise. A
+// server that authenticates upgrades with single-use credentials calls it first, so that
+// a plain request never uses a credential up.
+func CheckUpgrade(r *http.Request) (status int, err error) {
+	switch {
+	case !r.ProtoAtLeast(1, 1):
+		return http.StatusUpgradeRequired, fmt.Errorf("transport: %s is not a WebSocket upgrade (HTTP/1.1 or later needed)", r.Proto)
+	case !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", "websocket"):
+		return http.StatusUpgradeRequired, errors.New("transport: not a WebSocket upgrade request")
+	case r.Method != http.MethodGet:
+		return http.StatusMethodNotAllowed, fmt.Errorf("transport: a WebSocket upgrade is a GET, not %s", r.Method)
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return http.StatusBadRequest, errors.New("transport: only WebSocket version 13 is supported")
+	}
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return http.StatusBadRequest, errors.New("transport: an upgrade needs exactly one Sec-WebSocket-Key")
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return http.StatusBadRequest, errors.New("transport: invalid Sec-WebSocket-Key")
+	}
+	return 0, nil
+}
+
+// headerHasToken reports whether the comma-separated values of header key hold token,
+// case-insensitively.
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -46,6 +46,10 @@ const (
 	MaxBatchSize = 32
 	// MaxAfterDelayMilliseconds bounds after.delayMilliseconds (0..2000).
 	MaxAfterDelayMilliseconds = 2000
+	// MaxAfterInclude bounds after.include. The specification names two evidences (with
+	// two aliases), so a longer list can only repeat them: decoding refuses one beyond this
+	// before holding it in memory.
+	MaxAfterInclude = 16
 	// MaxQueryLimit and DefaultQueryLimit bound a query's limit/maxResults (clamped 1..1000).
 	MaxQueryLimit     = 1000
 	DefaultQueryLimit = 1000

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -128,7 +129,7 @@ type Call struct {
 
 // After asks for post-call evidence (spec §6). Include absent means ["visualTree"].
 type After struct {
-	Include             []string       `json:"include,omitempty"`
+	Include             EvidenceNames  `json:"include,omitempty"`
 	DelayMilliseconds   int            `json:"delayMilliseconds,omitzero"`
 	VisualTreeArguments jsontext.Value `json:"visualTreeArguments,omitzero"`
 	ScreenshotArguments jsontext.Value `json:"screenshotArguments,omitzero"`
@@ -191,4 +192,41 @@ type TransferDescriptor struct {
 	// ArtifactPath and ReceivedBytes are written by a host once the bytes have arrived.
 	ArtifactPath  string `json:"artifactPath,omitzero"`
 	ReceivedBytes int64  `json:"receivedBytes,omitzero"`
+}
+
+// EvidenceNames is after.include: the evidence names of a call. Decoding refuses a list of
+// more than MaxAfterInclude names, and anything but strings, without reading the rest.
+type EvidenceNames []string
+
+// UnmarshalJSONFrom decodes a JSON array of at most MaxAfterInclude strings (or null).
+func (n *EvidenceNames) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		*n = nil
+		return err
+	}
+	if tok, err := dec.ReadToken(); err != nil {
+		return err
+	} else if tok.Kind() != '[' {
+		return fmt.Errorf("include must be an array of evidence names, not %v", tok.Kind())
+	}
+	names := []string{} // [] asks for no evidence; only an absent include means the default
+	for dec.PeekKind() != ']' {
+		if len(names) == MaxAfterInclude {
+			return fmt.Errorf("include lists more than %d evidence names", MaxAfterInclude)
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.Kind() != '"' {
+			return fmt.Errorf("include holds a %v, not an evidence name", tok.Kind())
+		}
+		names = append(names, tok.String())
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*n = names
+	return nil
 }

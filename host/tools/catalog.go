@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -73,12 +74,20 @@ type catalogState struct {
 	snap                 *Catalog // built by seal
 }
 
+// CodeSchemaTooComplex is the denial of a tool whose definition carries a schema beyond
+// catalog.CheckSchemaBounds: the host keeps the definition without its schemas (nothing on
+// this side validates it, renders it as a form or hands it to an agent) and does not call
+// the tool.
+const CodeSchemaTooComplex = "tool_schema_too_complex"
+
 // cachedTool is one tool of the index, its definition when fetched, and what the app said
 // about its executability.
 type cachedTool struct {
-	entry   wire.ToolEntry  // index fields only: no schemas, runtime, executable or denial
-	def     *wire.ToolEntry // definition for entry.DefinitionRevision, nil when not fetched
-	runtime *wire.Runtime   // nil: available
+	entry wire.ToolEntry  // index fields only: no schemas, runtime, executable or denial
+	def   *wire.ToolEntry // definition for entry.DefinitionRevision, nil when not fetched
+	// schemaRefused says why def's schemas were dropped at intake ("" when kept).
+	schemaRefused string
+	runtime       *wire.Runtime // nil: available
 	// notExecutable: the app listed the tool as not executable while available (its guard
 	// forbids execution), or wrote executable:false inside runtime (Swift SDK).
 	notExecutable  bool
@@ -231,10 +240,29 @@ func (c *Client) fetchDefinitions(ctx context.Context, st *catalogState, ids []s
 				continue // changed since the index: the next round looks again
 			}
 			d := stripAnnotations(e)
-			ct.def = &d
+			ct.def, ct.schemaRefused = intake(&d)
 		}
 	}
 	return next, nil
+}
+
+// intake bounds a definition's schemas as it enters the cache (catalog.CheckSchemaBounds):
+// a schema beyond the bounds is dropped with the definition's other schema, and the reason
+// returned.
+func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
+	for _, s := range []struct {
+		name string
+		raw  []byte
+	}{{"argumentsSchema", d.ArgumentsSchema}, {"resultSchema", d.ResultSchema}} {
+		if len(s.raw) == 0 {
+			continue
+		}
+		if err := catalog.CheckSchemaBounds(s.raw); err != nil {
+			d.ArgumentsSchema, d.ResultSchema = nil, nil
+			return d, fmt.Sprintf("The app's %s for '%s' is refused: %v.", s.name, d.ID, err)
+		}
+	}
+	return d, ""
 }
 
 // runtimeFlags reads what the typed catalog drops: executable:false inside runtime objects
@@ -300,11 +328,12 @@ func newState(cat *wire.Catalog, old *catalogState, flags *runtimeFlags) *catalo
 		d := stripAnnotations(e)
 		switch {
 		case full:
-			ct.def = &d
+			dd := d // the index entry below must not lose its fields with a refused schema
+			ct.def, ct.schemaRefused = intake(&dd)
 		case old != nil && e.DefinitionRevision != "":
 			if j, ok := old.byID[e.ID]; ok {
 				if od := old.tools[j].def; od != nil && od.DefinitionRevision == e.DefinitionRevision {
-					ct.def = od
+					ct.def, ct.schemaRefused = od, old.tools[j].schemaRefused
 				}
 			}
 		}
@@ -396,6 +425,9 @@ func denial(e *wire.ToolEntry, ct cachedTool, grant wire.Policy) *wire.Denial {
 	if !e.Policy.AllowedBy(grant) {
 		return &wire.Denial{Code: wire.CodePolicyNotGranted,
 			Reason: fmt.Sprintf("Tool policy '%s' exceeds the session grant '%s'.", e.Policy, grant)}
+	}
+	if ct.schemaRefused != "" {
+		return &wire.Denial{Code: CodeSchemaTooComplex, Reason: ct.schemaRefused}
 	}
 	if rt := ct.runtime; rt != nil && !rt.Available {
 		d := &wire.Denial{Code: rt.Code, Reason: rt.Reason}

@@ -91,32 +91,31 @@ available in the app's current state.`,
 
 func printTools(w io.Writer, t *control.Tools, full bool) {
 	if t.Unchanged {
-		fmt.Fprintf(w, "unchanged (revision %s)\n", t.Revision)
+		printf(w, "unchanged (revision %s)\n", t.Revision)
 		return
 	}
-	tw := newTable(w)
-	tw.row("TOOL", tw.paint(colourDefault, "POLICY"), tw.paint(colourDefault, "STATE"), "DESCRIPTION")
+	tw := newTable(w).colourBy(1, policyColour).colourBy(2, stateColour)
+	tw.header("TOOL", "POLICY", "STATE", "DESCRIPTION")
 	for _, e := range t.Tools {
-		state := entryState(&e)
-		tw.row(e.ID, tw.paint(policyColour(string(e.Policy)), string(e.Policy)), tw.paint(stateColour(state), state), oneLine(e.Description, 72))
+		tw.row(e.ID, string(e.Policy), entryState(&e), oneLine(e.Description, 72))
 	}
 	tw.flush()
 	more := ""
 	if t.Truncated {
 		more = " (truncated: narrow the search or raise --max-results)"
 	}
-	fmt.Fprintf(w, "\n%d of %d tools, revision %s%s\n", t.Count, t.TotalCount, shortRevision(t.Revision), more)
+	printf(w, "\n%d of %d tools, revision %s%s\n", t.Count, t.TotalCount, shortRevision(t.Revision), safe(more))
 	if full {
 		for _, e := range t.Tools {
-			fmt.Fprintf(w, "\n%s — %s\n", e.ID, e.Name)
+			printf(w, "\n%s — %s\n", e.ID, e.Name)
 			if len(e.PrerequisiteToolIDs) > 0 {
-				fmt.Fprintf(w, "  prerequisites: %s\n", strings.Join(e.PrerequisiteToolIDs, ", "))
+				printf(w, "  prerequisites: %s\n", strings.Join(e.PrerequisiteToolIDs, ", "))
 			}
 			if len(e.ArgumentsSchema) > 0 {
-				fmt.Fprintf(w, "  arguments: %s\n", indentJSON(e.ArgumentsSchema, "  "))
+				printf(w, "  arguments: %s\n", jsonBlock(e.ArgumentsSchema, "  "))
 			}
 			if len(e.ResultSchema) > 0 {
-				fmt.Fprintf(w, "  result: %s\n", indentJSON(e.ResultSchema, "  "))
+				printf(w, "  result: %s\n", jsonBlock(e.ResultSchema, "  "))
 			}
 		}
 	}
@@ -292,17 +291,17 @@ func printCall(out, errw io.Writer, res *control.Call) {
 	}
 	if res.Result != nil {
 		if res.Result.Message != "" {
-			fmt.Fprintln(out, res.Result.Message)
+			printf(out, "%s\n", res.Result.Message)
 		}
 		if len(res.Result.Result) > 0 {
-			fmt.Fprintln(out, indentJSON(res.Result.Result, ""))
+			printf(out, "%s\n", jsonBlock(res.Result.Result, ""))
 		}
 		for _, name := range sortedKeys(res.Result.Evidence) {
 			o := res.Result.Evidence[name]
 			if o.Success {
-				fmt.Fprintf(out, "evidence %s: ok (%s, %d bytes)\n", name, o.ToolID, len(o.Result))
+				printf(out, "evidence %s: ok (%s, %d bytes)\n", name, o.ToolID, len(o.Result))
 			} else if o.Error != nil {
-				fmt.Fprintf(out, "evidence %s: failed: %s: %s\n", name, o.Error.Code, o.Error.Message)
+				printf(out, "evidence %s: failed: %s: %s\n", name, o.Error.Code, o.Error.Message)
 			}
 		}
 	}
@@ -312,9 +311,9 @@ func printCall(out, errw io.Writer, res *control.Call) {
 func printArtifacts(w io.Writer, arts []control.Artifact) {
 	for _, a := range arts {
 		if a.Status == "complete" {
-			fmt.Fprintf(w, "saved %s (%s, %s)\n", a.Path, a.MimeType, humanBytes(a.SizeBytes))
+			printf(w, "saved %s (%s, %s)\n", a.Path, a.MimeType, humanBytes(a.SizeBytes))
 		} else {
-			fmt.Fprintf(w, "artifact %s %s: %s\n", a.FileName, a.Status, a.Error)
+			printf(w, "artifact %s %s: %s\n", a.FileName, a.Status, a.Error)
 		}
 	}
 }
@@ -324,12 +323,12 @@ func printToolError(w io.Writer, e *control.ToolError) {
 	if e.RefusedByHost {
 		by = " (refused by the host; the app was not called)"
 	}
-	fmt.Fprintf(w, "error %s: %s%s\n", e.Code, e.Message, by)
+	printf(w, "error %s: %s%s\n", e.Code, e.Message, safe(by))
 	if e.Retryable {
 		fmt.Fprintln(w, "  retryable: yes")
 	}
 	if len(e.Details) > 0 {
-		fmt.Fprintf(w, "  details: %s\n", indentJSON(e.Details, "  "))
+		printf(w, "  details: %s\n", jsonBlock(e.Details, "  "))
 	}
 	switch e.Code {
 	case wire.CodeStaleNodeReference:
@@ -458,25 +457,29 @@ func printBatch(out, errw io.Writer, res *control.Batch) {
 		return
 	}
 	r := res.Result
-	tw := newTable(out)
-	tw.row("#", "TOOL", "CALL ID", tw.paint(colourDefault, "OUTCOME"))
+	tw := newTable(out).colourBy(3, func(outcome string) string {
+		if outcome == "ok" {
+			return colourGreen
+		}
+		return colourRed
+	})
+	tw.header("#", "TOOL", "CALL ID", "OUTCOME")
 	for _, it := range r.Results {
 		outcome := "ok"
-		if !it.Success && it.Error != nil {
-			outcome = it.Error.Code + ": " + oneLine(it.Error.Message, 60)
-		}
-		colour := colourGreen
 		if !it.Success {
-			colour = colourRed
+			outcome = "failed"
+			if it.Error != nil {
+				outcome = it.Error.Code + ": " + oneLine(it.Error.Message, 60)
+			}
 		}
-		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, tw.paint(colour, outcome))
+		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, outcome)
 	}
 	tw.flush()
 	stopped := ""
 	if r.StoppedEarly {
 		stopped = ", stopped early"
 	}
-	fmt.Fprintf(out, "\n%d of %d calls ran%s in %d ms\n", r.Completed, r.Requested, stopped, res.DurationMS)
+	printf(out, "\n%d of %d calls ran%s in %d ms\n", r.Completed, r.Requested, safe(stopped), res.DurationMS)
 	printArtifacts(out, res.Artifacts)
 }
 
@@ -543,7 +546,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 			if g.json {
 				return writeJSON(g.env.Stdout, res)
 			}
-			fmt.Fprintf(g.env.Stdout, "saved %s (%s)\n", abs, humanBytes(art.SizeBytes))
+			printf(g.env.Stdout, "saved %s (%s)\n", abs, humanBytes(art.SizeBytes))
 			return nil
 		},
 	}

@@ -122,7 +122,7 @@ func runBench(ctx context.Context, g *globals, f benchFlags) error {
 	if g.json {
 		return writeJSON(g.env.Stdout, rep)
 	}
-	return rep.WriteTable(g.env.Stdout)
+	return writeReport(g.env.Stdout, rep.WriteTable)
 }
 
 // runLoad runs the reliability load test; a run that lost, failed or misrouted a response,
@@ -142,7 +142,7 @@ func runLoad(ctx context.Context, g *globals, f benchFlags) error {
 	if g.json {
 		err = writeJSON(g.env.Stdout, rep)
 	} else {
-		err = rep.WriteText(g.env.Stdout)
+		err = writeReport(g.env.Stdout, rep.WriteText)
 	}
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func (g *globals) sessionIDs() []string {
 	var ids []string
 	for _, ss := range s.Sessions {
 		if ss.State == control.StateConnected {
-			ids = append(ids, ss.ID+"\t"+ss.AppID)
+			ids = append(ids, termText(ss.ID)+"\t"+termText(ss.AppID))
 		}
 	}
 	return ids
@@ -68,7 +68,7 @@ func (g *globals) toolIDs(session string) []string {
 	}
 	ids := make([]string, 0, len(t.Tools))
 	for _, e := range t.Tools {
-		ids = append(ids, e.ID+"\t"+oneLine(e.Description, 50))
+		ids = append(ids, termText(e.ID)+"\t"+oneLine(termText(e.Description), 50))
 	}
 	return ids
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -103,7 +103,7 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 		if _, err := fmt.Fprintf(g.env.Stdout, "%s\n", b); err != nil {
 			return err
 		}
-	} else if err := rep.WriteText(g.env.Stdout); err != nil {
+	} else if err := writeReport(g.env.Stdout, rep.WriteText); err != nil {
 		return err
 	}
 	if !rep.OK() {
@@ -190,7 +190,7 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 				target, targetID = t, s.ID()
 				mu.Unlock()
 				if !g.json {
-					fmt.Fprintf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
+					printf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
 				}
 				return t, func() { t.Close(); cleanup() }, nil
 			}

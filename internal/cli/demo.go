@@ -77,7 +77,7 @@ type demoWalk struct {
 
 func (d *demoWalk) printf(format string, args ...any) {
 	if !d.quiet {
-		fmt.Fprintf(d.out, format, args...)
+		printf(d.out, format, args...)
 	}
 }
 

@@ -16,10 +16,10 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
@@ -242,10 +242,9 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		connect.Run(ctx, a, connect.Options{
+		connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}, connect.Options{
 			AppID: demoAppID, AppName: "Ansight demo notes", AppVersion: "1.0",
-			DeviceName: "demo (simulated)", Mode: connect.ModeLocal, HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{port}, StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
+			DeviceName: "demo (simulated)", StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
 			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()

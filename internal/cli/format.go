@@ -14,10 +14,12 @@ import (
 )
 
 // table writes aligned columns, with colours when it writes to a terminal (and NO_COLOR
-// is not set).
+// is not set). Every cell is sanitised with termText: cells hold strings from apps.
 type table struct {
 	tw     *tabwriter.Writer
 	colour bool
+	// colours gives a column's colour from its (sanitised) cell; see colourBy.
+	colours map[int]func(cell string) string
 }
 
 func newTable(w io.Writer) *table {
@@ -35,8 +37,17 @@ const (
 	colourDefault = "39" // for the header of a coloured column
 )
 
-// paint colours s when the table writes to a terminal. Use it for every cell of a column,
-// header included (with colourDefault), or for none.
+// colourBy colours column col: each cell with the colour f gives it, the header with
+// colourDefault.
+func (t *table) colourBy(col int, f func(cell string) string) *table {
+	if t.colours == nil {
+		t.colours = make(map[int]func(string) string)
+	}
+	t.colours[col] = f
+	return t
+}
+
+// paint colours s when the table writes to a terminal.
 func (t *table) paint(code, s string) string {
 	if !t.colour {
 		return s
@@ -58,16 +69,37 @@ func policyColour(p string) string {
 // stateColour: ok and connected green, anything blocked or failed red, the rest yellow.
 func stateColour(s string) string {
 	switch {
-	case s == "ok" || s == "connected" || s == "open":
+	case s == "ok" || s == "connected" || s == "open" || s == "active":
 		return colourGreen
-	case strings.HasPrefix(s, "blocked") || s == "disconnected" || s == "expired" || s == "used":
+	case strings.HasPrefix(s, "blocked") || s == "disconnected" || s == "expired" || s == "used" || s == "revoked":
 		return colourRed
 	}
 	return colourYellow
 }
 
-func (t *table) row(cols ...string) { fmt.Fprintln(t.tw, strings.Join(cols, "\t")) }
-func (t *table) flush()             { t.tw.Flush() }
+// header writes the header row: coloured columns in the default colour.
+func (t *table) header(cols ...string) { t.write(cols, true) }
+
+// row writes one row of cells, each sanitised, coloured columns painted.
+func (t *table) row(cols ...string) { t.write(cols, false) }
+
+func (t *table) write(cols []string, header bool) {
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		c = termText(c)
+		if f, ok := t.colours[i]; ok {
+			code := colourDefault
+			if !header {
+				code = f(c)
+			}
+			c = t.paint(code, c)
+		}
+		cells[i] = c
+	}
+	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+}
+
+func (t *table) flush() { t.tw.Flush() }
 
 // oneLine shortens s to one line of at most n runes.
 func oneLine(s string, n int) string {
@@ -81,13 +113,14 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// indentJSON pretty-prints a JSON value, each line after the first prefixed.
-func indentJSON(v jsontext.Value, prefix string) string {
+// jsonBlock pretty-prints a JSON value from an app for the terminal, each line after the
+// first prefixed, sanitised line by line.
+func jsonBlock(v jsontext.Value, prefix string) safe {
 	c := v.Clone()
 	if err := c.Indent(jsontext.WithIndentPrefix(prefix), jsontext.WithIndent("  ")); err != nil {
-		return string(v)
+		return safe(termText(string(v)))
 	}
-	return string(c)
+	return termLines(string(c))
 }
 
 func shortRevision(r string) string {

@@ -99,7 +99,7 @@ so that firewall rules written for it work (--websocket-port pins another port o
 					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.playerURL)
 				}
 				if u := st.Recording; u != nil {
-					fmt.Fprintf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
+					printf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
 				}
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")

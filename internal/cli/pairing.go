@@ -91,8 +91,11 @@ The host must serve the LAN for them: 'ansight host run --lan'.`,
 
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List issued invites",
-		Args:  cobra.NoArgs,
+		Short: "List issued invites and the pairings (grants) the host holds",
+		Long: `List issued invites and the grants the host holds: one per paired app installation,
+made by an app's first local-mode connection or by a device using an invite. Revoke either
+with 'ansight pairing revoke <id>'.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			b, err := g.backend()
 			if err != nil {
@@ -105,44 +108,62 @@ The host must serve the LAN for them: 'ansight host run --lan'.`,
 			if g.json {
 				return writeJSON(g.env.Stdout, inv)
 			}
-			if len(inv.Invites) == 0 {
-				fmt.Fprintln(g.env.Stdout, "no invites; issue one with 'ansight pairing issue --qr'")
+			if len(inv.Invites) == 0 && len(inv.Grants) == 0 {
+				fmt.Fprintln(g.env.Stdout, "no invites or pairings; apps on this machine pair on their own, others with 'ansight pairing issue --qr'")
 				return nil
 			}
-			tw := newTable(g.env.Stdout)
-			tw.row("INVITE", "APP", tw.paint(colourDefault, "GRANT"), tw.paint(colourDefault, "STATE"), "EXPIRES")
-			for _, i := range inv.Invites {
-				app := i.AppID
-				if app == "" {
-					app = "*"
+			if len(inv.Invites) > 0 {
+				tw := newTable(g.env.Stdout).colourBy(2, policyColour).colourBy(3, stateColour)
+				tw.header("INVITE", "APP", "GRANT", "STATE", "EXPIRES")
+				for _, i := range inv.Invites {
+					app := i.AppID
+					if app == "" {
+						app = "*"
+					}
+					grant := string(i.MaxToolPolicy)
+					tw.row(i.ID, app, grant, i.State, i.ExpiresAt.Local().Format("2006-01-02 15:04"))
 				}
-				grant := string(i.MaxToolPolicy)
-				tw.row(i.ID, app, tw.paint(policyColour(grant), grant), tw.paint(stateColour(i.State), i.State), i.ExpiresAt.Local().Format("2006-01-02 15:04"))
+				tw.flush()
 			}
-			tw.flush()
+			if len(inv.Grants) > 0 {
+				if len(inv.Invites) > 0 {
+					fmt.Fprintln(g.env.Stdout)
+				}
+				tw := newTable(g.env.Stdout).colourBy(4, policyColour).colourBy(5, stateColour)
+				tw.header("PAIRING", "MODE", "APP", "DEVICE", "GRANT", "STATE", "EXPIRES")
+				for _, gr := range inv.Grants {
+					policy := string(gr.MaxToolPolicy)
+					tw.row(gr.ID, gr.Mode, gr.AppID, gr.DeviceName, policy, gr.State, gr.ExpiresAt.Local().Format("2006-01-02 15:04"))
+				}
+				tw.flush()
+			}
 			return nil
 		},
 	}
 	revoke := &cobra.Command{
-		Use:   "revoke <invite-id>",
-		Short: "Revoke an invite (and the pairings made with it)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "revoke <invite-or-pairing-id>",
+		Short: "Revoke an invite (and the pairings made with it) or one pairing",
+		Long: `Revoke an invite or a pairing (grant), by the id 'ansight pairing list' shows. Revoking an
+invite also revokes every pairing made with it. The live sessions of a revoked pairing end
+at once, and the app's stored credential is refused from then on.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			b, err := g.backend()
 			if err != nil {
 				return err
 			}
-			if err := b.RevokeInvite(c.Context(), args[0]); err != nil {
+			r, err := b.Revoke(c.Context(), args[0])
+			if err != nil {
 				return hostErr(err)
 			}
 			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema  string `json:"schema"`
-					ID      string `json:"id"`
-					Revoked bool   `json:"revoked"`
-				}{"ansight.pairing-revoke/v1", args[0], true})
+				return writeJSON(g.env.Stdout, r)
 			}
-			fmt.Fprintf(g.env.Stdout, "revoked %s\n", args[0])
+			if r.Kind == "invite" {
+				printf(g.env.Stdout, "revoked invite %s: %d pairing(s) made with it revoked, %d session(s) ended\n", r.ID, len(r.GrantIDs), r.SessionsEnded)
+			} else {
+				printf(g.env.Stdout, "revoked pairing %s: %d session(s) ended\n", r.ID, r.SessionsEnded)
+			}
 			return nil
 		},
 	}

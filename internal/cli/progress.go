@@ -45,7 +45,7 @@ func (p *progressBar) update(pr control.Progress) {
 	if n > width {
 		n = width
 	}
-	fmt.Fprintf(p.w, "\r%-24s [%s%s] %3.0f%% %s", oneLine(pr.FileName, 24), strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, humanBytes(pr.ReceivedBytes))
+	fmt.Fprintf(p.w, "\r%-24s [%s%s] %3.0f%% %s", oneLine(termText(pr.FileName), 24), strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, humanBytes(pr.ReceivedBytes))
 	p.drew = true
 }
 

@@ -220,7 +220,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 		if tw == nil {
 			tw = newTable(out)
 			if !f.follow {
-				tw.row(spec.header...)
+				tw.header(spec.header...)
 			}
 		}
 		tw.row(cells...)
@@ -288,7 +288,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 		}
 		return writeJSON(out, control.Records{Schema: control.SchemaRecords, SessionID: id, Records: listed})
 	case tw == nil && !f.follow:
-		fmt.Fprintf(out, "no %s in session %s\n", spec.noun, id)
+		printf(out, "no %s in session %s\n", safe(spec.noun), id)
 	}
 	return nil
 }
@@ -572,12 +572,12 @@ every record and JSON file; 'default' stands for the usual credentials
 				return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: w.n,
 					Records: m.Session.Records, Counts: m.Counts, Traffic: m.Traffic, Redacted: m.Redacted})
 			}
-			fmt.Fprintf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
+			printf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
 			tr := m.Traffic
-			fmt.Fprintf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
+			printf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
 				tr.Calls, tr.Errors, tr.Denied, tr.Transfers, m.Counts[recording.KindLog], m.Counts[recording.KindCrash])
 			if len(m.Redacted) > 0 {
-				fmt.Fprintf(g.env.Stdout, "redacted: %s\n", strings.Join(m.Redacted, ", "))
+				printf(g.env.Stdout, "redacted: %s\n", strings.Join(m.Redacted, ", "))
 			}
 			return nil
 		},
@@ -686,8 +686,7 @@ record and file is checked before anything is stored.`,
 			if s.Recording != nil {
 				n = s.Recording.Records
 			}
-			// The id is the archive's: through the table, where terminal output is sanitised.
-			tw := newTable(g.env.Stdout)
+			tw := newTable(g.env.Stdout) // every cell sanitised: the id is the archive's
 			tw.row("imported:", fmt.Sprintf("%d records", n))
 			tw.row("session:", s.ID)
 			tw.row("browse:", "ansight session logs "+s.ID)
@@ -723,7 +722,7 @@ stay; a connected session goes on recording from now on.`,
 					Deleted   bool   `json:"deleted"`
 				}{"ansight.session-delete/v1", args[0], true})
 			}
-			fmt.Fprintf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
+			printf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
 			return nil
 		},
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -18,11 +17,11 @@ import (
 func newSessionCrashesCmd(g *globals) *cobra.Command {
 	show := func(w io.Writer, v *control.Crashes) {
 		if len(v.Crashes) == 0 {
-			fmt.Fprintf(w, "no crash reports in session %s\n", v.SessionID)
+			printf(w, "no crash reports in session %s\n", v.SessionID)
 			return
 		}
 		tw := newTable(w)
-		tw.row("OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT")
+		tw.header("OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT")
 		for _, r := range v.Crashes {
 			tw.row(crashRow(r)...)
 		}
@@ -56,11 +55,11 @@ func crashRow(r host.CrashReport) []string {
 func newSessionAnnotationsCmd(g *globals) *cobra.Command {
 	show := func(w io.Writer, v *control.Annotations) {
 		if len(v.Annotations) == 0 {
-			fmt.Fprintf(w, "no annotations in session %s\n", v.SessionID)
+			printf(w, "no annotations in session %s\n", v.SessionID)
 			return
 		}
 		tw := newTable(w)
-		tw.row("CAPTURED", "SIZE", "ANNOTATION", "BUNDLE")
+		tw.header("CAPTURED", "SIZE", "ANNOTATION", "BUNDLE")
 		for _, a := range v.Annotations {
 			tw.row(annotationRow(a)...)
 		}

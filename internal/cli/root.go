@@ -109,9 +109,9 @@ func (g *globals) reportError(err error, code int) {
 		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: err.Error(), ExitCode: code, Hint: hint}})
 		return
 	}
-	fmt.Fprintf(g.env.Stderr, "ansight: %v\n", err)
+	printf(g.env.Stderr, "ansight: %s\n", err) // a host's error may quote an app
 	if hint != "" {
-		fmt.Fprintf(g.env.Stderr, "hint: %s\n", hint)
+		printf(g.env.Stderr, "hint: %s\n", hint)
 	}
 }
 

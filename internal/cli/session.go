@@ -46,19 +46,19 @@ and imported ones included — with its size.`,
 				}
 				return nil
 			}
-			tw := newTable(g.env.Stdout)
-			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", tw.paint(colourDefault, "STATE"), tw.paint(colourDefault, "GRANT"), "TOOLS", "CONNECTED"}
+			tw := newTable(g.env.Stdout).colourBy(4, stateColour).colourBy(5, policyColour)
+			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
 			if all {
 				head = append(head, "RECORDED")
 			}
-			tw.row(head...)
+			tw.header(head...)
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
 				grant := string(ss.MaxToolPolicy)
-				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, tw.paint(stateColour(ss.State), ss.State), tw.paint(policyColour(grant), grant), tools, ago(ss.ConnectedAt)}
+				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, grant, tools, ago(ss.ConnectedAt)}
 				if all {
 					row = append(row, recordedSize(ss.Recording))
 				}

@@ -46,8 +46,11 @@ type Backend interface {
 	// artifacts and crash reports, stay). A connected session goes on recording anew.
 	DeleteRecording(ctx context.Context, sessionID string) error
 	IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error)
+	// Invites lists the invites and the grants.
 	Invites(ctx context.Context) (*Invites, error)
-	RevokeInvite(ctx context.Context, id string) error
+	// Revoke withdraws an invite (and the grants made with it) or one grant, by id, and
+	// ends their live sessions.
+	Revoke(ctx context.Context, id string) (*Revocation, error)
 	// Shutdown asks the host to stop; it returns once the request is accepted.
 	Shutdown(ctx context.Context) error
 }

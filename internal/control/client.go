@@ -243,9 +243,10 @@ func (c *Client) Invites(ctx context.Context) (*Invites, error) {
 	return &v, c.do(ctx, http.MethodGet, "/v1/invites", nil, &v)
 }
 
-// RevokeInvite implements Backend.
-func (c *Client) RevokeInvite(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/v1/invites/"+url.PathEscape(id), nil, nil)
+// Revoke implements Backend.
+func (c *Client) Revoke(ctx context.Context, id string) (*Revocation, error) {
+	var v Revocation
+	return &v, c.do(ctx, http.MethodDelete, "/v1/pairings/"+url.PathEscape(id), nil, &v)
 }
 
 // Shutdown implements Backend.

@@ -44,7 +44,8 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("DELETE /v1/recordings/{id}", h.deleteRecording)
 	mux.HandleFunc("POST /v1/invites", h.issueInvite)
 	mux.HandleFunc("GET /v1/invites", h.invites)
-	mux.HandleFunc("DELETE /v1/invites/{id}", h.revokeInvite)
+	mux.HandleFunc("DELETE /v1/pairings/{id}", h.revoke)
+	mux.HandleFunc("DELETE /v1/invites/{id}", h.revoke) // the path of earlier versions
 	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -264,12 +265,9 @@ func (h *handler) invites(w http.ResponseWriter, r *http.Request) {
 	respond(w, v, err)
 }
 
-func (h *handler) revokeInvite(w http.ResponseWriter, r *http.Request) {
-	if err := h.b.RevokeInvite(r.Context(), r.PathValue("id")); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+func (h *handler) revoke(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Revoke(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
 }
 
 func (h *handler) shutdown(w http.ResponseWriter, r *http.Request) {

@@ -8,22 +8,22 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/ansight-go/ansight/internal/privdir"
 )
 
 // SocketName is the control socket's file name inside the state directory.
 const SocketName = "host.sock"
 
 // Listen creates the control socket at path, reachable only by the current user: the
-// directory is created (or tightened) to mode 0700 and the socket file to 0600. A stale
+// directory is created with mode 0700 (an existing one that other users can reach is
+// refused, see privdir.Ensure) and the socket file is 0600. A stale
 // socket left by a host that died is replaced; a live one is an error, so two hosts never
 // share a state directory.
 func Listen(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("control: state directory: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("control: state directory: %w", err)
+	if err := privdir.Ensure(dir); err != nil {
+		return nil, fmt.Errorf("control: %w", err)
 	}
 	if _, err := os.Lstat(path); err == nil {
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {

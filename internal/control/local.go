@@ -710,24 +710,43 @@ func inviteOf(inv host.Invite, now time.Time) Invite {
 // Invites implements Backend.
 func (l *Local) Invites(context.Context) (*Invites, error) {
 	now := time.Now()
-	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}}
+	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}, Grants: []Grant{}}
 	for _, inv := range l.srv.ListInvites() {
 		v := inviteOf(inv, now)
 		v.Schema = ""
 		out.Invites = append(out.Invites, v)
 	}
+	for _, g := range l.srv.Grants() {
+		out.Grants = append(out.Grants, grantOf(g, now))
+	}
 	return out, nil
 }
 
-// RevokeInvite implements Backend.
-func (l *Local) RevokeInvite(_ context.Context, id string) error {
-	if err := l.srv.Revoke(id); err != nil {
-		if errors.Is(err, host.ErrNotFound) {
-			return apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q", id)
-		}
-		return err
+func grantOf(g host.Grant, now time.Time) Grant {
+	v := Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
+		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt, State: "active"}
+	if g.Mode == host.GrantInvite {
+		v.InviteID = g.ConfigID
 	}
-	return nil
+	switch {
+	case !g.RevokedAt.IsZero():
+		v.State = "revoked"
+	case now.After(g.ExpiresAt):
+		v.State = "expired"
+	}
+	return v
+}
+
+// Revoke implements Backend.
+func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
+	r, err := l.srv.Revoke(id)
+	if err != nil {
+		if errors.Is(err, host.ErrNotFound) {
+			return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
+		}
+		return nil, err
+	}
+	return &Revocation{Schema: SchemaRevoke, ID: r.ID, Revoked: true, Kind: r.Kind, GrantIDs: r.GrantIDs, SessionsEnded: r.Sessions}, nil
 }
 
 // Shutdown implements Backend.

@@ -26,6 +26,7 @@ const (
 	SchemaBatch       = "ansight.app-batch/v1"
 	SchemaInvite      = "ansight.pairing-invite/v1"
 	SchemaInvites     = "ansight.pairing-invites/v1"
+	SchemaRevoke      = "ansight.pairing-revoke/v1"
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
 	SchemaAnnotations = "ansight.session-annotations/v1"
@@ -422,10 +423,40 @@ type Invite struct {
 	State string   `json:"state,omitzero"`
 }
 
-// Invites lists issued invites (without their secrets).
+// Invites lists issued invites (without their secrets) and the grants the host holds:
+// every pairing, local or made with an invite.
 type Invites struct {
 	Schema  string   `json:"schema"`
 	Invites []Invite `json:"invites"`
+	Grants  []Grant  `json:"grants"`
+}
+
+// Grant is a pairing: what one app installation (app id and device id) may do, until when.
+// Local-mode grants are made on an app's first connection; invite grants when a device
+// uses an invite.
+type Grant struct {
+	ID            string      `json:"id"`
+	Mode          string      `json:"mode"`              // "local" or "invite"
+	InviteID      string      `json:"inviteId,omitzero"` // the invite an invite grant was made with
+	AppID         string      `json:"appId"`
+	DeviceID      string      `json:"deviceId"`
+	DeviceName    string      `json:"deviceName,omitzero"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	ExpiresAt     time.Time   `json:"expiresAt"`
+	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	State         string      `json:"state"` // "active", "expired" or "revoked"
+}
+
+// Revocation says what a revoke withdrew: an invite (and every grant made with it) or one
+// grant, and how many live sessions it ended.
+type Revocation struct {
+	Schema        string   `json:"schema"`
+	ID            string   `json:"id"`
+	Revoked       bool     `json:"revoked"`
+	Kind          string   `json:"kind"` // "invite" or "grant"
+	GrantIDs      []string `json:"grantIds,omitempty"`
+	SessionsEnded int      `json:"sessionsEnded"`
 }
 
 // Error is the body of every non-2xx answer of the HTTP API.

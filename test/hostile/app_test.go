@@ -45,7 +45,7 @@ func hostileApp(t *testing.T) *app.App {
 		return catalog.Definition{ID: id, Name: id, Description: "Hostile-input fixture " + id + ".", Category: "hostile", Policy: p}
 	}
 	if err := app.Register(a, def("h.echo", wire.PolicyRead), func(ctx context.Context, c *app.Call, in nonceIn) (nonceOut, error) {
-		return nonceOut{Nonce: in.Nonce}, nil
+		return nonceOut(in), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func connectApp(t *testing.T, a *app.App) *evilHost {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	sess, err := connect.Dial(ctx, a, connect.Options{AppID: "dev.ansight.hostile", Mode: connect.ModeDirect, URL: url, Token: "evil-host-token"})
+	sess, err := connect.Dial(ctx, a, connect.Direct{URL: url, Token: "evil-host-token"}, connect.Options{AppID: "dev.ansight.hostile"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,6 +313,9 @@ var appCases = []struct {
 	{"AfterDelayFraction", echoAfter(`{"delayMilliseconds":1.5}`), false, rejected(payloadInvalid)},
 	{"AfterDelayOutOfRange", echoAfter(`{"delayMilliseconds":1e400}`), false, rejected(payloadInvalid)},
 	{"AfterTreeArgumentsString", echoAfter(`{"visualTreeArguments":"all"}`), false, rejected(payloadInvalid)},
+	// The contract names two evidences: a longer include list is refused before it is held
+	// in memory, even when it arrives compressed (6 million names, 42 MB inflated).
+	{"AfterIncludeHuge", req(wire.TypeCall, wrapped(`{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"include":[`, `"tree",`, 6000000, `"tree"]}}`)), false, rejected(payloadInvalid)},
 
 	// tool.query payloads: the spec reads them leniently (a non-object payload is {}, an
 	// unknown detail is full, members of the wrong type are ignored): answered with the
@@ -327,6 +330,10 @@ var appCases = []struct {
 	{"QueryExecutableOnlyString", queryMsg(`{"executableOnly":"yes"}`), false, answered(wire.TypeCatalog)},
 	{"QueryIfRevisionNumber", queryMsg(`{"ifRevision":3}`), false, answered(wire.TypeCatalog)},
 	{"QueryDuplicateKey", queryMsg(`{"detail":"index","detail":"full"}`), false, rejected(invalidRequest)},
+	// Work and memory stay linear in the request: long id and word lists are answered.
+	{"QueryManyDistinctIDs", queryMsg(`{"ids":[` + distinct(150000, `"h.echo%d"`, ",") + `]}`), false, answered(wire.TypeCatalog)},
+	{"QueryManyDistinctWords", queryMsg(`{"query":"` + distinct(100000, "w%x", " ") + `"}`), false, answered(wire.TypeCatalog)},
+	{"QueryManyMatchingWords", queryMsg(`{"query":"` + strings.Repeat("hostile echo fixture ", 100000) + `"}`), false, answered(wire.TypeCatalog)},
 
 	// tool.batch payloads.
 	{"BatchCallsString", batchMsg(`{"calls":"h.echo"}`), false, rejected(wire.CodeBatchPayloadInvalid)},
@@ -337,7 +344,40 @@ var appCases = []struct {
 	{"BatchContinueOnErrorString", batchMsg(`{"continueOnError":"true","calls":[{"toolId":"h.echo","arguments":{"nonce":"x"}}]}`), false, rejected(wire.CodeBatchPayloadInvalid)},
 	{"BatchItemNotObject", batchMsg(`{"calls":[5]}`), false, itemError(wire.CodeBatchCallInvalid)},
 	{"BatchItemToolAboveGuard", batchMsg(`{"calls":[{"toolId":"h.wipe"}]}`), false, itemError(wire.CodeExecutionDenied)},
+	{"BatchHugeCalls", batchMsg(`{"calls":[` + strings.Repeat(`{},`, 1000000) + `{}]}`), false, rejected(wire.CodeBatchSizeInvalid)},
 	{"BatchItemBadAfter", batchMsg(`{"calls":[{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"delayMilliseconds":-5}}]}`), false, itemError(payloadInvalid)},
+}
+
+// distinct joins n values of format (with the index) with sep.
+func distinct(n int, format, sep string) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		fmt.Fprintf(&b, format, i)
+	}
+	return b.String()
+}
+
+// wrapped is the payload prefix + unit×n + suffix in the gzip-base64-json wrapper, as a
+// large request may arrive. The gzip stream is members (which readers concatenate): the
+// prefix, one member of 100,000 units repeated, the suffix; so that a payload of tens of
+// megabytes costs little to make.
+func wrapped(prefix, unit string, n int, suffix string) string {
+	member := func(s string) []byte {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write([]byte(s))
+		zw.Close()
+		return z.Bytes()
+	}
+	const per = 100000
+	data := member(prefix)
+	data = append(data, bytes.Repeat(member(strings.Repeat(unit, per)), n/per)...)
+	data = append(data, member(strings.Repeat(unit, n%per)+suffix)...)
+	return fmt.Sprintf(`{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":%d,"compressedByteCount":%d,"data":%q}`,
+		len(prefix)+n*len(unit)+len(suffix), len(data), base64.StdEncoding.EncodeToString(data))
 }
 
 func asftFrame(f wire.Frame) []byte {

@@ -178,3 +178,35 @@ func wantStatus(t *testing.T, what, url string, hdr http.Header, status int) {
 		t.Fatalf("%s: %v, want status %d", what, err, status)
 	}
 }
+
+// TestPlainRequestKeepsToken: plain HTTP requests to /ws carrying a valid token (a POST, a
+// GET without the upgrade headers) are refused without using the token up: only a real
+// upgrade may consume it, so a local process that sees a token cannot burn it with a
+// request the host will not upgrade anyway.
+func TestPlainRequestKeepsToken(t *testing.T) {
+	h := newTestHost(t, nil)
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	res := u.enroll(t, newIdentity("dev.ansight.plainpost").enrollment())
+	if !res.Accepted {
+		t.Fatalf("enrollment refused: %s", res.Reason)
+	}
+	url := "http" + strings.TrimPrefix(h.wsURL(res), "ws")
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		req, _ := http.NewRequest(method, url, strings.NewReader("{}"))
+		req.Header.Set("Authorization", "Bearer "+res.WebSocketToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode == http.StatusUnauthorized {
+			t.Errorf("plain %s /ws: status %d, want a refusal of the request (not of the token)", method, resp.StatusCode)
+		}
+	}
+	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
+		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
+	if err != nil {
+		t.Fatalf("the token no longer upgrades after plain requests: %v", err)
+	}
+	conn.Close(transport.StatusNormalClosure, "")
+}

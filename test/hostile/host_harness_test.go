@@ -177,6 +177,26 @@ func (h *testHost) wsURL(res *pairing.EnrollmentResult) string {
 	return fmt.Sprintf("ws://127.0.0.1:%d%s", res.WebSocketPort, res.WebSocketPath)
 }
 
+// upgrade dials the WebSocket of an accepted enrollment, its token as a bearer credential.
+func (h *testHost) upgrade(res *pairing.EnrollmentResult) (transport.Conn, error) {
+	return transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
+		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
+}
+
+// enrollAndUpgrade enrolls with req from 127.0.0.1 and upgrades; both must succeed.
+func (h *testHost) enrollAndUpgrade(t *testing.T, req *pairing.EnrollmentConnect) transport.Conn {
+	t.Helper()
+	res := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr()).enroll(t, req)
+	if !res.Accepted {
+		t.Fatalf("enrollment refused: %s", res.Reason)
+	}
+	conn, err := h.upgrade(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // evilApp is a malicious app's connection to the host, with a real runtime answering the
 // host's requests.
 type evilApp struct {
@@ -215,7 +235,7 @@ func newEvilRuntime(t *testing.T, e *evilApp) *app.App {
 		}
 	}
 	must(app.Register(a, def("e.echo"), func(ctx context.Context, c *app.Call, in nonceIn) (nonceOut, error) {
-		return nonceOut{Nonce: in.Nonce}, nil
+		return nonceOut(in), nil
 	}))
 	must(app.Register(a, def("e.hold"), func(ctx context.Context, c *app.Call, in none) (holdOut, error) {
 		e.held <- c.RequestID
@@ -236,18 +256,17 @@ func newEvilRuntime(t *testing.T, e *evilApp) *app.App {
 // session.
 func connectEvil(t *testing.T, h *testHost, appID string) *evilApp {
 	t.Helper()
-	e := &evilApp{id: newIdentity(appID), held: make(chan string, 4), resume: make(chan struct{}),
+	id := newIdentity(appID)
+	return connectAs(t, h, id, id.enrollment())
+}
+
+// connectAs enrolls id with req (local or invite mode), upgrades and opens the session.
+func connectAs(t *testing.T, h *testHost, id identity, req *pairing.EnrollmentConnect) *evilApp {
+	t.Helper()
+	appID := id.appID
+	e := &evilApp{id: id, held: make(chan string, 4), resume: make(chan struct{}),
 		ctl: make(chan *pairing.ControlEnvelope, 16), served: make(chan struct{})}
-	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
-	res := u.enroll(t, e.id.enrollment())
-	if !res.Accepted {
-		t.Fatalf("enrollment refused: %s", res.Reason)
-	}
-	conn, err := transport.Dial(context.Background(), h.wsURL(res), transport.DialOptions{
-		Header: http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := h.enrollAndUpgrade(t, req)
 	e.conn = conn
 	rt := newEvilRuntime(t, e)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -285,6 +285,10 @@ var hostCases = []hostCase{
 	{name: "ControlDuplicateAction", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","action":"session.complete","payload":{}}`, false)},
 	{name: "ControlCaseVariantAction", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","Action":"session.complete","payload":{}}`, false)},
 	{name: "ControlHugeLog", run: controlAnswered(ctlReq(pairing.ActionClientLog, `{"level":"info","message":"`+strings.Repeat("L", hostMaxMessage/2)+`"}`), true)},
+	// Each action's payload is bounded by what it needs: an oversized one is refused at
+	// once, by id, before its payload is decoded.
+	{name: "ControlOversizedAppState", run: controlAnswered(ctlReq(pairing.ActionAppState, `{"state":"foreground","pad":"`+strings.Repeat("S", 64<<10)+`"}`), false)},
+	{name: "ControlOversizedUnknownAction", run: controlAnswered(ctlReq("shell.exec", `{"pad":"`+strings.Repeat("U", 128<<10)+`"}`), false)},
 	{name: "ControlWithoutID", run: dropsText(`{"type":"CONTROL_REQ","action":"session.complete","payload":{}}`)},
 	{name: "ControlResponseToHost", run: dropsText(`{"type":"CONTROL_RESP","id":"x","replyTo":"never","action":"session.open","success":true,"message":"ok","payload":null}`)},
 
@@ -340,4 +344,18 @@ func noFilesExcept(t *testing.T, h *testHost) {
 			t.Errorf("file left in the artifact directory: %s", m)
 		}
 	}
+}
+
+// TestLargeControlRequest: a 20 MiB client.log, under the host's 64 MiB message limit but
+// far above what a log line needs, is answered success:false by id (the SDK tears down a
+// session whose control request goes unanswered for 15 s), and the session stays usable.
+func TestLargeControlRequest(t *testing.T) {
+	h := newTestHost(t, func(o *host.Options) { o.MaxMessageBytes = 0 }) // the default limit
+	e := connectEvil(t, h, "dev.ansight.biglog")
+	big := ctlReq(pairing.ActionClientLog, `{"data":"`+strings.Repeat("L", 20<<20)+`"}`)
+	r := e.sendControl(t, big, "hostile")
+	if r == nil || r.Success || r.Message == "" {
+		t.Fatalf("a 20 MiB client.log got %+v, want a refusal with a message", r)
+	}
+	e.alive(t)
 }

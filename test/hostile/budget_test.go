@@ -1,0 +1,148 @@
+package hostile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
+)
+
+// Budgets: one local process that enrolls, connects or sends without limit must not lock
+// the others out of the host — WebSocket tokens, session slots, stored grants and the
+// enrollment rate limiter are shared fairly.
+
+// TestTokenBudget: one process enrolls far more often than it connects, first as one
+// installation, then as hundreds, and never uses its tokens; an app enrolling afterwards
+// still gets a token, and connects with it.
+func TestTokenBudget(t *testing.T) {
+	h := newTestHost(t, nil)
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	greedy := newIdentity("dev.ansight.greedy")
+	for range host.DefaultMaxTokens + 44 {
+		u.enroll(t, greedy.enrollment())
+	}
+	for i := range host.DefaultMaxTokens + 44 {
+		u.enroll(t, newIdentity(fmt.Sprintf("dev.ansight.greedy%03d", i)).enrollment())
+	}
+	connectEvil(t, h, "dev.ansight.legit").alive(t)
+}
+
+// holdSession enrolls id with a fresh process session id and upgrades, keeping the
+// connection open (and read, so that the host can close it) until the test ends. It
+// returns the upgrade's error.
+func holdSession(t *testing.T, h *testHost, u *udpClient, id identity) error {
+	t.Helper()
+	id.psid = "go." + pairing.NewToken(16)
+	res := u.enroll(t, id.enrollment())
+	if !res.Accepted {
+		t.Fatalf("enrollment refused: %s", res.Reason)
+	}
+	conn, err := h.upgrade(res)
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if _, _, err := conn.Read(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		conn.Close(transport.StatusNormalClosure, "")
+		<-done
+	})
+	return nil
+}
+
+// TestSessionBudget: one process opens as many sessions as the host holds, as one
+// installation and then as one app on many devices; an app connecting afterwards still
+// gets a session, and the greedy installation is held to its share.
+func TestSessionBudget(t *testing.T) {
+	t.Run("OneInstallation", func(t *testing.T) {
+		h := newTestHost(t, nil)
+		u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+		greedy := newIdentity("dev.ansight.greedy")
+		held := 0
+		for range host.DefaultMaxSessions {
+			if holdSession(t, h, u, greedy) == nil {
+				held++
+			}
+		}
+		if held >= host.DefaultMaxSessions {
+			t.Errorf("one installation holds all %d session slots", held)
+		}
+		connectEvil(t, h, "dev.ansight.legit").alive(t)
+	})
+	t.Run("OneAppManyDevices", func(t *testing.T) {
+		h := newTestHost(t, nil)
+		u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+		for range host.DefaultMaxSessions {
+			if err := holdSession(t, h, u, newIdentity("dev.ansight.greedy")); err != nil {
+				t.Fatalf("a slot was refused before the table was full: %v", err)
+			}
+		}
+		connectEvil(t, h, "dev.ansight.legit").alive(t)
+	})
+}
+
+// TestGrantBudget: one process enrolls hundreds of new local installations; the host keeps
+// a bounded number of grants (the pairing store does not grow without limit), prunes the
+// ones never used first, and an app that connected before keeps its grant: its token is
+// still the only one accepted for it.
+func TestGrantBudget(t *testing.T) {
+	dir := t.TempDir()
+	h := newTestHost(t, func(o *host.Options) { o.StateDir = dir })
+	legit := connectEvil(t, h, "dev.ansight.legit")
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	for i := range host.DefaultMaxLocalGrants + 100 {
+		if res := u.enroll(t, newIdentity(fmt.Sprintf("dev.ansight.flood%04d", i)).enrollment()); !res.Accepted {
+			t.Fatalf("enrollment %d refused: %s", i, res.Reason)
+		}
+	}
+	if n := len(h.Grants()); n > host.DefaultMaxLocalGrants {
+		t.Errorf("the host holds %d local grants, more than %d", n, host.DefaultMaxLocalGrants)
+	}
+	thief := legit.id
+	thief.token = pairing.NewToken(32)
+	if res := u.enroll(t, thief.enrollment()); res.Reason != pairing.ReasonAccessTokenInvalid {
+		t.Fatalf("a new token for the established installation: %s, want AccessTokenInvalid (its grant was pruned)", res.Reason)
+	}
+	legit.alive(t)
+	h.Close() // writes what is pending
+	b, err := os.ReadFile(filepath.Join(dir, "pairing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"grantId"`); n > host.DefaultMaxLocalGrants || !strings.Contains(string(b), legit.id.deviceID) {
+		t.Errorf("pairing.json holds %d grants (at most %d) or lost the established one", n, host.DefaultMaxLocalGrants)
+	}
+}
+
+// TestLimiterFlood: datagrams from more distinct loopback addresses than the rate limiter
+// tracks do not make it refuse every new source: an app enrolling from a fresh address
+// afterwards is answered.
+func TestLimiterFlood(t *testing.T) {
+	h := newTestHost(t, func(o *host.Options) { o.EnrollmentBurst, o.EnrollmentInterval = 0, 0 }) // the defaults
+	victim := connectEvil(t, h, "dev.ansight.flooded")
+	wrong := victim.id
+	wrong.token = pairing.NewToken(32) // refused cheaply: no grant, no token
+	for i := range 4200 {
+		u := newUDPClient(t, fmt.Sprintf("127.1.%d.%d", i/250, 1+i%250), h.DiscoveryAddr())
+		u.enroll(t, wrong.enrollment())
+		u.conn.Close()
+	}
+	newcomer := newUDPClient(t, "127.2.0.1", h.DiscoveryAddr())
+	if res := newcomer.enroll(t, newIdentity("dev.ansight.newcomer").enrollment()); !res.Accepted {
+		t.Fatalf("the newcomer was refused: %s", res.Reason)
+	}
+	victim.alive(t)
+}
