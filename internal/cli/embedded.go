@@ -58,7 +58,9 @@ type runningHost struct {
 	local   *control.Local
 	socket  string
 	httpSrv *http.Server
-	done    chan struct{} // closed when a client asks the host to stop
+	// stopControl ends the control API's requests (its server's base context).
+	stopControl context.CancelFunc
+	done        chan struct{} // closed when a client asks the host to stop
 	// player is the web console, when started; playerURL opens it (with the run's token).
 	player    *player.Player
 	playerSrv *http.Server
@@ -119,6 +121,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Version:  versionString(cfg.version),
 		StateDir: cfg.stateDir,
 		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
+		Recorder: rh.rec,
 	})
 	if cfg.tap == nil {
 		go prefetchCatalogs(srv)
@@ -167,7 +170,12 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second}
+	// Requests that stream until the client leaves (session logs --follow) end when the
+	// host closes, rather than holding its shutdown up.
+	ctx, cancel := context.WithCancel(context.Background())
+	rh.stopControl = cancel
+	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go rh.httpSrv.Serve(l)
 	rh.unpoint = pointToHost(stateDir)
 	return nil
@@ -203,6 +211,7 @@ func (rh *runningHost) close() {
 		cancel()
 	}
 	if rh.httpSrv != nil {
+		rh.stopControl()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		rh.httpSrv.Shutdown(ctx)
 		cancel()
