@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -32,9 +33,23 @@ type Local struct {
 	stateDir  string
 	startedAt time.Time
 	shutdown  func()
+	player    atomic.Pointer[PlayerAccessor]
 }
 
 var _ Backend = (*Local)(nil)
+
+// PlayerAccessor is what the control API needs of a web player (Local.SetPlayer).
+type PlayerAccessor interface {
+	// PlayerAddress is the player's URL without its token.
+	PlayerAddress() string
+	// PlayerURL is the URL that opens the player, with its access token; renew makes a
+	// new token first.
+	PlayerURL(renew bool) (string, error)
+}
+
+// SetPlayer makes Status show the player and Player answer; the player starts after the
+// backend it sits on, so it is set afterwards.
+func (l *Local) SetPlayer(p PlayerAccessor) { l.player.Store(&p) }
 
 // LocalOptions configures a Local backend.
 type LocalOptions struct {
@@ -86,7 +101,34 @@ func (l *Local) Status(context.Context) (*Status, error) {
 		u := l.rec.Usage()
 		st.Recording = &u
 	}
+	if p := l.player.Load(); p != nil {
+		st.Player = (*p).PlayerAddress()
+	}
 	return st, nil
+}
+
+// Player implements Backend.
+func (l *Local) Player(_ context.Context, renew bool) (*PlayerAccess, error) {
+	p := l.player.Load()
+	if p == nil {
+		return nil, apiErrorf(http.StatusNotFound, CodePlayerOff, "this host serves no web player (it runs with --no-player)")
+	}
+	u, err := (*p).PlayerURL(renew)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "player: %v", err)
+	}
+	return &PlayerAccess{Schema: SchemaPlayer, Address: (*p).PlayerAddress(), URL: u, Renewed: renew}, nil
+}
+
+// Disconnect implements Backend.
+func (l *Local) Disconnect(_ context.Context, id string) (*Disconnection, error) {
+	s, ok := l.srv.Session(id)
+	if !ok {
+		return nil, errSessionNotFound(id)
+	}
+	out := &Disconnection{Schema: SchemaDisconnect, SessionID: id, Disconnected: s.State() == host.StateConnected}
+	s.Disconnect()
+	return out, nil
 }
 
 // Sessions implements Backend.

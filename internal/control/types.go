@@ -27,6 +27,8 @@ const (
 	SchemaInvite      = "ansight.pairing-invite/v2"
 	SchemaInvites     = "ansight.pairing-invites/v2"
 	SchemaGrant       = "ansight.pairing-grant/v1"
+	SchemaDisconnect  = "ansight.session-disconnect/v1"
+	SchemaPlayer      = "ansight.player/v1"
 	SchemaRevoke      = "ansight.pairing-revoke/v1"
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
@@ -53,9 +55,31 @@ type Status struct {
 	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
+	// Player is the web player's address, without its access token ('ansight player url'
+	// prints the URL with it); absent when the host serves no player.
+	Player string `json:"player,omitzero"`
 	// Recording is the recordings' use of their budgets; absent when the host records
 	// nothing (--no-record).
 	Recording *recording.Usage `json:"recording,omitzero"`
+}
+
+// Disconnection says what Disconnect did.
+type Disconnection struct {
+	Schema    string `json:"schema"`
+	SessionID string `json:"sessionId"`
+	// Disconnected is false when the session had no connection already.
+	Disconnected bool `json:"disconnected"`
+}
+
+// PlayerAccess is how to open the web player. URL carries the access token: show it to
+// the user, never log it.
+type PlayerAccess struct {
+	Schema string `json:"schema"`
+	// Address is the player's URL without the token, as Status shows it.
+	Address string `json:"address"`
+	URL     string `json:"url"`
+	// Renewed is true when the token was just renewed (pages opened before are locked out).
+	Renewed bool `json:"renewed,omitzero"`
 }
 
 // Session describes one app session, live or recently disconnected.
@@ -510,4 +534,6 @@ const (
 	CodeNotFound         = "not_found"
 	// CodeRecordingOff: the host keeps no recordings (it runs with --no-record).
 	CodeRecordingOff = "recording_off"
+	// CodePlayerOff: the host serves no web player (--no-player).
+	CodePlayerOff = "player_off"
 )
