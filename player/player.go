@@ -139,7 +139,10 @@ func NewToken() string {
 func (p *Player) SetToken(token string) {
 	mac := hmac.New(sha256.New, []byte(token))
 	mac.Write([]byte("ansight player csrf"))
-	p.keys.Store(&keys{token: token, csrf: hex.EncodeToString(mac.Sum(nil))})
+	old := p.keys.Swap(&keys{token: token, csrf: hex.EncodeToString(mac.Sum(nil))})
+	if old != nil && old.token != token {
+		p.hub.dropAll() // open pages reconnect, are refused, and say so
+	}
 }
 
 // URL is the address to open in a browser: the player at addr with its access token.

@@ -134,7 +134,13 @@ func TestRandomToken(t *testing.T) {
 func TestSetToken(t *testing.T) {
 	tp := newTestPlayer(t)
 	oldCSRF := tp.csrfToken()
+	sub := tp.hub.subscribe() // an open page's event stream
 	tp.SetToken("renewed-token-0123456789")
+	select {
+	case <-sub.gone:
+	default:
+		t.Error("the open pages' streams go on with the old token")
+	}
 	w := tp.do(t, req{method: "GET", path: "/", cookie: true})
 	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "ansight player url") {
 		t.Errorf("old cookie: %d %s", w.Code, w.Body)
