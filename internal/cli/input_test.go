@@ -13,11 +13,11 @@ func TestParseJWCC(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"a":1}`: `{"a":1}`,
 		"{\n // note\n \"a\": [1, 2,], /* \"b\": 2 */\n}": `{"a":[1,2]}`,
-		`{"s":"// not a comment, /* nor this */",}`:        `{"s":"// not a comment, /* nor this */"}`,
-		`{"a":1,"a":2}`:                                    "",
-		`{"a":1,"a":2,}`:                                   "",
-		`{"a":}`:                                           "",
-		strings.Repeat("[", 2_000_000) + ",":               "",
+		`{"s":"// not a comment, /* nor this */",}`:       `{"s":"// not a comment, /* nor this */"}`,
+		`{"a":1,"a":2}`:                      "",
+		`{"a":1,"a":2,}`:                     "",
+		`{"a":}`:                             "",
+		strings.Repeat("[", 2_000_000) + ",": "",
 	} {
 		got, err := parseJWCC([]byte(in))
 		if want == "" && err == nil || want != "" && (err != nil || string(got) != want) {
