@@ -89,8 +89,8 @@ func authorizeInvite(st *store, req *pairing.EnrollmentConnect, now time.Time) a
 		return authorization{grant: g, reason: pairing.ReasonOK}
 	}
 	inv := st.invite(inviteID)
-	if inv == nil || (inv.AppID != pairing.AnyApp && inv.AppID != appID) {
-		return reject(pairing.ReasonEnrollmentRequired)
+	if inv == nil || !inv.RevokedAt.IsZero() || (inv.AppID != pairing.AnyApp && inv.AppID != appID) {
+		return reject(pairing.ReasonEnrollmentRequired) // a revoked invite is as good as none
 	}
 	if now.After(inv.ExpiresAt) {
 		return reject(pairing.ReasonEnrollmentExpired)

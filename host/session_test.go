@@ -333,6 +333,37 @@ func TestRevokeInvite(t *testing.T) {
 	}
 }
 
+// TestRevokedInviteListed: a revoked invite that was never used stays listed, as revoked,
+// its secret's hash wiped, and enrolls nobody; an invite can name the addresses its
+// discovery hint gives apps.
+func TestRevokedInviteListed(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app", HostAddresses: []string{"192.0.2.7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	if got := doc.Discovery.HostAddresses; len(got) != 1 || got[0] != "192.0.2.7" {
+		t.Errorf("discovery hint addresses %v", got)
+	}
+	if rev, err := h.Revoke(inv.ID); err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 0 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	list := h.ListInvites()
+	if len(list) != 1 || list[0].ID != inv.ID || list[0].RevokedAt.IsZero() {
+		t.Fatalf("invites after revoking: %+v", list)
+	}
+	h.mu.Lock()
+	hash := h.store.invite(inv.ID).SecretHash
+	h.mu.Unlock()
+	if hash != "" {
+		t.Error("the revoked invite keeps its secret's hash")
+	}
+	if r := h.enroll(t, newApp("com.example.app").invite(inv.ID, doc.Invite.Enrollment.AccessToken)); r.Accepted || r.Reason != pairing.ReasonEnrollmentRequired {
+		t.Fatalf("a revoked invite enrolled: %s", r.Reason)
+	}
+}
+
 // TestRevokePrunedInvite: an invite pruned from the store can still be revoked by its id:
 // the grants made with it are.
 func TestRevokePrunedInvite(t *testing.T) {

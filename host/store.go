@@ -66,6 +66,8 @@ type inviteRecord struct {
 	SecretHash     string      `json:"secretHash"`
 	Uses           int         `json:"uses"`
 	MaxUses        int         `json:"maxUses"`
+	// RevokedAt is set when the invite was revoked (its SecretHash is wiped then).
+	RevokedAt time.Time `json:"revokedAt,omitzero"`
 }
 
 type storeData struct {

@@ -338,6 +338,14 @@ func (f *fakeBackend) Annotations(context.Context, string) (*control.Annotations
 
 func (f *fakeBackend) Shutdown(context.Context) error { return nil }
 
+func (f *fakeBackend) Disconnect(context.Context, string) (*control.Disconnection, error) {
+	return nil, fmt.Errorf("fake: no disconnect")
+}
+
+func (f *fakeBackend) Player(context.Context, bool) (*control.PlayerAccess, error) {
+	return nil, fmt.Errorf("fake: no player")
+}
+
 // tool builds a catalog entry with an object argument schema.
 func tool(id, category string, policy wire.Policy, description string) wire.ToolEntry {
 	return wire.ToolEntry{ID: id, Name: id, Description: description, Category: category, Policy: policy,

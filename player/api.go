@@ -114,7 +114,7 @@ func (p *Player) routes() {
 func (p *Player) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = p.index.Execute(w, struct{ CSRF, Version string }{p.csrf, p.opts.Version})
+	_ = p.index.Execute(w, struct{ CSRF, Version string }{p.keys.Load().csrf, p.opts.Version})
 }
 
 // records lists a session's crash reports and annotations; their files are served from

@@ -60,7 +60,7 @@ func TestValidate(t *testing.T) {
 		{`{"title":"","n":9,"zz":1}`, false, []string{"$.title", "$.n", "$.zz"}},
 		{`{"title":`, false, []string{"$"}},
 	} {
-		w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrf, body: tc.body})
+		w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrfToken(), body: tc.body})
 		v := decode[Validation](t, w)
 		var paths []string
 		for _, x := range v.Violations {
@@ -71,7 +71,7 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	tp.backend.tool.ArgumentEncoding = wire.ArgumentEncodingFlattenedString
-	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrf, body: `{}`})
+	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrfToken(), body: `{}`})
 	if v := decode[Validation](t, w); !v.Valid || v.Skipped == "" {
 		t.Errorf("flattened-string: %+v", v)
 	}
@@ -93,7 +93,7 @@ func TestCallServesArtifacts(t *testing.T) {
 			{TransferID: "c", Status: "failed", Error: "gone"},
 			{TransferID: "d", Path: page, Status: "complete"},
 		}}
-	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrf,
+	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrfToken(),
 		body: `{"toolId":"ui.get_screenshot","arguments":{"format":"png"},"after":{"include":["visualTree"]}}`})
 	ans := decode[CallAnswer](t, w)
 	if w.Code != 200 || ans.Schema != SchemaCall || !ans.Call.Success || len(ans.ArtifactURLs) != 2 ||
@@ -170,13 +170,13 @@ func TestBadRequests(t *testing.T) {
 		{"/api/sessions/s-1/batch", `{"calls":[]}`},
 		{"/api/sessions/s-1/batch", `{"calls":[` + strings.Join(calls, ",") + `]}`},
 	} {
-		w := tp.do(t, req{method: "POST", path: tc.path, cookie: true, csrf: tp.csrf, body: tc.body})
+		w := tp.do(t, req{method: "POST", path: tc.path, cookie: true, csrf: tp.csrfToken(), body: tc.body})
 		if e := decode[control.Error](t, w); w.Code != 400 || e.Code != control.CodeBadRequest {
 			t.Errorf("%s %s: %d %+v", tc.path, tc.body, w.Code, e)
 		}
 	}
 	big := `{"toolId":"x","arguments":"` + strings.Repeat("a", maxBodyBytes) + `"}`
-	if w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrf, body: big}); w.Code != http.StatusRequestEntityTooLarge {
+	if w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrfToken(), body: big}); w.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized body: %d", w.Code)
 	}
 	if w := tp.do(t, req{path: "/api/nothing", cookie: true}); w.Code != 404 {

@@ -85,6 +85,16 @@ func (h *hub) publish(name string, v any) {
 	}
 }
 
+// dropAll ends every page's stream; the pages connect again (or are refused).
+func (h *hub) dropAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		s.drop()
+	}
+	h.subs = map[*subscriber]struct{}{}
+}
+
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -167,3 +167,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// csrfToken is the pages' CSRF token of the current access token.
+func (p *Player) csrfToken() string { return p.keys.Load().csrf }

@@ -220,6 +220,54 @@ func TestBatch(t *testing.T) {
 	}
 }
 
+// TestBatchContinueOnErrorRefusals: with continueOnError, calls the host refuses (a tool
+// the catalog does not list, one above the grant) fail on their own and the others run; the
+// refused calls never reach the app, and every call is listed at its index.
+func TestBatchContinueOnErrorRefusals(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
+	calls := []wire.Call{{ToolID: "a.read", CallID: "first"}, {ToolID: "no.such_tool", CallID: "unknown"},
+		{ToolID: "c.critical"}, {ToolID: "b.write", CallID: "last", Arguments: jsontext.Value(`{"n":1}`)}}
+	res, err := hs.c.Batch(t.Context(), true, calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Payload
+	if p.Success || p.Requested != 4 || p.Completed != 2 || p.StoppedEarly || len(p.Results) != 4 {
+		t.Fatalf("batch result %+v", p)
+	}
+	for i, want := range []struct{ code, callID string }{{"", "first"}, {wire.CodeNotFound, "unknown"}, {wire.CodePolicyNotGranted, ""}, {"", "last"}} {
+		it := p.Results[i]
+		if it.Index != i || it.CallID != want.callID || it.ToolID != calls[i].ToolID || it.Success != (want.code == "") ||
+			want.code != "" && (it.Error == nil || it.Error.Code != want.code) {
+			t.Errorf("item %d = %+v, want code %q", i, it, want.code)
+		}
+	}
+	if !slices.Equal(res.Refused, []int{1, 2}) {
+		t.Errorf("refused %v", res.Refused)
+	}
+	var sent wire.Batch
+	app.set(func(a *fakeApp) { sent = a.batches[len(a.batches)-1] })
+	if len(sent.Calls) != 2 || !strings.Contains(string(sent.Calls[1]), `"b.write"`) {
+		t.Errorf("sent %+v", sent)
+	}
+	var raw wire.BatchResult
+	if err := wire.Unmarshal(res.Raw, &raw); err != nil || len(raw.Results) != 4 || raw.Results[3].Index != 3 {
+		t.Errorf("raw %s: %v", res.Raw, err)
+	}
+
+	// Every call refused: nothing is sent, every call fails.
+	before := app.callCount()
+	res, err = hs.c.Batch(t.Context(), true, []wire.Call{{ToolID: "no.such_tool"}})
+	if err != nil || res.Payload.Success || len(res.Payload.Results) != 1 || res.Payload.Results[0].Error.Code != wire.CodeNotFound || app.callCount() != before {
+		t.Fatalf("all refused: %+v %v", res, err)
+	}
+	// Without continueOnError the whole batch is refused, as before.
+	if _, err := hs.c.Batch(t.Context(), false, calls); err == nil || !strings.Contains(err.Error(), "batch call 1") {
+		t.Fatalf("without continueOnError: %v", err)
+	}
+}
+
 func TestCompressedResponses(t *testing.T) {
 	big := `{"toolId":"t.read","success":true,"result":{"blob":"` + strings.Repeat("abcd", 20000) + `"}}`
 	wrapped, err := wire.EncodePayload([]byte(big))

@@ -49,10 +49,12 @@ func hostErr(err error) error {
 		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
 	}
 	switch control.CodeOfAPI(err) {
-	case control.CodeSessionNotFound, control.CodeSessionAmbiguous:
-		return &exitError{code: ExitFailure, err: err, hint: "list sessions with 'ansight session list'"}
+	case control.CodeSessionNotFound: // the message names 'ansight session list'
+		return &exitError{code: ExitNoSession, err: err}
+	case control.CodeSessionAmbiguous:
+		return &exitError{code: ExitUsage, err: err, hint: "name one session id (ansight session list)"}
 	case control.CodeSessionClosed:
-		return &exitError{code: ExitFailure, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
+		return &exitError{code: ExitNoSession, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
 	}
 	return err
 }
@@ -92,9 +94,9 @@ func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args [
 	case len(matches) == 1:
 		return matches[0].ID, nil
 	case len(matches) == 0 && s.appID != "":
-		return "", &exitError{code: ExitFailure, err: fmt.Errorf("no connected session of app %q", s.appID), hint: "list sessions with 'ansight session list'"}
+		return "", &exitError{code: ExitNoSession, err: fmt.Errorf("no connected session of app %q (see 'ansight session list')", s.appID)}
 	case len(matches) == 0:
-		return "", &exitError{code: ExitFailure, err: errors.New("no app is connected"), hint: "start an app with the Ansight SDK (or 'ansight demo --keep-running'), then 'ansight session list'"}
+		return "", &exitError{code: ExitNoSession, err: errors.New("no app is connected"), hint: "start an app with the Ansight SDK (or 'ansight demo --keep-running'), then 'ansight session list'"}
 	}
 	ids := make([]string, len(matches))
 	for i, m := range matches {

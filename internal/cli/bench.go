@@ -59,7 +59,7 @@ figures then include the control API's hop, targets do not apply, and only the
 measurements whose tools the app offers run.`,
 		Example: `  ansight bench --quick
   ansight bench --json > bench.json
-  ansight bench --session demo-001 --tool app.get_state`,
+  ansight bench --session com-ansight-demo-notes-001 --tool app.get_state`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runBench(c.Context(), g, f)

@@ -101,6 +101,11 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 		if err != nil {
 			return err
 		}
+		lock, err := lockStateDir(dir) // before the tour, not after it
+		if err != nil {
+			return err
+		}
+		defer lock.release()
 		stateDir = dir
 	} else {
 		dir, err := os.MkdirTemp("", "ansight-demo-")

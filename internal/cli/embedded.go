@@ -61,10 +61,13 @@ type runningHost struct {
 	// stopControl ends the control API's requests (its server's base context).
 	stopControl context.CancelFunc
 	done        chan struct{} // closed when a client asks the host to stop
-	// player is the web console, when started; playerURL opens it (with the run's token).
-	player    *player.Player
-	playerSrv *http.Server
-	playerURL string
+	// player is the web console, when started, at playerAddr; playerURL opens it (with
+	// its token, kept in the state directory: see player.go).
+	player     *player.Player
+	playerSrv  *http.Server
+	playerAddr string
+	playerURL  string
+	stateDir   string
 	// unpoint removes the pointer to this host's state directory (see locate.go).
 	unpoint func()
 	// rec keeps the session recordings, when recording.
@@ -184,7 +187,11 @@ func (rh *runningHost) serveControl(stateDir string) error {
 // servePlayer starts the web player on cfg.player. When that is the default address and
 // it is taken (another host runs), any free loopback port will do.
 func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
-	p, err := player.New(rh.local, rh.srv, player.Options{ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
+	token, err := playerToken(cfg.stateDir, false)
+	if err != nil {
+		return err
+	}
+	p, err := player.New(rh.local, rh.srv, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
 	if err != nil {
 		return err
 	}
@@ -196,9 +203,11 @@ func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
 		p.Close()
 		return err
 	}
-	rh.player, rh.playerURL = p, p.URL(l.Addr().String())
+	rh.player, rh.playerAddr, rh.stateDir = p, l.Addr().String(), cfg.stateDir
+	rh.playerURL = p.URL(rh.playerAddr)
 	rh.playerSrv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go rh.playerSrv.Serve(l)
+	rh.local.SetPlayer(rh)
 	return nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 )
 
-// Exit codes: scripts may rely on them.
+// Exit codes: scripts may rely on them. Those the official CLI shares mean the same; of its
+// others, 3 (configuration), 10 (test failed), 11 (telemetry finding) and 12 (artifact
+// difference) belong to commands this CLI does not have, and are never used (docs/cli.md).
 const (
 	ExitOK              = 0   // success
 	ExitFailure         = 1   // any other failure (including a tool that ran and failed)
@@ -14,6 +16,7 @@ const (
 	ExitHostUnavailable = 4   // no resident host to talk to (start one with `ansight host run`)
 	ExitToolUnavailable = 5   // the tool is unknown, or not available in the app's current state
 	ExitAccessDenied    = 6   // policy: the grant, the guard or --allow-critical forbids it
+	ExitNoSession       = 7   // no such session, none connected, or it disconnected
 	ExitInterrupted     = 130 // interrupted (Ctrl-C)
 )
 
@@ -38,12 +41,12 @@ func exitCodeOf(ctx context.Context, err error) int {
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return ExitInterrupted
+	}
 	var e *exitError
 	if errors.As(err, &e) {
 		return e.code
-	}
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return ExitInterrupted
 	}
 	return ExitFailure
 }

@@ -45,6 +45,11 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			if err != nil {
 				return err
 			}
+			lock, err := lockStateDir(dir) // before binding anything
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
@@ -148,6 +153,11 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			tw.row("websocket:", "ws://"+st.WebSocket+"/ws"+listenNote(st, true))
 			tw.row("lan:", fmt.Sprint(st.LAN))
 			tw.row("sessions:", fmt.Sprint(st.Sessions)+" connected")
+			if st.Player != "" {
+				tw.row("player:", st.Player+" (open it: ansight player open)")
+			} else {
+				tw.row("player:", "off (--no-player)")
+			}
 			tw.row("state:", st.StateDir)
 			tw.row("recordings:", recordingUsage(st.Recording))
 			tw.flush()

@@ -68,7 +68,7 @@ Client configuration (stdio), see the README's "Use with AI agents":
   claude mcp add ansight -- ansight mcp
   {"mcpServers": {"ansight": {"command": "ansight", "args": ["mcp"]}}}`,
 		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n" +
-			"  ansight mcp --expose-app-tools com.example.notes --allow-critical",
+			"  ansight mcp --expose-app-tools com.ansight.demo.notes --allow-critical",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return g.runMCP(c, f) },
 	}

@@ -363,8 +363,8 @@ func browseSpecs() []browseSpec {
 			long: `Show the log lines an app sent (client.log, CLIENT_LOG, the Go SDK's slog handler) with the
 session's events (connected, opened, disconnected, foreground, background), oldest first.
 The level of a line is what the app said, else what its text starts with ([Error], E/, level=warn).`,
-			example: "  ansight session logs com-example-app-001\n  ansight session logs com-example-app-001 --level warn --since 10m\n" +
-				"  ansight session logs com-example-app-001 -f --tail 20\n  ansight session logs com-example-app-001 --search payment --json",
+			example: "  ansight session logs com-ansight-demo-notes-001\n  ansight session logs com-ansight-demo-notes-001 --level warn --since 10m\n" +
+				"  ansight session logs com-ansight-demo-notes-001 -f --tail 20\n  ansight session logs com-ansight-demo-notes-001 --search payment --json",
 			kinds: []recording.Kind{recording.KindLog, recording.KindState, recording.KindAppState}, level: true, search: true,
 			header: []string{"TIME", "LEVEL", "LINE"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -381,7 +381,7 @@ The level of a line is what the app said, else what its text starts with ([Error
 			use: "metrics", noun: "metric samples", short: "Show an app's metric samples",
 			long: `Show the metric samples an app sent (CLIENT_METRICS, the Go SDK's runtime metrics), with the
 names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
-			example: "  ansight session metrics com-example-app-001\n  ansight session metrics com-example-app-001 --channel goroutines -f",
+			example: "  ansight session metrics com-ansight-demo-notes-001\n  ansight session metrics com-ansight-demo-notes-001 --channel goroutines -f",
 			kinds:   []recording.Kind{recording.KindMetric}, channel: true,
 			header: []string{"TIME", "CHANNEL", "VALUE"},
 			row: func(v *browseView, r recording.Record) []string {
@@ -401,7 +401,7 @@ names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
 			long: `Show the HTTP requests an app reported (CLIENT_NETWORK_REQUEST, the Go SDK's RoundTripper):
 method, URL, status and duration. The host sanitised them when it received them: values of
 credential headers and query parameters read <redacted>.`,
-			example: "  ansight session network com-example-app-001\n  ansight session network com-example-app-001 --search /api/orders --json",
+			example: "  ansight session network com-ansight-demo-notes-001\n  ansight session network com-ansight-demo-notes-001 --search /api/orders --json",
 			kinds:   []recording.Kind{recording.KindNetwork}, search: true,
 			header: []string{"TIME", "REQUEST", "DURATION"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -411,7 +411,7 @@ credential headers and query parameters read <redacted>.`,
 		{
 			use: "events", noun: "events", short: "Show the events an app reported",
 			long:    `Show the events an app reported (CLIENT_EVENTS): navigation, lifecycle, its own.`,
-			example: "  ansight session events com-example-app-001 --since 1h",
+			example: "  ansight session events com-ansight-demo-notes-001 --since 1h",
 			kinds:   []recording.Kind{recording.KindEvent}, search: true,
 			header: []string{"TIME", "TYPE", "EVENT"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -424,7 +424,7 @@ credential headers and query parameters read <redacted>.`,
 		{
 			use: "touches", noun: "touches", short: "Show the touches an app reported",
 			long:    `Show the touches an app reported (CLIENT_TOUCH_INPUT, ansight.touches.v1): action, pointer and position.`,
-			example: "  ansight session touches com-example-app-001 --json",
+			example: "  ansight session touches com-ansight-demo-notes-001 --json",
 			kinds:   []recording.Kind{recording.KindTouch},
 			header:  []string{"TIME", "TOUCH"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -435,7 +435,7 @@ credential headers and query parameters read <redacted>.`,
 			use: "trees", noun: "visual trees", short: "List the visual-tree snapshots an app sent",
 			long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
 source, snapshot, node count, and the file holding the tree.`,
-			example: "  ansight session trees com-example-app-001",
+			example: "  ansight session trees com-ansight-demo-notes-001",
 			kinds:   []recording.Kind{recording.KindTree}, search: true,
 			header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},
 			row: func(v *browseView, r recording.Record) []string {
@@ -453,7 +453,7 @@ source, snapshot, node count, and the file holding the tree.`,
 			use: "artifacts", noun: "artifacts", short: "List the files an app's tools delivered",
 			long: `List the files an app's tools delivered over ASFT (screenshots, generated files, profiles):
 name, type, size, and the recording's copy of the file (a link to the host's, not a second copy).`,
-			example: "  ansight session artifacts com-example-app-001",
+			example: "  ansight session artifacts com-ansight-demo-notes-001",
 			kinds:   []recording.Kind{recording.KindArtifact}, search: true,
 			header: []string{"TIME", "NAME", "TYPE", "SIZE", "FILE"},
 			row: func(v *browseView, r recording.Record) []string {
@@ -521,8 +521,8 @@ parameters read <redacted>). --redact removes more before the archive leaves the
 the values of the headers, JSON members, query parameters and name=value pairs named, in
 every record and JSON file; 'default' stands for the usual credentials
 (authorization, cookie, set-cookie, token, password, secret, api_key, …).`,
-		Example: "  ansight session export com-example-app-001 -o session.zip\n" +
-			"  ansight session export com-example-app-001 -o session.zip --redact default,x-session-id,email",
+		Example: "  ansight session export com-ansight-demo-notes-001 -o session.zip\n" +
+			"  ansight session export com-ansight-demo-notes-001 -o session.zip --redact default,x-session-id,email",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -704,7 +704,7 @@ func newSessionDeleteCmd(g *globals) *cobra.Command {
 		Long: `Delete everything the host recorded of a session: its records and their files. The files
 the host keeps on its own side (artifacts, crash reports, annotations under <state>/artifacts)
 stay; a connected session goes on recording from now on.`,
-		Example:           "  ansight session delete com-example-app-001",
+		Example:           "  ansight session delete com-ansight-demo-notes-001",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -68,16 +68,18 @@ Start here:
   ansight app call <session> <tool> --arguments '{...}'
 
 Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
-6 access denied, 130 interrupted.`,
+6 access denied, 7 no such session, 130 interrupted.`,
+		Version:       versionString(g.env.Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("ansight {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: err, hint: "see '" + c.CommandPath() + " --help'"}
 	})
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "write one JSON object to stdout (stable, versioned)")
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
-	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g))
+	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g))
 	return root
 }
 
@@ -105,11 +107,15 @@ func (g *globals) reportError(err error, code int) {
 	if errors.As(err, &e) {
 		hint = e.hint
 	}
+	msg := err.Error()
+	if code == ExitInterrupted {
+		msg = "interrupted" // not "context canceled"
+	}
 	if g.json {
-		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: err.Error(), ExitCode: code, Hint: hint}})
+		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: msg, ExitCode: code, Hint: hint}})
 		return
 	}
-	printf(g.env.Stderr, "ansight: %s\n", err) // a host's error may quote an app
+	printf(g.env.Stderr, "ansight: %s\n", msg) // a host's error may quote an app
 	if hint != "" {
 		printf(g.env.Stderr, "hint: %s\n", hint)
 	}

@@ -47,6 +47,7 @@ func TestScripts(t *testing.T) {
 			"imagesize":   cmdImageSize,
 			"filemode":    cmdFileMode,
 			"officialapp": cmdOfficialApp,
+			"fileapp":     cmdFileApp,
 			"waithost":    cmdWaitHost,
 			"follow":      cmdFollow,
 			"api":         cmdAPI,

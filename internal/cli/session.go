@@ -11,16 +11,27 @@ import (
 
 func newSessionCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions, browse, export and import their recordings"}
-	var all bool
+	var all, connected bool
+	var appID, state string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List app sessions (connected first)",
 		Long: `List the app sessions the host holds: connected ones first, then those that disconnected
 lately. --all adds every recording the host keeps — sessions of earlier runs of the host
-and imported ones included — with its size.`,
-		Example: "  ansight session list\n  ansight session list --all --json",
+and imported ones included — with its size. --app-id and --state keep the sessions of one
+app, or in one state (--connected is the official CLI's --state connected).`,
+		Example: "  ansight session list\n  ansight session list --app-id com.ansight.demo.notes --state connected\n  ansight session list --all --json",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if connected {
+				if state != "" && state != control.StateConnected {
+					return usageErrorf("give --connected or --state, not both")
+				}
+				state = control.StateConnected
+			}
+			if state != "" && state != control.StateConnected && state != control.StateDisconnected {
+				return usageErrorf("--state must be connected or disconnected")
+			}
 			b, err := g.backend()
 			if err != nil {
 				return err
@@ -36,8 +47,18 @@ and imported ones included — with its size.`,
 				}
 				s = withRecordings(s, rec)
 			}
+			filtered := appID != "" || state != ""
+			if filtered {
+				s.Sessions = slices.DeleteFunc(s.Sessions, func(ss control.Session) bool {
+					return appID != "" && ss.AppID != appID || state != "" && ss.State != state
+				})
+			}
 			if g.json {
 				return writeJSON(g.env.Stdout, s)
+			}
+			if len(s.Sessions) == 0 && filtered {
+				fmt.Fprintln(g.env.Stdout, "no sessions match")
+				return nil
 			}
 			if len(s.Sessions) == 0 {
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
@@ -69,6 +90,38 @@ and imported ones included — with its size.`,
 		},
 	}
 	list.Flags().BoolVarP(&all, "all", "a", false, "also list the recordings of sessions the host no longer holds (earlier runs, imports)")
+	list.Flags().StringVar(&appID, "app-id", "", "only the sessions of this app")
+	list.Flags().StringVar(&state, "state", "", "only sessions in this state: connected or disconnected")
+	list.Flags().BoolVar(&connected, "connected", false, "only connected sessions (--state connected)")
+	disconnect := &cobra.Command{
+		Use:   "disconnect <session>",
+		Short: "Close a session's connection",
+		Long: `Close a connected session's connection, as the app closing it would: its pending calls
+fail, and it stays listed as disconnected. An app whose SDK reconnects by itself comes back
+as the same session; to keep it out, revoke its pairing ('ansight pairing revoke').`,
+		Example:           "  ansight session disconnect com-ansight-demo-notes-001",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			d, err := b.Disconnect(c.Context(), args[0])
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, d)
+			}
+			if d.Disconnected {
+				printf(g.env.Stdout, "disconnected session %s\n", d.SessionID)
+			} else {
+				printf(g.env.Stdout, "session %s was not connected\n", d.SessionID)
+			}
+			return nil
+		},
+	}
 	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
@@ -104,7 +157,7 @@ and imported ones included — with its size.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, disconnect)
 	for _, spec := range browseSpecs() {
 		cmd.AddCommand(newBrowseCmd(g, spec))
 	}

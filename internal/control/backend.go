@@ -45,6 +45,14 @@ type Backend interface {
 	// DeleteRecording removes a session's recording and its files (the host's own files,
 	// artifacts and crash reports, stay). A connected session goes on recording anew.
 	DeleteRecording(ctx context.Context, sessionID string) error
+	// Disconnect closes a connected session's connection; the session stays listed as
+	// disconnected, and the app may reconnect (its pairing is untouched: Revoke ends that).
+	Disconnect(ctx context.Context, sessionID string) (*Disconnection, error)
+	// Player returns the web player's address and the URL that opens it, with its access
+	// token: only the host's user, who can reach the control socket, gets the token. renew
+	// makes a new token first, which locks out every page opened with the old one. A host
+	// without a player answers CodePlayerOff.
+	Player(ctx context.Context, renew bool) (*PlayerAccess, error)
 	IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error)
 	// Invites lists the invites and the grants.
 	Invites(ctx context.Context) (*Invites, error)

@@ -256,6 +256,21 @@ func (c *Client) Revoke(ctx context.Context, id string) (*Revocation, error) {
 	return &v, c.do(ctx, http.MethodDelete, "/v1/pairings/"+url.PathEscape(id), nil, &v)
 }
 
+// Disconnect implements Backend.
+func (c *Client) Disconnect(ctx context.Context, sessionID string) (*Disconnection, error) {
+	var v Disconnection
+	return &v, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/disconnect", nil, &v)
+}
+
+// Player implements Backend.
+func (c *Client) Player(ctx context.Context, renew bool) (*PlayerAccess, error) {
+	var v PlayerAccess
+	if renew {
+		return &v, c.do(ctx, http.MethodPost, "/v1/player/token", nil, &v)
+	}
+	return &v, c.do(ctx, http.MethodGet, "/v1/player", nil, &v)
+}
+
 // Shutdown implements Backend.
 func (c *Client) Shutdown(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/v1/shutdown", nil, nil)

@@ -46,6 +46,9 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("GET /v1/invites", h.invites)
 	mux.HandleFunc("DELETE /v1/pairings/{id}", h.revoke)
 	mux.HandleFunc("DELETE /v1/invites/{id}", h.revoke) // the path of earlier versions
+	mux.HandleFunc("POST /v1/sessions/{id}/disconnect", h.disconnect)
+	mux.HandleFunc("GET /v1/player", h.player)
+	mux.HandleFunc("POST /v1/player/token", h.player)
 	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -267,6 +270,17 @@ func (h *handler) invites(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) revoke(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Revoke(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) disconnect(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Disconnect(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+// player answers GET /v1/player, and POST /v1/player/token, which renews the token.
+func (h *handler) player(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Player(r.Context(), r.Method == http.MethodPost)
 	respond(w, v, err)
 }
 

@@ -3,13 +3,16 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/netip"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -30,9 +33,23 @@ type Local struct {
 	stateDir  string
 	startedAt time.Time
 	shutdown  func()
+	player    atomic.Pointer[PlayerAccessor]
 }
 
 var _ Backend = (*Local)(nil)
+
+// PlayerAccessor is what the control API needs of a web player (Local.SetPlayer).
+type PlayerAccessor interface {
+	// PlayerAddress is the player's URL without its token.
+	PlayerAddress() string
+	// PlayerURL is the URL that opens the player, with its access token; renew makes a
+	// new token first.
+	PlayerURL(renew bool) (string, error)
+}
+
+// SetPlayer makes Status show the player and Player answer; the player starts after the
+// backend it sits on, so it is set afterwards.
+func (l *Local) SetPlayer(p PlayerAccessor) { l.player.Store(&p) }
 
 // LocalOptions configures a Local backend.
 type LocalOptions struct {
@@ -84,7 +101,34 @@ func (l *Local) Status(context.Context) (*Status, error) {
 		u := l.rec.Usage()
 		st.Recording = &u
 	}
+	if p := l.player.Load(); p != nil {
+		st.Player = (*p).PlayerAddress()
+	}
 	return st, nil
+}
+
+// Player implements Backend.
+func (l *Local) Player(_ context.Context, renew bool) (*PlayerAccess, error) {
+	p := l.player.Load()
+	if p == nil {
+		return nil, apiErrorf(http.StatusNotFound, CodePlayerOff, "this host serves no web player (it runs with --no-player)")
+	}
+	u, err := (*p).PlayerURL(renew)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "player: %v", err)
+	}
+	return &PlayerAccess{Schema: SchemaPlayer, Address: (*p).PlayerAddress(), URL: u, Renewed: renew}, nil
+}
+
+// Disconnect implements Backend.
+func (l *Local) Disconnect(_ context.Context, id string) (*Disconnection, error) {
+	s, ok := l.srv.Session(id)
+	if !ok {
+		return nil, errSessionNotFound(id)
+	}
+	out := &Disconnection{Schema: SchemaDisconnect, SessionID: id, Disconnected: s.State() == host.StateConnected}
+	s.Disconnect()
+	return out, nil
 }
 
 // Sessions implements Backend.
@@ -453,7 +497,9 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 		return nil, err
 	}
 	var cat *tools.Catalog
-	if req.Detail == DetailFull {
+	// A search looks into the schemas too, so it needs the definitions (fetched once, then
+	// cached by definitionRevision).
+	if req.Detail == DetailFull || req.Query != "" || req.Feature != "" {
 		cat, err = c.Catalog(ctx)
 	} else {
 		cat, err = c.Index(ctx)
@@ -482,7 +528,8 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 }
 
 // FilterTools applies a ToolsRequest's filters (not MaxResults) to catalog entries,
-// returning a new slice. Terms match as the app's own query filter does.
+// returning a new slice. Terms match as the app's own query filter does, and in the
+// entries' schemas too when they carry them.
 func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
 	search := catalog.ParseSearch(req.Query, req.Feature)
 	var policy wire.Policy
@@ -493,10 +540,11 @@ func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
 	for _, e := range entries {
 		switch {
 		case len(req.ToolIDs) > 0 && !slices.Contains(req.ToolIDs, e.ID):
+		case !strings.HasPrefix(e.ID, req.IDPrefix):
 		case req.Category != "" && e.Category != req.Category:
 		case req.Policy != "" && e.Policy != policy:
 		case req.ExecutableOnly && (e.Denial != nil || !e.IsExecutable()):
-		case !search.Matches(&e):
+		case !search.MatchesWithSchemas(&e):
 		default:
 			out = append(out, e)
 		}
@@ -582,6 +630,7 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	out.Result = &res.Payload
 	out.Success = res.Payload.Success
 	out.Artifacts = artifactsOf(res.Artifacts)
+	out.Refused = res.Refused
 	return out, nil
 }
 
@@ -620,6 +669,9 @@ func toolError(err error) *ToolError {
 	var refusal *tools.RefusalError
 	if errors.As(err, &refusal) {
 		te := &ToolError{Error: *refusal.Err, RefusedByHost: true}
+		if refusal.Index >= 0 {
+			te.Index, te.ToolID = &refusal.Index, refusal.ToolID
+		}
 		switch te.Code {
 		case wire.CodePolicyNotGranted:
 			te.Kind = KindDenied
@@ -681,24 +733,67 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 	if app == "" {
 		app = pairing.AnyApp
 	}
-	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: time.Duration(req.DurationSeconds) * time.Second, MaxToolPolicy: req.MaxToolPolicy})
+	if err := checkHostAddresses(req.HostAddresses); err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+	}
+	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, AppName: req.AppName, Duration: time.Duration(req.DurationSeconds) * time.Second,
+		MaxToolPolicy: req.MaxToolPolicy, HostAddresses: req.HostAddresses})
 	if err != nil {
 		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
 	}
 	v := inviteOf(inv, time.Now())
+	v.Schema = SchemaInvite
 	v.Code = code
 	if d := inv.Document; d != nil && d.Discovery != nil {
-		v.Hosts = d.Discovery.HostAddresses
+		v.HostAddresses = d.Discovery.HostAddresses
 	}
 	return &v, nil
 }
 
+// checkHostAddresses accepts IP addresses and host names, a few of them.
+func checkHostAddresses(list []string) error {
+	if len(list) > MaxHostAddresses {
+		return fmt.Errorf("at most %d host addresses, not %d", MaxHostAddresses, len(list))
+	}
+	for _, a := range list {
+		if _, err := netip.ParseAddr(a); err == nil {
+			continue
+		}
+		if !validHostName(a) {
+			return fmt.Errorf("host address %q is neither an IP address nor a host name", a)
+		}
+	}
+	return nil
+}
+
+// validHostName reports whether s is a DNS name: dot-separated labels of letters, digits
+// and inner hyphens, 253 bytes at most.
+func validHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func inviteOf(inv host.Invite, now time.Time) Invite {
-	v := Invite{Schema: SchemaInvite, ID: inv.ID, AppID: inv.AppID, MaxToolPolicy: inv.MaxToolPolicy, ExpiresAt: inv.ExpiresAt, State: "open"}
+	v := Invite{ID: inv.ID, AppID: inv.AppID, AppName: inv.AppName, MaxToolPolicy: inv.MaxToolPolicy, IssuedAt: inv.IssuedAt,
+		ExpiresAt: inv.ExpiresAt, GrantExpiresAt: inv.GrantExpiresAt, Uses: inv.Uses, MaxUses: inv.MaxUses, RevokedAt: inv.RevokedAt, State: "open"}
 	if v.AppID == pairing.AnyApp {
 		v.AppID = ""
 	}
 	switch {
+	case !inv.RevokedAt.IsZero():
+		v.State = "revoked"
 	case inv.MaxUses > 0 && inv.Uses >= inv.MaxUses:
 		v.State = "used"
 	case !now.Before(inv.ExpiresAt):
@@ -712,9 +807,7 @@ func (l *Local) Invites(context.Context) (*Invites, error) {
 	now := time.Now()
 	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}, Grants: []Grant{}}
 	for _, inv := range l.srv.ListInvites() {
-		v := inviteOf(inv, now)
-		v.Schema = ""
-		out.Invites = append(out.Invites, v)
+		out.Invites = append(out.Invites, inviteOf(inv, now))
 	}
 	for _, g := range l.srv.Grants() {
 		out.Grants = append(out.Grants, grantOf(g, now))
@@ -724,7 +817,8 @@ func (l *Local) Invites(context.Context) (*Invites, error) {
 
 func grantOf(g host.Grant, now time.Time) Grant {
 	v := Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
-		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt, State: "active"}
+		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt,
+		LastUsedAt: g.LastUsedAt, State: "active"}
 	if g.Mode == host.GrantInvite {
 		v.InviteID = g.ConfigID
 	}

@@ -24,8 +24,11 @@ const (
 	SchemaTool        = "ansight.app-tool/v1"
 	SchemaCall        = "ansight.app-call/v1"
 	SchemaBatch       = "ansight.app-batch/v1"
-	SchemaInvite      = "ansight.pairing-invite/v1"
-	SchemaInvites     = "ansight.pairing-invites/v1"
+	SchemaInvite      = "ansight.pairing-invite/v2"
+	SchemaInvites     = "ansight.pairing-invites/v2"
+	SchemaGrant       = "ansight.pairing-grant/v1"
+	SchemaDisconnect  = "ansight.session-disconnect/v1"
+	SchemaPlayer      = "ansight.player/v1"
 	SchemaRevoke      = "ansight.pairing-revoke/v1"
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
@@ -52,9 +55,31 @@ type Status struct {
 	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
+	// Player is the web player's address, without its access token ('ansight player url'
+	// prints the URL with it); absent when the host serves no player.
+	Player string `json:"player,omitzero"`
 	// Recording is the recordings' use of their budgets; absent when the host records
 	// nothing (--no-record).
 	Recording *recording.Usage `json:"recording,omitzero"`
+}
+
+// Disconnection says what Disconnect did.
+type Disconnection struct {
+	Schema    string `json:"schema"`
+	SessionID string `json:"sessionId"`
+	// Disconnected is false when the session had no connection already.
+	Disconnected bool `json:"disconnected"`
+}
+
+// PlayerAccess is how to open the web player. URL carries the access token: show it to
+// the user, never log it.
+type PlayerAccess struct {
+	Schema string `json:"schema"`
+	// Address is the player's URL without the token, as Status shows it.
+	Address string `json:"address"`
+	URL     string `json:"url"`
+	// Renewed is true when the token was just renewed (pages opened before are locked out).
+	Renewed bool `json:"renewed,omitzero"`
 }
 
 // Session describes one app session, live or recently disconnected.
@@ -264,11 +289,14 @@ type Sessions struct {
 // (refreshed with a conditional index query), so filtering costs the app nothing.
 type ToolsRequest struct {
 	// Query and Feature are free text: every term must occur in the tool's id, name,
-	// description, category, keywords or prerequisites.
+	// description, category, keywords or prerequisites, or in its schemas (the names,
+	// titles, descriptions and enum values of their properties).
 	Query   string `json:"query,omitzero"`
 	Feature string `json:"feature,omitzero"`
 	// Category keeps tools of exactly this category.
 	Category string `json:"category,omitzero"`
+	// IDPrefix keeps tools whose id starts with it ("ui.").
+	IDPrefix string `json:"idPrefix,omitzero"`
 	// ToolIDs keeps exactly these tools.
 	ToolIDs []string `json:"toolIds,omitempty"`
 	// Policy keeps tools of this policy (read, write, critical).
@@ -360,6 +388,9 @@ type Batch struct {
 	Error      *ToolError        `json:"error,omitzero"`
 	Artifacts  []Artifact        `json:"artifacts,omitempty"`
 	DurationMS int64             `json:"durationMs"`
+	// Refused lists the indexes of the calls the host refused to send (continueOnError:
+	// each fails on its own, its item in Result carries the refusal; the others ran).
+	Refused []int `json:"refused,omitempty"`
 }
 
 // ToolError is a tool.error or a host refusal, with the Kind a script or agent reacts to.
@@ -370,6 +401,9 @@ type ToolError struct {
 	Kind string `json:"kind"`
 	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
 	RefusedByHost bool `json:"refusedByHost,omitzero"`
+	// Index and ToolID name the call that made the host refuse a whole batch (nothing ran).
+	Index  *int   `json:"index,omitzero"`
+	ToolID string `json:"toolId,omitzero"`
 }
 
 // ToolError kinds.
@@ -404,27 +438,47 @@ type Progress struct {
 type InviteRequest struct {
 	// AppID restricts the invite to one app ("" or "*": any app).
 	AppID string `json:"appId,omitzero"`
-	// DurationSeconds is how long the invite may be used (0: the host's default).
+	// AppName labels the invite, as the app's pairing screen shows it (default: AppID).
+	AppName string `json:"appName,omitzero"`
+	// DurationSeconds is how long the pairing should last (0: the host's default, 30
+	// days). The invite itself can be used for at most 24 hours of it (10 minutes for
+	// any app); the grant it leads to lasts the whole duration, 90 days at most.
 	DurationSeconds int64 `json:"durationSeconds,omitzero"`
 	// MaxToolPolicy is the grant of the paired client (default read).
 	MaxToolPolicy wire.Policy `json:"maxToolPolicy,omitzero"`
+	// HostAddresses, when set, replace the addresses the invite tells apps to try (at
+	// most MaxHostAddresses IP addresses or host names).
+	HostAddresses []string `json:"hostAddresses,omitempty"`
 }
 
-// Invite is an issued invite. Code is the secret: show it once, never log it.
+// MaxHostAddresses bounds InviteRequest.HostAddresses.
+const MaxHostAddresses = 8
+
+// Invite is an issued invite. Code is the secret: show it once, never log it. Its members
+// are named as in the invite document (and the official CLI's output): inviteId, appId,
+// appName, expiresAt, grantExpiresAt, maxToolPolicy.
 type Invite struct {
-	Schema        string      `json:"schema"`
-	ID            string      `json:"id"`
-	AppID         string      `json:"appId,omitzero"`
-	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
-	ExpiresAt     time.Time   `json:"expiresAt"`
-	Code          string      `json:"code,omitzero"`
-	// Hosts are the addresses the invite tells apps to try.
-	Hosts []string `json:"hosts,omitempty"`
-	State string   `json:"state,omitzero"`
+	Schema         string      `json:"schema,omitzero"`
+	ID             string      `json:"inviteId"`
+	AppID          string      `json:"appId,omitzero"`
+	AppName        string      `json:"appName,omitzero"`
+	MaxToolPolicy  wire.Policy `json:"maxToolPolicy"`
+	IssuedAt       time.Time   `json:"issuedAt"`
+	ExpiresAt      time.Time   `json:"expiresAt"`
+	GrantExpiresAt time.Time   `json:"grantExpiresAt"`
+	Uses           int         `json:"uses"`
+	MaxUses        int         `json:"maxUses"`
+	RevokedAt      time.Time   `json:"revokedAt,omitzero"`
+	Code           string      `json:"code,omitzero"`
+	// HostAddresses are the addresses the invite tells apps to try.
+	HostAddresses []string `json:"hostAddresses,omitempty"`
+	// State is "open", "used", "expired" or "revoked".
+	State string `json:"state"`
 }
 
 // Invites lists issued invites (without their secrets) and the grants the host holds:
-// every pairing, local or made with an invite.
+// every pairing, local or made with an invite, revoked and expired ones included until the
+// host prunes them.
 type Invites struct {
 	Schema  string   `json:"schema"`
 	Invites []Invite `json:"invites"`
@@ -435,7 +489,8 @@ type Invites struct {
 // Local-mode grants are made on an app's first connection; invite grants when a device
 // uses an invite.
 type Grant struct {
-	ID            string      `json:"id"`
+	Schema        string      `json:"schema,omitzero"`
+	ID            string      `json:"grantId"`
 	Mode          string      `json:"mode"`              // "local" or "invite"
 	InviteID      string      `json:"inviteId,omitzero"` // the invite an invite grant was made with
 	AppID         string      `json:"appId"`
@@ -445,6 +500,7 @@ type Grant struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	ExpiresAt     time.Time   `json:"expiresAt"`
 	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	LastUsedAt    time.Time   `json:"lastUsedAt,omitzero"`
 	State         string      `json:"state"` // "active", "expired" or "revoked"
 }
 
@@ -478,4 +534,6 @@ const (
 	CodeNotFound         = "not_found"
 	// CodeRecordingOff: the host keeps no recordings (it runs with --no-record).
 	CodeRecordingOff = "recording_off"
+	// CodePlayerOff: the host serves no web player (--no-player).
+	CodePlayerOff = "player_off"
 )
