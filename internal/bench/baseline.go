@@ -8,10 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -19,6 +22,8 @@ import (
 
 // The baseline is the same transport (package transport over coder/websocket, loopback TCP)
 // with the protocol taken out: no envelopes, no JSON, no catalog, no schemas, no handlers.
+// A second one, at /plain, is the same echo over coder/websocket used directly (its Read
+// and Write, no package transport), to show what the transport package itself costs.
 // A request is a text message of the request's size that the server answers at once, from
 // its reader, with a text message of the response's size; a stream is binary messages of
 // the ASFT frames' size whose payload the server writes to a file, as the host does.
@@ -54,7 +59,7 @@ func startBaseline(dir string) (*baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: baseline listener: %w", err)
 	}
-	b := &baseline{ln: ln, url: "ws://" + ln.Addr().String() + "/", dir: dir}
+	b := &baseline{ln: ln, url: "ws://" + ln.Addr().String(), dir: dir}
 	b.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.wg.Add(1)
 		defer b.wg.Done()
@@ -72,9 +77,20 @@ func (b *baseline) close() {
 
 // serve answers one connection until it closes.
 func (b *baseline) serve(w http.ResponseWriter, r *http.Request) {
-	conn, err := transport.Accept(w, r, transport.AcceptOptions{})
-	if err != nil {
-		return
+	var conn transport.Conn
+	if r.URL.Path == plainPath {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		ws.SetReadLimit(transport.DefaultReadLimit)
+		conn = plainConn{ws}
+	} else {
+		c, err := transport.Accept(w, r, transport.AcceptOptions{})
+		if err != nil {
+			return
+		}
+		conn = c
 	}
 	defer conn.Close(transport.StatusNormalClosure, "")
 	ctx := context.Background()
@@ -151,22 +167,61 @@ type echoClient struct {
 	conn   transport.Conn
 	nextID atomic.Uint64
 
+	spare chan chan struct{} // answered requests' channels, for reuse
+
 	mu      sync.Mutex
-	pending map[string]chan struct{}
-	stream  chan struct{} // the server's 'D'; one stream at a time
-	err     error         // why the reader stopped
+	pending map[string]chan struct{} // capacity 1, answered with a send
+	stream  chan struct{}            // the server's 'D'; one stream at a time
+	err     error                    // why the reader stopped
 
 	done chan struct{}
 }
 
+// dial connects to the echo over package transport.
 func (b *baseline) dial(ctx context.Context) (*echoClient, error) {
-	conn, err := transport.Dial(ctx, b.url, transport.DialOptions{})
+	conn, err := transport.Dial(ctx, b.url+"/", transport.DialOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("bench: baseline dial: %w", err)
 	}
-	c := &echoClient{conn: conn, pending: map[string]chan struct{}{}, stream: make(chan struct{}, 1), done: make(chan struct{})}
+	return newEchoClient(conn), nil
+}
+
+// dialPlain connects to the echo over coder/websocket used directly.
+func (b *baseline) dialPlain(ctx context.Context) (*echoClient, error) {
+	ws, _, err := websocket.Dial(ctx, b.url+plainPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: baseline dial: %w", err)
+	}
+	ws.SetReadLimit(transport.DefaultReadLimit)
+	return newEchoClient(plainConn{ws}), nil
+}
+
+func newEchoClient(conn transport.Conn) *echoClient {
+	c := &echoClient{conn: conn, pending: map[string]chan struct{}{}, spare: make(chan chan struct{}, 64),
+		stream: make(chan struct{}, 1), done: make(chan struct{})}
 	go c.read()
-	return c, nil
+	return c
+}
+
+// plainPath is where the baseline answers over coder/websocket used directly.
+const plainPath = "/plain"
+
+// plainConn is a coder/websocket connection used as its documentation shows (Read and
+// Write with a context that never ends), behind the Conn interface only so that the echo's
+// code is shared.
+type plainConn struct{ ws *websocket.Conn }
+
+func (c plainConn) Read(ctx context.Context) (transport.MessageType, []byte, error) {
+	typ, msg, err := c.ws.Read(ctx)
+	return transport.MessageType(typ), msg, err
+}
+
+func (c plainConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
+	return c.ws.Write(ctx, websocket.MessageType(typ), data)
+}
+
+func (c plainConn) Close(code transport.StatusCode, reason string) error {
+	return c.ws.Close(websocket.StatusCode(code), reason)
 }
 
 func (c *echoClient) read() {
@@ -192,7 +247,7 @@ func (c *echoClient) read() {
 			delete(c.pending, string(msg[1:responseIDEnd]))
 			c.mu.Unlock()
 			if ch != nil {
-				close(ch)
+				ch <- struct{}{}
 			}
 		}
 	}
@@ -213,32 +268,55 @@ func (c *echoClient) readErr() error {
 }
 
 // roundTrip sends a request message of reqSize bytes and waits for the response of
-// respSize bytes.
+// respSize bytes. It makes what a protocol client must make per request (an id string for
+// the map) and reuses the rest, so that the baseline's own overhead flatters nothing.
 func (c *echoClient) roundTrip(ctx context.Context, reqSize, respSize int) error {
 	reqSize = max(reqSize, requestHeader)
 	respSize = max(respSize, responseIDEnd)
-	msg := make([]byte, reqSize)
+	buf := echoBuffers.Get().(*[]byte)
+	defer echoBuffers.Put(buf)
+	msg := slices.Grow((*buf)[:0], reqSize)[:reqSize]
+	*buf = msg
 	msg[0] = kindRequest
-	id := fmt.Appendf(nil, "%016x", c.nextID.Add(1))
-	copy(msg[1:], id)
-	copy(msg[responseIDEnd:], fmt.Appendf(nil, "%010d", respSize))
+	putDigits(msg[1:responseIDEnd], c.nextID.Add(1), 16)
+	putDigits(msg[responseIDEnd:requestHeader], uint64(respSize), 10)
 	for i := requestHeader; i < reqSize; i++ {
 		msg[i] = 'x'
 	}
-	ch := make(chan struct{})
+	id := string(msg[1:responseIDEnd])
+	var ch chan struct{}
+	select {
+	case ch = <-c.spare:
+	default:
+		ch = make(chan struct{}, 1)
+	}
 	c.mu.Lock()
-	c.pending[string(id)] = ch
+	c.pending[id] = ch
 	c.mu.Unlock()
 	if err := c.conn.Write(ctx, transport.MessageText, msg); err != nil {
 		return fmt.Errorf("bench: baseline write: %w", err)
 	}
 	select {
 	case <-ch:
+		select { // answered: ch is empty and unreferenced again
+		case c.spare <- ch:
+		default:
+		}
 		return nil
 	case <-c.done:
 		return c.readErr()
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+var echoBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// putDigits writes n into dst as len(dst) digits of base (10 or 16), zero-padded.
+func putDigits(dst []byte, n uint64, base uint64) {
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = "0123456789abcdef"[n%base]
+		n /= base
 	}
 }
 

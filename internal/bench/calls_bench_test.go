@@ -3,9 +3,7 @@ package bench
 import (
 	"context"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -17,6 +15,8 @@ import (
 // with: compare two builds with benchstat, e.g.
 //
 //	go test -run '^$' -bench 'SmallCall|Echo' -count 8 ./internal/bench > new.txt
+//
+// The targets are on the ratio of cpu-µs/op, call to echo, median of 5 runs.
 
 // BenchmarkSmallCall calls the demo app's app.get_state through the host's protocol client.
 func BenchmarkSmallCall(b *testing.B) {
@@ -29,7 +29,12 @@ func BenchmarkSmallCall(b *testing.B) {
 
 // BenchmarkEcho is BenchmarkSmallCall's baseline: a bare WebSocket echo of the same message
 // sizes over the same transport.
-func BenchmarkEcho(b *testing.B) {
+func BenchmarkEcho(b *testing.B) { benchEcho(b, (*baseline).dial) }
+
+// BenchmarkPlainEcho is the same echo over coder/websocket used directly.
+func BenchmarkPlainEcho(b *testing.B) { benchEcho(b, (*baseline).dialPlain) }
+
+func benchEcho(b *testing.B, dial func(*baseline, context.Context) (*echoClient, error)) {
 	ctx := b.Context()
 	dir := b.TempDir()
 	_, d := startDemo(b, dir, "com.ansight.bench")
@@ -48,7 +53,7 @@ func BenchmarkEcho(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer base.close()
-	echo, err := base.dial(ctx)
+	echo, err := dial(base, ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +74,7 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 		b.Run(map[int]string{1: "callers=1", 8: "callers=8"}[callers], func(b *testing.B) {
 			b.ReportAllocs()
 			var wg sync.WaitGroup
-			cpu := cpuTime()
+			cpu := processCPU()
 			b.ResetTimer()
 			for c := range callers {
 				wg.Go(func() {
@@ -83,16 +88,7 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(micros(processCPU()-cpu)/float64(b.N), "cpu-µs/op")
 		})
 	}
-}
-
-// cpuTime is the user and system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
