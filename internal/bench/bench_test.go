@@ -316,7 +316,7 @@ func TestBaseline(t *testing.T) {
 	}
 	plain.close()
 	for _, size := range []int64{0, 1, 65536, 200000} {
-		if err := c.sendStream(t.Context(), size, 65536); err != nil {
+		if err := c.receiveStream(t.Context(), size, 65536); err != nil {
 			t.Fatal(size, err)
 		}
 	}
