@@ -22,6 +22,7 @@ type exchange struct {
 	sessionID string
 	transfers []*transfer
 	scratch   *[]byte // the pooled buffer the response payload was built in, if any
+	encoded   bool    // the response payload is encoded for the wire already (a catalog)
 }
 
 // parseCall reads a tool.call payload or a batch item: the shape checks that come before
