@@ -32,6 +32,7 @@ type Client struct {
 	transfers *registry
 
 	catalogs catalogCache
+	answers  catalogAnswers
 
 	unmatched atomic.Int64
 	malformed atomic.Int64
@@ -47,6 +48,7 @@ type pending struct {
 	timer *time.Timer   // bounds the wait for the response (Options.Timeout)
 	sent  time.Time     // for OnTraffic, set only with it (reading the clock is not free)
 	tools []string      // for OnTraffic
+	query string        // a tool.query's payload, which its answer is kept by
 	// ctx is the request's: its WithProgress function, if any, is looked up only when the
 	// response announces transfers, not on every call.
 	ctx context.Context
@@ -55,7 +57,9 @@ type pending struct {
 // response is what HandleMessage hands to a waiter.
 type response struct {
 	typ       string
-	payload   []byte            // inflated payload
+	payload   []byte            // inflated payload; nil for a kept catalog answer repeated
+	kept      *keptAnswer       // the catalog answer this one repeats, if any
+	inflated  int               // the inflated payload's length when payload is nil
 	catalog   *wire.Catalog     // tool.catalog
 	result    *CallResult       // tool.result: Payload decoded, the rest filled by Call
 	batch     *wire.BatchResult // tool.batch.result
@@ -158,7 +162,7 @@ func (c *Client) newPending(id, op string) *pending {
 // channel drained, so that nothing is or will be sent on it.
 func (c *Client) recycle(p *pending) {
 	p.timer.Stop() // since Go 1.23 no stale tick can be received after Stop
-	p.id, p.op, p.sent, p.tools, p.ctx = "", "", time.Time{}, nil, nil
+	p.id, p.op, p.sent, p.tools, p.query, p.ctx = "", "", time.Time{}, nil, "", nil
 	select {
 	case c.spare <- p:
 	default:
@@ -230,6 +234,9 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	// may arrive before the write returns.
 	p := c.newPending(id, op)
 	p.ctx = ctx
+	if op == wire.TypeQuery {
+		p.query = string(body)
+	}
 	if c.opts.OnTraffic != nil {
 		p.sent, p.tools = time.Now(), toolsOf(payload)
 	}

@@ -101,8 +101,10 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	var v any
 	switch env.Type {
 	case wire.TypeCatalog:
-		r.catalog = new(wire.Catalog)
-		v = r.catalog
+		if err := c.answers.decode(p.query, env.Payload, c.opts.MaxInflatedBytes, &r); err != nil {
+			return fail(env.Type+" payload", err)
+		}
+		return r
 	case wire.TypeResult:
 		r.result = new(CallResult) // decoded in place: Call returns it
 		v = &r.result.Payload
@@ -115,9 +117,6 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		return fail(env.Type+" payload", err)
 	}
 	r.payload = payload
-	if r.catalog != nil {
-		return r
-	}
 	r.descs, err = findDescriptors(payload)
 	if err != nil {
 		return fail(env.Type+" payload", err)
