@@ -29,7 +29,7 @@ func (s *Set) Answer(q *wire.Query, unavailable map[string]wire.Runtime, now tim
 	if short := s.shortAnswer(q, detail, unavailable, now); short != nil {
 		return short, nil
 	}
-	b, at := s.appendFull(q, detail, unavailable)
+	b, at := s.appendFull(nil, q, detail, unavailable)
 	if detail == wire.DetailDefinitions {
 		return b, nil
 	}
@@ -154,10 +154,10 @@ func (s *Set) candidates(f *filter) []*Tool {
 	return out
 }
 
-// appendFull writes the full payload of the index, definitions or full projection, all but
-// its evaluatedAtUtc member, which belongs at offset at (appendEvaluatedAt); definitions
-// have none, and at is then the end.
-func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wire.Runtime) (b []byte, at int) {
+// appendFull appends to dst the full payload of the index, definitions or full
+// projection, all but its evaluatedAtUtc member, which belongs at offset at
+// (appendEvaluatedAt); definitions have none, and at is then the end.
+func (s *Set) appendFull(dst []byte, q *wire.Query, detail string, unavailable map[string]wire.Runtime) (b []byte, at int) {
 	f := newFilter(q)
 	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
 
@@ -195,7 +195,7 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 		a = s.availabilityOf(unavailable)
 		size += 64 * len(a.unavailable)
 	}
-	b = make([]byte, 0, size)
+	b = slices.Grow(dst, size)
 	b = append(b, s.head...)
 	b = append(b, `,"tools":[`...)
 	for i, t := range selected {

@@ -38,18 +38,16 @@ func (s *Set) AnswerPayload(q *wire.Query, unavailable map[string]wire.Runtime, 
 	}
 	a := s.answers.get(key)
 	if a == nil {
-		b, at := s.appendFull(q, detail, unavailable)
-		if detail == wire.DetailDefinitions {
-			// Nothing changes: the payload is kept whole. The template still ends in a
-			// stored block, so that a reader can tell the payload repeats (wire.SharedPrefix).
-			tpl := wire.NewTemplate(b[:len(b)-1], b[len(b)-1:])
-			payload, err := tpl.AppendPayload(nil, nil)
-			if err != nil {
-				return nil, err
-			}
-			a = &cachedAnswer{payload: payload}
-		} else {
-			a = &cachedAnswer{template: wire.NewTemplate(b[:at], b[at:])}
+		buf := answerBuffers.Get().(*[]byte)
+		b, at := s.appendFull((*buf)[:0], q, detail, unavailable)
+		var err error
+		a, err = newCachedAnswer(b, at, detail)
+		if cap(b) <= maxPooledAnswer {
+			*buf = b[:0]
+			answerBuffers.Put(buf)
+		}
+		if err != nil {
+			return nil, err
 		}
 		s.answers.put(key, a)
 	}
@@ -92,6 +90,36 @@ type cachedAnswer struct {
 	payload  []byte
 	template *wire.Template
 }
+
+// newCachedAnswer keeps the answer b, whose evaluatedAtUtc belongs at at. It keeps no
+// reference to b: a large answer is kept compressed only.
+func newCachedAnswer(b []byte, at int, detail string) (*cachedAnswer, error) {
+	if detail == wire.DetailDefinitions {
+		// Nothing changes: the payload is kept whole. The template still ends in a stored
+		// block, so that a reader can tell the payload repeats (wire.SharedPrefix).
+		tpl, err := wire.NewTemplate(b[:len(b)-1], b[len(b)-1:])
+		if err != nil {
+			return nil, err
+		}
+		payload, err := tpl.AppendPayload(nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &cachedAnswer{payload: payload}, nil
+	}
+	tpl, err := wire.NewTemplate(b[:at], b[at:])
+	if err != nil {
+		return nil, err
+	}
+	return &cachedAnswer{template: tpl}, nil
+}
+
+// answerBuffers recycles the buffers answers are assembled in before they are compressed:
+// half a megabyte for a thousand definitions.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledAnswer bounds the buffers kept in answerBuffers.
+const maxPooledAnswer = 4 << 20
 
 // maxCachedAnswers bounds the answers a Set keeps: the few queries a host repeats
 // (index, definitions, full), not every filter ever asked for.

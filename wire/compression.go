@@ -336,9 +336,23 @@ func (f *inflater) inflate(w *wrapper, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, &DecodeError{Path: "/data", Offset: -1, Msg: "payload data is not valid base64: " + err.Error(), Err: err}
 	}
-	f.src.Reset(f.gz[:n])
-	if err := f.zr.Reset(&f.src); err != nil {
-		return nil, gzipError(err)
+	gz := f.gz[:n]
+	if err := f.reset(gz); err != nil {
+		return nil, err
+	}
+	// A payload that says how large it is (every SDK's does) is inflated straight into a
+	// buffer of that size. The declared size is believed only as far as the compressed
+	// bytes could make it true (deflate expands at most about 1032 times), so a false one
+	// costs no more memory than a real bomb of the same size; a payload longer than it
+	// says is inflated again the careful way.
+	if d := w.original; d > 0 && d <= limit && d <= int64(n)*maxDeflateRatio {
+		out, exact, err := f.inflateInto(make([]byte, d))
+		if err != nil || exact {
+			return out, err
+		}
+		if err := f.reset(gz); err != nil {
+			return nil, err
+		}
 	}
 
 	// Inflate into pooled fixed-size chunks, never trusting the declared size: memory is
@@ -370,6 +384,50 @@ func (f *inflater) inflate(w *wrapper, limit int64) ([]byte, error) {
 		rest = rest[copy(rest, f.chunks[i]):]
 	}
 	return out, nil
+}
+
+// maxDeflateRatio bounds how many times deflate can expand its input (258 bytes per
+// 2-bit code at best, with the block overhead), with some slack.
+const maxDeflateRatio = 1100
+
+func (f *inflater) reset(gz []byte) error {
+	f.src.Reset(gz)
+	if err := f.zr.Reset(&f.src); err != nil {
+		return gzipError(err)
+	}
+	return nil
+}
+
+// inflateInto inflates into out. exact reports that the stream ended within out: the
+// payload is out[:len]; otherwise it is longer than out and must be read again.
+func (f *inflater) inflateInto(out []byte) (payload []byte, exact bool, err error) {
+	m := 0
+	for m < len(out) {
+		k, err := f.zr.Read(out[m:])
+		m += k
+		if err == io.EOF {
+			if m < len(out) { // shorter than declared: keep an exact copy, not the buffer
+				out = append(make([]byte, 0, m), out[:m]...)
+			}
+			return out, true, nil
+		}
+		if err != nil {
+			return nil, false, gzipError(err)
+		}
+	}
+	var one [1]byte
+	for range 8 { // a Read may return nothing and no error; not forever
+		k, err := f.zr.Read(one[:])
+		switch {
+		case k > 0:
+			return nil, false, nil
+		case err == io.EOF:
+			return out, true, nil
+		case err != nil:
+			return nil, false, gzipError(err)
+		}
+	}
+	return nil, false, nil
 }
 
 func gzipError(err error) error {

@@ -39,7 +39,11 @@ var syncMarker = []byte{0x00, 0x00, 0xff, 0xff}
 // Template is a payload made of a fixed head, a middle given for each payload, and a fixed
 // tail; see NewTemplate. It is safe for concurrent use.
 type Template struct {
-	head, tail []byte
+	// head is kept as is while payloads may be sent uncompressed (a small head); a large
+	// one only compressed, in gz.
+	head    []byte
+	headLen int
+	tail    []byte
 
 	once sync.Once
 	gz   compressedHead
@@ -57,10 +61,34 @@ type compressedHead struct {
 	length int    // length of the head's JSON
 }
 
-// NewTemplate returns a template of payloads head + middle + tail. Template keeps head
-// and tail: the caller must not modify them afterwards.
-func NewTemplate(head, tail []byte) *Template {
-	return &Template{head: head, tail: tail}
+// NewTemplate returns a template of payloads head + middle + tail. It keeps copies: the
+// caller may reuse head and tail. A head that makes every payload large enough to be
+// compressed is compressed at once and kept only in that form.
+func NewTemplate(head, tail []byte) (*Template, error) {
+	t := &Template{headLen: len(head), tail: slices.Clone(tail)}
+	if len(head)+len(tail) < CompressionThreshold {
+		t.head = slices.Clone(head)
+		return t, nil
+	}
+	t.once.Do(func() { t.gz, t.err = compressHead(head) })
+	if t.err != nil {
+		return nil, t.err
+	}
+	if size, _ := t.wrapperSize(0); size >= len(head)+len(t.tail) {
+		t.head = slices.Clone(head) // it does not compress: payloads go as they are
+	}
+	return t, nil
+}
+
+// wrapperSize is the size of the wrapper of a payload with a middle of m bytes and the
+// size of its gzip bytes.
+func (t *Template) wrapperSize(m int) (size, gzSize int) {
+	stored := m + len(t.tail)
+	blocks := max(1, (stored+maxStoredBlock-1)/maxStoredBlock)
+	gzSize = t.gz.size + blocks*storedHeader + stored + gzipTrailer
+	n := t.headLen + stored
+	return len(wrapperHead) + decimalLen(n) + len(wrapperMiddle) + decimalLen(gzSize) +
+		len(wrapperData) + base64.StdEncoding.EncodedLen(gzSize) + len(wrapperTail), gzSize
 }
 
 // AppendPayload appends to dst the payload to send for the compact JSON head + middle +
@@ -70,26 +98,31 @@ func NewTemplate(head, tail []byte) *Template {
 // and tail in stored blocks (so a long, compressible middle may make it larger than
 // EncodePayload's).
 func (t *Template) AppendPayload(dst, middle []byte) ([]byte, error) {
-	n := len(t.head) + len(middle) + len(t.tail)
+	n := t.headLen + len(middle) + len(t.tail)
 	if n < CompressionThreshold {
 		return appendPlain(dst, t.head, middle, t.tail), nil
 	}
-	t.once.Do(t.compress)
+	t.once.Do(func() { t.gz, t.err = compressHead(t.head) })
 	if t.err != nil {
 		return nil, t.err
 	}
 	h := &t.gz
-	stored := len(middle) + len(t.tail)
-	blocks := max(1, (stored+maxStoredBlock-1)/maxStoredBlock)
-	gzSize := h.size + blocks*storedHeader + stored + gzipTrailer
-	size := len(wrapperHead) + decimalLen(n) + len(wrapperMiddle) + decimalLen(gzSize) +
-		len(wrapperData) + base64.StdEncoding.EncodedLen(gzSize) + len(wrapperTail)
+	size, gzSize := t.wrapperSize(len(middle))
 	if size >= n {
-		return appendPlain(dst, t.head, middle, t.tail), nil
+		// A head that does not compress, or a huge middle: send the JSON, inflating the
+		// head when it was not kept.
+		head := t.head
+		if head == nil {
+			var err error
+			if head, err = h.inflate(); err != nil {
+				return nil, err
+			}
+		}
+		return appendPlain(dst, head, middle, t.tail), nil
 	}
 
 	// What follows the head's text: its last bytes, the stored blocks, the trailer.
-	end := make([]byte, 0, len(h.rest)+blocks*storedHeader+stored+gzipTrailer)
+	end := make([]byte, 0, len(h.rest)+gzSize-h.size)
 	end = append(end, h.rest...)
 	data := appendPlain(nil, middle, t.tail)
 	for off := 0; ; {
@@ -127,9 +160,9 @@ func appendPlain(dst []byte, parts ...[]byte) []byte {
 	return dst
 }
 
-// compress compresses the head with the pooled writers of EncodePayload, flushing to a
+// compressHead compresses head with the pooled writers of EncodePayload, flushing to a
 // byte boundary instead of closing.
-func (t *Template) compress() {
+func compressHead(head []byte) (compressedHead, error) {
 	buf := gzipBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -140,31 +173,52 @@ func (t *Template) compress() {
 	buf.Reset()
 	zw := gzipWriters.Get().(*gzip.Writer)
 	zw.Reset(buf)
-	_, err := zw.Write(t.head)
+	_, err := zw.Write(head)
 	if ferr := zw.Flush(); err == nil {
 		err = ferr
 	}
 	zw.Reset(io.Discard) // drop the reference to buf (the unfinished stream is dropped)
 	gzipWriters.Put(zw)
 	if err != nil {
-		t.err = err
-		return
+		return compressedHead{}, err
 	}
 	gz := buf.Bytes()
 	aligned := len(gz) / 3 * 3
-	t.gz = compressedHead{
+	return compressedHead{
 		text:   base64.StdEncoding.AppendEncode(nil, gz[:aligned]),
 		rest:   slices.Clone(gz[aligned:]),
 		size:   len(gz),
-		crc:    crc32.ChecksumIEEE(t.head),
-		length: len(t.head),
+		crc:    crc32.ChecksumIEEE(head),
+		length: len(head),
+	}, nil
+}
+
+// inflate returns the head's JSON back: the gzip bytes, closed by an empty final stored
+// block and the trailer, inflated.
+func (h *compressedHead) inflate() ([]byte, error) {
+	gz, err := base64.StdEncoding.AppendDecode(nil, h.text)
+	if err != nil {
+		return nil, err
 	}
+	gz = append(append(gz, h.rest...), 1, 0, 0, 0xff, 0xff)
+	gz = binary.LittleEndian.AppendUint32(gz, h.crc)
+	gz = binary.LittleEndian.AppendUint32(gz, uint32(h.length))
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // SharedPrefix is the compressed head of a gzip-base64-json payload that a [Template]
-// wrote: what later payloads of the same template repeat. See PrefixOf.
+// wrote: what later payloads of the same template repeat. See PrefixOf. It is safe for
+// concurrent use.
 type SharedPrefix struct {
 	compressedHead
+	// head is the head's JSON, whose CRC-32 is taken when a later payload is first
+	// compared: a payload that is never repeated does not pay for it.
+	head    []byte
+	crcOnce sync.Once
 }
 
 // maxSharedTail bounds the stored bytes PrefixOf looks for at the end of a payload: a
@@ -174,7 +228,8 @@ const maxSharedTail = 4096
 // PrefixOf returns the shared prefix of raw, a payload that DecodePayload or
 // UnmarshalPayload decoded to inflated: non-nil when raw is a gzip-base64-json wrapper whose
 // gzip stream ends with a sync flush, one final stored block of at most 4096 bytes and the
-// trailer, the block holding the end of inflated — the shape a Template writes.
+// trailer, the block holding the end of inflated — the shape a Template writes. The prefix
+// keeps inflated, which must not be modified.
 func PrefixOf(raw, inflated []byte) *SharedPrefix {
 	w, err := readWrapper(raw)
 	if err != nil || w == nil || len(w.data)%4 != 0 {
@@ -205,13 +260,12 @@ func PrefixOf(raw, inflated []byte) *SharedPrefix {
 			return nil // cannot happen: from leaves room for the largest block
 		}
 		head := inflated[:len(inflated)-l]
-		return &SharedPrefix{compressedHead{
+		return &SharedPrefix{compressedHead: compressedHead{
 			text:   slices.Clone(w.data[:aligned/3*4]),
 			rest:   slices.Clone(end[aligned-from/4*3 : block]),
 			size:   headSize,
-			crc:    crc32.ChecksumIEEE(head),
 			length: len(head),
-		}}
+		}, head: head}
 	}
 	return nil
 }
@@ -250,6 +304,7 @@ func (p *SharedPrefix) Tail(raw []byte, maxInflated int64) (tail []byte, ok bool
 	tail = end[storedHeader : storedHeader+l]
 	trailer := end[storedHeader+l:]
 	total := int64(p.length) + int64(l)
+	p.crcOnce.Do(func() { p.crc = crc32.ChecksumIEEE(p.head) })
 	if total > maxInflated || binary.LittleEndian.Uint32(trailer[4:]) != uint32(total) ||
 		binary.LittleEndian.Uint32(trailer) != crc32.Update(p.crc, crc32.IEEETable, tail) {
 		return nil, false

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,16 @@ import (
 func templateParts(n int) (head, tail []byte) {
 	body := bigCatalog(n)
 	return append(body[:len(body)-1:len(body)-1], `,"evaluatedAtUtc":`...), []byte(`,"totalCount":3,"categories":{"app":3}}`)
+}
+
+// randomText is n letters that do not compress much.
+func randomText(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + r.IntN(26))
+	}
+	return b
 }
 
 func stamp(i int) []byte { return fmt.Appendf(nil, `"2026-12-01T15:03:%02d.%dZ"`, i%60, i) }
@@ -45,8 +56,16 @@ func inflateStd(t testing.TB, payload []byte) []byte {
 func TestTemplate(t *testing.T) {
 	for _, n := range []int{100, CompressionThreshold - 200, CompressionThreshold, 300_000} {
 		head, tail := templateParts(n)
-		tpl := NewTemplate(head, tail)
-		for i, middle := range [][]byte{stamp(1), stamp(123456789), []byte("null"), []byte(`"` + strings.Repeat(" ", 70_000) + `"`)} {
+		tpl, err := NewTemplate(head, tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(head) // the template keeps a copy, or the compressed head
+		head, _ = templateParts(n)
+		// The last middle makes even the largest head's wrapper larger than the JSON: the
+		// head must be sent as it is, inflated back when it was kept compressed only.
+		for i, middle := range [][]byte{stamp(1), stamp(123456789), []byte("null"), []byte(`"` + strings.Repeat(" ", 70_000) + `"`),
+			[]byte(`"` + string(randomText(1_100_000)) + `"`)} {
 			want := appendPlain(nil, head, middle, tail)
 			got, err := tpl.AppendPayload([]byte("x"), middle)
 			if err != nil {
@@ -58,6 +77,9 @@ func TestTemplate(t *testing.T) {
 			got = got[1:]
 			// The same rule decides, on the template's own wrapper: with a short middle, the
 			// same way.
+			if i == 4 && bytes.HasPrefix(got, []byte(wrapperHead)) {
+				t.Fatalf("%d bytes: a wrapper larger than the JSON", len(want))
+			}
 			enc, _ := EncodePayload(want)
 			if wrapped := bytes.HasPrefix(got, []byte(wrapperHead)); len(middle) < 100 && wrapped != bytes.HasPrefix(enc, []byte(wrapperHead)) {
 				t.Fatalf("%d bytes, middle %d: wrapped %t, EncodePayload disagrees", len(want), i, wrapped)
@@ -82,7 +104,7 @@ func TestTemplate(t *testing.T) {
 
 func TestSharedPrefix(t *testing.T) {
 	head, tail := templateParts(300_000)
-	tpl := NewTemplate(head, tail)
+	tpl, _ := NewTemplate(head, tail)
 	first, _ := tpl.AppendPayload(nil, stamp(1))
 	json1, err := DecodePayload(first, 0)
 	if err != nil {
@@ -105,7 +127,8 @@ func TestSharedPrefix(t *testing.T) {
 	}
 
 	// Anything else is decoded in full.
-	other, _ := NewTemplate(append(bytes.Clone(head[:len(head)-30]), strings.Repeat("x", 30)...), tail).AppendPayload(nil, stamp(2))
+	otherTpl, _ := NewTemplate(append(bytes.Clone(head[:len(head)-30]), strings.Repeat("x", 30)...), tail)
+	other, _ := otherTpl.AppendPayload(nil, stamp(2))
 	plain, _ := EncodePayload(json1)
 	next, _ := tpl.AppendPayload(nil, stamp(3))
 	corrupt := bytes.Clone(next)
@@ -136,7 +159,7 @@ func TestSharedPrefix(t *testing.T) {
 // JSON is the prefix's followed by the tail.
 func FuzzSharedPrefix(f *testing.F) {
 	head, tail := templateParts(40_000)
-	tpl := NewTemplate(head, tail)
+	tpl, _ := NewTemplate(head, tail)
 	first, _ := tpl.AppendPayload(nil, stamp(1))
 	json1, err := DecodePayload(first, 0)
 	if err != nil {

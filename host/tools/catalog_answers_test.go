@@ -134,7 +134,10 @@ func FuzzKeptCatalogAnswers(f *testing.F) {
 		f.Fatal(err)
 	}
 	at := strings.LastIndex(string(body), `,"evaluatedAtUtc"`)
-	tpl := wire.NewTemplate(body[:at], nil)
+	tpl, err := wire.NewTemplate(body[:at], nil)
+	if err != nil {
+		f.Fatal(err)
+	}
 	first, err := tpl.AppendPayload(nil, body[at:])
 	if err != nil {
 		f.Fatal(err)
