@@ -48,7 +48,7 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 	if err := c.authorize(ctx, []wire.Call{call}, false); err != nil {
 		return nil, err
 	}
-	r, err := c.roundTrip(ctx, wire.TypeCall, call)
+	r, err := c.callRoundTrip(ctx, &call)
 	if err != nil {
 		return nil, err
 	}

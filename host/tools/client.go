@@ -210,6 +210,31 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	if err != nil {
 		return response{}, fmt.Errorf("tools: encode %s payload: %w", op, err)
 	}
+	var tools []string
+	if c.opts.OnTraffic != nil {
+		tools = toolsOf(payload)
+	}
+	return c.send(ctx, op, body, tools)
+}
+
+// callRoundTrip is roundTrip of a tool.call, its payload written into a pooled buffer.
+func (c *Client) callRoundTrip(ctx context.Context, call *wire.Call) (response, error) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	body, err := wire.AppendCall((*buf)[:0], call)
+	*buf = body[:0]
+	if err != nil {
+		return response{}, fmt.Errorf("tools: encode %s payload: %w", wire.TypeCall, err)
+	}
+	var tools []string
+	if c.opts.OnTraffic != nil {
+		tools = []string{call.ToolID}
+	}
+	return c.send(ctx, wire.TypeCall, body, tools)
+}
+
+// send is roundTrip of an encoded payload; tools are the tool ids it names, for OnTraffic.
+func (c *Client) send(ctx context.Context, op string, body []byte, tools []string) (response, error) {
 	if err := c.waitOpen(ctx, op); err != nil {
 		return response{}, err
 	}
@@ -238,7 +263,7 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		p.query = string(body)
 	}
 	if c.opts.OnTraffic != nil {
-		p.sent, p.tools = time.Now(), toolsOf(payload)
+		p.sent, p.tools = time.Now(), tools
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {

@@ -441,3 +441,19 @@ func TestWriteFailure(t *testing.T) {
 		t.Errorf("call after close: %v", err)
 	}
 }
+
+// The default request ids are 32 lower-case hex digits, distinct within a client and
+// between clients.
+func TestDefaultRequestIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 3 {
+		next := Options{}.withDefaults().NewRequestID
+		for range 1000 {
+			id := next()
+			if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" || seen[id] {
+				t.Fatalf("id %q (seen %t)", id, seen[id])
+			}
+			seen[id] = true
+		}
+	}
+}
