@@ -142,6 +142,38 @@ func TestTimeoutAndLateResponse(t *testing.T) {
 	})
 }
 
+// One sweep ends every wait at its own deadline: requests sent at different times, some
+// answered, time out exactly Options.Timeout after each was sent.
+func TestTimeoutsStaggered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 5 * time.Second}, func(req *wire.Envelope) []msg {
+			var q wire.Query
+			if wire.Unmarshal(req.Payload, &q) == nil && q.Detail == wire.DetailIndex {
+				return []msg{reply(t, req, wire.TypeCatalog, `{"schema":"ansight.tool-catalog.v3","revision":"r","tools":[],"count":0}`)}
+			}
+			return nil // never answers the others
+		})
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, at := range []time.Duration{0, 2 * time.Second, 2 * time.Second, 4500 * time.Millisecond} {
+			wg.Go(func() {
+				time.Sleep(at)
+				if _, err := hs.c.Query(t.Context(), wire.Query{Detail: wire.DetailIndex}); err != nil { // answered
+					t.Errorf("answered query: %v", err)
+				}
+				_, err := hs.c.Query(t.Context(), wire.Query{})
+				if !errors.Is(err, ErrTimeout) {
+					t.Errorf("query %d: %v", i, err)
+				}
+				if d := time.Since(start); d != at+5*time.Second {
+					t.Errorf("query %d sent at %v timed out at %v", i, at, d)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
 func TestContextCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
