@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,9 @@ func timed(ctx context.Context, n, callers int, op func(context.Context) error) 
 	for c := range per {
 		per[c] = make(latencies, 0, n/callers+1)
 	}
+	// Collect the garbage of what ran before, so that this round pays for its own
+	// collections only: a round after a more allocating one would otherwise pay for both.
+	runtime.GC()
 	start := sampleUsage()
 	for c := range callers {
 		wg.Go(func() {
