@@ -19,15 +19,9 @@ import (
 // When the guard disables discovery, Answer returns a *wire.Error with code
 // tool_discovery_disabled.
 func (s *Set) Answer(q *wire.Query, unavailable map[string]wire.Runtime, now time.Time) ([]byte, error) {
-	if !s.guard.DiscoveryEnabled {
-		return nil, discoveryDisabled()
-	}
-	if q == nil {
-		q = &wire.Query{}
-	}
-	detail := normalizeDetail(q.Detail)
-	if short := s.shortAnswer(q, detail, unavailable, now); short != nil {
-		return short, nil
+	q, detail, short, err := s.begin(q, unavailable, now)
+	if err != nil || short != nil {
+		return short, err
 	}
 	b, at := s.appendFull(nil, q, detail, unavailable)
 	if detail == wire.DetailDefinitions {
@@ -36,8 +30,17 @@ func (s *Set) Answer(q *wire.Query, unavailable map[string]wire.Runtime, now tim
 	return slices.Insert(b, at, appendEvaluatedAt(nil, now)...), nil
 }
 
-func discoveryDisabled() error {
-	return &wire.Error{Code: wire.CodeDiscoveryDisabled, Message: "Tool discovery is disabled by the current guard policy."}
+// begin reads q for Answer and AnswerPayload (nil is the empty query): its projection,
+// and the short answer when its revisions call for one.
+func (s *Set) begin(q *wire.Query, unavailable map[string]wire.Runtime, now time.Time) (*wire.Query, string, []byte, error) {
+	if !s.guard.DiscoveryEnabled {
+		return nil, "", nil, &wire.Error{Code: wire.CodeDiscoveryDisabled, Message: "Tool discovery is disabled by the current guard policy."}
+	}
+	if q == nil {
+		q = &wire.Query{}
+	}
+	detail := normalizeDetail(q.Detail)
+	return q, detail, s.shortAnswer(q, detail, unavailable, now), nil
 }
 
 // shortAnswer returns the unchanged or availability-only answer when q's revisions call

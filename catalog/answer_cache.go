@@ -20,14 +20,11 @@ import (
 // wire.EncodePayload of it (the compressed part never changes, the time and what follows
 // it travel uncompressed).
 func (s *Set) AnswerPayload(q *wire.Query, unavailable map[string]wire.Runtime, now time.Time) ([]byte, error) {
-	if !s.guard.DiscoveryEnabled {
-		return nil, discoveryDisabled()
+	q, detail, short, err := s.begin(q, unavailable, now)
+	if err != nil {
+		return nil, err
 	}
-	if q == nil {
-		q = &wire.Query{}
-	}
-	detail := normalizeDetail(q.Detail)
-	if short := s.shortAnswer(q, detail, unavailable, now); short != nil {
+	if short != nil {
 		return wire.EncodePayload(short)
 	}
 	key := answerKey{detail: detail, query: queryKey(q)}

@@ -55,6 +55,30 @@ func EncodePayload(compact []byte) ([]byte, error) {
 	if len(compact) < CompressionThreshold {
 		return compact, nil
 	}
+	var out []byte
+	err := compress(compact, false, func(gz []byte) {
+		size := len(wrapperHead) + decimalLen(len(compact)) + len(wrapperMiddle) + decimalLen(len(gz)) +
+			len(wrapperData) + base64.StdEncoding.EncodedLen(len(gz)) + len(wrapperTail)
+		if size >= len(compact) {
+			out = compact
+			return
+		}
+		out = make([]byte, 0, size)
+		out = append(out, wrapperHead...)
+		out = strconv.AppendInt(out, int64(len(compact)), 10)
+		out = append(out, wrapperMiddle...)
+		out = strconv.AppendInt(out, int64(len(gz)), 10)
+		out = append(out, wrapperData...)
+		out = base64.StdEncoding.AppendEncode(out, gz)
+		out = append(out, wrapperTail...)
+	})
+	return out, err
+}
+
+// compress gzips data with the pooled writers and hands the gzip bytes to use, which must
+// not keep them: the stream closed, or with flush only flushed to a byte boundary (no final
+// block, no trailer), for a Template.
+func compress(data []byte, flush bool, use func(gz []byte)) error {
 	buf := gzipBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -65,31 +89,21 @@ func EncodePayload(compact []byte) ([]byte, error) {
 	buf.Reset()
 	zw := gzipWriters.Get().(*gzip.Writer)
 	zw.Reset(buf)
-	_, err := zw.Write(compact)
-	if cerr := zw.Close(); err == nil {
-		err = cerr
+	_, err := zw.Write(data)
+	end := zw.Close
+	if flush {
+		end = zw.Flush
 	}
-	zw.Reset(io.Discard) // drop the reference to buf
+	if eerr := end(); err == nil {
+		err = eerr
+	}
+	zw.Reset(io.Discard) // drop the reference to buf (an unfinished stream is dropped)
 	gzipWriters.Put(zw)
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	gz := buf.Bytes()
-	size := len(wrapperHead) + decimalLen(len(compact)) + len(wrapperMiddle) + decimalLen(len(gz)) +
-		len(wrapperData) + base64.StdEncoding.EncodedLen(len(gz)) + len(wrapperTail)
-	if size >= len(compact) {
-		return compact, nil
-	}
-	out := make([]byte, 0, size)
-	out = append(out, wrapperHead...)
-	out = strconv.AppendInt(out, int64(len(compact)), 10)
-	out = append(out, wrapperMiddle...)
-	out = strconv.AppendInt(out, int64(len(gz)), 10)
-	out = append(out, wrapperData...)
-	out = base64.StdEncoding.AppendEncode(out, gz)
-	out = append(out, wrapperTail...)
-	return out, nil
+	use(buf.Bytes())
+	return nil
 }
 
 func decimalLen(n int) int {

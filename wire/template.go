@@ -160,37 +160,20 @@ func appendPlain(dst []byte, parts ...[]byte) []byte {
 	return dst
 }
 
-// compressHead compresses head with the pooled writers of EncodePayload, flushing to a
-// byte boundary instead of closing.
+// compressHead compresses head, flushing to a byte boundary instead of closing.
 func compressHead(head []byte) (compressedHead, error) {
-	buf := gzipBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			buf.Reset()
-			gzipBuffers.Put(buf)
+	var h compressedHead
+	err := compress(head, true, func(gz []byte) {
+		aligned := len(gz) / 3 * 3
+		h = compressedHead{
+			text:   base64.StdEncoding.AppendEncode(nil, gz[:aligned]),
+			rest:   slices.Clone(gz[aligned:]),
+			size:   len(gz),
+			crc:    crc32.ChecksumIEEE(head),
+			length: len(head),
 		}
-	}()
-	buf.Reset()
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(buf)
-	_, err := zw.Write(head)
-	if ferr := zw.Flush(); err == nil {
-		err = ferr
-	}
-	zw.Reset(io.Discard) // drop the reference to buf (the unfinished stream is dropped)
-	gzipWriters.Put(zw)
-	if err != nil {
-		return compressedHead{}, err
-	}
-	gz := buf.Bytes()
-	aligned := len(gz) / 3 * 3
-	return compressedHead{
-		text:   base64.StdEncoding.AppendEncode(nil, gz[:aligned]),
-		rest:   slices.Clone(gz[aligned:]),
-		size:   len(gz),
-		crc:    crc32.ChecksumIEEE(head),
-		length: len(head),
-	}, nil
+	})
+	return h, err
 }
 
 // inflate returns the head's JSON back: the gzip bytes, closed by an empty final stored
