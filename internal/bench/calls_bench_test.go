@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -89,6 +91,68 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(micros(processCPU()-cpu)/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// BenchmarkCallVsEcho is the target's figure as go test measures it: rounds of small calls
+// and of their echo alternate in one process, as in ansight bench, so that the load of
+// other processes falls on both alike; it reports the CPU per call of each (cpu-µs/call,
+// cpu-µs/echo) and the median of the rounds' ratios (cpu-ratio), 1 and 8 callers.
+func BenchmarkCallVsEcho(b *testing.B) {
+	ctx := b.Context()
+	dir := b.TempDir()
+	_, d := startDemo(b, dir, "com.ansight.bench")
+	defer d.close()
+	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
+	out, err := d.call(ctx, call)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqSize, respSize, err := messageSizes(d.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := startBaseline(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer base.close()
+	echo, err := base.dial(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer echo.close()
+	ops := []func(context.Context) error{
+		func(ctx context.Context) error { _, err := d.call(ctx, call); return err },
+		func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) },
+	}
+	for _, op := range ops { // warm up
+		if _, _, err := timed(ctx, 200, 1, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const rounds = 10
+	for _, callers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			n := max(1, b.N/rounds)
+			var cpu [2]time.Duration
+			ratios := make([]float64, 0, rounds)
+			for range rounds {
+				var perOp [2]float64
+				for i, op := range ops {
+					_, used, err := timed(ctx, n, callers, op)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cpu[i] += used.process
+					perOp[i] = used.perOp(n)
+				}
+				ratios = append(ratios, perOp[0]/perOp[1])
+			}
+			b.ReportMetric(micros(cpu[0])/float64(n*rounds), "cpu-µs/call")
+			b.ReportMetric(micros(cpu[1])/float64(n*rounds), "cpu-µs/echo")
+			b.ReportMetric(median(ratios), "cpu-ratio")
 		})
 	}
 }
