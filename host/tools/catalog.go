@@ -262,6 +262,17 @@ func (r *response) catalogJSON() []byte {
 	return r.payload
 }
 
+// payloadJSON returns the response's payload as JSON: for a kept catalog answer repeated,
+// put together from the kept answer's head and this one's tail (a copy: use it where the
+// whole JSON is needed, not on every answer).
+func (r *response) payloadJSON() []byte {
+	if r.kept == nil {
+		return r.payload
+	}
+	n := r.kept.prefix.Len()
+	return append(r.kept.json[:n:n], r.tail...)
+}
+
 func readRuntimeFlags(payload []byte) *runtimeFlags {
 	if !bytes.Contains(payload, []byte(`"executable"`)) {
 		return nil

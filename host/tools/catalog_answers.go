@@ -52,7 +52,7 @@ func (c *catalogAnswers) decode(query string, raw []byte, maxInflated int64, r *
 			if names, t, ok := readTail(tail); ok && slices.Equal(names, k.names) {
 				cat := k.head
 				withTail(&cat, &t, names)
-				r.catalog, r.kept, r.inflated = &cat, k, k.prefix.Len()+len(tail)
+				r.catalog, r.kept, r.tail, r.inflated = &cat, k, tail, k.prefix.Len()+len(tail)
 				return nil
 			}
 		}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"reflect"
@@ -73,6 +74,9 @@ func TestKeptCatalogAnswers(t *testing.T) {
 			sent := rec.lastAnswer(t)
 			if want := plainCatalog(t, sent); !reflect.DeepEqual(r.catalog, want) {
 				t.Fatalf("%+v, query %d:\nkept  %+v\nplain %+v", q, i, r.catalog, want)
+			}
+			if want, err := wire.DecodePayload(sent, 0); err != nil || !bytes.Equal(r.payloadJSON(), want) {
+				t.Fatalf("%+v, query %d: payload JSON differs from the inflated answer (%v)", q, i, err)
 			}
 			if n := r.inflatedLen(); n == 0 {
 				t.Error("no inflated length")

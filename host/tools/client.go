@@ -66,6 +66,7 @@ type response struct {
 	typ       string
 	payload   []byte            // inflated payload; nil for a kept catalog answer repeated
 	kept      *keptAnswer       // the catalog answer this one repeats, if any
+	tail      []byte            // what follows the kept answer's head in this one
 	inflated  int               // the inflated payload's length when payload is nil
 	catalog   *wire.Catalog     // tool.catalog
 	result    *CallResult       // tool.result: Payload decoded, the rest filled by Call
