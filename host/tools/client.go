@@ -30,8 +30,8 @@ type Client struct {
 	pending  map[string]*pending // request id → waiter
 	// sweep ends the waits that last longer than Options.Timeout: one timer for every
 	// request in flight, armed for the earliest deadline (sweepAt, zero while disarmed).
-	// Every request waits the same Timeout, so a request sent while it is armed ends
-	// later: sending costs no timer of its own.
+	// Requests wait the same Timeout, so one sent while the sweep is armed ends later and
+	// sending costs no timer of its own; one whose deadline comes earlier re-arms it.
 	sweep   *time.Timer
 	sweepAt time.Time
 
@@ -287,7 +287,7 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 		return response{}, fmt.Errorf("tools: request id %q is already in flight", id)
 	}
 	c.pending[p.id] = p
-	if c.sweepAt.IsZero() {
+	if c.sweepAt.IsZero() || p.deadline.Before(c.sweepAt) {
 		c.armSweep(p.deadline)
 	}
 	c.mu.Unlock()
@@ -347,8 +347,8 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	return r, nil
 }
 
-// armSweep arms the sweep for at, the earliest deadline of the requests in flight. The
-// caller holds c.mu.
+// armSweep arms the sweep for at, the earliest deadline of the requests in flight (a
+// sweep that fires early finds nothing due and arms itself again). The caller holds c.mu.
 func (c *Client) armSweep(at time.Time) {
 	c.sweepAt = at
 	d := time.Until(at)

@@ -174,6 +174,29 @@ func TestTimeoutsStaggered(t *testing.T) {
 	})
 }
 
+// A request whose deadline comes before the armed sweep's re-arms it.
+func TestTimeoutEarlierDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 10 * time.Second}, func(*wire.Envelope) []msg { return nil })
+		start := time.Now()
+		ended := make(chan time.Duration, 2)
+		query := func() {
+			_, err := hs.c.Query(t.Context(), wire.Query{})
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("err = %v", err)
+			}
+			ended <- time.Since(start)
+		}
+		go query() // waits 10 s
+		synctest.Wait()
+		hs.c.opts.Timeout = 2 * time.Second // as a request with a shorter wait would
+		go query()
+		if first, second := <-ended, <-ended; first != 2*time.Second || second != 10*time.Second {
+			t.Errorf("timed out after %v and %v, want 2s and 10s", first, second)
+		}
+	})
+}
+
 func TestContextCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
