@@ -31,36 +31,43 @@ func BenchmarkSmallCall(b *testing.B) {
 
 // BenchmarkEcho is BenchmarkSmallCall's baseline: a bare WebSocket echo of the same message
 // sizes over the same transport.
-func BenchmarkEcho(b *testing.B) { benchEcho(b, (*baseline).dial) }
+func BenchmarkEcho(b *testing.B) { benchCallers(b, smallCallEchoes(b).echo) }
 
 // BenchmarkPlainEcho is the same echo over coder/websocket used directly.
-func BenchmarkPlainEcho(b *testing.B) { benchEcho(b, (*baseline).dialPlain) }
+func BenchmarkPlainEcho(b *testing.B) { benchCallers(b, smallCallEchoes(b).plain) }
 
-func benchEcho(b *testing.B, dial func(*baseline, context.Context) (*echoClient, error)) {
-	ctx := b.Context()
+// smallCallEchoes sizes the small call's echoes on a demo app it closes again.
+func smallCallEchoes(b *testing.B) callPair {
 	dir := b.TempDir()
 	_, d := startDemo(b, dir, "com.ansight.bench")
-	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
-	out, err := d.call(ctx, call)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reqSize, respSize, err := messageSizes(d.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
-	d.close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	defer d.close()
+	return smallCall(b, d, dir)
+}
+
+// smallCall returns the demo app's small call and its echoes, as RunLocal measures them,
+// with a baseline in dir closed when tb ends.
+func smallCall(tb testing.TB, d *demoApp, dir string) callPair {
+	tb.Helper()
 	base, err := startBaseline(dir)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer base.close()
-	echo, err := dial(base, ctx)
+	tb.Cleanup(base.close)
+	r := &run{}
+	for _, c := range []struct {
+		dst  **echoClient
+		dial func(*baseline, context.Context) (*echoClient, error)
+	}{{&r.echo, (*baseline).dial}, {&r.plain, (*baseline).dialPlain}} {
+		if *c.dst, err = c.dial(base, tb.Context()); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup((*c.dst).close)
+	}
+	m, err := r.callAndEcho(tb.Context(), d, wire.Call{ToolID: DefaultTool, Arguments: emptyArguments})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer echo.close()
-	benchCallers(b, func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) })
+	return m
 }
 
 // benchCallers runs op b.N times from 1, then 8 goroutines, after a warm-up, and reports
@@ -104,29 +111,8 @@ func BenchmarkCallVsEcho(b *testing.B) {
 	dir := b.TempDir()
 	_, d := startDemo(b, dir, "com.ansight.bench")
 	defer d.close()
-	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
-	out, err := d.call(ctx, call)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reqSize, respSize, err := messageSizes(d.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
-	if err != nil {
-		b.Fatal(err)
-	}
-	base, err := startBaseline(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer base.close()
-	echo, err := base.dial(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer echo.close()
-	ops := []func(context.Context) error{
-		func(ctx context.Context) error { _, err := d.call(ctx, call); return err },
-		func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) },
-	}
+	m := smallCall(b, d, dir)
+	ops := []func(context.Context) error{m.op, m.echo}
 	for _, op := range ops { // warm up
 		if _, _, err := timed(ctx, 200, 1, op); err != nil {
 			b.Fatal(err)

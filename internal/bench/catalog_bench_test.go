@@ -25,12 +25,12 @@ func BenchmarkCatalog(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer base.close()
+	b.Cleanup(base.close)
 	echo, err := base.dial(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer echo.close()
+	b.Cleanup(echo.close)
 	for _, n := range []int{100, 1000, 10000} {
 		d, err := h.connectDemo(ctx, fmt.Sprintf("com.ansight.bench.catalog%d", n), n)
 		if err != nil {
