@@ -129,9 +129,9 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 	typ, payload, failure := x.compute(ctx, req)
 	if failure != nil {
 		x.dropTransfers()
-		typ, payload = wire.TypeError, marshalError(failure)
+		typ, payload, x.encoded = wire.TypeError, marshalError(failure), false
 	}
-	msg, err := a.respond(x.requestID, x.sessionID, typ, payload)
+	msg, err := a.respond(x.requestID, x.sessionID, typ, payload, x.encoded)
 	if x.scratch != nil { // the payload is in msg now
 		putBuffer(x.scratch)
 		x.scratch = nil
@@ -141,7 +141,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		x.dropTransfers()
 		failure = &wire.Error{Code: wire.CodeExecutionException, Message: "The response could not be encoded."}
 		typ = wire.TypeError
-		if msg, err = a.respond(x.requestID, x.sessionID, typ, marshalError(failure)); err != nil {
+		if msg, err = a.respond(x.requestID, x.sessionID, typ, marshalError(failure), false); err != nil {
 			return err
 		}
 	}
@@ -286,12 +286,14 @@ func marshalError(e *wire.Error) []byte {
 }
 
 // respond builds the response envelope around a compact payload, compressing the payload
-// when it is large (spec §8). An empty requestID means the request's id was unreadable:
+// when it is large (spec §8) unless it is encoded already. An empty requestID means the request's id was unreadable:
 // the response gets a fresh tool.error.<hex> id and no replyTo.
-func (a *App) respond(requestID, sessionID, typ string, payload []byte) (*[]byte, error) {
-	p, err := wire.EncodePayload(payload)
-	if err != nil {
-		return nil, err
+func (a *App) respond(requestID, sessionID, typ string, payload []byte, encoded bool) (*[]byte, error) {
+	p, err := payload, error(nil)
+	if !encoded {
+		if p, err = wire.EncodePayload(payload); err != nil {
+			return nil, err
+		}
 	}
 	env := wire.Envelope{
 		Type:       typ,

@@ -34,6 +34,10 @@ type Tool struct {
 	// Exclusive tools never run at the same time as each other (other tools still run
 	// concurrently with them). Use it for tools that drive shared state such as the UI.
 	Exclusive bool
+
+	// resultConforms: the handler's results match the result schema by construction
+	// (set by Register for plain result types, see conformsByConstruction).
+	resultConforms bool
 }
 
 // ToolOption adjusts a typed tool registered with Register.
@@ -57,6 +61,8 @@ type tool struct {
 	exclusive    bool
 	flattened    bool            // argumentEncoding flattened-string
 	args, result *catalog.Schema // validated for JSON tools only
+	// resultConforms: results need no validation but null (Tool.resultConforms).
+	resultConforms bool
 }
 
 // Register adds a tool. It fails when the definition is invalid (id, names, policy,
@@ -83,13 +89,14 @@ func (a *App) Register(t Tool) error {
 		return fmt.Errorf("app: tool %q: resultSchema: %w", d.ID, err)
 	}
 	rt := &tool{
-		def:          d,
-		handler:      t.Handler,
-		availability: t.Availability,
-		exclusive:    t.Exclusive,
-		flattened:    d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString,
-		args:         args,
-		result:       result,
+		def:            d,
+		handler:        t.Handler,
+		availability:   t.Availability,
+		exclusive:      t.Exclusive,
+		flattened:      d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString,
+		args:           args,
+		result:         result,
+		resultConforms: t.resultConforms,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -45,7 +45,8 @@ type Set struct {
 	head       []byte // `{"schema":…,"revision":…,"tools":[`
 	categories []byte // `{"cat":n,…}` over visible tools
 
-	avail atomic.Pointer[availability] // last availability revision, keyed by content
+	avail   atomic.Pointer[availability] // last availability revision, keyed by content
+	answers answerCache                  // full answers given, for AnswerPayload
 }
 
 // NewSet checks every definition and builds a Set under guard g. Duplicate ids are an

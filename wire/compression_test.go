@@ -276,3 +276,41 @@ func TestDecodePayloadBomb(t *testing.T) {
 		}
 	}
 }
+
+// The declared size only sizes the buffer: an exact, a smaller, a larger, an absurd or no
+// declared size inflates to the same payload, and a small payload declaring a large size
+// makes no large allocation.
+func TestDecodePayloadDeclaredSize(t *testing.T) {
+	plain := bigCatalog(100_000)
+	gz := gzipBytes(t, plain)
+	for _, declared := range []int64{int64(len(plain)), 1, int64(len(plain)) - 1, int64(len(plain)) + 1, 2 * int64(len(plain)), 1 << 40, 0} {
+		raw := wrap(declared, gz)
+		if declared == 0 {
+			raw = []byte(`{"$ansightEncoding":"gzip-base64-json","data":"` + base64.StdEncoding.EncodeToString(gz) + `"}`)
+		}
+		got, err := DecodePayload(raw, 0)
+		if declared == 1<<40 {
+			checkErr(t, err, "declared inflated size")
+			continue
+		}
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("declared %d: %v", declared, err)
+		}
+		if cap(got) != len(got) {
+			t.Errorf("declared %d: %d bytes returned in a buffer of %d", declared, len(got), cap(got))
+		}
+	}
+	small := gzipBytes(t, []byte(`{"a":1}`))
+	if raceEnabled {
+		return
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := DecodePayload(wrap(60<<20, small), 0); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("a %d-byte gzip stream declaring 60 MiB made %d bytes of allocations", len(small), n)
+	}
+}

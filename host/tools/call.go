@@ -58,7 +58,7 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 		c.trafficDenied(wire.TypeCall, []wire.Call{call}, err)
 		return nil, err
 	}
-	r, err := c.roundTrip(ctx, wire.TypeCall, call)
+	r, err := c.callRoundTrip(ctx, &call)
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,9 @@ type want struct {
 const maxRefreshRounds = 3
 
 // Query sends one tool.query and returns the app's catalog payload as is: no cache, no
-// annotation. A tool.error (tool_discovery_disabled) comes back as a *wire.Error.
+// annotation. A tool.error (tool_discovery_disabled) comes back as a *wire.Error. The
+// catalog may share its tools with earlier and later answers (an answer the app repeats
+// is not decoded again): do not modify it.
 func (c *Client) Query(ctx context.Context, q wire.Query) (*wire.Catalog, error) {
 	r, err := c.roundTrip(ctx, wire.TypeQuery, q)
 	if err != nil {
@@ -203,7 +205,7 @@ func (c *Client) fetchIndex(ctx context.Context, old *catalogState) (*catalogSta
 			return nil, err
 		}
 		cat := r.catalog
-		flags := readRuntimeFlags(r.payload)
+		flags := readRuntimeFlags(r.catalogJSON())
 		if !cat.Unchanged {
 			return newState(cat, old, flags), nil
 		}
@@ -276,6 +278,27 @@ type runtimeFlags struct {
 	Changes map[string]struct {
 		Executable *bool `json:"executable"`
 	} `json:"changes"`
+}
+
+// catalogJSON returns the catalog payload's JSON as far as the tools go: for a kept answer
+// repeated, the kept one's, whose tools and changes are the same (its tail holds only
+// tailMembers).
+func (r *response) catalogJSON() []byte {
+	if r.kept != nil {
+		return r.kept.json
+	}
+	return r.payload
+}
+
+// payloadJSON returns the response's payload as JSON: for a kept catalog answer repeated,
+// put together from the kept answer's head and this one's tail (a copy: use it where the
+// whole JSON is needed, not on every answer).
+func (r *response) payloadJSON() []byte {
+	if r.kept == nil {
+		return r.payload
+	}
+	n := r.kept.prefix.Len()
+	return append(r.kept.json[:n:n], r.tail...)
 }
 
 func readRuntimeFlags(payload []byte) *runtimeFlags {

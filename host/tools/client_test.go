@@ -142,6 +142,61 @@ func TestTimeoutAndLateResponse(t *testing.T) {
 	})
 }
 
+// One sweep ends every wait at its own deadline: requests sent at different times, some
+// answered, time out exactly Options.Timeout after each was sent.
+func TestTimeoutsStaggered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 5 * time.Second}, func(req *wire.Envelope) []msg {
+			var q wire.Query
+			if wire.Unmarshal(req.Payload, &q) == nil && q.Detail == wire.DetailIndex {
+				return []msg{reply(t, req, wire.TypeCatalog, `{"schema":"ansight.tool-catalog.v3","revision":"r","tools":[],"count":0}`)}
+			}
+			return nil // never answers the others
+		})
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, at := range []time.Duration{0, 2 * time.Second, 2 * time.Second, 4500 * time.Millisecond} {
+			wg.Go(func() {
+				time.Sleep(at)
+				if _, err := hs.c.Query(t.Context(), wire.Query{Detail: wire.DetailIndex}); err != nil { // answered
+					t.Errorf("answered query: %v", err)
+				}
+				_, err := hs.c.Query(t.Context(), wire.Query{})
+				if !errors.Is(err, ErrTimeout) {
+					t.Errorf("query %d: %v", i, err)
+				}
+				if d := time.Since(start); d != at+5*time.Second {
+					t.Errorf("query %d sent at %v timed out at %v", i, at, d)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+// A request whose deadline comes before the armed sweep's re-arms it.
+func TestTimeoutEarlierDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 10 * time.Second}, func(*wire.Envelope) []msg { return nil })
+		start := time.Now()
+		ended := make(chan time.Duration, 2)
+		query := func() {
+			_, err := hs.c.Query(t.Context(), wire.Query{})
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("err = %v", err)
+			}
+			ended <- time.Since(start)
+		}
+		go query() // waits 10 s
+		synctest.Wait()
+		hs.c.opts.Timeout = 2 * time.Second // as a request with a shorter wait would
+		go query()
+		if first, second := <-ended, <-ended; first != 2*time.Second || second != 10*time.Second {
+			t.Errorf("timed out after %v and %v, want 2s and 10s", first, second)
+		}
+	})
+}
+
 func TestContextCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
@@ -442,5 +497,21 @@ func TestWriteFailure(t *testing.T) {
 	}
 	if _, err := c.Call(t.Context(), wire.Call{ToolID: "x"}); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("call after close: %v", err)
+	}
+}
+
+// The default request ids are 32 lower-case hex digits, distinct within a client and
+// between clients.
+func TestDefaultRequestIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 3 {
+		next := Options{}.withDefaults().NewRequestID
+		for range 1000 {
+			id := next()
+			if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" || seen[id] {
+				t.Fatalf("id %q (seen %t)", id, seen[id])
+			}
+			seen[id] = true
+		}
 	}
 }

@@ -104,8 +104,16 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	var v any
 	switch env.Type {
 	case wire.TypeCatalog:
-		r.catalog = new(wire.Catalog)
-		v = r.catalog
+		if err := c.answers.decode(p.query, env.Payload, c.opts.MaxInflatedBytes, &r); err != nil {
+			// An entry the strict decoder refuses (an unknown policy) is skipped, not the
+			// whole catalog; such an answer is never kept for repeats.
+			payload, ok := c.lenient(env, &r)
+			if !ok {
+				return fail(env.Type+" payload", err)
+			}
+			r.payload = payload
+		}
+		return r
 	case wire.TypeResult:
 		r.result = new(CallResult) // decoded in place: Call returns it
 		v = &r.result.Payload
@@ -124,9 +132,6 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		fillLegacyItemCodes(r.batch, payload)
 	}
 	r.payload = payload
-	if r.catalog != nil {
-		return r
-	}
 	r.descs, err = findDescriptors(payload)
 	if err != nil {
 		return fail(env.Type+" payload", err)

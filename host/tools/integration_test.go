@@ -17,11 +17,23 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// recConn records the requests the client writes.
+// recConn records the requests the client writes, and the last tool.catalog payload it
+// reads.
 type recConn struct {
 	transport.Conn
-	mu   sync.Mutex
-	sent []wire.Envelope
+	mu     sync.Mutex
+	sent   []wire.Envelope
+	answer []byte
+}
+
+func (r *recConn) Read(ctx context.Context) (transport.MessageType, []byte, error) {
+	typ, data, err := r.Conn.Read(ctx)
+	if env, derr := wire.DecodeEnvelope(data); err == nil && derr == nil && env.Type == wire.TypeCatalog {
+		r.mu.Lock()
+		r.answer = bytes.Clone(env.Payload)
+		r.mu.Unlock()
+	}
+	return typ, data, err
 }
 
 func (r *recConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
@@ -131,7 +143,7 @@ func serveDemo(t *testing.T, a *app.App, opts Options) (*Client, *recConn) {
 	wg.Go(func() { a.Serve(ctx, appEnd, app.ServeOptions{}) }) //nolint:errcheck // ends with the test
 	wg.Go(func() {
 		for {
-			typ, data, err := hostEnd.Read(ctx)
+			typ, data, err := rec.Read(ctx)
 			if err != nil {
 				c.Close(err)
 				return

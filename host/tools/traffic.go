@@ -122,11 +122,13 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 		ToolIDs: p.tools, Bytes: msgBytes, EncodedBytes: len(env.Payload), PayloadBytes: len(env.Payload),
 		Duration: time.Since(p.sent), Outcome: OutcomeOK, Payload: env.Payload,
 	}
-	if r.payload != nil {
-		ev.Payload = r.payload
-		ev.PayloadBytes = len(r.payload)
+	if n := r.inflatedLen(); n > 0 {
+		if pj := r.payloadJSON(); pj != nil {
+			ev.Payload = pj
+		}
+		ev.PayloadBytes = n
 		// A wrapper is only ever used when it is smaller than what it wraps.
-		ev.Compressed = len(r.payload) > len(env.Payload)
+		ev.Compressed = n > len(env.Payload)
 	}
 	switch e := r.err.(type) {
 	case nil:
@@ -139,6 +141,14 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 		ev.Outcome = OutcomeMalformed
 	}
 	c.opts.OnTraffic(ev)
+}
+
+// inflatedLen is the length of the response's payload JSON.
+func (r *response) inflatedLen() int {
+	if r.payload != nil {
+		return len(r.payload)
+	}
+	return r.inflated
 }
 
 // toolsOf returns the tool ids a request payload names.

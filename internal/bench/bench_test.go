@@ -47,25 +47,35 @@ func TestRunLocal(t *testing.T) {
 		checkFigure(t, f)
 	}
 	for _, name := range []string{
+		"CPU per call, 1 caller", "CPU per call vs coder/websocket, 1 caller",
 		"call throughput, 1 caller", "call p50, 1 caller", "call p90, 1 caller", "call p99, 1 caller",
+		"CPU per call, 3 callers", "CPU per call vs coder/websocket, 3 callers",
 		"call throughput, 3 callers", "call p50, 3 callers", "call p99, 3 callers",
 		"batch of 32 calls", "40 KiB result, call", "40 KiB result, wire bytes",
 		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth",
-		"index, 3 tools", "definitions, 3 tools", "unchanged, 3 tools", "index, 7 tools", "unchanged, 7 tools",
+		"index, 3 tools", "definitions, 3 tools", "full, 3 tools", "unchanged, 3 tools",
+		"index, first query, 3 tools", "definitions, first query, 3 tools", "full, first query, 3 tools",
+		"index, 7 tools", "unchanged, 7 tools",
 	} {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no figure %q", name)
 		}
 	}
 	// The targets the project commits to; the unchanged answer's applies from 10,000 tools.
-	for name, op := range map[string]string{"call throughput, 3 callers": AtLeast, "200 KiB artifact, throughput": AtLeast,
-		"200 KiB artifact, peak live heap growth": AtMost} {
+	for name, op := range map[string]string{"CPU per call, 1 caller": AtMost, "CPU per call, 3 callers": AtMost,
+		"index, 3 tools": AtMost, "definitions, 7 tools": AtMost, "full, 7 tools": AtMost,
+		"200 KiB artifact, throughput": AtLeast, "200 KiB artifact, peak live heap growth": AtMost} {
 		if f := byName[name]; f.Target == nil || f.Target.Op != op || f.Met == nil {
 			t.Errorf("%s: target %+v, met %v", name, f.Target, f.Met)
 		}
 	}
-	if f := byName["unchanged, 7 tools"]; f.Target != nil {
-		t.Errorf("unchanged below 10,000 tools has a target: %+v", f.Target)
+	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs coder/websocket, 3 callers"} {
+		if f := byName[name]; f.Target != nil {
+			t.Errorf("%s has a target: %+v", name, f.Target)
+		}
+	}
+	if r.Load != nil && (r.Load.OtherCPUs < 0 || r.Load.LoadAverage < 0) {
+		t.Errorf("load: %+v", r.Load)
 	}
 	// A 40 KiB result is above the compression threshold: it travels wrapped and smaller.
 	if f := byName["40 KiB result, wire bytes"]; f.BaselineValue < 40<<10 || f.Value >= f.BaselineValue {
@@ -79,7 +89,7 @@ func TestRunLocal(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"FIGURE", "BASELINE", "RATIO", "TARGET", "MET", "call throughput, 3 callers", "Targets met:"} {
+	for _, s := range []string{"FIGURE", "BASELINE", "RATIO", "TARGET", "MET", "CPU per call, 3 callers", "µs CPU", "CPUs busy", "Targets met:"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}
@@ -290,13 +300,23 @@ func TestBaseline(t *testing.T) {
 		b.close()
 		t.Fatal(err)
 	}
+	plain, err := b.dialPlain(t.Context())
+	if err != nil {
+		c.close()
+		b.close()
+		t.Fatal(err)
+	}
 	for _, sz := range [][2]int{{1, 1}, {100, 5000}, {70000, 300}} {
 		if err := c.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
 			t.Fatal(sz, err)
 		}
+		if err := plain.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
+			t.Fatal("plain", sz, err)
+		}
 	}
+	plain.close()
 	for _, size := range []int64{0, 1, 65536, 200000} {
-		if err := c.sendStream(t.Context(), size, 65536); err != nil {
+		if err := c.receiveStream(t.Context(), size, 65536); err != nil {
 			t.Fatal(size, err)
 		}
 	}

@@ -108,7 +108,8 @@ func (o *Options) progress(m string) {
 type run struct {
 	opts   Options
 	report *Report
-	echo   *echoClient
+	echo   *echoClient // the WebSocket echo over package transport
+	plain  *echoClient // the same echo over coder/websocket used directly
 	// viaControl: figures include the control API's hop; targets do not apply.
 	viaControl bool
 	// local: the app runs in this process, so its heap is measurable.
@@ -183,11 +184,18 @@ func withScratch(ctx context.Context, opts Options, subject string, body func(r 
 		return nil, err
 	}
 	defer echo.close()
-	r := &run{opts: opts, echo: echo, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
+	plain, err := base.dialPlain(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer plain.close()
+	r := &run{opts: opts, echo: echo, plain: plain, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
+	used := sampleUsage()
 	if err := body(r, dir); err != nil {
 		return nil, err
 	}
 	r.report.DurationMS = time.Since(start).Milliseconds()
+	r.report.Load = machineLoad(used.until(sampleUsage()))
 	return r.report, nil
 }
 
