@@ -11,7 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -206,7 +206,7 @@ func TestListSessions(t *testing.T) {
 		if res.IsError || !slices.Equal(ids, tc.want) || !out.AllowCritical {
 			t.Errorf("args %v: sessions %v, want %v (%+v)", tc.args, ids, tc.want, out)
 		}
-		if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != control.StateConnected {
+		if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != hostapi.StateConnected {
 			t.Errorf("session: %+v", s)
 		}
 	}
@@ -223,13 +223,13 @@ func TestSessionSelection(t *testing.T) {
 		args map[string]any
 		want string // session id, or error code
 	}{
-		{"ambiguous", map[string]any{}, control.CodeSessionAmbiguous},
+		{"ambiguous", map[string]any{}, hostapi.CodeSessionAmbiguous},
 		{"by app", map[string]any{"appId": "com.example.other"}, "s2"},
 		{"by id", map[string]any{"sessionId": "s1"}, "s1"},
 		{"id and app agree", map[string]any{"sessionId": "s1", "appId": "com.example.notes"}, "s1"},
-		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, control.CodeBadRequest},
-		{"unknown id", map[string]any{"sessionId": "nope"}, control.CodeSessionNotFound},
-		{"disconnected", map[string]any{"sessionId": "s3"}, control.CodeSessionClosed},
+		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, hostapi.CodeBadRequest},
+		{"unknown id", map[string]any{"sessionId": "nope"}, hostapi.CodeSessionNotFound},
+		{"disconnected", map[string]any{"sessionId": "s3"}, hostapi.CodeSessionClosed},
 		{"app not connected", map[string]any{"appId": "com.example.gone"}, CodeNoSession},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,7 +246,7 @@ func TestSessionSelection(t *testing.T) {
 			if e.Code != tc.want || e.Hint == "" {
 				t.Fatalf("error %+v, want code %s with a hint", e, tc.want)
 			}
-			if tc.want == control.CodeSessionAmbiguous && !strings.Contains(string(e.Details), `"s2"`) {
+			if tc.want == hostapi.CodeSessionAmbiguous && !strings.Contains(string(e.Details), `"s2"`) {
 				t.Errorf("ambiguity details should list the sessions: %s", e.Details)
 			}
 		})

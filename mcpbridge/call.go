@@ -7,7 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -19,8 +19,8 @@ type callSpec struct {
 	After     *wire.After    `json:"after,omitzero"`
 }
 
-func (c callSpec) request() control.CallRequest {
-	return control.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID, After: c.After}
+func (c callSpec) request() hostapi.CallRequest {
+	return hostapi.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID, After: c.After}
 }
 
 type callInput struct {
@@ -37,7 +37,7 @@ type callOutput struct {
 	Result     jsontext.Value          `json:"result,omitzero"`
 	Evidence   map[string]wire.Outcome `json:"evidence,omitzero"`
 	Error      *callError              `json:"error,omitzero"`
-	Artifacts  []control.Artifact      `json:"artifacts,omitempty"`
+	Artifacts  []hostapi.Artifact      `json:"artifacts,omitempty"`
 	DurationMS int64                   `json:"durationMs"`
 }
 
@@ -55,7 +55,7 @@ func (br *Bridge) callTool(ctx context.Context, in *callInput) (*mcp.CallToolRes
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
 // Success false; a refusal by the bridge or a host failure is an error.
-func (br *Bridge) call(ctx context.Context, sess *control.Session, req control.CallRequest) (*control.Call, error) {
+func (br *Bridge) call(ctx context.Context, sess *hostapi.Session, req hostapi.CallRequest) (*hostapi.Call, error) {
 	if err := br.authorize(ctx, sess, []string{req.ToolID}); err != nil {
 		return nil, err
 	}
@@ -65,9 +65,9 @@ func (br *Bridge) call(ctx context.Context, sess *control.Session, req control.C
 // authorize refuses, before anything runs, calls of tools above the session's grant and of
 // critical tools without AllowCritical. Everything else (unknown tools, unavailable tools,
 // arguments) is left to the host, which is authoritative and says which call failed.
-func (br *Bridge) authorize(ctx context.Context, sess *control.Session, ids []string) error {
+func (br *Bridge) authorize(ctx context.Context, sess *hostapi.Session, ids []string) error {
 	wanted := slices.Compact(slices.Sorted(slices.Values(ids)))
-	tools, err := br.backend.Tools(ctx, sess.ID, control.ToolsRequest{ToolIDs: wanted, Detail: control.DetailSummary})
+	tools, err := br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{ToolIDs: wanted, Detail: hostapi.DetailSummary})
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (br *Bridge) authorize(ctx context.Context, sess *control.Session, ids []st
 	return nil
 }
 
-func callOutputOf(res *control.Call, callID string) callOutput {
+func callOutputOf(res *hostapi.Call, callID string) callOutput {
 	out := callOutput{SessionID: res.SessionID, ToolID: res.ToolID, CallID: callID, Success: res.Success,
 		Artifacts: res.Artifacts, DurationMS: res.DurationMS}
 	if r := res.Result; r != nil {
@@ -115,7 +115,7 @@ type batchOutput struct {
 	StoppedEarly bool               `json:"stoppedEarly"`
 	Results      []batchItem        `json:"results"`
 	Error        *callError         `json:"error,omitzero"`
-	Artifacts    []control.Artifact `json:"artifacts,omitempty"`
+	Artifacts    []hostapi.Artifact `json:"artifacts,omitempty"`
 	DurationMS   int64              `json:"durationMs"`
 }
 
@@ -136,7 +136,7 @@ func (br *Bridge) callTools(ctx context.Context, in *batchInput) (*mcp.CallToolR
 		return fail(err, in.SessionID, "")
 	}
 	ids := make([]string, len(in.Calls))
-	req := control.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]control.CallRequest, len(in.Calls))}
+	req := hostapi.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]hostapi.CallRequest, len(in.Calls))}
 	for i, c := range in.Calls {
 		ids[i], req.Calls[i] = c.ToolID, c.request()
 	}

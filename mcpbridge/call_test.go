@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -241,8 +241,8 @@ func TestTakeScreenshotFailures(t *testing.T) {
 	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot {
 		t.Errorf("no artifact: %+v", e)
 	}
-	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact {
-		return []control.Artifact{{TransferID: "t", Status: "failed", Error: "stalled"}}
+	c.artifacts[wire.ScreenshotToolID] = func() []hostapi.Artifact {
+		return []hostapi.Artifact{{TransferID: "t", Status: "failed", Error: "stalled"}}
 	}
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{}`), nil }
 	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot || !e.Retryable || !strings.Contains(e.Message, "stalled") {

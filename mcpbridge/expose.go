@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -86,7 +86,7 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 	rev, avail := x.revision, x.availability
 	x.mu.Unlock()
 	if same {
-		t, err := x.br.backend.Tools(ctx, sess.ID, control.ToolsRequest{IfRevision: rev, MaxResults: 1})
+		t, err := x.br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{IfRevision: rev, MaxResults: 1})
 		if err != nil {
 			return false, err
 		}
@@ -94,7 +94,7 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 			return false, nil
 		}
 	}
-	full, err := x.br.backend.Tools(ctx, sess.ID, control.ToolsRequest{Detail: control.DetailFull})
+	full, err := x.br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{Detail: hostapi.DetailFull})
 	if err != nil {
 		return false, err
 	}
@@ -115,14 +115,14 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 }
 
 // resolve finds the target's connected session (nil when there is none).
-func (x *exposer) resolve(ctx context.Context) (*control.Session, error) {
+func (x *exposer) resolve(ctx context.Context) (*hostapi.Session, error) {
 	list, err := x.br.backend.Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range list.Sessions {
 		if s.ID == x.target {
-			if s.State != control.StateConnected {
+			if s.State != hostapi.StateConnected {
 				return nil, nil
 			}
 			return &s, nil
@@ -209,7 +209,7 @@ func (x *exposer) handler(toolID string) mcp.ToolHandler {
 		if a := req.Params.Arguments; len(a) > 0 && string(a) != "null" {
 			args = jsontext.Value(a)
 		}
-		res, err := x.br.call(ctx, sess, control.CallRequest{ToolID: toolID, Arguments: args})
+		res, err := x.br.call(ctx, sess, hostapi.CallRequest{ToolID: toolID, Arguments: args})
 		if err != nil {
 			return failText(err)
 		}
@@ -221,7 +221,7 @@ func (x *exposer) handler(toolID string) mcp.ToolHandler {
 }
 
 // appResult is an app tool's successful result as MCP content.
-func (br *Bridge) appResult(res *control.Call, asStructured bool) (*mcp.CallToolResult, error) {
+func (br *Bridge) appResult(res *hostapi.Call, asStructured bool) (*mcp.CallToolResult, error) {
 	var result jsontext.Value
 	message := ""
 	if res.Result != nil {

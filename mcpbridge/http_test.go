@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -164,15 +164,15 @@ func TestListenLoopback(t *testing.T) {
 func TestOverControlSocket(t *testing.T) {
 	f := oneSession(t)
 	f.withScreenshot(t, f.catalogs["s1"], 100, 50)
-	sock := filepath.Join(t.TempDir(), control.SocketName)
-	l, err := control.Listen(sock)
+	sock := filepath.Join(t.TempDir(), hostapi.SocketName)
+	l, err := hostapi.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: control.NewHandler(f)}
+	srv := &http.Server{Handler: hostapi.NewHandler(f)}
 	go srv.Serve(l)
 	defer srv.Close()
-	h := connect(t, f, New(control.NewClient(sock), Options{}))
+	h := connect(t, f, New(hostapi.NewClient(sock), Options{}))
 
 	var search searchOutput
 	text(t, h.call(ToolSearchAppTools, nil), &search)
@@ -181,7 +181,7 @@ func TestOverControlSocket(t *testing.T) {
 	if search.Count != 4 || !call.Success {
 		t.Fatalf("search %+v call %+v", search, call)
 	}
-	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != control.CodeSessionNotFound {
+	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != hostapi.CodeSessionNotFound {
 		t.Fatalf("%+v", e)
 	}
 	if shot := h.call(ToolTakeScreenshot, nil); shot.IsError || len(shot.Content) != 2 {
@@ -189,7 +189,7 @@ func TestOverControlSocket(t *testing.T) {
 	}
 	// A host that is gone is an error the agent can read.
 	srv.Close()
-	h.br.backend = control.NewClient(filepath.Join(t.TempDir(), "none.sock"))
+	h.br.backend = hostapi.NewClient(filepath.Join(t.TempDir(), "none.sock"))
 	if e := errorOf(t, h.call(ToolListSessions, nil)); e.Code != CodeHostUnavailable || !strings.Contains(e.Hint, "ansight host run") {
 		t.Fatalf("%+v", e)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -45,7 +45,7 @@ func (br *Bridge) judge(e *wire.ToolEntry, grant wire.Policy) verdict {
 const criticalReason = "Critical tools are disabled in this MCP bridge. The user must restart it with --allow-critical ('ansight mcp --allow-critical') to allow them."
 
 // refusal is the error for calling a tool the bridge does not call, or nil.
-func (br *Bridge) refusal(e *wire.ToolEntry, sess *control.Session) *callError {
+func (br *Bridge) refusal(e *wire.ToolEntry, sess *hostapi.Session) *callError {
 	v := br.judge(e, sess.MaxToolPolicy)
 	switch {
 	case v.aboveGrant:
@@ -66,9 +66,9 @@ func grantHint(p wire.Policy) string {
 // hintFor says what would fix or allow a failed call, by code.
 func hintFor(e *callError) string {
 	switch e.Code {
-	case control.CodeSessionNotFound, control.CodeSessionClosed:
+	case hostapi.CodeSessionNotFound, hostapi.CodeSessionClosed:
 		return "Session ids change when an app reconnects: call ansight_list_sessions and use a connected session."
-	case control.CodeSessionAmbiguous:
+	case hostapi.CodeSessionAmbiguous:
 		return "Several apps are connected: pass sessionId (or appId), see details."
 	case CodeNoSession:
 		return "Start the app (built with the Ansight SDK) so that it connects, or try the demo with 'ansight mcp --demo'; then call ansight_list_sessions."
@@ -86,7 +86,7 @@ func hintFor(e *callError) string {
 		return "The UI changed since that node was captured: query the nodes again (ui.query_nodes) and use the new reference."
 	case wire.CodeUnavailable, wire.CodeNotExecutable:
 		return unavailableHint
-	case control.CodeTimeout:
+	case hostapi.CodeTimeout:
 		return "The app did not answer in time. Retry once; if it fails again, report it."
 	}
 	if e.Kind == kindUnavailable {

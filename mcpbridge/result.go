@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -26,12 +26,12 @@ const (
 	CodeNoScreenshot = "screenshot_missing"
 )
 
-// Kinds of failure, the host's vocabulary (control.Kind*).
+// Kinds of failure, the host's vocabulary (hostapi.Kind*).
 const (
-	kindDenied      = control.KindDenied
-	kindUnavailable = control.KindUnavailable
-	kindInvalid     = control.KindInvalid
-	kindFailed      = control.KindFailed
+	kindDenied      = hostapi.KindDenied
+	kindUnavailable = hostapi.KindUnavailable
+	kindInvalid     = hostapi.KindInvalid
+	kindFailed      = hostapi.KindFailed
 )
 
 // Who refused a call that never reached the app.
@@ -61,13 +61,13 @@ func failf(code, kind, format string, args ...any) *callError {
 }
 
 // fromToolError converts the host's view of a failed call, with its hint.
-func fromToolError(te *control.ToolError) *callError {
+func fromToolError(te *hostapi.ToolError) *callError {
 	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
 	if te.RefusedByHost {
 		e.RefusedBy = refusedByHost
 	}
 	if e.Kind == "" {
-		e.Kind = control.KindOf(&te.Error)
+		e.Kind = hostapi.KindOf(&te.Error)
 	}
 	e.Hint = hintFor(e)
 	return e
@@ -75,7 +75,7 @@ func fromToolError(te *control.ToolError) *callError {
 
 // fromWireError converts an error inside a batch item or evidence, with its hint.
 func fromWireError(we *wire.Error) *callError {
-	e := &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: control.KindOf(we)}
+	e := &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: hostapi.KindOf(we)}
 	e.Hint = hintFor(e)
 	return e
 }
@@ -85,26 +85,26 @@ func fromWireError(we *wire.Error) *callError {
 // nobody reads the answer.
 func asCallError(err error) (*callError, bool) {
 	var ce *callError
-	var ae *control.APIError
+	var ae *hostapi.APIError
 	switch {
 	case errors.As(err, &ce):
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return nil, false
-	case errors.Is(err, control.ErrHostUnavailable):
+	case errors.Is(err, hostapi.ErrHostUnavailable):
 		ce = &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error(),
 			Hint: "Start the host ('ansight host run'), or restart this bridge with --embedded-host."}
 	case errors.As(err, &ae):
 		ce = &callError{Code: ae.Code, Message: ae.Message, Kind: kindFailed}
 		switch ae.Code {
-		case control.CodeSessionNotFound, control.CodeSessionClosed, wire.CodeNotFound:
+		case hostapi.CodeSessionNotFound, hostapi.CodeSessionClosed, wire.CodeNotFound:
 			ce.Kind = kindUnavailable
-		case control.CodeBadRequest, control.CodeSessionAmbiguous:
+		case hostapi.CodeBadRequest, hostapi.CodeSessionAmbiguous:
 			ce.Kind = kindInvalid
-		case control.CodeTimeout:
+		case hostapi.CodeTimeout:
 			ce.Retryable = true
 		}
 	default:
-		ce = &callError{Code: control.CodeInternal, Kind: kindFailed, Message: err.Error()}
+		ce = &callError{Code: hostapi.CodeInternal, Kind: kindFailed, Message: err.Error()}
 	}
 	if ce.Hint == "" {
 		ce.Hint = hintFor(ce)

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/image/draw"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -63,7 +63,7 @@ func (br *Bridge) takeScreenshot(ctx context.Context, in *screenshotInput) (*mcp
 	if err != nil {
 		return fail(err, sess.ID, wire.ScreenshotToolID)
 	}
-	res, err := br.call(ctx, sess, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: args})
+	res, err := br.call(ctx, sess, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: args})
 	if err != nil {
 		return fail(err, sess.ID, wire.ScreenshotToolID)
 	}
@@ -111,7 +111,7 @@ func screenshotArguments(args jsontext.Value, format string) (jsontext.Value, er
 }
 
 // imageArtifact finds the image file a screenshot call saved.
-func imageArtifact(res *control.Call) (path, mime string, err error) {
+func imageArtifact(res *hostapi.Call) (path, mime string, err error) {
 	var failed []string
 	for _, a := range res.Artifacts {
 		switch {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -53,14 +53,14 @@ type Records struct {
 // CallAnswer is a call's outcome with URLs serving its artifacts to the page.
 type CallAnswer struct {
 	Schema       string            `json:"schema"`
-	Call         *control.Call     `json:"call"`
+	Call         *hostapi.Call     `json:"call"`
 	ArtifactURLs map[string]string `json:"artifactUrls"` // transfer id → URL
 }
 
 // BatchAnswer is a batch's outcome with URLs serving its artifacts to the page.
 type BatchAnswer struct {
 	Schema       string            `json:"schema"`
-	Batch        *control.Batch    `json:"batch"`
+	Batch        *hostapi.Batch    `json:"batch"`
 	ArtifactURLs map[string]string `json:"artifactUrls"`
 }
 
@@ -83,7 +83,7 @@ func (p *Player) routes() {
 	})
 	m.HandleFunc("GET /api/sessions/{id}/records", p.records)
 	m.HandleFunc("GET /api/sessions/{id}/tools", func(w http.ResponseWriter, r *http.Request) {
-		v, err := p.backend.Tools(r.Context(), r.PathValue("id"), control.ToolsRequest{Detail: control.DetailSummary})
+		v, err := p.backend.Tools(r.Context(), r.PathValue("id"), hostapi.ToolsRequest{Detail: hostapi.DetailSummary})
 		respond(w, v, err)
 	})
 	m.HandleFunc("GET /api/sessions/{id}/tools/{tool}", p.tool)
@@ -97,7 +97,7 @@ func (p *Player) routes() {
 	m.HandleFunc("GET /api/sessions/{id}/frame", p.frame)
 	m.HandleFunc("GET /api/artifacts/{path...}", p.artifact)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such page: "+r.Method+" "+r.URL.Path)
+		writeError(w, http.StatusNotFound, hostapi.CodeNotFound, "no such page: "+r.Method+" "+r.URL.Path)
 	})
 	p.mux = m
 }
@@ -186,7 +186,7 @@ func (p *Player) validate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Player) call(w http.ResponseWriter, r *http.Request) {
-	var req control.CallRequest
+	var req hostapi.CallRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
@@ -199,12 +199,12 @@ func (p *Player) call(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
-	var req control.BatchRequest
+	var req hostapi.BatchRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	if n := len(req.Calls); n == 0 || n > wire.MaxBatchSize {
-		writeError(w, http.StatusBadRequest, control.CodeBadRequest, "a batch holds 1 to "+strconv.Itoa(wire.MaxBatchSize)+" calls")
+		writeError(w, http.StatusBadRequest, hostapi.CodeBadRequest, "a batch holds 1 to "+strconv.Itoa(wire.MaxBatchSize)+" calls")
 		return
 	}
 	res, err := p.backend.Batch(r.Context(), r.PathValue("id"), req, nil)
@@ -215,7 +215,7 @@ func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
 	respond(w, &BatchAnswer{Schema: SchemaBatch, Batch: res, ArtifactURLs: p.artifactURLs(res.Artifacts)}, nil)
 }
 
-func (p *Player) artifactURLs(list []control.Artifact) map[string]string {
+func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {
 	out := map[string]string{}
 	for _, a := range list {
 		if u := p.artifactURL(a.Path); u != "" && a.Status == "complete" {
@@ -229,7 +229,7 @@ func (p *Player) artifactURLs(list []control.Artifact) map[string]string {
 func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 	f := p.frameOf(r.PathValue("id"))
 	if f == nil {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "this session has streamed no live frame")
+		writeError(w, http.StatusNotFound, hostapi.CodeNotFound, "this session has streamed no live frame")
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
@@ -246,7 +246,7 @@ func frameURL(sessionID string, seq int64) string {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, control.CodeBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusRequestEntityTooLarge, hostapi.CodeBadRequest, "request body: "+err.Error())
 		return nil, false
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
@@ -262,7 +262,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	if err := wire.Unmarshal(body, v); err != nil {
-		writeError(w, http.StatusBadRequest, control.CodeBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusBadRequest, hostapi.CodeBadRequest, "request body: "+err.Error())
 		return false
 	}
 	return true
@@ -270,14 +270,14 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 
 func respond(w http.ResponseWriter, v any, err error) {
 	if err != nil {
-		var ae *control.APIError
+		var ae *hostapi.APIError
 		switch {
 		case errors.As(err, &ae):
 			writeError(w, ae.Status, ae.Code, ae.Message)
 		case errors.Is(err, context.Canceled):
 			writeError(w, 499, "canceled", "the request was cancelled")
 		default:
-			writeError(w, http.StatusInternalServerError, control.CodeInternal, err.Error())
+			writeError(w, http.StatusInternalServerError, hostapi.CodeInternal, err.Error())
 		}
 		return
 	}
@@ -285,14 +285,14 @@ func respond(w http.ResponseWriter, v any, err error) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, control.Error{Schema: control.SchemaError, Code: code, Message: msg})
+	writeJSON(w, status, hostapi.Error{Schema: hostapi.SchemaError, Code: code, Message: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(control.Error{Schema: control.SchemaError, Code: control.CodeInternal, Message: err.Error()})
+		b, _ = json.Marshal(hostapi.Error{Schema: hostapi.SchemaError, Code: hostapi.CodeInternal, Message: err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -38,11 +38,11 @@ func TestToolForm(t *testing.T) {
 		t.Fatalf("%d %+v", w.Code, tf)
 	}
 	w = tp.do(t, req{path: "/api/sessions/s-1/tools/nope", cookie: true})
-	if e := decode[control.Error](t, w); w.Code != 404 || e.Code != wire.CodeNotFound {
+	if e := decode[hostapi.Error](t, w); w.Code != 404 || e.Code != wire.CodeNotFound {
 		t.Errorf("unknown tool: %d %+v", w.Code, e)
 	}
 	w = tp.do(t, req{path: "/api/sessions/s-9/tools/notes.create", cookie: true})
-	if e := decode[control.Error](t, w); w.Code != 404 || e.Code != control.CodeSessionNotFound {
+	if e := decode[hostapi.Error](t, w); w.Code != 404 || e.Code != hostapi.CodeSessionNotFound {
 		t.Errorf("unknown session: %d %+v", w.Code, e)
 	}
 }
@@ -85,9 +85,9 @@ func TestCallServesArtifacts(t *testing.T) {
 	writeFile(t, page, []byte("<script>alert(1)</script>"))
 	outside := filepath.Join(t.TempDir(), "secret.png")
 	writeFile(t, outside, []byte("secret"))
-	tp.backend.answer = &control.Call{Schema: control.SchemaCall, SessionID: "s-1", ToolID: "ui.get_screenshot", Success: true,
+	tp.backend.answer = &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: "s-1", ToolID: "ui.get_screenshot", Success: true,
 		Result: &wire.Result{ToolID: "ui.get_screenshot", Success: true},
-		Artifacts: []control.Artifact{
+		Artifacts: []hostapi.Artifact{
 			{TransferID: "a", Path: shot, Status: "complete", MimeType: "image/png"},
 			{TransferID: "b", Path: outside, Status: "complete"},
 			{TransferID: "c", Status: "failed", Error: "gone"},
@@ -171,7 +171,7 @@ func TestBadRequests(t *testing.T) {
 		{"/api/sessions/s-1/batch", `{"calls":[` + strings.Join(calls, ",") + `]}`},
 	} {
 		w := tp.do(t, req{method: "POST", path: tc.path, cookie: true, csrf: tp.csrf, body: tc.body})
-		if e := decode[control.Error](t, w); w.Code != 400 || e.Code != control.CodeBadRequest {
+		if e := decode[hostapi.Error](t, w); w.Code != 400 || e.Code != hostapi.CodeBadRequest {
 			t.Errorf("%s %s: %d %+v", tc.path, tc.body, w.Code, e)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func TestMain(m *testing.M) {
@@ -125,7 +125,7 @@ func TestRunSession(t *testing.T) {
 	dir := t.TempDir()
 	h, d := startDemo(t, dir, "com.ansight.bench.session")
 	defer d.close()
-	local := control.NewLocal(h.srv, control.LocalOptions{})
+	local := hostapi.NewLocal(h.srv, hostapi.LocalOptions{})
 
 	r, err := RunSession(t.Context(), local, d.sessionID, opts)
 	if err != nil {

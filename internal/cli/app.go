@@ -11,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -32,7 +32,7 @@ Discover with a focused, compact query first, then fetch one definition, then ca
 
 func newAppToolsCmd(g *globals) *cobra.Command {
 	var sel sessionSelector
-	var req control.ToolsRequest
+	var req hostapi.ToolsRequest
 	cmd := &cobra.Command{
 		Use:   "tools [session]",
 		Short: "List or search a connected app's tools",
@@ -48,7 +48,7 @@ available in the app's current state.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			if req.Detail != "" && req.Detail != control.DetailSummary && req.Detail != control.DetailFull {
+			if req.Detail != "" && req.Detail != hostapi.DetailSummary && req.Detail != hostapi.DetailFull {
 				return usageErrorf("--detail must be summary or full")
 			}
 			if req.Policy != "" {
@@ -71,7 +71,7 @@ available in the app's current state.`,
 			if g.json {
 				return writeJSON(g.env.Stdout, tools)
 			}
-			printTools(g.env.Stdout, tools, req.Detail == control.DetailFull)
+			printTools(g.env.Stdout, tools, req.Detail == hostapi.DetailFull)
 			return nil
 		},
 	}
@@ -84,12 +84,12 @@ available in the app's current state.`,
 	f.StringVar(&req.Policy, "policy", "", "only tools of this policy: read, write or critical")
 	f.BoolVar(&req.ExecutableOnly, "executable-only", false, "only tools the host would call now")
 	f.IntVar(&req.MaxResults, "max-results", 0, "at most this many tools (default: all)")
-	f.StringVar(&req.Detail, "detail", control.DetailSummary, "summary (no schemas) or full (with schemas)")
+	f.StringVar(&req.Detail, "detail", hostapi.DetailSummary, "summary (no schemas) or full (with schemas)")
 	f.StringVar(&req.IfRevision, "if-revision", "", "answer 'unchanged' when the catalog still has this revision")
 	return cmd
 }
 
-func printTools(w io.Writer, t *control.Tools, full bool) {
+func printTools(w io.Writer, t *hostapi.Tools, full bool) {
 	if t.Unchanged {
 		printf(w, "unchanged (revision %s)\n", t.Revision)
 		return
@@ -177,7 +177,7 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 			if err != nil {
 				return err
 			}
-			req := control.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
+			req := hostapi.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
 			req.After, err = g.afterInput(after, afterFile, afterTree, afterShot, afterDelay, c.Flags().Changed("after-delay-ms"))
 			if err != nil {
 				return err
@@ -226,7 +226,7 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 // timeoutMS converts --timeout to a request's timeoutMs (0: the host's default).
 func timeoutMS(d time.Duration) (int64, error) {
 	ms := d.Milliseconds()
-	if d < 0 || ms > control.MaxTimeoutMS || (d > 0 && ms == 0) {
+	if d < 0 || ms > hostapi.MaxTimeoutMS || (d > 0 && ms == 0) {
 		return 0, usageErrorf("--timeout must be between 1ms and 1h")
 	}
 	return ms, nil
@@ -265,15 +265,15 @@ func (g *globals) afterInput(inline, file string, tree, shot bool, delay int, de
 }
 
 // toolExit maps a tool error to the exit code scripts rely on.
-func toolExit(e *control.ToolError) error {
+func toolExit(e *hostapi.ToolError) error {
 	if e == nil {
 		return nil
 	}
 	code := ExitFailure
 	switch e.Kind {
-	case control.KindDenied:
+	case hostapi.KindDenied:
 		code = ExitAccessDenied
-	case control.KindUnavailable:
+	case hostapi.KindUnavailable:
 		code = ExitToolUnavailable
 	}
 	return &exitError{code: code, err: silentError{}}
@@ -284,7 +284,7 @@ type silentError struct{}
 
 func (silentError) Error() string { return "" }
 
-func printCall(out, errw io.Writer, res *control.Call) {
+func printCall(out, errw io.Writer, res *hostapi.Call) {
 	if res.Error != nil {
 		printToolError(errw, res.Error)
 		return
@@ -308,7 +308,7 @@ func printCall(out, errw io.Writer, res *control.Call) {
 	printArtifacts(out, res.Artifacts)
 }
 
-func printArtifacts(w io.Writer, arts []control.Artifact) {
+func printArtifacts(w io.Writer, arts []hostapi.Artifact) {
 	for _, a := range arts {
 		if a.Status == "complete" {
 			printf(w, "saved %s (%s, %s)\n", a.Path, a.MimeType, humanBytes(a.SizeBytes))
@@ -318,7 +318,7 @@ func printArtifacts(w io.Writer, arts []control.Artifact) {
 	}
 }
 
-func printToolError(w io.Writer, e *control.ToolError) {
+func printToolError(w io.Writer, e *hostapi.ToolError) {
 	by := ""
 	if e.RefusedByHost {
 		by = " (refused by the host; the app was not called)"
@@ -339,7 +339,7 @@ func printToolError(w io.Writer, e *control.ToolError) {
 }
 
 // moveArtifacts moves completed artifacts into dir and rewrites their paths.
-func moveArtifacts(arts []control.Artifact, dir string) error {
+func moveArtifacts(arts []hostapi.Artifact, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ at the first failed call unless --continue-on-error is given.`,
 			if len(raw) == 0 {
 				return usageErrorf("give the calls with --calls or --calls-file")
 			}
-			var list []control.CallRequest
+			var list []hostapi.CallRequest
 			if err := wire.Unmarshal(raw, &list); err != nil {
 				return usageErrorf("--calls must be a JSON array of {toolId, arguments, after, callId}: %v", err)
 			}
@@ -421,7 +421,7 @@ at the first failed call unless --continue-on-error is given.`,
 				return err
 			}
 			bar := g.progress()
-			res, err := b.Batch(ctx, id, control.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
+			res, err := b.Batch(ctx, id, hostapi.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
 			bar.done()
 			if err != nil {
 				return hostErr(err)
@@ -451,7 +451,7 @@ at the first failed call unless --continue-on-error is given.`,
 	return cmd
 }
 
-func printBatch(out, errw io.Writer, res *control.Batch) {
+func printBatch(out, errw io.Writer, res *hostapi.Batch) {
 	if res.Error != nil {
 		printToolError(errw, res.Error)
 		return
@@ -508,7 +508,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 			}
 			raw, _ := json.Marshal(shotArgs)
 			bar := g.progress()
-			res, err := b.Call(ctx, id, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
+			res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
 			bar.done()
 			if err != nil {
 				return hostErr(err)
@@ -521,7 +521,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 				}
 				return toolExit(res.Error)
 			}
-			var art *control.Artifact
+			var art *hostapi.Artifact
 			for i := range res.Artifacts {
 				if res.Artifacts[i].Status == "complete" {
 					art = &res.Artifacts[i]

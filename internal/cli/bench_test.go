@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/bench"
-	"github.com/ansight-go/ansight/internal/control"
 )
 
 func TestBenchOptions(t *testing.T) {
@@ -180,7 +180,7 @@ func TestBenchSession(t *testing.T) {
 	session := benchSession
 	t.Cleanup(func() { benchSession = session })
 	var gotID string
-	benchSession = func(ctx context.Context, b control.Backend, id string, o bench.Options) (*bench.Report, error) {
+	benchSession = func(ctx context.Context, b hostapi.Backend, id string, o bench.Options) (*bench.Report, error) {
 		gotID = id
 		if b == nil || o.Tool != "x.read" {
 			t.Errorf("backend %v, options %+v", b, o)

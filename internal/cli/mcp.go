@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/mcpbridge"
 )
 
@@ -75,7 +75,7 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 	}
 	logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
 
-	var backend control.Backend
+	var backend hostapi.Backend
 	if f.embedded || f.demo {
 		b, stop, err := startEmbedded(ctx, g, f.demo)
 		if err != nil {
@@ -90,7 +90,7 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		}
 		// Agent clients start servers before anyone starts a host: serve anyway (tools then
 		// answer host_unavailable with a hint), but tell the user now.
-		if _, err := b.Status(ctx); errors.Is(err, control.ErrHostUnavailable) {
+		if _, err := b.Status(ctx); errors.Is(err, hostapi.ErrHostUnavailable) {
 			logger.Warn("no ansight host is running: start one with 'ansight host run' (or use --embedded-host / --demo)")
 		}
 		backend = b

@@ -8,7 +8,7 @@ import (
 	"github.com/skip2/go-qrcode"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -21,7 +21,7 @@ own. A phone, or an app on another machine, needs an invite: a single-use code (
 its QR code, valid for a limited time, carrying the grant (maxToolPolicy) of the pairing.
 The host must serve the LAN for them: 'ansight host run --lan'.`,
 	}
-	var req control.InviteRequest
+	var req hostapi.InviteRequest
 	var policy string
 	var duration time.Duration
 	var qr bool
@@ -66,7 +66,7 @@ The host must serve the LAN for them: 'ansight host run --lan'.`,
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, struct {
-					*control.Invite
+					*hostapi.Invite
 					QRPath string `json:"qrPath,omitzero"`
 				}{inv, qrFile})
 			}

@@ -6,12 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // newSessionCrashesCmd lists the crash reports an app handed over in a session.
 func newSessionCrashesCmd(g *globals) *cobra.Command {
-	cmd := recordsCmd(g, control.Backend.Crashes, func(w io.Writer, v *control.Crashes) {
+	cmd := recordsCmd(g, hostapi.Backend.Crashes, func(w io.Writer, v *hostapi.Crashes) {
 		if len(v.Crashes) == 0 {
 			printf(w, "no crash reports in session %s\n", v.SessionID)
 			return
@@ -37,7 +37,7 @@ report.json as the app sent it, and native.trace or metrickit.json when it carri
 
 // newSessionAnnotationsCmd lists the annotated-feedback bundles an app sent in a session.
 func newSessionAnnotationsCmd(g *globals) *cobra.Command {
-	cmd := recordsCmd(g, control.Backend.Annotations, func(w io.Writer, v *control.Annotations) {
+	cmd := recordsCmd(g, hostapi.Backend.Annotations, func(w io.Writer, v *hostapi.Annotations) {
 		if len(v.Annotations) == 0 {
 			printf(w, "no annotations in session %s\n", v.SessionID)
 			return
@@ -60,7 +60,7 @@ visual trees, as the official SDKs' annotation tools send them (annotation.submi
 
 // recordsCmd is a command listing one kind of a session's records: fetched with list,
 // printed as JSON with --json, else by show.
-func recordsCmd[T any](g *globals, list func(control.Backend, context.Context, string) (T, error), show func(io.Writer, T)) *cobra.Command {
+func recordsCmd[T any](g *globals, list func(hostapi.Backend, context.Context, string) (T, error), show func(io.Writer, T)) *cobra.Command {
 	return &cobra.Command{
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,

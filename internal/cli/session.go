@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func newSessionCmd(g *globals) *cobra.Command {
@@ -61,8 +61,8 @@ func newSessionCmd(g *globals) *cobra.Command {
 			if g.json {
 				return writeJSON(g.env.Stdout, struct {
 					Schema string `json:"schema"`
-					*control.Session
-				}{control.SchemaSession, s})
+					*hostapi.Session
+				}{hostapi.SchemaSession, s})
 			}
 			tw := newTable(g.env.Stdout)
 			for _, kv := range [][2]string{

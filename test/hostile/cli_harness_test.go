@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/cli"
-	"github.com/ansight-go/ansight/internal/control"
 )
 
 // The command tree under attack: a test host's control API is served on a socket in a
@@ -21,11 +21,11 @@ import (
 func serveControl(t *testing.T, h *testHost) string {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := control.Listen(filepath.Join(dir, control.SocketName))
+	l, err := hostapi.Listen(filepath.Join(dir, hostapi.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: control.NewHandler(control.NewLocal(h.Server, control.LocalOptions{StateDir: dir}))}
+	srv := &http.Server{Handler: hostapi.NewHandler(hostapi.NewLocal(h.Server, hostapi.LocalOptions{StateDir: dir}))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
