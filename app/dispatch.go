@@ -267,7 +267,7 @@ func unavailable(toolID string, rt wire.Runtime) *wire.Error {
 }
 
 // schemaError is a schema failure with details {"errors":[{path,code,message}…]}.
-func schemaError(code, msg string, vs []catalog.Violation) *wire.Error {
+func schemaError(code wire.Code, msg string, vs []catalog.Violation) *wire.Error {
 	e := &wire.Error{Code: code, Message: msg}
 	if b, err := wire.Marshal(struct {
 		Errors []catalog.Violation `json:"errors"`
@@ -300,7 +300,7 @@ func toolFailure(toolID string, err error) *wire.Error {
 }
 
 // validCode reports whether code is a plausible error code: non-empty snake_case ASCII.
-func validCode(code string) bool {
+func validCode(code wire.Code) bool {
 	if code == "" || len(code) > 128 {
 		return false
 	}

@@ -148,7 +148,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 	if logged {
 		attrs := []slog.Attr{slog.String("type", typ), slog.String("request", x.requestID), slog.Int("bytes", len(*msg)), slog.Duration("took", time.Since(start))}
 		if failure != nil {
-			attrs = append(attrs, slog.String("code", failure.Code))
+			attrs = append(attrs, slog.String("code", string(failure.Code)))
 		}
 		a.log.LogAttrs(ctx, slog.LevelDebug, "tool response", attrs...)
 	}

@@ -89,7 +89,7 @@ func (s *Set) sameAvailability(a *availability, unavailable map[string]wire.Runt
 // order (available, code, reason, remediation, requiredState, retryable).
 func appendRuntimeCanonical(b []byte, r *wire.Runtime) []byte {
 	b = append(b, `{"available":false`...)
-	b = appendOptionalString(b, `,"code":`, r.Code)
+	b = appendOptionalString(b, `,"code":`, string(r.Code))
 	b = appendOptionalString(b, `,"reason":`, r.Reason)
 	b = appendOptionalString(b, `,"remediation":`, r.Remediation)
 	b = appendOptionalString(b, `,"requiredState":`, r.RequiredState)
@@ -103,7 +103,7 @@ func appendRuntimeCanonical(b []byte, r *wire.Runtime) []byte {
 // code, reason, requiredState, remediation, retryable), as entries and changes carry it.
 func appendRuntime(b []byte, r *wire.Runtime) []byte {
 	b = append(b, `{"available":false`...)
-	b = appendOptionalString(b, `,"code":`, r.Code)
+	b = appendOptionalString(b, `,"code":`, string(r.Code))
 	b = appendOptionalString(b, `,"reason":`, r.Reason)
 	b = appendOptionalString(b, `,"requiredState":`, r.RequiredState)
 	b = appendOptionalString(b, `,"remediation":`, r.Remediation)

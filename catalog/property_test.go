@@ -52,7 +52,7 @@ func genDown(t *rapid.T, defs []Definition) map[string]wire.Runtime {
 	down := map[string]wire.Runtime{}
 	for _, d := range defs {
 		if rapid.IntRange(0, 3).Draw(t, "down") == 0 {
-			down[d.ID] = wire.Runtime{Code: rapid.SampledFrom([]string{"", "x_y"}).Draw(t, "code"), Reason: genText.Draw(t, "reason"),
+			down[d.ID] = wire.Runtime{Code: rapid.SampledFrom([]wire.Code{"", "x_y"}).Draw(t, "code"), Reason: genText.Draw(t, "reason"),
 				RequiredState: rapid.SampledFrom([]string{"", "s"}).Draw(t, "state"), Retryable: rapid.Bool().Draw(t, "retryable")}
 		}
 	}

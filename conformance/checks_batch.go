@@ -139,7 +139,7 @@ func checkBatchStop(c *cx) {
 	call := c.readCall()
 	o := c.batch(false, []string{item(call, "a"), failingItem("b"), item(call, "c")})
 	c.batchShape(o, 3, []bool{true, false}, []string{"a", "b"})
-	if e := errorOf(o, 1); e["code"] != wire.CodeNotFound {
+	if e := errorOf(o, 1); e["code"] != string(wire.CodeNotFound) {
 		c.expectf("results[1].error.code tool_not_found", "results[1].error is %v", e)
 	}
 }
@@ -154,7 +154,7 @@ func checkBatchCallInvalid(c *cx) {
 	call := c.readCall()
 	o := c.batch(true, []string{item(call, "a"), `5`, item(call, "c")})
 	c.batchShape(o, 3, []bool{true, false, true}, []string{"a", "", "c"})
-	if e := errorOf(o, 1); e["code"] != wire.CodeBatchCallInvalid {
+	if e := errorOf(o, 1); e["code"] != string(wire.CodeBatchCallInvalid) {
 		c.expectf("results[1].error.code tool_batch_call_invalid", "results[1].error is %v", e)
 	}
 	o = c.batch(false, []string{item(call, "a"), `"not a call"`, item(call, "c")})

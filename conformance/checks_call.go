@@ -247,9 +247,9 @@ func checkCallOrderLookup(c *cx) {
 func checkCallUnavailable(c *cx) {
 	t := c.refusable("that is unavailable", func(t *toolView) bool { return !t.available() })
 	code, _ := t.runtime["code"].(string)
-	codes := []string{wire.CodeUnavailable}
+	codes := []wire.Code{wire.CodeUnavailable}
 	if code != "" {
-		codes = []string{code}
+		codes = []wire.Code{wire.Code(code)}
 	}
 	for _, args := range []string{`{}`, `[1]`} {
 		p := c.exchange(wire.TypeCall, `{"toolId":`+js(t.id)+`,"arguments":`+args+`}`)
@@ -356,7 +356,7 @@ func checkCallEvidenceFailure(c *cx) {
 	if e["success"] != false {
 		c.expectf("evidence.visualTree {success:false, error:{code:tool_arguments_schema_invalid…}}", "evidence.visualTree is %v", e)
 	}
-	if er, _ := e["error"].(map[string]any); er["code"] != wire.CodeArgumentsSchemaInvalid {
+	if er, _ := e["error"].(map[string]any); er["code"] != string(wire.CodeArgumentsSchemaInvalid) {
 		c.expectf("the evidence error tool_arguments_schema_invalid", "error %v", er)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Backend is the control API. Implementations: [Local] (in process) and [Client] (over the
@@ -37,19 +39,22 @@ type Backend interface {
 // APIError is a failure of the host (not of a tool), with an HTTP status and a stable code.
 type APIError struct {
 	Status  int
-	Code    string
+	Code    wire.Code
 	Message string
 }
 
 func (e *APIError) Error() string { return e.Message }
 
+// ErrorCode returns e.Code, for wire.CodeOf.
+func (e *APIError) ErrorCode() wire.Code { return e.Code }
+
 // apiErrorf builds an *APIError.
-func apiErrorf(status int, code, format string, args ...any) *APIError {
+func apiErrorf(status int, code wire.Code, format string, args ...any) *APIError {
 	return &APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // CodeOfAPI returns the code of an *APIError in err's chain, or "".
-func CodeOfAPI(err error) string {
+func CodeOfAPI(err error) wire.Code {
 	var e *APIError
 	if errors.As(err, &e) {
 		return e.Code

@@ -225,7 +225,7 @@ func TestFilterTools(t *testing.T) {
 func TestKindOf(t *testing.T) {
 	for _, tc := range []struct {
 		err  wire.Error
-		want string
+		want wire.Kind
 	}{
 		{wire.Error{Code: wire.CodeExecutionDenied}, KindDenied},
 		{wire.Error{Code: wire.CodeNotFound}, KindUnavailable},

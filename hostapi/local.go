@@ -357,7 +357,7 @@ func toolError(err error) *ToolError {
 }
 
 // KindOf classifies an app's tool.error.
-func KindOf(e *wire.Error) string {
+func KindOf(e *wire.Error) wire.Kind {
 	switch e.Code {
 	case wire.CodePolicyNotGranted, wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
 		return KindDenied

@@ -208,17 +208,17 @@ type ToolError struct {
 	wire.Error
 	// Kind: "denied" (policy, grant, guard), "unavailable" (unknown tool, not available in
 	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed).
-	Kind string `json:"kind"`
+	Kind wire.Kind `json:"kind"`
 	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
 	RefusedByHost bool `json:"refusedByHost,omitzero"`
 }
 
 // ToolError kinds.
 const (
-	KindDenied      = "denied"
-	KindUnavailable = "unavailable"
-	KindInvalid     = "invalid"
-	KindFailed      = "failed"
+	KindDenied      = wire.KindDenied
+	KindUnavailable = wire.KindUnavailable
+	KindInvalid     = wire.KindInvalid
+	KindFailed      = wire.KindFailed
 )
 
 // Artifact is a file received over ASFT and saved by the host.
@@ -302,19 +302,19 @@ type Revocation struct {
 
 // Error is the body of every non-2xx answer of the HTTP API.
 type Error struct {
-	Schema  string `json:"schema"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Schema  string    `json:"schema"`
+	Code    wire.Code `json:"code"`
+	Message string    `json:"message"`
 }
 
 // Host-side error codes of the control API.
 const (
-	CodeSessionNotFound  = "session_not_found"
-	CodeSessionAmbiguous = "session_ambiguous"
-	CodeSessionClosed    = "session_closed"
-	CodeTimeout          = "timeout"
-	CodeBadRequest       = "bad_request"
-	CodeProtocol         = "protocol_error"
-	CodeInternal         = "internal_error"
-	CodeNotFound         = "not_found"
+	CodeSessionNotFound  = wire.CodeSessionNotFound
+	CodeSessionAmbiguous = wire.CodeSessionAmbiguous
+	CodeSessionClosed    = wire.CodeSessionClosed
+	CodeTimeout          = wire.CodeTimeout
+	CodeBadRequest       = wire.CodeBadRequest
+	CodeProtocol         = wire.CodeProtocol
+	CodeInternal         = wire.CodeInternal
+	CodeNotFound         = wire.CodeResourceNotFound
 )

@@ -223,14 +223,14 @@ func TestSessionSelection(t *testing.T) {
 		args map[string]any
 		want string // session id, or error code
 	}{
-		{"ambiguous", map[string]any{}, hostapi.CodeSessionAmbiguous},
+		{"ambiguous", map[string]any{}, string(hostapi.CodeSessionAmbiguous)},
 		{"by app", map[string]any{"appId": "com.example.other"}, "s2"},
 		{"by id", map[string]any{"sessionId": "s1"}, "s1"},
 		{"id and app agree", map[string]any{"sessionId": "s1", "appId": "com.example.notes"}, "s1"},
-		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, hostapi.CodeBadRequest},
-		{"unknown id", map[string]any{"sessionId": "nope"}, hostapi.CodeSessionNotFound},
-		{"disconnected", map[string]any{"sessionId": "s3"}, hostapi.CodeSessionClosed},
-		{"app not connected", map[string]any{"appId": "com.example.gone"}, CodeNoSession},
+		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, string(hostapi.CodeBadRequest)},
+		{"unknown id", map[string]any{"sessionId": "nope"}, string(hostapi.CodeSessionNotFound)},
+		{"disconnected", map[string]any{"sessionId": "s3"}, string(hostapi.CodeSessionClosed)},
+		{"app not connected", map[string]any{"appId": "com.example.gone"}, string(CodeNoSession)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := h.call(ToolSearchAppTools, tc.args)
@@ -243,10 +243,10 @@ func TestSessionSelection(t *testing.T) {
 				return
 			}
 			e := errorOf(t, res)
-			if e.Code != tc.want || e.Hint == "" {
+			if e.Code != wire.Code(tc.want) || e.Hint == "" {
 				t.Fatalf("error %+v, want code %s with a hint", e, tc.want)
 			}
-			if tc.want == hostapi.CodeSessionAmbiguous && !strings.Contains(string(e.Details), `"s2"`) {
+			if tc.want == string(hostapi.CodeSessionAmbiguous) && !strings.Contains(string(e.Details), `"s2"`) {
 				t.Errorf("ambiguity details should list the sessions: %s", e.Details)
 			}
 		})

@@ -15,15 +15,10 @@ import (
 
 // Error codes the bridge itself returns (besides the protocol's and the host's).
 const (
-	// CodeCriticalNotAllowed: a critical tool, and the bridge was not started with
-	// --allow-critical (Options.AllowCritical).
-	CodeCriticalNotAllowed = "critical_not_allowed"
-	// CodeNoSession: no connected session matches (no app connected, or none of the app).
-	CodeNoSession = "no_session"
-	// CodeHostUnavailable: no host answers on the control socket.
-	CodeHostUnavailable = "host_unavailable"
-	// CodeNoScreenshot: the screenshot tool answered without an image file.
-	CodeNoScreenshot = "screenshot_missing"
+	CodeCriticalNotAllowed = wire.CodeCriticalNotAllowed
+	CodeNoSession          = wire.CodeNoSession
+	CodeHostUnavailable    = wire.CodeHostUnavailable
+	CodeNoScreenshot       = wire.CodeNoScreenshot
 )
 
 // Kinds of failure, the host's vocabulary (hostapi.Kind*).
@@ -45,18 +40,18 @@ const (
 // allow it. It is an error so that helpers can return it; handlers turn it into an MCP tool
 // error (isError), never into a protocol error, so that the agent can correct itself.
 type callError struct {
-	Code      string         `json:"code"`
+	Code      wire.Code      `json:"code"`
 	Message   string         `json:"message"`
 	Retryable bool           `json:"retryable"`
 	Details   jsontext.Value `json:"details,omitzero"`
-	Kind      string         `json:"kind,omitzero"`
+	Kind      wire.Kind      `json:"kind,omitzero"`
 	RefusedBy string         `json:"refusedBy,omitzero"`
 	Hint      string         `json:"hint,omitzero"`
 }
 
-func (e *callError) Error() string { return e.Code + ": " + e.Message }
+func (e *callError) Error() string { return string(e.Code) + ": " + e.Message }
 
-func failf(code, kind, format string, args ...any) *callError {
+func failf(code wire.Code, kind wire.Kind, format string, args ...any) *callError {
 	return &callError{Code: code, Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -66,7 +61,7 @@ func fromToolError(te *hostapi.ToolError) *callError {
 	if te.RefusedByHost {
 		e.RefusedBy = refusedByHost
 	}
-	if e.Kind == "" {
+	if e.Kind == 0 {
 		e.Kind = hostapi.KindOf(&te.Error)
 	}
 	e.Hint = hintFor(e)

@@ -284,7 +284,7 @@ func respond(w http.ResponseWriter, v any, err error) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
+func writeError(w http.ResponseWriter, status int, code wire.Code, msg string) {
 	writeJSON(w, status, hostapi.Error{Schema: hostapi.SchemaError, Code: code, Message: msg})
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
 // CSRFHeader carries the page's CSRF token on every state-changing request.
@@ -113,7 +115,7 @@ func cookieName(hostport string) string {
 }
 
 // refuse answers a refused request: JSON for the API, a short page for a browser.
-func (p *Player) refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+func (p *Player) refuse(w http.ResponseWriter, r *http.Request, status int, code wire.Code, msg string) {
 	if strings.HasPrefix(r.URL.Path, "/api/") || r.Method != http.MethodGet {
 		writeError(w, status, code, msg)
 		return

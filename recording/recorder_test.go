@@ -126,7 +126,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 		RequestID: "r1", ToolIDs: []string{"notes.count"}, Bytes: 120, Duration: 3 * time.Millisecond, Outcome: tools.OutcomeOK,
 		Payload: []byte(`{"toolId":"notes.count","success":true,"data":{"count":3}}`)})
 	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
-		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: wire.CodePolicyNotGranted})
+		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
 	r.RecordSession(sess, "disconnected", now.Add(time.Minute), nil)
 	waitIdle(t, r)
 	if err := r.Close(); err != nil {
@@ -241,7 +241,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 			t.Errorf("traffic = %+v", tr)
 		}
 		denied := all(t, r, Query{Session: sess, Kinds: []Kind{KindTraffic}, Search: "denied"})
-		if len(denied) != 1 || !strings.Contains(string(denied[0].Data), wire.CodePolicyNotGranted) {
+		if len(denied) != 1 || !strings.Contains(string(denied[0].Data), string(wire.CodePolicyNotGranted)) {
 			t.Errorf("denied = %+v", denied)
 		}
 	})

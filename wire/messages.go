@@ -105,7 +105,7 @@ func (e *ToolEntry) IsExecutable() bool {
 // other fields only when non-empty (Retryable only when true).
 type Runtime struct {
 	Available     bool   `json:"available"`
-	Code          string `json:"code,omitzero"`
+	Code          Code   `json:"code,omitzero"`
 	Reason        string `json:"reason,omitzero"`
 	RequiredState string `json:"requiredState,omitzero"`
 	Remediation   string `json:"remediation,omitzero"`
@@ -114,7 +114,7 @@ type Runtime struct {
 
 // Denial says why a host refuses to send a call for a catalog entry.
 type Denial struct {
-	Code   string `json:"code"`
+	Code   Code   `json:"code"`
 	Reason string `json:"reason"`
 }
 

@@ -382,7 +382,8 @@ func TestPerformAction(t *testing.T) {
 	}
 
 	failures := []struct {
-		name, args, code string
+		name, args string
+		code       wire.Code
 	}{
 		{"unsupported action", act("ok", "toggle", ""), wire.CodeUIActionNotSupported},
 		{"screen refuses the action", act("name", "focus", ""), wire.CodeUIActionNotSupported},

@@ -18,7 +18,8 @@ func TestCallRefusals(t *testing.T) {
 	app.unavailable["e.gone"] = wire.Runtime{Available: false, Reason: "not now"}
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
 	cases := []struct {
-		toolID, code string
+		toolID string
+		code   wire.Code
 	}{
 		{"c.critical", wire.CodePolicyNotGranted},
 		{"zzz.unknown", wire.CodeNotFound},

@@ -178,7 +178,7 @@ func TestCatalogAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
+	want := map[string]wire.Code{
 		"a.read":     wire.CodeUnavailable,
 		"b.write":    "",
 		"c.critical": wire.CodePolicyNotGranted,

@@ -162,12 +162,12 @@ func TestAgainstSDKCatalog(t *testing.T) {
 	if got := rec.queries(t); len(got) != 2 || got[0] != "index" || got[1] != "definitions demo.delete demo.echo demo.fail demo.files demo.maybe demo.write" {
 		t.Fatalf("queries %q", got)
 	}
-	for id, code := range map[string]string{"demo.echo": "", "demo.write": "", "demo.delete": wire.CodePolicyNotGranted, "demo.maybe": "demo_not_ready"} {
+	for id, code := range map[string]wire.Code{"demo.echo": "", "demo.write": "", "demo.delete": wire.CodePolicyNotGranted, "demo.maybe": "demo_not_ready"} {
 		e := cat.Tool(id)
 		if e == nil || len(e.ArgumentsSchema) == 0 {
 			t.Fatalf("%s: %+v", id, e)
 		}
-		if got := ""; e.Denial != nil {
+		if got := wire.Code(""); e.Denial != nil {
 			got = e.Denial.Code
 			if got != code {
 				t.Errorf("%s denial %q, want %q", id, got, code)

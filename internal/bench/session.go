@@ -121,7 +121,7 @@ func (s *controlSession) call(ctx context.Context, c wire.Call) (outcome, error)
 	if !res.Success || res.Result == nil {
 		msg := "the call failed"
 		if res.Error != nil {
-			msg = res.Error.Code + ": " + res.Error.Message
+			msg = string(res.Error.Code) + ": " + res.Error.Message
 		}
 		return outcome{}, fmt.Errorf("bench: %s: %s", c.ToolID, msg)
 	}
@@ -145,7 +145,7 @@ func (s *controlSession) batch(ctx context.Context, calls []wire.Call) error {
 	if !res.Success || res.Result == nil {
 		msg := "the batch failed"
 		if res.Error != nil {
-			msg = res.Error.Code + ": " + res.Error.Message
+			msg = string(res.Error.Code) + ": " + res.Error.Message
 		}
 		return fmt.Errorf("bench: batch: %s", msg)
 	}

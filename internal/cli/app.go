@@ -124,14 +124,14 @@ func printTools(w io.Writer, t *hostapi.Tools, full bool) {
 // entryState is "ok" or why the host would not call the tool.
 func entryState(e *wire.ToolEntry) string {
 	if e.Denial != nil {
-		return "blocked:" + e.Denial.Code
+		return "blocked:" + string(e.Denial.Code)
 	}
 	if e.Runtime != nil && !e.Runtime.Available {
 		code := e.Runtime.Code
 		if code == "" {
 			code = wire.CodeUnavailable
 		}
-		return "unavailable:" + code
+		return "unavailable:" + string(code)
 	}
 	if !e.IsExecutable() {
 		return "not executable"
@@ -469,7 +469,7 @@ func printBatch(out, errw io.Writer, res *hostapi.Batch) {
 		if !it.Success {
 			outcome = "failed"
 			if it.Error != nil {
-				outcome = it.Error.Code + ": " + oneLine(it.Error.Message, 60)
+				outcome = string(it.Error.Code) + ": " + oneLine(it.Error.Message, 60)
 			}
 		}
 		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, outcome)

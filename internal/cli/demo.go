@@ -266,13 +266,13 @@ func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPat
 			for _, it := range batch.Result.Results {
 				outcome := compactJSON(it.Result, 70)
 				if !it.Success && it.Error != nil {
-					outcome = it.Error.Code + ": " + it.Error.Message
+					outcome = string(it.Error.Code) + ": " + it.Error.Message
 				}
 				w.printf("   [%d] %-17s %-6s %s\n", it.Index, it.ToolID, it.CallID, outcome)
 			}
 			w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls in one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
 		} else {
-			w.done("batch", false, batch.Error.Code+": "+batch.Error.Message)
+			w.done("batch", false, string(batch.Error.Code)+": "+batch.Error.Message)
 		}
 	}
 
@@ -284,7 +284,7 @@ func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPat
 	}
 	shotOK, summary := false, "no screenshot"
 	if res.Error != nil {
-		summary = res.Error.Code + ": " + res.Error.Message
+		summary = string(res.Error.Code) + ": " + res.Error.Message
 	}
 	for _, a := range res.Artifacts {
 		if a.Status != "complete" {
@@ -352,7 +352,7 @@ func refusalSummary(res *hostapi.Call) string {
 
 func resultSnippet(res *hostapi.Call) string {
 	if res.Error != nil {
-		return res.Error.Code + ": " + res.Error.Message
+		return string(res.Error.Code) + ": " + res.Error.Message
 	}
 	if res.Result == nil {
 		return "(none)"

@@ -206,7 +206,7 @@ func TestSyncTools(t *testing.T) {
 			t.Errorf("%s before sign-in: %+v", id, err)
 		}
 		d := obj(t, err.Details)
-		if d["available"] != false || d["code"] != CodeSyncAccountNotLoaded || d["remediation"] == nil || d["requiredState"] != "account.signedIn" {
+		if d["available"] != false || d["code"] != string(CodeSyncAccountNotLoaded) || d["remediation"] == nil || d["requiredState"] != "account.signedIn" {
 			t.Errorf("%s details = %v", id, d)
 		}
 	}

@@ -162,17 +162,19 @@ func (h *evilHost) answer(t *testing.T, id string) []byte {
 type expectation struct {
 	// code is the tool.error code of the single answer; "" means the message is dropped
 	// unanswered, unless answer is set.
-	code string
+	code wire.Code
 	// answer is the response type of a message that is legitimately answered.
 	answer string
 	// item is the error code of the first item of a tool.batch.result answer.
-	item string
+	item wire.Code
 }
 
-func dropped() expectation              { return expectation{} }
-func rejected(code string) expectation  { return expectation{code: code} }
-func answered(typ string) expectation   { return expectation{answer: typ} }
-func itemError(code string) expectation { return expectation{answer: wire.TypeBatchResult, item: code} }
+func dropped() expectation                { return expectation{} }
+func rejected(code wire.Code) expectation { return expectation{code: code} }
+func answered(typ string) expectation     { return expectation{answer: typ} }
+func itemError(code wire.Code) expectation {
+	return expectation{answer: wire.TypeBatchResult, item: code}
+}
 
 // check compares the messages that came back for a hostile message with want.
 func (want expectation) check(t *testing.T, got [][]byte) {
