@@ -336,24 +336,20 @@ func artifactsOf(list []tools.Artifact) []Artifact {
 
 // toolError turns a tool's error or a host refusal into data; other errors give nil.
 func toolError(err error) *ToolError {
-	var refusal *tools.RefusalError
-	if errors.As(err, &refusal) {
-		te := &ToolError{Error: *refusal.Err, RefusedByHost: true}
-		switch te.Code {
-		case wire.CodePolicyNotGranted:
-			te.Kind = KindDenied
-		case wire.CodeArgumentsSchemaInvalid, wire.CodeArgumentsInvalid, wire.CodeCallMissingID, wire.CodeBatchSizeInvalid:
-			te.Kind = KindInvalid
-		default: // not in the catalog, not executable, unavailable (the app's own code)
-			te.Kind = KindUnavailable
-		}
-		return te
-	}
 	var we *wire.Error
 	if !errors.As(err, &we) {
 		return nil
 	}
-	return &ToolError{Error: *we, Kind: KindOf(we)}
+	te := &ToolError{Error: *we, Kind: we.Kind()}
+	if _, refused := errors.AsType[*tools.RefusalError](err); refused {
+		te.RefusedByHost = true
+		if te.Kind == wire.KindFailed {
+			// The tool did not run: what the host refuses is never the tool's failure. (Every
+			// refusal has a code of its own kind, or an unavailable tool's runtime details.)
+			te.Kind = wire.KindUnavailable
+		}
+	}
+	return te
 }
 
 // KindOf classifies an app's tool.error.

@@ -62,7 +62,7 @@ func fromToolError(te *hostapi.ToolError) *callError {
 		e.RefusedBy = refusedByHost
 	}
 	if e.Kind == 0 {
-		e.Kind = hostapi.KindOf(&te.Error)
+		e.Kind = te.Error.Kind()
 	}
 	e.Hint = hintFor(e)
 	return e
@@ -70,14 +70,14 @@ func fromToolError(te *hostapi.ToolError) *callError {
 
 // fromWireError converts an error inside a batch item or evidence, with its hint.
 func fromWireError(we *wire.Error) *callError {
-	e := &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: hostapi.KindOf(we)}
+	e := &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: we.Kind()}
 	e.Hint = hintFor(e)
 	return e
 }
 
-// asCallError turns a backend failure into a callError, giving it the hint for its code
-// unless it has one. Cancellation stays a Go error: the client gave up on the request,
-// nobody reads the answer.
+// asCallError turns a backend failure into a callError, giving it the kind of its code
+// (wire.Code.Kind) and the hint for its code unless it has them. Cancellation stays a Go
+// error: the client gave up on the request, nobody reads the answer.
 func asCallError(err error) (*callError, bool) {
 	var ce *callError
 	var ae *hostapi.APIError
@@ -86,20 +86,15 @@ func asCallError(err error) (*callError, bool) {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return nil, false
 	case errors.Is(err, hostapi.ErrHostUnavailable):
-		ce = &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error(),
+		ce = &callError{Code: wire.CodeHostUnavailable, Message: err.Error(),
 			Hint: "Start the host ('ansight host run'), or restart this bridge with --embedded-host."}
 	case errors.As(err, &ae):
-		ce = &callError{Code: ae.Code, Message: ae.Message, Kind: kindFailed}
-		switch ae.Code {
-		case hostapi.CodeSessionNotFound, hostapi.CodeSessionClosed, wire.CodeNotFound:
-			ce.Kind = kindUnavailable
-		case hostapi.CodeBadRequest, hostapi.CodeSessionAmbiguous:
-			ce.Kind = kindInvalid
-		case hostapi.CodeTimeout:
-			ce.Retryable = true
-		}
+		ce = &callError{Code: ae.Code, Message: ae.Message, Retryable: ae.Code == wire.CodeTimeout}
 	default:
-		ce = &callError{Code: hostapi.CodeInternal, Kind: kindFailed, Message: err.Error()}
+		ce = &callError{Code: wire.CodeInternal, Message: err.Error()}
+	}
+	if ce.Kind == 0 {
+		ce.Kind = ce.Code.Kind()
 	}
 	if ce.Hint == "" {
 		ce.Hint = hintFor(ce)

@@ -269,14 +269,7 @@ func toolExit(e *hostapi.ToolError) error {
 	if e == nil {
 		return nil
 	}
-	code := ExitFailure
-	switch e.Kind {
-	case hostapi.KindDenied:
-		code = ExitAccessDenied
-	case hostapi.KindUnavailable:
-		code = ExitToolUnavailable
-	}
-	return &exitError{code: code, err: silentError{}}
+	return &exitError{code: exitCodeOfKind(e.Kind), err: silentError{}}
 }
 
 // silentError ends a command whose outcome was already printed.
