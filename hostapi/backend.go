@@ -63,5 +63,5 @@ func CodeOfAPI(err error) wire.Code {
 }
 
 func errSessionNotFound(id string) *APIError {
-	return apiErrorf(http.StatusNotFound, CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
+	return apiErrorf(http.StatusNotFound, wire.CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
 }

@@ -39,7 +39,7 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("DELETE /v1/invites/{id}", h.revoke) // the path of earlier versions
 	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -199,14 +199,14 @@ type streamLine struct {
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusRequestEntityTooLarge, CodeBadRequest, "request body: %v", err))
+		writeError(w, apiErrorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "request body: %v", err))
 		return false
 	}
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
 	if err := wire.Unmarshal(body, v); err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "request body: %v", err))
+		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "request body: %v", err))
 		return false
 	}
 	return true
@@ -215,7 +215,7 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 func toWireError(err error) *Error {
 	var e *APIError
 	if !errors.As(err, &e) {
-		e = apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		e = apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	return &Error{Schema: SchemaError, Code: e.Code, Message: e.Message}
 }
@@ -233,7 +233,7 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(Error{Schema: SchemaError, Code: CodeInternal, Message: err.Error()})
+		b, _ = json.Marshal(Error{Schema: SchemaError, Code: wire.CodeInternal, Message: err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -47,10 +47,10 @@ func (f *fakeBackend) Call(_ context.Context, id string, req CallRequest, progre
 	}
 	if req.ToolID == "x.denied" {
 		return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID,
-			Error: &ToolError{Error: wire.Error{Code: wire.CodePolicyNotGranted, Message: "no"}, Kind: KindDenied, RefusedByHost: true}}, nil
+			Error: &ToolError{Error: wire.Error{Code: wire.CodePolicyNotGranted, Message: "no"}, Kind: wire.KindDenied, RefusedByHost: true}}, nil
 	}
 	if req.ToolID == "x.timeout" {
-		return nil, apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "no answer")
+		return nil, apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "no answer")
 	}
 	return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID, Success: true,
 		Result: &wire.Result{ToolID: req.ToolID, Success: true, Result: jsontext.Value(`{"ok":true}`)}}, nil
@@ -122,7 +122,7 @@ func TestClientRoundTrip(t *testing.T) {
 	if err != nil || st.PID != 42 || st.Schema != SchemaStatus {
 		t.Fatalf("Status = %+v, %v", st, err)
 	}
-	if _, err := c.Session(ctx, "nope"); CodeOfAPI(err) != CodeSessionNotFound {
+	if _, err := c.Session(ctx, "nope"); wire.CodeOf(err) != wire.CodeSessionNotFound {
 		t.Errorf("unknown session: %v", err)
 	}
 	tools, err := c.Tools(ctx, "app-001", ToolsRequest{Query: "a b", Policy: "read", MaxResults: 3})
@@ -147,12 +147,12 @@ func TestClientRoundTrip(t *testing.T) {
 
 	// A tool's refusal is data, not an error.
 	res, err = c.Call(ctx, "app-001", CallRequest{ToolID: "x.denied"}, nil)
-	if err != nil || res.Error == nil || res.Error.Kind != KindDenied || !res.Error.RefusedByHost {
+	if err != nil || res.Error == nil || res.Error.Kind != wire.KindDenied || !res.Error.RefusedByHost {
 		t.Fatalf("denied call = %+v, %v", res, err)
 	}
 	// A host failure is an *APIError, streamed or not.
 	for _, p := range []func(Progress){nil, func(Progress) {}} {
-		if _, err := c.Call(ctx, "app-001", CallRequest{ToolID: "x.timeout"}, p); CodeOfAPI(err) != CodeTimeout {
+		if _, err := c.Call(ctx, "app-001", CallRequest{ToolID: "x.timeout"}, p); wire.CodeOf(err) != wire.CodeTimeout {
 			t.Errorf("timeout call: %v", err)
 		}
 	}
@@ -171,7 +171,7 @@ func TestHandlerRejectsBadBodies(t *testing.T) {
 			t.Errorf("body %s: status %d, want 400", body, resp.StatusCode)
 		}
 	}
-	if err := c.do(t.Context(), http.MethodGet, "/v1/nothing", nil, nil); CodeOfAPI(err) != CodeNotFound {
+	if err := c.do(t.Context(), http.MethodGet, "/v1/nothing", nil, nil); wire.CodeOf(err) != wire.CodeResourceNotFound {
 		t.Errorf("unknown endpoint: %v", err)
 	}
 }
@@ -227,14 +227,14 @@ func TestKindOf(t *testing.T) {
 		err  wire.Error
 		want wire.Kind
 	}{
-		{wire.Error{Code: wire.CodeExecutionDenied}, KindDenied},
-		{wire.Error{Code: wire.CodeNotFound}, KindUnavailable},
-		{wire.Error{Code: "map_not_loaded", Details: jsontext.Value(`{"available":false,"reason":"load a map"}`)}, KindUnavailable},
-		{wire.Error{Code: wire.CodeArgumentsSchemaInvalid}, KindInvalid},
-		{wire.Error{Code: "note_not_found", Details: jsontext.Value(`{"id":"n9"}`)}, KindFailed},
-		{wire.Error{Code: wire.CodeExecutionFailed}, KindFailed},
+		{wire.Error{Code: wire.CodeExecutionDenied}, wire.KindDenied},
+		{wire.Error{Code: wire.CodeNotFound}, wire.KindUnavailable},
+		{wire.Error{Code: "map_not_loaded", Details: jsontext.Value(`{"available":false,"reason":"load a map"}`)}, wire.KindUnavailable},
+		{wire.Error{Code: wire.CodeArgumentsSchemaInvalid}, wire.KindInvalid},
+		{wire.Error{Code: "note_not_found", Details: jsontext.Value(`{"id":"n9"}`)}, wire.KindFailed},
+		{wire.Error{Code: wire.CodeExecutionFailed}, wire.KindFailed},
 	} {
-		if got := KindOf(&tc.err); got != tc.want {
+		if got := tc.err.Kind(); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.err.Code, got, tc.want)
 		}
 	}

@@ -120,7 +120,7 @@ func records[T any](srv *host.Server, id string, list func(string) ([]T, error))
 	case err != nil && !known:
 		return nil, errSessionNotFound(id)
 	case err != nil:
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	case len(out) == 0 && !known:
 		return nil, errSessionNotFound(id)
 	}
@@ -160,7 +160,7 @@ func (l *Local) client(id string) (*tools.Client, error) {
 		return nil, errSessionNotFound(id)
 	}
 	if s.State() != host.StateConnected {
-		return nil, apiErrorf(http.StatusConflict, CodeSessionClosed, "session %s is disconnected", id)
+		return nil, apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "session %s is disconnected", id)
 	}
 	return s.Tools(), nil
 }
@@ -279,7 +279,7 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
 		if r.TimeoutMS != 0 {
-			return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
+			return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
 		}
 		calls[i] = r.wireCall()
 	}
@@ -311,7 +311,7 @@ func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.
 	case ms == 0:
 		return ctx, func() {}, nil
 	case ms < 0 || ms > MaxTimeoutMS:
-		return nil, nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
+		return nil, nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	return ctx, cancel, nil
@@ -379,13 +379,13 @@ func hostError(err error) error {
 	if errors.As(err, &te) {
 		switch {
 		case errors.Is(err, tools.ErrTimeout), errors.Is(err, context.DeadlineExceeded): // timeoutMs
-			return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
+			return apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "%v", err)
 		case errors.Is(err, tools.ErrProtocol):
-			return apiErrorf(http.StatusBadGateway, CodeProtocol, "%v", err)
+			return apiErrorf(http.StatusBadGateway, wire.CodeProtocol, "%v", err)
 		case errors.Is(err, context.Canceled):
 			return err
 		}
-		return apiErrorf(http.StatusConflict, CodeSessionClosed, "%v", err)
+		return apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "%v", err)
 	}
 	return err
 }
@@ -398,7 +398,7 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 	}
 	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, Duration: time.Duration(req.DurationSeconds) * time.Second, MaxToolPolicy: req.MaxToolPolicy})
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := inviteOf(inv, time.Now())
 	v.Code = code
@@ -457,7 +457,7 @@ func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
 	r, err := l.srv.Revoke(id)
 	if err != nil {
 		if errors.Is(err, host.ErrNotFound) {
-			return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
+			return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
 		}
 		return nil, err
 	}
@@ -467,7 +467,7 @@ func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
 // Shutdown implements Backend.
 func (l *Local) Shutdown(context.Context) error {
 	if l.shutdown == nil {
-		return apiErrorf(http.StatusNotImplemented, CodeBadRequest, "this host cannot be stopped through the control API")
+		return apiErrorf(http.StatusNotImplemented, wire.CodeBadRequest, "this host cannot be stopped through the control API")
 	}
 	go l.shutdown()
 	return nil

@@ -223,14 +223,14 @@ func TestSessionSelection(t *testing.T) {
 		args map[string]any
 		want string // session id, or error code
 	}{
-		{"ambiguous", map[string]any{}, string(hostapi.CodeSessionAmbiguous)},
+		{"ambiguous", map[string]any{}, string(wire.CodeSessionAmbiguous)},
 		{"by app", map[string]any{"appId": "com.example.other"}, "s2"},
 		{"by id", map[string]any{"sessionId": "s1"}, "s1"},
 		{"id and app agree", map[string]any{"sessionId": "s1", "appId": "com.example.notes"}, "s1"},
-		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, string(hostapi.CodeBadRequest)},
-		{"unknown id", map[string]any{"sessionId": "nope"}, string(hostapi.CodeSessionNotFound)},
-		{"disconnected", map[string]any{"sessionId": "s3"}, string(hostapi.CodeSessionClosed)},
-		{"app not connected", map[string]any{"appId": "com.example.gone"}, string(CodeNoSession)},
+		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, string(wire.CodeBadRequest)},
+		{"unknown id", map[string]any{"sessionId": "nope"}, string(wire.CodeSessionNotFound)},
+		{"disconnected", map[string]any{"sessionId": "s3"}, string(wire.CodeSessionClosed)},
+		{"app not connected", map[string]any{"appId": "com.example.gone"}, string(wire.CodeNoSession)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := h.call(ToolSearchAppTools, tc.args)
@@ -246,7 +246,7 @@ func TestSessionSelection(t *testing.T) {
 			if e.Code != wire.Code(tc.want) || e.Hint == "" {
 				t.Fatalf("error %+v, want code %s with a hint", e, tc.want)
 			}
-			if tc.want == string(hostapi.CodeSessionAmbiguous) && !strings.Contains(string(e.Details), `"s2"`) {
+			if tc.want == string(wire.CodeSessionAmbiguous) && !strings.Contains(string(e.Details), `"s2"`) {
 				t.Errorf("ambiguity details should list the sessions: %s", e.Details)
 			}
 		})
@@ -256,7 +256,7 @@ func TestSessionSelection(t *testing.T) {
 func TestNoSession(t *testing.T) {
 	h := newHarness(t, newFakeBackend(t), Options{})
 	e := errorOf(t, h.call(ToolSearchAppTools, nil))
-	if e.Code != CodeNoSession || !strings.Contains(e.Hint, "--demo") {
+	if e.Code != wire.CodeNoSession || !strings.Contains(e.Hint, "--demo") {
 		t.Fatalf("%+v", e)
 	}
 }
@@ -299,7 +299,7 @@ func TestSearch(t *testing.T) {
 				for _, e := range out.Tools {
 					switch e.ID {
 					case "notes.delete_all":
-						if e.Executable == nil || *e.Executable || e.Denial == nil || e.Denial.Code != CodeCriticalNotAllowed || !strings.Contains(e.Denial.Reason, "--allow-critical") {
+						if e.Executable == nil || *e.Executable || e.Denial == nil || e.Denial.Code != wire.CodeCriticalNotAllowed || !strings.Contains(e.Denial.Reason, "--allow-critical") {
 							t.Errorf("critical entry: %+v", e)
 						}
 					case "sync.push":
@@ -388,7 +388,7 @@ func TestDescribe(t *testing.T) {
 	res = h.call(ToolDescribeApp, map[string]any{"toolId": "notes.delete_all"})
 	out = describeOutput{}
 	text(t, res, &out)
-	if res.IsError || out.Tool.Denial == nil || out.Tool.Denial.Code != CodeCriticalNotAllowed || out.Tool.Executable == nil || *out.Tool.Executable {
+	if res.IsError || out.Tool.Denial == nil || out.Tool.Denial.Code != wire.CodeCriticalNotAllowed || out.Tool.Executable == nil || *out.Tool.Executable {
 		t.Fatalf("a critical tool is described with the bridge's denial: %+v", out.Tool)
 	}
 
@@ -405,7 +405,7 @@ func TestDescribeRefusesToolsAboveTheGrant(t *testing.T) {
 	f.addSession("s1", "app", wire.PolicyRead, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
 	e := errorOf(t, h.call(ToolDescribeApp, map[string]any{"toolId": "notes.create"}))
-	if e.Code != wire.CodePolicyNotGranted || e.Kind != kindDenied || !strings.Contains(e.Hint, "--max-tool-policy write") {
+	if e.Code != wire.CodePolicyNotGranted || e.Kind != wire.KindDenied || !strings.Contains(e.Hint, "--max-tool-policy write") {
 		t.Fatalf("%+v", e)
 	}
 }

@@ -45,7 +45,7 @@ func TestCall(t *testing.T) {
 	})
 	t.Run("invalid arguments come back as a tool error", func(t *testing.T) {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "arguments": map[string]any{}}))
-		if e.Code != wire.CodeArgumentsSchemaInvalid || e.Kind != kindInvalid || !strings.Contains(string(e.Details), "required_property_missing") ||
+		if e.Code != wire.CodeArgumentsSchemaInvalid || e.Kind != wire.KindInvalid || !strings.Contains(string(e.Details), "required_property_missing") ||
 			!strings.Contains(e.Hint, ToolDescribeApp) {
 			t.Fatalf("%+v", e)
 		}
@@ -53,7 +53,7 @@ func TestCall(t *testing.T) {
 	t.Run("a tool's own failure keeps code, message, retryable, details", func(t *testing.T) {
 		res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.get", "arguments": map[string]any{"text": "n9"}})
 		e := errorOf(t, res)
-		if e.Code != "note_not_found" || e.Message != "no note n9" || e.Retryable || string(e.Details) != `{"id":"n9"}` || e.Kind != kindFailed || e.RefusedBy != "" {
+		if e.Code != "note_not_found" || e.Message != "no note n9" || e.Retryable || string(e.Details) != `{"id":"n9"}` || e.Kind != wire.KindFailed || e.RefusedBy != "" {
 			t.Fatalf("%+v", e)
 		}
 	})
@@ -65,14 +65,14 @@ func TestCall(t *testing.T) {
 	})
 	t.Run("unavailable tool", func(t *testing.T) {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "sync.push"}))
-		if e.Code != "signed_out" || e.Kind != kindUnavailable || e.RefusedBy != refusedByHost || !strings.Contains(e.Hint, "state") {
+		if e.Code != "signed_out" || e.Kind != wire.KindUnavailable || e.RefusedBy != refusedByHost || !strings.Contains(e.Hint, "state") {
 			t.Fatalf("%+v", e)
 		}
 	})
 	t.Run("critical without --allow-critical", func(t *testing.T) {
 		before := len(f.received())
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"}))
-		if e.Code != CodeCriticalNotAllowed || e.Kind != kindDenied || e.RefusedBy != refusedByBridge || !strings.Contains(e.Hint, "--allow-critical") {
+		if e.Code != wire.CodeCriticalNotAllowed || e.Kind != wire.KindDenied || e.RefusedBy != refusedByBridge || !strings.Contains(e.Hint, "--allow-critical") {
 			t.Fatalf("%+v", e)
 		}
 		if len(f.received()) != before {
@@ -165,7 +165,7 @@ func TestBatch(t *testing.T) {
 			{"toolId": "notes.list"}, {"toolId": "notes.delete_all"},
 		}})
 		e := errorOf(t, res)
-		if e.Code != CodeCriticalNotAllowed || string(e.Details) != `{"index":1,"toolId":"notes.delete_all"}` {
+		if e.Code != wire.CodeCriticalNotAllowed || string(e.Details) != `{"index":1,"toolId":"notes.delete_all"}` {
 			t.Fatalf("%+v", e)
 		}
 		if len(f.received()) != before || f.batches != batches {
@@ -238,14 +238,14 @@ func TestTakeScreenshotFailures(t *testing.T) {
 	c := f.catalogs["s1"]
 	h := newHarness(t, f, Options{})
 	// The default fake answers without an artifact.
-	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot {
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != wire.CodeNoScreenshot {
 		t.Errorf("no artifact: %+v", e)
 	}
 	c.artifacts[wire.ScreenshotToolID] = func() []hostapi.Artifact {
 		return []hostapi.Artifact{{TransferID: "t", Status: "failed", Error: "stalled"}}
 	}
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{}`), nil }
-	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot || !e.Retryable || !strings.Contains(e.Message, "stalled") {
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != wire.CodeNoScreenshot || !e.Retryable || !strings.Contains(e.Message, "stalled") {
 		t.Errorf("failed transfer: %+v", e)
 	}
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {

@@ -199,7 +199,7 @@ func (x *exposer) handler(toolID string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sid, structured := x.current(toolID)
 		if sid == "" {
-			return failText(failf(CodeNoSession, kindUnavailable, "the app of %q is not connected", x.target))
+			return failText(failf(wire.CodeNoSession, "the app of %q is not connected", x.target))
 		}
 		sess, err := x.br.session(ctx, selector{SessionID: sid})
 		if err != nil {

@@ -120,7 +120,7 @@ func (f *fakeBackend) Session(_ context.Context, id string) (*hostapi.Session, e
 			return &s, nil
 		}
 	}
-	return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: hostapi.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
+	return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
 }
 
 // connectedCatalog returns the catalog of a connected session, like Local.client.
@@ -128,12 +128,12 @@ func (f *fakeBackend) connectedCatalog(id string) (*fakeCatalog, hostapi.Session
 	for _, s := range f.sessions {
 		if s.ID == id {
 			if s.State != hostapi.StateConnected {
-				return nil, s, &hostapi.APIError{Status: http.StatusConflict, Code: hostapi.CodeSessionClosed, Message: "session " + id + " is disconnected"}
+				return nil, s, &hostapi.APIError{Status: http.StatusConflict, Code: wire.CodeSessionClosed, Message: "session " + id + " is disconnected"}
 			}
 			return f.catalogs[id], s, nil
 		}
 	}
-	return nil, hostapi.Session{}, &hostapi.APIError{Status: http.StatusNotFound, Code: hostapi.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
+	return nil, hostapi.Session{}, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
 }
 
 // annotated returns the catalog as the host sees it: denials for the grant and availability.
@@ -202,16 +202,16 @@ func (c *fakeCatalog) refuse(grant wire.Policy, id string) *hostapi.ToolError {
 			continue
 		}
 		if d := e.Denial; d != nil {
-			kind := hostapi.KindUnavailable
+			kind := wire.KindUnavailable
 			if d.Code == wire.CodePolicyNotGranted {
-				kind = hostapi.KindDenied
+				kind = wire.KindDenied
 			}
 			return &hostapi.ToolError{Error: wire.Error{Code: d.Code, Message: d.Reason}, Kind: kind, RefusedByHost: true}
 		}
 		return nil
 	}
 	return &hostapi.ToolError{Error: wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("the last catalog does not list tool %q", id)},
-		Kind: hostapi.KindUnavailable, RefusedByHost: true}
+		Kind: wire.KindUnavailable, RefusedByHost: true}
 }
 
 // run executes one call in the "app".
@@ -246,7 +246,7 @@ func (f *fakeBackend) Call(_ context.Context, sessionID string, req hostapi.Call
 	}
 	res, werr, arts := f.run(c, req)
 	if werr != nil {
-		out.Error = &hostapi.ToolError{Error: *werr, Kind: hostapi.KindOf(werr)}
+		out.Error = &hostapi.ToolError{Error: *werr, Kind: werr.Kind()}
 		return out, nil
 	}
 	out.Success, out.Result, out.Artifacts = true, res, arts
@@ -291,7 +291,7 @@ func (f *fakeBackend) Batch(_ context.Context, sessionID string, req hostapi.Bat
 }
 
 func (f *fakeBackend) IssueInvite(context.Context, hostapi.InviteRequest) (*hostapi.Invite, error) {
-	return nil, &hostapi.APIError{Status: http.StatusNotImplemented, Code: hostapi.CodeInternal, Message: "not in the fake"}
+	return nil, &hostapi.APIError{Status: http.StatusNotImplemented, Code: wire.CodeInternal, Message: "not in the fake"}
 }
 
 func (f *fakeBackend) Invites(context.Context) (*hostapi.Invites, error) {

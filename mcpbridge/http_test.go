@@ -77,7 +77,7 @@ func TestHTTP(t *testing.T) {
 				shot.IsError || len(shot.Content) != 2 {
 				t.Fatalf("sessions %+v\nsearch %+v\ndescribe %+v\ncall %+v\nbatch %+v\nshot %+v", sessions, search, desc, call, batch, shot)
 			}
-			if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})); e.Code != CodeCriticalNotAllowed {
+			if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})); e.Code != wire.CodeCriticalNotAllowed {
 				t.Fatalf("critical: %+v", e)
 			}
 
@@ -181,7 +181,7 @@ func TestOverControlSocket(t *testing.T) {
 	if search.Count != 4 || !call.Success {
 		t.Fatalf("search %+v call %+v", search, call)
 	}
-	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != hostapi.CodeSessionNotFound {
+	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != wire.CodeSessionNotFound {
 		t.Fatalf("%+v", e)
 	}
 	if shot := h.call(ToolTakeScreenshot, nil); shot.IsError || len(shot.Content) != 2 {
@@ -190,7 +190,7 @@ func TestOverControlSocket(t *testing.T) {
 	// A host that is gone is an error the agent can read.
 	srv.Close()
 	h.br.backend = hostapi.NewClient(filepath.Join(t.TempDir(), "none.sock"))
-	if e := errorOf(t, h.call(ToolListSessions, nil)); e.Code != CodeHostUnavailable || !strings.Contains(e.Hint, "ansight host run") {
+	if e := errorOf(t, h.call(ToolListSessions, nil)); e.Code != wire.CodeHostUnavailable || !strings.Contains(e.Hint, "ansight host run") {
 		t.Fatalf("%+v", e)
 	}
 }

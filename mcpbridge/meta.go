@@ -82,7 +82,7 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *In) (*mcp.
 // decodeInput validates args against s and decodes them strictly into v.
 func decodeInput(s *catalog.Schema, args jsontext.Value, v any) *callError {
 	if violations := s.Validate(args); len(violations) > 0 {
-		e := &callError{Code: wire.CodeArgumentsSchemaInvalid, Kind: kindInvalid, RefusedBy: refusedByBridge,
+		e := &callError{Code: wire.CodeArgumentsSchemaInvalid, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("invalid arguments: %s %s", violations[0].Path, violations[0].Message)}
 		e.Details, _ = wire.Marshal(struct {
 			Errors []catalog.Violation `json:"errors"`
@@ -90,7 +90,7 @@ func decodeInput(s *catalog.Schema, args jsontext.Value, v any) *callError {
 		return e
 	}
 	if err := wire.Unmarshal(args, v); err != nil {
-		return &callError{Code: wire.CodeArgumentsInvalid, Kind: kindInvalid, RefusedBy: refusedByBridge,
+		return &callError{Code: wire.CodeArgumentsInvalid, RefusedBy: refusedByBridge,
 			Message: "invalid arguments: " + err.Error()}
 	}
 	return nil

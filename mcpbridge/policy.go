@@ -27,7 +27,7 @@ func (br *Bridge) judge(e *wire.ToolEntry, grant wire.Policy) verdict {
 		return verdict{aboveGrant: true}
 	}
 	if e.Policy == wire.PolicyCritical && !br.opts.AllowCritical {
-		return verdict{denial: &wire.Denial{Code: CodeCriticalNotAllowed, Reason: criticalReason}}
+		return verdict{denial: &wire.Denial{Code: wire.CodeCriticalNotAllowed, Reason: criticalReason}}
 	}
 	if e.Denial != nil {
 		return verdict{denial: e.Denial}
@@ -49,11 +49,11 @@ func (br *Bridge) refusal(e *wire.ToolEntry, sess *hostapi.Session) *callError {
 	v := br.judge(e, sess.MaxToolPolicy)
 	switch {
 	case v.aboveGrant:
-		return &callError{Code: wire.CodePolicyNotGranted, Kind: kindDenied, RefusedBy: refusedByBridge,
+		return &callError{Code: wire.CodePolicyNotGranted, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("tool %q has policy %q, above the session's grant %q", e.ID, e.Policy, sess.MaxToolPolicy),
 			Hint:    grantHint(e.Policy)}
-	case v.denial != nil && v.denial.Code == CodeCriticalNotAllowed:
-		return &callError{Code: CodeCriticalNotAllowed, Kind: kindDenied, RefusedBy: refusedByBridge,
+	case v.denial != nil && v.denial.Code == wire.CodeCriticalNotAllowed:
+		return &callError{Code: wire.CodeCriticalNotAllowed, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("tool %q is critical", e.ID), Hint: criticalReason + " Ask the user; never work around it."}
 	}
 	return nil
@@ -66,11 +66,11 @@ func grantHint(p wire.Policy) string {
 // hintFor says what would fix or allow a failed call, by code.
 func hintFor(e *callError) string {
 	switch e.Code {
-	case hostapi.CodeSessionNotFound, hostapi.CodeSessionClosed:
+	case wire.CodeSessionNotFound, wire.CodeSessionClosed:
 		return "Session ids change when an app reconnects: call ansight_list_sessions and use a connected session."
-	case hostapi.CodeSessionAmbiguous:
+	case wire.CodeSessionAmbiguous:
 		return "Several apps are connected: pass sessionId (or appId), see details."
-	case CodeNoSession:
+	case wire.CodeNoSession:
 		return "Start the app (built with the Ansight SDK) so that it connects, or try the demo with 'ansight mcp --demo'; then call ansight_list_sessions."
 	case wire.CodeNotFound:
 		return "Tool ids are exact: find them with ansight_search_app_tools. The catalog may have changed (app state, reconnect)."
@@ -86,10 +86,10 @@ func hintFor(e *callError) string {
 		return "The UI changed since that node was captured: query the nodes again (ui.query_nodes) and use the new reference."
 	case wire.CodeUnavailable, wire.CodeNotExecutable:
 		return unavailableHint
-	case hostapi.CodeTimeout:
+	case wire.CodeTimeout:
 		return "The app did not answer in time. Retry once; if it fails again, report it."
 	}
-	if e.Kind == kindUnavailable {
+	if e.Kind == wire.KindUnavailable {
 		return unavailableHint
 	}
 	if e.Retryable {

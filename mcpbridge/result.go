@@ -51,8 +51,8 @@ type callError struct {
 
 func (e *callError) Error() string { return string(e.Code) + ": " + e.Message }
 
-func failf(code wire.Code, kind wire.Kind, format string, args ...any) *callError {
-	return &callError{Code: code, Kind: kind, Message: fmt.Sprintf(format, args...)}
+func failf(code wire.Code, format string, args ...any) *callError {
+	return &callError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // fromToolError converts the host's view of a failed call, with its hint.

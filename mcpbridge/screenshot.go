@@ -103,7 +103,7 @@ func screenshotArguments(args jsontext.Value, format string) (jsontext.Value, er
 	m := map[string]jsontext.Value{}
 	if len(args) > 0 {
 		if err := wire.Unmarshal(args, &m); err != nil {
-			return nil, failf(wire.CodeArgumentsInvalid, kindInvalid, "arguments: %v", err)
+			return nil, failf(wire.CodeArgumentsInvalid, "arguments: %v", err)
 		}
 	}
 	m["format"] = jsontext.Value(`"` + format + `"`)
@@ -121,7 +121,7 @@ func imageArtifact(res *hostapi.Call) (path, mime string, err error) {
 			return a.Path, a.MimeType, nil
 		}
 	}
-	e := failf(CodeNoScreenshot, kindFailed, "the app answered without an image file")
+	e := failf(wire.CodeNoScreenshot, "the app answered without an image file")
 	if len(failed) > 0 {
 		e.Message += " (transfer failed: " + strings.Join(failed, "; ") + ")"
 		e.Retryable = true
@@ -144,15 +144,15 @@ type inlineImage struct {
 func loadImage(path, mime string, maxWidth int) (*inlineImage, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "open the screenshot: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "open the screenshot: %v", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxImageFileBytes+1))
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "read the screenshot: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "read the screenshot: %v", err)
 	}
 	if len(data) > maxImageFileBytes {
-		return nil, failf(CodeNoScreenshot, kindFailed, "the screenshot file is larger than %d MiB", maxImageFileBytes>>20)
+		return nil, failf(wire.CodeNoScreenshot, "the screenshot file is larger than %d MiB", maxImageFileBytes>>20)
 	}
 	return fitImage(data, maxWidth, maxInlineImageBytes)
 }
@@ -161,10 +161,10 @@ func loadImage(path, mime string, maxWidth int) (*inlineImage, error) {
 func fitImage(data []byte, maxWidth, maxBytes int) (*inlineImage, error) {
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "the screenshot is not a PNG or JPEG image: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "the screenshot is not a PNG or JPEG image: %v", err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
-		return nil, failf(CodeNoScreenshot, kindFailed, "the screenshot is %dx%d pixels", cfg.Width, cfg.Height)
+		return nil, failf(wire.CodeNoScreenshot, "the screenshot is %dx%d pixels", cfg.Width, cfg.Height)
 	}
 	out := &inlineImage{data: data, mime: "image/" + format, width: cfg.Width, height: cfg.Height,
 		origWidth: cfg.Width, origHeight: cfg.Height}
@@ -173,7 +173,7 @@ func fitImage(data []byte, maxWidth, maxBytes int) (*inlineImage, error) {
 	}
 	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "decode the screenshot: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "decode the screenshot: %v", err)
 	}
 	img := src
 	if cfg.Width > maxWidth {

@@ -23,12 +23,12 @@ func (br *Bridge) session(ctx context.Context, sel selector) (*hostapi.Session, 
 			return nil, err
 		}
 		if sel.AppID != "" && s.AppID != sel.AppID {
-			e := failf(hostapi.CodeBadRequest, kindInvalid, "session %s belongs to app %q, not %q", s.ID, s.AppID, sel.AppID)
+			e := failf(wire.CodeBadRequest, "session %s belongs to app %q, not %q", s.ID, s.AppID, sel.AppID)
 			e.Hint = "Pass sessionId alone, or appId alone."
 			return nil, e
 		}
 		if s.State != hostapi.StateConnected {
-			return nil, failf(hostapi.CodeSessionClosed, kindUnavailable, "session %s (%s) is %s", s.ID, s.AppID, s.State)
+			return nil, failf(wire.CodeSessionClosed, "session %s (%s) is %s", s.ID, s.AppID, s.State)
 		}
 		return s, nil
 	}
@@ -42,9 +42,9 @@ func (br *Bridge) session(ctx context.Context, sel selector) (*hostapi.Session, 
 		return &matches[0], nil
 	case 0:
 		if sel.AppID != "" {
-			return nil, failf(CodeNoSession, kindUnavailable, "no connected session of app %q", sel.AppID)
+			return nil, failf(wire.CodeNoSession, "no connected session of app %q", sel.AppID)
 		}
-		return nil, failf(CodeNoSession, kindUnavailable, "no app is connected to the host")
+		return nil, failf(wire.CodeNoSession, "no app is connected to the host")
 	}
 	type candidate struct {
 		SessionID string `json:"sessionId"`
@@ -57,7 +57,7 @@ func (br *Bridge) session(ctx context.Context, sel selector) (*hostapi.Session, 
 		cands[i] = candidate{m.ID, m.AppID, m.DeviceName}
 		ids[i] = m.ID
 	}
-	e := failf(hostapi.CodeSessionAmbiguous, kindInvalid, "%d sessions are connected (%s): pass sessionId", len(matches), strings.Join(ids, ", "))
+	e := failf(wire.CodeSessionAmbiguous, "%d sessions are connected (%s): pass sessionId", len(matches), strings.Join(ids, ", "))
 	e.Details, _ = wire.Marshal(struct {
 		Sessions []candidate `json:"sessions"`
 	}{cands})

@@ -97,7 +97,7 @@ func (p *Player) routes() {
 	m.HandleFunc("GET /api/sessions/{id}/frame", p.frame)
 	m.HandleFunc("GET /api/artifacts/{path...}", p.artifact)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, hostapi.CodeNotFound, "no such page: "+r.Method+" "+r.URL.Path)
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such page: "+r.Method+" "+r.URL.Path)
 	})
 	p.mux = m
 }
@@ -204,7 +204,7 @@ func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n := len(req.Calls); n == 0 || n > wire.MaxBatchSize {
-		writeError(w, http.StatusBadRequest, hostapi.CodeBadRequest, "a batch holds 1 to "+strconv.Itoa(wire.MaxBatchSize)+" calls")
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "a batch holds 1 to "+strconv.Itoa(wire.MaxBatchSize)+" calls")
 		return
 	}
 	res, err := p.backend.Batch(r.Context(), r.PathValue("id"), req, nil)
@@ -229,7 +229,7 @@ func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {
 func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 	f := p.frameOf(r.PathValue("id"))
 	if f == nil {
-		writeError(w, http.StatusNotFound, hostapi.CodeNotFound, "this session has streamed no live frame")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "this session has streamed no live frame")
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
@@ -246,7 +246,7 @@ func frameURL(sessionID string, seq int64) string {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, hostapi.CodeBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "request body: "+err.Error())
 		return nil, false
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
@@ -262,7 +262,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	if err := wire.Unmarshal(body, v); err != nil {
-		writeError(w, http.StatusBadRequest, hostapi.CodeBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "request body: "+err.Error())
 		return false
 	}
 	return true
@@ -277,7 +277,7 @@ func respond(w http.ResponseWriter, v any, err error) {
 		case errors.Is(err, context.Canceled):
 			writeError(w, 499, "canceled", "the request was cancelled")
 		default:
-			writeError(w, http.StatusInternalServerError, hostapi.CodeInternal, err.Error())
+			writeError(w, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 		}
 		return
 	}
@@ -292,7 +292,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(hostapi.Error{Schema: hostapi.SchemaError, Code: hostapi.CodeInternal, Message: err.Error()})
+		b, _ = json.Marshal(hostapi.Error{Schema: hostapi.SchemaError, Code: wire.CodeInternal, Message: err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -42,7 +42,7 @@ func TestToolForm(t *testing.T) {
 		t.Errorf("unknown tool: %d %+v", w.Code, e)
 	}
 	w = tp.do(t, req{path: "/api/sessions/s-9/tools/notes.create", cookie: true})
-	if e := decode[hostapi.Error](t, w); w.Code != 404 || e.Code != hostapi.CodeSessionNotFound {
+	if e := decode[hostapi.Error](t, w); w.Code != 404 || e.Code != wire.CodeSessionNotFound {
 		t.Errorf("unknown session: %d %+v", w.Code, e)
 	}
 }
@@ -171,7 +171,7 @@ func TestBadRequests(t *testing.T) {
 		{"/api/sessions/s-1/batch", `{"calls":[` + strings.Join(calls, ",") + `]}`},
 	} {
 		w := tp.do(t, req{method: "POST", path: tc.path, cookie: true, csrf: tp.csrf, body: tc.body})
-		if e := decode[hostapi.Error](t, w); w.Code != 400 || e.Code != hostapi.CodeBadRequest {
+		if e := decode[hostapi.Error](t, w); w.Code != 400 || e.Code != wire.CodeBadRequest {
 			t.Errorf("%s %s: %d %+v", tc.path, tc.body, w.Code, e)
 		}
 	}

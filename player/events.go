@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Server-sent event names.
@@ -141,7 +141,7 @@ func (p *Player) markDirty() {
 func (p *Player) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, hostapi.CodeInternal, "streaming is not supported")
+		writeError(w, http.StatusInternalServerError, wire.CodeInternal, "streaming is not supported")
 		return
 	}
 	sub := p.hub.subscribe()

@@ -53,7 +53,7 @@ func (f *fakeBackend) Sessions(context.Context) (*hostapi.Sessions, error) {
 
 func (f *fakeBackend) Tool(_ context.Context, sid, id string) (*hostapi.Tool, error) {
 	if sid != "s-1" {
-		return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: hostapi.CodeSessionNotFound, Message: "no session " + sid}
+		return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeSessionNotFound, Message: "no session " + sid}
 	}
 	if id != f.tool.ID {
 		return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: "no tool " + id}

@@ -155,7 +155,7 @@ func (s *controlSession) batch(ctx context.Context, calls []wire.Call) error {
 func (s *controlSession) hasTool(ctx context.Context, toolID string) (bool, error) {
 	t, err := s.backend.Tool(ctx, s.sessionID, toolID)
 	if err != nil {
-		if code := hostapi.CodeOfAPI(err); code == wire.CodeNotFound || code == hostapi.CodeNotFound {
+		if code := wire.CodeOf(err); code == wire.CodeNotFound || code == wire.CodeResourceNotFound {
 			return false, nil
 		}
 		return false, fmt.Errorf("bench: tool %s: %w", toolID, err)

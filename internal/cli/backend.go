@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // stateDir is the host state directory for this run.
@@ -48,10 +49,10 @@ func hostErr(err error) error {
 	if errors.Is(err, hostapi.ErrHostUnavailable) {
 		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
 	}
-	switch hostapi.CodeOfAPI(err) {
-	case hostapi.CodeSessionNotFound, hostapi.CodeSessionAmbiguous:
+	switch wire.CodeOf(err) {
+	case wire.CodeSessionNotFound, wire.CodeSessionAmbiguous:
 		return &exitError{code: ExitFailure, err: err, hint: "list sessions with 'ansight session list'"}
-	case hostapi.CodeSessionClosed:
+	case wire.CodeSessionClosed:
 		return &exitError{code: ExitFailure, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
 	}
 	return err

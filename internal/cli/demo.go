@@ -314,12 +314,12 @@ func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPat
 	if err != nil {
 		return err
 	}
-	w.done("denied", res.Error != nil && res.Error.Kind == hostapi.KindDenied, refusalSummary(res))
+	w.done("denied", res.Error != nil && res.Error.Kind == wire.KindDenied, refusalSummary(res))
 	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)}, nil)
 	if err != nil {
 		return err
 	}
-	w.done("unavailable", res.Error != nil && res.Error.Kind == hostapi.KindUnavailable, refusalSummary(res))
+	w.done("unavailable", res.Error != nil && res.Error.Kind == wire.KindUnavailable, refusalSummary(res))
 	return nil
 }
 
