@@ -2,7 +2,6 @@ package hostapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -51,15 +50,6 @@ func (e *APIError) ErrorCode() wire.Code { return e.Code }
 // apiErrorf builds an *APIError.
 func apiErrorf(status int, code wire.Code, format string, args ...any) *APIError {
 	return &APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// CodeOfAPI returns the code of an *APIError in err's chain, or "".
-func CodeOfAPI(err error) wire.Code {
-	var e *APIError
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
 }
 
 func errSessionNotFound(id string) *APIError {

@@ -9,4 +9,9 @@
 // as HTTP+JSON (over a Unix domain socket that only the user can reach, see [Listen] and
 // [DefaultStateDir]); [Client] implements Backend over that socket. The HTTP API is
 // documented in docs/control-api.md.
+//
+// Failures of the host itself (no such session, session closed, timeout) are *APIError
+// values; a tool's own failure is data, a [Call] or [Batch] with Success false and a
+// [ToolError]. Both carry a wire.Code ([wire.CodeOf] reads it from any error), whose Kind
+// says how to react.
 package hostapi

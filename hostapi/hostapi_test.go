@@ -221,21 +221,3 @@ func TestFilterTools(t *testing.T) {
 		}
 	}
 }
-
-func TestKindOf(t *testing.T) {
-	for _, tc := range []struct {
-		err  wire.Error
-		want wire.Kind
-	}{
-		{wire.Error{Code: wire.CodeExecutionDenied}, wire.KindDenied},
-		{wire.Error{Code: wire.CodeNotFound}, wire.KindUnavailable},
-		{wire.Error{Code: "map_not_loaded", Details: jsontext.Value(`{"available":false,"reason":"load a map"}`)}, wire.KindUnavailable},
-		{wire.Error{Code: wire.CodeArgumentsSchemaInvalid}, wire.KindInvalid},
-		{wire.Error{Code: "note_not_found", Details: jsontext.Value(`{"id":"n9"}`)}, wire.KindFailed},
-		{wire.Error{Code: wire.CodeExecutionFailed}, wire.KindFailed},
-	} {
-		if got := tc.err.Kind(); got != tc.want {
-			t.Errorf("%s: %s, want %s", tc.err.Code, got, tc.want)
-		}
-	}
-}

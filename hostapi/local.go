@@ -352,27 +352,6 @@ func toolError(err error) *ToolError {
 	return te
 }
 
-// KindOf classifies an app's tool.error.
-func KindOf(e *wire.Error) wire.Kind {
-	switch e.Code {
-	case wire.CodePolicyNotGranted, wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
-		return KindDenied
-	case wire.CodeNotFound, wire.CodeUnavailable, wire.CodeNotExecutable:
-		return KindUnavailable
-	case wire.CodeProtocolInvalidRequest, wire.CodeCallPayloadInvalid, wire.CodeCallMissingID, wire.CodeArgumentsInvalid,
-		wire.CodeArgumentsSchemaInvalid, wire.CodeBatchPayloadInvalid, wire.CodeBatchSizeInvalid, wire.CodeBatchCallInvalid:
-		return KindInvalid
-	}
-	// An unavailable tool fails with its own code and the runtime object as details.
-	var rt struct {
-		Available *bool `json:"available"`
-	}
-	if len(e.Details) > 0 && wire.Unmarshal(e.Details, &rt) == nil && rt.Available != nil && !*rt.Available {
-		return KindUnavailable
-	}
-	return KindFailed
-}
-
 // hostError maps a tool client's transport failure to an *APIError.
 func hostError(err error) error {
 	var te *tools.TransportError

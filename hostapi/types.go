@@ -207,19 +207,12 @@ type Batch struct {
 type ToolError struct {
 	wire.Error
 	// Kind: "denied" (policy, grant, guard), "unavailable" (unknown tool, not available in
-	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed).
+	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed):
+	// the error's own (wire.Error.Kind), except that a host refusal is never "failed".
 	Kind wire.Kind `json:"kind"`
 	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
 	RefusedByHost bool `json:"refusedByHost,omitzero"`
 }
-
-// ToolError kinds.
-const (
-	KindDenied      = wire.KindDenied
-	KindUnavailable = wire.KindUnavailable
-	KindInvalid     = wire.KindInvalid
-	KindFailed      = wire.KindFailed
-)
 
 // Artifact is a file received over ASFT and saved by the host.
 type Artifact struct {
@@ -306,15 +299,3 @@ type Error struct {
 	Code    wire.Code `json:"code"`
 	Message string    `json:"message"`
 }
-
-// Host-side error codes of the control API.
-const (
-	CodeSessionNotFound  = wire.CodeSessionNotFound
-	CodeSessionAmbiguous = wire.CodeSessionAmbiguous
-	CodeSessionClosed    = wire.CodeSessionClosed
-	CodeTimeout          = wire.CodeTimeout
-	CodeBadRequest       = wire.CodeBadRequest
-	CodeProtocol         = wire.CodeProtocol
-	CodeInternal         = wire.CodeInternal
-	CodeNotFound         = wire.CodeResourceNotFound
-)

@@ -13,22 +13,6 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Error codes the bridge itself returns (besides the protocol's and the host's).
-const (
-	CodeCriticalNotAllowed = wire.CodeCriticalNotAllowed
-	CodeNoSession          = wire.CodeNoSession
-	CodeHostUnavailable    = wire.CodeHostUnavailable
-	CodeNoScreenshot       = wire.CodeNoScreenshot
-)
-
-// Kinds of failure, the host's vocabulary (hostapi.Kind*).
-const (
-	kindDenied      = hostapi.KindDenied
-	kindUnavailable = hostapi.KindUnavailable
-	kindInvalid     = hostapi.KindInvalid
-	kindFailed      = hostapi.KindFailed
-)
-
 // Who refused a call that never reached the app.
 const (
 	refusedByBridge = "bridge"
