@@ -121,7 +121,7 @@ func compileArguments(raw jsontext.Value) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.object {
+	if !s.IsObject() {
 		return nil, errors.New(`arguments schema must be an object schema ("type": "object")`)
 	}
 	return s, nil

@@ -1,10 +1,7 @@
 package catalog
 
 import (
-	"fmt"
-	"math/big"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -220,35 +217,6 @@ func TestPropertyStringsAreCanonical(t *testing.T) {
 		}
 		if string(c) != string(b) {
 			t.Fatalf("%q: wrote %s, canonical %s", s, b, c)
-		}
-	})
-}
-
-func TestPropertyDecimalMatchesRat(t *testing.T) {
-	genNum := rapid.Custom(func(t *rapid.T) string {
-		var b strings.Builder
-		if rapid.Bool().Draw(t, "neg") {
-			b.WriteByte('-')
-		}
-		b.WriteString(rapid.SampledFrom([]string{"0", "1", "7", "10", "100", "123", "0010"[2:], "999999999999999999999"}).Draw(t, "int"))
-		if rapid.Bool().Draw(t, "frac") {
-			b.WriteString("." + rapid.StringMatching(`[0-9]{1,4}`).Draw(t, "fracDigits"))
-		}
-		if rapid.Bool().Draw(t, "exp") {
-			b.WriteString(rapid.SampledFrom([]string{"e", "E", "e+", "e-"}).Draw(t, "e") + fmt.Sprint(rapid.IntRange(0, 30).Draw(t, "expDigits")))
-		}
-		return b.String()
-	})
-	rapid.Check(t, func(t *rapid.T) {
-		a, b := genNum.Draw(t, "a"), genNum.Draw(t, "b")
-		ra, _ := new(big.Rat).SetString(a)
-		rb, _ := new(big.Rat).SetString(b)
-		if got, want := compareDecimal([]byte(a), []byte(b)), ra.Cmp(rb); got != want {
-			t.Fatalf("compare(%s, %s) = %d, want %d", a, b, got, want)
-		}
-		d := parseDecimal([]byte(a))
-		if d.isInteger() != ra.IsInt() {
-			t.Fatalf("isInteger(%s) = %v", a, d.isInteger())
 		}
 	})
 }

@@ -166,6 +166,19 @@ func compileSchema(raw jsontext.Value) (*Schema, error) {
 
 var emptyObject = jsontext.Value(`{}`)
 
+// IsObject reports whether the schema's top-level type is "object" (what an arguments
+// schema must be).
+func (s *Schema) IsObject() bool { return s.object }
+
+// Published returns the schema's compact wire form: as written, with the keywords the
+// closed-object default implies omitted (see PublishedSchema). The caller must not modify
+// it.
+func (s *Schema) Published() jsontext.Value { return s.published }
+
+// Canonical returns the RFC 8785 form of Published, which definition revisions hash. The
+// caller must not modify it.
+func (s *Schema) Canonical() jsontext.Value { return s.canonical }
+
 // PublishedSchema returns the compact wire form of a schema written in the protocol's form
 // or in standard form: every additionalProperties:false (or, at a composing level,
 // unevaluatedProperties:false) that the closed-object default implies is omitted; explicit

@@ -185,13 +185,13 @@ func newTool(d *Definition) (*Tool, error) {
 
 	// The definitions-projection entry without definitionRevision is what the revision
 	// hashes (spec §3), in canonical form.
-	canon, err := appendStaticCanonical(nil, &def, args.canonical, result.canonical)
+	canon, err := appendStaticCanonical(nil, &def, args.Canonical(), result.Canonical())
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}
 	sum := sha256.Sum256(canon)
 	t.DefinitionRevision = formatRevision(sum[:])
-	b, err := appendStatic(canon[:0], &def, args.published, result.published)
+	b, err := appendStatic(canon[:0], &def, args.Published(), result.Published())
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}

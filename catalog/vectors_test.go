@@ -74,7 +74,7 @@ func TestRevisionVectors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", d.Definition.ID, err)
 		}
-		static, err := appendStatic(nil, &tool.Def, tool.Args.published, tool.Result.published)
+		static, err := appendStatic(nil, &tool.Def, tool.Args.Published(), tool.Result.Published())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestRevisionVectors(t *testing.T) {
 		if err := canon.Canonicalize(); err != nil {
 			t.Fatal(err)
 		}
-		direct, err := appendStaticCanonical(nil, &tool.Def, tool.Args.canonical, tool.Result.canonical)
+		direct, err := appendStaticCanonical(nil, &tool.Def, tool.Args.Canonical(), tool.Result.Canonical())
 		if err != nil || string(direct) != d.Canonical {
 			t.Errorf("%s direct canonical form:\n got %s\nwant %s (%v)", d.Definition.ID, direct, d.Canonical, err)
 		}

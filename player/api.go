@@ -30,6 +30,9 @@ type ToolForm struct {
 	FormError string `json:"formError,omitzero"`
 }
 
+// checkSchemaBounds applies the bounds of catalog.CheckSchemaBounds (for FormOf).
+func checkSchemaBounds(raw []byte) error { return catalog.CheckSchemaBounds(raw) }
+
 // Validation is the answer to a validation request: the schema's violations, if any.
 type Validation struct {
 	Schema     string              `json:"schema"`

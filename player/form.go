@@ -11,8 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/ansight-go/ansight/catalog"
 )
 
 // Field kinds of a form.
@@ -89,8 +87,8 @@ type Property struct {
 
 // FormOf normalizes an argumentsSchema into a form. An empty schema gives an empty
 // object form (a tool without arguments). Only malformed JSON is an error: whatever the
-// form cannot express becomes a KindJSON field, and so does a schema beyond
-// catalog.CheckSchemaBounds.
+// form cannot express becomes a KindJSON field, and so does a schema beyond the
+// complexity bounds of schemas.
 func FormOf(schema jsontext.Value) (*Field, error) {
 	if len(bytes.TrimSpace(schema)) == 0 {
 		return &Field{Kind: KindObject}, nil
@@ -101,7 +99,7 @@ func FormOf(schema jsontext.Value) (*Field, error) {
 	}
 	// The work below follows references and alternatives: bounded by the schema's size
 	// with its references expanded, which an app's schema must not make unbounded.
-	if err := catalog.CheckSchemaBounds(schema); err != nil {
+	if err := checkSchemaBounds(schema); err != nil {
 		return jsonField(nil, err.Error()), nil
 	}
 	g := &formGen{root: schema}
