@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -267,10 +268,10 @@ func unavailable(toolID string, rt wire.Runtime) *wire.Error {
 }
 
 // schemaError is a schema failure with details {"errors":[{path,code,message}…]}.
-func schemaError(code wire.Code, msg string, vs []catalog.Violation) *wire.Error {
+func schemaError(code wire.Code, msg string, vs []schema.Violation) *wire.Error {
 	e := &wire.Error{Code: code, Message: msg}
 	if b, err := wire.Marshal(struct {
-		Errors []catalog.Violation `json:"errors"`
+		Errors []schema.Violation `json:"errors"`
 	}{vs}); err == nil {
 		e.Details = b
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -117,7 +118,7 @@ func inferSchema(t reflect.Type, arguments bool) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return catalog.PublishedSchema(b), nil
+	return schema.Published(b), nil
 }
 
 // adaptSchema rewrites what jsonschema-go infers into what the SDK publishes.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -116,7 +117,7 @@ func CheckID(id string) error {
 
 // compileArguments compiles an arguments schema, which must be present and describe an
 // object (its top-level type is "object").
-func compileArguments(raw jsontext.Value) (*Schema, error) {
+func compileArguments(raw jsontext.Value) (*schema.Schema, error) {
 	s, err := compileResult(raw)
 	if err != nil {
 		return nil, err
@@ -128,9 +129,9 @@ func compileArguments(raw jsontext.Value) (*Schema, error) {
 }
 
 // compileResult compiles a required schema.
-func compileResult(raw jsontext.Value) (*Schema, error) {
+func compileResult(raw jsontext.Value) (*schema.Schema, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("schema is missing")
 	}
-	return CompileSchema(raw)
+	return schema.Compile(raw)
 }

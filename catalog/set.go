@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -24,7 +25,7 @@ type Tool struct {
 	// DefinitionRevision is the revision of the tool's static definition (spec §3).
 	DefinitionRevision string
 	// Args and Result are the compiled schemas of the arguments and the result.
-	Args, Result *Schema
+	Args, Result *schema.Schema
 
 	indexOpen []byte // index entry without its closing brace
 	defsOpen  []byte // definitions entry without its closing brace

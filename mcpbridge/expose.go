@@ -14,8 +14,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -312,7 +312,7 @@ func checkToolName(name string) error {
 // clientSchema adapts an app's object schema for MCP clients: the keywords that make
 // validators look elsewhere ($schema, $id) are dropped, a missing type becomes "object", and,
 // for arguments (closed), the protocol's closed-object default is restored everywhere
-// (catalog.StandardSchema): standard validators read a missing additionalProperties as
+// (schema.Standard): standard validators read a missing additionalProperties as
 // "anything goes", and the client should see the schema exactly as the app enforces it.
 // Schemas of anything but an object are refused.
 func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
@@ -323,7 +323,7 @@ func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
 		return jsontext.Value(`{"type":"object","additionalProperties":false}`), nil
 	}
 	if closed {
-		raw = catalog.StandardSchema(raw)
+		raw = schema.Standard(raw)
 	}
 	var m map[string]jsontext.Value
 	if err := wire.Unmarshal(raw, &m); err != nil {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -30,14 +30,14 @@ type ToolForm struct {
 	FormError string `json:"formError,omitzero"`
 }
 
-// checkSchemaBounds applies the bounds of catalog.CheckSchemaBounds (for FormOf).
-func checkSchemaBounds(raw []byte) error { return catalog.CheckSchemaBounds(raw) }
+// checkSchemaBounds applies the bounds of schema.CheckBounds (for FormOf).
+func checkSchemaBounds(raw []byte) error { return schema.CheckBounds(raw) }
 
 // Validation is the answer to a validation request: the schema's violations, if any.
 type Validation struct {
-	Schema     string              `json:"schema"`
-	Valid      bool                `json:"valid"`
-	Violations []catalog.Violation `json:"violations"`
+	Schema     string             `json:"schema"`
+	Valid      bool               `json:"valid"`
+	Violations []schema.Violation `json:"violations"`
 	// Skipped says why nothing was checked (flattened-string arguments, a schema that
 	// does not compile).
 	Skipped string `json:"skipped,omitzero"`
@@ -169,14 +169,14 @@ func (p *Player) validate(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, err)
 		return
 	}
-	out := &Validation{Schema: SchemaValidate, Valid: true, Violations: []catalog.Violation{}}
+	out := &Validation{Schema: SchemaValidate, Valid: true, Violations: []schema.Violation{}}
 	switch {
 	case t.Tool.ArgumentEncoding == wire.ArgumentEncodingFlattenedString:
 		out.Skipped = "flattened-string arguments are not validated"
 	case len(t.Tool.ArgumentsSchema) == 0:
 		out.Skipped = "the tool has no argumentsSchema"
 	default:
-		s, err := catalog.CompileSchema(t.Tool.ArgumentsSchema)
+		s, err := schema.Compile(t.Tool.ArgumentsSchema)
 		if err != nil {
 			out.Skipped = "the tool's argumentsSchema does not compile: " + err.Error()
 			break

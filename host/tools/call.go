@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -256,7 +256,7 @@ func (c *Client) validate(st *catalogState, call wire.Call, index int) error {
 	if def == nil || len(def.ArgumentsSchema) == 0 || def.ArgumentEncoding == wire.ArgumentEncodingFlattenedString {
 		return nil
 	}
-	schema, err := catalog.CompileSchema(def.ArgumentsSchema)
+	compiled, err := schema.Compile(def.ArgumentsSchema)
 	if err != nil {
 		c.opts.Logger.Debug("tools: cannot compile an argumentsSchema; not validating", "toolId", call.ToolID, "err", err)
 		return nil
@@ -265,13 +265,13 @@ func (c *Client) validate(st *catalogState, call wire.Call, index int) error {
 	if len(args) == 0 || string(args) == "null" {
 		args = jsontext.Value("{}")
 	}
-	violations := schema.Validate(args)
+	violations := compiled.Validate(args)
 	if len(violations) == 0 {
 		return nil
 	}
 	details, err := wire.Marshal(struct {
-		Valid  bool                `json:"valid"`
-		Errors []catalog.Violation `json:"errors"`
+		Valid  bool               `json:"valid"`
+		Errors []schema.Violation `json:"errors"`
 	}{false, violations})
 	if err != nil {
 		return fmt.Errorf("tools: encode schema violations: %w", err)

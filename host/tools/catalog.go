@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -75,7 +75,7 @@ type catalogState struct {
 }
 
 // CodeSchemaTooComplex is the denial of a tool whose definition carries a schema beyond
-// catalog.CheckSchemaBounds: the host keeps the definition without its schemas (nothing on
+// schema.CheckBounds: the host keeps the definition without its schemas (nothing on
 // this side validates it, renders it as a form or hands it to an agent) and does not call
 // the tool.
 const CodeSchemaTooComplex = "tool_schema_too_complex"
@@ -246,7 +246,7 @@ func (c *Client) fetchDefinitions(ctx context.Context, st *catalogState, ids []s
 	return next, nil
 }
 
-// intake bounds a definition's schemas as it enters the cache (catalog.CheckSchemaBounds):
+// intake bounds a definition's schemas as it enters the cache (schema.CheckBounds):
 // a schema beyond the bounds is dropped with the definition's other schema, and the reason
 // returned.
 func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
@@ -257,7 +257,7 @@ func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
 		if len(s.raw) == 0 {
 			continue
 		}
-		if err := catalog.CheckSchemaBounds(s.raw); err != nil {
+		if err := schema.CheckBounds(s.raw); err != nil {
 			d.ArgumentsSchema, d.ResultSchema = nil, nil
 			return d, fmt.Sprintf("The app's %s for '%s' is refused: %v.", s.name, d.ID, err)
 		}

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"fmt"
@@ -121,7 +121,7 @@ func genInstance(t *rapid.T, depth int) string {
 func TestPropertyFastMatchesStd(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		schema := genSchemaText(t, 2)
-		s, err := CompileSchema(jsontext.Value(schema))
+		s, err := Compile(jsontext.Value(schema))
 		if err != nil {
 			t.Fatalf("compile %s: %v", schema, err)
 		}
@@ -141,8 +141,8 @@ func TestPropertyFastMatchesStd(t *testing.T) {
 func TestPropertyPublishRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		schema := genSchemaText(t, 2)
-		pub := PublishedSchema(jsontext.Value(schema))
-		if again := PublishedSchema(pub); string(again) != string(pub) {
+		pub := Published(jsontext.Value(schema))
+		if again := Published(pub); string(again) != string(pub) {
 			t.Fatalf("not idempotent: %s → %s", pub, again)
 		}
 		a, _ := parseTree([]byte(schema))

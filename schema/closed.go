@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 // The protocol's closed-object default (spec §4): on the wire, an object schema without
 // additionalProperties admits no additional properties. A standard validator reads the
