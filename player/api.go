@@ -30,9 +30,6 @@ type ToolForm struct {
 	FormError string `json:"formError,omitzero"`
 }
 
-// checkSchemaBounds applies the bounds of schema.CheckBounds (for FormOf).
-func checkSchemaBounds(raw []byte) error { return schema.CheckBounds(raw) }
-
 // Validation is the answer to a validation request: the schema's violations, if any.
 type Validation struct {
 	Schema     string             `json:"schema"`

@@ -57,6 +57,8 @@ func TestFormOf(t *testing.T) {
 			`{"kind":"object","properties":[{"name":"self","field":{"kind":"object","properties":[{"name":"self","field":{"kind":"json","reason":"the schema is recursive (#)"}}]}}]}`},
 		{"external reference", `{"properties":{"a":{"$ref":"https://example.com/s.json"}}}`,
 			`{"kind":"object","properties":[{"name":"a","field":{"kind":"json","reason":"the schema refers to another document (https://example.com/s.json)"}}]}`},
+		{"anchor reference, resolved as the validator does", `{"properties":{"a":{"$ref":"#name"}},"$defs":{"n":{"$anchor":"name","type":"string","maxLength":8}}}`,
+			`{"kind":"object","properties":[{"name":"a","field":{"kind":"string","maxLength":8}}]}`},
 		{"dangling reference", `{"properties":{"a":{"$ref":"#/$defs/none"}}}`,
 			`{"kind":"object","properties":[{"name":"a","field":{"kind":"json","reason":"the schema's reference #/$defs/none does not resolve"}}]}`},
 		{"nullable type", `{"properties":{"a":{"type":["string","null"]}}}`,
