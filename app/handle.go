@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"runtime/debug"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -71,48 +71,16 @@ type claim struct {
 	typ, id, sessionID, capability string
 }
 
+// claimNames are the members scanClaim reads, in claim's order.
+var claimNames = []string{"type", "id", "sessionId", "capability"}
+
 // scanClaim reads the top-level type, id, sessionId and capability strings of msg without
-// the strict rules (first occurrence wins; scanning stops at the first syntax error), to
-// tell whether an undecodable message claims to be a tool request.
+// the strict rules (jsonscan.TopStrings: the first occurrence of a name counts), to tell
+// whether an undecodable message claims to be a tool request.
 func scanClaim(msg []byte) claim {
-	var c claim
-	var seen [4]bool
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return c
-	}
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return c
-		}
-		name := tok.String() // the token is void after the next read
-		val, err := dec.ReadValue()
-		if err != nil {
-			return c
-		}
-		var slot *string
-		var i int
-		switch name {
-		case "type":
-			slot, i = &c.typ, 0
-		case "id":
-			slot, i = &c.id, 1
-		case "sessionId":
-			slot, i = &c.sessionID, 2
-		case "capability":
-			slot, i = &c.capability, 3
-		default:
-			continue
-		}
-		if !seen[i] && val.Kind() == '"' {
-			seen[i] = true
-			if tok, err := jsontext.NewDecoder(bytes.NewReader(val)).ReadToken(); err == nil {
-				*slot = tok.String()
-			}
-		}
-	}
-	return c
+	var v [4]string
+	jsonscan.TopStrings(msg, claimNames, v[:], nil)
+	return claim{typ: v[0], id: v[1], sessionID: v[2], capability: v[3]}
 }
 
 // answer computes the response to req, writes it and streams the transfers it announces.
