@@ -6,11 +6,11 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/bpool"
 	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -101,7 +101,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 	}
 	msg, err := a.respond(x.requestID, x.sessionID, typ, payload)
 	if x.scratch != nil { // the payload is in msg now
-		putBuffer(x.scratch)
+		responseBuffers.Put(x.scratch)
 		x.scratch = nil
 	}
 	if err != nil { // only a bug gets here (the payload is our own JSON): tell the host anyway
@@ -121,7 +121,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		a.log.LogAttrs(ctx, slog.LevelDebug, "tool response", attrs...)
 	}
 	err = w.Write(ctx, transport.MessageText, *msg)
-	putBuffer(msg)
+	responseBuffers.Put(msg)
 	if err != nil {
 		x.dropTransfers()
 		return err
@@ -171,7 +171,7 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		if !out.Success {
 			return "", nil, out.Error
 		}
-		x.scratch = getBuffer()
+		x.scratch = responseBuffers.Get()
 		b, err := resultPayload((*x.scratch)[:0], &out)
 		if err != nil {
 			x.dropTransfers()
@@ -273,29 +273,15 @@ func (a *App) respond(requestID, sessionID, typ string, payload []byte) (*[]byte
 	if requestID == "" {
 		env.ID = "tool.error." + a.newID()
 	}
-	buf := getBuffer()
+	buf := responseBuffers.Get()
 	*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
 	if err != nil {
-		putBuffer(buf)
+		responseBuffers.Put(buf)
 		return nil, err
 	}
 	return buf, nil
 }
 
 // responseBuffers recycles the buffers responses are assembled in (Write does not keep
-// them).
-var responseBuffers sync.Pool
-
-func getBuffer() *[]byte {
-	if b, ok := responseBuffers.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 1024)
-	return &b
-}
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= 1<<20 { // do not pin huge buffers
-		responseBuffers.Put(b)
-	}
-}
+// them), up to 1 MiB.
+var responseBuffers = bpool.New(1024, 1<<20)

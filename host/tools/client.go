@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/bpool"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -280,17 +281,17 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		Capability: wire.CapabilityToolExec,
 		Payload:    body,
 	}
-	buf := getBuffer()
+	buf := messageBuffers.Get()
 	msg, err := wire.AppendEnvelope((*buf)[:0], &env)
 	*buf = msg[:0]
 	if err != nil {
-		putBuffer(buf)
+		messageBuffers.Put(buf)
 		c.forget(p)
 		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
 	c.trafficRequest(p, len(msg), body)
 	err = c.write(msg)
-	putBuffer(buf)
+	messageBuffers.Put(buf)
 	if err != nil {
 		if c.forget(p) {
 			if cerr := c.closedErr(); cerr != nil {
@@ -339,22 +340,8 @@ func (c *Client) write(msg []byte) error {
 }
 
 // messageBuffers recycles the buffers requests are assembled in (Conn.Write does not keep
-// them).
-var messageBuffers sync.Pool
-
-func getBuffer() *[]byte {
-	if b, ok := messageBuffers.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= 64<<10 { // do not pin the buffers of huge batches
-		messageBuffers.Put(b)
-	}
-}
+// them), up to 64 KiB: not the buffers of huge batches.
+var messageBuffers = bpool.New(512, 64<<10)
 
 // waitOpen blocks until Open, Close or the end of ctx.
 func (c *Client) waitOpen(ctx context.Context, op string) error {
