@@ -190,20 +190,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// sessionFor waits until the server lists exactly one connected session for appID.
+// sessionFor waits until the server lists a connected session for appID.
 func (h *Server) sessionFor(t *testing.T, appID string) *Session {
 	t.Helper()
-	var found *Session
-	waitFor(t, "session of "+appID, func() bool {
-		for _, s := range h.Sessions() {
-			if s.AppID() == appID && s.State() == StateConnected {
-				found = s
-				return true
-			}
-		}
-		return false
-	})
-	return found
+	return h.waitSession(t, "a session of "+appID, func(s *Session) bool { return s.AppID() == appID && s.State() == StateConnected })
+}
+
+// waitSession waits for a session that match accepts (Server.WaitSession), failing the
+// test after a generous deadline.
+func (h *Server) waitSession(t *testing.T, what string, match func(*Session) bool) *Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	s, err := h.WaitSession(ctx, match)
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+	return s
 }
 
 func closeCode(err error) transport.StatusCode {

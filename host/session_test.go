@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
@@ -202,7 +203,7 @@ func TestResumeAndReplace(t *testing.T) {
 	b := a
 	b.psid = pairing.NewToken(16)
 	h.connect(t, b)
-	waitFor(t, "two sessions", func() bool { return len(h.Sessions()) == 2 })
+	h.waitSession(t, "a second session", func(s *Session) bool { return s != sess })
 	kinds := map[EventKind]int{}
 	for kinds[EventConnected] < 3 || kinds[EventUpdated] < 2 {
 		kinds[(<-events).Kind]++ // blocks until the events come; the test deadline bounds it
@@ -223,7 +224,7 @@ func TestSessionHijackDifferentGrant(t *testing.T) {
 	attacker.psid = victim.psid
 	aconn := h.connect(t, attacker)
 	control(t, aconn, sdkOpen)
-	waitFor(t, "two sessions", func() bool { return len(h.Sessions()) == 2 })
+	h.waitSession(t, "the attacker's session", func(s *Session) bool { return s != vsess })
 	if vsess.State() != StateConnected {
 		t.Fatal("victim lost its connection")
 	}
@@ -353,5 +354,49 @@ func TestRevokePrunedInvite(t *testing.T) {
 	}
 	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
 		t.Fatalf("grants: %+v", g)
+	}
+}
+
+// TestWaitSession: WaitSession returns a session that already matches at once, waits for
+// one that matches later (here: once the app opens it), and gives up with ctx's cause or
+// when the server closes.
+func TestWaitSession(t *testing.T) {
+	h := newHarness(t, nil)
+	a := newApp("com.example.wait")
+	conn := h.connect(t, a)
+	connected := h.sessionFor(t, a.appID)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if got, err := h.WaitSession(ctx, func(s *Session) bool { return s.AppID() == a.appID }); err != nil || got != connected {
+		t.Fatalf("an existing session: %v, %v", got, err)
+	}
+
+	opened := make(chan *Session, 1)
+	go func() {
+		s, err := h.WaitSession(ctx, (*Session).Opened)
+		if err != nil {
+			t.Errorf("waiting for the open: %v", err)
+		}
+		opened <- s
+	}()
+	control(t, conn, sdkOpen)
+	if s := <-opened; s != connected || !s.Opened() {
+		t.Fatalf("opened %v, want %v", s, connected)
+	}
+
+	short, cancelShort := context.WithCancelCause(t.Context())
+	cancelShort(errors.New("gave up"))
+	if _, err := h.WaitSession(short, func(*Session) bool { return false }); err == nil || err.Error() != "gave up" {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	closed := make(chan error, 1)
+	go func() {
+		_, err := h.WaitSession(ctx, func(*Session) bool { return false })
+		closed <- err
+	}()
+	conn.Close(transport.StatusNormalClosure, "")
+	h.Close()
+	if err := <-closed; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("wait across Close: %v", err)
 	}
 }

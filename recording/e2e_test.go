@@ -205,19 +205,12 @@ func TestHostRecordsOfficialSession(t *testing.T) {
 		ra.send(t, transport.MessageBinary, frame)
 	}
 
-	var sess *host.Session
-	for range 1000 {
-		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
-			sess = list[0]
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if sess == nil {
-		t.Fatal("no open session")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
+	sess, err := srv.WaitSession(ctx, (*host.Session).Opened)
+	if err != nil {
+		t.Fatalf("no open session: %v", err)
+	}
 	if _, err := sess.Tools().Call(ctx, wire.Call{ToolID: "notes.count"}); err != nil {
 		t.Fatal(err)
 	}
@@ -353,24 +346,20 @@ func TestHostRecordsGoApp(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	var id string
-	for range 2000 {
-		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
-			id = list[0].ID()
+	sess, err := srv.WaitSession(ctx, (*host.Session).Opened)
+	if err != nil {
+		t.Fatalf("no session: %v", err)
+	}
+	id := sess.ID()
+	for range 2000 { // the records arrive after the session opened
+		c, err := rec.Counts(ctx, id)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if id != "" {
-			c, err := rec.Counts(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c[recording.KindLog] >= 1 && c[recording.KindNetwork] >= 1 && c[recording.KindMetric] >= 6 && c[recording.KindFrame] >= 2 && c[recording.KindChannel] == 3 {
-				break
-			}
+		if c[recording.KindLog] >= 1 && c[recording.KindNetwork] >= 1 && c[recording.KindMetric] >= 6 && c[recording.KindFrame] >= 2 && c[recording.KindChannel] == 3 {
+			break
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if id == "" {
-		t.Fatal("no session")
 	}
 	counts, _ := rec.Counts(ctx, id)
 	if counts[recording.KindLog] < 1 || counts[recording.KindNetwork] < 1 || counts[recording.KindMetric] < 6 || counts[recording.KindFrame] < 2 || counts[recording.KindChannel] != 3 {

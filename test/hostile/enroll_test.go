@@ -128,12 +128,10 @@ func TestSessionHijack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(transport.StatusNormalClosure, "")
-	deadline := time.Now().Add(waitLimit)
-	for len(h.Sessions()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the attacker's connection made no session")
-		}
-		time.Sleep(2 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if _, err := h.WaitSession(ctx, func(s *host.Session) bool { return s != victim.sess }); err != nil {
+		t.Fatalf("the attacker's connection made no session: %v", err)
 	}
 	if victim.sess.State() != host.StateConnected {
 		t.Fatal("the victim's session was taken over")

@@ -41,8 +41,6 @@ func hostWithApp(t *testing.T, ctx context.Context) (*host.Server, *host.Session
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, unsubscribe := srv.Subscribe(64)
-	defer unsubscribe()
 	if err := srv.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -64,16 +62,11 @@ func hostWithApp(t *testing.T, ctx context.Context) (*host.Server, *host.Session
 	}
 	t.Cleanup(func() { conn.Close() })
 
-	for {
-		select {
-		case ev := <-events:
-			if ev.Info.AppID == outsideAppID && ev.Info.Opened {
-				return srv, ev.Session
-			}
-		case <-ctx.Done():
-			t.Fatal("the host never saw the app's session open")
-		}
+	sess, err := srv.WaitSession(ctx, func(s *host.Session) bool { return s.AppID() == outsideAppID && s.Opened() })
+	if err != nil {
+		t.Fatalf("the host never saw the app's session open: %v", err)
 	}
+	return srv, sess
 }
 
 // A host and an app built from public packages only: the host reads the app's catalog and
