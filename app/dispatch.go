@@ -26,7 +26,7 @@ type exchange struct {
 }
 
 // parseCall reads a tool.call payload or a batch item: the shape checks that come before
-// anything runs (spec §6), the after block included. On failure it still returns the
+// anything runs (docs/protocol/calls.md#processing-order), the after block included. On failure it still returns the
 // toolId and callId it could read, for the batch listing.
 func parseCall(raw jsontext.Value) (wire.Call, *wire.Error) {
 	var c wire.Call
@@ -87,7 +87,7 @@ func checkAfter(a *wire.After) *wire.Error {
 }
 
 // call runs one call payload (a tool.call payload or a batch item) through the whole path
-// of spec §6 and returns its outcome and the caller's callId.
+// of docs/protocol/calls.md#processing-order and returns its outcome and the caller's callId.
 func (x *exchange) call(ctx context.Context, raw jsontext.Value, withEvidence bool) (wire.Outcome, string) {
 	c, perr := parseCall(raw)
 	if perr != nil {

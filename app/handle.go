@@ -254,7 +254,7 @@ func marshalError(e *wire.Error) []byte {
 }
 
 // respond builds the response envelope around a compact payload, compressing the payload
-// when it is large (spec §8). An empty requestID means the request's id was unreadable:
+// when it is large (docs/protocol/messages.md#encoding-a-payload). An empty requestID means the request's id was unreadable:
 // the response gets a fresh tool.error.<hex> id and no replyTo.
 func (a *App) respond(requestID, sessionID, typ string, payload []byte) (*[]byte, error) {
 	p, err := wire.EncodePayload(payload)

@@ -11,7 +11,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// query answers a tool.query payload with the catalog payload (spec §2).
+// query answers a tool.query payload with the catalog payload (docs/protocol/catalog.md#query).
 func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *wire.Error) {
 	a := x.app
 	v, err := a.current()

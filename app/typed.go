@@ -29,8 +29,8 @@ import (
 // For a flattened-string tool (Definition.ArgumentEncoding) the handler's In is decoded
 // from the flattened string map (see Call.StringArguments): use map[string]string, or a
 // struct whose non-string fields carry the `,string` option (`json:"maxDepth,string"`).
-// Flattened tools' arguments and results are not validated against their schemas (spec
-// §4: only native JSON tools are).
+// Flattened tools' arguments and results are not validated against their schemas
+// (docs/protocol/catalog.md#argument-encoding: only native JSON tools are).
 func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Context, c *Call, in In) (Out, error), opts ...ToolOption) error {
 	if h == nil {
 		return fmt.Errorf("app: tool %q: no handler", d.ID)

@@ -9,7 +9,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Answer answers a tool.query (spec §2) and returns the compact tool.catalog payload. It
+// Answer answers a tool.query (docs/protocol/catalog.md#answer-forms) and returns the compact tool.catalog payload. It
 // is not compressed: the caller applies the large-payload encoding.
 //
 // unavailable holds the runtime object of every tool that is unavailable now; a tool not
@@ -258,7 +258,7 @@ func matchesTerms(search string, terms []string) bool {
 }
 
 // matchText keeps the tools whose search text contains every term of the normalized text
-// (spec §2: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
+// (docs/protocol/catalog.md#search-text: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
 // Terms are taken one at a time, each distinct one once, against the tools still kept,
 // and the scan stops as soon as none is left: a term list of any length costs one pass
 // over it plus, per distinct term that still matches something, one look at each tool

@@ -99,7 +99,7 @@ func appendRuntimeCanonical(b []byte, r *wire.Runtime) []byte {
 	return append(b, '}')
 }
 
-// appendRuntime appends an unavailable runtime object in the order of spec §5 (available,
+// appendRuntime appends an unavailable runtime object in the order of docs/protocol/catalog.md#availability (available,
 // code, reason, requiredState, remediation, retryable), as entries and changes carry it.
 func appendRuntime(b []byte, r *wire.Runtime) []byte {
 	b = append(b, `{"available":false`...)

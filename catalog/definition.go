@@ -15,7 +15,7 @@ import (
 // MaxIDLength is the longest tool id Check accepts.
 const MaxIDLength = 128
 
-// Definition is a tool's static definition (spec §4) as a developer registers it.
+// Definition is a tool's static definition (docs/protocol/catalog.md#tool-definitions) as a developer registers it.
 //
 // ArgumentsSchema and ResultSchema are JSON Schema 2020-12 documents in the protocol's
 // closed-object form (an object schema without additionalProperties admits no additional

@@ -7,7 +7,7 @@ import (
 )
 
 // Search is free text split into terms the way a query's "query" and "feature" are
-// (spec §2): lower-cased, split on everything that is not a letter or digit, each term
+// (docs/protocol/catalog.md#search-text): lower-cased, split on everything that is not a letter or digit, each term
 // required as a substring of a tool's searchable text. Hosts use it to filter the entries
 // of a catalog they hold with the same rules the app applies.
 type Search []string

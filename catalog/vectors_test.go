@@ -10,7 +10,8 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// revisionVectors mirrors ../shared/spec/revision-vectors.json (copied to testdata).
+// revisionVectors mirrors testdata/revision-vectors.json, the protocol's revision test
+// vectors (docs/protocol/catalog.md#test-vectors).
 type revisionVectors struct {
 	Definitions []struct {
 		Definition struct {

@@ -245,7 +245,7 @@ func (c *cx) roundTrip(id, typ, sessionID string, raw []byte, lenient bool) *res
 	c.r.sent[id].answered = true
 	c.last.Response = shorten(p.raw)
 	if p.err != nil {
-		c.expectf("a response that decodes strictly (spec §1, §8)", "the response could not be read: %v", p.err)
+		c.expectf("a response that decodes strictly (docs/protocol/messages.md#strict-decoding)", "the response could not be read: %v", p.err)
 	}
 	return p
 }
@@ -286,7 +286,7 @@ func (c *cx) wantError(p *response, codes ...wire.Code) map[string]any {
 	if len(codes) > 0 && !slices.Contains(names, code) {
 		c.expectf("tool.error code "+strings.Join(names, " or "), "got code %q: %v", code, o["message"])
 	}
-	c.problems("an error payload {code, message, retryable, details?} (spec §6)", errorShape(o, ""))
+	c.problems("an error payload {code, message, retryable, details?} (docs/protocol/calls.md#errors)", errorShape(o, ""))
 	return o
 }
 

@@ -18,7 +18,7 @@ import (
 const (
 	defaultMaxResults = 20
 	maxMaxResults     = 50
-	maxBatchCalls     = 32 // spec §7
+	maxBatchCalls     = 32 // docs/protocol/calls.md#batches
 	maxAfterDelayMS   = 2000
 	maxIDLength       = 256
 )

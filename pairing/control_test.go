@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Requests as the official SDKs write them (shared/reference/session-contract.md §4).
+// Requests as the official SDKs write them (docs/protocol/session.md#control-channel).
 const (
 	openReq     = `{"type":"CONTROL_REQ","id":"client.00112233445566778899aabbccddeeff","replyTo":null,"action":"session.open","payload":{"clientName":"Pixel 8","configId":"local:com.example.app","appId":"com.example.app","openedAtUtc":"2026-07-30T01:00:00.000Z"},"success":true,"message":null}`
 	stateReq    = `{"type":"CONTROL_REQ","id":"client.1","action":"app.state","payload":{"state":"Foreground","changedAtUtc":"2026-07-30T01:00:00Z"}}`

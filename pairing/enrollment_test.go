@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Datagrams as the official SDKs write them (shared/reference/session-contract.md §1.2).
+// Datagrams as the official SDKs write them (docs/protocol/session.md#connect-datagram).
 const (
 	dotnetConnect  = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"q1w2e3r4t5y6u7i8o9p0aa","enrollmentMode":"local","inviteId":"local:com.example.app","appId":"com.example.app","deviceId":"Zm9vYmFyYmF6cXV4cXV1eA","deviceName":"Dev Laptop","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8","processSessionId":"0f1e2d3c4b5a69788796a5b4c3d2e1f0"}`
 	kotlinConnect  = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"6f1c2b3a4d5e4f60718293a4b5c6d7e8","enrollmentMode":"invite","inviteId":"0123456789abcdef0123456789abcdef","appId":"com.example.app","deviceId":"android.00112233445566778899aabbccddeeff","deviceName":"Pixel 8","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"}`

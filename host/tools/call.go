@@ -157,7 +157,7 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 	}
 }
 
-// authorize refuses calls the host must not send (spec §10): tools absent from the last
+// authorize refuses calls the host must not send (docs/protocol/authorization.md#host-enforcement): tools absent from the last
 // catalog, above the grant or not executable, and, when validating, arguments that do not
 // match the tool's schema. It fetches the catalog when none is cached, and the definitions
 // it needs for validation. A refusal that a newer catalog could lift (a tool not listed, or

@@ -319,9 +319,10 @@ var appCases = []struct {
 	// in memory, even when it arrives compressed (6 million names, 42 MB inflated).
 	{"AfterIncludeHuge", req(wire.TypeCall, wrapped(`{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"include":[`, `"tree",`, 6000000, `"tree"]}}`)), false, rejected(payloadInvalid)},
 
-	// tool.query payloads: the spec reads them leniently (a non-object payload is {}, an
-	// unknown detail is full, members of the wrong type are ignored): answered with the
-	// catalog. Duplicate names are still refused, like anywhere in a message.
+	// tool.query payloads are read leniently (docs/protocol/catalog.md#query: a non-object
+	// payload is {}, an unknown detail is full, members of the wrong type are ignored):
+	// answered with the catalog. Duplicate names are still refused, like anywhere in a
+	// message.
 	{"QueryPayloadNotObject", queryMsg(`[]`), false, answered(wire.TypeCatalog)},
 	{"QueryDetailNumber", queryMsg(`{"detail":5}`), false, answered(wire.TypeCatalog)},
 	{"QueryDetailUnknown", queryMsg(`{"detail":"everything"}`), false, answered(wire.TypeCatalog)},

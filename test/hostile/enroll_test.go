@@ -19,7 +19,8 @@ import (
 // validConnect is a well-formed ENROLLMENT_CONNECT with placeholders for mutation.
 const validConnect = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"hostile","enrollmentMode":"local","inviteId":"local:dev.ansight.udp","appId":"dev.ansight.udp","deviceId":"dev-1","deviceName":"d","accessToken":"TOKEN","processSessionId":"go.1"}`
 
-// datagramCases must be refused: dropped unanswered (malformed datagrams get no answer),
+// datagramCases must be refused: dropped unanswered (malformed datagrams get no answer:
+// docs/protocol/session.md#enrollment),
 // or, when only a duplicate name or an over-long string is wrong in an otherwise readable
 // request (issue 12.6), answered with refused and no grant.
 var datagramCases = []struct {
