@@ -96,6 +96,7 @@ func (s *Server) crashTarget(sess *Session, targetID, processID string) (*Sessio
 	defer s.mu.Unlock()
 	if t, ok := s.sessions[targetID]; ok && targetID != "" {
 		if !mine(t) {
+			//lint:ignore ST1005 the official host's message, which the app receives as is
 			return nil, errors.New("Crash report target does not belong to this app registration and process.")
 		}
 		return t, nil
