@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
@@ -215,4 +216,11 @@ func closeCode(err error) transport.StatusCode {
 		return ce.Code
 	}
 	return -1
+}
+
+// reqName names a subtest after the action and id of the control request req.
+func reqName(req string) string {
+	var v [2]string
+	jsonscan.TopStrings([]byte(req), []string{"action", "id"}, v[:], nil)
+	return v[0] + " " + v[1]
 }

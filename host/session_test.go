@@ -26,6 +26,7 @@ const (
 // TestControlInterop checks every byte the official SDKs rely on in the host's replies:
 // all seven keys, id null, replyTo = request id, action echoed, success explicit.
 func TestControlInterop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, want string }{
@@ -37,9 +38,11 @@ func TestControlInterop(t *testing.T) {
 		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"A crash handoff requires a current session and an ansight.crash.v1 report."}`},
 		{`{"type":"CONTROL_REQ","id":"client.7","action":"screen.record","payload":{}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"screen.record","payload":null,"success":false,"message":"Unsupported control action 'screen.record'."}`},
 	} {
-		if got := control(t, conn, tc.req); got != tc.want {
-			t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)
-		}
+		t.Run(reqName(tc.req), func(t *testing.T) {
+			if got := control(t, conn, tc.req); got != tc.want {
+				t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)
+			}
+		})
 	}
 	sess := h.sessionFor(t, "com.example.app")
 	in := sess.Info()
@@ -60,6 +63,7 @@ func TestControlInterop(t *testing.T) {
 
 // TestControlBadPayloads: wrong payload types get success:false, never silence or a crash.
 func TestControlBadPayloads(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, message string }{
@@ -76,13 +80,15 @@ func TestControlBadPayloads(t *testing.T) {
 		{`{"type":"CONTROL_REQ","id":"j","id":"k","action":"app.state","payload":{"state":"foreground"}}`, ""},
 		{`{"type":"CONTROL_REQ","id":"l","action":"app.state","Action":"session.complete"}`, ""},
 	} {
-		got, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
-			t.Errorf("%s: %+v", tc.req, got)
-		}
+		t.Run(reqName(tc.req), func(t *testing.T) {
+			got, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
+				t.Errorf("%s: %+v", tc.req, got)
+			}
+		})
 	}
 }
 
@@ -90,6 +96,7 @@ func TestControlBadPayloads(t *testing.T) {
 // client.log without a payload is logged and acknowledged (the official host logs
 // "<empty>"), and the legacy CLIENT_DONE ends the session cleanly (1000), unanswered.
 func TestControlLenient(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, req := range []string{
@@ -121,6 +128,7 @@ func TestControlLenient(t *testing.T) {
 // TestUnacknowledgedTraffic: telemetry, legacy events and ASJP frames get no reply; the
 // next control request is answered first.
 func TestUnacknowledgedTraffic(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, m := range []string{
@@ -145,6 +153,7 @@ func TestUnacknowledgedTraffic(t *testing.T) {
 // TestToolRouting: after session.open the session's tool client sends requests carrying
 // the session id; a dropped connection fails them at once with a transport error.
 func TestToolRouting(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	control(t, conn, sdkOpen)
@@ -174,6 +183,7 @@ func TestToolRouting(t *testing.T) {
 // id; the newer connection replaces the older, whose pending request fails with
 // ErrReplaced and which is closed.
 func TestResumeAndReplace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	events, stop := h.Subscribe(16)
 	defer stop()
@@ -214,6 +224,7 @@ func TestResumeAndReplace(t *testing.T) {
 // victim's processSessionId on its own grant gets a new session; the victim keeps its
 // connection (the reference lets it take the session over).
 func TestSessionHijackDifferentGrant(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	victim := newApp("com.example.app")
 	vconn := h.connect(t, victim)
@@ -239,6 +250,7 @@ func TestSessionHijackDifferentGrant(t *testing.T) {
 }
 
 func TestRevokeDisconnects(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.app")
 	conn := h.connect(t, a)
@@ -260,6 +272,7 @@ func TestRevokeDisconnects(t *testing.T) {
 }
 
 func TestAppHint(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"com.example.app": "com-example-app", "Com..Example__App!": "com-example-app", "***": "app", "": "app",
 		strings.Repeat("a", 60): strings.Repeat("a", 48),
@@ -271,6 +284,7 @@ func TestAppHint(t *testing.T) {
 }
 
 func TestServerCloseFailsPending(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	control(t, conn, sdkOpen)
@@ -308,6 +322,7 @@ func readAsync(conn transport.Conn) <-chan error {
 // TestRevokeInvite: revoking a used invite revokes the grants made with it, ends their
 // sessions and says so.
 func TestRevokeInvite(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
 	if err != nil {
@@ -337,6 +352,7 @@ func TestRevokeInvite(t *testing.T) {
 // TestRevokePrunedInvite: an invite pruned from the store can still be revoked by its id:
 // the grants made with it are.
 func TestRevokePrunedInvite(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
 	if err != nil {
@@ -361,6 +377,7 @@ func TestRevokePrunedInvite(t *testing.T) {
 // one that matches later (here: once the app opens it), and gives up with ctx's cause or
 // when the server closes.
 func TestWaitSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.wait")
 	conn := h.connect(t, a)

@@ -3,6 +3,7 @@ package hostapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func serve(t *testing.T, b Backend) *Client {
 	return NewClient(path)
 }
 
-func TestListenIsPrivate(t *testing.T) {
+func TestListenIsPrivate(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c := serve(t, &fakeBackend{})
 	for path, want := range map[string]os.FileMode{c.socket: 0o600, filepath.Dir(c.socket): 0o700} {
 		st, err := os.Stat(path)
@@ -92,7 +93,7 @@ func TestListenIsPrivate(t *testing.T) {
 	}
 }
 
-func TestListenReplacesStaleSocket(t *testing.T) {
+func TestListenReplacesStaleSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	dir, err := os.MkdirTemp("", "ctl")
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	l2.Close()
 }
 
-func TestClientRoundTrip(t *testing.T) {
+func TestClientRoundTrip(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	fb := &fakeBackend{}
 	c := serve(t, fb)
 	ctx := t.Context()
@@ -158,7 +159,7 @@ func TestClientRoundTrip(t *testing.T) {
 	}
 }
 
-func TestHandlerRejectsBadBodies(t *testing.T) {
+func TestHandlerRejectsBadBodies(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c := serve(t, &fakeBackend{})
 	for _, body := range []string{`{"toolId":"a","toolId":"b"}`, `{"ToolId":"a"}`, `[1]`, `{`} {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://ansight/v1/sessions/app-001/call", strings.NewReader(body))
@@ -177,6 +178,7 @@ func TestHandlerRejectsBadBodies(t *testing.T) {
 }
 
 func TestNoHost(t *testing.T) {
+	t.Parallel()
 	c := NewClient(filepath.Join(t.TempDir(), "none.sock"))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -186,6 +188,7 @@ func TestNoHost(t *testing.T) {
 }
 
 func TestFilterTools(t *testing.T) {
+	t.Parallel()
 	f := false
 	entries := []wire.ToolEntry{
 		{ID: "notes.create", Name: "Create note", Description: "Adds a note.", Category: "notes", Policy: wire.PolicyWrite, Keywords: "add new"},
@@ -216,8 +219,11 @@ func TestFilterTools(t *testing.T) {
 		{ToolsRequest{ToolIDs: []string{"app.reset", "nope"}}, "app.reset"},
 		{ToolsRequest{Query: "zzz"}, ""},
 	} {
-		if got := ids(tc.req); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%+v", tc.req), func(t *testing.T) {
+			t.Parallel()
+			if got := ids(tc.req); got != tc.want {
+				t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
+			}
+		})
 	}
 }

@@ -150,6 +150,7 @@ func serveDemo(t *testing.T, a *app.App, opts Options) (*Client, *recConn) {
 }
 
 func TestAgainstSDKCatalog(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	a := demoApp(t, &available)
 	c, rec := serveDemo(t, a, Options{MaxToolPolicy: wire.PolicyWrite})
@@ -222,6 +223,7 @@ func TestAgainstSDKCatalog(t *testing.T) {
 }
 
 func TestAgainstSDKCalls(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	c, _ := serveDemo(t, demoApp(t, &available), Options{MaxToolPolicy: wire.PolicyWrite})
 	ctx := t.Context()
@@ -270,6 +272,7 @@ func TestAgainstSDKCalls(t *testing.T) {
 }
 
 func TestAgainstSDKValidation(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	c, rec := serveDemo(t, demoApp(t, &available), Options{MaxToolPolicy: wire.PolicyWrite, ValidateArguments: true})
 	_, err := c.Call(t.Context(), wire.Call{ToolID: "demo.echo", Arguments: jsontext.Value(`{"n":"seven"}`)})
@@ -286,6 +289,7 @@ func TestAgainstSDKValidation(t *testing.T) {
 }
 
 func TestAgainstSDKArtifacts(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	dir := t.TempDir()
 	c, _ := serveDemo(t, demoApp(t, &available), Options{ArtifactDir: dir})
