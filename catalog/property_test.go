@@ -75,6 +75,7 @@ func genQuery(t *rapid.T, s *Set) wire.Query {
 
 // Revisions depend on the registered content, not on the order of registration.
 func TestPropertyRevisionsIgnoreOrder(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		defs := genDefs(t)
 		g := genGuard.Draw(t, "guard")
@@ -111,6 +112,7 @@ func TestPropertyRevisionsIgnoreOrder(t *testing.T) {
 
 // Every payload decodes strictly into wire.Catalog and re-encodes to the same JSON.
 func TestPropertyPayloadRoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		defs := genDefs(t)
 		s, err := NewSet(defs, genGuard.Draw(t, "guard"))
@@ -155,6 +157,7 @@ func TestPropertyPayloadRoundTrip(t *testing.T) {
 // Definitions fetched by id carry the definitionRevision the index advertised, and that
 // revision is the hash of the entry itself without definitionRevision.
 func TestPropertyDefinitionsMatchIndex(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		defs := genDefs(t)
 		s, err := NewSet(defs, GuardFullAccess)
@@ -205,6 +208,7 @@ func TestPropertyDefinitionsMatchIndex(t *testing.T) {
 // appendString writes RFC 8785 strings (the catalog and availability revisions are hashed
 // from pieces written with it).
 func TestPropertyStringsAreCanonical(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.String().Draw(t, "s")
 		b, err := appendString(nil, s)

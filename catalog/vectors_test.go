@@ -69,6 +69,7 @@ func loadVectors(t testing.TB) (*revisionVectors, []Definition) {
 }
 
 func TestRevisionVectors(t *testing.T) {
+	t.Parallel()
 	v, defs := loadVectors(t)
 	for i, d := range v.Definitions {
 		tool, err := newTool(&defs[i])

@@ -7,6 +7,7 @@ import (
 )
 
 func TestStandardSchemaRestoresClosedObjects(t *testing.T) {
+	t.Parallel()
 	in := jsontext.Value(`{"type":"object","properties":{"ref":{"type":"object","properties":{"id":{"type":"string"}}},"open":{"type":"object","additionalProperties":true}}}`)
 	got := string(Standard(in))
 	want := `{"type":"object","properties":{"ref":{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false},"open":{"type":"object","additionalProperties":true}},"additionalProperties":false}`

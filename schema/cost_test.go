@@ -20,6 +20,7 @@ func alternatives(levels int) string {
 }
 
 func TestSchemaBounds(t *testing.T) {
+	t.Parallel()
 	deepObject := strings.Repeat(`{"properties":{"a":`, 40) + `{}` + strings.Repeat(`}}`, 40)
 	manyValues := `{"enum":[` + strings.TrimSuffix(strings.Repeat(`1,`, MaxValues), ",") + `]}`
 	for _, tc := range []struct {
@@ -64,6 +65,7 @@ func nestedValue(depth int) string {
 // TestValidationBudget: work that grows with the value's depth exponentially is refused
 // with CodeValidationBudget; linear work, even on a large value, is not.
 func TestValidationBudget(t *testing.T) {
+	t.Parallel()
 	s, err := Compile(jsontext.Value(recursiveAlternatives))
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestValidationBudget(t *testing.T) {
 // TestValidationLoop: a reference cycle that never descends into the value ends the walk
 // instead of recursing without end.
 func TestValidationLoop(t *testing.T) {
+	t.Parallel()
 	s, err := Compile(jsontext.Value(`{"$ref":"#a","$defs":{"x":{"$anchor":"a","$ref":"#"}}}`))
 	if err != nil {
 		t.Skipf("the compiler refuses the loop itself: %v", err)

@@ -119,6 +119,7 @@ func genInstance(t *rapid.T, depth int) string {
 
 // The fast validator agrees with the general one on every schema it accepts.
 func TestPropertyFastMatchesStd(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		schema := genSchemaText(t, 2)
 		s, err := Compile(jsontext.Value(schema))
@@ -139,6 +140,7 @@ func TestPropertyFastMatchesStd(t *testing.T) {
 // Publishing loses nothing: the published schema, restored, validates exactly like the
 // original; and publishing is idempotent.
 func TestPropertyPublishRoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		schema := genSchemaText(t, 2)
 		pub := Published(jsontext.Value(schema))
@@ -163,6 +165,7 @@ func TestPropertyPublishRoundTrip(t *testing.T) {
 }
 
 func TestPropertyDecimalMatchesRat(t *testing.T) {
+	t.Parallel()
 	genNum := rapid.Custom(func(t *rapid.T) string {
 		var b strings.Builder
 		if rapid.Bool().Draw(t, "neg") {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestClosedDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, restored, published string
 	}{
@@ -82,6 +83,7 @@ func TestClosedDefault(t *testing.T) {
 }
 
 func TestCompileSchemaErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, schema, want string }{
 		{"invalid JSON", `{"type":`, "not valid JSON"},
 		{"duplicate keys", `{"type":"object","type":"string"}`, "duplicate"},
@@ -139,6 +141,7 @@ func full(vs []Violation) string {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	const action = `{"type":"object","properties":{
 		"reference":{"type":"object","properties":{"nodeId":{"type":"string","minLength":1},"snapshotId":{"type":["string","null"]}},"required":["nodeId"]},
 		"action":{"type":"string","enum":["tap","focus"]},
@@ -216,6 +219,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateComposed(t *testing.T) {
+	t.Parallel()
 	s, err := Compile(jsontext.Value(`{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"$ref":"#/$defs/pos"}}}],"$defs":{"pos":{"type":"integer","minimum":1}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +246,7 @@ func TestValidateComposed(t *testing.T) {
 }
 
 func TestValidateBoundsViolations(t *testing.T) {
+	t.Parallel()
 	s, err := Compile(jsontext.Value(`{"type":"array","items":{"type":"string"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +260,7 @@ func TestValidateBoundsViolations(t *testing.T) {
 }
 
 func TestCompileSchemaCached(t *testing.T) {
+	t.Parallel()
 	raw := jsontext.Value(`{"type":"object","title":"cached"}`)
 	a, err := Compile(raw)
 	if err != nil {
@@ -267,6 +273,7 @@ func TestCompileSchemaCached(t *testing.T) {
 }
 
 func TestDecimal(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want int
@@ -303,6 +310,7 @@ func ExampleSchema_Validate() {
 
 // Numbers with absurd exponents stay cheap in both validators.
 func TestValidateHugeNumbers(t *testing.T) {
+	t.Parallel()
 	for name, v := range engines(t, `{"type":"array","items":{"type":"integer","minimum":0,"maximum":10}}`) {
 		got := brief(v(jsontext.Value(`[1e1000000,-1e1000000,1e-1000000,5]`)))
 		if want := "$[0] maximum; $[1] minimum; $[2] type_mismatch"; got != want {
@@ -317,6 +325,7 @@ func TestValidateHugeNumbers(t *testing.T) {
 // The fast validator accepts the nesting jsontext accepts (10000 levels) and refuses one
 // more with a single invalid_json violation whose message stays short.
 func TestValidateDeepInstance(t *testing.T) {
+	t.Parallel()
 	s, err := Compile(jsontext.Value(`{"type":"object","additionalProperties":{"items":{}}}`))
 	if err != nil || s.fast == nil {
 		t.Fatal("no fast path", err)
@@ -337,6 +346,7 @@ func TestValidateDeepInstance(t *testing.T) {
 // TestValidateEmptyObjectShortcut: {} is answered from what was decided at compile time,
 // and that decision is the validator's own.
 func TestValidateEmptyObjectShortcut(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int{
 		`{"type":"object"}`: 0,
 		`{"type":"object","properties":{"a":{"type":"string"}}}`: 0,
