@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -163,6 +164,7 @@ func oneSession(t *testing.T) *fakeBackend {
 }
 
 func TestMetaToolsListed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolSearchAppTools, ToolTakeScreenshot}
 	var got []string
@@ -185,6 +187,7 @@ func TestMetaToolsListed(t *testing.T) {
 }
 
 func TestListSessions(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.addSession("s2", "com.example.other", wire.PolicyRead, nil)
 	f.disconnect("s2")
@@ -196,23 +199,26 @@ func TestListSessions(t *testing.T) {
 		{nil, []string{"s1"}},
 		{map[string]any{"includeDisconnected": true}, []string{"s1", "s2"}},
 	} {
-		res := h.call(ToolListSessions, tc.args)
-		var out listSessionsOutput
-		text(t, res, &out)
-		var ids []string
-		for _, s := range out.Sessions {
-			ids = append(ids, s.SessionID)
-		}
-		if res.IsError || !slices.Equal(ids, tc.want) || !out.AllowCritical {
-			t.Errorf("args %v: sessions %v, want %v (%+v)", tc.args, ids, tc.want, out)
-		}
-		if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != hostapi.StateConnected {
-			t.Errorf("session: %+v", s)
-		}
+		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
+			res := h.call(ToolListSessions, tc.args)
+			var out listSessionsOutput
+			text(t, res, &out)
+			var ids []string
+			for _, s := range out.Sessions {
+				ids = append(ids, s.SessionID)
+			}
+			if res.IsError || !slices.Equal(ids, tc.want) || !out.AllowCritical {
+				t.Errorf("args %v: sessions %v, want %v (%+v)", tc.args, ids, tc.want, out)
+			}
+			if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != hostapi.StateConnected {
+				t.Errorf("session: %+v", s)
+			}
+		})
 	}
 }
 
 func TestSessionSelection(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.addSession("s2", "com.example.other", wire.PolicyRead, []wire.ToolEntry{tool("other.read", "x", wire.PolicyRead, "Other.")})
 	f.addSession("s3", "com.example.gone", wire.PolicyRead, nil)
@@ -254,6 +260,7 @@ func TestSessionSelection(t *testing.T) {
 }
 
 func TestNoSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeBackend(t), Options{})
 	e := errorOf(t, h.call(ToolSearchAppTools, nil))
 	if e.Code != wire.CodeNoSession || !strings.Contains(e.Hint, "--demo") {
@@ -262,6 +269,7 @@ func TestNoSession(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 	ids := func(out searchOutput) []string {
 		var s []string
@@ -339,6 +347,7 @@ func TestSearch(t *testing.T) {
 }
 
 func TestSearchHidesToolsAboveTheGrant(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyRead, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
@@ -355,6 +364,7 @@ func TestSearchHidesToolsAboveTheGrant(t *testing.T) {
 }
 
 func TestSearchArgumentErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 	for _, args := range []map[string]any{
 		{"maxResults": 51},
@@ -375,6 +385,7 @@ func TestSearchArgumentErrors(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 
 	var out describeOutput
@@ -401,6 +412,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestDescribeRefusesToolsAboveTheGrant(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyRead, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
@@ -411,6 +423,7 @@ func TestDescribeRefusesToolsAboveTheGrant(t *testing.T) {
 }
 
 func TestOneLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		max  int
@@ -423,9 +436,12 @@ func TestOneLine(t *testing.T) {
 		{"Ünïcödé wörds everywhere here", 10, "Ünïcödé w…"},
 		{"a, b, c, d, e", 5, "a, b…"},
 	} {
-		got := oneLine(tc.in, tc.max)
-		if got != tc.want || len([]rune(got)) > tc.max {
-			t.Errorf("oneLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
+			got := oneLine(tc.in, tc.max)
+			if got != tc.want || len([]rune(got)) > tc.max {
+				t.Errorf("oneLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 )
 
 func TestCall(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	c.run["notes.create"] = func(args jsontext.Value) (jsontext.Value, *wire.Error) {
@@ -95,6 +96,7 @@ func TestCall(t *testing.T) {
 }
 
 func TestCallCriticalAllowed(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	h := newHarness(t, f, Options{AllowCritical: true})
 	res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})
@@ -106,6 +108,7 @@ func TestCallCriticalAllowed(t *testing.T) {
 }
 
 func TestCallAboveTheGrant(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyWrite, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
@@ -119,6 +122,7 @@ func TestCallAboveTheGrant(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	c.run["notes.get"] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
@@ -192,6 +196,7 @@ func TestBatch(t *testing.T) {
 }
 
 func TestTakeScreenshot(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	path := f.withScreenshot(t, f.catalogs["s1"], 1600, 800)
 	h := newHarness(t, f, Options{})
@@ -234,6 +239,7 @@ func TestTakeScreenshot(t *testing.T) {
 }
 
 func TestTakeScreenshotFailures(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	h := newHarness(t, f, Options{})
@@ -257,6 +263,7 @@ func TestTakeScreenshotFailures(t *testing.T) {
 }
 
 func TestFitImage(t *testing.T) {
+	t.Parallel()
 	noise := func(w, h int) []byte {
 		img := image.NewRGBA(image.Rect(0, 0, w, h))
 		x := uint32(1)

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +52,7 @@ func (h *harness) sync() bool {
 }
 
 func TestExposeAppTools(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.catalogs["s1"].run["notes.get"] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
 		return nil, &wire.Error{Code: "note_not_found", Message: "no note", Details: jsontext.Value(`{"id":"n9"}`)}
@@ -110,6 +112,7 @@ func TestExposeAppTools(t *testing.T) {
 }
 
 func TestExposeFollowsTheAppAcrossReconnects(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "com.example.notes", wire.PolicyWrite, []wire.ToolEntry{tool("notes.list", "notes", wire.PolicyRead, "List.")})
 	h := newHarness(t, f, Options{ExposeAppTools: "com.example.notes"})
@@ -131,6 +134,7 @@ func TestExposeFollowsTheAppAcrossReconnects(t *testing.T) {
 }
 
 func TestExposeCriticalNeedsAllowCritical(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{ExposeAppTools: "s1", AllowCritical: true})
 	h.sync()
 	h.waitTools("notes.create", "notes.delete_all", "notes.get", "notes.list", wire.ScreenshotToolID)
@@ -142,6 +146,7 @@ func TestExposeCriticalNeedsAllowCritical(t *testing.T) {
 // TestRunWatches runs the bridge as a command does (Run over a transport) and sees a change
 // announced by the watch loop alone.
 func TestRunWatches(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	br := New(f, Options{ExposeAppTools: "s1", PollInterval: time.Millisecond})
 	ct, st := mcp.NewInMemoryTransports()
@@ -167,6 +172,7 @@ func TestRunWatches(t *testing.T) {
 }
 
 func TestClientSchema(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in     string
 		closed bool
@@ -185,20 +191,24 @@ func TestClientSchema(t *testing.T) {
 		{`{"type":["object","null"]}`, true, ""},
 		{`[]`, true, ""},
 	} {
-		got, err := clientSchema(jsontext.Value(tc.in), tc.closed)
-		if tc.want == "" {
-			if err == nil {
-				t.Errorf("%s: accepted as %s", tc.in, got)
+		t.Run(fmt.Sprintf("%s closed=%v", tc.in, tc.closed), func(t *testing.T) {
+			t.Parallel()
+			got, err := clientSchema(jsontext.Value(tc.in), tc.closed)
+			if tc.want == "" {
+				if err == nil {
+					t.Errorf("%s: accepted as %s", tc.in, got)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || string(got) != tc.want {
-			t.Errorf("%s (closed %v) = %s, %v; want %s", tc.in, tc.closed, got, err, tc.want)
-		}
+			if err != nil || string(got) != tc.want {
+				t.Errorf("%s (closed %v) = %s, %v; want %s", tc.in, tc.closed, got, err, tc.want)
+			}
+		})
 	}
 }
 
 func TestCheckToolName(t *testing.T) {
+	t.Parallel()
 	for name, ok := range map[string]bool{
 		"ui.get_screenshot":     true,
 		"a-b_c.D9":              true,

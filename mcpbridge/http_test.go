@@ -45,6 +45,7 @@ func httpClient(t *testing.T) *http.Client {
 // protocol (server/discover, subscriptions/listen) and in the initialize-handshake one that
 // most clients speak today: every meta-tool, and list_changed.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("protocol "+version, func(t *testing.T) {
 			f := oneSession(t)
@@ -89,6 +90,7 @@ func TestHTTP(t *testing.T) {
 }
 
 func TestHTTPGuards(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, New(oneSession(t), Options{}))
 	c := httpClient(t)
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
@@ -134,6 +136,7 @@ func TestHTTPGuards(t *testing.T) {
 }
 
 func TestListenLoopback(t *testing.T) {
+	t.Parallel()
 	for addr, ok := range map[string]bool{
 		"127.0.0.1:0":   true,
 		"[::1]:0":       true,
@@ -162,6 +165,7 @@ func TestListenLoopback(t *testing.T) {
 // TestOverControlSocket runs the bridge over the control API's socket client, as
 // 'ansight mcp' does against a resident host: the bridge sees the same Backend.
 func TestOverControlSocket(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.withScreenshot(t, f.catalogs["s1"], 100, 50)
 	sock := filepath.Join(t.TempDir(), hostapi.SocketName)

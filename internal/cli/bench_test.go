@@ -13,6 +13,7 @@ import (
 )
 
 func TestBenchOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		flags   benchFlags
@@ -68,7 +69,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errw.String()
 }
 
-func TestBenchJSON(t *testing.T) {
+func TestBenchJSON(t *testing.T) { // not parallel: it replaces benchLocal and benchSession
 	tinyBench(t)
 	code, out, errw := runCLI(t, "bench", "--json", "--callers", "2")
 	if code != ExitOK {
@@ -135,7 +136,7 @@ func TestBenchJSON(t *testing.T) {
 	}
 }
 
-func TestBenchTable(t *testing.T) {
+func TestBenchTable(t *testing.T) { // not parallel: it replaces benchLocal and benchSession
 	tinyBench(t)
 	code, out, errw := runCLI(t, "bench", "--quick", "--callers", "1")
 	if code != ExitOK {
@@ -152,6 +153,7 @@ func TestBenchTable(t *testing.T) {
 }
 
 func TestBenchErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -176,7 +178,7 @@ func TestBenchErrors(t *testing.T) {
 
 // TestBenchSession runs --session against a stub backend: the command hands the session id
 // and options to the measurements and prints their report.
-func TestBenchSession(t *testing.T) {
+func TestBenchSession(t *testing.T) { // not parallel: it replaces benchLocal and benchSession
 	session := benchSession
 	t.Cleanup(func() { benchSession = session })
 	var gotID string

@@ -86,6 +86,7 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args any, v any)
 // TestMCPDemo drives 'ansight mcp --demo' (a real host and the demo app in process) over
 // stdio with the go-sdk client: the path an agent client takes.
 func TestMCPDemo(t *testing.T) {
+	t.Parallel()
 	cs, wait := mcpRun(t, "--demo")
 	list, err := cs.ListTools(t.Context(), nil)
 	if err != nil || len(list.Tools) != 6 {
@@ -158,6 +159,7 @@ func TestMCPDemo(t *testing.T) {
 }
 
 func TestMCPFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"mcp", "--http", "0.0.0.0:0", "--embedded-host"},
 		{"mcp", "--screenshot-max-width", "10"},
@@ -172,6 +174,7 @@ func TestMCPFlags(t *testing.T) {
 
 // TestMCPHTTP serves --http on a free loopback port and checks it answers MCP there.
 func TestMCPHTTP(t *testing.T) {
+	t.Parallel()
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	code := make(chan int, 1)
