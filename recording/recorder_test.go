@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -9,10 +10,12 @@ import (
 	"image/jpeg"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/host/tools"
@@ -127,8 +130,29 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 		Payload: []byte(`{"toolId":"notes.count","success":true,"data":{"count":3}}`)})
 	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
 		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
+	// What the host keeps on its side: a crash report, an annotation bundle, and an
+	// artifact that the command which asked for it moves away at once.
+	kept := t.TempDir()
+	report := filepath.Join(kept, "report.json")
+	bundle := filepath.Join(kept, "n.ansightannotation")
+	artifact := filepath.Join(kept, "shot.png")
+	for _, f := range []string{report, bundle, artifact} {
+		if err := os.WriteFile(f, []byte(`{"file":"`+filepath.Base(f)+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.RecordKept(sess, "crash", "native_crash: SIGSEGV", now.Add(-time.Hour), []byte(`{"id":"c1","kind":"native_crash"}`), report)
+	r.RecordKept(sess, "annotation", "annotation 1b4e", now, []byte(`{"id":"1b4e"}`), bundle)
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficTransfer, Type: "asft", TransferID: "t1",
+		FileName: "shot.png", MimeType: "image/png", Path: artifact, ReceivedBytes: 17, SizeBytes: 17, Outcome: tools.OutcomeOK})
+	if err := os.Rename(artifact, artifact+".moved"); err != nil { // app screenshot -o
+		t.Fatal(err)
+	}
 	r.RecordSession(sess, "disconnected", now.Add(time.Minute), nil)
 	waitIdle(t, r)
+	if entries, _ := os.ReadDir(filepath.Join(dir, BlobDir, stagingDir)); len(entries) != 0 {
+		t.Errorf("staged links left behind: %d", len(entries))
+	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +172,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 	}
 	want := map[Kind]int64{KindChannel: 2, KindMetric: 2, KindEvent: 1, KindTouch: 3, KindNetwork: 1, KindTree: 1,
 		KindAppState: 2, KindLog: 3, KindProfile: 1, KindFrame: 2, KindMessage: 1, KindProperties: 1, KindCrash: 1,
-		KindControl: 1, KindTraffic: 3, KindState: 3}
+		KindAnnotation: 1, KindArtifact: 1, KindControl: 2, KindTraffic: 4, KindState: 3}
 	for k, n := range want {
 		if counts[k] != n {
 			t.Errorf("%s records = %d, want %d (all: %v)", k, counts[k], n, counts)
@@ -243,6 +267,37 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 		denied := all(t, r, Query{Session: sess, Kinds: []Kind{KindTraffic}, Search: "denied"})
 		if len(denied) != 1 || !strings.Contains(string(denied[0].Data), string(wire.CodePolicyNotGranted)) {
 			t.Errorf("denied = %+v", denied)
+		}
+	})
+	t.Run("kept files linked, not copied", func(t *testing.T) {
+		for _, c := range []struct {
+			kind Kind
+			file string
+			ext  string
+		}{{KindCrash, report, ".json"}, {KindAnnotation, bundle, ".zip"}, {KindArtifact, artifact + ".moved", ".png"}} {
+			recs := all(t, r, Query{Session: sess, Kinds: []Kind{c.kind}})
+			if len(recs) != 1 || recs[0].Blob == "" || filepath.Ext(recs[0].Blob) != c.ext {
+				t.Fatalf("%s records = %+v", c.kind, recs)
+			}
+			mine, err := os.Stat(filepath.Join(dir, filepath.FromSlash(recs[0].Blob)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, err := os.Stat(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !os.SameFile(mine, theirs) {
+				t.Errorf("%s: the recording holds a copy of %s, not a link", c.kind, c.file)
+			}
+		}
+		crash := all(t, r, Query{Session: sess, Kinds: []Kind{KindCrash}, Search: "sigsegv"})
+		if len(crash) != 1 || !crash[0].At.Equal(now.Add(-time.Hour)) || string(crash[0].Data) != `{"id":"c1","kind":"native_crash"}` {
+			t.Errorf("crash = %+v", crash)
+		}
+		handoff := all(t, r, Query{Session: sess, Kinds: []Kind{KindControl}, Search: "crash.handoff"})
+		if len(handoff) != 1 || strings.Contains(string(handoff[0].Data), "dHJhY2U=") || !strings.Contains(string(handoff[0].Data), `"payloadBytes"`) {
+			t.Errorf("the crash.handoff request is stored twice: %+v", handoff)
 		}
 	})
 	t.Run("unknown kept verbatim", func(t *testing.T) {
@@ -392,8 +447,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: 8, Height: 16, JPEG: img})
 	r.RecordMessage(sess, transport.MessageBinary, frame, now)
 	r.RecordControl(sess, "client.log", []byte(`{"data":"login ok session_token=abc123 user=ann"}`), true, "", now)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult,
-		Outcome: tools.OutcomeOK, Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: tools.OutcomeOK, Payload: []byte(`{"toolId":"notes.get"}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 250, Outcome: tools.OutcomeOK,
+		Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
+		ToolIDs: []string{"notes.delete_all"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
 	waitIdle(t, r)
 	before := all(t, r, Query{Session: sess})
 
@@ -406,6 +466,18 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if bytes.Contains(zipBuf.Bytes(), []byte(secret)) { // manifest and records are deflated; check after import too
 			t.Errorf("archive holds %q", secret)
 		}
+	}
+	zr, err := zip.NewReader(bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, _ := zr.Open(ManifestName)
+	var m Manifest
+	if b, _ := io.ReadAll(mf); json.Unmarshal(b, &m) != nil {
+		t.Fatal("manifest does not read")
+	}
+	if tr := m.Traffic; tr.Calls != 1 || tr.Denied != 1 || tr.Errors != 0 || tr.BytesSent != 100 || tr.BytesReceived != 250 || tr.Tools["notes.get"] != 1 {
+		t.Errorf("traffic summary %+v", tr)
 	}
 	sum, err := r.Import(context.Background(), bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()), ImportOptions{})
 	if err != nil {

@@ -60,6 +60,8 @@ const (
 	// CodeResourceNotFound: no such route, asset or artifact (the HTTP 404 of the host API
 	// and the player).
 	CodeResourceNotFound Code = "not_found"
+	// CodeRecordingOff: the host keeps no recordings (it runs with --no-record).
+	CodeRecordingOff Code = "recording_off"
 )
 
 // Codes of the MCP bridge (package mcpbridge).
@@ -73,6 +75,17 @@ const (
 	CodeHostUnavailable Code = "host_unavailable"
 	// CodeNoScreenshot: the screenshot tool answered without an image file.
 	CodeNoScreenshot Code = "screenshot_missing"
+	// CodeArtifactFailed: the tool ran, but a file it sent did not reach the host.
+	CodeArtifactFailed Code = "artifact_transfer_failed"
+	// CodeUnknownRef: a short node reference ("e5") that no snapshot of the session issued
+	// (invalid), or that is not on the latest one's screen (unavailable).
+	CodeUnknownRef Code = "unknown_ref"
+	// CodeResultNotFound: ansight_read_result names a result the bridge no longer keeps
+	// (unavailable), or no result id at all (invalid).
+	CodeResultNotFound Code = "result_not_found"
+	// CodeResultTooLarge: an exposed tool's result is over the size cap (the call itself
+	// succeeded; the result was saved).
+	CodeResultTooLarge Code = "result_too_large"
 )
 
 // Kind says how a script or an agent reacts to a failure: stop (denied), change the app's
@@ -135,11 +148,11 @@ func (c Code) Kind() Kind {
 	case CodePolicyNotGranted, CodeExecutionDenied, CodeDiscoveryDisabled, CodeCriticalNotAllowed:
 		return KindDenied
 	case CodeNotFound, CodeUnavailable, CodeNotExecutable, CodeSchemaTooComplex,
-		CodeSessionNotFound, CodeSessionClosed, CodeNoSession, CodeHostUnavailable:
+		CodeSessionNotFound, CodeSessionClosed, CodeNoSession, CodeHostUnavailable, CodeResultNotFound:
 		return KindUnavailable
 	case CodeProtocolInvalidRequest, CodeCallPayloadInvalid, CodeCallMissingID, CodeArgumentsInvalid,
 		CodeArgumentsSchemaInvalid, CodeBatchPayloadInvalid, CodeBatchSizeInvalid, CodeBatchCallInvalid,
-		CodeBadRequest, CodeSessionAmbiguous:
+		CodeBadRequest, CodeSessionAmbiguous, CodeUnknownRef:
 		return KindInvalid
 	}
 	return KindFailed

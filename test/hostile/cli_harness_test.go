@@ -20,12 +20,19 @@ import (
 // serveControl serves h's control API in a new state directory and returns the directory.
 func serveControl(t *testing.T, h *testHost) string {
 	t.Helper()
+	return serveControlWith(t, h, hostapi.LocalOptions{})
+}
+
+// serveControlWith is serveControl with the control API's options (a recorder).
+func serveControlWith(t *testing.T, h *testHost, opts hostapi.LocalOptions) string {
+	t.Helper()
 	dir := t.TempDir()
 	l, err := hostapi.Listen(filepath.Join(dir, hostapi.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: hostapi.NewHandler(hostapi.NewLocal(h.Server, hostapi.LocalOptions{StateDir: dir}))}
+	opts.StateDir = dir
+	srv := &http.Server{Handler: hostapi.NewHandler(hostapi.NewLocal(h.Server, opts))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

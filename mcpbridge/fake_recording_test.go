@@ -1,0 +1,41 @@
+package mcpbridge
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// The bridge exposes no recordings: the fake host keeps none.
+
+var errNoRecordings = &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeRecordingOff, Message: "the fake host records nothing"}
+
+func (f *fakeBackend) Recordings(context.Context) (*hostapi.Sessions, error) {
+	return &hostapi.Sessions{Schema: hostapi.SchemaRecordings}, nil
+}
+
+func (f *fakeBackend) Records(context.Context, string, hostapi.RecordsRequest) (*hostapi.Records, error) {
+	return nil, errNoRecordings
+}
+
+func (f *fakeBackend) Follow(context.Context, string, hostapi.RecordsRequest, func(recording.Record) error) error {
+	return errNoRecordings
+}
+
+func (f *fakeBackend) Blob(context.Context, string, int64) (*hostapi.Blob, error) {
+	return nil, errNoRecordings
+}
+
+func (f *fakeBackend) Export(context.Context, string, hostapi.ExportRequest, io.Writer) error {
+	return errNoRecordings
+}
+
+func (f *fakeBackend) Import(context.Context, io.Reader) (*hostapi.Session, error) {
+	return nil, errNoRecordings
+}
+
+func (f *fakeBackend) DeleteRecording(context.Context, string) error { return errNoRecordings }
