@@ -427,7 +427,7 @@ func denial(e *wire.ToolEntry, ct cachedTool, grant wire.Policy) *wire.Denial {
 			Reason: fmt.Sprintf("Tool policy '%s' exceeds the session grant '%s'.", e.Policy, grant)}
 	}
 	if ct.schemaRefused != "" {
-		return &wire.Denial{Code: CodeSchemaTooComplex, Reason: ct.schemaRefused}
+		return &wire.Denial{Code: wire.CodeSchemaTooComplex, Reason: ct.schemaRefused}
 	}
 	if rt := ct.runtime; rt != nil && !rt.Available {
 		d := &wire.Denial{Code: rt.Code, Reason: rt.Reason}

@@ -69,14 +69,14 @@ func TestHostileSchemaAtIntake(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cat.Tool("raw.deep")
-	if e == nil || e.Denial == nil || e.Denial.Code != tools.CodeSchemaTooComplex || len(e.ArgumentsSchema) != 0 || !strings.Contains(e.Denial.Reason, "expands") {
+	if e == nil || e.Denial == nil || e.Denial.Code != wire.CodeSchemaTooComplex || len(e.ArgumentsSchema) != 0 || !strings.Contains(e.Denial.Reason, "expands") {
 		t.Fatalf("the %d-byte hostile schema entered the host's catalog: %+v", len(deep), e)
 	}
 	if f := cat.Tool("raw.fine"); f == nil || f.Denial != nil {
 		t.Fatalf("a sound tool of the same app was affected: %+v", f)
 	}
 	_, err = sess.Tools().Call(ctx, wire.Call{ToolID: "raw.deep", Arguments: jsontext.Value(`{"v":5}`)})
-	if r, ok := errors.AsType[*tools.RefusalError](err); !ok || r.Err.Code != tools.CodeSchemaTooComplex {
+	if r, ok := errors.AsType[*tools.RefusalError](err); !ok || r.Err.Code != wire.CodeSchemaTooComplex {
 		t.Fatalf("calling the tool: %v, want a refusal by the host", err)
 	}
 
