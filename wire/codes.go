@@ -44,7 +44,9 @@ const (
 )
 
 // CodeSchemaTooComplex is the host's denial of a tool whose definition carries a schema
-// beyond the complexity bounds (docs/protocol/limits.md): the host does not call it.
+// beyond the complexity bounds (schema.CheckBounds, docs/protocol/limits.md#catalog): the
+// host keeps the definition without its schemas (nothing on that side validates it, renders
+// it as a form or hands it to an agent) and does not call the tool.
 const CodeSchemaTooComplex Code = "tool_schema_too_complex"
 
 // Codes of the host API (package hostapi, docs/control-api.md): failures of the host

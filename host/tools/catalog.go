@@ -74,12 +74,6 @@ type catalogState struct {
 	snap                 *Catalog // built by seal
 }
 
-// CodeSchemaTooComplex is the denial of a tool whose definition carries a schema beyond
-// schema.CheckBounds: the host keeps the definition without its schemas (nothing on
-// this side validates it, renders it as a form or hands it to an agent) and does not call
-// the tool.
-const CodeSchemaTooComplex = "tool_schema_too_complex"
-
 // cachedTool is one tool of the index, its definition when fetched, and what the app said
 // about its executability.
 type cachedTool struct {
