@@ -11,8 +11,8 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// query answers a tool.query payload with the catalog payload (spec §2), encoded for the
-// wire: the Set keeps the answers it gave.
+// query answers a tool.query payload with the catalog payload
+// (docs/protocol/catalog.md#query), encoded for the wire: the Set keeps the answers it gave.
 func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *wire.Error) {
 	a := x.app
 	v, err := a.current()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -59,8 +60,8 @@ type tool struct {
 	handler      Handler
 	availability func(ctx context.Context) wire.Runtime
 	exclusive    bool
-	flattened    bool            // argumentEncoding flattened-string
-	args, result *catalog.Schema // validated for JSON tools only
+	flattened    bool           // argumentEncoding flattened-string
+	args, result *schema.Schema // validated for JSON tools only
 	// resultConforms: results need no validation but null (Tool.resultConforms).
 	resultConforms bool
 }
@@ -80,11 +81,11 @@ func (a *App) Register(t Tool) error {
 	if err := d.Check(); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	args, err := catalog.CompileSchema(d.ArgumentsSchema)
+	args, err := schema.Compile(d.ArgumentsSchema)
 	if err != nil { // Check compiled it already; kept for safety
 		return fmt.Errorf("app: tool %q: argumentsSchema: %w", d.ID, err)
 	}
-	result, err := catalog.CompileSchema(d.ResultSchema)
+	result, err := schema.Compile(d.ResultSchema)
 	if err != nil {
 		return fmt.Errorf("app: tool %q: resultSchema: %w", d.ID, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -30,8 +31,8 @@ import (
 // For a flattened-string tool (Definition.ArgumentEncoding) the handler's In is decoded
 // from the flattened string map (see Call.StringArguments): use map[string]string, or a
 // struct whose non-string fields carry the `,string` option (`json:"maxDepth,string"`).
-// Flattened tools' arguments and results are not validated against their schemas (spec
-// §4: only native JSON tools are).
+// Flattened tools' arguments and results are not validated against their schemas
+// (docs/protocol/catalog.md#argument-encoding: only native JSON tools are).
 func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Context, c *Call, in In) (Out, error), opts ...ToolOption) error {
 	if h == nil {
 		return fmt.Errorf("app: tool %q: no handler", d.ID)
@@ -124,7 +125,7 @@ func inferSchema(t reflect.Type, arguments bool) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return catalog.PublishedSchema(b), nil
+	return schema.Published(b), nil
 }
 
 // conformsByConstruction reports whether the JSON the json package writes for any value

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -64,7 +65,7 @@ func TestConformsByConstruction(t *testing.T) {
 		if err != nil {
 			continue // not a type Register accepts
 		}
-		schema, err := catalog.CompileSchema(schemaJSON)
+		schema, err := schema.Compile(schemaJSON)
 		if err != nil {
 			t.Fatalf("%v: %s: %v", typ, schemaJSON, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Answer answers a tool.query (spec §2) and returns the compact tool.catalog payload. It
+// Answer answers a tool.query (docs/protocol/catalog.md#answer-forms) and returns the compact tool.catalog payload. It
 // is not compressed: the caller applies the large-payload encoding.
 //
 // unavailable holds the runtime object of every tool that is unavailable now; a tool not
@@ -44,7 +44,7 @@ func (s *Set) begin(q *wire.Query, unavailable map[string]wire.Runtime, now time
 }
 
 // shortAnswer returns the unchanged or availability-only answer when q's revisions call
-// for one (spec §2), else nil.
+// for one (docs/protocol/catalog.md#answer-forms), else nil.
 func (s *Set) shortAnswer(q *wire.Query, detail string, unavailable map[string]wire.Runtime, now time.Time) []byte {
 	ifRevision := strings.TrimSpace(q.IfRevision)
 	if ifRevision == "" || ifRevision != s.revision || detail == wire.DetailDefinitions {
@@ -286,7 +286,7 @@ func matchesTerms(search string, terms []string) bool {
 }
 
 // matchText keeps the tools whose search text contains every term of the normalized text
-// (spec §2: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
+// (docs/protocol/catalog.md#search-text: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
 // Terms are taken one at a time, each distinct one once, against the tools still kept,
 // and the scan stops as soon as none is left: a term list of any length costs one pass
 // over it plus, per distinct term that still matches something, one look at each tool

@@ -9,7 +9,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// AnswerPayload is Answer encoded for the wire (spec §8: gzip-base64-json when large).
+// AnswerPayload is Answer encoded for the wire (docs/protocol/messages.md#encoding-a-payload: gzip-base64-json when large).
 // Full answers are kept per query and availability state: while neither the Set (the
 // catalog and the guard) nor the availability changes, the same query is answered again
 // with a copy of the encoded answer and a new evaluatedAtUtc, without selecting,

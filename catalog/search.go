@@ -10,7 +10,7 @@ import (
 )
 
 // Search is free text split into terms the way a query's "query" and "feature" are
-// (spec §2): lower-cased, split on everything that is not a letter or digit, each term
+// (docs/protocol/catalog.md#search-text): lower-cased, split on everything that is not a letter or digit, each term
 // required as a substring of a tool's searchable text. Hosts use it to filter the entries
 // of a catalog they hold with the same rules the app applies.
 type Search []string
@@ -38,7 +38,7 @@ func (s Search) Matches(e *wire.ToolEntry) bool {
 // its argumentsSchema and resultSchema declare, and their titles, descriptions and enum
 // and const strings (not JSON Schema's own keywords, which every schema has). Hosts use it
 // for their own searches, as the official host does; the app's tool.query searches the
-// index text alone (spec §2). An entry without schemas (an index entry) is searched as by
+// index text alone (docs/protocol/catalog.md#search-text). An entry without schemas (an index entry) is searched as by
 // Matches.
 func (s Search) MatchesWithSchemas(e *wire.ToolEntry) bool {
 	if s.Matches(e) {

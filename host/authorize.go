@@ -18,7 +18,7 @@ type authorization struct {
 
 func reject(r pairing.Reason) authorization { return authorization{reason: r} }
 
-// authorize applies the reference host's rules (session-contract §1.3, §1.4, §1.7) to a
+// authorize applies the reference host's rules (docs/protocol/session.md#host-checks) to a
 // parsed request from src. It mutates st (new grants, consumed invites) and reports so.
 func authorize(st *store, req *pairing.EnrollmentConnect, src netip.Addr, now time.Time) authorization {
 	switch req.Mode() {

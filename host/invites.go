@@ -100,11 +100,11 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	}
 	now := s.now()
 	secret := pairing.NewToken(pairing.AccessTokenBytes)
-	rec := &inviteRecord{
-		InviteID: newInviteID(), AppID: appID, AppName: name,
+	rec := &inviteRecord{Invite: Invite{
+		ID: newInviteID(), AppID: appID, AppName: name,
 		IssuedAt: now, ExpiresAt: now.Add(min(d, limit)), GrantExpiresAt: now.Add(min(d, pairing.MaxGrantLifetime)),
-		MaxToolPolicy: policy, SecretHash: pairing.HashToken(secret), MaxUses: 1,
-	}
+		MaxToolPolicy: policy, MaxUses: 1,
+	}, SecretHash: pairing.HashToken(secret)}
 
 	s.mu.Lock()
 	port := int(s.udpAddr.Port())
@@ -120,7 +120,7 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	doc := &pairing.InviteDocument{
 		Schema: pairing.InviteDocumentSchema,
 		Invite: pairing.Invite{
-			Schema: pairing.InviteSchema, InviteID: rec.InviteID, AppID: appID, AppName: name,
+			Schema: pairing.InviteSchema, InviteID: rec.ID, AppID: appID, AppName: name,
 			IssuedAt: now, ExpiresAt: rec.ExpiresAt, MinProtocolVersion: pairing.EnrollmentVersion,
 			AllowedTransports: []string{pairing.TransportWS},
 			Host:              pairing.InviteHost{HostID: hostID, HostName: s.opts.HostName, DiscoveryPort: port},
@@ -142,7 +142,7 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	s.store.data.Invites = append(s.store.data.Invites, rec)
 	err = s.store.save()
 	if err != nil {
-		s.store.removeInvite(rec.InviteID)
+		s.store.removeInvite(rec.ID)
 	}
 	// Read under the lock: once stored, an enrollment may consume the invite (Uses) at any
 	// moment.
@@ -156,10 +156,7 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	return inv, code, nil
 }
 
-func (r *inviteRecord) public() Invite {
-	return Invite{ID: r.InviteID, AppID: r.AppID, AppName: r.AppName, IssuedAt: r.IssuedAt, ExpiresAt: r.ExpiresAt,
-		GrantExpiresAt: r.GrantExpiresAt, MaxToolPolicy: r.MaxToolPolicy, Uses: r.Uses, MaxUses: r.MaxUses, RevokedAt: r.RevokedAt}
-}
+func (r *inviteRecord) public() Invite { return r.Invite }
 
 func (g *grantRecord) public() Grant {
 	return Grant{ID: g.GrantID, Mode: g.Mode, ConfigID: g.ConfigID, AppID: g.AppID, DeviceID: g.DeviceID,

@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // DefaultAddr is where the player listens unless told otherwise.
@@ -50,10 +50,10 @@ type Options struct {
 }
 
 // Player is the local web console: an http.Handler serving the embedded page and its API
-// over a control.Backend, with live updates from the host. Feed it the host's traffic
+// over a hostapi.Backend, with live updates from the host. Feed it the host's traffic
 // (OnTraffic) and live frames (OnFrame); Close ends its live streams.
 type Player struct {
-	backend control.Backend
+	backend hostapi.Backend
 	srv     *host.Server
 	opts    Options
 	keys    atomic.Pointer[keys] // the access token and the CSRF token made from it
@@ -74,7 +74,7 @@ type Player struct {
 
 // New returns a player over backend. srv gives the live session events; the player
 // subscribes at once and until Close.
-func New(backend control.Backend, srv *host.Server, opts Options) (*Player, error) {
+func New(backend hostapi.Backend, srv *host.Server, opts Options) (*Player, error) {
 	if backend == nil || srv == nil {
 		return nil, errors.New("player: a backend and a host server are required")
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
 // CSRFHeader carries the page's CSRF token on every state-changing request.
@@ -130,7 +132,7 @@ const getIn = "Run 'ansight player open' on this machine to open the player agai
 
 // refuse answers a refused request: JSON for the API, a page for a browser. Both say how
 // to get in.
-func (p *Player) refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+func (p *Player) refuse(w http.ResponseWriter, r *http.Request, status int, code wire.Code, msg string) {
 	if strings.HasPrefix(r.URL.Path, "/api/") || r.Method != http.MethodGet {
 		if status == http.StatusUnauthorized {
 			msg += " " + getIn

@@ -7,6 +7,7 @@ import (
 )
 
 func TestAccessChecks(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	csrf := tp.csrfToken()
 	for _, tc := range []struct {
@@ -70,6 +71,7 @@ func TestAccessChecks(t *testing.T) {
 }
 
 func TestTokenSetsCookieAndLeavesTheAddressBar(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	w := tp.do(t, req{path: "/?token=" + testToken + "&x=1"})
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/?x=1" {
@@ -86,6 +88,7 @@ func TestTokenSetsCookieAndLeavesTheAddressBar(t *testing.T) {
 }
 
 func TestPageCarriesCSRF(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	w := tp.do(t, req{path: "/", cookie: true})
 	body := w.Body.String()
@@ -109,6 +112,7 @@ func TestPageCarriesCSRF(t *testing.T) {
 }
 
 func TestRandomToken(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	a, err := New(tp.backend, tp.srvForTest(), Options{})
 	if err != nil {
@@ -158,6 +162,7 @@ func TestSetToken(t *testing.T) {
 }
 
 func TestListenLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:0", "nonsense"} {
 		if l, err := Listen(addr); err == nil {
 			l.Close()
@@ -175,6 +180,7 @@ func TestListenLoopbackOnly(t *testing.T) {
 }
 
 func TestAssets(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	for _, tc := range []struct {
 		path, ctype string
@@ -187,15 +193,18 @@ func TestAssets(t *testing.T) {
 		{"/assets/nope.js", "", 404},
 		{"/assets/..%2fplayer.go", "", 404},
 	} {
-		w := tp.do(t, req{path: tc.path, cookie: true})
-		if w.Code != tc.status || !strings.HasPrefix(w.Header().Get("Content-Type"), tc.ctype) {
-			t.Errorf("%s: %d %q", tc.path, w.Code, w.Header().Get("Content-Type"))
-		}
+		t.Run(tc.path, func(t *testing.T) {
+			w := tp.do(t, req{path: tc.path, cookie: true})
+			if w.Code != tc.status || !strings.HasPrefix(w.Header().Get("Content-Type"), tc.ctype) {
+				t.Errorf("%s: %d %q", tc.path, w.Code, w.Header().Get("Content-Type"))
+			}
+		})
 	}
 }
 
 // TestAssetsStayLocal: no asset refers to another origin (no CDN, works offline).
 func TestAssetsStayLocal(t *testing.T) {
+	t.Parallel()
 	entries, err := webFS.ReadDir("web")
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// EncodingGzipBase64JSON is the only payload encoding of the protocol (spec §8).
+// EncodingGzipBase64JSON is the only payload encoding of the protocol (docs/protocol/messages.md#payload-encoding).
 const EncodingGzipBase64JSON = "gzip-base64-json"
 
 // The wrapper's members, in the order they are written.
@@ -44,7 +44,7 @@ var (
 
 // EncodePayload returns the payload to send for a compact JSON payload: compact itself
 // when it is shorter than [CompressionThreshold] or does not shrink, otherwise the
-// gzip-base64-json wrapper (spec §8):
+// gzip-base64-json wrapper (docs/protocol/messages.md#encoding-a-payload):
 //
 //	{"$ansightEncoding":"gzip-base64-json","contentType":"application/json",
 //	 "originalByteCount":N,"compressedByteCount":M,"data":"<std base64 of the gzip bytes>"}

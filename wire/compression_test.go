@@ -62,7 +62,7 @@ func TestEncodePayloadRoundTrip(t *testing.T) {
 			}
 			head := `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":` + strconv.Itoa(len(plain)) + `,"compressedByteCount":`
 			if !bytes.HasPrefix(enc, []byte(head)) || !bytes.HasSuffix(enc, []byte(`"}`)) {
-				t.Fatalf("wrapper %.200s… does not have the member order of spec §8", enc)
+				t.Fatalf("wrapper %.200s… does not have the member order of docs/protocol/messages.md#payload-encoding", enc)
 			}
 			var w struct {
 				CompressedByteCount int    `json:"compressedByteCount"`

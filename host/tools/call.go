@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -94,8 +94,8 @@ var errCallFailed = errors.New("the call failed")
 // anything is sent. Without continueOnError, one refused call refuses the whole batch
 // (RefusalError.Index says which) and nothing runs. With continueOnError, a refused call
 // becomes that call's failure, as if the app had failed it: the host sends the others
-// (spec §10 forbids sending the refused one, not the rest), then lists every call in input
-// order; BatchResult.Refused names the calls the host refused. A batch-level tool.error
+// (docs/protocol/calls.md#batches forbids sending the refused one, not the rest), then
+// lists every call in input order; BatchResult.Refused names the calls the host refused. A batch-level tool.error
 // comes back as a *wire.Error. Transfers are awaited as in Call.
 func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.Call) (*BatchResult, error) {
 	if len(calls) == 0 || len(calls) > wire.MaxBatchSize {
@@ -240,14 +240,15 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 	}
 }
 
-// authorize checks the calls the host is asked to send (spec §10): tools absent from the
-// last catalog, above the grant or not executable are refused, and, when validating,
-// arguments that do not match the tool's schema. It returns one entry per call: nil for a
-// call that may be sent, else its refusal; err is a failure to fetch the catalog. It fetches
-// the catalog when none is cached, and the definitions it needs for validation. A refusal
-// that a newer catalog could lift (a tool not listed, or listed as unavailable) is decided
-// on a fresh index: one conditional query, a three-key answer when nothing changed, so the
-// host never refuses on a stale availability.
+// authorize checks the calls the host is asked to send
+// (docs/protocol/authorization.md#host-enforcement): tools absent from the last catalog,
+// above the grant or not executable are refused, and, when validating, arguments that do
+// not match the tool's schema. It returns one entry per call: nil for a call that may be
+// sent, else its refusal; err is a failure to fetch the catalog. It fetches the catalog when
+// none is cached, and the definitions it needs for validation. A refusal that a newer
+// catalog could lift (a tool not listed, or listed as unavailable) is decided on a fresh
+// index: one conditional query, a three-key answer when nothing changed, so the host never
+// refuses on a stale availability.
 func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) ([]*RefusalError, error) {
 	st := c.catalogs.load()
 	fresh := false
@@ -342,7 +343,7 @@ func (c *Client) validate(st *catalogState, call wire.Call, index int) (*Refusal
 	if def == nil || len(def.ArgumentsSchema) == 0 || def.ArgumentEncoding == wire.ArgumentEncodingFlattenedString {
 		return nil, nil
 	}
-	schema, err := catalog.CompileSchema(def.ArgumentsSchema)
+	compiled, err := schema.Compile(def.ArgumentsSchema)
 	if err != nil {
 		c.opts.Logger.Debug("tools: cannot compile an argumentsSchema; not validating", "toolId", call.ToolID, "err", err)
 		return nil, nil
@@ -351,13 +352,13 @@ func (c *Client) validate(st *catalogState, call wire.Call, index int) (*Refusal
 	if len(args) == 0 || string(args) == "null" {
 		args = jsontext.Value("{}")
 	}
-	violations := schema.Validate(args)
+	violations := compiled.Validate(args)
 	if len(violations) == 0 {
 		return nil, nil
 	}
 	details, err := wire.Marshal(struct {
-		Valid  bool                `json:"valid"`
-		Errors []catalog.Violation `json:"errors"`
+		Valid  bool               `json:"valid"`
+		Errors []schema.Violation `json:"errors"`
 	}{false, violations})
 	if err != nil {
 		return nil, fmt.Errorf("tools: encode schema violations: %w", err)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -73,12 +73,6 @@ type catalogState struct {
 	byID                 map[string]int
 	snap                 *Catalog // built by seal
 }
-
-// CodeSchemaTooComplex is the denial of a tool whose definition carries a schema beyond
-// catalog.CheckSchemaBounds: the host keeps the definition without its schemas (nothing on
-// this side validates it, renders it as a form or hands it to an agent) and does not call
-// the tool.
-const CodeSchemaTooComplex = "tool_schema_too_complex"
 
 // cachedTool is one tool of the index, its definition when fetched, and what the app said
 // about its executability.
@@ -248,7 +242,7 @@ func (c *Client) fetchDefinitions(ctx context.Context, st *catalogState, ids []s
 	return next, nil
 }
 
-// intake bounds a definition's schemas as it enters the cache (catalog.CheckSchemaBounds):
+// intake bounds a definition's schemas as it enters the cache (schema.CheckBounds):
 // a schema beyond the bounds is dropped with the definition's other schema, and the reason
 // returned.
 func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
@@ -259,7 +253,7 @@ func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
 		if len(s.raw) == 0 {
 			continue
 		}
-		if err := catalog.CheckSchemaBounds(s.raw); err != nil {
+		if err := schema.CheckBounds(s.raw); err != nil {
 			d.ArgumentsSchema, d.ResultSchema = nil, nil
 			return d, fmt.Sprintf("The app's %s for '%s' is refused: %v.", s.name, d.ID, err)
 		}
@@ -450,7 +444,7 @@ func denial(e *wire.ToolEntry, ct cachedTool, grant wire.Policy) *wire.Denial {
 			Reason: fmt.Sprintf("Tool policy '%s' exceeds the session grant '%s'.", e.Policy, grant)}
 	}
 	if ct.schemaRefused != "" {
-		return &wire.Denial{Code: CodeSchemaTooComplex, Reason: ct.schemaRefused}
+		return &wire.Denial{Code: wire.CodeSchemaTooComplex, Reason: ct.schemaRefused}
 	}
 	if rt := ct.runtime; rt != nil && !rt.Available {
 		d := &wire.Denial{Code: rt.Code, Reason: rt.Reason}

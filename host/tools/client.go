@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/bpool"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -251,8 +252,8 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 
 // callRoundTrip is roundTrip of a tool.call, its payload written into a pooled buffer.
 func (c *Client) callRoundTrip(ctx context.Context, call *wire.Call) (response, error) {
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := messageBuffers.Get()
+	defer messageBuffers.Put(buf)
 	body, err := wire.AppendCall((*buf)[:0], call)
 	*buf = body[:0]
 	if err != nil {
@@ -326,17 +327,17 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 		Capability: wire.CapabilityToolExec,
 		Payload:    body,
 	}
-	buf := getBuffer()
+	buf := messageBuffers.Get()
 	msg, err := wire.AppendEnvelope((*buf)[:0], &env)
 	*buf = msg[:0]
 	if err != nil {
-		putBuffer(buf)
+		messageBuffers.Put(buf)
 		c.forget(p)
 		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
 	c.trafficRequest(p, len(msg), body)
 	err = c.write(msg)
-	putBuffer(buf)
+	messageBuffers.Put(buf)
 	if err != nil {
 		if c.forget(p) {
 			if cerr := c.closedErr(); cerr != nil {
@@ -421,22 +422,8 @@ func (c *Client) write(msg []byte) error {
 }
 
 // messageBuffers recycles the buffers requests are assembled in (Conn.Write does not keep
-// them).
-var messageBuffers sync.Pool
-
-func getBuffer() *[]byte {
-	if b, ok := messageBuffers.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= 64<<10 { // do not pin the buffers of huge batches
-		messageBuffers.Put(b)
-	}
-}
+// them), up to 64 KiB: not the buffers of huge batches.
+var messageBuffers = bpool.New(512, 64<<10)
 
 // waitOpen blocks until Open, Close or the end of ctx.
 func (c *Client) waitOpen(ctx context.Context, op string) error {

@@ -21,6 +21,7 @@ import (
 var readTool = tool("t.read", wire.PolicyRead, "def-read-1")
 
 func TestRequestEnvelope(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
 	ids := 0
@@ -49,6 +50,7 @@ func TestRequestEnvelope(t *testing.T) {
 }
 
 func TestCorrelationOutOfOrder(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	app := newFakeApp(t, readTool)
 	var held []*wire.Envelope
@@ -93,6 +95,7 @@ func TestCorrelationOutOfOrder(t *testing.T) {
 }
 
 func TestRequestsWaitForOpen(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		app := newFakeApp(t, readTool)
 		hs := startHarness(t, Options{}, app.handler())
@@ -117,6 +120,7 @@ func TestRequestsWaitForOpen(t *testing.T) {
 }
 
 func TestTimeoutAndLateResponse(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{Timeout: 5 * time.Second}, func(req *wire.Envelope) []msg {
 			return nil // never answers
@@ -198,6 +202,7 @@ func TestTimeoutEarlierDeadline(t *testing.T) {
 }
 
 func TestContextCancel(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		ctx, cancel := context.WithCancel(t.Context())
@@ -216,6 +221,7 @@ func TestContextCancel(t *testing.T) {
 }
 
 func TestCloseFailsPendingAtOnce(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		const n = 5
@@ -251,6 +257,7 @@ func TestCloseFailsPendingAtOnce(t *testing.T) {
 }
 
 func TestConnectionDropFailsPending(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		errs := make(chan error, 1)
@@ -268,6 +275,7 @@ func TestConnectionDropFailsPending(t *testing.T) {
 }
 
 func TestCloseBeforeOpen(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := startHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		errs := make(chan error, 1)
@@ -284,6 +292,7 @@ func TestCloseBeforeOpen(t *testing.T) {
 }
 
 func TestDuplicateAndUnknownResponses(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	hs := newHarness(t, Options{}, nil)
 	var seen *wire.Envelope
@@ -326,6 +335,7 @@ func TestDuplicateAndUnknownResponses(t *testing.T) {
 }
 
 func TestMalformedResponseFailsRequest(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		reply   func(req *wire.Envelope) msg
@@ -378,6 +388,7 @@ func TestMalformedResponseFailsRequest(t *testing.T) {
 }
 
 func TestToolErrorIsWireError(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t, Options{}, func(req *wire.Envelope) []msg {
 		// .NET style: null details, +00:00 offset, 7-digit fraction; no message at all.
 		return []msg{text(`{"type":"tool.error","id":"` + req.ID + `.response","replyTo":"` + req.ID +
@@ -398,6 +409,7 @@ func TestToolErrorIsWireError(t *testing.T) {
 }
 
 func TestOtherSDKVariants(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	hs := newHarness(t, Options{}, nil)
 	hs.setHandler(func(req *wire.Envelope) []msg {
@@ -419,6 +431,7 @@ func TestOtherSDKVariants(t *testing.T) {
 }
 
 func TestDuplicateRequestIDRefused(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{NewRequestID: func() string { return "same" }},
 			func(*wire.Envelope) []msg { return nil })
@@ -433,6 +446,7 @@ func TestDuplicateRequestIDRefused(t *testing.T) {
 }
 
 func TestMaxPendingWaitsForSlot(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var held []*wire.Envelope
 		var mu sync.Mutex
@@ -480,6 +494,7 @@ var errWrite = errors.New("socket gone")
 func (failConn) Write(context.Context, transport.MessageType, []byte) error { return errWrite }
 
 func TestWriteFailure(t *testing.T) {
+	t.Parallel()
 	c := NewClient(failConn{}, Options{NewRequestID: func() string { return "r1" }})
 	c.Open()
 	_, err := c.Query(t.Context(), wire.Query{})

@@ -108,7 +108,7 @@ func (c *Client) trafficDenied(op string, calls []wire.Call, err error) {
 	body, _ := wire.Marshal(payload)
 	c.opts.OnTraffic(TrafficEvent{
 		SessionID: c.opts.SessionID, At: time.Now(), Kind: TrafficDenied, Type: op, ToolIDs: toolsOf(payload),
-		PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeError, ErrorCode: r.Err.Code, Payload: body,
+		PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeError, ErrorCode: string(r.Err.Code), Payload: body,
 	})
 }
 
@@ -136,7 +136,7 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 			ev.Outcome = OutcomeError
 		}
 	case *wire.Error:
-		ev.Outcome, ev.ErrorCode = OutcomeError, e.Code
+		ev.Outcome, ev.ErrorCode = OutcomeError, string(e.Code)
 	default:
 		ev.Outcome = OutcomeMalformed
 	}

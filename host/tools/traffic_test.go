@@ -26,6 +26,7 @@ func (l *trafficLog) events() []TrafficEvent {
 }
 
 func TestTrafficCallsAndErrors(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	big := `{"text":"` + strings.Repeat("abc", wire.CompressionThreshold) + `"}`
 	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
@@ -70,6 +71,7 @@ func TestTrafficCallsAndErrors(t *testing.T) {
 }
 
 func TestTrafficBatchToolIDs(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	app.onBatch = func(req *wire.Envelope, b wire.Batch) []msg {
 		return []msg{reply(t, req, wire.TypeBatchResult, `{"success":false,"completed":1,"requested":2,"stoppedEarly":true,"results":[]}`)}
@@ -87,6 +89,7 @@ func TestTrafficBatchToolIDs(t *testing.T) {
 }
 
 func TestTrafficTransfer(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(100_000)
 	app := transferApp(t, desc(id1, "shot.png", len(data)), chunks(id1, data, 30_000)...)
 	var log trafficLog

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func TestMain(m *testing.M) {
@@ -24,6 +25,7 @@ func tinyOptions(t *testing.T) Options {
 }
 
 func TestRunLocal(t *testing.T) {
+	t.Parallel()
 	opts := tinyOptions(t)
 	var steps []string
 	opts.Progress = func(m string) { steps = append(steps, m) }
@@ -131,11 +133,12 @@ func checkFigure(t *testing.T, f Figure) {
 // TestRunSession drives the demo app through the control API of a host in this process,
 // as ansight bench --session does through a resident host's socket.
 func TestRunSession(t *testing.T) {
+	t.Parallel()
 	opts := tinyOptions(t)
 	dir := t.TempDir()
 	h, d := startDemo(t, dir, "com.ansight.bench.session")
 	defer d.close()
-	local := control.NewLocal(h.srv, control.LocalOptions{})
+	local := hostapi.NewLocal(h.srv, hostapi.LocalOptions{})
 
 	r, err := RunSession(t.Context(), local, d.sessionID, opts)
 	if err != nil {
@@ -192,6 +195,7 @@ func TestRunSession(t *testing.T) {
 }
 
 func TestOptionsCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(*Options)
@@ -233,6 +237,7 @@ func TestOptionsCheck(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		op           string
 		bound, ratio float64
@@ -244,12 +249,15 @@ func TestTargets(t *testing.T) {
 		{AtMost, 0.02, 0.01, true},
 		{AtMost, 0.02, 0.03, false},
 	} {
-		r := &Report{}
-		r.add(Figure{Name: "f", Value: tc.ratio * 100, BaselineValue: 100, Target: &Target{Op: tc.op, Ratio: tc.bound}})
-		f := r.Figures[0]
-		if f.Met == nil || *f.Met != tc.met || r.TargetsMet() != tc.met {
-			t.Errorf("%s %v at ratio %v: met %v, want %v", tc.op, tc.bound, tc.ratio, f.Met, tc.met)
-		}
+		t.Run(fmt.Sprintf("%s %v at %v", tc.op, tc.bound, tc.ratio), func(t *testing.T) {
+			t.Parallel()
+			r := &Report{}
+			r.add(Figure{Name: "f", Value: tc.ratio * 100, BaselineValue: 100, Target: &Target{Op: tc.op, Ratio: tc.bound}})
+			f := r.Figures[0]
+			if f.Met == nil || *f.Met != tc.met || r.TargetsMet() != tc.met {
+				t.Errorf("%s %v at ratio %v: met %v, want %v", tc.op, tc.bound, tc.ratio, f.Met, tc.met)
+			}
+		})
 	}
 	// A figure without a baseline cannot meet its target.
 	r := &Report{}
@@ -263,14 +271,18 @@ func TestTargets(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	l := latencies{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
 	for _, tc := range []struct {
 		p    float64
 		want time.Duration
 	}{{50, 5}, {90, 9}, {99, 10}, {100, 10}, {1, 1}, {10, 1}, {11, 2}} {
-		if got := l.percentile(tc.p); got != tc.want {
-			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
-		}
+		t.Run(fmt.Sprint("p", tc.p), func(t *testing.T) {
+			t.Parallel()
+			if got := l.percentile(tc.p); got != tc.want {
+				t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
+			}
+		})
 	}
 	if latencies(nil).percentile(50) != 0 || median(nil) != 0 {
 		t.Error("empty samples")
@@ -290,6 +302,7 @@ func TestStats(t *testing.T) {
 
 // TestBaseline checks the echo and the stream against a server whose connection closes.
 func TestBaseline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := startBaseline(dir)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -147,7 +147,7 @@ func RunLocal(ctx context.Context, opts Options) (*Report, error) {
 // include the control API's hop (HTTP over a Unix socket and the host process), so targets
 // do not apply; catalog measurements, which need the protocol client in process, are
 // skipped, as are measurements whose tool the app does not offer.
-func RunSession(ctx context.Context, b control.Backend, sessionID string, opts Options) (*Report, error) {
+func RunSession(ctx context.Context, b hostapi.Backend, sessionID string, opts Options) (*Report, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}

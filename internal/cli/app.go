@@ -13,7 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -34,7 +34,7 @@ Discover with a focused, compact query first, then fetch one definition, then ca
 
 func newAppToolsCmd(g *globals) *cobra.Command {
 	var sel sessionSelector
-	var req control.ToolsRequest
+	var req hostapi.ToolsRequest
 	var includeUnavailable bool
 	cmd := &cobra.Command{
 		Use:   "tools [session]",
@@ -53,7 +53,7 @@ Without --max-results every match is listed.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			if req.Detail != "" && req.Detail != control.DetailSummary && req.Detail != control.DetailFull {
+			if req.Detail != "" && req.Detail != hostapi.DetailSummary && req.Detail != hostapi.DetailFull {
 				return usageErrorf("--detail must be summary or full")
 			}
 			if req.Policy != "" {
@@ -79,7 +79,7 @@ Without --max-results every match is listed.`,
 			if g.json {
 				return writeJSON(g.env.Stdout, tools)
 			}
-			printTools(g.env.Stdout, tools, req.Detail == control.DetailFull)
+			printTools(g.env.Stdout, tools, req.Detail == hostapi.DetailFull)
 			return nil
 		},
 	}
@@ -94,12 +94,12 @@ Without --max-results every match is listed.`,
 	f.BoolVar(&req.ExecutableOnly, "executable-only", false, "only tools the host would call now")
 	f.BoolVar(&includeUnavailable, "include-unavailable", false, "also tools the host would not call now, with the reason (the default here; the official CLI's focused searches leave them out)")
 	f.IntVar(&req.MaxResults, "max-results", 0, "at most this many tools (default: all of them; the official CLI's default is 20)")
-	f.StringVar(&req.Detail, "detail", control.DetailSummary, "summary (no schemas) or full (with schemas)")
+	f.StringVar(&req.Detail, "detail", hostapi.DetailSummary, "summary (no schemas) or full (with schemas)")
 	f.StringVar(&req.IfRevision, "if-revision", "", "answer 'unchanged' when the catalog still has this revision")
 	return cmd
 }
 
-func printTools(w io.Writer, t *control.Tools, full bool) {
+func printTools(w io.Writer, t *hostapi.Tools, full bool) {
 	if t.Unchanged {
 		printf(w, "unchanged (revision %s)\n", t.Revision)
 		return
@@ -138,14 +138,14 @@ func printTools(w io.Writer, t *control.Tools, full bool) {
 // entryState is "ok" or why the host would not call the tool.
 func entryState(e *wire.ToolEntry) string {
 	if e.Denial != nil {
-		return "blocked:" + e.Denial.Code
+		return "blocked:" + string(e.Denial.Code)
 	}
 	if e.Runtime != nil && !e.Runtime.Available {
 		code := e.Runtime.Code
 		if code == "" {
 			code = wire.CodeUnavailable
 		}
-		return "unavailable:" + code
+		return "unavailable:" + string(code)
 	}
 	if !e.IsExecutable() {
 		return "not executable"
@@ -191,7 +191,7 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 			if err != nil {
 				return err
 			}
-			req := control.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
+			req := hostapi.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
 			req.After, err = g.afterInput(after, afterFile, afterTree, afterShot, afterDelay, c.Flags().Changed("after-delay-ms"))
 			if err != nil {
 				return err
@@ -269,7 +269,7 @@ func screenshotFormat(format, output string) (string, error) {
 // timeoutMS converts --timeout to a request's timeoutMs (0: the host's default).
 func timeoutMS(d time.Duration) (int64, error) {
 	ms := d.Milliseconds()
-	if d < 0 || ms > control.MaxTimeoutMS || (d > 0 && ms == 0) {
+	if d < 0 || ms > hostapi.MaxTimeoutMS || (d > 0 && ms == 0) {
 		return 0, usageErrorf("--timeout must be between 1ms and 1h")
 	}
 	return ms, nil
@@ -308,18 +308,11 @@ func (g *globals) afterInput(inline, file string, tree, shot bool, delay int, de
 }
 
 // toolExit maps a tool error to the exit code scripts rely on.
-func toolExit(e *control.ToolError) error {
+func toolExit(e *hostapi.ToolError) error {
 	if e == nil {
 		return nil
 	}
-	code := ExitFailure
-	switch e.Kind {
-	case control.KindDenied:
-		code = ExitAccessDenied
-	case control.KindUnavailable:
-		code = ExitToolUnavailable
-	}
-	return &exitError{code: code, err: silentError{}}
+	return &exitError{code: exitCodeOfKind(e.Kind), err: silentError{}}
 }
 
 // silentError ends a command whose outcome was already printed.
@@ -327,7 +320,7 @@ type silentError struct{}
 
 func (silentError) Error() string { return "" }
 
-func printCall(out, errw io.Writer, res *control.Call) {
+func printCall(out, errw io.Writer, res *hostapi.Call) {
 	if res.Error != nil {
 		printToolError(errw, res.Error)
 		return
@@ -359,7 +352,7 @@ func printEvidence(w io.Writer, evidence map[string]wire.Outcome, indent string)
 	}
 }
 
-func printArtifacts(w io.Writer, arts []control.Artifact) {
+func printArtifacts(w io.Writer, arts []hostapi.Artifact) {
 	for _, a := range arts {
 		if a.Status == "complete" {
 			printf(w, "saved %s (%s, %s)\n", a.Path, a.MimeType, humanBytes(a.SizeBytes))
@@ -369,7 +362,7 @@ func printArtifacts(w io.Writer, arts []control.Artifact) {
 	}
 }
 
-func printToolError(w io.Writer, e *control.ToolError) {
+func printToolError(w io.Writer, e *hostapi.ToolError) {
 	by := ""
 	if e.RefusedByHost {
 		by = " (refused by the host; the app was not called)"
@@ -380,7 +373,7 @@ func printToolError(w io.Writer, e *control.ToolError) {
 
 // printErrorDetails writes what a tool error carries besides its code and message, and a
 // hint for the codes that have a next step.
-func printErrorDetails(w io.Writer, e *control.ToolError) {
+func printErrorDetails(w io.Writer, e *hostapi.ToolError) {
 	if e.Retryable {
 		fmt.Fprintln(w, "  retryable: yes")
 	}
@@ -397,7 +390,7 @@ func printErrorDetails(w io.Writer, e *control.ToolError) {
 
 // moveArtifacts moves a call's completed artifacts into dir and rewrites their paths,
 // in the artifact list and in the result's transfer descriptors (artifactPath).
-func moveArtifacts(res *control.Call, dir string) error {
+func moveArtifacts(res *hostapi.Call, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -419,7 +412,7 @@ func moveArtifacts(res *control.Call, dir string) error {
 
 // relocate moves artifact a of res to dst (an absolute path) and makes res say so: the
 // artifact's path, and every artifactPath of the result and its evidence that named it.
-func relocate(res *control.Call, a *control.Artifact, dst string) error {
+func relocate(res *hostapi.Call, a *hostapi.Artifact, dst string) error {
 	if err := moveFile(a.Path, dst); err != nil {
 		return err
 	}
@@ -489,7 +482,7 @@ name whose extension says another format than --format is refused.`,
 			}
 			raw, _ := json.Marshal(shotArgs)
 			bar := g.progress()
-			res, err := b.Call(ctx, id, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
+			res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
 			bar.done()
 			if err != nil {
 				return hostErr(err)
@@ -505,7 +498,7 @@ name whose extension says another format than --format is refused.`,
 				}
 				return toolExit(res.Error)
 			}
-			var art *control.Artifact
+			var art *hostapi.Artifact
 			for i := range res.Artifacts {
 				if res.Artifacts[i].Status == "complete" {
 					art = &res.Artifacts[i]

@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // stateDir is the host state directory for this run.
@@ -18,20 +19,20 @@ func (g *globals) stateDirPath() (string, error) {
 	if g.stateDir != "" {
 		return g.stateDir, nil
 	}
-	return control.DefaultStateDir()
+	return hostapi.DefaultStateDir()
 }
 
 // backend returns a client of the resident host's control API.
-func (g *globals) backend() (control.Backend, error) {
+func (g *globals) backend() (hostapi.Backend, error) {
 	dir, err := g.stateDirPath()
 	if err != nil {
 		return nil, err
 	}
-	return control.NewClient(filepath.Join(dir, control.SocketName)), nil
+	return hostapi.NewClient(filepath.Join(dir, hostapi.SocketName)), nil
 }
 
 // session connects to the resident host and resolves the session a command names.
-func (g *globals) session(ctx context.Context, sel *sessionSelector, args []string) (control.Backend, string, error) {
+func (g *globals) session(ctx context.Context, sel *sessionSelector, args []string) (hostapi.Backend, string, error) {
 	b, err := g.backend()
 	if err != nil {
 		return nil, "", err
@@ -45,15 +46,15 @@ func hostErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, control.ErrHostUnavailable) {
+	if errors.Is(err, hostapi.ErrHostUnavailable) {
 		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
 	}
-	switch control.CodeOfAPI(err) {
-	case control.CodeSessionNotFound: // the message names 'ansight session list'
+	switch wire.CodeOf(err) {
+	case wire.CodeSessionNotFound: // the message names 'ansight session list'
 		return &exitError{code: ExitNoSession, err: err}
-	case control.CodeSessionAmbiguous:
+	case wire.CodeSessionAmbiguous:
 		return &exitError{code: ExitUsage, err: err, hint: "name one session id (ansight session list)"}
-	case control.CodeSessionClosed:
+	case wire.CodeSessionClosed:
 		return &exitError{code: ExitNoSession, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
 	}
 	return err
@@ -70,7 +71,7 @@ func (s *sessionSelector) addFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
 }
 
-func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args []string) (string, error) {
+func (s *sessionSelector) resolve(ctx context.Context, b hostapi.Backend, args []string) (string, error) {
 	if len(args) > 0 && args[0] != "" {
 		if s.appID != "" {
 			return "", usageErrorf("give a session id or --app-id, not both")
@@ -81,9 +82,9 @@ func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args [
 	if err != nil {
 		return "", hostErr(err)
 	}
-	var matches []control.Session
+	var matches []hostapi.Session
 	for _, ss := range list.Sessions {
-		if ss.State != control.StateConnected {
+		if ss.State != hostapi.StateConnected {
 			continue
 		}
 		if s.appID == "" || ss.AppID == s.appID {

@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -59,7 +59,7 @@ call's error with its details (the schema violations of bad arguments).`,
 				return err
 			}
 			bar := g.progress()
-			res, err := b.Batch(ctx, id, control.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
+			res, err := b.Batch(ctx, id, hostapi.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
 			bar.done()
 			if err != nil {
 				return hostErr(err)
@@ -94,7 +94,7 @@ const callsHint = `--calls is a JSON array of calls, like '[{"toolId":"notes.lis
 
 // decodeCalls reads --calls: an array of 1 to 32 call objects. Mistakes are usage errors
 // that name the call and say what is expected, in JSON's words.
-func decodeCalls(raw jsontext.Value) ([]control.CallRequest, error) {
+func decodeCalls(raw jsontext.Value) ([]hostapi.CallRequest, error) {
 	usage := func(format string, args ...any) error {
 		return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...), hint: callsHint}
 	}
@@ -108,7 +108,7 @@ func decodeCalls(raw jsontext.Value) ([]control.CallRequest, error) {
 	if len(items) == 0 || len(items) > wire.MaxBatchSize {
 		return nil, usage("a batch has 1 to %d calls, not %d", wire.MaxBatchSize, len(items))
 	}
-	list := make([]control.CallRequest, len(items))
+	list := make([]hostapi.CallRequest, len(items))
 	for i, it := range items {
 		if err := decodeCall(it, &list[i]); err != nil {
 			return nil, usage("--calls: call %d: %v", i, err)
@@ -118,7 +118,7 @@ func decodeCalls(raw jsontext.Value) ([]control.CallRequest, error) {
 }
 
 // decodeCall reads one call of --calls.
-func decodeCall(raw jsontext.Value, c *control.CallRequest) error {
+func decodeCall(raw jsontext.Value, c *hostapi.CallRequest) error {
 	if raw.Kind() != '{' {
 		return fmt.Errorf("want an object like {\"toolId\":\"notes.list\"}, not %s", jsonKind(raw))
 	}
@@ -190,13 +190,13 @@ const batchResultWidth = 110
 // printBatch writes a batch's outcome: every call in order with its result in one line or
 // its error with details, the calls that did not run, then a summary. A whole-batch
 // refusal names the call the host refused.
-func printBatch(out, errw io.Writer, calls []control.CallRequest, res *control.Batch, continueOnError bool) {
+func printBatch(out, errw io.Writer, calls []hostapi.CallRequest, res *hostapi.Batch, continueOnError bool) {
 	if e := res.Error; e != nil {
 		if e.Index != nil {
 			printf(errw, "call %d (%s) refused by the host: %s: %s\n", *e.Index, e.ToolID, e.Code, e.Message)
 			printErrorDetails(errw, e)
 			fmt.Fprintln(errw, "  nothing ran: the host checks every call before it sends the batch")
-			if !continueOnError && e.Kind != control.KindDenied {
+			if !continueOnError && e.Kind != wire.KindDenied {
 				fmt.Fprintln(errw, "  hint: with --continue-on-error, a call the host refuses fails on its own and the others run")
 			}
 			return
@@ -226,7 +226,7 @@ func printBatch(out, errw io.Writer, calls []control.CallRequest, res *control.B
 			}
 			printf(out, "[%d] %s: %s: %s: %s\n", it.Index, label, safe(by), code, msg)
 			if it.Error != nil {
-				printErrorDetails(out, &control.ToolError{Error: *it.Error})
+				printErrorDetails(out, &hostapi.ToolError{Error: *it.Error})
 			}
 			continue
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
@@ -55,7 +55,7 @@ type hostConfig struct {
 // runningHost is a started host with its control backend.
 type runningHost struct {
 	srv     *host.Server
-	local   *control.Local
+	local   *hostapi.Local
 	socket  string
 	httpSrv *http.Server
 	// stopControl ends the control API's requests (its server's base context).
@@ -120,7 +120,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		return nil, err
 	}
 	rh.srv = srv
-	rh.local = control.NewLocal(srv, control.LocalOptions{
+	rh.local = hostapi.NewLocal(srv, hostapi.LocalOptions{
 		Version:  versionString(cfg.version),
 		StateDir: cfg.stateDir,
 		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
@@ -168,8 +168,8 @@ func prefetchCatalogs(srv *host.Server) {
 // serveControl makes the host reachable by the other commands through the control socket
 // in stateDir.
 func (rh *runningHost) serveControl(stateDir string) error {
-	rh.socket = filepath.Join(stateDir, control.SocketName)
-	l, err := control.Listen(rh.socket)
+	rh.socket = filepath.Join(stateDir, hostapi.SocketName)
+	l, err := hostapi.Listen(rh.socket)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	// host closes, rather than holding its shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
 	rh.stopControl = cancel
-	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
+	rh.httpSrv = &http.Server{Handler: hostapi.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go rh.httpSrv.Serve(l)
 	rh.unpoint = pointToHost(stateDir)
@@ -291,7 +291,7 @@ const demoAppID = "com.ansight.demo.notes"
 // startEmbedded starts a host in this process (without a control socket) and, when
 // withDemo, the demo app connected to it. The MCP bridge uses it for --embedded-host and
 // --demo. stop shuts both down.
-func startEmbedded(ctx context.Context, g *globals, withDemo bool) (control.Backend, func(), error) {
+func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Backend, func(), error) {
 	dir, err := os.MkdirTemp("", "ansight-embedded-")
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Exit codes: scripts may rely on them. Those the official CLI shares mean the same; of its
@@ -34,6 +36,18 @@ func (e *exitError) Unwrap() error { return e.err }
 // usageErrorf reports a usage mistake (exit 2).
 func usageErrorf(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// exitCodeOfKind is the exit code of a failed tool call of kind k: the CLI's one mapping
+// from the error vocabulary (wire.Kind).
+func exitCodeOfKind(k wire.Kind) int {
+	switch k {
+	case wire.KindDenied:
+		return ExitAccessDenied
+	case wire.KindUnavailable:
+		return ExitToolUnavailable
+	}
+	return ExitFailure
 }
 
 // exitCodeOf maps an error to the process exit code.

@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // blockingBackend answers Sessions only when the request ends, after saying it started.
 type blockingBackend struct {
-	control.Backend
+	hostapi.Backend
 	entered chan chan struct{} // each request takes the channel it closes once started
 }
 
-func (b blockingBackend) Sessions(ctx context.Context) (*control.Sessions, error) {
+func (b blockingBackend) Sessions(ctx context.Context) (*hostapi.Sessions, error) {
 	close(<-b.entered)
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -27,12 +27,12 @@ func (b blockingBackend) Sessions(ctx context.Context) (*control.Sessions, error
 // context) says "interrupted", not "context canceled", and exits 130.
 func TestInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	l, err := control.Listen(filepath.Join(dir, control.SocketName))
+	l, err := hostapi.Listen(filepath.Join(dir, hostapi.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := blockingBackend{entered: make(chan chan struct{}, 1)}
-	srv := &http.Server{Handler: control.NewHandler(b)}
+	srv := &http.Server{Handler: hostapi.NewHandler(b)}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 

@@ -14,7 +14,7 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // fileAppID is the app cmdFileApp plays.
@@ -27,7 +27,7 @@ func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: fileapp")
 	}
-	b := control.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), control.SocketName))
+	b := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	st, err := b.Status(ctx)
 	cancel()
@@ -49,13 +49,13 @@ func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
 		})
 	}()
 	ts.Defer(func() { stop(); <-done })
-	waitHost(ts, "the file app's session", func(ctx context.Context, c *control.Client) bool {
+	waitHost(ts, "the file app's session", func(ctx context.Context, c *hostapi.Client) bool {
 		s, err := c.Sessions(ctx)
 		if err != nil {
 			return false
 		}
 		for _, ss := range s.Sessions {
-			if ss.AppID == fileAppID && ss.State == control.StateConnected {
+			if ss.AppID == fileAppID && ss.State == hostapi.StateConnected {
 				ts.Setenv("FILEAPP", ss.ID)
 				return true
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
@@ -206,7 +206,7 @@ func recordingUsage(u *recording.Usage) string {
 
 // listenNote says how a listener of the status listens: dual-stack, and the port range
 // the WebSocket port came from.
-func listenNote(st *control.Status, websocket bool) string {
+func listenNote(st *hostapi.Status, websocket bool) string {
 	var notes []string
 	if st.DualStack {
 		notes = append(notes, "IPv4 and IPv6")

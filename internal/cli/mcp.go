@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/mcpbridge"
 	"github.com/ansight-go/ansight/pairing"
 )
@@ -116,7 +116,7 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		ExposeAppTools: f.expose, ImageMaxSize: f.imageMaxSize, MaxResultBytes: f.maxResultBytes, Logger: logger,
 		HTTPNoAuth: f.noAuth, AllowedOrigins: f.allowOrigins,
 	}
-	var backend control.Backend
+	var backend hostapi.Backend
 	if f.embedded || f.demo {
 		b, stop, err := startEmbedded(ctx, g, f.demo)
 		if err != nil {
@@ -140,10 +140,10 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		if err != nil {
 			return err
 		}
-		b := control.NewLocatingClient(locate)
+		b := hostapi.NewLocatingClient(locate)
 		// Agent clients start servers before anyone starts a host: serve anyway (tools then
 		// answer host_unavailable with a hint), but tell the user now.
-		if _, err := b.Status(ctx); errors.Is(err, control.ErrHostUnavailable) {
+		if _, err := b.Status(ctx); errors.Is(err, hostapi.ErrHostUnavailable) {
 			logger.Warn("no ansight host is running: start one with 'ansight host run' (or use --embedded-host / --demo)")
 		}
 		backend = b

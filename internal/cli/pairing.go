@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -32,13 +32,13 @@ The host must serve the LAN for them: 'ansight host run --lan'.`,
 // issueOutput is pairing issue's --json output: the invite, where its QR code image is,
 // and warnings (an invite a phone could not use).
 type issueOutput struct {
-	*control.Invite
+	*hostapi.Invite
 	QRPath   string   `json:"qrPath,omitzero"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 func newPairingIssueCmd(g *globals) *cobra.Command {
-	var req control.InviteRequest
+	var req hostapi.InviteRequest
 	var policy, duration, qrFile string
 	var qr, codeOnly bool
 	cmd := &cobra.Command{
@@ -340,7 +340,7 @@ func newPairingGetCmd(g *globals) *cobra.Command {
 					continue
 				}
 				if g.json {
-					i.Schema = control.SchemaInvite
+					i.Schema = hostapi.SchemaInvite
 					return writeJSON(g.env.Stdout, i)
 				}
 				rows := [][2]string{{"invite", i.ID}, {"app", appLabel(i.AppID)}, {"name", i.AppName}, {"grant", string(i.MaxToolPolicy)},
@@ -362,7 +362,7 @@ func newPairingGetCmd(g *globals) *cobra.Command {
 					continue
 				}
 				if g.json {
-					gr.Schema = control.SchemaGrant
+					gr.Schema = hostapi.SchemaGrant
 					return writeJSON(g.env.Stdout, gr)
 				}
 				rows := [][2]string{{"pairing", gr.ID}, {"mode", gr.Mode}, {"invite", gr.InviteID}, {"app", gr.AppID},

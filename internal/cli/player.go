@@ -73,10 +73,10 @@ func readPlayerToken(path string) (string, bool) {
 	return tok, true
 }
 
-// PlayerAddress implements control.PlayerAccessor.
+// PlayerAddress implements hostapi.PlayerAccessor.
 func (rh *runningHost) PlayerAddress() string { return "http://" + rh.playerAddr + "/" }
 
-// PlayerURL implements control.PlayerAccessor.
+// PlayerURL implements hostapi.PlayerAccessor.
 func (rh *runningHost) PlayerURL(renew bool) (string, error) {
 	if renew {
 		tok, err := playerToken(rh.stateDir, true)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/app/files"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -57,7 +57,7 @@ tool says so. The remote directory is relative to one of the app's file roots
 			if err != nil {
 				return err
 			}
-			t, err := b.Tools(ctx, id, control.ToolsRequest{ToolIDs: []string{files.PushFileToolID}})
+			t, err := b.Tools(ctx, id, hostapi.ToolsRequest{ToolIDs: []string{files.PushFileToolID}})
 			if err != nil {
 				return hostErr(err)
 			}
@@ -74,7 +74,7 @@ tool says so. The remote directory is relative to one of the app's file roots
 			if err != nil {
 				return err
 			}
-			res, err := b.Call(ctx, id, control.CallRequest{ToolID: files.PushFileToolID, Arguments: raw}, nil)
+			res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: files.PushFileToolID, Arguments: raw}, nil)
 			if err != nil {
 				return hostErr(err)
 			}

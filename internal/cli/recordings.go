@@ -16,8 +16,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // The browse commands (session logs, metrics, network, events, touches, trees, crashes,
@@ -41,7 +42,7 @@ type browseSpec struct {
 	// the records themselves: crashes and annotations keep their own schemas.
 	json func(sessionID string, recs []recording.Record) any
 	// fallback, when set, answers for a host that records nothing.
-	fallback func(ctx context.Context, g *globals, b control.Backend, sessionID string) error
+	fallback func(ctx context.Context, g *globals, b hostapi.Backend, sessionID string) error
 }
 
 // browseFlags are the flags every browse command shares.
@@ -127,8 +128,8 @@ const recordsJSONHelp = `
 --json prints one ansight.session-records/v1 object; with --follow, one record per line.`
 
 // request reads the flags into a records request; now anchors durations.
-func (f browseFlags) request(spec browseSpec, now time.Time) (control.RecordsRequest, error) {
-	req := control.RecordsRequest{Kinds: spec.kinds, Level: f.level, Search: f.search}
+func (f browseFlags) request(spec browseSpec, now time.Time) (hostapi.RecordsRequest, error) {
+	req := hostapi.RecordsRequest{Kinds: spec.kinds, Level: f.level, Search: f.search}
 	var err error
 	if req.Since, err = parseWhen(f.since, now); err != nil {
 		return req, usageErrorf("--since: %v", err)
@@ -166,13 +167,13 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 }
 
 // browse runs one browse command.
-func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec browseSpec, f browseFlags, req control.RecordsRequest) error {
+func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec browseSpec, f browseFlags, req hostapi.RecordsRequest) error {
 	view := &browseView{channels: map[int]channelInfo{}}
 	if spec.channel {
 		// The channels' names and units: those declared so far, and (the declarations
 		// come with the samples) those declared while following.
-		p, err := b.Records(ctx, id, control.RecordsRequest{Kinds: []recording.Kind{recording.KindChannel}, Limit: recording.MaxLimit})
-		if err != nil && control.CodeOfAPI(err) != control.CodeRecordingOff {
+		p, err := b.Records(ctx, id, hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindChannel}, Limit: recording.MaxLimit})
+		if err != nil && wire.CodeOf(err) != wire.CodeRecordingOff {
 			return recordingErr(err)
 		}
 		if err == nil {
@@ -234,7 +235,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 	switch {
 	case f.tail > 0:
 		req.Newest, req.Limit = true, f.tail
-		var p *control.Records
+		var p *hostapi.Records
 		if p, err = b.Records(ctx, id, req); err == nil {
 			slices.Reverse(p.Records)
 			for _, r := range p.Records {
@@ -253,7 +254,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 	default:
 		req.Limit = recording.MaxLimit
 		for {
-			var p *control.Records
+			var p *hostapi.Records
 			if p, err = b.Records(ctx, id, req); err != nil {
 				break
 			}
@@ -268,7 +269,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 			req.After = p.Next
 		}
 	}
-	if control.CodeOfAPI(err) == control.CodeRecordingOff && spec.fallback != nil && !f.follow {
+	if wire.CodeOf(err) == wire.CodeRecordingOff && spec.fallback != nil && !f.follow {
 		return spec.fallback(ctx, g, b, id)
 	}
 	if err != nil {
@@ -286,7 +287,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 		if listed == nil {
 			listed = []recording.Record{}
 		}
-		return writeJSON(out, control.Records{Schema: control.SchemaRecords, SessionID: id, Records: listed})
+		return writeJSON(out, hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: id, Records: listed})
 	case tw == nil && !f.follow:
 		printf(out, "no %s in session %s\n", safe(spec.noun), id)
 	}
@@ -295,7 +296,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 
 // recordingErr is hostErr with the hint for a host that records nothing.
 func recordingErr(err error) error {
-	if control.CodeOfAPI(err) == control.CodeRecordingOff {
+	if wire.CodeOf(err) == wire.CodeRecordingOff {
 		return &exitError{code: ExitFailure, err: err, hint: "restart the host without --no-record to record sessions"}
 	}
 	return hostErr(err)
@@ -550,9 +551,9 @@ every record and JSON file; 'default' stands for the usual credentials
 			defer os.Remove(tmp.Name()) // gone once renamed
 			bar := g.progress()
 			w := &counted{w: tmp, report: func(n int64) {
-				bar.update(control.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
+				bar.update(hostapi.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
 			}}
-			err = b.Export(c.Context(), id, control.ExportRequest{Redact: redact}, w)
+			err = b.Export(c.Context(), id, hostapi.ExportRequest{Redact: redact}, w)
 			bar.done()
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
@@ -673,7 +674,7 @@ record and file is checked before anything is stored.`,
 			}
 			bar := g.progress()
 			s, err := b.Import(c.Context(), &counted{r: f, report: func(n int64) {
-				bar.update(control.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
+				bar.update(hostapi.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
 			}})
 			bar.done()
 			if err != nil {

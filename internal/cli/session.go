@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func newSessionCmd(g *globals) *cobra.Command {
@@ -24,12 +24,12 @@ app, or in one state (--connected is the official CLI's --state connected).`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if connected {
-				if state != "" && state != control.StateConnected {
+				if state != "" && state != hostapi.StateConnected {
 					return usageErrorf("give --connected or --state, not both")
 				}
-				state = control.StateConnected
+				state = hostapi.StateConnected
 			}
-			if state != "" && state != control.StateConnected && state != control.StateDisconnected {
+			if state != "" && state != hostapi.StateConnected && state != hostapi.StateDisconnected {
 				return usageErrorf("--state must be connected or disconnected")
 			}
 			b, err := g.backend()
@@ -49,7 +49,7 @@ app, or in one state (--connected is the official CLI's --state connected).`,
 			}
 			filtered := appID != "" || state != ""
 			if filtered {
-				s.Sessions = slices.DeleteFunc(s.Sessions, func(ss control.Session) bool {
+				s.Sessions = slices.DeleteFunc(s.Sessions, func(ss hostapi.Session) bool {
 					return appID != "" && ss.AppID != appID || state != "" && ss.State != state
 				})
 			}
@@ -166,17 +166,17 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 }
 
 // sessionJSON is one session as --json prints it: with its schema.
-func sessionJSON(s *control.Session) any {
+func sessionJSON(s *hostapi.Session) any {
 	return struct {
 		Schema string `json:"schema"`
-		*control.Session
-	}{control.SchemaSession, s}
+		*hostapi.Session
+	}{hostapi.SchemaSession, s}
 }
 
 // withRecordings lists the registry's sessions, then the recordings of the others; each
 // session gets its recording's figures.
-func withRecordings(live, recorded *control.Sessions) *control.Sessions {
-	out := &control.Sessions{Schema: live.Schema, Sessions: slices.Clone(live.Sessions)}
+func withRecordings(live, recorded *hostapi.Sessions) *hostapi.Sessions {
+	out := &hostapi.Sessions{Schema: live.Schema, Sessions: slices.Clone(live.Sessions)}
 	index := map[string]int{}
 	for i, s := range out.Sessions {
 		index[s.ID] = i
@@ -192,7 +192,7 @@ func withRecordings(live, recorded *control.Sessions) *control.Sessions {
 }
 
 // recordedSize shows a session's recording in a list: its size, and "imported".
-func recordedSize(r *control.Recording) string {
+func recordedSize(r *hostapi.Recording) string {
 	switch {
 	case r == nil:
 		return "-"
@@ -203,7 +203,7 @@ func recordedSize(r *control.Recording) string {
 }
 
 // recordingLine describes a session's recording for session show.
-func recordingLine(s *control.Session) string {
+func recordingLine(s *hostapi.Session) string {
 	r := s.Recording
 	if r == nil {
 		return ""

@@ -1,7 +1,8 @@
-package catalog
+package schema
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -118,9 +119,10 @@ func genInstance(t *rapid.T, depth int) string {
 
 // The fast validator agrees with the general one on every schema it accepts.
 func TestPropertyFastMatchesStd(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		schema := genSchemaText(t, 2)
-		s, err := CompileSchema(jsontext.Value(schema))
+		s, err := Compile(jsontext.Value(schema))
 		if err != nil {
 			t.Fatalf("compile %s: %v", schema, err)
 		}
@@ -138,10 +140,11 @@ func TestPropertyFastMatchesStd(t *testing.T) {
 // Publishing loses nothing: the published schema, restored, validates exactly like the
 // original; and publishing is idempotent.
 func TestPropertyPublishRoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		schema := genSchemaText(t, 2)
-		pub := PublishedSchema(jsontext.Value(schema))
-		if again := PublishedSchema(pub); string(again) != string(pub) {
+		pub := Published(jsontext.Value(schema))
+		if again := Published(pub); string(again) != string(pub) {
 			t.Fatalf("not idempotent: %s → %s", pub, again)
 		}
 		a, _ := parseTree([]byte(schema))
@@ -157,6 +160,36 @@ func TestPropertyPublishRoundTrip(t *testing.T) {
 		}
 		if string(ca) != string(cb) {
 			t.Fatalf("schema %s\npublished %s\nrestored %s\nvs       %s", schema, pub, ca, cb)
+		}
+	})
+}
+
+func TestPropertyDecimalMatchesRat(t *testing.T) {
+	t.Parallel()
+	genNum := rapid.Custom(func(t *rapid.T) string {
+		var b strings.Builder
+		if rapid.Bool().Draw(t, "neg") {
+			b.WriteByte('-')
+		}
+		b.WriteString(rapid.SampledFrom([]string{"0", "1", "7", "10", "100", "123", "0010"[2:], "999999999999999999999"}).Draw(t, "int"))
+		if rapid.Bool().Draw(t, "frac") {
+			b.WriteString("." + rapid.StringMatching(`[0-9]{1,4}`).Draw(t, "fracDigits"))
+		}
+		if rapid.Bool().Draw(t, "exp") {
+			b.WriteString(rapid.SampledFrom([]string{"e", "E", "e+", "e-"}).Draw(t, "e") + fmt.Sprint(rapid.IntRange(0, 30).Draw(t, "expDigits")))
+		}
+		return b.String()
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		a, b := genNum.Draw(t, "a"), genNum.Draw(t, "b")
+		ra, _ := new(big.Rat).SetString(a)
+		rb, _ := new(big.Rat).SetString(b)
+		if got, want := compareDecimal([]byte(a), []byte(b)), ra.Cmp(rb); got != want {
+			t.Fatalf("compare(%s, %s) = %d, want %d", a, b, got, want)
+		}
+		d := parseDecimal([]byte(a))
+		if d.isInteger() != ra.IsInt() {
+			t.Fatalf("isInteger(%s) = %v", a, d.isInteger())
 		}
 	})
 }

@@ -1,6 +1,6 @@
-package catalog
+package schema
 
-// The protocol's closed-object default (spec §4): on the wire, an object schema without
+// The protocol's closed-object default (docs/protocol/catalog.md#closed-objects): on the wire, an object schema without
 // additionalProperties admits no additional properties. A standard validator reads the
 // absence as "anything goes", so before compiling we restore the keyword, and when
 // publishing we strip it again. Both walks visit the same places, so that

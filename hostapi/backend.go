@@ -1,13 +1,13 @@
-package control
+package hostapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Backend is the control API. Implementations: [Local] (in process) and [Client] (over the
@@ -66,29 +66,23 @@ type Backend interface {
 // APIError is a failure of the host (not of a tool), with an HTTP status and a stable code.
 type APIError struct {
 	Status  int
-	Code    string
+	Code    wire.Code
 	Message string
 }
 
 func (e *APIError) Error() string { return e.Message }
 
+// ErrorCode returns e.Code, for wire.CodeOf.
+func (e *APIError) ErrorCode() wire.Code { return e.Code }
+
 // apiErrorf builds an *APIError.
-func apiErrorf(status int, code, format string, args ...any) *APIError {
+func apiErrorf(status int, code wire.Code, format string, args ...any) *APIError {
 	return &APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// CodeOfAPI returns the code of an *APIError in err's chain, or "".
-func CodeOfAPI(err error) string {
-	var e *APIError
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
-}
-
 func errSessionNotFound(id string) *APIError {
-	return apiErrorf(http.StatusNotFound, CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
+	return apiErrorf(http.StatusNotFound, wire.CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
 }
 
 // errRecordingOff answers the recording requests of a host that records nothing.
-var errRecordingOff = apiErrorf(http.StatusNotFound, CodeRecordingOff, "this host keeps no recordings (it runs with --no-record)")
+var errRecordingOff = apiErrorf(http.StatusNotFound, wire.CodeRecordingOff, "this host keeps no recordings (it runs with --no-record)")

@@ -1,4 +1,4 @@
-package control
+package hostapi
 
 import (
 	"archive/zip"
@@ -40,7 +40,7 @@ func recordingHost(t *testing.T, record bool) (*Client, *recording.Recorder) {
 
 // TestRecordingsOverTheSocket drives every recording endpoint through the client: the
 // list, pages with each filter, follow, a record's file, export and import.
-func TestRecordingsOverTheSocket(t *testing.T) {
+func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c, rec := recordingHost(t, true)
 	ctx := t.Context()
 	const id = "com-example-app-001"
@@ -99,9 +99,11 @@ func TestRecordingsOverTheSocket(t *testing.T) {
 			"log:[Error] payment declined|log:[Warning] slow|state:disconnected"},
 		{RecordsRequest{Newest: true, Limit: 2}, "state:disconnected|frame:2x2"},
 	} {
-		if got := texts(tc.req); got != tc.want {
-			t.Errorf("%+v:\n got %s\nwant %s", tc.req, got, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			if got := texts(tc.req); got != tc.want {
+				t.Errorf("%+v:\n got %s\nwant %s", tc.req, got, tc.want)
+			}
+		})
 	}
 	p, err := c.Records(ctx, id, RecordsRequest{Limit: 4})
 	if err != nil || len(p.Records) != 4 || p.Next == 0 {
@@ -123,7 +125,7 @@ func TestRecordingsOverTheSocket(t *testing.T) {
 	if !bytes.Equal(got, jpeg) || b.MimeType != "image/jpeg" || b.SizeBytes != int64(len(jpeg)) || !strings.HasSuffix(b.Name, ".jpg") {
 		t.Errorf("blob %+v %x", b, got)
 	}
-	if _, err := c.Blob(ctx, "other-001", fp.Records[0].Seq); CodeOfAPI(err) != CodeSessionNotFound {
+	if _, err := c.Blob(ctx, "other-001", fp.Records[0].Seq); wire.CodeOf(err) != wire.CodeSessionNotFound {
 		t.Errorf("another session's record: %v", err)
 	}
 
@@ -201,7 +203,7 @@ func TestRecordingsOverTheSocket(t *testing.T) {
 }
 
 // TestRecordingOff: a host that records nothing says so, and lists no recordings.
-func TestRecordingOff(t *testing.T) {
+func TestRecordingOff(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c, _ := recordingHost(t, false)
 	ctx := t.Context()
 	if st, err := c.Status(ctx); err != nil || st.Recording != nil {
@@ -210,7 +212,7 @@ func TestRecordingOff(t *testing.T) {
 	if l, err := c.Recordings(ctx); err != nil || len(l.Sessions) != 0 {
 		t.Errorf("recordings %+v (%v)", l, err)
 	}
-	if _, err := c.Records(ctx, "a-001", RecordsRequest{}); CodeOfAPI(err) != CodeRecordingOff {
+	if _, err := c.Records(ctx, "a-001", RecordsRequest{}); wire.CodeOf(err) != wire.CodeRecordingOff {
 		t.Errorf("records: %v", err)
 	}
 }

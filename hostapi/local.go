@@ -1,4 +1,4 @@
-package control
+package hostapi
 
 import (
 	"context"
@@ -111,11 +111,11 @@ func (l *Local) Status(context.Context) (*Status, error) {
 func (l *Local) Player(_ context.Context, renew bool) (*PlayerAccess, error) {
 	p := l.player.Load()
 	if p == nil {
-		return nil, apiErrorf(http.StatusNotFound, CodePlayerOff, "this host serves no web player (it runs with --no-player)")
+		return nil, apiErrorf(http.StatusNotFound, wire.CodePlayerOff, "this host serves no web player (it runs with --no-player)")
 	}
 	u, err := (*p).PlayerURL(renew)
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "player: %v", err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "player: %v", err)
 	}
 	return &PlayerAccess{Schema: SchemaPlayer, Address: (*p).PlayerAddress(), URL: u, Renewed: renew}, nil
 }
@@ -191,7 +191,7 @@ func records[T any](srv *host.Server, id string, list func(string) ([]T, error))
 	case err != nil && !known:
 		return nil, errSessionNotFound(id)
 	case err != nil:
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	case len(out) == 0 && !known:
 		return nil, errSessionNotFound(id)
 	}
@@ -270,7 +270,7 @@ func (l *Local) Recordings(ctx context.Context) (*Sessions, error) {
 	}
 	list, err := l.rec.Sessions(ctx)
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	for _, sum := range list {
 		var v Session
@@ -303,16 +303,16 @@ func (req RecordsRequest) query(id string) (recording.Query, error) {
 		Channel: req.Channel, After: req.After, Newest: req.Newest, Limit: req.Limit}
 	for _, k := range req.Kinds {
 		if !k.Valid() {
-			return q, apiErrorf(http.StatusBadRequest, CodeBadRequest, "unknown record kind %q (kinds: %s)", k, kindList())
+			return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown record kind %q (kinds: %s)", k, kindList())
 		}
 	}
 	level, ok := recording.ParseLevel(req.Level)
 	if !ok {
-		return q, apiErrorf(http.StatusBadRequest, CodeBadRequest, "unknown log level %q (debug, info, warn, error)", req.Level)
+		return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown log level %q (debug, info, warn, error)", req.Level)
 	}
 	q.Level = level
 	if req.Limit < 0 {
-		return q, apiErrorf(http.StatusBadRequest, CodeBadRequest, "limit must not be negative")
+		return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "limit must not be negative")
 	}
 	return q, nil
 }
@@ -337,7 +337,7 @@ func (l *Local) Records(ctx context.Context, id string, req RecordsRequest) (*Re
 	l.flush(ctx)
 	p, err := l.rec.Records(ctx, q)
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	return &Records{Schema: SchemaRecords, SessionID: id, Records: p.Records, Next: p.Next}, nil
 }
@@ -364,7 +364,7 @@ func (l *Local) Follow(ctx context.Context, id string, req RecordsRequest, fn fu
 	}
 	err = l.rec.Follow(ctx, q, fn)
 	if errors.Is(err, recording.ErrClosed) {
-		return apiErrorf(http.StatusServiceUnavailable, CodeSessionClosed, "the host stopped recording (it is shutting down)")
+		return apiErrorf(http.StatusServiceUnavailable, wire.CodeSessionClosed, "the host stopped recording (it is shutting down)")
 	}
 	return err
 }
@@ -376,11 +376,11 @@ func (l *Local) Blob(ctx context.Context, id string, seq int64) (*Blob, error) {
 	}
 	rec, err := l.rec.Record(ctx, seq)
 	if err != nil || rec.Session != id || rec.Blob == "" {
-		return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "session %s has no file for record %d (evicted, or never kept)", id, seq)
+		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "session %s has no file for record %d (evicted, or never kept)", id, seq)
 	}
 	f, err := l.rec.OpenBlob(rec)
 	if err != nil {
-		return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "record %d: %v", seq, err)
+		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "record %d: %v", seq, err)
 	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err == nil {
@@ -388,7 +388,7 @@ func (l *Local) Blob(ctx context.Context, id string, seq int64) (*Blob, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "record %d: %v", seq, err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "record %d: %v", seq, err)
 	}
 	name := path.Base(rec.Blob)
 	return &Blob{Name: name, MimeType: blobMimeType(name), SizeBytes: size, Body: f}, nil
@@ -457,21 +457,21 @@ func (l *Local) Import(ctx context.Context, archive io.Reader) (*Session, error)
 	}
 	f, err := os.CreateTemp(l.rec.Dir(), "upload-*.zip")
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
 	max := l.rec.Usage().MaxBytes
 	n, err := io.Copy(f, io.LimitReader(archive, max+1))
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "read the archive: %v", err)
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "read the archive: %v", err)
 	}
 	if n > max {
-		return nil, apiErrorf(http.StatusRequestEntityTooLarge, CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
+		return nil, apiErrorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
 	}
 	sum, err := l.rec.Import(ctx, f, n, recording.ImportOptions{})
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := sessionOfInfo(recordedInfo(sum))
 	v.Recording = recordingOf(sum)
@@ -485,7 +485,7 @@ func (l *Local) client(id string) (*tools.Client, error) {
 		return nil, errSessionNotFound(id)
 	}
 	if s.State() != host.StateConnected {
-		return nil, apiErrorf(http.StatusConflict, CodeSessionClosed, "session %s is disconnected", id)
+		return nil, apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "session %s is disconnected", id)
 	}
 	return s.Tools(), nil
 }
@@ -608,7 +608,7 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
 		if r.TimeoutMS != 0 {
-			return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
+			return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
 		}
 		calls[i] = r.wireCall()
 	}
@@ -641,7 +641,7 @@ func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.
 	case ms == 0:
 		return ctx, func() {}, nil
 	case ms < 0 || ms > MaxTimeoutMS:
-		return nil, nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
+		return nil, nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	return ctx, cancel, nil
@@ -666,48 +666,23 @@ func artifactsOf(list []tools.Artifact) []Artifact {
 
 // toolError turns a tool's error or a host refusal into data; other errors give nil.
 func toolError(err error) *ToolError {
-	var refusal *tools.RefusalError
-	if errors.As(err, &refusal) {
-		te := &ToolError{Error: *refusal.Err, RefusedByHost: true}
-		if refusal.Index >= 0 {
-			te.Index, te.ToolID = &refusal.Index, refusal.ToolID
-		}
-		switch te.Code {
-		case wire.CodePolicyNotGranted:
-			te.Kind = KindDenied
-		case wire.CodeArgumentsSchemaInvalid, wire.CodeArgumentsInvalid, wire.CodeCallMissingID, wire.CodeBatchSizeInvalid:
-			te.Kind = KindInvalid
-		default: // not in the catalog, not executable, unavailable (the app's own code)
-			te.Kind = KindUnavailable
-		}
-		return te
-	}
 	var we *wire.Error
 	if !errors.As(err, &we) {
 		return nil
 	}
-	return &ToolError{Error: *we, Kind: KindOf(we)}
-}
-
-// KindOf classifies an app's tool.error.
-func KindOf(e *wire.Error) string {
-	switch e.Code {
-	case wire.CodePolicyNotGranted, wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
-		return KindDenied
-	case wire.CodeNotFound, wire.CodeUnavailable, wire.CodeNotExecutable:
-		return KindUnavailable
-	case wire.CodeProtocolInvalidRequest, wire.CodeCallPayloadInvalid, wire.CodeCallMissingID, wire.CodeArgumentsInvalid,
-		wire.CodeArgumentsSchemaInvalid, wire.CodeBatchPayloadInvalid, wire.CodeBatchSizeInvalid, wire.CodeBatchCallInvalid:
-		return KindInvalid
+	te := &ToolError{Error: *we, Kind: we.Kind()}
+	if refusal, refused := errors.AsType[*tools.RefusalError](err); refused {
+		te.RefusedByHost = true
+		if refusal.Index >= 0 {
+			te.Index, te.ToolID = &refusal.Index, refusal.ToolID
+		}
+		if te.Kind == wire.KindFailed {
+			// The tool did not run: what the host refuses is never the tool's failure. (Every
+			// refusal has a code of its own kind, or an unavailable tool's runtime details.)
+			te.Kind = wire.KindUnavailable
+		}
 	}
-	// An unavailable tool fails with its own code and the runtime object as details.
-	var rt struct {
-		Available *bool `json:"available"`
-	}
-	if len(e.Details) > 0 && wire.Unmarshal(e.Details, &rt) == nil && rt.Available != nil && !*rt.Available {
-		return KindUnavailable
-	}
-	return KindFailed
+	return te
 }
 
 // hostError maps a tool client's transport failure to an *APIError.
@@ -716,13 +691,13 @@ func hostError(err error) error {
 	if errors.As(err, &te) {
 		switch {
 		case errors.Is(err, tools.ErrTimeout), errors.Is(err, context.DeadlineExceeded): // timeoutMs
-			return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
+			return apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "%v", err)
 		case errors.Is(err, tools.ErrProtocol):
-			return apiErrorf(http.StatusBadGateway, CodeProtocol, "%v", err)
+			return apiErrorf(http.StatusBadGateway, wire.CodeProtocol, "%v", err)
 		case errors.Is(err, context.Canceled):
 			return err
 		}
-		return apiErrorf(http.StatusConflict, CodeSessionClosed, "%v", err)
+		return apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "%v", err)
 	}
 	return err
 }
@@ -734,12 +709,12 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 		app = pairing.AnyApp
 	}
 	if err := checkHostAddresses(req.HostAddresses); err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, AppName: req.AppName, Duration: time.Duration(req.DurationSeconds) * time.Second,
 		MaxToolPolicy: req.MaxToolPolicy, HostAddresses: req.HostAddresses})
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := inviteOf(inv, time.Now())
 	v.Schema = SchemaInvite
@@ -836,7 +811,7 @@ func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
 	r, err := l.srv.Revoke(id)
 	if err != nil {
 		if errors.Is(err, host.ErrNotFound) {
-			return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
+			return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
 		}
 		return nil, err
 	}
@@ -846,7 +821,7 @@ func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
 // Shutdown implements Backend.
 func (l *Local) Shutdown(context.Context) error {
 	if l.shutdown == nil {
-		return apiErrorf(http.StatusNotImplemented, CodeBadRequest, "this host cannot be stopped through the control API")
+		return apiErrorf(http.StatusNotImplemented, wire.CodeBadRequest, "this host cannot be stopped through the control API")
 	}
 	go l.shutdown()
 	return nil

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"fmt"
@@ -20,8 +20,9 @@ func alternatives(levels int) string {
 }
 
 func TestSchemaBounds(t *testing.T) {
+	t.Parallel()
 	deepObject := strings.Repeat(`{"properties":{"a":`, 40) + `{}` + strings.Repeat(`}}`, 40)
-	manyValues := `{"enum":[` + strings.TrimSuffix(strings.Repeat(`1,`, MaxSchemaValues), ",") + `]}`
+	manyValues := `{"enum":[` + strings.TrimSuffix(strings.Repeat(`1,`, MaxValues), ",") + `]}`
 	for _, tc := range []struct {
 		name, schema, err string
 	}{
@@ -36,18 +37,18 @@ func TestSchemaBounds(t *testing.T) {
 		{"Dangling", `{"properties":{"a":{"$ref":"#/$defs/none"}}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckSchemaBounds([]byte(tc.schema))
+			err := CheckBounds([]byte(tc.schema))
 			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
-				t.Fatalf("CheckSchemaBounds: %v, want %q", err, tc.err)
+				t.Fatalf("CheckBounds: %v, want %q", err, tc.err)
 			}
-			if _, err := CompileSchema(jsontext.Value(tc.schema)); tc.err != "" && err == nil {
-				t.Fatal("CompileSchema accepted a schema beyond the bounds")
+			if _, err := Compile(jsontext.Value(tc.schema)); tc.err != "" && err == nil {
+				t.Fatal("Compile accepted a schema beyond the bounds")
 			}
 		})
 	}
 	// Anchors and pointers resolve inside a subschema's own $id.
 	nested := `{"properties":{"a":{"$ref":"#/$defs/sub"}},"$defs":{"sub":{"$id":"https://schemas.ansight.invalid/sub.json","properties":{"b":{"$ref":"#/$defs/leaf"}},"$defs":{"leaf":{"type":"string"}}}}}`
-	if _, err := CompileSchema(jsontext.Value(nested)); err != nil {
+	if _, err := Compile(jsontext.Value(nested)); err != nil {
 		t.Fatalf("a subschema with its own $id: %v", err)
 	}
 }
@@ -64,7 +65,8 @@ func nestedValue(depth int) string {
 // TestValidationBudget: work that grows with the value's depth exponentially is refused
 // with CodeValidationBudget; linear work, even on a large value, is not.
 func TestValidationBudget(t *testing.T) {
-	s, err := CompileSchema(jsontext.Value(recursiveAlternatives))
+	t.Parallel()
+	s, err := Compile(jsontext.Value(recursiveAlternatives))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestValidationBudget(t *testing.T) {
 		t.Fatalf("a value 20 deep: %v, want the budget refusal", vs)
 	}
 
-	tree, err := CompileSchema(jsontext.Value(`{"type":"object","properties":{"root":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object",` +
+	tree, err := Compile(jsontext.Value(`{"type":"object","properties":{"root":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object",` +
 		`"properties":{"id":{"type":"string"},"role":{"type":"string"},"bounds":{"$ref":"#/$defs/b"},"children":{"type":"array","items":{"$ref":"#/$defs/n"}}},"required":["id"]},` +
 		`"b":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"w":{"type":"number"},"h":{"type":"number"}}}}}`))
 	if err != nil {
@@ -101,7 +103,8 @@ func TestValidationBudget(t *testing.T) {
 // TestValidationLoop: a reference cycle that never descends into the value ends the walk
 // instead of recursing without end.
 func TestValidationLoop(t *testing.T) {
-	s, err := CompileSchema(jsontext.Value(`{"$ref":"#a","$defs":{"x":{"$anchor":"a","$ref":"#"}}}`))
+	t.Parallel()
+	s, err := Compile(jsontext.Value(`{"$ref":"#a","$defs":{"x":{"$anchor":"a","$ref":"#"}}}`))
 	if err != nil {
 		t.Skipf("the compiler refuses the loop itself: %v", err)
 	}

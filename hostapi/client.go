@@ -1,4 +1,4 @@
-package control
+package hostapi
 
 import (
 	"bufio"
@@ -384,7 +384,7 @@ func (c *Client) stream(ctx context.Context, path string, body, out any, progres
 func decodeAPIError(status int, data []byte) error {
 	var e Error
 	if err := json.Unmarshal(data, &e); err != nil || e.Code == "" {
-		return &APIError{Status: status, Code: CodeInternal, Message: fmt.Sprintf("host answered %d: %s", status, bytes.TrimSpace(data))}
+		return &APIError{Status: status, Code: wire.CodeInternal, Message: fmt.Sprintf("host answered %d: %s", status, bytes.TrimSpace(data))}
 	}
 	return &APIError{Status: status, Code: e.Code, Message: e.Message}
 }

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ var benchSchema = jsontext.Value(`{"type":"object","properties":{"reference":{"t
 var benchInstance = jsontext.Value(`{"reference":{"nodeId":"n-42","snapshotId":"s-7"},"action":"tap","timeoutMs":500}`)
 
 func BenchmarkValidateSmall(b *testing.B) {
-	s, err := CompileSchema(benchSchema)
+	s, err := Compile(benchSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func BenchmarkValidateSmall(b *testing.B) {
 }
 
 func BenchmarkValidateSmallStd(b *testing.B) {
-	s, err := CompileSchema(benchSchema)
+	s, err := Compile(benchSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func treeInstance() jsontext.Value {
 // BenchmarkValidateTreeStd validates a 585-node tree against a recursive schema: the
 // general validator's path, budget walk included.
 func BenchmarkValidateTreeStd(b *testing.B) {
-	s, err := CompileSchema(treeSchema)
+	s, err := Compile(treeSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func BenchmarkValidateTreeStd(b *testing.B) {
 // BenchmarkBudgetWalk is the budget walk alone, on the value of BenchmarkValidateTreeStd
 // (decoded once): what the validation budget adds to the general validator's path.
 func BenchmarkBudgetWalk(b *testing.B) {
-	s, err := CompileSchema(treeSchema)
+	s, err := Compile(treeSchema)
 	if err != nil {
 		b.Fatal(err)
 	}

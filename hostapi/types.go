@@ -1,4 +1,4 @@
-package control
+package hostapi
 
 import (
 	"fmt"
@@ -397,22 +397,15 @@ type Batch struct {
 type ToolError struct {
 	wire.Error
 	// Kind: "denied" (policy, grant, guard), "unavailable" (unknown tool, not available in
-	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed).
-	Kind string `json:"kind"`
+	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed):
+	// the error's own (wire.Error.Kind), except that a host refusal is never "failed".
+	Kind wire.Kind `json:"kind"`
 	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
 	RefusedByHost bool `json:"refusedByHost,omitzero"`
 	// Index and ToolID name the call that made the host refuse a whole batch (nothing ran).
 	Index  *int   `json:"index,omitzero"`
 	ToolID string `json:"toolId,omitzero"`
 }
-
-// ToolError kinds.
-const (
-	KindDenied      = "denied"
-	KindUnavailable = "unavailable"
-	KindInvalid     = "invalid"
-	KindFailed      = "failed"
-)
 
 // Artifact is a file received over ASFT and saved by the host.
 type Artifact struct {
@@ -517,23 +510,7 @@ type Revocation struct {
 
 // Error is the body of every non-2xx answer of the HTTP API.
 type Error struct {
-	Schema  string `json:"schema"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Schema  string    `json:"schema"`
+	Code    wire.Code `json:"code"`
+	Message string    `json:"message"`
 }
-
-// Host-side error codes of the control API.
-const (
-	CodeSessionNotFound  = "session_not_found"
-	CodeSessionAmbiguous = "session_ambiguous"
-	CodeSessionClosed    = "session_closed"
-	CodeTimeout          = "timeout"
-	CodeBadRequest       = "bad_request"
-	CodeProtocol         = "protocol_error"
-	CodeInternal         = "internal_error"
-	CodeNotFound         = "not_found"
-	// CodeRecordingOff: the host keeps no recordings (it runs with --no-record).
-	CodeRecordingOff = "recording_off"
-	// CodePlayerOff: the host serves no web player (--no-player).
-	CodePlayerOff = "player_off"
-)

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"fmt"
@@ -9,21 +9,21 @@ import (
 // What a schema may cost. A schema comes from an app, and a validator (or a form
 // generator) does work that can grow exponentially with it: a 1.3 KB schema of anyOf
 // nested twenty times through $defs makes a standard validator evaluate a million
-// branches for one value. So a schema is bounded when it is compiled (CheckSchemaBounds:
+// branches for one value. So a schema is bounded when it is compiled (CheckBounds:
 // nesting depth, JSON values, and its size with every reference expanded), and each
 // validation by the general validator gets a budget of steps proportional to the value
 // it checks (Schema.Validate refuses beyond it with CodeValidationBudget).
 
 // Bounds of a schema document.
 const (
-	// MaxSchemaDepth bounds the JSON nesting of a schema document.
-	MaxSchemaDepth = 64
-	// MaxSchemaValues bounds the JSON values of a schema document.
-	MaxSchemaValues = 10000
-	// MaxSchemaExpansion bounds the size of a schema with every $ref replaced by what it
+	// MaxDepth bounds the JSON nesting of a schema document.
+	MaxDepth = 64
+	// MaxValues bounds the JSON values of a schema document.
+	MaxValues = 10000
+	// MaxExpansion bounds the size of a schema with every $ref replaced by what it
 	// refers to (a recursive reference counts once): the work of validating one value
 	// against it, at one level of the value.
-	MaxSchemaExpansion = 10000
+	MaxExpansion = 10000
 )
 
 // Validation budget: the general validator may take validationBudgetBase steps, plus
@@ -39,17 +39,17 @@ const (
 // budget of steps (a schema whose alternatives multiply at every level of the value).
 const CodeValidationBudget = "validation_budget_exceeded"
 
-// CheckSchemaBounds reports whether a schema document stays within MaxSchemaDepth,
-// MaxSchemaValues and MaxSchemaExpansion; a reference it cannot follow (to another
+// CheckBounds reports whether a schema document stays within MaxDepth,
+// MaxValues and MaxExpansion; a reference it cannot follow (to another
 // document, or to nothing) counts as itself. A host applies it to every schema an app
-// publishes before it uses one; CompileSchema applies it too, and also refuses references
+// publishes before it uses one; Compile applies it too, and also refuses references
 // it cannot follow. Invalid JSON is an error.
-func CheckSchemaBounds(raw []byte) error {
+func CheckBounds(raw []byte) error {
 	tree, err := parseTree(raw)
 	if err != nil {
 		return fmt.Errorf("schema is not valid JSON: %w", err)
 	}
-	publishClosed(tree) // as CompileSchema counts: without the closed-object default
+	publishClosed(tree) // as Compile counts: without the closed-object default
 	_, err = newSchemaGraph(tree, false)
 	return err
 }
@@ -75,8 +75,8 @@ func newSchemaGraph(root *node, strict bool) (*schemaGraph, error) {
 	e := expansion{g: g, size: make(map[*node]int), open: make(map[*node]bool)}
 	if n, err := e.of(root); err != nil {
 		return nil, err
-	} else if n > MaxSchemaExpansion {
-		return nil, fmt.Errorf("schema expands to more than %d values with its references followed (at most %d)", n, MaxSchemaExpansion)
+	} else if n > MaxExpansion {
+		return nil, fmt.Errorf("schema expands to more than %d values with its references followed (at most %d)", n, MaxExpansion)
 	}
 	return g, nil
 }
@@ -85,10 +85,10 @@ func newSchemaGraph(root *node, strict bool) (*schemaGraph, error) {
 func (g *schemaGraph) index(n, base *node, depth int, values *int) error {
 	*values++
 	switch {
-	case depth > MaxSchemaDepth:
-		return fmt.Errorf("schema is nested more than %d levels deep", MaxSchemaDepth)
-	case *values > MaxSchemaValues:
-		return fmt.Errorf("schema has more than %d JSON values", MaxSchemaValues)
+	case depth > MaxDepth:
+		return fmt.Errorf("schema is nested more than %d levels deep", MaxDepth)
+	case *values > MaxValues:
+		return fmt.Errorf("schema has more than %d JSON values", MaxValues)
 	}
 	switch n.kind {
 	case '{':
@@ -167,7 +167,7 @@ func refOf(m member) (string, bool) {
 }
 
 // expansion computes the size of a schema with references replaced by their targets,
-// saturating above MaxSchemaExpansion. A reference back to a schema being expanded (a
+// saturating above MaxExpansion. A reference back to a schema being expanded (a
 // recursive schema) counts one.
 type expansion struct {
 	g    *schemaGraph
@@ -185,7 +185,7 @@ func (e *expansion) of(n *node) (int, error) {
 	e.open[n] = true
 	defer delete(e.open, n)
 	total := 1
-	add := func(s int) { total = min(total+s, MaxSchemaExpansion+1) }
+	add := func(s int) { total = min(total+s, MaxExpansion+1) }
 	switch n.kind {
 	case '{':
 		for _, m := range n.members {

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ func FuzzValidate(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	s, err := CompileSchema(benchSchema)
+	s, err := Compile(benchSchema)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -35,9 +35,9 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// FuzzCompileSchema compiles arbitrary schemas (a host compiles the schemas an app
+// FuzzCompile compiles arbitrary schemas (a host compiles the schemas an app
 // publishes) and validates a few instances with whatever compiles.
-func FuzzCompileSchema(f *testing.F) {
+func FuzzCompile(f *testing.F) {
 	for _, seed := range []string{
 		string(benchSchema), `true`, `{"$ref":"#/$defs/a","$defs":{"a":{"type":"object"}}}`,
 		`{"allOf":[{"properties":{"a":{}}}]}`, `{"$ref":"file:///etc/passwd"}`, `{"type":"string","pattern":"^(a+)+$"}`,
@@ -52,7 +52,7 @@ func FuzzCompileSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := CheckSchemaBounds(schema); err != nil {
+		if err := CheckBounds(schema); err != nil {
 			t.Fatalf("schema %s compiled beyond the bounds: %v", schema, err)
 		}
 		for _, inst := range instances {
@@ -63,6 +63,6 @@ func FuzzCompileSchema(f *testing.F) {
 				}
 			}
 		}
-		PublishedSchema(schema)
+		Published(schema)
 	})
 }

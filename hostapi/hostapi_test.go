@@ -1,8 +1,9 @@
-package control
+package hostapi
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,10 +48,10 @@ func (f *fakeBackend) Call(_ context.Context, id string, req CallRequest, progre
 	}
 	if req.ToolID == "x.denied" {
 		return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID,
-			Error: &ToolError{Error: wire.Error{Code: wire.CodePolicyNotGranted, Message: "no"}, Kind: KindDenied, RefusedByHost: true}}, nil
+			Error: &ToolError{Error: wire.Error{Code: wire.CodePolicyNotGranted, Message: "no"}, Kind: wire.KindDenied, RefusedByHost: true}}, nil
 	}
 	if req.ToolID == "x.timeout" {
-		return nil, apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "no answer")
+		return nil, apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "no answer")
 	}
 	return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID, Success: true,
 		Result: &wire.Result{ToolID: req.ToolID, Success: true, Result: jsontext.Value(`{"ok":true}`)}}, nil
@@ -75,7 +76,7 @@ func serve(t *testing.T, b Backend) *Client {
 	return NewClient(path)
 }
 
-func TestListenIsPrivate(t *testing.T) {
+func TestListenIsPrivate(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c := serve(t, &fakeBackend{})
 	for path, want := range map[string]os.FileMode{c.socket: 0o600, filepath.Dir(c.socket): 0o700} {
 		st, err := os.Stat(path)
@@ -92,7 +93,7 @@ func TestListenIsPrivate(t *testing.T) {
 	}
 }
 
-func TestListenReplacesStaleSocket(t *testing.T) {
+func TestListenReplacesStaleSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	dir, err := os.MkdirTemp("", "ctl")
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 	l2.Close()
 }
 
-func TestClientRoundTrip(t *testing.T) {
+func TestClientRoundTrip(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	fb := &fakeBackend{}
 	c := serve(t, fb)
 	ctx := t.Context()
@@ -122,7 +123,7 @@ func TestClientRoundTrip(t *testing.T) {
 	if err != nil || st.PID != 42 || st.Schema != SchemaStatus {
 		t.Fatalf("Status = %+v, %v", st, err)
 	}
-	if _, err := c.Session(ctx, "nope"); CodeOfAPI(err) != CodeSessionNotFound {
+	if _, err := c.Session(ctx, "nope"); wire.CodeOf(err) != wire.CodeSessionNotFound {
 		t.Errorf("unknown session: %v", err)
 	}
 	tools, err := c.Tools(ctx, "app-001", ToolsRequest{Query: "a b", Policy: "read", MaxResults: 3})
@@ -147,18 +148,18 @@ func TestClientRoundTrip(t *testing.T) {
 
 	// A tool's refusal is data, not an error.
 	res, err = c.Call(ctx, "app-001", CallRequest{ToolID: "x.denied"}, nil)
-	if err != nil || res.Error == nil || res.Error.Kind != KindDenied || !res.Error.RefusedByHost {
+	if err != nil || res.Error == nil || res.Error.Kind != wire.KindDenied || !res.Error.RefusedByHost {
 		t.Fatalf("denied call = %+v, %v", res, err)
 	}
 	// A host failure is an *APIError, streamed or not.
 	for _, p := range []func(Progress){nil, func(Progress) {}} {
-		if _, err := c.Call(ctx, "app-001", CallRequest{ToolID: "x.timeout"}, p); CodeOfAPI(err) != CodeTimeout {
+		if _, err := c.Call(ctx, "app-001", CallRequest{ToolID: "x.timeout"}, p); wire.CodeOf(err) != wire.CodeTimeout {
 			t.Errorf("timeout call: %v", err)
 		}
 	}
 }
 
-func TestHandlerRejectsBadBodies(t *testing.T) {
+func TestHandlerRejectsBadBodies(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c := serve(t, &fakeBackend{})
 	for _, body := range []string{`{"toolId":"a","toolId":"b"}`, `{"ToolId":"a"}`, `[1]`, `{`} {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://ansight/v1/sessions/app-001/call", strings.NewReader(body))
@@ -171,12 +172,13 @@ func TestHandlerRejectsBadBodies(t *testing.T) {
 			t.Errorf("body %s: status %d, want 400", body, resp.StatusCode)
 		}
 	}
-	if err := c.do(t.Context(), http.MethodGet, "/v1/nothing", nil, nil); CodeOfAPI(err) != CodeNotFound {
+	if err := c.do(t.Context(), http.MethodGet, "/v1/nothing", nil, nil); wire.CodeOf(err) != wire.CodeResourceNotFound {
 		t.Errorf("unknown endpoint: %v", err)
 	}
 }
 
 func TestNoHost(t *testing.T) {
+	t.Parallel()
 	c := NewClient(filepath.Join(t.TempDir(), "none.sock"))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -186,6 +188,7 @@ func TestNoHost(t *testing.T) {
 }
 
 func TestFilterTools(t *testing.T) {
+	t.Parallel()
 	f := false
 	entries := []wire.ToolEntry{
 		{ID: "notes.create", Name: "Create note", Description: "Adds a note.", Category: "notes", Policy: wire.PolicyWrite, Keywords: "add new"},
@@ -216,26 +219,11 @@ func TestFilterTools(t *testing.T) {
 		{ToolsRequest{ToolIDs: []string{"app.reset", "nope"}}, "app.reset"},
 		{ToolsRequest{Query: "zzz"}, ""},
 	} {
-		if got := ids(tc.req); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
-		}
-	}
-}
-
-func TestKindOf(t *testing.T) {
-	for _, tc := range []struct {
-		err  wire.Error
-		want string
-	}{
-		{wire.Error{Code: wire.CodeExecutionDenied}, KindDenied},
-		{wire.Error{Code: wire.CodeNotFound}, KindUnavailable},
-		{wire.Error{Code: "map_not_loaded", Details: jsontext.Value(`{"available":false,"reason":"load a map"}`)}, KindUnavailable},
-		{wire.Error{Code: wire.CodeArgumentsSchemaInvalid}, KindInvalid},
-		{wire.Error{Code: "note_not_found", Details: jsontext.Value(`{"id":"n9"}`)}, KindFailed},
-		{wire.Error{Code: wire.CodeExecutionFailed}, KindFailed},
-	} {
-		if got := KindOf(&tc.err); got != tc.want {
-			t.Errorf("%s: %s, want %s", tc.err.Code, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%+v", tc.req), func(t *testing.T) {
+			t.Parallel()
+			if got := ids(tc.req); got != tc.want {
+				t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
+			}
+		})
 	}
 }

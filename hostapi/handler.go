@@ -1,4 +1,4 @@
-package control
+package hostapi
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("POST /v1/player/token", h.player)
 	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -134,7 +134,7 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 		follow, err = strconv.ParseBool(s)
 	}
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err))
+		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err))
 		return
 	}
 	id := r.PathValue("id")
@@ -182,7 +182,7 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 func (h *handler) blob(w http.ResponseWriter, r *http.Request) {
 	seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "record %q: want its seq", r.PathValue("seq")))
+		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "record %q: want its seq", r.PathValue("seq")))
 		return
 	}
 	b, err := h.b.Blob(r.Context(), r.PathValue("id"), seq)
@@ -359,14 +359,14 @@ type streamLine struct {
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusRequestEntityTooLarge, CodeBadRequest, "request body: %v", err))
+		writeError(w, apiErrorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "request body: %v", err))
 		return false
 	}
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
 	if err := wire.Unmarshal(body, v); err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "request body: %v", err))
+		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "request body: %v", err))
 		return false
 	}
 	return true
@@ -375,7 +375,7 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 func toWireError(err error) *Error {
 	var e *APIError
 	if !errors.As(err, &e) {
-		e = apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+		e = apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	return &Error{Schema: SchemaError, Code: e.Code, Message: e.Message}
 }
@@ -393,7 +393,7 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(Error{Schema: SchemaError, Code: CodeInternal, Message: err.Error()})
+		b, _ = json.Marshal(Error{Schema: SchemaError, Code: wire.CodeInternal, Message: err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

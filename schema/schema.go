@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"errors"
@@ -81,13 +81,13 @@ var cachedSchemas struct {
 	n int
 }
 
-// CompileSchema compiles a JSON Schema 2020-12 document written in the protocol's form:
+// Compile compiles a JSON Schema 2020-12 document written in the protocol's form:
 // every object schema without additionalProperties is closed before compiling (see the
 // package doc). References may point only inside the document: the loader refuses every
 // external URL, file:// included, so compiling never touches the file system or network.
-// A document beyond the bounds of CheckSchemaBounds is refused. Compiled schemas are
+// A document beyond the bounds of CheckBounds is refused. Compiled schemas are
 // cached by document bytes.
-func CompileSchema(raw jsontext.Value) (*Schema, error) {
+func Compile(raw jsontext.Value) (*Schema, error) {
 	if s, ok := schemaCache.Load(string(raw)); ok {
 		return s.(*Schema), nil
 	}
@@ -166,12 +166,25 @@ func compileSchema(raw jsontext.Value) (*Schema, error) {
 
 var emptyObject = jsontext.Value(`{}`)
 
-// PublishedSchema returns the compact wire form of a schema written in the protocol's form
+// IsObject reports whether the schema's top-level type is "object" (what an arguments
+// schema must be).
+func (s *Schema) IsObject() bool { return s.object }
+
+// Published returns the schema's compact wire form: as written, with the keywords the
+// closed-object default implies omitted (see Published). The caller must not modify
+// it.
+func (s *Schema) Published() jsontext.Value { return s.published }
+
+// Canonical returns the RFC 8785 form of Published, which definition revisions hash. The
+// caller must not modify it.
+func (s *Schema) Canonical() jsontext.Value { return s.canonical }
+
+// Published returns the compact wire form of a schema written in the protocol's form
 // or in standard form: every additionalProperties:false (or, at a composing level,
 // unevaluatedProperties:false) that the closed-object default implies is omitted; explicit
 // true or a schema is kept, and member order is preserved. Invalid JSON is returned
 // unchanged (Definition.Check rejects it).
-func PublishedSchema(raw jsontext.Value) jsontext.Value {
+func Published(raw jsontext.Value) jsontext.Value {
 	tree, err := parseTree(raw)
 	if err != nil {
 		return raw
@@ -180,12 +193,12 @@ func PublishedSchema(raw jsontext.Value) jsontext.Value {
 	return tree.appendJSON(nil)
 }
 
-// StandardSchema returns the compact standard JSON Schema form of a schema written in the
+// Standard returns the compact standard JSON Schema form of a schema written in the
 // protocol's form: additionalProperties:false restored into every object schema that lacks
 // the keyword (unevaluatedProperties:false at a composing level), so that a standard
 // validator — an MCP client's, a form generator's — reads it as the app enforces it.
 // Invalid JSON is returned unchanged.
-func StandardSchema(raw jsontext.Value) jsontext.Value {
+func Standard(raw jsontext.Value) jsontext.Value {
 	tree, err := parseTree(raw)
 	if err != nil {
 		return raw

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"fmt"
@@ -9,9 +9,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
 )
 
 // The fast validator. Tool schemas are small and use a handful of keywords, and the SDK

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 // Exact comparison of JSON number literals, without allocating: JSON Schema compares
 // numbers mathematically (1.0 equals 1, 0.1 is not 0.1000000000000000055…), and float64

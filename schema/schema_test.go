@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 )
 
 func TestClosedDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, restored, published string
 	}{
@@ -63,25 +64,26 @@ func TestClosedDefault(t *testing.T) {
 			if got := string(n.appendJSON(nil)); got != tc.restored {
 				t.Errorf("restored\n got %s\nwant %s", got, tc.restored)
 			}
-			if got := string(PublishedSchema(jsontext.Value(tc.in))); got != tc.published {
+			if got := string(Published(jsontext.Value(tc.in))); got != tc.published {
 				t.Errorf("published\n got %s\nwant %s", got, tc.published)
 			}
 			// Publishing is idempotent and loses nothing the default does not restore.
-			p := PublishedSchema(jsontext.Value(tc.published))
+			p := Published(jsontext.Value(tc.published))
 			if string(p) != tc.published {
 				t.Errorf("publish not idempotent: %s", p)
 			}
-			if _, err := CompileSchema(jsontext.Value(tc.in)); err != nil {
+			if _, err := Compile(jsontext.Value(tc.in)); err != nil {
 				t.Errorf("compile: %v", err)
 			}
 		})
 	}
-	if got := string(PublishedSchema(jsontext.Value(`{"a":`))); got != `{"a":` {
+	if got := string(Published(jsontext.Value(`{"a":`))); got != `{"a":` {
 		t.Errorf("invalid JSON changed: %s", got)
 	}
 }
 
 func TestCompileSchemaErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, schema, want string }{
 		{"invalid JSON", `{"type":`, "not valid JSON"},
 		{"duplicate keys", `{"type":"object","type":"string"}`, "duplicate"},
@@ -98,7 +100,7 @@ func TestCompileSchemaErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := CompileSchema(jsontext.Value(tc.schema))
+			_, err := Compile(jsontext.Value(tc.schema))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to mention %q", err, tc.want)
 			}
@@ -109,7 +111,7 @@ func TestCompileSchemaErrors(t *testing.T) {
 // engines runs a check on both validators of a schema that the fast one supports.
 func engines(t *testing.T, schema string) map[string]func(jsontext.Value) []Violation {
 	t.Helper()
-	s, err := CompileSchema(jsontext.Value(schema))
+	s, err := Compile(jsontext.Value(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +141,7 @@ func full(vs []Violation) string {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	const action = `{"type":"object","properties":{
 		"reference":{"type":"object","properties":{"nodeId":{"type":"string","minLength":1},"snapshotId":{"type":["string","null"]}},"required":["nodeId"]},
 		"action":{"type":"string","enum":["tap","focus"]},
@@ -216,7 +219,8 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateComposed(t *testing.T) {
-	s, err := CompileSchema(jsontext.Value(`{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"$ref":"#/$defs/pos"}}}],"$defs":{"pos":{"type":"integer","minimum":1}}}`))
+	t.Parallel()
+	s, err := Compile(jsontext.Value(`{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"$ref":"#/$defs/pos"}}}],"$defs":{"pos":{"type":"integer","minimum":1}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +236,7 @@ func TestValidateComposed(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.instance, got, tc.want)
 		}
 	}
-	any, err := CompileSchema(jsontext.Value(`{"anyOf":[{"type":"string"},{"type":"integer"}]}`))
+	any, err := Compile(jsontext.Value(`{"anyOf":[{"type":"string"},{"type":"integer"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +246,8 @@ func TestValidateComposed(t *testing.T) {
 }
 
 func TestValidateBoundsViolations(t *testing.T) {
-	s, err := CompileSchema(jsontext.Value(`{"type":"array","items":{"type":"string"}}`))
+	t.Parallel()
+	s, err := Compile(jsontext.Value(`{"type":"array","items":{"type":"string"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,18 +260,20 @@ func TestValidateBoundsViolations(t *testing.T) {
 }
 
 func TestCompileSchemaCached(t *testing.T) {
+	t.Parallel()
 	raw := jsontext.Value(`{"type":"object","title":"cached"}`)
-	a, err := CompileSchema(raw)
+	a, err := Compile(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := CompileSchema(slices.Clone(raw))
+	b, _ := Compile(slices.Clone(raw))
 	if a != b {
 		t.Fatal("same schema compiled twice")
 	}
 }
 
 func TestDecimal(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want int
@@ -292,7 +299,7 @@ func TestDecimal(t *testing.T) {
 }
 
 func ExampleSchema_Validate() {
-	s, _ := CompileSchema(jsontext.Value(`{"type":"object","properties":{"nodeId":{"type":"string"}},"required":["nodeId"]}`))
+	s, _ := Compile(jsontext.Value(`{"type":"object","properties":{"nodeId":{"type":"string"}},"required":["nodeId"]}`))
 	for _, v := range s.Validate(jsontext.Value(`{"nodeid":"n1"}`)) {
 		fmt.Println(v.Path, v.Code)
 	}
@@ -303,6 +310,7 @@ func ExampleSchema_Validate() {
 
 // Numbers with absurd exponents stay cheap in both validators.
 func TestValidateHugeNumbers(t *testing.T) {
+	t.Parallel()
 	for name, v := range engines(t, `{"type":"array","items":{"type":"integer","minimum":0,"maximum":10}}`) {
 		got := brief(v(jsontext.Value(`[1e1000000,-1e1000000,1e-1000000,5]`)))
 		if want := "$[0] maximum; $[1] minimum; $[2] type_mismatch"; got != want {
@@ -317,7 +325,8 @@ func TestValidateHugeNumbers(t *testing.T) {
 // The fast validator accepts the nesting jsontext accepts (10000 levels) and refuses one
 // more with a single invalid_json violation whose message stays short.
 func TestValidateDeepInstance(t *testing.T) {
-	s, err := CompileSchema(jsontext.Value(`{"type":"object","additionalProperties":{"items":{}}}`))
+	t.Parallel()
+	s, err := Compile(jsontext.Value(`{"type":"object","additionalProperties":{"items":{}}}`))
 	if err != nil || s.fast == nil {
 		t.Fatal("no fast path", err)
 	}
@@ -337,6 +346,7 @@ func TestValidateDeepInstance(t *testing.T) {
 // TestValidateEmptyObjectShortcut: {} is answered from what was decided at compile time,
 // and that decision is the validator's own.
 func TestValidateEmptyObjectShortcut(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int{
 		`{"type":"object"}`: 0,
 		`{"type":"object","properties":{"a":{"type":"string"}}}`: 0,
@@ -345,7 +355,7 @@ func TestValidateEmptyObjectShortcut(t *testing.T) {
 		`{"type":"array"}`:                                       1,
 		`{"type":"object","allOf":[{"required":["b"]}]}`:         1,
 	} {
-		s, err := CompileSchema(jsontext.Value(raw))
+		s, err := Compile(jsontext.Value(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
