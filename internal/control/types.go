@@ -71,6 +71,9 @@ type Session struct {
 	// bundles (GET …/annotations).
 	CrashReports int `json:"crashReports,omitzero"`
 	Annotations  int `json:"annotations,omitzero"`
+	// Host is the fleet host the session is on, in a fleet's listing (package fleet); its
+	// ID is then "<session>@<host>". Empty for a host's own listing.
+	Host string `json:"host,omitzero"`
 }
 
 // Crashes lists the crash reports a session keeps, most recent first: each with its files
