@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/ansight-go/ansight/internal/control"
 )
 
 // Config says how to reach a fleet: the NATS server, the credentials, the fleet's name.
@@ -152,7 +150,7 @@ func dial(c Config, name string, h handlers) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(c.URL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot reach the fleet's NATS server %s: %v", control.ErrHostUnavailable, RedactURL(c.URL), err)
+		return nil, &unreachableError{url: RedactURL(c.URL), err: err}
 	}
 	if !nc.HeadersSupported() {
 		nc.Close()

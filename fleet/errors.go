@@ -32,6 +32,24 @@ const (
 	CodeDisconnected = "fleet_disconnected"
 )
 
+// ErrUnreachable means the fleet's NATS server could not be reached. Errors that wrap it
+// are control.ErrHostUnavailable too.
+var ErrUnreachable = errors.New("the fleet's NATS server is unreachable")
+
+// unreachableError is a failure to connect to the fleet's NATS server.
+type unreachableError struct {
+	url string // redacted
+	err error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the fleet's NATS server %s: %v", e.url, e.err)
+}
+
+func (e *unreachableError) Unwrap() []error {
+	return []error{ErrUnreachable, control.ErrHostUnavailable, e.err}
+}
+
 // errorBody is the body of an error answer.
 type errorBody struct {
 	Code    string `json:"code"`

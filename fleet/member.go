@@ -166,6 +166,9 @@ func (m *Member) claimName(ctx context.Context) error {
 // Host is the member's name in the fleet.
 func (m *Member) Host() string { return m.opts.Host }
 
+// Fleet is the fleet's name.
+func (m *Member) Fleet() string { return m.opts.fleetName() }
+
 // Close leaves the fleet: the host stops taking requests, ends those it serves (their
 // requesters get an error), announces that it leaves and disconnects.
 func (m *Member) Close() error {

@@ -48,6 +48,8 @@ func TestScripts(t *testing.T) {
 			"filemode":    cmdFileMode,
 			"officialapp": cmdOfficialApp,
 			"waithost":    cmdWaitHost,
+			"natsserver":  cmdNATSServer,
+			"waitfleet":   cmdWaitFleet,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {

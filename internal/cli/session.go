@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -30,15 +31,25 @@ func newSessionCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
 				return nil
 			}
-			tw := newTable(g.env.Stdout).colourBy(4, stateColour).colourBy(5, policyColour)
-			tw.header("SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED")
+			// A fleet's listing (--fleet) has a HOST column: the host each session is on.
+			fleet := slices.ContainsFunc(s.Sessions, func(ss control.Session) bool { return ss.Host != "" })
+			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
+			at := 0
+			if fleet {
+				head, at = append([]string{"HOST"}, head...), 1
+			}
+			tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
+			tw.header(head...)
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
-				grant := string(ss.MaxToolPolicy)
-				tw.row(ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, grant, tools, ago(ss.ConnectedAt))
+				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt)}
+				if fleet {
+					row = append([]string{ss.Host}, row...)
+				}
+				tw.row(row...)
 			}
 			tw.flush()
 			return nil
@@ -66,7 +77,7 @@ func newSessionCmd(g *globals) *cobra.Command {
 			}
 			tw := newTable(g.env.Stdout)
 			for _, kv := range [][2]string{
-				{"session", s.ID}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
+				{"session", s.ID}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
 				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image/png"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ansight-go/ansight/fleet"
+	"github.com/ansight-go/ansight/internal/control"
+)
+
+// startNATS starts a NATS server in this process on a free loopback port and returns its
+// URL and a function that stops it.
+func startNATS() (string, func(), error) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		return "", nil, err
+	}
+	s.Start()
+	stop := func() { s.Shutdown(); s.WaitForShutdown() }
+	if !s.ReadyForConnections(10 * time.Second) {
+		stop()
+		return "", nil, errors.New("the NATS server did not start")
+	}
+	return "nats://127.0.0.1:" + strconv.Itoa(s.Addr().(*net.TCPAddr).Port), stop, nil
+}
+
+// cmdNATSServer starts a NATS server for the script and sets $NATS_URL.
+func cmdNATSServer(ts *testscript.TestScript, neg bool, args []string) {
+	url, stop, err := startNATS()
+	if err != nil {
+		ts.Fatalf("natsserver: %v", err)
+	}
+	ts.Defer(stop)
+	ts.Setenv("NATS_URL", url)
+}
+
+// cmdWaitFleet waits until fleet NAME lists N connected sessions: waitfleet NAME N.
+func cmdWaitFleet(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitfleet NAME N")
+	}
+	want, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("waitfleet: %v", err)
+	}
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		if connectedInFleet(ts.Getenv("NATS_URL"), args[0]) == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("fleet %s did not list %d connected sessions within 45s", args[0], want)
+}
+
+func connectedInFleet(url, name string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: fleet.Config{URL: url, Fleet: name}})
+	if err != nil {
+		return -1
+	}
+	defer c.Close()
+	s, err := c.Sessions(ctx)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, v := range s.Sessions {
+		if v.State == control.StateConnected {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMCPFleet drives 'ansight mcp --fleet' with the go-sdk client: an agent sees the
+// sessions of a fleet's host and calls its tools, screenshots included.
+func TestMCPFleet(t *testing.T) {
+	url, stop, err := startNATS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dir := t.TempDir()
+	discard := slog.New(slog.DiscardHandler)
+	var rh *runningHost
+	rh, err = startHost(t.Context(), hostConfig{stateDir: dir, discovery: "127.0.0.1:0", listen: "127.0.0.1:0", logger: discard,
+		fleet: &fleet.Config{URL: url, Fleet: "lab"}, fleetHost: "lab-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh.close()
+	stopApp, err := connectDemoApp(t.Context(), rh, dir, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopApp()
+
+	cs, wait := mcpRun(t, "--fleet", url, "--fleet-name", "lab", "--state-dir", t.TempDir())
+	var sessions struct {
+		Sessions []struct{ SessionID, AppID string }
+	}
+	callJSON(t, cs, "ansight_list_sessions", nil, &sessions)
+	if len(sessions.Sessions) != 1 || sessions.Sessions[0].SessionID != "com-ansight-demo-notes-001@lab-a" {
+		t.Fatalf("sessions: %+v", sessions)
+	}
+	var call struct{ Success bool }
+	callJSON(t, cs, "ansight_call_app_tool", map[string]any{"toolId": "notes.create", "arguments": map[string]any{"title": "agent"}}, &call)
+	if !call.Success {
+		t.Fatalf("call: %+v", call)
+	}
+	shot := callJSON(t, cs, "ansight_take_screenshot", nil, nil)
+	img, ok := shot.Content[len(shot.Content)-1].(*mcp.ImageContent)
+	if shot.IsError || !ok {
+		t.Fatalf("screenshot: %+v", shot.Content)
+	}
+	if _, err := png.DecodeConfig(bytes.NewReader(img.Data)); err != nil {
+		t.Fatalf("screenshot image: %v", err)
+	}
+	if code := wait(); code != ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+// TestFleetUnreachable: a fleet whose NATS server does not answer is exit code 4, with
+// the credentials of its URL hidden.
+func TestFleetUnreachable(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main(t.Context(), Env{Args: []string{"--fleet", "nats://ci:hunter2@127.0.0.1:1", "session", "list"}, Stdout: &out, Stderr: &errb})
+	if code != ExitHostUnavailable || bytes.Contains(errb.Bytes(), []byte("hunter2")) || !bytes.Contains(errb.Bytes(), []byte("NATS")) {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+}
