@@ -413,3 +413,28 @@ func TestUnreachableNATS(t *testing.T) {
 		t.Fatalf("unreachable server: %v", err)
 	}
 }
+
+// TestPeersLearnedAtJoin: a host that joins learns the hosts already there at once (they
+// answer its first presence with theirs), not at their next heartbeat, so that a new
+// client that asks every host waits for all of them.
+func TestPeersLearnedAtJoin(t *testing.T) {
+	ns := startNATS(t, nil)
+	cfg := testConfig(ns)
+	join := func(name string) *Member {
+		srv := startIdleHost(t)
+		m, err := Join(context.Background(), srv, control.NewLocal(srv, control.LocalOptions{}),
+			MemberOptions{Config: cfg, Host: name, Heartbeat: time.Hour}) // no heartbeat during the test
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	join("a")
+	b := join("b")
+	eventually(t, "b to know a", func() bool { return slices.Equal(b.peerNames(), []string{"a", "b"}) })
+	c := dialClient(t, cfg)
+	if names := c.dir.names(); !slices.Equal(names, []string{"a", "b"}) {
+		t.Fatalf("a new client knows %v", names)
+	}
+}

@@ -98,6 +98,8 @@ type testHost struct {
 	port   int // the discovery port, kept across restarts
 	apps   []*testApp
 	opts   MemberOptions
+	// burst is the enrollments the host takes from 127.0.0.1 at once (64 by default).
+	burst int
 }
 
 // testApp is a demo app connected to a host, reconnecting until stopped.
@@ -115,7 +117,13 @@ func fastMember(cfg Config, name string) MemberOptions {
 
 func startTestHost(t testing.TB, cfg Config, name string) *testHost {
 	t.Helper()
-	h := &testHost{t: t, name: name, dir: t.TempDir(), cfg: cfg, opts: fastMember(cfg, name)}
+	return startTestHostBurst(t, cfg, name, 0)
+}
+
+// startTestHostBurst is startTestHost for a host that many apps enroll with at once.
+func startTestHostBurst(t testing.TB, cfg Config, name string, burst int) *testHost {
+	t.Helper()
+	h := &testHost{t: t, name: name, dir: t.TempDir(), cfg: cfg, opts: fastMember(cfg, name), burst: burst}
 	h.start()
 	t.Cleanup(h.close)
 	return h
@@ -126,7 +134,10 @@ func (h *testHost) start() {
 	opts := host.Options{
 		DiscoveryAddr: "127.0.0.1:" + strconv.Itoa(h.port), ListenAddr: "127.0.0.1:0", StateDir: h.dir,
 		Logger: testLog(), KeepAlive: transport.KeepAlive{Interval: -1},
-		EnrollmentBurst: 64, MaxSessions: 4096, MaxTokens: 8192, MaxRetained: 4096,
+		EnrollmentBurst: max(h.burst, 64), MaxSessions: 4096, MaxTokens: 8192, MaxRetained: 4096,
+	}
+	if h.burst > 64 {
+		opts.EnrollmentInterval = time.Millisecond
 	}
 	opts.Tools.ArtifactDir = filepath.Join(h.dir, "artifacts")
 	srv, err := host.New(opts)

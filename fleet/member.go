@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
 	"github.com/ansight-go/ansight/host"
@@ -77,6 +80,12 @@ type Member struct {
 	unsubscribe func()
 	subs        []*nats.Subscription
 
+	// snap is the session list last made: listings are answered from it, so that a
+	// thousand sessions are listed and encoded once per change, not once per request.
+	// dirty says that the host reported a change since.
+	snap  atomic.Pointer[snapshot]
+	dirty atomic.Bool
+
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // reply subject → the request's cancel
 	closed   bool
@@ -137,6 +146,7 @@ func Join(ctx context.Context, srv *host.Server, api control.Backend, opts Membe
 	m.announce(false)
 	m.wg.Go(func() {
 		for range events {
+			m.dirty.Store(true)
 			m.changed()
 		}
 	})
@@ -229,11 +239,13 @@ func (m *Member) announce(leaving bool) {
 	if leaving {
 		p = &Presence{Schema: SchemaPresence, Host: m.opts.Host, StartedAt: m.started, Leaving: true}
 	} else {
+		m.dirty.Store(false)
 		snap, err := m.snapshot()
 		if err != nil {
 			m.log.Warn("fleet: list sessions", "err", err)
 			return
 		}
+		m.snap.Store(snap)
 		p = snap.presence
 	}
 	data, err := json.Marshal(p)
@@ -245,9 +257,25 @@ func (m *Member) announce(leaving bool) {
 	}
 }
 
+// announced is the snapshot last made, made again first if the host reported a change
+// since (the presence announcing it follows within changeDelay).
+func (m *Member) announced() (*snapshot, error) {
+	if snap := m.snap.Load(); snap != nil && !m.dirty.Load() {
+		return snap, nil
+	}
+	m.dirty.Store(false)
+	snap, err := m.snapshot()
+	if err != nil {
+		m.dirty.Store(true)
+		return nil, err
+	}
+	m.snap.Store(snap)
+	return snap, nil
+}
+
 // snapshot is the host's session list with its revision and the presence announcing it.
 type snapshot struct {
-	list     []control.Session
+	list     jsontext.Value // the sessions, encoded
 	revision string
 	presence *Presence
 }
@@ -272,46 +300,51 @@ func (m *Member) snapshot() (*snapshot, error) {
 	}
 	sum := sha256.Sum256(data)
 	rev := hex.EncodeToString(sum[:12])
-	peers := m.peers.names()
-	if !containsString(peers, m.opts.Host) {
-		peers = append(peers, m.opts.Host)
-	}
-	return &snapshot{list: s.Sessions, revision: rev, presence: &Presence{
+	return &snapshot{list: data, revision: rev, presence: &Presence{
 		Schema: SchemaPresence, Host: m.opts.Host, Version: m.opts.Version, StartedAt: m.started,
 		Revision: rev, Sessions: len(s.Sessions), Connected: connected,
-		HeartbeatMS: m.opts.Heartbeat.Milliseconds(), AliveMS: m.opts.Alive.Milliseconds(), Peers: peers,
+		HeartbeatMS: m.opts.Heartbeat.Milliseconds(), AliveMS: m.opts.Alive.Milliseconds(), Peers: m.peerNames(),
 	}}, nil
 }
 
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// peerNames are the hosts this host sees in the fleet, itself included.
+func (m *Member) peerNames() []string {
+	peers := m.peers.names()
+	if !slices.Contains(peers, m.opts.Host) {
+		peers = append(peers, m.opts.Host)
 	}
-	return false
+	return peers
 }
 
-// onPresence follows the fleet's other hosts, for the peers a presence names.
+// onPresence follows the fleet's other hosts, for the peers a presence names. A host
+// that joins is answered with this host's presence at once, so that it knows its peers
+// without waiting for their heartbeats.
 func (m *Member) onPresence(msg *nats.Msg) {
 	var p Presence
-	if wire.Unmarshal(msg.Data, &p) == nil {
-		m.peers.observe(p)
+	if wire.Unmarshal(msg.Data, &p) != nil {
+		return
+	}
+	_, known := m.peers.presence(p.Host)
+	if m.peers.observe(p) && !known && !p.Leaving && p.Host != m.opts.Host {
+		m.changed()
 	}
 }
 
 // onDiscover answers a client asking every host at once: the presence, with the session
-// list when it fits in the message.
+// list when it fits in the message. Like every listing, it is the list last announced:
+// what a client learns from a listing and from presence messages always agrees.
 func (m *Member) onDiscover(msg *nats.Msg) {
 	if msg.Reply == "" {
 		return
 	}
-	snap, err := m.snapshot()
+	snap, err := m.announced()
 	if err != nil {
 		m.publish(msg.Reply, kindError, mustJSON(bodyOf(err)))
 		return
 	}
-	a := hostSessions{Presence: snap.presence, Revision: snap.revision, Sessions: snap.list}
+	p := *snap.presence
+	p.Peers = m.peerNames() // as of now: the snapshot may be older than the last host to join
+	a := hostSessionsOut{Presence: &p, Revision: snap.revision, Sessions: snap.list}
 	data, err := json.Marshal(a)
 	if err == nil && len(data) > m.maxBody() {
 		a.Sessions, a.Partial = nil, true

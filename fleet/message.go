@@ -3,6 +3,8 @@ package fleet
 import (
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/internal/control"
 )
 
@@ -63,6 +65,16 @@ type hostSessions struct {
 	// Partial: the list did not fit in one message and was left out; ask the host's
 	// sessions subject for it.
 	Partial bool `json:"partial,omitzero"`
+}
+
+// hostSessionsOut is hostSessions as a host sends it: the list already encoded (it was,
+// for its revision).
+type hostSessionsOut struct {
+	Presence  *Presence      `json:"presence,omitzero"`
+	Revision  string         `json:"revision"`
+	Unchanged bool           `json:"unchanged,omitzero"`
+	Sessions  jsontext.Value `json:"sessions,omitzero"`
+	Partial   bool           `json:"partial,omitzero"`
 }
 
 // request is the body of every request to a host; each operation reads its own members.

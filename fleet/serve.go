@@ -116,14 +116,14 @@ func (m *Member) serve(ctx context.Context, op string, class wire.Policy, msg *n
 		return b, nil
 	}
 	if op == opSessions {
-		snap, err := m.snapshot()
+		snap, err := m.announced()
 		if err != nil {
 			return nil, err
 		}
 		if req.IfRevision != "" && req.IfRevision == snap.revision {
-			return hostSessions{Revision: snap.revision, Unchanged: true, Sessions: []control.Session{}}, nil
+			return hostSessionsOut{Revision: snap.revision, Unchanged: true}, nil
 		}
-		return hostSessions{Revision: snap.revision, Sessions: snap.list}, nil
+		return hostSessionsOut{Revision: snap.revision, Sessions: snap.list}, nil
 	}
 	sid, err := m.own(req.Session)
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -80,6 +81,8 @@ func (g *globals) fleetClient(cfg fleet.Config) (*fleet.Client, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// Warnings (a host that did not list its sessions) go to stderr; --json stays clean.
+	cfg.Logger = slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: cfg, ArtifactDir: filepath.Join(dir, "artifacts", "fleet"), Version: versionString(g.env.Version)})
 	if err != nil {
 		return nil, hostErr(err)
@@ -134,5 +137,34 @@ func (g *globals) joinFleetConfig(cfg *hostConfig, name string, logger *slog.Log
 	}
 	fc.Logger = logger
 	cfg.fleet, cfg.fleetHost = &fc, name
+	return nil
+}
+
+// fleetHosts is 'host status --fleet --json'.
+type fleetHosts struct {
+	Schema string           `json:"schema"`
+	Fleet  string           `json:"fleet"`
+	Hosts  []fleet.Presence `json:"hosts"`
+}
+
+// printFleetHosts shows the hosts of the fleet, as their presence says.
+func (g *globals) printFleetHosts(c *fleet.Client) error {
+	hosts := c.Hosts()
+	if g.json {
+		if hosts == nil {
+			hosts = []fleet.Presence{}
+		}
+		return writeJSON(g.env.Stdout, fleetHosts{Schema: "ansight.fleet-hosts/v1", Fleet: c.Fleet(), Hosts: hosts})
+	}
+	if len(hosts) == 0 {
+		printf(g.env.Stdout, "no host in fleet %s: start one with 'ansight host run --fleet …'\n", c.Fleet())
+		return nil
+	}
+	tw := newTable(g.env.Stdout)
+	tw.header("HOST", "VERSION", "SESSIONS", "CONNECTED", "SINCE")
+	for _, h := range hosts {
+		tw.row(h.Host, h.Version, fmt.Sprint(h.Sessions), fmt.Sprint(h.Connected), ago(h.StartedAt))
+	}
+	tw.flush()
 	return nil
 }

@@ -7,10 +7,14 @@ import (
 	"image/png"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/cookiejar"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -112,7 +116,9 @@ func TestMCPFleet(t *testing.T) {
 	var sessions struct {
 		Sessions []struct{ SessionID, AppID string }
 	}
-	callJSON(t, cs, "ansight_list_sessions", nil, &sessions)
+	for deadline := time.Now().Add(30 * time.Second); len(sessions.Sessions) == 0 && time.Now().Before(deadline); {
+		callJSON(t, cs, "ansight_list_sessions", nil, &sessions) // the host announces the app within 50 ms
+	}
 	if len(sessions.Sessions) != 1 || sessions.Sessions[0].SessionID != "com-ansight-demo-notes-001@lab-a" {
 		t.Fatalf("sessions: %+v", sessions)
 	}
@@ -141,5 +147,76 @@ func TestFleetUnreachable(t *testing.T) {
 	code := Main(t.Context(), Env{Args: []string{"--fleet", "nats://ci:hunter2@127.0.0.1:1", "session", "list"}, Stdout: &out, Stderr: &errb})
 	if code != ExitHostUnavailable || bytes.Contains(errb.Bytes(), []byte("hunter2")) || !bytes.Contains(errb.Bytes(), []byte("NATS")) {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+}
+
+// TestPlayerFleet: the player of a host that joined a fleet lists every host's sessions
+// (its own under their plain ids) and reads a remote session's catalog over the fleet.
+func TestPlayerFleet(t *testing.T) {
+	url, stop, err := startNATS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop) // after the hosts have left
+	discard := slog.New(slog.DiscardHandler)
+	start := func(name, player string) *runningHost {
+		dir := t.TempDir()
+		rh, err := startHost(t.Context(), hostConfig{stateDir: dir, discovery: "127.0.0.1:0", listen: "127.0.0.1:0", logger: discard,
+			player: player, fleet: &fleet.Config{URL: url, Fleet: "lab"}, fleetHost: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rh.close)
+		stopApp, err := connectDemoApp(t.Context(), rh, dir, discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stopApp)
+		return rh
+	}
+	a := start("lab-a", "127.0.0.1:0")
+	start("lab-b", "")
+
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	defer hc.CloseIdleConnections()
+	get := func(path string, v any) {
+		t.Helper()
+		u := a.playerURL // opens the session (the token becomes a cookie)
+		if path != "" {
+			u = strings.Split(a.playerURL, "/?")[0] + path
+		}
+		resp, err := hc.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+		if v != nil {
+			if err := json.UnmarshalRead(resp.Body, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	get("", nil)
+	var list control.Sessions
+	deadline := time.Now().Add(30 * time.Second)
+	for len(list.Sessions) != 2 && time.Now().Before(deadline) {
+		get("/api/sessions", &list)
+		time.Sleep(20 * time.Millisecond)
+	}
+	var ids []string
+	for _, s := range list.Sessions {
+		ids = append(ids, s.ID+" "+s.Host)
+	}
+	if strings.Join(ids, ", ") != "com-ansight-demo-notes-001 lab-a, com-ansight-demo-notes-001@lab-b lab-b" {
+		t.Fatalf("the player lists %q", ids)
+	}
+	var tools control.Tools
+	get("/api/sessions/com-ansight-demo-notes-001@lab-b/tools", &tools)
+	if tools.SessionID != "com-ansight-demo-notes-001@lab-b" || tools.TotalCount == 0 {
+		t.Fatalf("remote catalog: %+v", tools)
 	}
 }

@@ -141,12 +141,15 @@ every host of the fleet. Other machines then reach its sessions with
 
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show whether a host is running, and where",
+		Short: "Show whether a host is running, and where (with --fleet: the fleet's hosts)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			b, err := g.backend()
 			if err != nil {
 				return err
+			}
+			if fc, ok := b.(*fleet.Client); ok {
+				return g.printFleetHosts(fc)
 			}
 			st, err := b.Status(c.Context())
 			if err != nil {
