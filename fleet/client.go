@@ -74,7 +74,7 @@ type Client struct {
 	started time.Time
 
 	policies policyCache
-	events   hub
+	events   host.EventHub
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -98,7 +98,7 @@ func Dial(ctx context.Context, opts ClientOptions) (*Client, error) {
 		}
 	}
 	c := &Client{opts: opts, subj: newSubjects(opts.fleetName()), log: opts.logger(), dir: newDirectory(),
-		started: time.Now(), events: hub{subs: map[chan host.Event]struct{}{}}, stop: make(chan struct{})}
+		started: time.Now(), stop: make(chan struct{})}
 	nc, err := dial(opts.Config, "ansight client", handlers{
 		disconnected: func(error) {
 			if m := c.mux.Load(); m != nil {
@@ -145,7 +145,7 @@ func Dial(ctx context.Context, opts ClientOptions) (*Client, error) {
 					if !ok {
 						return
 					}
-					c.events.publish(ev)
+					c.events.Publish(ev)
 				}
 			}
 		})
@@ -158,7 +158,7 @@ func (c *Client) Close() error {
 	c.once.Do(func() {
 		close(c.stop)
 		c.wg.Wait()
-		c.events.closeAll()
+		c.events.Close()
 		c.nc.Close()
 	})
 	return nil
@@ -182,7 +182,7 @@ func (c *Client) Hosts() []Presence {
 // does for one host): EventUpdated when a host joins, leaves, dies or announces a change
 // of its sessions, and the Home host's own events. Events are dropped for a subscriber
 // whose buffer is full; the channel is closed by Close.
-func (c *Client) Subscribe(buffer int) (<-chan host.Event, func()) { return c.events.subscribe(buffer) }
+func (c *Client) Subscribe(buffer int) (<-chan host.Event, func()) { return c.events.Subscribe(buffer) }
 
 // onPresence follows the hosts' presence messages.
 func (c *Client) onPresence(msg *nats.Msg) {
@@ -191,7 +191,7 @@ func (c *Client) onPresence(msg *nats.Msg) {
 		return
 	}
 	if c.dir.observe(p) {
-		c.events.publish(host.Event{Kind: host.EventUpdated})
+		c.events.Publish(host.Event{Kind: host.EventUpdated})
 	}
 }
 
@@ -207,7 +207,7 @@ func (c *Client) janitor() {
 		}
 		if gone := c.dir.expire(); len(gone) > 0 {
 			c.log.Info("fleet: hosts stopped announcing themselves", "hosts", gone)
-			c.events.publish(host.Event{Kind: host.EventUpdated})
+			c.events.Publish(host.Event{Kind: host.EventUpdated})
 		}
 	}
 }
@@ -520,56 +520,6 @@ func (p *policyCache) put(session, tool string, policy wire.Policy) {
 		p.m = map[string]wire.Policy{}
 	}
 	p.m[session+"\x00"+tool] = policy
-}
-
-// hub fans events out without blocking (as the host's own events do).
-type hub struct {
-	mu     sync.Mutex
-	subs   map[chan host.Event]struct{}
-	closed bool
-}
-
-func (h *hub) subscribe(buffer int) (<-chan host.Event, func()) {
-	if buffer <= 0 {
-		buffer = 64
-	}
-	ch := make(chan host.Event, buffer)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		close(ch)
-		return ch, func() {}
-	}
-	h.subs[ch] = struct{}{}
-	return ch, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if _, ok := h.subs[ch]; ok {
-			delete(h.subs, ch)
-			close(ch)
-		}
-	}
-}
-
-func (h *hub) publish(ev host.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs {
-		select {
-		case ch <- ev:
-		default:
-		}
-	}
-}
-
-func (h *hub) closeAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for ch := range h.subs {
-		close(ch)
-	}
-	h.subs = nil
 }
 
 // sortSessions orders a fleet's listing: connected sessions first, then by host and id.

@@ -116,3 +116,17 @@ func (e *events) closeAll() {
 // are never blocked on: when the buffer is full, the event is dropped for that
 // subscriber, which should re-read Sessions. The channel is closed when the server closes.
 func (s *Server) Subscribe(buffer int) (<-chan Event, func()) { return s.events.subscribe(buffer) }
+
+// EventHub fans session events out as the server does, for other sources of them (a
+// fleet's listing, package fleet): subscribers are never blocked on, and Close closes
+// every subscription. The zero value is ready to use.
+type EventHub struct{ hub events }
+
+// Subscribe is as Server.Subscribe.
+func (h *EventHub) Subscribe(buffer int) (<-chan Event, func()) { return h.hub.subscribe(buffer) }
+
+// Publish sends ev to every subscriber with room for it.
+func (h *EventHub) Publish(ev Event) { h.hub.publish(ev) }
+
+// Close ends every subscription; later ones are closed at once.
+func (h *EventHub) Close() { h.hub.closeAll() }

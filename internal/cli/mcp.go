@@ -35,7 +35,8 @@ client) can use the tools of the apps connected to the host.
 By default it speaks MCP on stdin/stdout, which is how agent clients launch servers, and
 talks to the resident host ('ansight host run'). --embedded-host runs a host inside this
 process instead; --demo also starts the demo app, to try everything without an app of your own.
---http serves streamable HTTP on a loopback address instead of stdio.
+--http serves streamable HTTP on a loopback address instead of stdio. With --fleet, agents
+see every session of a device lab's hosts (docs/fleet.md), each under its host's grants.
 
 Agents get six compact meta-tools: ansight_list_sessions, ansight_search_app_tools (no
 schemas: small context), ansight_describe_app_tool, ansight_call_app_tool,
@@ -47,7 +48,7 @@ The bridge never calls a tool above a session's grant, and calls critical tools 
 
 Client configuration (stdio):
   {"mcpServers": {"ansight": {"command": "ansight", "args": ["mcp"]}}}`,
-		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n" +
+		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n  ansight mcp --fleet nats://lab.example:4222\n" +
 			"  ansight mcp --expose-app-tools com.example.notes --allow-critical",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return g.runMCP(c, f) },

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/internal/control"
 )
 
@@ -28,14 +29,18 @@ func newSessionCmd(g *globals) *cobra.Command {
 				return writeJSON(g.env.Stdout, s)
 			}
 			if len(s.Sessions) == 0 {
+				if fc, ok := b.(*fleet.Client); ok {
+					printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
+					return nil
+				}
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
 				return nil
 			}
 			// A fleet's listing (--fleet) has a HOST column: the host each session is on.
-			fleet := slices.ContainsFunc(s.Sessions, func(ss control.Session) bool { return ss.Host != "" })
+			withHost := slices.ContainsFunc(s.Sessions, func(ss control.Session) bool { return ss.Host != "" })
 			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
 			at := 0
-			if fleet {
+			if withHost {
 				head, at = append([]string{"HOST"}, head...), 1
 			}
 			tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
@@ -46,7 +51,7 @@ func newSessionCmd(g *globals) *cobra.Command {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
 				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt)}
-				if fleet {
+				if withHost {
 					row = append([]string{ss.Host}, row...)
 				}
 				tw.row(row...)
