@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end tests of the MCP bridge with the official TypeScript MCP SDK
 # (@modelcontextprotocol/sdk, pinned in mcpbridge/e2e/package-lock.json): node's test runner
-# spawns 'ansight mcp --demo' over stdio and drives every meta-tool, screenshots as image
-# content, refusals, exposed app tools and notifications/tools/list_changed.
+# spawns 'ansight mcp --demo' over stdio and drives every meta-tool: names checked against
+# the strictest client pattern, annotations, image content, result truncation and paging,
+# progress notifications, no response after a cancellation, refusals, a snapshot and an
+# action on one of its refs; exposed app tools and notifications/tools/list_changed; and
+# --http with its bearer token refused and accepted and a foreign origin refused.
 #
 # Skips (exit 0, with a message) only when the npm registry cannot be reached.
 set -euo pipefail

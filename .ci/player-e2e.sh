@@ -67,6 +67,9 @@ fi
 
 echo "== browser tests"
 rm -rf player/e2e/artifacts
-PLAYER_URL="$url" CHROMIUM="$chromium" ARTIFACTS="$root/player/e2e/artifacts" node --test --test-reporter=spec player/e2e/player.test.mjs
+# ANSIGHT and ANSIGHT_STATE_DIR let the tests use the CLI against the same host (export and
+# import a recording).
+PLAYER_URL="$url" CHROMIUM="$chromium" ARTIFACTS="$root/player/e2e/artifacts" ANSIGHT="$work/ansight" ANSIGHT_STATE_DIR="$work/state" \
+  node --test --test-reporter=spec player/e2e/player.test.mjs
 echo "== screenshots in player/e2e/artifacts/"
 ls player/e2e/artifacts

@@ -27,6 +27,7 @@ type inferIn struct {
 	Nested   struct {
 		ID string `json:"id"`
 	} `json:"nested"`
+	//lint:ignore U1000 an unexported field, present to show that inference skips it
 	skipped int
 	Ignored string `json:"-"`
 }

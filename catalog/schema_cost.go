@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -175,8 +174,6 @@ type expansion struct {
 	size map[*node]int
 	open map[*node]bool
 }
-
-var errTooLarge = errors.New("expansion above the bound")
 
 func (e *expansion) of(n *node) (int, error) {
 	if s, ok := e.size[n]; ok {

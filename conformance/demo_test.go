@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/internal/demo"
 )
 
 // TestDemoPasses runs the whole suite against the demo app over a Pipe: every check

@@ -8,7 +8,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 )
 

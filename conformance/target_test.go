@@ -35,10 +35,12 @@ func TestTapTargetFeed(t *testing.T) {
 		{"asft", transport.MessageBinary, string(frame), true},
 		{"asjp", transport.MessageBinary, "ASJP\x01", false},
 	}
-	for _, c := range cases {
-		if got := tap.Feed(c.typ, []byte(c.data)); got != c.take {
-			t.Errorf("%s: Feed = %v, want %v", c.name, got, c.take)
-		}
+	for _, c := range cases { // in order: the taken messages queue up for Receive below
+		t.Run(c.name, func(t *testing.T) {
+			if got := tap.Feed(c.typ, []byte(c.data)); got != c.take {
+				t.Errorf("Feed = %v, want %v", got, c.take)
+			}
+		})
 	}
 	for _, c := range cases {
 		if !c.take {

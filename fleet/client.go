@@ -433,68 +433,6 @@ func (c *Client) classed(ctx context.Context, t target, op string, toolIDs []str
 	}
 }
 
-// hostOnly refuses what stays on each host, naming where to run it.
-func (c *Client) hostOnly(what, command string) error {
-	return apiError(CodeNotSupported, "%s stay on each host and are not served over the fleet: run '%s' on the host", what, command)
-}
-
-// Crashes implements control.Backend for the Home host's sessions.
-func (c *Client) Crashes(ctx context.Context, sessionID string) (*control.Crashes, error) {
-	t, err := c.resolve(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	if !t.home {
-		return nil, c.hostOnly("crash reports", "ansight session crashes "+t.sid)
-	}
-	return c.opts.Home.Backend.Crashes(ctx, t.sid)
-}
-
-// Annotations implements control.Backend for the Home host's sessions.
-func (c *Client) Annotations(ctx context.Context, sessionID string) (*control.Annotations, error) {
-	t, err := c.resolve(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	if !t.home {
-		return nil, c.hostOnly("annotations", "ansight session annotations "+t.sid)
-	}
-	return c.opts.Home.Backend.Annotations(ctx, t.sid)
-}
-
-// IssueInvite implements control.Backend: the Home host's, or refused. A fleet client
-// never pairs devices with another host: pairing would widen grants.
-func (c *Client) IssueInvite(ctx context.Context, req control.InviteRequest) (*control.Invite, error) {
-	if c.opts.Home == nil {
-		return nil, c.hostOnly("pairings", "ansight pairing issue")
-	}
-	return c.opts.Home.Backend.IssueInvite(ctx, req)
-}
-
-// Invites implements control.Backend: the Home host's, or refused.
-func (c *Client) Invites(ctx context.Context) (*control.Invites, error) {
-	if c.opts.Home == nil {
-		return nil, c.hostOnly("pairings", "ansight pairing list")
-	}
-	return c.opts.Home.Backend.Invites(ctx)
-}
-
-// Revoke implements control.Backend: the Home host's, or refused.
-func (c *Client) Revoke(ctx context.Context, id string) (*control.Revocation, error) {
-	if c.opts.Home == nil {
-		return nil, c.hostOnly("pairings", "ansight pairing revoke "+id)
-	}
-	return c.opts.Home.Backend.Revoke(ctx, id)
-}
-
-// Shutdown implements control.Backend: the Home host's, or refused.
-func (c *Client) Shutdown(ctx context.Context) error {
-	if c.opts.Home == nil {
-		return c.hostOnly("hosts", "ansight host stop")
-	}
-	return c.opts.Home.Backend.Shutdown(ctx)
-}
-
 // policyCache remembers the policies of the tools the client has seen, per session, to
 // send each call on its class at once. It is bounded: when full, it starts over.
 type policyCache struct {

@@ -293,9 +293,9 @@ func connectMinimalApps(t *testing.T, h *testHost, n int) []func() {
 		appID := fmt.Sprintf("dev.ansight.lab.app%04d", i)
 		go func() {
 			defer close(done)
-			connect.Run(ctx, a, connect.Options{AppID: appID, AppName: "lab app", AppVersion: "1.0", DeviceName: fmt.Sprintf("%s-device-%04d", h.name, i),
-				HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.port}, StateDir: filepath.Join(h.dir, "apps", appID),
-				EnrollTimeout: 5 * time.Second, ReconnectDelay: 50 * time.Millisecond, MaxReconnectDelay: time.Second})
+			connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.port}, EnrollTimeout: 5 * time.Second},
+				connect.Options{AppID: appID, AppName: "lab app", AppVersion: "1.0", DeviceName: fmt.Sprintf("%s-device-%04d", h.name, i),
+					StateDir: filepath.Join(h.dir, "apps", appID), ReconnectDelay: 50 * time.Millisecond, MaxReconnectDelay: time.Second})
 		}()
 		stops = append(stops, func() { cancel(); <-done })
 	}

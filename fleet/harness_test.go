@@ -17,9 +17,9 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -191,9 +191,9 @@ func (h *testHost) connectApp(appID string) string {
 	ta := &testApp{appID: appID, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ta.done)
-		connect.Run(ctx, a, connect.Options{
+		connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.port}}, connect.Options{
 			AppID: appID, AppName: "fleet test", AppVersion: "1.0", DeviceName: "device-" + h.name,
-			HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.port}, StateDir: filepath.Join(h.dir, "apps", appID),
+			StateDir:       filepath.Join(h.dir, "apps", appID),
 			ReconnectDelay: 50 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond, Logger: testLog(),
 		})
 	}()

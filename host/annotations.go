@@ -70,6 +70,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *pairing.Con
 			sess.annotations++
 			sess.mu.Unlock()
 			s.events.publish(Event{Kind: EventAnnotation, Session: sess, Info: sess.Info(), Annotation: &kept})
+			s.recordKept(sess.id, "annotation", "annotation "+kept.ID, kept.CapturedAt, kept, kept.Path)
 		}
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -79,8 +80,23 @@ func (s *Server) crashHandoff(sess *Session, req *pairing.ControlEnvelope) (ok b
 		target.crashReports++
 		target.mu.Unlock()
 		s.events.publish(Event{Kind: EventCrashReport, Session: target, Info: target.Info(), Crash: &c})
+		s.recordKept(target.id, "crash", crashSummary(c), c.OccurredAt, c, filepath.Join(c.Dir, crashReportName))
 	}
 	return true, fmt.Sprintf("Crash report retained in session '%s'.", target.id)
+}
+
+// crashSummary is a report's one line: "native_crash: SIGSEGV in libgame.so".
+func crashSummary(c CrashReport) string {
+	var parts []string
+	for _, p := range []string{c.Kind, strings.TrimSpace(c.Message)} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return "crash"
+	}
+	return strings.Join(parts, ": ")
 }
 
 // crashTarget picks the session a crash report belongs to: the one named by targetID, or
@@ -96,6 +112,7 @@ func (s *Server) crashTarget(sess *Session, targetID, processID string) (*Sessio
 	defer s.mu.Unlock()
 	if t, ok := s.sessions[targetID]; ok && targetID != "" {
 		if !mine(t) {
+			//lint:ignore ST1005 the official host's words, sent to the app as its control message
 			return nil, errors.New("Crash report target does not belong to this app registration and process.")
 		}
 		return t, nil

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -27,6 +28,12 @@ type Recorder interface {
 	RecordSession(sessionID, event string, at time.Time, info []byte)
 	// RecordTraffic is given the session's tool traffic (tools.Options.OnTraffic).
 	RecordTraffic(ev tools.TrafficEvent)
+	// RecordKept is given what the server keeps for a session in its directory, once it
+	// is on disk: a crash report (kind "crash", meta its CrashReport as JSON, path its
+	// report.json) or an annotated-feedback bundle ("annotation", its Annotation, the
+	// bundle), with a one-line summary and its time. The file stays the server's: the
+	// recorder links it rather than copying it, and must not change it.
+	RecordKept(sessionID, kind, summary string, at time.Time, meta []byte, path string)
 	// Recorded reports whether a recording holds the id: a new session never gets an id
 	// that a recording from an earlier run of the host holds.
 	Recorded(sessionID string) bool
@@ -40,11 +47,29 @@ func (s *Server) recordTraffic(topts *tools.Options) {
 	}
 	next := topts.OnTraffic
 	topts.OnTraffic = func(ev tools.TrafficEvent) {
-		rec.RecordTraffic(ev)
+		forRecorder := ev
+		if ev.Kind == tools.TrafficTransfer && filepath.Base(filepath.Dir(ev.Path)) == annotationsDir {
+			// An annotation bundle on its way in: recorded as an annotation once kept
+			// (recordKept), not as an artifact under its temporary name.
+			forRecorder.Path = ""
+		}
+		rec.RecordTraffic(forRecorder)
 		if next != nil {
 			next(ev)
 		}
 	}
+}
+
+// recordKept hands a crash report or an annotation the server kept to the recorder.
+func (s *Server) recordKept(sessionID, kind, summary string, at time.Time, meta any, path string) {
+	if s.opts.Recorder == nil {
+		return
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		b = nil
+	}
+	s.opts.Recorder.RecordKept(sessionID, kind, summary, at, b, path)
 }
 
 // recordMessage hands an inbound message nobody consumed to the recorder.

@@ -122,6 +122,7 @@ const (
 	crashesDir      = "crashes"
 	annotationsDir  = "annotations"
 	crashRecordName = "crash.json"
+	crashReportName = "report.json"
 	annotationExt   = ".ansightannotation"
 )
 
@@ -264,9 +265,9 @@ func (r *records) saveCrash(c CrashReport, report []byte, traces map[string][]by
 	defer os.RemoveAll(tmp) // gone once renamed; cleans up after a failure
 	c.Dir = final
 	c.Files = nil
-	for _, f := range append([]string{"report.json"}, slices.Sorted(maps.Keys(traces))...) {
+	for _, f := range append([]string{crashReportName}, slices.Sorted(maps.Keys(traces))...) {
 		b := report
-		if f != "report.json" {
+		if f != crashReportName {
 			b = traces[f]
 		}
 		if err := writeSynced(filepath.Join(tmp, f), b); err != nil {

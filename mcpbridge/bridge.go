@@ -14,8 +14,22 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultScreenshotMaxWidth = 1024
-	DefaultPollInterval       = time.Second
+	DefaultImageMaxSize   = 1024
+	DefaultMaxResultBytes = 64 << 10
+	DefaultPollInterval   = time.Second
+)
+
+// HostMode says how the bridge reaches its host, so that hints suggest only what can
+// apply (a pairing command means nothing to a demo).
+type HostMode int
+
+const (
+	// HostResident: the resident host ('ansight host run'), which other commands reach too.
+	HostResident HostMode = iota
+	// HostEmbedded: a host inside this process, for apps on this machine.
+	HostEmbedded
+	// HostDemo: an embedded host and the demo app.
+	HostDemo
 )
 
 // Options configures a Bridge.
@@ -30,9 +44,28 @@ type Options struct {
 	// with their real schemas. It is a session id, or an app id: then the bridge follows
 	// that app's connected session across reconnects.
 	ExposeAppTools string
-	// ScreenshotMaxWidth bounds the width of images handed to clients; wider screenshots are
-	// scaled down (default DefaultScreenshotMaxWidth). The saved file keeps full size.
-	ScreenshotMaxWidth int
+	// HostMode tunes hints to the way the bridge reaches its host.
+	HostMode HostMode
+	// ImageMaxSize bounds the longer side of images handed to clients: larger screenshots
+	// and image artifacts are scaled down (default DefaultImageMaxSize). Saved files keep
+	// their full size.
+	ImageMaxSize int
+	// MaxResultBytes caps the JSON of one tool result (default DefaultMaxResultBytes;
+	// images are bounded apart). A larger app result or evidence is saved under ResultDir
+	// and replaced by an outline; ansight_read_result pages through it.
+	MaxResultBytes int
+	// ResultDir receives results over MaxResultBytes (default: a directory created under
+	// os.TempDir on first use). The bridge keeps the newest maxSavedResults files there.
+	ResultDir string
+	// HTTPToken is the bearer token Serve requires in every request's Authorization
+	// header. Serve refuses to start without one unless HTTPNoAuth is set.
+	HTTPToken string
+	// HTTPNoAuth lets Serve answer without a token (it still listens on loopback only).
+	HTTPNoAuth bool
+	// AllowedOrigins are the browser origins ("http://localhost:6274") Serve answers, with
+	// CORS headers. Requests from any other page are refused; clients that are not browsers
+	// send no Origin.
+	AllowedOrigins []string
 	// PollInterval is how often the exposed session's catalog is checked for changes
 	// (default DefaultPollInterval). The check is a conditional query: cheap when nothing
 	// changed.
@@ -49,8 +82,11 @@ func (o Options) withDefaults() Options {
 	if o.Version == "" {
 		o.Version = "devel"
 	}
-	if o.ScreenshotMaxWidth <= 0 {
-		o.ScreenshotMaxWidth = DefaultScreenshotMaxWidth
+	if o.ImageMaxSize <= 0 {
+		o.ImageMaxSize = DefaultImageMaxSize
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
@@ -67,17 +103,19 @@ type Bridge struct {
 	opts    Options
 	server  *mcp.Server
 	exposed *exposer // nil unless Options.ExposeAppTools is set
+	refs    refTables
+	results resultStore
 }
 
 // instructions is what clients show the model once, at connection: the workflow that keeps
 // its context small.
-const instructions = `Drive the tools of running apps (Ansight). Workflow: ansight_search_app_tools with a focused query (compact: no schemas) -> ansight_describe_app_tool for the one tool you will call -> ansight_call_app_tool (or ansight_call_app_tools for a batch of already-known calls). Copy ids verbatim; follow prerequisites. ansight_take_screenshot shows the screen. Errors carry code, message, retryable and a hint: fix arguments from the schema, never bypass a denial, retry at most once when retryable.`
+const instructions = `Drive the tools of running apps (Ansight). Workflow: ansight_search_app_tools with a focused query (compact: no schemas) -> ansight_describe_app_tool for the one tool you will call -> ansight_call_app_tool (or ansight_call_app_tools for a batch of already-known calls). Copy ids verbatim; follow prerequisites. To drive the UI: ansight_snapshot lists the screen with refs (e5); act with ansight_call_app_tool {"toolId":"ui.perform_action","arguments":{"reference":"e5","action":"tap"},"snapshot":true}. ansight_take_screenshot shows the screen. Errors carry code, message, retryable and a hint: fix arguments from the schema, never bypass a denial, retry at most once when retryable.`
 
 // New returns a bridge over b. It serves nothing until Run or Serve (or a transport
 // connected to Server).
 func New(b control.Backend, opts Options) *Bridge {
 	opts = opts.withDefaults()
-	br := &Bridge{backend: b, opts: opts}
+	br := &Bridge{backend: b, opts: opts, results: resultStore{dir: opts.ResultDir}}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ExposeAppTools != ""}}
 	br.server = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Ansight app tools", Version: opts.Version},
 		// The SDK logs routine events (a cancelled run) at error level: keep it quiet.
@@ -95,12 +133,12 @@ func (br *Bridge) Server() *mcp.Server { return br.server }
 
 // Run serves one client over t (for example &mcp.StdioTransport{}) until the client
 // disconnects or ctx ends, keeping exposed app tools in sync meanwhile. A client that
-// disconnects is not an error.
+// disconnects is not an error. Requests the client cancels get no response.
 func (br *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	wait := br.startWatch(ctx)
 	defer func() { cancel(); wait() }()
-	err := br.server.Run(ctx, t)
+	err := br.server.Run(ctx, quietTransport{Transport: t, logger: br.opts.Logger})
 	// How a client's leaving surfaces depends on the transport: EOF on stdio, a closed pipe
 	// in memory, a closed connection.
 	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {

@@ -164,12 +164,22 @@ func oneSession(t *testing.T) *fakeBackend {
 
 func TestMetaToolsListed(t *testing.T) {
 	h := newHarness(t, oneSession(t), Options{})
-	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolSearchAppTools, ToolTakeScreenshot}
+	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolReadResult, ToolSearchAppTools,
+		ToolSnapshot, ToolTakeScreenshot}
 	var got []string
 	for _, tl := range h.listTools() {
 		got = append(got, tl.Name)
-		if tl.Description == "" || tl.InputSchema == nil || tl.OutputSchema == nil || tl.Annotations == nil {
+		// The snapshot answers plain text: the one tool without an output schema.
+		if tl.Description == "" || tl.InputSchema == nil || (tl.OutputSchema == nil) != (tl.Name == ToolSnapshot) || tl.Annotations == nil {
 			t.Errorf("%s: description, schemas and annotations are required", tl.Name)
+		}
+		if !clientToolName.MatchString(tl.Name) {
+			t.Errorf("%s: not a name every client accepts", tl.Name)
+		}
+		// Reading tools are idempotent; the call tools keep MCP's defaults (destructive).
+		a := tl.Annotations
+		if a.ReadOnlyHint != a.IdempotentHint || a.DestructiveHint != nil || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v", tl.Name, a)
 		}
 	}
 	slices.Sort(got)
@@ -338,19 +348,65 @@ func TestSearch(t *testing.T) {
 	}
 }
 
-func TestSearchHidesToolsAboveTheGrant(t *testing.T) {
+// TestSearchAboveTheGrant: tools above the grant are left out by default (counted), and
+// listed with why when the agent asks for tools it cannot call, so that it can tell the
+// user.
+func TestSearchAboveTheGrant(t *testing.T) {
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyRead, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
 	var out searchOutput
-	text(t, h.call(ToolSearchAppTools, map[string]any{"executableOnly": false}), &out)
+	text(t, h.call(ToolSearchAppTools, nil), &out)
 	for _, e := range out.Tools {
 		if e.Policy != wire.PolicyRead {
 			t.Errorf("offered a tool above the read grant: %+v", e)
 		}
 	}
-	if out.AboveGrant != 3 { // notes.create, notes.delete_all, sync.push
-		t.Errorf("aboveGrant = %d, want 3", out.AboveGrant)
+	if out.AboveGrant != 3 || out.GrantHint != "" { // notes.create, notes.delete_all, sync.push
+		t.Errorf("aboveGrant = %d, grantHint %q", out.AboveGrant, out.GrantHint)
+	}
+
+	out = searchOutput{}
+	text(t, h.call(ToolSearchAppTools, map[string]any{"executableOnly": false}), &out)
+	above := 0
+	for _, e := range out.Tools {
+		if e.Policy == wire.PolicyRead {
+			continue
+		}
+		above++
+		if e.Executable == nil || *e.Executable || e.Denial == nil || e.Denial.Code != wire.CodePolicyNotGranted ||
+			!strings.Contains(e.Denial.Reason, "Needs a "+string(e.Policy)+" grant; the session has read") {
+			t.Errorf("above-grant entry: %+v %+v", e, e.Denial)
+		}
+	}
+	if above != 3 || out.AboveGrant != 3 || !strings.Contains(out.GrantHint, "--max-tool-policy critical") {
+		t.Errorf("listed %d above the grant: %+v", above, out)
+	}
+}
+
+// TestHintsFitTheMode: a demo or an embedded host does not suggest pairing commands that
+// cannot apply to it.
+func TestHintsFitTheMode(t *testing.T) {
+	for mode, want := range map[HostMode]string{
+		HostResident: "ansight pairing issue --max-tool-policy critical",
+		HostEmbedded: "without --embedded-host",
+		HostDemo:     "the demo cannot grant more",
+	} {
+		f := newFakeBackend(t)
+		f.addSession("s1", "app", wire.PolicyWrite, demoTools())
+		h := newHarness(t, f, Options{HostMode: mode, AllowCritical: true})
+		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"}))
+		if e.Code != wire.CodePolicyNotGranted || e.Retryable || !strings.Contains(e.Hint, want) {
+			t.Errorf("mode %d: %+v", mode, e)
+		}
+		if mode == HostDemo && strings.Contains(e.Hint, "pairing") {
+			t.Errorf("the demo suggests pairing: %s", e.Hint)
+		}
+		f.disconnect("s1")
+		e = errorOf(t, h.call(ToolSearchAppTools, nil))
+		if mode == HostDemo && strings.Contains(e.Hint, "--demo") {
+			t.Errorf("the demo suggests --demo: %s", e.Hint)
+		}
 	}
 }
 

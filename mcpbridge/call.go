@@ -2,7 +2,9 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,40 +28,62 @@ func (c callSpec) request() control.CallRequest {
 type callInput struct {
 	selector
 	callSpec
+	// Snapshot asks for a snapshot of the screen once the call ended.
+	Snapshot bool `json:"snapshot,omitzero"`
+}
+
+// outcome is how one call ended, in a call's answer and in each item of a batch's. A
+// result or evidence over the cap is replaced by its truncation note (spill.go).
+type outcome struct {
+	Success           bool           `json:"success"`
+	Message           string         `json:"message,omitzero"`
+	Result            jsontext.Value `json:"result,omitzero"`
+	ResultTruncated   *truncation    `json:"resultTruncated,omitzero"`
+	Evidence          jsontext.Value `json:"evidence,omitzero"`
+	EvidenceTruncated *truncation    `json:"evidenceTruncated,omitzero"`
+	Error             *callError     `json:"error,omitzero"`
 }
 
 type callOutput struct {
-	SessionID  string                  `json:"sessionId"`
-	ToolID     string                  `json:"toolId"`
-	CallID     string                  `json:"callId,omitzero"`
-	Success    bool                    `json:"success"`
-	Message    string                  `json:"message,omitzero"`
-	Result     jsontext.Value          `json:"result,omitzero"`
-	Evidence   map[string]wire.Outcome `json:"evidence,omitzero"`
-	Error      *callError              `json:"error,omitzero"`
-	Artifacts  []control.Artifact      `json:"artifacts,omitempty"`
-	DurationMS int64                   `json:"durationMs"`
+	SessionID string `json:"sessionId"`
+	ToolID    string `json:"toolId"`
+	CallID    string `json:"callId,omitzero"`
+	outcome
+	Artifacts  []artifactOutput `json:"artifacts,omitempty"`
+	Snapshot   string           `json:"snapshot,omitzero"`
+	DurationMS int64            `json:"durationMs"`
 }
 
-func (br *Bridge) callTool(ctx context.Context, in *callInput) (*mcp.CallToolResult, error) {
+func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *callInput) (*mcp.CallToolResult, error) {
 	sess, err := br.session(ctx, in.selector)
 	if err != nil {
-		return fail(err, in.SessionID, in.ToolID)
+		return br.fail(err, in.SessionID, in.ToolID)
 	}
-	res, err := br.call(ctx, sess, in.request())
+	call := in.request()
+	if err := br.expandRef(sess.ID, &call); err != nil {
+		return br.fail(err, sess.ID, in.ToolID)
+	}
+	prog := startProgress(ctx, req)
+	res, err := br.call(ctx, sess, call, prog.report())
+	prog.stop(artifactsOf(res))
 	if err != nil {
-		return fail(err, sess.ID, in.ToolID)
+		return br.fail(err, sess.ID, in.ToolID)
 	}
-	return structured(callOutputOf(res, in.CallID), !res.Success)
+	out, images := br.callOutputOf(res, in.CallID, newImageBudget())
+	if in.Snapshot {
+		out.Snapshot = br.snapshotAfter(ctx, sess)
+	}
+	br.fitCall(&out)
+	return structured(out, !out.Success, images...)
 }
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
 // Success false; a refusal by the bridge or a host failure is an error.
-func (br *Bridge) call(ctx context.Context, sess *control.Session, req control.CallRequest) (*control.Call, error) {
+func (br *Bridge) call(ctx context.Context, sess *control.Session, req control.CallRequest, progress func(control.Progress)) (*control.Call, error) {
 	if err := br.authorize(ctx, sess, []string{req.ToolID}); err != nil {
 		return nil, err
 	}
-	return br.backend.Call(ctx, sess.ID, req, nil)
+	return br.backend.Call(ctx, sess.ID, req, progress)
 }
 
 // authorize refuses, before anything runs, calls of tools above the session's grant and of
@@ -89,79 +113,151 @@ func (br *Bridge) authorize(ctx context.Context, sess *control.Session, ids []st
 	return nil
 }
 
-func callOutputOf(res *control.Call, callID string) callOutput {
-	out := callOutput{SessionID: res.SessionID, ToolID: res.ToolID, CallID: callID, Success: res.Success,
-		Artifacts: res.Artifacts, DurationMS: res.DurationMS}
+// callOutputOf is a call's outcome as the agent sees it, with the images among its
+// artifacts as content. A call whose files did not all arrive is a failure.
+func (br *Bridge) callOutputOf(res *control.Call, callID string, budget *imageBudget) (callOutput, []mcp.Content) {
+	out := callOutput{SessionID: res.SessionID, ToolID: res.ToolID, CallID: callID, outcome: outcome{Success: res.Success}, DurationMS: res.DurationMS}
 	if r := res.Result; r != nil {
-		out.Message, out.Result, out.Evidence = r.Message, r.Result, r.Evidence
+		out.Message, out.Result, out.Evidence = r.Message, r.Result, evidenceOf(r.Evidence)
 	}
 	if res.Error != nil {
-		out.Error = fromToolError(res.Error)
+		out.Error = br.fromToolError(res.Error)
 	}
-	return out
+	var images []mcp.Content
+	out.Artifacts, images = br.artifacts(res.Artifacts, budget)
+	if e := br.artifactFailure(res.Artifacts); e != nil && out.Success {
+		out.Success, out.Error = false, e
+	}
+	return out, images
+}
+
+// artifactsOf is the artifacts of a call's outcome (none when there is none).
+func artifactsOf(res *control.Call) []control.Artifact {
+	if res == nil {
+		return nil
+	}
+	return res.Artifacts
+}
+
+// evidenceOf is the evidence as raw JSON, so that it can be set aside when too large.
+func evidenceOf(ev map[string]wire.Outcome) jsontext.Value {
+	if len(ev) == 0 {
+		return nil
+	}
+	b, err := wire.Marshal(ev)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// artifactFailure is the error of a call whose files did not all reach the host, or nil.
+func (br *Bridge) artifactFailure(list []control.Artifact) *callError {
+	var failed []string
+	for _, a := range list {
+		if a.Status != "complete" {
+			failed = append(failed, fmt.Sprintf("%s: %s", a.FileName, strings.TrimSpace(a.Status+" "+a.Error)))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return br.explain(failf(CodeArtifactFailed, kindFailed, "the tool ran, but %d of %d files did not reach the host (%s)",
+		len(failed), len(list), strings.Join(failed, "; ")))
+}
+
+// snapshotAfter is the snapshot an agent asked for after a call: the text, or why there
+// is none (the call's own outcome stands either way).
+func (br *Bridge) snapshotAfter(ctx context.Context, sess *control.Session) string {
+	text, _, err := br.capture(ctx, sess, snapshotOptions{})
+	if err != nil {
+		if ce, ok := br.asCallError(err); ok {
+			return "not taken: " + ce.Code + ": " + ce.Message
+		}
+		return "not taken: " + err.Error()
+	}
+	return text
 }
 
 type batchInput struct {
 	selector
 	Calls           []callSpec `json:"calls"`
 	ContinueOnError bool       `json:"continueOnError,omitzero"`
+	Snapshot        bool       `json:"snapshot,omitzero"`
 }
 
 type batchOutput struct {
-	SessionID    string             `json:"sessionId"`
-	Success      bool               `json:"success"`
-	Completed    int                `json:"completed"`
-	Requested    int                `json:"requested"`
-	StoppedEarly bool               `json:"stoppedEarly"`
-	Results      []batchItem        `json:"results"`
-	Error        *callError         `json:"error,omitzero"`
-	Artifacts    []control.Artifact `json:"artifacts,omitempty"`
-	DurationMS   int64              `json:"durationMs"`
+	SessionID    string           `json:"sessionId"`
+	Success      bool             `json:"success"`
+	Completed    int              `json:"completed"`
+	Requested    int              `json:"requested"`
+	StoppedEarly bool             `json:"stoppedEarly"`
+	Results      []batchItem      `json:"results"`
+	Error        *callError       `json:"error,omitzero"`
+	Artifacts    []artifactOutput `json:"artifacts,omitempty"`
+	Snapshot     string           `json:"snapshot,omitzero"`
+	DurationMS   int64            `json:"durationMs"`
 }
 
 type batchItem struct {
-	Index    int                     `json:"index"`
-	CallID   string                  `json:"callId,omitzero"`
-	ToolID   string                  `json:"toolId,omitzero"`
-	Success  bool                    `json:"success"`
-	Message  string                  `json:"message,omitzero"`
-	Result   jsontext.Value          `json:"result,omitzero"`
-	Evidence map[string]wire.Outcome `json:"evidence,omitzero"`
-	Error    *callError              `json:"error,omitzero"`
+	Index  int    `json:"index"`
+	CallID string `json:"callId,omitzero"`
+	ToolID string `json:"toolId,omitzero"`
+	outcome
 }
 
-func (br *Bridge) callTools(ctx context.Context, in *batchInput) (*mcp.CallToolResult, error) {
+func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *batchInput) (*mcp.CallToolResult, error) {
 	sess, err := br.session(ctx, in.selector)
 	if err != nil {
-		return fail(err, in.SessionID, "")
+		return br.fail(err, in.SessionID, "")
 	}
 	ids := make([]string, len(in.Calls))
-	req := control.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]control.CallRequest, len(in.Calls))}
+	batch := control.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]control.CallRequest, len(in.Calls))}
 	for i, c := range in.Calls {
-		ids[i], req.Calls[i] = c.ToolID, c.request()
+		ids[i], batch.Calls[i] = c.ToolID, c.request()
+		if err := br.expandRef(sess.ID, &batch.Calls[i]); err != nil {
+			if ce, ok := err.(*callError); ok {
+				ce.Message = fmt.Sprintf("call %d: %s", i, ce.Message)
+			}
+			return br.fail(err, sess.ID, c.ToolID)
+		}
 	}
 	if err := br.authorize(ctx, sess, ids); err != nil {
-		return fail(err, sess.ID, "")
+		return br.fail(err, sess.ID, "")
 	}
-	res, err := br.backend.Batch(ctx, sess.ID, req, nil)
+	prog := startProgress(ctx, req)
+	res, err := br.backend.Batch(ctx, sess.ID, batch, prog.report())
+	var arts []control.Artifact
+	if res != nil {
+		arts = res.Artifacts
+	}
+	prog.stop(arts)
 	if err != nil {
-		return fail(err, sess.ID, "")
+		return br.fail(err, sess.ID, "")
 	}
-	out := batchOutput{SessionID: sess.ID, Success: res.Success, Requested: len(in.Calls), Results: []batchItem{},
-		Artifacts: res.Artifacts, DurationMS: res.DurationMS}
+	out := batchOutput{SessionID: sess.ID, Success: res.Success, Requested: len(in.Calls), Results: []batchItem{}, DurationMS: res.DurationMS}
 	if res.Error != nil {
-		out.Error = fromToolError(res.Error)
+		out.Error = br.fromToolError(res.Error)
 	}
 	if r := res.Result; r != nil {
 		out.Completed, out.Requested, out.StoppedEarly = r.Completed, r.Requested, r.StoppedEarly
 		for _, it := range r.Results {
-			item := batchItem{Index: it.Index, CallID: it.CallID, ToolID: it.ToolID, Success: it.Success,
-				Message: it.Message, Result: it.Result, Evidence: it.Evidence}
+			item := batchItem{Index: it.Index, CallID: it.CallID, ToolID: it.ToolID,
+				outcome: outcome{Success: it.Success, Message: it.Message, Result: it.Result, Evidence: evidenceOf(it.Evidence)}}
 			if it.Error != nil {
-				item.Error = fromWireError(it.Error)
+				item.Error = br.fromWireError(it.Error)
 			}
 			out.Results = append(out.Results, item)
 		}
 	}
-	return structured(out, !out.Success)
+	var images []mcp.Content
+	out.Artifacts, images = br.artifacts(res.Artifacts, newImageBudget())
+	if e := br.artifactFailure(res.Artifacts); e != nil && out.Success {
+		out.Success, out.Error = false, e
+	}
+	if in.Snapshot {
+		out.Snapshot = br.snapshotAfter(ctx, sess)
+	}
+	br.fitBatch(&out)
+	return structured(out, !out.Success, images...)
 }

@@ -65,7 +65,9 @@ func TestCall(t *testing.T) {
 	})
 	t.Run("unavailable tool", func(t *testing.T) {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "sync.push"}))
-		if e.Code != "signed_out" || e.Kind != kindUnavailable || e.RefusedBy != refusedByHost || !strings.Contains(e.Hint, "state") {
+		// Something must happen first (sign in): not retryable, and the hint says what.
+		if e.Code != "signed_out" || e.Kind != kindUnavailable || e.RefusedBy != refusedByHost || e.Retryable ||
+			!strings.Contains(e.Hint, "First: Call account.sign_in. Then call again.") {
 			t.Fatalf("%+v", e)
 		}
 	})
@@ -272,18 +274,18 @@ func TestFitImage(t *testing.T) {
 	}
 	const budget = 32 << 10
 	small := noise(60, 30)
-	got, err := fitImage(small, 1024, budget)
+	got, err := fitImage(small, 1024, 1024, budget)
 	if err != nil || got.scaled || !bytes.Equal(got.data, small) || got.mime != "image/png" {
 		t.Fatalf("a small image is passed through untouched: %+v %v", got, err)
 	}
 	// Random pixels do not compress: a 300×300 noise PNG is ~360 KB, over the budget, so it
 	// becomes a JPEG, halved while it still does not fit.
 	big := noise(300, 300)
-	got, err = fitImage(big, 1024, budget)
+	got, err = fitImage(big, 1024, 1024, budget)
 	if err != nil || len(got.data) > budget || got.mime != "image/jpeg" || got.origWidth != 300 || !got.scaled {
 		t.Fatalf("%d bytes %s %dx%d, %v", len(got.data), got.mime, got.width, got.height, err)
 	}
-	if _, err := fitImage([]byte("not an image"), 1024, budget); err == nil {
+	if _, err := fitImage([]byte("not an image"), 1024, 1024, budget); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }

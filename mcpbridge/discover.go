@@ -37,10 +37,10 @@ type listSessionsOutput struct {
 	AllowCritical bool            `json:"allowCritical"`
 }
 
-func (br *Bridge) listSessions(ctx context.Context, in *listSessionsInput) (*mcp.CallToolResult, error) {
+func (br *Bridge) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in *listSessionsInput) (*mcp.CallToolResult, error) {
 	list, err := br.backend.Sessions(ctx)
 	if err != nil {
-		return fail(err, "", "")
+		return br.fail(err, "", "")
 	}
 	out := listSessionsOutput{Sessions: []sessionOutput{}, AllowCritical: br.opts.AllowCritical}
 	for _, s := range list.Sessions {
@@ -76,8 +76,10 @@ type searchOutput struct {
 	Categories map[string]int `json:"categories,omitzero"`
 	AboveGrant int            `json:"aboveGrant,omitzero"`
 	// NotCallable counts the matches left out by executableOnly (denied or unavailable now).
-	NotCallable int          `json:"notCallable,omitzero"`
-	Tools       []indexEntry `json:"tools"`
+	NotCallable int `json:"notCallable,omitzero"`
+	// GrantHint says how the user can raise the grant, when tools above it are listed.
+	GrantHint string       `json:"grantHint,omitzero"`
+	Tools     []indexEntry `json:"tools"`
 }
 
 // indexEntry is one tool in the compact index. Executable is written only as false, as in
@@ -91,10 +93,10 @@ type indexEntry struct {
 	Prerequisites []string     `json:"prerequisites,omitempty"`
 }
 
-func (br *Bridge) search(ctx context.Context, in *searchInput) (*mcp.CallToolResult, error) {
+func (br *Bridge) search(ctx context.Context, _ *mcp.CallToolRequest, in *searchInput) (*mcp.CallToolResult, error) {
 	sess, err := br.session(ctx, in.selector)
 	if err != nil {
-		return fail(err, in.SessionID, "")
+		return br.fail(err, in.SessionID, "")
 	}
 	executableOnly := in.ExecutableOnly == nil || *in.ExecutableOnly
 	maxResults := in.MaxResults
@@ -107,7 +109,7 @@ func (br *Bridge) search(ctx context.Context, in *searchInput) (*mcp.CallToolRes
 		Query: in.Query, Feature: in.Feature, Category: in.Category, Policy: in.Policy, Detail: control.DetailSummary,
 	})
 	if err != nil {
-		return fail(err, sess.ID, "")
+		return br.fail(err, sess.ID, "")
 	}
 	out := searchOutput{SessionID: sess.ID, AppID: sess.AppID, Revision: tools.Revision, Tools: []indexEntry{}}
 	categories := map[string]int{}
@@ -116,9 +118,13 @@ func (br *Bridge) search(ctx context.Context, in *searchInput) (*mcp.CallToolRes
 		v := br.judge(e, sess.MaxToolPolicy)
 		if v.aboveGrant {
 			out.AboveGrant++
-			continue
-		}
-		if executableOnly && v.denial != nil {
+			if executableOnly {
+				continue
+			}
+			if out.GrantHint == "" || e.Policy == wire.PolicyCritical {
+				out.GrantHint = br.grantHint(e.Policy)
+			}
+		} else if executableOnly && v.denial != nil {
 			out.NotCallable++
 			continue
 		}
@@ -153,19 +159,19 @@ type describeOutput struct {
 	Tool      wire.ToolEntry `json:"tool"`
 }
 
-func (br *Bridge) describe(ctx context.Context, in *describeInput) (*mcp.CallToolResult, error) {
+func (br *Bridge) describe(ctx context.Context, _ *mcp.CallToolRequest, in *describeInput) (*mcp.CallToolResult, error) {
 	sess, err := br.session(ctx, in.selector)
 	if err != nil {
-		return fail(err, in.SessionID, in.ToolID)
+		return br.fail(err, in.SessionID, in.ToolID)
 	}
 	t, err := br.backend.Tool(ctx, sess.ID, in.ToolID)
 	if err != nil {
-		return fail(err, sess.ID, in.ToolID)
+		return br.fail(err, sess.ID, in.ToolID)
 	}
 	e := t.Tool
 	v := br.judge(&e, sess.MaxToolPolicy)
 	if v.aboveGrant {
-		return fail(br.refusal(&e, sess), sess.ID, in.ToolID)
+		return br.fail(br.refusal(&e, sess), sess.ID, in.ToolID)
 	}
 	e.Denial, e.Executable = v.denial, nil
 	if v.denial != nil {

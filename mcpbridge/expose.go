@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -18,10 +19,6 @@ import (
 	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/wire"
 )
-
-// maxToolNameLength is the longest MCP tool name clients accept (SEP-986: 1..64 of
-// [A-Za-z0-9_.-], stricter than the Go SDK's 128, because clients enforce it).
-const maxToolNameLength = 64
 
 // exposer offers the tools of one session as MCP tools of their own and keeps them in line
 // with the session's catalog: the SDK sends notifications/tools/list_changed whenever a
@@ -41,6 +38,7 @@ type exposer struct {
 
 // exposedTool is what the exposer remembers of an exposed tool.
 type exposedTool struct {
+	toolID      string            // the app's tool id
 	fingerprint [sha256.Size]byte // of its MCP definition: replaced only when it changes
 	structured  bool              // it declares an output schema
 }
@@ -98,18 +96,29 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	desired := map[string]*mcp.Tool{}
+	var callable []*wire.ToolEntry
+	ids := make([]string, 0, len(full.Tools))
 	for i := range full.Tools {
 		e := &full.Tools[i]
 		if v := x.br.judge(e, sess.MaxToolPolicy); v.aboveGrant || v.denial != nil {
 			continue
 		}
-		t, err := mcpTool(e)
+		callable = append(callable, e)
+		ids = append(ids, e.ID)
+	}
+	names := exposedNames(ids)
+	desired := map[string]desiredTool{}
+	for _, e := range callable {
+		t, err := mcpTool(e, names)
 		if err != nil {
 			x.br.opts.Logger.Warn("mcp: not exposing an app tool", "tool", e.ID, "err", err)
 			continue
 		}
-		desired[t.Name] = t
+		if other, taken := desired[t.Name]; taken {
+			x.br.opts.Logger.Warn("mcp: two app tools map to one name", "name", t.Name, "tools", []string{other.toolID, e.ID})
+			continue
+		}
+		desired[t.Name] = desiredTool{t, e.ID}
 	}
 	return x.apply(sess.ID, full.Revision, full.AvailabilityRevision, desired), nil
 }
@@ -134,9 +143,15 @@ func (x *exposer) resolve(ctx context.Context) (*control.Session, error) {
 	return nil, nil
 }
 
+// desiredTool is an MCP tool the exposer should offer, for the app tool toolID.
+type desiredTool struct {
+	*mcp.Tool
+	toolID string
+}
+
 // apply replaces the exposed tools by desired, touching only those that changed, so that
 // clients are notified only of real changes.
-func (x *exposer) apply(sessionID, revision, availability string, desired map[string]*mcp.Tool) bool {
+func (x *exposer) apply(sessionID, revision, availability string, desired map[string]desiredTool) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.sessionID, x.revision, x.availability = sessionID, revision, availability
@@ -153,106 +168,118 @@ func (x *exposer) apply(sessionID, revision, availability string, desired map[st
 	changed := len(removed) > 0
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		t := desired[name]
-		fp := fingerprint(t)
-		if old, ok := x.tools[name]; ok && old.fingerprint == fp {
+		fp := fingerprint(t.Tool)
+		if old, ok := x.tools[name]; ok && old.fingerprint == fp && old.toolID == t.toolID {
 			continue
 		}
-		x.tools[name] = exposedTool{fingerprint: fp, structured: t.OutputSchema != nil}
-		x.br.server.AddTool(t, x.handler(name))
+		x.tools[name] = exposedTool{toolID: t.toolID, fingerprint: fp, structured: t.OutputSchema != nil}
+		x.br.server.AddTool(t.Tool, x.handler(name))
 		changed = true
 	}
 	return changed
 }
 
+// fingerprint identifies a tool's whole MCP definition.
 func fingerprint(t *mcp.Tool) [sha256.Size]byte {
-	b, _ := wire.Marshal(struct {
-		D string         `json:"d"`
-		T string         `json:"t"`
-		I jsontext.Value `json:"i"`
-		O jsontext.Value `json:"o,omitzero"`
-		R bool           `json:"r"`
-		X *bool          `json:"x"`
-	}{t.Description, t.Title, t.InputSchema.(jsontext.Value), outputOf(t), t.Annotations.ReadOnlyHint, t.Annotations.DestructiveHint})
+	b, _ := json.Marshal(t) // struct fields in order, map keys sorted: deterministic
 	return sha256.Sum256(b)
 }
 
-func outputOf(t *mcp.Tool) jsontext.Value {
-	if v, ok := t.OutputSchema.(jsontext.Value); ok {
-		return v
-	}
-	return nil
-}
-
-// current is the session the exposed tools belong to ("" when none), and whether the tool
-// named name declares an output schema.
-func (x *exposer) current(name string) (sessionID string, structured bool) {
+// current is the session the exposed tools belong to ("" when none), the app tool the
+// name stands for, and whether it declares an output schema.
+func (x *exposer) current(name string) (sessionID, toolID string, structured bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.sessionID, x.tools[name].structured
+	t := x.tools[name]
+	return x.sessionID, t.toolID, t.structured
 }
 
-// handler calls the app tool toolID of the exposed session. Its result is the tool's result
+// handler calls the app tool behind the exposed name. Its result is the tool's result
 // (structured when the tool declares an object result schema), image artifacts as image
 // content; a failure is an MCP tool error whose text carries code, message, retryable,
 // details and hint.
-func (x *exposer) handler(toolID string) mcp.ToolHandler {
+func (x *exposer) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sid, structured := x.current(toolID)
-		if sid == "" {
-			return failText(failf(CodeNoSession, kindUnavailable, "the app of %q is not connected", x.target))
+		br := x.br
+		sid, toolID, structured := x.current(name)
+		if sid == "" || toolID == "" {
+			return br.failText(failf(CodeNoSession, kindUnavailable, "the app of %q is not connected", x.target))
 		}
-		sess, err := x.br.session(ctx, selector{SessionID: sid})
+		sess, err := br.session(ctx, selector{SessionID: sid})
 		if err != nil {
-			return failText(err)
+			return br.failText(err)
 		}
-		var args jsontext.Value
+		call := control.CallRequest{ToolID: toolID}
 		if a := req.Params.Arguments; len(a) > 0 && string(a) != "null" {
-			args = jsontext.Value(a)
+			call.Arguments = jsontext.Value(a)
 		}
-		res, err := x.br.call(ctx, sess, control.CallRequest{ToolID: toolID, Arguments: args})
+		if err := br.expandRef(sid, &call); err != nil {
+			return br.failText(err)
+		}
+		prog := startProgress(ctx, req)
+		res, err := br.call(ctx, sess, call, prog.report())
+		prog.stop(artifactsOf(res))
 		if err != nil {
-			return failText(err)
+			return br.failText(err)
 		}
 		if !res.Success {
-			return failText(fromToolError(res.Error))
+			return br.failText(br.fromToolError(res.Error))
 		}
-		return x.br.appResult(res, structured)
+		if e := br.artifactFailure(res.Artifacts); e != nil {
+			return br.failText(e)
+		}
+		return br.appResult(res, structured)
 	}
 }
 
-// appResult is an app tool's successful result as MCP content.
+// appResult is an app tool's successful result as MCP content: its JSON (structured when
+// the tool declares an output schema), its files, the images among them. A result over the
+// cap is saved; a tool with an output schema then answers a tool error (clients want
+// structured content that matches the schema otherwise), saying the call succeeded.
 func (br *Bridge) appResult(res *control.Call, asStructured bool) (*mcp.CallToolResult, error) {
 	var result jsontext.Value
 	message := ""
 	if res.Result != nil {
 		result, message = res.Result.Result, res.Result.Message
 	}
-	text := string(result)
-	if len(result) == 0 {
-		text = cmp.Or(message, "ok")
-	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-	if asStructured && len(result) > 0 && result.Kind() == '{' {
-		out.StructuredContent = result
-	}
-	for _, a := range res.Artifacts {
-		if a.Path == "" {
-			continue
+	out := &mcp.CallToolResult{}
+	switch {
+	case len(result) > br.opts.MaxResultBytes:
+		t := br.spill(result, "The result")
+		if asStructured {
+			e := br.explain(&callError{Code: CodeResultTooLarge, Kind: kindFailed,
+				Message: "The call succeeded; do not repeat it. " + t.Note})
+			e.Details, _ = wire.Marshal(t)
+			return br.failText(e)
 		}
-		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("artifact %s (%s, %d bytes)", a.Path, a.MimeType, a.SizeBytes)})
-		if strings.HasPrefix(a.MimeType, "image/") {
-			if img, err := loadImage(a.Path, a.MimeType, br.opts.ScreenshotMaxWidth); err == nil {
-				out.Content = append(out.Content, &mcp.ImageContent{Data: img.data, MIMEType: img.mime})
-			}
+		b, _ := wire.Marshal(struct {
+			ResultTruncated *truncation `json:"resultTruncated"`
+		}{t})
+		out.Content = append(out.Content, &mcp.TextContent{Text: string(b)})
+	case len(result) == 0:
+		out.Content = append(out.Content, &mcp.TextContent{Text: cmp.Or(message, "ok")})
+	default:
+		out.Content = append(out.Content, &mcp.TextContent{Text: string(result)})
+		if asStructured && result.Kind() == '{' {
+			out.StructuredContent = result
 		}
 	}
+	arts, images := br.artifacts(res.Artifacts, newImageBudget())
+	for _, a := range arts {
+		line := fmt.Sprintf("artifact %s (%s, %d bytes)", a.Path, a.MimeType, a.SizeBytes)
+		if a.Image != "" {
+			line += ": image " + a.Image
+		}
+		out.Content = append(out.Content, &mcp.TextContent{Text: line})
+	}
+	out.Content = append(out.Content, images...)
 	return out, nil
 }
 
 // failText is fail without structured content: an exposed tool's output schema describes
 // its result, and clients validate structured content against it even in errors.
-func failText(err error) (*mcp.CallToolResult, error) {
-	ce, ok := asCallError(err)
+func (br *Bridge) failText(err error) (*mcp.CallToolResult, error) {
+	ce, ok := br.asCallError(err)
 	if !ok {
 		return nil, err
 	}
@@ -265,48 +292,82 @@ func failText(err error) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, IsError: true}, nil
 }
 
-// mcpTool is the MCP form of an app tool, or an error saying why it cannot be exposed.
-func mcpTool(e *wire.ToolEntry) (*mcp.Tool, error) {
-	if err := checkToolName(e.ID); err != nil {
-		return nil, err
+// mcpTool is the MCP form of an app tool, named as names says (exposedNames), or an error
+// saying why it cannot be exposed. The app's id stays in the description and in _meta.
+func mcpTool(e *wire.ToolEntry, names map[string]string) (*mcp.Tool, error) {
+	name := names[e.ID]
+	if !clientToolName.MatchString(name) {
+		return nil, fmt.Errorf("no client-safe name for %q", e.ID)
 	}
 	in, err := clientSchema(e.ArgumentsSchema, true)
 	if err != nil {
 		return nil, fmt.Errorf("argumentsSchema: %w", err)
 	}
-	t := &mcp.Tool{Name: e.ID, Title: e.Name, InputSchema: in}
+	t := &mcp.Tool{Name: name, Title: e.Name, InputSchema: in,
+		Meta: mcp.Meta{MetaToolID: e.ID, MetaPolicy: string(e.Policy)}}
 	// An output schema binds the result to structured content, which MCP clients want to be
 	// an object: only object results get one.
 	if out, err := clientSchema(e.ResultSchema, false); err == nil && len(e.ResultSchema) > 0 {
 		t.OutputSchema = out
 	}
 	desc := cmp.Or(e.Description, e.Name)
-	desc += " [policy: " + string(e.Policy) + "]"
+	desc += " [app tool " + e.ID + ", policy " + string(e.Policy) + "]"
 	if len(e.PrerequisiteToolIDs) > 0 {
-		desc += " Call first: " + strings.Join(e.PrerequisiteToolIDs, ", ") + "."
+		first := make([]string, len(e.PrerequisiteToolIDs))
+		for i, id := range e.PrerequisiteToolIDs {
+			first[i] = cmp.Or(names[id], id)
+		}
+		desc += " Call first: " + strings.Join(first, ", ") + "."
 	}
 	t.Description = desc
-	t.Annotations = &mcp.ToolAnnotations{Title: e.Name, ReadOnlyHint: e.Policy == wire.PolicyRead, OpenWorldHint: new(false)}
-	if e.Policy != wire.PolicyRead {
-		t.Annotations.DestructiveHint = new(e.Policy == wire.PolicyCritical)
-	}
+	t.Annotations = annotations(e)
 	return t, nil
 }
 
-// checkToolName accepts the names MCP clients accept, and refuses the meta-tools' prefix.
-func checkToolName(name string) error {
-	if name == "" || len(name) > maxToolNameLength {
-		return fmt.Errorf("the id is not 1 to %d characters long", maxToolNameLength)
+// Keys of an exposed tool's _meta.
+const (
+	MetaToolID = "ansight/toolId"
+	MetaPolicy = "ansight/policy"
+)
+
+// Hints an app may give in a tool's keywords, for clients that ask the user before a
+// destructive call. The protocol has no field for them; keywords are free text that every
+// SDK publishes and every host passes on, so the hints cost other hosts nothing.
+const (
+	// HintAdditive marks a write tool that only adds (creates a note), never changes or
+	// removes what exists: it is not destructive.
+	HintAdditive = "hint:additive"
+	// HintIdempotent marks a tool that, called again with the same arguments, changes
+	// nothing more (set dark mode on).
+	HintIdempotent = "hint:idempotent"
+)
+
+// annotations are an app tool's MCP hints: read tools are read-only and idempotent; write
+// tools destructive unless marked additive; critical tools always destructive.
+func annotations(e *wire.ToolEntry) *mcp.ToolAnnotations {
+	a := &mcp.ToolAnnotations{Title: e.Name, OpenWorldHint: new(false)}
+	if e.Policy == wire.PolicyRead {
+		a.ReadOnlyHint, a.IdempotentHint = true, true
+		return a
 	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-			return fmt.Errorf("the id has a character MCP tool names cannot have: %q", r)
+	additive, idempotent := toolHints(e.Keywords)
+	a.IdempotentHint = idempotent
+	a.DestructiveHint = new(e.Policy == wire.PolicyCritical || !additive)
+	return a
+}
+
+// toolHints reads HintAdditive and HintIdempotent in keywords (words separated by spaces
+// or commas).
+func toolHints(keywords string) (additive, idempotent bool) {
+	for _, w := range strings.FieldsFunc(keywords, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' }) {
+		switch strings.ToLower(w) {
+		case HintAdditive:
+			additive = true
+		case HintIdempotent:
+			idempotent = true
 		}
 	}
-	if strings.HasPrefix(name, "ansight_") {
-		return fmt.Errorf("ids starting with ansight_ are the bridge's own")
-	}
-	return nil
+	return additive, idempotent
 }
 
 // clientSchema adapts an app's object schema for MCP clients: the keywords that make

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -63,20 +64,24 @@ func TestExposeAppTools(t *testing.T) {
 		t.Fatal("the first sync exposes tools")
 	}
 	// Not the critical tool (no --allow-critical), not the unavailable one.
-	h.waitTools("notes.create", "notes.get", "notes.list", wire.ScreenshotToolID)
+	h.waitTools("notes_create", "notes_get", "notes_list", "ui_get_screenshot")
 
-	list, create := h.tools["notes.list"], h.tools["notes.create"]
-	if !list.Annotations.ReadOnlyHint || list.Annotations.DestructiveHint != nil {
+	list, create := h.tools["notes_list"], h.tools["notes_create"]
+	if !list.Annotations.ReadOnlyHint || !list.Annotations.IdempotentHint || list.Annotations.DestructiveHint != nil {
 		t.Errorf("read tool annotations: %+v", list.Annotations)
 	}
-	if create.Annotations.ReadOnlyHint || create.Annotations.DestructiveHint == nil || *create.Annotations.DestructiveHint {
+	// notes.create is marked additive in its keywords: not destructive.
+	if create.Annotations.ReadOnlyHint || create.Annotations.DestructiveHint == nil || *create.Annotations.DestructiveHint || create.Annotations.IdempotentHint {
 		t.Errorf("write tool annotations: %+v", create.Annotations)
+	}
+	if create.Meta[MetaToolID] != "notes.create" || create.Meta[MetaPolicy] != "write" || !strings.Contains(create.Description, "[app tool notes.create, policy write]") {
+		t.Errorf("the app's id: %+v %s", create.Meta, create.Description)
 	}
 	if in := create.InputSchema.(map[string]any); in["additionalProperties"] != false || in["properties"] == nil {
 		t.Errorf("input schema: %v", in)
 	}
-	if !strings.Contains(h.tools["notes.get"].Description, "Call first: notes.list.") || create.OutputSchema == nil {
-		t.Errorf("notes.get: %+v", h.tools["notes.get"])
+	if !strings.Contains(h.tools["notes_get"].Description, "Call first: notes_list.") || create.OutputSchema == nil {
+		t.Errorf("notes.get: %+v", h.tools["notes_get"])
 	}
 
 	if h.sync() {
@@ -88,17 +93,20 @@ func TestExposeAppTools(t *testing.T) {
 	if !h.sync() {
 		t.Fatal("sync.push became available")
 	}
-	h.waitTools("notes.create", "notes.get", "notes.list", "sync.push", wire.ScreenshotToolID)
+	h.waitTools("notes_create", "notes_get", "notes_list", "sync_push", "ui_get_screenshot")
+	if d := h.tools["sync_push"].Annotations.DestructiveHint; d == nil || !*d {
+		t.Error("a write tool not marked additive is destructive")
+	}
 	f.setAvailable("s1", "notes.create", false)
 	h.sync()
-	h.waitTools("notes.get", "notes.list", "sync.push", wire.ScreenshotToolID)
+	h.waitTools("notes_get", "notes_list", "sync_push", "ui_get_screenshot")
 
 	// Calls go to the app; results are structured when the tool declares an object result.
-	res := h.call("notes.list", map[string]any{"text": "x"})
+	res := h.call("notes_list", map[string]any{"text": "x"})
 	if res.IsError || text(t, res, nil) != `{"ok":true}` || res.StructuredContent == nil {
 		t.Fatalf("notes.list: %+v", res)
 	}
-	e := errorOf(t, h.call("notes.get", nil))
+	e := errorOf(t, h.call("notes_get", nil))
 	if e.Code != "note_not_found" || string(e.Details) != `{"id":"n9"}` {
 		t.Fatalf("notes.get: %+v", e)
 	}
@@ -114,15 +122,15 @@ func TestExposeFollowsTheAppAcrossReconnects(t *testing.T) {
 	f.addSession("s1", "com.example.notes", wire.PolicyWrite, []wire.ToolEntry{tool("notes.list", "notes", wire.PolicyRead, "List.")})
 	h := newHarness(t, f, Options{ExposeAppTools: "com.example.notes"})
 	h.sync()
-	h.waitTools("notes.list")
+	h.waitTools("notes_list")
 	f.disconnect("s1")
 	f.addSession("s2", "com.example.notes", wire.PolicyWrite, []wire.ToolEntry{
 		tool("notes.list", "notes", wire.PolicyRead, "List."), tool("notes.count", "notes", wire.PolicyRead, "Count."),
 	})
 	h.sync()
-	h.waitTools("notes.count", "notes.list")
+	h.waitTools("notes_count", "notes_list")
 	before := len(f.received())
-	if res := h.call("notes.count", nil); res.IsError {
+	if res := h.call("notes_count", nil); res.IsError {
 		t.Fatal(text(t, res, nil))
 	}
 	if got := f.received(); len(got) != before+1 {
@@ -133,8 +141,8 @@ func TestExposeFollowsTheAppAcrossReconnects(t *testing.T) {
 func TestExposeCriticalNeedsAllowCritical(t *testing.T) {
 	h := newHarness(t, oneSession(t), Options{ExposeAppTools: "s1", AllowCritical: true})
 	h.sync()
-	h.waitTools("notes.create", "notes.delete_all", "notes.get", "notes.list", wire.ScreenshotToolID)
-	if d := h.tools["notes.delete_all"].Annotations.DestructiveHint; d == nil || !*d {
+	h.waitTools("notes_create", "notes_delete_all", "notes_get", "notes_list", "ui_get_screenshot")
+	if d := h.tools["notes_delete_all"].Annotations.DestructiveHint; d == nil || !*d {
 		t.Error("a critical tool is destructive")
 	}
 }
@@ -158,7 +166,7 @@ func TestRunWatches(t *testing.T) {
 		t.Fatalf("first list: %v", got)
 	}
 	f.setAvailable("s1", "sync.push", true)
-	h.waitTools("notes.create", "notes.get", "notes.list", "sync.push", wire.ScreenshotToolID)
+	h.waitTools("notes_create", "notes_get", "notes_list", "sync_push", "ui_get_screenshot")
 	h.cs.Close()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after the client left: %v", err)
@@ -198,21 +206,65 @@ func TestClientSchema(t *testing.T) {
 	}
 }
 
-func TestCheckToolName(t *testing.T) {
-	for name, ok := range map[string]bool{
-		"ui.get_screenshot":     true,
-		"a-b_c.D9":              true,
-		"":                      false,
-		strings.Repeat("x", 64): true,
-		strings.Repeat("x", 65): false,
-		"notes list":            false,
-		"notes/list":            false,
-		"ansight_list_sessions": false,
-		"ansight.list_sessions": true,
-		"caf\u00e9.get":         false,
+// TestExposedNames checks that every exposed name passes the strictest client pattern,
+// leaves room for a client's prefix, stands for one id only, and does not depend on the
+// order of the catalog.
+func TestExposedNames(t *testing.T) {
+	long := strings.Repeat("segment.", 15) + "tool"
+	ids := []string{
+		"notes.create", "notes_create", // the exact id keeps its name, the dotted one is told apart
+		"ui.get_screenshot", "a-b_c.D9", "ansight_list_sessions", "ansight.list_sessions",
+		long, long + "2", "x",
+	}
+	names := exposedNames(ids)
+	want := map[string]string{
+		"notes_create":      "notes_create",
+		"ui.get_screenshot": "ui_get_screenshot",
+		"a-b_c.D9":          "a-b_c_D9",
+		"x":                 "x",
+	}
+	for id, name := range want {
+		if names[id] != name {
+			t.Errorf("%s: %q, want %q", id, names[id], name)
+		}
+	}
+	seen := map[string]string{}
+	for _, id := range ids {
+		name := names[id]
+		if !clientToolName.MatchString(name) || len(name) > maxExposedNameLength || strings.HasPrefix(name, "ansight_") {
+			t.Errorf("%s: name %q", id, name)
+		}
+		if len("mcp__ansight__"+name) > 64 {
+			t.Errorf("%s: %q is too long with Claude Code's prefix", id, name)
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("%s and %s are both %q", id, other, name)
+		}
+		seen[name] = id
+	}
+	if names["notes.create"] == "notes_create" || !strings.HasPrefix(names["notes.create"], "notes_create_") {
+		t.Errorf("notes.create: %q", names["notes.create"])
+	}
+	reversed := slices.Clone(ids)
+	slices.Reverse(reversed)
+	if again := exposedNames(reversed); !maps.Equal(again, names) {
+		t.Errorf("names depend on the order: %v vs %v", again, names)
+	}
+}
+
+// TestToolHints reads the hints an app may put in keywords.
+func TestToolHints(t *testing.T) {
+	for kw, want := range map[string][2]bool{
+		"":                                    {false, false},
+		"note add hint:additive":              {true, false},
+		"hint:idempotent,theme":               {false, true},
+		"HINT:ADDITIVE hint:idempotent":       {true, true},
+		"additive idempotent hint additive":   {false, false},
+		"hint:additive-ish hint:idempotently": {false, false},
 	} {
-		if err := checkToolName(name); (err == nil) != ok {
-			t.Errorf("%q: %v", name, err)
+		a, i := toolHints(kw)
+		if [2]bool{a, i} != want {
+			t.Errorf("%q: additive %v idempotent %v, want %v", kw, a, i, want)
 		}
 	}
 }

@@ -38,6 +38,8 @@ type fakeCatalog struct {
 	tools                  []wire.ToolEntry // sorted by id, with schemas
 	run                    map[string]func(args jsontext.Value) (jsontext.Value, *wire.Error)
 	artifacts              map[string]func() []control.Artifact
+	// hold lists tools whose calls run until the caller gives up.
+	hold map[string]bool
 }
 
 var _ control.Backend = (*fakeBackend)(nil)
@@ -54,7 +56,8 @@ func (f *fakeBackend) addSession(id, appID string, grant wire.Policy, tools []wi
 		MaxToolPolicy: grant, ConnectedAt: time.Date(2026, 1, 1, 0, 0, len(f.sessions), 0, time.UTC), ToolCount: len(tools)})
 	slices.SortFunc(tools, func(a, b wire.ToolEntry) int { return cmpString(a.ID, b.ID) })
 	c := &fakeCatalog{revision: "rev-1", availability: "avail-1", tools: tools,
-		run: map[string]func(jsontext.Value) (jsontext.Value, *wire.Error){}, artifacts: map[string]func() []control.Artifact{}}
+		run: map[string]func(jsontext.Value) (jsontext.Value, *wire.Error){}, artifacts: map[string]func() []control.Artifact{},
+		hold: map[string]bool{}}
 	f.catalogs[id] = c
 	return c
 }
@@ -206,7 +209,12 @@ func (c *fakeCatalog) refuse(grant wire.Policy, id string) *control.ToolError {
 			if d.Code == wire.CodePolicyNotGranted {
 				kind = control.KindDenied
 			}
-			return &control.ToolError{Error: wire.Error{Code: d.Code, Message: d.Reason}, Kind: kind, RefusedByHost: true}
+			te := &control.ToolError{Error: wire.Error{Code: d.Code, Message: d.Reason}, Kind: kind, RefusedByHost: true}
+			if rt := e.Runtime; rt != nil && !rt.Available { // as host/tools refuses: the runtime object as details
+				te.Retryable = rt.Retryable
+				te.Details, _ = wire.Marshal(rt)
+			}
+			return te
 		}
 		return nil
 	}
@@ -228,16 +236,36 @@ func (f *fakeBackend) run(c *fakeCatalog, req control.CallRequest) (*wire.Result
 	var arts []control.Artifact
 	if a := c.artifacts[req.ToolID]; a != nil {
 		arts = a()
+		for i := range arts { // every transfer has an id of its own
+			arts[i].TransferID += fmt.Sprintf("-%d", len(f.calls))
+		}
 	}
 	return &wire.Result{ToolID: req.ToolID, Success: true, Result: res}, nil, arts
 }
 
-func (f *fakeBackend) Call(_ context.Context, sessionID string, req control.CallRequest, _ func(control.Progress)) (*control.Call, error) {
+// reportTransfers tells progress about each artifact as the host does: half of it, then all.
+func reportTransfers(arts []control.Artifact, progress func(control.Progress)) {
+	if progress == nil {
+		return
+	}
+	for _, a := range arts {
+		progress(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes / 2, SizeBytes: a.SizeBytes})
+		progress(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes, SizeBytes: a.SizeBytes, Done: true})
+	}
+}
+
+func (f *fakeBackend) Call(ctx context.Context, sessionID string, req control.CallRequest, progress func(control.Progress)) (*control.Call, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, s, err := f.connectedCatalog(sessionID)
 	if err != nil {
 		return nil, err
+	}
+	if c.hold[req.ToolID] {
+		f.mu.Unlock()
+		<-ctx.Done()
+		f.mu.Lock()
+		return nil, ctx.Err()
 	}
 	out := &control.Call{Schema: control.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: 3}
 	if te := c.refuse(s.MaxToolPolicy, req.ToolID); te != nil {
@@ -249,11 +277,12 @@ func (f *fakeBackend) Call(_ context.Context, sessionID string, req control.Call
 		out.Error = &control.ToolError{Error: *werr, Kind: control.KindOf(werr)}
 		return out, nil
 	}
+	reportTransfers(arts, progress)
 	out.Success, out.Result, out.Artifacts = true, res, arts
 	return out, nil
 }
 
-func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.BatchRequest, _ func(control.Progress)) (*control.Batch, error) {
+func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.BatchRequest, progress func(control.Progress)) (*control.Batch, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.batches++
@@ -278,6 +307,7 @@ func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.Bat
 			item.Error, r.Success = werr, false
 		} else {
 			item.Success, item.Result = true, res.Result
+			reportTransfers(arts, progress)
 			out.Artifacts = append(out.Artifacts, arts...)
 		}
 		r.Results = append(r.Results, item)
@@ -320,13 +350,15 @@ func tool(id, category string, policy wire.Policy, description string) wire.Tool
 // screenshot tool.
 func demoTools() []wire.ToolEntry {
 	unavailable := tool("sync.push", "sync", wire.PolicyWrite, "Push local changes to the server.")
-	unavailable.Runtime = &wire.Runtime{Available: false, Code: "signed_out", Reason: "Sign in first.", RequiredState: "signedIn", Remediation: "Call account.sign_in."}
+	unavailable.Runtime = &wire.Runtime{Available: false, Code: "signed_out", Reason: "Sign in first.", RequiredState: "signedIn", Remediation: "Call account.sign_in.", Retryable: true}
 	get := tool("notes.get", "notes", wire.PolicyRead, "Get one note by id.\nMore text that the index does not show.")
 	get.PrerequisiteToolIDs = []string{"notes.list"}
+	create := tool("notes.create", "notes", wire.PolicyWrite, "Create a note.")
+	create.Keywords = "note add " + HintAdditive
 	return []wire.ToolEntry{
 		tool("notes.list", "notes", wire.PolicyRead, "List the notes."),
 		get,
-		tool("notes.create", "notes", wire.PolicyWrite, "Create a note."),
+		create,
 		tool("notes.delete_all", "notes", wire.PolicyCritical, "Delete every note."),
 		unavailable,
 		{ID: wire.ScreenshotToolID, Name: "Get screenshot", Description: "Capture the screen.", Category: "ui", Policy: wire.PolicyRead,
@@ -359,9 +391,12 @@ func (f *fakeBackend) withScreenshot(t testing.TB, c *fakeCatalog, w, h int) str
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
 		return jsontext.Value(fmt.Sprintf(`{"format":"png","width":%d,"height":%d,"capturedAtUtc":"2026-01-02T03:04:05Z","artifactPath":%q}`, w, h, p)), nil
 	}
-	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact {
-		st, _ := os.Stat(p)
-		return []control.Artifact{{TransferID: "t1", Path: p, FileName: filepath.Base(p), MimeType: "image/png", SizeBytes: st.Size(), Status: "complete"}}
-	}
+	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact { return []control.Artifact{pngArtifact(p)} }
 	return p
+}
+
+// pngArtifact is the host's record of the PNG file at p, received whole.
+func pngArtifact(p string) control.Artifact {
+	st, _ := os.Stat(p)
+	return control.Artifact{TransferID: "t-" + filepath.Base(p), Path: p, FileName: filepath.Base(p), MimeType: "image/png", SizeBytes: st.Size(), Status: "complete"}
 }

@@ -1,14 +1,15 @@
 package mcpbridge
 
 import (
-	"net"
 	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // FuzzMetaArguments feeds arbitrary arguments to every meta-tool's input check: it never
@@ -43,6 +44,14 @@ func FuzzMetaArguments(f *testing.F) {
 			var v screenshotInput
 			return decodeInput(s, a, &v)
 		}},
+		{snapshotIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+			var v snapshotInput
+			return decodeInput(s, a, &v)
+		}},
+		{readResultIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+			var v readResultInput
+			return decodeInput(s, a, &v)
+		}},
 	}
 	compiled := make([]*catalog.Schema, len(checks))
 	for i, c := range checks {
@@ -61,23 +70,102 @@ func FuzzMetaArguments(f *testing.F) {
 	})
 }
 
-// FuzzLoopbackOrigin checks that an Origin the guard accepts names a loopback host.
-func FuzzLoopbackOrigin(f *testing.F) {
-	for _, s := range []string{"http://localhost:3000", "https://[::1]", "http://127.0.0.1", "null", "http://evil.example",
-		"http://localhost@evil.example", "http://127.0.0.1.evil.example", "file:///etc", "http://[::ffff:127.0.0.1]:80", "HTTP://LOCALHOST"} {
+// FuzzAllowedOrigin checks that the HTTP guard answers a browser Origin only when it is
+// exactly an allowed origin (scheme and host compared without case).
+func FuzzAllowedOrigin(f *testing.F) {
+	for _, s := range []string{"http://localhost:3000", "http://localhost:6274", "HTTP://LOCALHOST:6274", "http://localhost:6274/",
+		"https://[::1]", "http://127.0.0.1", "null", "http://evil.example", "http://localhost:6274@evil.example",
+		"http://localhost:6274.evil.example", "file:///etc", "http://[::ffff:127.0.0.1]:80", "http://localhost:6274#x"} {
 		f.Add(s)
 	}
+	g := &httpGuard{origins: map[string]bool{"http://localhost:6274": true}}
 	f.Fuzz(func(t *testing.T, origin string) {
-		if !loopbackOrigin(origin) {
+		if !g.allowed(origin) {
 			return
 		}
 		u, err := url.Parse(origin)
-		if err != nil {
-			t.Fatalf("accepted an unparsable origin %q", origin)
-		}
-		host := u.Hostname()
-		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
-			t.Fatalf("accepted %q (host %q)", origin, host)
+		if err != nil || !strings.EqualFold(u.Scheme, "http") || !strings.EqualFold(u.Host, "localhost:6274") || u.User != nil {
+			t.Fatalf("accepted %q", origin)
 		}
 	})
+}
+
+// FuzzRenderSnapshot renders any ui.get_visual_tree answer an app could send: it never
+// panics, stays within its budget (plus one line), and every line is the header, a note,
+// or an indented node line that app strings cannot break or extend with a forged ref.
+func FuzzRenderSnapshot(f *testing.F) {
+	f.Add([]byte(screenTree(1, [2]string{"n1", "Groceries"}, [2]string{"n2", "Ideas"})))
+	f.Add([]byte(`{"source":"x\ny","revision":1,"root":{"id":"a","role":"button\n- fake [ref=e1]","label":"ok\" [ref=e9]","text":"\n- x","supportedActions":["tap\n"],"children":[{"id":"b","role":"","children":[{"id":"c"}]}]}}`))
+	f.Add([]byte(`{"root":{"id":"","children":[{"id":""},{"id":""}]}}`))
+	f.Add([]byte(`{"root":null}`))
+	const budget = 2048
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var tree visualTree
+		if wire.Unmarshal(raw, &tree) != nil || tree.Root == nil {
+			return
+		}
+		var refs refTables
+		text := renderSnapshot(&tree, refs.record("s", &tree), true, budget)
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		for i, l := range lines {
+			body := strings.TrimLeft(l, " ")
+			if !strings.HasPrefix(body, "- ") && !strings.HasPrefix(l, "# ") {
+				t.Fatalf("line %d is %q", i, l)
+			}
+			if strings.Count(unquoted(l), "[ref=") > 1 {
+				t.Fatalf("line %d has two refs: %q", i, l)
+			}
+		}
+		if last := lines[len(lines)-1]; len(text) > budget+len(last)+1024 && !strings.HasPrefix(last, "# …") {
+			t.Fatalf("%d bytes", len(text))
+		}
+	})
+}
+
+// FuzzReadResult reads any part of a saved result: never panics, and a page fits its
+// budget unless a single item or a refusal says otherwise.
+func FuzzReadResult(f *testing.F) {
+	f.Add([]byte(`{"items":[{"a":1},{"a":2},{"a":3}],"s":"héllo wörld"}`), "/items", 1, 1024)
+	f.Add([]byte(`{"s":"héllo wörld"}`), "/s", 2, 1024)
+	f.Add([]byte(`{"a~b":{"c/d":[1,2]}}`), "/a~0b/c~1d/1", 0, 1024)
+	f.Add([]byte(`[1,2,3]`), "/01", 0, 1024)
+	f.Add([]byte(`"x"`), "/x", -5, 0)
+	f.Fuzz(func(t *testing.T, doc []byte, pointer string, offset, budget int) {
+		v := jsontext.Value(doc)
+		if !v.IsValid() {
+			return
+		}
+		budget = max(minReadBytes, budget%(1<<20))
+		out, err := readPart(v, pointer, offset, budget)
+		if err != nil {
+			return
+		}
+		if out.Text != nil && (len(*out.Text) > budget || !utf8.ValidString(*out.Text) && utf8.Valid(doc)) {
+			t.Fatalf("text slice of %d bytes (budget %d)", len(*out.Text), budget)
+		}
+		size := 0
+		for _, it := range out.Items {
+			size += len(it) + 1
+		}
+		if len(out.Items) > 1 && size > budget+1 {
+			t.Fatalf("a page of %d bytes (budget %d)", size, budget)
+		}
+	})
+}
+
+// unquoted is line without its Go-quoted strings.
+func unquoted(line string) string {
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		if line[i] != '"' {
+			b.WriteByte(line[i])
+			continue
+		}
+		for i++; i < len(line) && line[i] != '"'; i++ {
+			if line[i] == '\\' {
+				i++
+			}
+		}
+	}
+	return b.String()
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/pairing"
 )
 
 // HTTPPath is where Serve answers MCP requests.
@@ -42,10 +44,16 @@ func ListenLoopback(addr string) (net.Listener, error) {
 }
 
 // Serve serves MCP over streamable HTTP at HTTPPath on l until ctx ends, keeping exposed
-// app tools in sync meanwhile. Requests whose Host is not a loopback name, or that come
-// from a web page of another origin, are refused (DNS rebinding, drive-by pages). When
-// Serve returns, the MCP sessions it served are closed.
+// app tools in sync meanwhile. Every request must carry Options.HTTPToken as a bearer
+// token (unless Options.HTTPNoAuth); requests whose Host is not a loopback name, or that
+// come from a web page whose origin is not in Options.AllowedOrigins, are refused (DNS
+// rebinding, drive-by pages, other local users' processes). When Serve returns, the MCP
+// sessions it served are closed.
 func (br *Bridge) Serve(ctx context.Context, l net.Listener) error {
+	guard, err := br.httpGuard()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	wait := br.startWatch(ctx)
 	defer func() { cancel(); wait() }()
@@ -62,7 +70,12 @@ func (br *Bridge) Serve(ctx context.Context, l net.Listener) error {
 			}
 		}
 	}()
-	srv := &http.Server{Handler: br.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return br.server },
+		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, PropagateRequestCancellation: true})
+	mux := http.NewServeMux()
+	mux.Handle(HTTPPath, streamable)
+	guard.next = mux
+	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {
@@ -82,30 +95,86 @@ func (br *Bridge) Serve(ctx context.Context, l net.Listener) error {
 	return nil
 }
 
-// httpHandler is the MCP endpoint behind the loopback guard.
-func (br *Bridge) httpHandler() http.Handler {
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return br.server },
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
-	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, streamable)
-	return guardLoopback(mux)
+// httpGuard checks every request before the MCP handler sees it.
+type httpGuard struct {
+	next    http.Handler
+	token   string          // "" when Options.HTTPNoAuth
+	origins map[string]bool // allowed browser origins, normalized
 }
 
-// guardLoopback refuses requests addressed to a name that is not loopback (a DNS rebinding
-// page reaches 127.0.0.1 under its own name) and requests from browser pages whose origin
-// is not loopback. Clients that are not browsers send no Origin and pass.
-func guardLoopback(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
-			http.Error(w, "forbidden: Host must be a loopback name (localhost, 127.0.0.1, [::1])", http.StatusForbidden)
+// httpGuard builds the guard from the options, refusing a configuration without a token
+// (unless HTTPNoAuth) or with an origin that is not one.
+func (br *Bridge) httpGuard() (*httpGuard, error) {
+	g := &httpGuard{token: br.opts.HTTPToken, origins: map[string]bool{}}
+	if br.opts.HTTPNoAuth {
+		g.token = ""
+	} else if g.token == "" {
+		return nil, errors.New("mcpbridge: serving HTTP needs a bearer token (Options.HTTPToken), or Options.HTTPNoAuth")
+	}
+	for _, o := range br.opts.AllowedOrigins {
+		n, err := NormalizeOrigin(o)
+		if err != nil {
+			return nil, err
+		}
+		g.origins[n] = true
+	}
+	return g, nil
+}
+
+// NormalizeOrigin checks that o is a web origin (scheme://host[:port], http or https, no
+// path) and returns it as browsers send it: scheme and host in lower case.
+func NormalizeOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("mcpbridge: %q is not a web origin (like http://localhost:6274)", o)
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+}
+
+// corsHeaders are the request headers a browser client of MCP sends.
+const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
+
+func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A DNS rebinding page reaches 127.0.0.1 under its own name.
+	if !loopbackHost(r.Host) {
+		http.Error(w, "forbidden: Host must be a loopback name (localhost, 127.0.0.1, [::1])", http.StatusForbidden)
+		return
+	}
+	// Clients that are not browsers send no Origin. A page is answered only when its origin
+	// is allowed, and then with the CORS headers it needs to read the answer.
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !g.allowed(origin) {
+			http.Error(w, "forbidden: requests from web pages are refused unless their origin is allowed ('ansight mcp --allow-origin ORIGIN')", http.StatusForbidden)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
-			http.Error(w, "forbidden: cross-origin requests are refused", http.StatusForbidden)
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+		if r.Method == http.MethodOptions { // a preflight never carries credentials
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			h.Set("Access-Control-Allow-Headers", corsHeaders)
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
+	}
+	if g.token != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !pairing.EqualTokens(strings.TrimSpace(got), g.token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ansight-mcp"`)
+			http.Error(w, "unauthorized: send the header 'Authorization: Bearer TOKEN' with the token 'ansight mcp --http' printed", http.StatusUnauthorized)
+			return
+		}
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// allowed reports whether a request's Origin header is in the allow-list.
+func (g *httpGuard) allowed(origin string) bool {
+	n, err := NormalizeOrigin(origin)
+	return err == nil && g.origins[n]
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback interface.
@@ -121,14 +190,4 @@ func loopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// loopbackOrigin reports whether an Origin header is a loopback web origin.
-func loopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return false
-	}
-	return loopbackHost(u.Host)
 }

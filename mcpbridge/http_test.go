@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"net/http"
@@ -12,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/internal/control"
-	"github.com/ansight-go/ansight/wire"
 )
 
 // serveHTTP runs br.Serve on a loopback port until the test ends and returns the endpoint.
@@ -35,11 +35,28 @@ func serveHTTP(t *testing.T, br *Bridge) string {
 }
 
 // httpClient is a client whose idle connections are closed when the test ends (goleak).
-func httpClient(t *testing.T) *http.Client {
+// With a token, it sends it as a bearer token in every request.
+func httpClient(t *testing.T, token ...string) *http.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
+	if len(token) == 0 {
+		return &http.Client{Transport: tr}
+	}
+	return &http.Client{Transport: bearer{tr, token[0]}}
 }
+
+type bearer struct {
+	next  http.RoundTripper
+	token string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+const testToken = "test-token-0123456789"
 
 // TestHTTP drives the bridge with the go-sdk client over streamable HTTP, in the current
 // protocol (server/discover, subscriptions/listen) and in the initialize-handshake one that
@@ -49,18 +66,18 @@ func TestHTTP(t *testing.T) {
 		t.Run("protocol "+version, func(t *testing.T) {
 			f := oneSession(t)
 			f.withScreenshot(t, f.catalogs["s1"], 100, 50)
-			br := New(f, Options{ExposeAppTools: "s1", PollInterval: time.Millisecond})
+			br := New(f, Options{ExposeAppTools: "s1", PollInterval: time.Millisecond, HTTPToken: testToken})
 			endpoint := serveHTTP(t, br)
 
 			h, client := newClient(t, f, br)
 			var err error
-			h.cs, err = client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(t)},
+			h.cs, err = client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(t, testToken)},
 				&mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer h.cs.Close()
-			h.waitTools("notes.create", "notes.get", "notes.list", wire.ScreenshotToolID)
+			h.waitTools("notes_create", "notes_get", "notes_list", "ui_get_screenshot")
 
 			var sessions listSessionsOutput
 			text(t, h.call(ToolListSessions, nil), &sessions)
@@ -83,28 +100,38 @@ func TestHTTP(t *testing.T) {
 
 			// The watch loop announces an availability change over the event stream.
 			f.setAvailable("s1", "sync.push", true)
-			h.waitTools("notes.create", "notes.get", "notes.list", "sync.push", wire.ScreenshotToolID)
+			h.waitTools("notes_create", "notes_get", "notes_list", "sync_push", "ui_get_screenshot")
 		})
 	}
 }
 
 func TestHTTPGuards(t *testing.T) {
-	endpoint := serveHTTP(t, New(oneSession(t), Options{}))
+	endpoint := serveHTTP(t, New(oneSession(t), Options{HTTPToken: testToken, AllowedOrigins: []string{"http://localhost:6274"}}))
 	c := httpClient(t)
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for _, tc := range []struct {
-		name, host, origin, path string
-		want                     int
+		name, host, origin, path, method string
+		token                            string // "-" for none
+		want                             int
+		wantCORS                         bool
 	}{
 		{name: "loopback, no origin", want: http.StatusOK},
 		{name: "localhost name", host: "localhost", want: http.StatusOK},
-		{name: "loopback origin", origin: "http://localhost:5173", want: http.StatusOK},
-		{name: "ipv6 loopback origin", origin: "https://[::1]:8443", want: http.StatusOK},
+		{name: "no token", token: "-", want: http.StatusUnauthorized},
+		{name: "wrong token", token: "test-token-0123456788", want: http.StatusUnauthorized},
+		{name: "token as a query", token: "-", path: HTTPPath + "?token=" + testToken, want: http.StatusUnauthorized},
+		{name: "allowed origin", origin: "http://localhost:6274", want: http.StatusOK, wantCORS: true},
+		{name: "allowed origin, other case", origin: "HTTP://LOCALHOST:6274", want: http.StatusOK, wantCORS: true},
+		{name: "allowed origin, preflight without token", origin: "http://localhost:6274", method: http.MethodOptions, token: "-", want: http.StatusNoContent, wantCORS: true},
+		{name: "allowed origin without token", origin: "http://localhost:6274", token: "-", want: http.StatusUnauthorized, wantCORS: true},
+		{name: "other localhost port", origin: "http://localhost:3000", want: http.StatusForbidden},
+		{name: "ipv6 loopback origin", origin: "https://[::1]:8443", want: http.StatusForbidden},
+		{name: "preflight of another origin", origin: "http://localhost:3000", method: http.MethodOptions, token: "-", want: http.StatusForbidden},
 		{name: "rebinding host", host: "attacker.example:80", want: http.StatusForbidden},
 		{name: "LAN host", host: "192.168.1.2", want: http.StatusForbidden},
 		{name: "foreign origin", origin: "https://attacker.example", want: http.StatusForbidden},
 		{name: "null origin", origin: "null", want: http.StatusForbidden},
-		{name: "origin with userinfo", origin: "http://localhost@attacker.example", want: http.StatusForbidden},
+		{name: "origin with userinfo", origin: "http://localhost:6274@attacker.example", want: http.StatusForbidden},
 		{name: "other path", path: "/other", want: http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,9 +139,16 @@ func TestHTTPGuards(t *testing.T) {
 			if tc.path != "" {
 				u = strings.TrimSuffix(endpoint, HTTPPath) + tc.path
 			}
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, u, strings.NewReader(initialize))
+			req, _ := http.NewRequestWithContext(t.Context(), cmp.Or(tc.method, http.MethodPost), u, strings.NewReader(initialize))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
+			switch tc.token {
+			case "":
+				req.Header.Set("Authorization", "Bearer "+testToken)
+			case "-":
+			default:
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
 			if tc.host != "" {
 				req.Host = tc.host
 			}
@@ -129,8 +163,37 @@ func TestHTTPGuards(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
 			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); (got != "") != tc.wantCORS || tc.wantCORS && got != tc.origin {
+				t.Fatalf("Access-Control-Allow-Origin %q", got)
+			}
+			if resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
 		})
 	}
+}
+
+// TestHTTPNeedsAToken checks that Serve refuses to run open unless told to, and refuses an
+// allow-list entry that is not an origin.
+func TestHTTPNeedsAToken(t *testing.T) {
+	for _, opts := range []Options{{}, {HTTPToken: "x", AllowedOrigins: []string{"localhost:6274"}}, {HTTPNoAuth: true, AllowedOrigins: []string{"null"}}} {
+		l, err := ListenLoopback("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := New(oneSession(t), opts).Serve(t.Context(), l); err == nil {
+			t.Errorf("%+v: served", opts)
+		}
+		l.Close()
+	}
+	// --no-auth: answered without a token.
+	endpoint := serveHTTP(t, New(oneSession(t), Options{HTTPNoAuth: true}))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
+		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(t)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
 }
 
 func TestListenLoopback(t *testing.T) {

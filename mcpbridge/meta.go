@@ -19,14 +19,17 @@ const (
 	ToolCallAppTool    = "ansight_call_app_tool"
 	ToolCallAppTools   = "ansight_call_app_tools"
 	ToolTakeScreenshot = "ansight_take_screenshot"
+	ToolSnapshot       = "ansight_snapshot"
+	ToolReadResult     = "ansight_read_result"
 )
 
 // metaTool is the static part of one meta-tool.
 type metaTool struct {
 	name, title, description string
-	in, out                  jsontext.Value
-	// readOnly: the meta-tool changes nothing (search, describe, screenshot). The call
-	// tools may run write and critical app tools, so they say nothing reassuring.
+	in, out                  jsontext.Value // out may be nil: plain text answers
+	// readOnly: the meta-tool changes nothing (search, describe, screenshot), which also
+	// makes it idempotent. The call tools may run write and critical app tools, so they
+	// keep MCP's defaults: possibly destructive, not idempotent.
 	readOnly bool
 }
 
@@ -41,11 +44,17 @@ func (br *Bridge) addMetaTools() {
 		"One app tool's full definition: argumentsSchema and resultSchema (JSON Schema 2020-12; an object schema without additionalProperties accepts no other properties), prerequisites, and whether it can be called now. Call it before the first call of a tool.",
 		describeIn, describeOut, true}, br.describe)
 	addMeta(br, metaTool{ToolCallAppTool, "Call an app tool",
-		"Call one app tool with arguments matching its argumentsSchema. after captures evidence (visual tree, screenshot) once the call succeeded. A failure is an error result with code, message, retryable, details and a hint: fix the arguments or the app's state, never bypass a denial, retry at most once when retryable.",
+		"Call one app tool with arguments matching its argumentsSchema. after captures evidence (visual tree, screenshot: image content) once the call succeeded; snapshot:true adds a fresh ansight_snapshot. ui.perform_action takes a snapshot ref as reference (\"e5\"). A failure is an error result with code, message, retryable, details and a hint: fix the arguments or the app's state, never bypass a denial, retry at most once when retryable.",
 		callIn, callOut, false}, br.callTool)
 	addMeta(br, metaTool{ToolCallAppTools, "Call app tools in a batch",
 		"Call 1 to 32 already-known app tools in order, in one round trip (not for exploring). Stops at the first failure unless continueOnError. Every call is checked against the policy before any runs.",
 		batchIn, batchOut, false}, br.callTools)
+	addMeta(br, metaTool{ToolSnapshot, "Snapshot the screen",
+		"The app's screen as compact text, one line per node (role, name, value, state), with a ref (e5) on each node that takes actions; optionally with the screenshot. Act on a ref with ui.perform_action (reference \"e5\"). Refs name the same node for the whole session.",
+		snapshotIn, nil, true}, br.snapshot)
+	addMeta(br, metaTool{ToolReadResult, "Read a saved result",
+		"Read part of a result that was too large to return (resultId from resultTruncated): pointer (RFC 6901, e.g. /items) picks a member; arrays come a page at a time (offset, nextOffset), long strings a slice at a time.",
+		readResultIn, readResultOut, true}, br.readResult)
 	addMeta(br, metaTool{ToolTakeScreenshot, "Take a screenshot",
 		"The app's current screen as an image (scaled down to maxWidth), with the path of the full-size file the host saved.",
 		screenshotIn, screenshotOut, true}, br.takeScreenshot)
@@ -54,17 +63,16 @@ func (br *Bridge) addMetaTools() {
 // addMeta registers a meta-tool whose arguments decode into In. Arguments are checked
 // against the tool's input schema first (the SDK leaves that to raw tools), so a handler
 // sees only valid input, and a mistake comes back as a tool error listing the violations.
-func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *In) (*mcp.CallToolResult, error)) {
+func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *mcp.CallToolRequest, *In) (*mcp.CallToolResult, error)) {
 	compiled, err := catalog.CompileSchema(m.in)
 	if err != nil {
 		panic(fmt.Sprintf("mcpbridge: input schema of %s: %v", m.name, err))
 	}
-	annotations := &mcp.ToolAnnotations{ReadOnlyHint: m.readOnly, OpenWorldHint: new(false)}
-	if m.readOnly {
-		annotations.IdempotentHint = true
+	annotations := &mcp.ToolAnnotations{Title: m.title, ReadOnlyHint: m.readOnly, IdempotentHint: m.readOnly, OpenWorldHint: new(false)}
+	tool := &mcp.Tool{Name: m.name, Title: m.title, Description: m.description, InputSchema: m.in, Annotations: annotations}
+	if m.out != nil {
+		tool.OutputSchema = m.out
 	}
-	tool := &mcp.Tool{Name: m.name, Title: m.title, Description: m.description,
-		InputSchema: m.in, OutputSchema: m.out, Annotations: annotations}
 	br.server.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := jsontext.Value(req.Params.Arguments)
 		if len(args) == 0 || string(args) == "null" {
@@ -73,9 +81,12 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *In) (*mcp.
 		var in In
 		if err := decodeInput(compiled, args, &in); err != nil {
 			err.Hint = "Fix the arguments of " + m.name + " from its inputSchema; details list the violations."
-			return fail(err, "", "")
+			if m.out == nil {
+				return br.failText(err)
+			}
+			return br.fail(err, "", "")
 		}
-		return h(ctx, &in)
+		return h(ctx, req, &in)
 	})
 }
 

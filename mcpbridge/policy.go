@@ -12,7 +12,8 @@ import (
 // verdict is the bridge's view of one catalog entry.
 type verdict struct {
 	// aboveGrant: the tool's policy exceeds the session's grant. Such tools are never
-	// offered (not listed, not described, not exposed) and never called.
+	// described, exposed or called; a search lists them (with their denial) only when
+	// asked for tools that cannot be called.
 	aboveGrant bool
 	// denial says why the tool cannot be called now (nil: callable): the bridge's own
 	// refusal of critical tools first, then the host's denial.
@@ -24,7 +25,8 @@ type verdict struct {
 func (br *Bridge) judge(e *wire.ToolEntry, grant wire.Policy) verdict {
 	if e.Denial != nil && e.Denial.Code == wire.CodePolicyNotGranted ||
 		grant.Valid() && !e.Policy.AllowedBy(grant) || !e.Policy.Valid() {
-		return verdict{aboveGrant: true}
+		reason := fmt.Sprintf("Needs a %s grant; the session has %s.", e.Policy, cmp.Or(string(grant), "less"))
+		return verdict{aboveGrant: true, denial: &wire.Denial{Code: wire.CodePolicyNotGranted, Reason: reason}}
 	}
 	if e.Policy == wire.PolicyCritical && !br.opts.AllowCritical {
 		return verdict{denial: &wire.Denial{Code: CodeCriticalNotAllowed, Reason: criticalReason}}
@@ -42,63 +44,20 @@ func (br *Bridge) judge(e *wire.ToolEntry, grant wire.Policy) verdict {
 	return verdict{}
 }
 
-const criticalReason = "Critical tools are disabled in this MCP bridge. The user must restart it with --allow-critical ('ansight mcp --allow-critical') to allow them."
-
 // refusal is the error for calling a tool the bridge does not call, or nil.
 func (br *Bridge) refusal(e *wire.ToolEntry, sess *control.Session) *callError {
 	v := br.judge(e, sess.MaxToolPolicy)
 	switch {
 	case v.aboveGrant:
-		return &callError{Code: wire.CodePolicyNotGranted, Kind: kindDenied, RefusedBy: refusedByBridge,
+		return br.explain(&callError{Code: wire.CodePolicyNotGranted, Kind: kindDenied, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("tool %q has policy %q, above the session's grant %q", e.ID, e.Policy, sess.MaxToolPolicy),
-			Hint:    grantHint(e.Policy)}
+			Hint:    br.grantHint(e.Policy) + " Tell the user; do not retry."})
 	case v.denial != nil && v.denial.Code == CodeCriticalNotAllowed:
-		return &callError{Code: CodeCriticalNotAllowed, Kind: kindDenied, RefusedBy: refusedByBridge,
-			Message: fmt.Sprintf("tool %q is critical", e.ID), Hint: criticalReason + " Ask the user; never work around it."}
+		return br.explain(&callError{Code: CodeCriticalNotAllowed, Kind: kindDenied, RefusedBy: refusedByBridge,
+			Message: fmt.Sprintf("tool %q is critical", e.ID)})
 	}
 	return nil
 }
-
-func grantHint(p wire.Policy) string {
-	return fmt.Sprintf("The host's grant for this session decides this, not the agent (apps on this machine get write; paired apps what their invite granted). A session granted %q is needed: the user pairs the app with 'ansight pairing issue --max-tool-policy %s'. Do not retry.", p, p)
-}
-
-// hintFor says what would fix or allow a failed call, by code.
-func hintFor(e *callError) string {
-	switch e.Code {
-	case control.CodeSessionNotFound, control.CodeSessionClosed:
-		return "Session ids change when an app reconnects: call ansight_list_sessions and use a connected session."
-	case control.CodeSessionAmbiguous:
-		return "Several apps are connected: pass sessionId (or appId), see details."
-	case CodeNoSession:
-		return "Start the app (built with the Ansight SDK) so that it connects, or try the demo with 'ansight mcp --demo'; then call ansight_list_sessions."
-	case wire.CodeNotFound:
-		return "Tool ids are exact: find them with ansight_search_app_tools. The catalog may have changed (app state, reconnect)."
-	case wire.CodePolicyNotGranted:
-		return "The tool's policy exceeds the session's grant; only the user can change the grant (pairing). Do not retry."
-	case wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
-		return "The app's own guard refuses it (a build or configuration setting of the app). Do not retry."
-	case wire.CodeArgumentsInvalid, wire.CodeArgumentsSchemaInvalid, wire.CodeCallPayloadInvalid:
-		return "Fix the arguments from the tool's argumentsSchema (ansight_describe_app_tool); details list the violations."
-	case wire.CodeBatchCallInvalid, wire.CodeBatchPayloadInvalid, wire.CodeBatchSizeInvalid:
-		return "Fix the failing batch item (see index and details); a batch holds 1 to 32 calls."
-	case wire.CodeStaleNodeReference:
-		return "The UI changed since that node was captured: query the nodes again (ui.query_nodes) and use the new reference."
-	case wire.CodeUnavailable, wire.CodeNotExecutable:
-		return unavailableHint
-	case control.CodeTimeout:
-		return "The app did not answer in time. Retry once; if it fails again, report it."
-	}
-	if e.Kind == kindUnavailable {
-		return unavailableHint
-	}
-	if e.Retryable {
-		return "Retry once; if it fails again, report it."
-	}
-	return ""
-}
-
-const unavailableHint = "The tool is not available in the app's current state; ansight_describe_app_tool shows what it needs (runtime: requiredState, remediation). Change the app's state first, then call again."
 
 // oneLine shortens a description to its first line, at most maxRunes runes, for the
 // compact index.

@@ -1,116 +1,12 @@
 package mcpbridge
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/ansight-go/ansight/internal/control"
-	"github.com/ansight-go/ansight/wire"
 )
-
-// Error codes the bridge itself returns (besides the protocol's and the host's).
-const (
-	// CodeCriticalNotAllowed: a critical tool, and the bridge was not started with
-	// --allow-critical (Options.AllowCritical).
-	CodeCriticalNotAllowed = "critical_not_allowed"
-	// CodeNoSession: no connected session matches (no app connected, or none of the app).
-	CodeNoSession = "no_session"
-	// CodeHostUnavailable: no host answers on the control socket.
-	CodeHostUnavailable = "host_unavailable"
-	// CodeNoScreenshot: the screenshot tool answered without an image file.
-	CodeNoScreenshot = "screenshot_missing"
-)
-
-// Kinds of failure, the host's vocabulary (control.Kind*).
-const (
-	kindDenied      = control.KindDenied
-	kindUnavailable = control.KindUnavailable
-	kindInvalid     = control.KindInvalid
-	kindFailed      = control.KindFailed
-)
-
-// Who refused a call that never reached the app.
-const (
-	refusedByBridge = "bridge"
-	refusedByHost   = "host"
-)
-
-// callError is a failed meta-tool call as the agent sees it: a tool's own error, a refusal
-// (by this bridge or the host) or a host failure, with a hint saying what would fix or
-// allow it. It is an error so that helpers can return it; handlers turn it into an MCP tool
-// error (isError), never into a protocol error, so that the agent can correct itself.
-type callError struct {
-	Code      string         `json:"code"`
-	Message   string         `json:"message"`
-	Retryable bool           `json:"retryable"`
-	Details   jsontext.Value `json:"details,omitzero"`
-	Kind      string         `json:"kind,omitzero"`
-	RefusedBy string         `json:"refusedBy,omitzero"`
-	Hint      string         `json:"hint,omitzero"`
-}
-
-func (e *callError) Error() string { return e.Code + ": " + e.Message }
-
-func failf(code, kind, format string, args ...any) *callError {
-	return &callError{Code: code, Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
-
-// fromToolError converts the host's view of a failed call, with its hint.
-func fromToolError(te *control.ToolError) *callError {
-	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
-	if te.RefusedByHost {
-		e.RefusedBy = refusedByHost
-	}
-	if e.Kind == "" {
-		e.Kind = control.KindOf(&te.Error)
-	}
-	e.Hint = hintFor(e)
-	return e
-}
-
-// fromWireError converts an error inside a batch item or evidence, with its hint.
-func fromWireError(we *wire.Error) *callError {
-	e := &callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: control.KindOf(we)}
-	e.Hint = hintFor(e)
-	return e
-}
-
-// asCallError turns a backend failure into a callError, giving it the hint for its code
-// unless it has one. Cancellation stays a Go error: the client gave up on the request,
-// nobody reads the answer.
-func asCallError(err error) (*callError, bool) {
-	var ce *callError
-	var ae *control.APIError
-	switch {
-	case errors.As(err, &ce):
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return nil, false
-	case errors.Is(err, control.ErrHostUnavailable):
-		ce = &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error(),
-			Hint: "Start the host ('ansight host run'), or restart this bridge with --embedded-host."}
-	case errors.As(err, &ae):
-		ce = &callError{Code: ae.Code, Message: ae.Message, Kind: kindFailed}
-		switch ae.Code {
-		case control.CodeSessionNotFound, control.CodeSessionClosed, wire.CodeNotFound:
-			ce.Kind = kindUnavailable
-		case control.CodeBadRequest, control.CodeSessionAmbiguous:
-			ce.Kind = kindInvalid
-		case control.CodeTimeout:
-			ce.Retryable = true
-		}
-	default:
-		ce = &callError{Code: control.CodeInternal, Kind: kindFailed, Message: err.Error()}
-	}
-	if ce.Hint == "" {
-		ce.Hint = hintFor(ce)
-	}
-	return ce, true
-}
 
 // failure is the structured content of a failed meta-tool call.
 type failure struct {
@@ -133,8 +29,8 @@ func structured(v any, isError bool, extra ...mcp.Content) (*mcp.CallToolResult,
 
 // fail answers a handler's error: a callError (or a backend failure) becomes an MCP tool
 // error carrying it; cancellation is returned as is.
-func fail(err error, sessionID, toolID string) (*mcp.CallToolResult, error) {
-	ce, ok := asCallError(err)
+func (br *Bridge) fail(err error, sessionID, toolID string) (*mcp.CallToolResult, error) {
+	ce, ok := br.asCallError(err)
 	if !ok {
 		return nil, err
 	}

@@ -41,17 +41,22 @@ var (
 
 	callIDProp = `"callId":{"type":"string","minLength":1,"maxLength":128,"description":"Your id for this call, echoed in the result."}`
 
+	snapshotProp = `"snapshot":{"type":"boolean","default":false,"description":"Also return a fresh ansight_snapshot of the screen once the call ended."}`
+
+	// truncationSchema describes a member left out because the answer was over the cap.
+	truncationSchema = `{"type":"object","description":"Too large: saved (path, resultId, outline); ansight_read_result reads it."}`
+
 	// The output schemas are short: the tools' descriptions and the answers explain
 	// themselves, and every schema word is paid for in every conversation.
-	errorSchema = `{"type":"object","description":"Why the call failed; hint says what would fix or allow it.","properties":{` +
-		`"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"details":{},` +
-		`"kind":{"type":"string"},"refusedBy":{"type":"string"},"hint":{"type":"string"}},` +
+	errorSchema = `{"type":"object","description":"Why the call failed (also kind, refusedBy, details); hint says what would fix or allow it.","properties":{` +
+		`"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"}},` +
 		`"required":["code","message","retryable"]}`
 
 	// outcomeProps are the fields of a call's outcome: a result or an error.
-	outcomeProps = `"success":{"type":"boolean"},"message":{"type":"string"},"result":{},"evidence":{"type":"object"},"error":` + errorSchema
+	outcomeProps = `"success":{"type":"boolean"},"message":{"type":"string"},"result":{},"resultTruncated":` + truncationSchema + `,` +
+		`"evidence":{"type":"object"},"evidenceTruncated":` + truncationSchema + `,"error":` + errorSchema
 
-	artifactsProp = `"artifacts":{"type":"array","items":{"type":"object"},"description":"Files the app sent, saved by the host: path, mimeType, sizeBytes, status."}`
+	artifactsProp = `"artifacts":{"type":"array","items":{"type":"object"},"description":"Files the app sent, saved by the host: path, mimeType, sizeBytes, status; image says whether this result shows it."}`
 
 	denialSchema = `{"type":"object","properties":{"code":{"type":"string"},"reason":{"type":"string"}}}`
 
@@ -76,7 +81,7 @@ var (
 		`"feature":{"type":"string","maxLength":200,"description":"More required words: a feature area."},` +
 		`"category":{"type":"string","maxLength":100,"description":"Exact category."},` +
 		`"policy":{"enum":["read","write","critical"],"description":"Only tools of this policy."},` +
-		`"executableOnly":{"type":"boolean","default":true,"description":"Only tools callable now. false also lists denied and unavailable ones, with the reason."},` +
+		`"executableOnly":{"type":"boolean","default":true,"description":"Only tools callable now. false also lists denied, unavailable and above-grant ones, with the reason."},` +
 		`"maxResults":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxMaxResults) + `,"default":` + strconv.Itoa(defaultMaxResults) + `}},` +
 		`"additionalProperties":false}`)
 	searchOut = schema(`{"type":"object","properties":{` +
@@ -85,6 +90,7 @@ var (
 		`"categories":{"type":"object","description":"Matches per category, when truncated."},` +
 		`"aboveGrant":{"type":"integer","description":"Matches not offered: above the session's grant."},` +
 		`"notCallable":{"type":"integer","description":"Matches not callable now, left out: executableOnly false lists them with the reason."},` +
+		`"grantHint":{"type":"string","description":"How the user can raise the grant, when tools above it are listed."},` +
 		`"tools":{"type":"array","items":{"type":"object","properties":{` +
 		`"id":{"type":"string"},"description":{"type":"string"},"policy":` + policyEnum + `,` +
 		`"executable":{"type":"boolean"},"denial":` + denialSchema + `,"prerequisites":{"type":"array","items":{"type":"string"}}},` +
@@ -100,17 +106,17 @@ var (
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
 	callIn = schema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `,` + argumentsProp + `,` +
-		callIDProp + `,"after":` + afterSchema + `},` +
+		callIDProp + `,"after":` + afterSchema + `,` + snapshotProp + `},` +
 		`"required":["toolId"],"additionalProperties":false}`)
 	callOut = schema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"toolId":{"type":"string"},"callId":{"type":"string"},` + outcomeProps + `,` +
-		artifactsProp + `,"durationMs":{"type":"integer"}}}`)
+		artifactsProp + `,"snapshot":{"type":"string"},"durationMs":{"type":"integer"}}}`)
 
 	batchIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"calls":{"type":"array","minItems":1,"maxItems":` + strconv.Itoa(maxBatchCalls) + `,"description":"Run in order; stops at the first failure unless continueOnError.","items":{"type":"object","properties":{` +
 		toolIDProp + `,` + argumentsProp + `,` + callIDProp + `,"after":` + afterSchema + `},` +
 		`"required":["toolId"],"additionalProperties":false}},` +
-		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."}},` +
+		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."},` + snapshotProp + `},` +
 		`"required":["calls"],"additionalProperties":false}`)
 	batchOut = schema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"success":{"type":"boolean"},"completed":{"type":"integer"},"requested":{"type":"integer"},` +
@@ -118,7 +124,7 @@ var (
 		`"results":{"type":"array","items":{"type":"object","properties":{` +
 		`"index":{"type":"integer"},"callId":{"type":"string"},"toolId":{"type":"string"},` + outcomeProps + `},` +
 		`"required":["index","success"]}},` +
-		`"error":` + errorSchema + `,` + artifactsProp + `,"durationMs":{"type":"integer"}}}`)
+		`"error":` + errorSchema + `,` + artifactsProp + `,"snapshot":{"type":"string"},"durationMs":{"type":"integer"}}}`)
 
 	screenshotIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"format":{"enum":["png","jpeg"],"description":"Image format the app encodes (default png)."},` +
@@ -130,6 +136,25 @@ var (
 		`"width":{"type":"integer"},"height":{"type":"integer"},"originalWidth":{"type":"integer"},"originalHeight":{"type":"integer"},` +
 		`"scaled":{"type":"boolean"},"capturedAtUtc":{"type":"string"},` +
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
+)
+
+var (
+	snapshotIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+		`"screenshot":{"type":"boolean","default":false,"description":"Also return the screen as an image."},` +
+		`"includeBounds":{"type":"boolean","default":false,"description":"Add each node's position and size (screen points)."},` +
+		`"maxNodes":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxSnapshotNodes) + `,"default":` + strconv.Itoa(defaultSnapshotNodes) + `}},` +
+		`"additionalProperties":false}`)
+
+	readResultIn = schema(`{"type":"object","properties":{` +
+		`"resultId":{"type":"string","minLength":1,"maxLength":64,"description":"From resultTruncated."},` +
+		`"pointer":{"type":"string","maxLength":1000,"description":"RFC 6901 JSON pointer to the member to read, e.g. /items/3/title. Default: the whole result."},` +
+		`"offset":{"type":"integer","minimum":0,"description":"First array item, or first byte of a string (nextOffset of the previous page)."},` +
+		`"maxBytes":{"type":"integer","minimum":` + strconv.Itoa(minReadBytes) + `,"maximum":1048576,"description":"Page size (default and most: half the bridge's result cap)."}},` +
+		`"required":["resultId"],"additionalProperties":false}`)
+	readResultOut = schema(`{"type":"object","properties":{` +
+		`"resultId":{"type":"string"},"pointer":{"type":"string"},"sizeBytes":{"type":"integer"},"value":{},` +
+		`"items":{"type":"array"},"text":{"type":"string"},"offset":{"type":"integer"},"total":{"type":"integer"},"nextOffset":{"type":"integer"},` +
+		`"outline":{},"note":{"type":"string"},"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 )
 
 // schema checks that a hand-written schema is valid JSON and returns it compact. A typo is

@@ -72,8 +72,13 @@ func TestSearchAnswerSize(t *testing.T) {
 		largest := text(t, h.call(ToolSearchAppTools, map[string]any{"maxResults": maxMaxResults}), nil)
 
 		var every []*mcp.Tool
+		var ids []string
 		for _, e := range syntheticCatalog(n) {
-			tl, err := mcpTool(&e)
+			ids = append(ids, e.ID)
+		}
+		names := exposedNames(ids)
+		for _, e := range syntheticCatalog(n) {
+			tl, err := mcpTool(&e, names)
 			if err != nil {
 				t.Fatal(err)
 			}

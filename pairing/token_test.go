@@ -13,7 +13,7 @@ func TestNewTokenLengths(t *testing.T) {
 			t.Errorf("NewToken(%d) = %q, want %d base64url chars", n, tok, want)
 		}
 	}
-	if NewToken(32) == NewToken(32) {
+	if a, b := NewToken(32), NewToken(32); a == b {
 		t.Error("two tokens are equal")
 	}
 }

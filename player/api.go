@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -95,6 +97,12 @@ func (p *Player) routes() {
 		respond(w, &Traffic{Schema: SchemaTraffic, SessionID: id, Capacity: p.opts.TrafficPerSession, Entries: p.trafficOf(id)}, nil)
 	})
 	m.HandleFunc("GET /api/sessions/{id}/frame", p.frame)
+	m.HandleFunc("GET /api/recordings", func(w http.ResponseWriter, r *http.Request) {
+		v, err := p.backend.Recordings(r.Context())
+		respond(w, v, err)
+	})
+	m.HandleFunc("GET /api/sessions/{id}/recording", p.recording)
+	m.HandleFunc("GET /api/sessions/{id}/recording/{seq}/file", p.recordFile)
 	m.HandleFunc("GET /api/artifacts/{path...}", p.artifact)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such page: "+r.Method+" "+r.URL.Path)
@@ -236,6 +244,47 @@ func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Length", strconv.Itoa(len(f.jpeg)))
 	w.Write(f.jpeg)
+}
+
+// recording answers one page of a session's recording, for the timeline: the control
+// API's records, with the same query parameters (kind, since, until, after, limit, …).
+func (p *Player) recording(w http.ResponseWriter, r *http.Request) {
+	req, err := control.ParseRecordsRequest(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, control.CodeBadRequest, err.Error())
+		return
+	}
+	v, err := p.backend.Records(r.Context(), r.PathValue("id"), req)
+	respond(w, v, err)
+}
+
+// recordFile serves a record's file: a frame's JPEG, a tree, a large call payload, an
+// artifact. As artifacts are, it is shown inline only when its type is a harmless one
+// (servedTypes); anything else is a download.
+func (p *Player) recordFile(w http.ResponseWriter, r *http.Request) {
+	seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, control.CodeBadRequest, "record "+strconv.Quote(r.PathValue("seq"))+": want its seq")
+		return
+	}
+	b, err := p.backend.Blob(r.Context(), r.PathValue("id"), seq)
+	if err != nil {
+		respond(w, nil, err)
+		return
+	}
+	defer b.Body.Close()
+	ct, inline := servedTypes[strings.ToLower(path.Ext(b.Name))]
+	if !inline {
+		ct = "application/octet-stream"
+		w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(b.Name))
+	}
+	w.Header().Set("Content-Type", ct)
+	// A record's file never changes: a seq is never reused.
+	w.Header().Set("Cache-Control", "private, max-age=86400, immutable")
+	if b.SizeBytes >= 0 {
+		w.Header().Set("Content-Length", strconv.FormatInt(b.SizeBytes, 10))
+	}
+	io.Copy(w, b.Body)
 }
 
 func frameURL(sessionID string, seq int64) string {

@@ -3,7 +3,10 @@
 // hand. It sits on the control API (control.Backend) and adds what only a page needs:
 // live updates as server-sent events (sessions, the tool traffic of each session, live
 // screenshot frames), forms generated from tools' argumentsSchema ([FormOf]), validation
-// with the app's own validator, and the artifacts the host saved.
+// with the app's own validator, and the artifacts the host saved. Its timeline replays a
+// session's recording — live, disconnected or imported — through the control API's
+// records: screen frames scrubbable in time above lanes of logs, network requests, tool
+// calls (request and response bodies on a click) and touches.
 //
 // Security: the player drives apps, so it is reachable from this machine only (Listen
 // refuses other addresses) and only with the per-run token printed by the host (a cookie,

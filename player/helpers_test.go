@@ -35,6 +35,8 @@ type fakeBackend struct {
 	answer   *control.Call
 	crashes  []host.CrashReport
 	notes    []host.Annotation
+	// recordsAsked are the timeline's requests (recording_test.go).
+	recordsAsked []control.RecordsRequest
 }
 
 func (f *fakeBackend) Crashes(_ context.Context, sid string) (*control.Crashes, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -48,6 +49,66 @@ type Manifest struct {
 	Redacted []string `json:"redacted,omitempty"`
 	// Versions says which versions of the formats inside it uses.
 	Versions ArchiveVersions `json:"versions"`
+	// Traffic sums up the tool traffic in the archive.
+	Traffic TrafficSummary `json:"traffic"`
+}
+
+// TrafficSummary sums up a recording's tool traffic: what a reader of an archive wants to
+// know before reading records.jsonl.
+type TrafficSummary struct {
+	// Calls counts tool.call and tool.batch requests sent, Errors the responses that were
+	// not ok, Denied the calls the host refused to send, Transfers the files received.
+	Calls     int64 `json:"calls"`
+	Errors    int64 `json:"errors"`
+	Denied    int64 `json:"denied"`
+	Transfers int64 `json:"transfers"`
+	// BytesSent and BytesReceived count the messages as they travelled (requests;
+	// responses and transfers).
+	BytesSent     int64 `json:"bytesSent"`
+	BytesReceived int64 `json:"bytesReceived"`
+	// Tools counts the calls of each tool (a batch counts for each of its tools).
+	Tools map[string]int64 `json:"tools,omitempty"`
+}
+
+// add counts one traffic record.
+func (s *TrafficSummary) add(rec Record) {
+	var d struct {
+		Direction     string   `json:"direction"`
+		Type          string   `json:"type"`
+		ToolIDs       []string `json:"toolIds"`
+		Bytes         int64    `json:"bytes"`
+		ReceivedBytes int64    `json:"receivedBytes"`
+		Outcome       string   `json:"outcome"`
+	}
+	if rec.Kind != KindTraffic || json.Unmarshal(rec.Data, &d) != nil {
+		return
+	}
+	call := d.Type == "tool.call" || d.Type == "tool.batch"
+	switch d.Direction {
+	case string(tools.TrafficRequest):
+		s.BytesSent += d.Bytes
+		if call {
+			s.Calls++
+			if s.Tools == nil {
+				s.Tools = map[string]int64{}
+			}
+			for _, id := range d.ToolIDs {
+				s.Tools[id]++
+			}
+		}
+	case string(tools.TrafficResponse):
+		s.BytesReceived += d.Bytes
+		if d.Outcome != tools.OutcomeOK {
+			s.Errors++
+		}
+	case string(tools.TrafficDenied):
+		s.Denied++
+	case string(tools.TrafficTransfer):
+		s.BytesReceived += d.ReceivedBytes
+		if d.Outcome == tools.OutcomeOK {
+			s.Transfers++
+		}
+	}
 }
 
 // ArchiveVersions are the versions of the formats an archive holds.
@@ -114,6 +175,7 @@ func (r *Recorder) Export(ctx context.Context, sessionID string, w io.Writer, op
 				rec.Blob = archiveBlobName(rec)
 			}
 			m.Counts[rec.Kind]++
+			m.Traffic.add(rec)
 			b, err := json.Marshal(rec, json.Deterministic(true))
 			if err != nil {
 				return err
@@ -222,43 +284,14 @@ type ImportOptions struct {
 
 // Import reads an archive Export wrote and stores it as a new recording (Origin "import").
 // The archive is not trusted: sizes, names and every record are checked, and the
-// recordings' budgets apply to it.
+// recordings' budgets apply to it. An archive that fails a check leaves nothing behind.
 func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts ImportOptions) (Summary, error) {
-	zr, err := zip.NewReader(ra, size)
-	if err != nil {
-		return Summary{}, fmt.Errorf("recording: read archive: %w", err)
-	}
-	if len(zr.File) > maxArchiveEntries {
-		return Summary{}, fmt.Errorf("recording: archive has %d entries, more than %d", len(zr.File), maxArchiveEntries)
-	}
-	files := map[string]*zip.File{}
-	var total uint64
-	for _, f := range zr.File {
-		files[f.Name] = f
-		total += f.UncompressedSize64
-	}
-	if total > uint64(r.opts.MaxBytes) {
-		return Summary{}, fmt.Errorf("recording: archive holds %d bytes, more than the recordings' budget of %d", total, r.opts.MaxBytes)
-	}
-	mf := files[ManifestName]
-	if mf == nil {
-		return Summary{}, errors.New("recording: archive has no " + ManifestName)
-	}
-	mb, err := readZip(mf, maxManifestBytes)
+	a, err := openArchive(ra, size, r.opts.MaxBytes)
 	if err != nil {
 		return Summary{}, err
 	}
-	var m Manifest
-	if err := wire.Unmarshal(mb, &m); err != nil {
-		return Summary{}, fmt.Errorf("recording: %s: %w", ManifestName, err)
-	}
-	if m.Schema != ArchiveSchema {
-		return Summary{}, fmt.Errorf("recording: archive schema %q, want %q", m.Schema, ArchiveSchema)
-	}
-	rf := files[m.Records]
-	if rf == nil {
-		return Summary{}, fmt.Errorf("recording: archive has no %q", m.Records)
-	}
+	defer a.close()
+	m := a.manifest
 
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
@@ -280,51 +313,120 @@ func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts 
 		o := object{{"id", quoted(id)}, {"appId", quoted(m.Session.AppID)}, {"deviceId", quoted(m.Session.DeviceID)}, {"deviceName", quoted(m.Session.DeviceName)}}
 		update[id].info = o.encode()
 	}
-	rc, err := rf.Open()
-	if err != nil {
-		return Summary{}, err
-	}
-	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 64<<10)
 	var chunk []pendingEntry
-	line := 0
+	committed := false
 	flush := func() error {
 		_, err := r.commit(ctx, chunk, update, "import")
+		committed = committed || err == nil
 		chunk, update = chunk[:0], nil
 		return err
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return Summary{}, err
-		}
-		b, err := readLine(br, maxRecordLineBytes)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return Summary{}, fmt.Errorf("recording: %s: %w", m.Records, err)
-		}
-		line++
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		e, err := importEntry(b, files, tmp, line)
-		if err != nil {
-			return Summary{}, fmt.Errorf("recording: %s line %d: %w", m.Records, line, err)
-		}
-		chunk = append(chunk, pendingEntry{session: id, arrival: e.at, entry: e})
-		if len(chunk) == importChunk {
-			if err := flush(); err != nil {
-				return Summary{}, err
+	err = func() error {
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			e, err := a.next(tmp)
+			if err == io.EOF {
+				return flush()
+			}
+			if err != nil {
+				return err
+			}
+			chunk = append(chunk, pendingEntry{session: id, arrival: e.at, entry: e})
+			if len(chunk) == importChunk {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 		}
-	}
-	if err := flush(); err != nil {
+	}()
+	if err != nil {
+		if committed {
+			r.deleteLocked(ctx, id) // the part already stored
+		}
 		return Summary{}, err
 	}
 	r.enforceBudgets(ctx)
 	return r.Session(ctx, id)
 }
+
+// archive is an archive opened for reading: its manifest checked, its records read one at
+// a time.
+type archive struct {
+	manifest Manifest
+	files    map[string]*zip.File
+	rc       io.ReadCloser
+	br       *bufio.Reader
+	line     int
+}
+
+// openArchive opens an archive of at most budget bytes unpacked and reads its manifest.
+func openArchive(ra io.ReaderAt, size, budget int64) (*archive, error) {
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return nil, fmt.Errorf("recording: read archive: %w", err)
+	}
+	if len(zr.File) > maxArchiveEntries {
+		return nil, fmt.Errorf("recording: archive has %d entries, more than %d", len(zr.File), maxArchiveEntries)
+	}
+	a := &archive{files: map[string]*zip.File{}}
+	var total uint64
+	for _, f := range zr.File {
+		a.files[f.Name] = f
+		total += f.UncompressedSize64
+	}
+	if total > uint64(budget) {
+		return nil, fmt.Errorf("recording: archive holds %d bytes, more than the recordings' budget of %d", total, budget)
+	}
+	mf := a.files[ManifestName]
+	if mf == nil {
+		return nil, errors.New("recording: archive has no " + ManifestName)
+	}
+	mb, err := readZip(mf, maxManifestBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := wire.Unmarshal(mb, &a.manifest); err != nil {
+		return nil, fmt.Errorf("recording: %s: %w", ManifestName, err)
+	}
+	if a.manifest.Schema != ArchiveSchema {
+		return nil, fmt.Errorf("recording: archive schema %q, want %q", a.manifest.Schema, ArchiveSchema)
+	}
+	rf := a.files[a.manifest.Records]
+	if rf == nil {
+		return nil, fmt.Errorf("recording: archive has no %q", a.manifest.Records)
+	}
+	if a.rc, err = rf.Open(); err != nil {
+		return nil, fmt.Errorf("recording: %s: %w", a.manifest.Records, err)
+	}
+	a.br = bufio.NewReaderSize(a.rc, 64<<10)
+	return a, nil
+}
+
+// next reads the next record, its file (if any) extracted into dir; io.EOF after the last.
+func (a *archive) next(dir string) (entry, error) {
+	for {
+		b, err := readLine(a.br, maxRecordLineBytes)
+		if err == io.EOF {
+			return entry{}, io.EOF
+		}
+		if err != nil {
+			return entry{}, fmt.Errorf("recording: %s: %w", a.manifest.Records, err)
+		}
+		a.line++
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		e, err := importEntry(b, a.files, dir, a.line)
+		if err != nil {
+			return entry{}, fmt.Errorf("recording: %s line %d: %w", a.manifest.Records, a.line, err)
+		}
+		return e, nil
+	}
+}
+
+func (a *archive) close() { a.rc.Close() }
 
 // importEntry checks one record line and extracts its file to dir.
 func importEntry(b []byte, files map[string]*zip.File, dir string, line int) (entry, error) {
@@ -369,7 +471,7 @@ func importEntry(b []byte, files map[string]*zip.File, dir string, line int) (en
 		if err != nil {
 			return entry{}, err
 		}
-		e.link = tmp
+		e.link, e.owned = tmp, true
 	}
 	return e, nil
 }

@@ -123,6 +123,11 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 func (r *Recorder) Delete(ctx context.Context, sessionID string) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
+	return r.deleteLocked(ctx, sessionID)
+}
+
+// deleteLocked is Delete; r.writeMu is held.
+func (r *Recorder) deleteLocked(ctx context.Context, sessionID string) error {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -20,8 +20,9 @@ const (
 )
 
 // control turns one control request and the host's answer into records. Accepted requests
-// of known actions become typed records; anything else (refused requests, other actions)
-// is kept as a KindControl record with the answer.
+// of known actions become typed records; anything else (refused requests, other actions,
+// and the requests that hand over crash reports and annotations, whose content the host
+// records with RecordKept once it is kept) is a KindControl record with the answer.
 func (p parser) control(action string, payload []byte, ok bool, message string, arrival time.Time) []entry {
 	obj, err := members(jsontext.Value(payload))
 	hasObj := err == nil
@@ -48,15 +49,15 @@ func (p parser) control(action string, payload []byte, ok bool, message string, 
 			return []entry{{kind: KindState, at: arrival, text: strings.TrimSpace("opened " + clip(name, 256)), data: obj.encode()}}
 		case actionSessionComplete:
 			return []entry{{kind: KindState, at: arrival, text: "complete", data: obj.encode()}}
-		case actionCrashHandoff:
-			if hasObj {
-				return []entry{crashEntry(obj, payload, message, arrival)}
-			}
 		}
 	}
 	o := object{{"action", quoted(action)}, {"ok", jsontext.Value(boolText(ok))}, {"message", quoted(clip(message, maxTextBytes))}}
 	switch {
 	case len(payload) == 0:
+	case ok && action == actionCrashHandoff:
+		// The report the host kept is recorded as a crash record (RecordKept), its file
+		// linked: the request is not stored a second time.
+		o = append(o, member{"payloadBytes", jsonNumber(float64(len(payload)))})
 	case len(payload) <= maxInlineBytes && jsontext.Value(payload).IsValid():
 		o = append(o, member{"payload", compact(payload)})
 	default:
@@ -67,34 +68,6 @@ func (p parser) control(action string, payload []byte, ok bool, message string, 
 		text += " refused: " + message
 	}
 	return []entry{{kind: KindControl, at: arrival, text: clip(text, maxTextBytes), data: o.encode()}}
-}
-
-// crashEntry keeps a crash.handoff: the whole payload is the file; the identities and the
-// report's kind, platform and time are the data.
-func crashEntry(obj object, payload []byte, message string, arrival time.Time) entry {
-	meta := object{}
-	for _, n := range []string{"reportId", "targetProcessSessionId", "targetSessionId", "deliveryProcessSessionId"} {
-		if v := obj.get(n); v != nil {
-			meta = append(meta, member{n, v})
-		}
-	}
-	at := arrival
-	text := "crash"
-	if rep, err := members(obj.get("report")); err == nil {
-		for _, n := range []string{"schema", "platform", "kind", "confidence", "occurredAtUtc"} {
-			if v := rep.get(n); v != nil {
-				meta = append(meta, member{n, v})
-			}
-		}
-		at = timeOr(rep.get("occurredAtUtc"), arrival)
-		if k, ok := str(rep.get("kind")); ok && k != "" {
-			text = clip(k, 256)
-		}
-	}
-	if message != "" {
-		meta = append(meta, member{"message", quoted(clip(message, maxTextBytes))})
-	}
-	return entry{kind: KindCrash, at: at, text: text, data: meta.encode(), blob: compact(payload), ext: "json"}
 }
 
 func boolText(b bool) string {

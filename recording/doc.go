@@ -17,8 +17,11 @@
 //
 // A host hands the recorder what its sessions send (host.Options.Recorder):
 // [Recorder.RecordMessage], [Recorder.RecordControl], [Recorder.RecordSession] and
-// [Recorder.RecordTraffic]. They never block the session's reader: they queue, and one
-// goroutine parses, writes files and commits rows in batches. The queue is bounded
+// [Recorder.RecordTraffic], and the files it keeps itself — crash reports, annotation
+// bundles — with [Recorder.RecordKept]. They never block the session's reader: they queue,
+// and one goroutine parses, writes files and commits rows in batches. A file the host keeps
+// (an artifact, a report, a bundle) is hard-linked at once rather than copied, so that it
+// is stored once and survives its owner moving it away. The queue is bounded
 // (Options.QueueBytes, Options.QueueMessages): when it is full, telemetry is dropped and
 // counted per session; tool traffic, control requests and session changes are never
 // dropped. Every parser reads network input and is bounded and fuzzed; a message that
@@ -51,8 +54,9 @@
 //   - [Recorder.Record] fetches one record by seq (a call's request or response body for
 //     the player), [Recorder.OpenBlob] its file (a frame's JPEG, a tree).
 //   - [Recorder.Export] writes a recording as one self-describing zip (manifest.json with
-//     format versions and counts, records.jsonl, blobs/), with an optional redaction list;
-//     [Recorder.Import] reads one back as a new recording; [Recorder.Delete] removes one.
+//     format versions, counts and a traffic summary, records.jsonl, blobs/), with an
+//     optional redaction list; [Recorder.Import] reads one back as a new recording, all or
+//     nothing; [Recorder.Delete] removes one.
 //
 // Records are JSON-ready: a [Record]'s members are what `--json` prints.
 package recording

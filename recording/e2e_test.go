@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +20,8 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
@@ -67,9 +69,15 @@ func startHost(t *testing.T, rec host.Recorder, mutate ...func(*host.Options)) *
 // enrollAndDial enrolls a local app over real UDP and opens its WebSocket.
 func enrollAndDial(t *testing.T, srv *host.Server, appID string) transport.Conn {
 	t.Helper()
+	return enrollProcess(t, srv, appID, pairing.NewToken(16))
+}
+
+// enrollProcess is enrollAndDial for the app process processSessionID.
+func enrollProcess(t *testing.T, srv *host.Server, appID, processSessionID string) transport.Conn {
+	t.Helper()
 	req := &pairing.EnrollmentConnect{RequestID: pairing.NewToken(16), EnrollmentMode: pairing.ModeLocal,
 		InviteID: pairing.LocalInviteID(appID), AppID: appID, DeviceID: "dev-" + pairing.NewToken(6), DeviceName: "Pixel 8",
-		AccessToken: pairing.NewToken(32), ProcessSessionID: pairing.NewToken(16)}
+		AccessToken: pairing.NewToken(32), ProcessSessionID: processSessionID}
 	b, err := req.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +181,7 @@ func telemetryLines(t *testing.T) [][]byte { return recording.OfficialLines(t) }
 // ASJP frames, tool calls (one denied) — restarts the recorder, and reads every kind back
 // through the query API.
 func TestHostRecordsOfficialSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := openRecorder(t, dir)
 	srv := startHost(t, rec)
@@ -313,10 +322,94 @@ func TestHostRecordsOfficialSession(t *testing.T) {
 
 const Redacted = recording.Redacted
 
+// TestHostRecordsKeptFiles: a crash report and an annotated-feedback bundle an official
+// app hands over are part of the recording — indexed with the host's description, their
+// files the host's own, linked rather than stored a second time — and the bundle's ASFT
+// transfer leaves no artifact record of its temporary file.
+func TestHostRecordsKeptFiles(t *testing.T) {
+	rec := openRecorder(t, t.TempDir())
+	srv := startHost(t, rec, func(o *host.Options) { o.Tools.ArtifactDir = t.TempDir() })
+	psid := pairing.NewToken(16)
+	ra := serveReplay(t, enrollProcess(t, srv, "com.example.app", psid))
+	ra.control(t, officialControl[0])
+	resp := ra.control(t, `{"type":"CONTROL_REQ","id":"client.crash","replyTo":null,"action":"crash.handoff","payload":{"reportId":"r1",`+
+		`"targetProcessSessionId":"crashed-process","targetSessionId":null,"deliveryProcessSessionId":"`+psid+`","report":{"schema":"ansight.crash.v1",`+
+		`"reportId":"r1","previousProcessSessionId":"crashed-process","occurredAtUtc":"2026-09-04T02:00:00Z","platform":"android",`+
+		`"kind":"native_crash","confidence":"confirmed","candidate":{"message":"SIGSEGV in libgame.so"},"traceBase64":"dHJhY2U="}},"success":true,"message":null}`)
+	if !strings.Contains(resp, `"success":true`) {
+		t.Fatalf("crash.handoff: %s", resp)
+	}
+	bundle := []byte("PK\x03\x04 an annotation bundle")
+	transferID := wire.NewTransferID()
+	resp = ra.control(t, `{"type":"CONTROL_REQ","id":"client.note","replyTo":null,"action":"annotation.submit","payload":{"schema":"ansight.annotation.submit.v1",`+
+		`"clientAnnotationId":"1b4e28ba2fa111d2883f0016d3cca427","capturedAtUtc":"2026-09-04T02:01:00Z","transfer":{"transferId":"`+transferID+`",`+
+		`"fileName":"note.ansightannotation","mimeType":"application/vnd.ansight.annotation+zip","sizeBytes":`+fmt.Sprint(len(bundle))+
+		`,"chunkBytes":65536,"wireProtocol":"ansight.file-transfer.v1"}},"success":true,"message":null}`)
+	if !strings.Contains(resp, `"success":true`) {
+		t.Fatalf("annotation.submit: %s", resp)
+	}
+	for _, f := range []wire.Frame{{Type: wire.FrameChunk, TransferID: transferID, Payload: bundle},
+		{Type: wire.FrameComplete, TransferID: transferID, Sequence: 1, Offset: int64(len(bundle))}} {
+		frame, err := wire.AppendFrame(nil, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ra.send(t, transport.MessageBinary, frame)
+	}
+	ra.control(t, `{"type":"CONTROL_REQ","id":"client.log","action":"client.log","payload":{"data":"after the frames"}}`)
+	id := srv.Sessions()[0].ID()
+	ctx := t.Context()
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	crashes, err := srv.Crashes(id)
+	if err != nil || len(crashes) != 1 {
+		t.Fatalf("host crashes %v (%v)", crashes, err)
+	}
+	notes, err := srv.Annotations(id)
+	if err != nil || len(notes) != 1 {
+		t.Fatalf("host annotations %v (%v)", notes, err)
+	}
+	counts, _ := rec.Counts(ctx, id)
+	if counts[recording.KindCrash] != 1 || counts[recording.KindAnnotation] != 1 || counts[recording.KindArtifact] != 0 {
+		t.Fatalf("recorded %v", counts)
+	}
+	same := func(kind recording.Kind, file, text string) recording.Record {
+		t.Helper()
+		p, err := rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{kind}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Records[0]
+		mine, err := os.Stat(filepath.Join(rec.Dir(), filepath.FromSlash(r.Blob)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(mine, theirs) || r.Text != text {
+			t.Errorf("%s record %+v: a copy of %s, or not %q", kind, r, file, text)
+		}
+		return r
+	}
+	c := same(recording.KindCrash, filepath.Join(crashes[0].Dir, "report.json"), "native_crash: SIGSEGV in libgame.so")
+	if !c.At.Equal(time.Date(2026, 9, 4, 2, 0, 0, 0, time.UTC)) || !strings.Contains(string(c.Data), `"reportId":"r1"`) {
+		t.Errorf("crash record %+v", c)
+	}
+	same(recording.KindAnnotation, notes[0].Path, "annotation 1b4e28ba2fa111d2883f0016d3cca427")
+	p, _ := rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindControl}, Search: "crash.handoff"})
+	if len(p.Records) != 1 || strings.Contains(string(p.Records[0].Data), "dHJhY2U=") {
+		t.Errorf("crash.handoff request %+v", p.Records)
+	}
+}
+
 // TestHostRecordsGoApp runs a Go app with the SDK's telemetry — slog handler, HTTP round
 // tripper, runtime metrics, screen stream of the demo's simulated screen — against our
 // host, and finds each kind in the recording.
 func TestHostRecordsGoApp(t *testing.T) {
+	t.Parallel()
 	rec := openRecorder(t, t.TempDir())
 	srv := startHost(t, rec, func(o *host.Options) {
 		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
@@ -335,8 +428,8 @@ func TestHostRecordsGoApp(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- connect.Run(ctx, a, connect.Options{AppID: "com.example.notes", HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, StateDir: t.TempDir(), Telemetry: tel})
+		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
+			connect.Options{AppID: "com.example.notes", StateDir: t.TempDir(), Telemetry: tel})
 	}()
 	defer func() {
 		cancel()

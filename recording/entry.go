@@ -17,10 +17,12 @@ type entry struct {
 	value   float64
 	data    []byte // a JSON object, or nil
 	// blob is the content of the record's file and ext its extension ("jpg", "json"), or,
-	// when link is set, the path of an existing file to link (artifacts).
-	blob []byte
-	ext  string
-	link string
+	// when link is set, the path of an existing file to link (artifacts, kept files); owned
+	// says that file is the recorder's own (a staged link, an imported file): it is moved.
+	blob  []byte
+	ext   string
+	link  string
+	owned bool
 }
 
 // rowOverhead is what a record costs beyond its data, text and file: the row's fixed

@@ -1,12 +1,19 @@
 package recording
 
 import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/internal/redact"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -80,6 +87,7 @@ func FuzzParseBinary(f *testing.F) {
 }
 
 func TestDetectLevel(t *testing.T) {
+	t.Parallel()
 	for line, want := range map[string]Level{
 		`time=2026-01-01T00:00:00Z level=WARN msg=hi`: LevelWarn,
 		`{"time":"x","level":"error","msg":"x"}`:      LevelError,
@@ -93,5 +101,106 @@ func TestDetectLevel(t *testing.T) {
 		if got := detectLevel(line); got != want {
 			t.Errorf("detectLevel(%q) = %v, want %v", line, got, want)
 		}
+	}
+}
+
+// zipOf writes files (name → content, in order) as a zip archive.
+func zipOf(t testing.TB, files ...[2]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, f := range files {
+		w, err := zw.Create(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(f[1]))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// exportedArchive is a real archive: a log line and a frame.
+func exportedArchive(t testing.TB) []byte {
+	t.Helper()
+	r, err := Open(Options{Dir: t.TempDir(), MinFrameInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const sess = "app-001"
+	now := time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)
+	r.RecordControl(sess, "client.log", []byte(`{"data":"[Error] boom"}`), true, "", now)
+	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: 1, Height: 1, JPEG: []byte{0xff, 0xd8}})
+	r.RecordMessage(sess, transport.MessageBinary, frame, now)
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.Export(context.Background(), sess, &b, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// testManifest is a minimal valid manifest.
+const testManifest = `{"schema":"ansight.recording-archive/v1","exportedAt":"2026-03-20T10:00:00Z","session":{"id":"x","origin":"live","firstAt":"2026-03-20T10:00:00Z","lastAt":"2026-03-20T10:00:00Z","records":1,"bytes":1,"dropped":0,"evicted":0},"counts":{},"records":"records.jsonl","versions":{"archive":1,"networkRequest":"","touches":"","frame":""},"traffic":{"calls":0,"errors":0,"denied":0,"transfers":0,"bytesSent":0,"bytesReceived":0}}`
+
+// FuzzReadArchive reads arbitrary archives as Import does, record by record: an archive
+// comes from elsewhere and is not trusted. Whatever it holds, reading ends with an error
+// or io.EOF, every record read is of a known kind with object data, and every file it
+// extracts lies in the directory given.
+//
+// testdata/fuzz/FuzzReadArchive/exported is a real archive (exportedArchive): built here,
+// it would open SQLite in every fuzzing worker, which coverage instrumentation makes slow.
+func FuzzReadArchive(f *testing.F) {
+	f.Add(zipOf(f, [2]string{"manifest.json", testManifest}, [2]string{"records.jsonl",
+		`{"seq":1,"session":"x","kind":"frame","at":"2026-03-20T10:00:00Z","blob":"blobs/../../../etc/passwd","size":1}`}))
+	f.Add(zipOf(f, [2]string{"manifest.json", testManifest}, [2]string{"records.jsonl", `{"seq":1,"kind":"nope","at":"2026-03-20T10:00:00Z"}`}))
+	f.Add(zipOf(f, [2]string{"manifest.json", testManifest}, [2]string{"records.jsonl",
+		`{"seq":1,"session":"x","kind":"log","at":"2026-03-20T10:00:00Z","text":"hi","data":[1],"size":1}`}))
+	f.Add([]byte("PK\x03\x04 not a zip"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := openArchive(bytes.NewReader(data), int64(len(data)), 64<<20)
+		if err != nil {
+			return
+		}
+		defer a.close()
+		dir := t.TempDir()
+		for range 10000 {
+			e, err := a.next(dir)
+			if err != nil {
+				return
+			}
+			checkEntries(t, []entry{e})
+			if e.link != "" && filepath.Dir(e.link) != dir {
+				t.Fatalf("a file outside the import directory: %s", e.link)
+			}
+		}
+	})
+}
+
+// TestImportAllOrNothing: an archive whose 601st record is bad is refused whole, although
+// its first 500 were stored already.
+func TestImportAllOrNothing(t *testing.T) {
+	r := open(t, t.TempDir(), nil)
+	var lines strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&lines, `{"seq":%d,"session":"x","kind":"log","at":"2026-03-20T10:00:00Z","text":"line %d","size":1}`+"\n", i+1, i)
+	}
+	lines.WriteString(`{"seq":601,"session":"x","kind":"nope","at":"2026-03-20T10:00:00Z","size":1}` + "\n")
+	archive := zipOf(t, [2]string{"manifest.json", testManifest}, [2]string{"records.jsonl", lines.String()})
+	if _, err := r.Import(context.Background(), bytes.NewReader(archive), int64(len(archive)), ImportOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "line 601") {
+		t.Fatalf("Import = %v", err)
+	}
+	if list, _ := r.Sessions(context.Background()); len(list) != 0 || r.Recorded("x") || r.Usage().Records != 0 {
+		t.Errorf("a refused archive left %+v (%d records)", list, r.Usage().Records)
+	}
+	good := exportedArchive(t)
+	if sum, err := r.Import(context.Background(), bytes.NewReader(good), int64(len(good)), ImportOptions{}); err != nil || sum.Records != 2 {
+		t.Errorf("a good archive: %+v, %v", sum, err)
 	}
 }

@@ -41,12 +41,16 @@ const (
 	KindTraffic Kind = "traffic"
 	// KindArtifact: a file an app tool delivered over ASFT; the file is the blob.
 	KindArtifact Kind = "artifact"
-	// KindCrash: a crash report (crash.handoff); the report is the blob.
+	// KindCrash: a crash report the host kept (crash.handoff): Data is the host's listing
+	// entry, the report as the app sent it is the blob (the host's own file, linked).
 	KindCrash Kind = "crash"
+	// KindAnnotation: an annotated-feedback bundle the host kept (annotation.submit): Data
+	// is the host's listing entry, the bundle (a zip) is the blob, linked.
+	KindAnnotation Kind = "annotation"
 	// KindFrame: one live screen frame (ASJP, CLIENT_JPEG); the JPEG is the blob.
 	KindFrame Kind = "frame"
-	// KindControl: another control request (annotation.submit, unknown actions, refused
-	// requests), verbatim with the host's answer.
+	// KindControl: another control request (crash.handoff and annotation.submit as
+	// requests, unknown actions, refused requests), verbatim with the host's answer.
 	KindControl Kind = "control"
 	// KindMessage: an app message of no known type, or one that did not parse, kept
 	// verbatim (bounded).
@@ -55,7 +59,7 @@ const (
 
 // Kinds lists every kind, in a stable order.
 var Kinds = []Kind{KindLog, KindChannel, KindMetric, KindEvent, KindTouch, KindNetwork, KindTree, KindAppState,
-	KindProfile, KindProperties, KindState, KindTraffic, KindArtifact, KindCrash, KindFrame, KindControl, KindMessage}
+	KindProfile, KindProperties, KindState, KindTraffic, KindArtifact, KindCrash, KindAnnotation, KindFrame, KindControl, KindMessage}
 
 // Valid reports whether k is one of Kinds.
 func (k Kind) Valid() bool {

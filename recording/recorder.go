@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -114,6 +116,8 @@ type Recorder struct {
 	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
 	writeMu sync.Mutex
 	nextSeq int64 // under writeMu
+
+	staged atomic.Int64 // names the links stage makes
 }
 
 // sessionStats is what the recorder keeps in memory about each recording.
@@ -137,6 +141,13 @@ type item struct {
 	message string
 	event   string
 	traffic tools.TrafficEvent
+	// kind, text and path describe a kept file (opKept): path is the file to record, and
+	// staged says it is a link of the recorder's own (see stage), to be moved into place.
+	kind    Kind
+	text    string
+	path    string
+	ext     string
+	staged  bool
 	barrier chan struct{} // opBarrier: closed once everything queued before it is stored
 }
 
@@ -147,6 +158,7 @@ const (
 	opControl
 	opSession
 	opTraffic
+	opKept
 	opBarrier
 )
 
@@ -158,7 +170,9 @@ func Open(opts Options) (*Recorder, error) {
 		return nil, errors.New("recording: Options.Dir is required")
 	}
 	opts = opts.withDefaults()
-	if err := os.MkdirAll(filepath.Join(opts.Dir, BlobDir), 0o700); err != nil {
+	// Links staged by an earlier process that stopped before writing them are orphans.
+	os.RemoveAll(filepath.Join(opts.Dir, BlobDir, stagingDir))
+	if err := os.MkdirAll(filepath.Join(opts.Dir, BlobDir, stagingDir), 0o700); err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
 	ctx := context.Background()
@@ -287,9 +301,57 @@ func (r *Recorder) RecordSession(sessionID, event string, at time.Time, info []b
 }
 
 // RecordTraffic records one event of a session's tool traffic (give it to the host as
-// tools.Options.OnTraffic). Never dropped.
+// tools.Options.OnTraffic). Never dropped. The file of a finished transfer (an artifact)
+// is linked at once (see RecordKept), so that the record keeps it even when the command
+// that asked for it moves it away.
 func (r *Recorder) RecordTraffic(ev tools.TrafficEvent) {
-	r.enqueue(item{session: ev.SessionID, arrival: ev.At, op: opTraffic, traffic: ev, must: true})
+	it := item{session: ev.SessionID, arrival: ev.At, op: opTraffic, traffic: ev, must: true}
+	if ev.Kind == tools.TrafficTransfer && ev.Outcome == tools.OutcomeOK && ev.Path != "" {
+		if link := r.stage(ev.Path); link != "" {
+			it.traffic.Path, it.staged = link, true
+		}
+	}
+	r.enqueue(it)
+}
+
+// RecordKept records a file the host keeps for a session beside the recording: a crash
+// report (kind KindCrash) or an annotated-feedback bundle (KindAnnotation; anything else is
+// an artifact). meta is its description as a JSON object (the host's listing entry), text
+// a one-line summary and at its time. The file at path becomes the record's file without
+// being stored twice: it is hard-linked at once, and copied only where no link can be made
+// (another file system). Never dropped.
+//
+// Linking is one metadata operation on the caller's goroutine, right after the caller
+// wrote the file itself; everything else waits for the writer.
+func (r *Recorder) RecordKept(sessionID, kind, text string, at time.Time, meta []byte, path string) {
+	it := item{session: sessionID, arrival: at, op: opKept, must: true, kind: Kind(kind), text: text, data: meta, path: path}
+	switch it.kind {
+	case KindCrash:
+		it.ext = "json"
+	case KindAnnotation:
+		it.ext = "zip"
+	default:
+		it.kind, it.ext = KindArtifact, artifactExt(filepath.Base(path))
+	}
+	if link := r.stage(path); link != "" {
+		it.path, it.staged = link, true
+	}
+	r.enqueue(it)
+}
+
+// stagingDir, under BlobDir, holds the links stage makes until the writer moves them into
+// place; Open empties it.
+const stagingDir = ".staging"
+
+// stage hard-links the file at path into the staging directory and returns the link, or
+// "" when no link can be made (the writer then copies the file from path, if it is still
+// there).
+func (r *Recorder) stage(path string) string {
+	link := filepath.Join(r.dir, BlobDir, stagingDir, strconv.FormatInt(r.staged.Add(1), 10))
+	if os.Link(path, link) != nil {
+		return ""
+	}
+	return link
 }
 
 // Flush waits until everything queued before the call is stored (and the budgets

@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -9,10 +10,12 @@ import (
 	"image/jpeg"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/host/tools"
@@ -67,7 +70,8 @@ func testJPEG(t testing.TB) []byte {
 	return b.Bytes()
 }
 
-// waitIdle waits until everything queued is written.
+// waitIdle waits until everything queued is written. Flush's barrier also covers a batch
+// the writer has taken from the queue but not yet stored, which polling the queue misses.
 func waitIdle(t *testing.T, r *Recorder) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -96,6 +100,7 @@ func all(t *testing.T, r *Recorder, q Query) []Record {
 // TestRecordOfficialTelemetry records every message shape of the official SDKs, control
 // actions, a live frame and tool traffic; reopens the recordings; and reads each kind back.
 func TestRecordOfficialTelemetry(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := open(t, dir, nil)
 	const sess = "com-example-app-001"
@@ -125,8 +130,29 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 		Payload: []byte(`{"toolId":"notes.count","success":true,"data":{"count":3}}`)})
 	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
 		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: wire.CodePolicyNotGranted})
+	// What the host keeps on its side: a crash report, an annotation bundle, and an
+	// artifact that the command which asked for it moves away at once.
+	kept := t.TempDir()
+	report := filepath.Join(kept, "report.json")
+	bundle := filepath.Join(kept, "n.ansightannotation")
+	artifact := filepath.Join(kept, "shot.png")
+	for _, f := range []string{report, bundle, artifact} {
+		if err := os.WriteFile(f, []byte(`{"file":"`+filepath.Base(f)+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.RecordKept(sess, "crash", "native_crash: SIGSEGV", now.Add(-time.Hour), []byte(`{"id":"c1","kind":"native_crash"}`), report)
+	r.RecordKept(sess, "annotation", "annotation 1b4e", now, []byte(`{"id":"1b4e"}`), bundle)
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficTransfer, Type: "asft", TransferID: "t1",
+		FileName: "shot.png", MimeType: "image/png", Path: artifact, ReceivedBytes: 17, SizeBytes: 17, Outcome: tools.OutcomeOK})
+	if err := os.Rename(artifact, artifact+".moved"); err != nil { // app screenshot -o
+		t.Fatal(err)
+	}
 	r.RecordSession(sess, "disconnected", now.Add(time.Minute), nil)
 	waitIdle(t, r)
+	if entries, _ := os.ReadDir(filepath.Join(dir, BlobDir, stagingDir)); len(entries) != 0 {
+		t.Errorf("staged links left behind: %d", len(entries))
+	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +172,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 	}
 	want := map[Kind]int64{KindChannel: 2, KindMetric: 2, KindEvent: 1, KindTouch: 3, KindNetwork: 1, KindTree: 1,
 		KindAppState: 2, KindLog: 3, KindProfile: 1, KindFrame: 2, KindMessage: 1, KindProperties: 1, KindCrash: 1,
-		KindControl: 1, KindTraffic: 3, KindState: 3}
+		KindAnnotation: 1, KindArtifact: 1, KindControl: 2, KindTraffic: 4, KindState: 3}
 	for k, n := range want {
 		if counts[k] != n {
 			t.Errorf("%s records = %d, want %d (all: %v)", k, counts[k], n, counts)
@@ -243,6 +269,37 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 			t.Errorf("denied = %+v", denied)
 		}
 	})
+	t.Run("kept files linked, not copied", func(t *testing.T) {
+		for _, c := range []struct {
+			kind Kind
+			file string
+			ext  string
+		}{{KindCrash, report, ".json"}, {KindAnnotation, bundle, ".zip"}, {KindArtifact, artifact + ".moved", ".png"}} {
+			recs := all(t, r, Query{Session: sess, Kinds: []Kind{c.kind}})
+			if len(recs) != 1 || recs[0].Blob == "" || filepath.Ext(recs[0].Blob) != c.ext {
+				t.Fatalf("%s records = %+v", c.kind, recs)
+			}
+			mine, err := os.Stat(filepath.Join(dir, filepath.FromSlash(recs[0].Blob)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, err := os.Stat(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !os.SameFile(mine, theirs) {
+				t.Errorf("%s: the recording holds a copy of %s, not a link", c.kind, c.file)
+			}
+		}
+		crash := all(t, r, Query{Session: sess, Kinds: []Kind{KindCrash}, Search: "sigsegv"})
+		if len(crash) != 1 || !crash[0].At.Equal(now.Add(-time.Hour)) || string(crash[0].Data) != `{"id":"c1","kind":"native_crash"}` {
+			t.Errorf("crash = %+v", crash)
+		}
+		handoff := all(t, r, Query{Session: sess, Kinds: []Kind{KindControl}, Search: "crash.handoff"})
+		if len(handoff) != 1 || strings.Contains(string(handoff[0].Data), "dHJhY2U=") || !strings.Contains(string(handoff[0].Data), `"payloadBytes"`) {
+			t.Errorf("the crash.handoff request is stored twice: %+v", handoff)
+		}
+	})
 	t.Run("unknown kept verbatim", func(t *testing.T) {
 		m := all(t, r, Query{Session: sess, Kinds: []Kind{KindMessage}})
 		if len(m) != 1 || string(m[0].Data) != `{"type":"CLIENT_FUTURE_THING","sentAtUtc":"2026-03-20T10:00:07Z","novel":{"nested":[1,2,3]}}` {
@@ -263,6 +320,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 // TestFullQueueDropsTelemetryNotTraffic holds the writer up and overfills the intake
 // buffer: telemetry beyond it is dropped and counted, tool traffic is not.
 func TestFullQueueDropsTelemetryNotTraffic(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) { o.QueueMessages = 10 })
 	const sess = "app-001"
 	r.writeMu.Lock() // the writer blocks on its first batch
@@ -289,6 +347,7 @@ func TestFullQueueDropsTelemetryNotTraffic(t *testing.T) {
 // TestBudgetsEvictOldestFirst writes past both budgets: the oldest records go first, with
 // their files, and the totals stay within the budgets.
 func TestBudgetsEvictOldestFirst(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) {
 		o.MaxBytes, o.MaxSessionBytes, o.MinFrameInterval = 200<<10, 120<<10, -1
 	})
@@ -327,6 +386,7 @@ func TestBudgetsEvictOldestFirst(t *testing.T) {
 
 // TestFollowSeesNewRecords: Follow delivers what is there, then what arrives.
 func TestFollowSeesNewRecords(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), nil)
 	const sess = "app-001"
 	r.RecordControl(sess, "client.log", []byte(`{"data":"first"}`), true, "", time.Now())
@@ -357,6 +417,7 @@ func TestFollowSeesNewRecords(t *testing.T) {
 }
 
 func TestFrameThinning(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) { o.MinFrameInterval = 100 * time.Millisecond })
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, CapturedAt: time.Now(), Width: 1, Height: 1, JPEG: []byte{1}})
 	base := time.Now()
@@ -374,6 +435,7 @@ func TestFrameThinning(t *testing.T) {
 // TestExportImportRoundTrip exports a recording with a redaction list, imports the archive
 // and finds the same records, files and redactions.
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := open(t, t.TempDir(), nil)
 	const sess = "com-example-app-001"
 	now := time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)
@@ -385,8 +447,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: 8, Height: 16, JPEG: img})
 	r.RecordMessage(sess, transport.MessageBinary, frame, now)
 	r.RecordControl(sess, "client.log", []byte(`{"data":"login ok session_token=abc123 user=ann"}`), true, "", now)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult,
-		Outcome: tools.OutcomeOK, Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: tools.OutcomeOK, Payload: []byte(`{"toolId":"notes.get"}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 250, Outcome: tools.OutcomeOK,
+		Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
+	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
+		ToolIDs: []string{"notes.delete_all"}, Outcome: tools.OutcomeError, ErrorCode: wire.CodePolicyNotGranted})
 	waitIdle(t, r)
 	before := all(t, r, Query{Session: sess})
 
@@ -399,6 +466,18 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if bytes.Contains(zipBuf.Bytes(), []byte(secret)) { // manifest and records are deflated; check after import too
 			t.Errorf("archive holds %q", secret)
 		}
+	}
+	zr, err := zip.NewReader(bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, _ := zr.Open(ManifestName)
+	var m Manifest
+	if b, _ := io.ReadAll(mf); json.Unmarshal(b, &m) != nil {
+		t.Fatal("manifest does not read")
+	}
+	if tr := m.Traffic; tr.Calls != 1 || tr.Denied != 1 || tr.Errors != 0 || tr.BytesSent != 100 || tr.BytesReceived != 250 || tr.Tools["notes.get"] != 1 {
+		t.Errorf("traffic summary %+v", tr)
 	}
 	sum, err := r.Import(context.Background(), bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()), ImportOptions{})
 	if err != nil {

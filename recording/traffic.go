@@ -11,8 +11,9 @@ import (
 // trafficEntries records one event of a session's tool traffic: the exchange's figures
 // (sizes, duration, outcome) as data, and its payload inline when small, else as the
 // record's file. A finished transfer also yields an artifact record whose file is the
-// received file, linked (or copied) into the recordings directory.
-func trafficEntries(ev tools.TrafficEvent) []entry {
+// received file, linked (or copied) into the recordings directory; staged says ev.Path is
+// the recorder's own link of it (RecordTraffic), moved into place.
+func trafficEntries(ev tools.TrafficEvent, staged bool) []entry {
 	o := object{
 		{"direction", quoted(string(ev.Kind))},
 		{"type", quoted(ev.Type)},
@@ -72,7 +73,7 @@ func trafficEntries(ev tools.TrafficEvent) []entry {
 			meta = append(meta, member{"requestId", quoted(ev.RequestID)})
 		}
 		out = append(out, entry{kind: KindArtifact, at: ev.At, text: clip(ev.FileName, maxTextBytes), data: meta.encode(),
-			link: ev.Path, ext: artifactExt(ev.FileName)})
+			link: ev.Path, owned: staged, ext: artifactExt(ev.FileName)})
 	}
 	return out
 }

@@ -108,7 +108,9 @@ func (r *Recorder) writeBatch(batch []item) {
 		case opControl:
 			es = r.parser.control(it.action, it.data, it.ok, it.message, it.arrival)
 		case opTraffic:
-			es = trafficEntries(it.traffic)
+			es = trafficEntries(it.traffic, it.staged)
+		case opKept:
+			es = []entry{keptEntry(it)}
 		case opSession:
 			u := updates[it.session]
 			if u == nil {
@@ -220,7 +222,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 		}
 		if len(e.blob) > 0 || e.link != "" {
 			rel, abs := r.blobPath(e.session, e.kind, seq, e.ext)
-			n, err := writeBlob(abs, e.blob, e.link)
+			n, err := writeBlob(abs, e.blob, e.link, e.owned)
 			if err != nil {
 				r.log.Warn("recording: file not kept", "session", e.session, "kind", e.kind, "err", err)
 			} else {
@@ -280,6 +282,13 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	return out, nil
 }
 
+// keptEntry is the record of a file the host keeps (RecordKept): its description as data,
+// the file linked.
+func keptEntry(it *item) entry {
+	return entry{kind: it.kind, at: it.arrival, text: clip(it.text, maxTextBytes), data: infoJSON(it.data),
+		link: it.path, owned: it.staged, ext: it.ext}
+}
+
 // micros is t as Unix microseconds, the database's time unit.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
@@ -305,9 +314,9 @@ func (r *Recorder) blobPath(session string, kind Kind, seq int64, ext string) (r
 	return rel, filepath.Join(r.dir, filepath.FromSlash(rel))
 }
 
-// writeBlob writes data, or links (else copies) the file at link, to path and returns its
-// size.
-func writeBlob(path string, data []byte, link string) (int64, error) {
+// writeBlob writes data, or moves (when owned) or links (else copies) the file at link, to
+// path and returns its size.
+func writeBlob(path string, data []byte, link string, owned bool) (int64, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return 0, err
 	}
@@ -320,6 +329,9 @@ func writeBlob(path string, data []byte, link string) (int64, error) {
 	}
 	if !info.Mode().IsRegular() {
 		return 0, fmt.Errorf("%s is not a regular file", link)
+	}
+	if owned && os.Rename(link, path) == nil {
+		return info.Size(), nil
 	}
 	if os.Link(link, path) == nil {
 		return info.Size(), nil

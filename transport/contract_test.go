@@ -8,6 +8,7 @@ import (
 )
 
 func TestPipeContract(t *testing.T) {
+	t.Parallel()
 	transporttest.RunConnTests(t, func(t *testing.T, readLimit int64) (transport.Conn, transport.Conn) {
 		a, b := transport.Pipe(transport.PipeOptions{ReadLimit: readLimit})
 		t.Cleanup(func() { transporttest.CloseBoth(a, b) })
@@ -16,6 +17,7 @@ func TestPipeContract(t *testing.T) {
 }
 
 func TestWebSocketContract(t *testing.T) {
+	t.Parallel()
 	transporttest.RunConnTests(t, func(t *testing.T, readLimit int64) (transport.Conn, transport.Conn) {
 		return transporttest.NewLoopbackPair(t, transporttest.Options{
 			Dial:   transport.DialOptions{ReadLimit: readLimit},

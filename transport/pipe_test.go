@@ -7,6 +7,7 @@ import (
 )
 
 func TestPipeWriteBlocksWhenFull(t *testing.T) {
+	t.Parallel()
 	a, b := Pipe(PipeOptions{Queue: 2})
 	defer a.Close(StatusNormalClosure, "")
 	mustWrite(t, a, MessageText, []byte("1"))
@@ -35,6 +36,7 @@ func TestPipeWriteBlocksWhenFull(t *testing.T) {
 }
 
 func TestPipeCloseUnblocksWriters(t *testing.T) {
+	t.Parallel()
 	for _, closer := range []string{"writer", "reader"} {
 		t.Run(closer, func(t *testing.T) {
 			a, b := Pipe(PipeOptions{Queue: 1})
@@ -59,6 +61,7 @@ func TestPipeCloseUnblocksWriters(t *testing.T) {
 }
 
 func TestPipeCloseDiscardsInbound(t *testing.T) {
+	t.Parallel()
 	a, b := Pipe(PipeOptions{})
 	mustWrite(t, b, MessageText, []byte("never read"))
 	a.Close(StatusNormalClosure, "")
@@ -69,6 +72,7 @@ func TestPipeCloseDiscardsInbound(t *testing.T) {
 }
 
 func TestPipeOversizeAfterPeerClose(t *testing.T) {
+	t.Parallel()
 	// A too-big message still queued when the writer closes is reported as too big.
 	a, b := Pipe(PipeOptions{ReadLimit: 4})
 	mustWrite(t, a, MessageBinary, []byte("12345"))

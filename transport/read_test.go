@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"testing"
 	"testing/iotest"
 )
@@ -12,21 +13,25 @@ import (
 // their exact length (frame-sized ones in a recyclable buffer), whether the reader returns them in one piece or a byte at a time;
 // a read error is returned as it is.
 func TestReadMessage(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 385, scratchChunk - 1, scratchChunk, scratchChunk + 1, 65592, 8*scratchChunk + 3, 1 << 20} {
-		want := make([]byte, n)
-		for i := range want {
-			want[i] = byte(i * 7)
-		}
-		for _, r := range []io.Reader{bytes.NewReader(want), iotest.HalfReader(bytes.NewReader(want))} {
-			got, err := readMessage(r, true)
-			wantCap := n
-			if n > scratchChunk && n <= recycledCap {
-				wantCap = recycledCap // frame-sized: a buffer Recycle can keep
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			t.Parallel()
+			want := make([]byte, n)
+			for i := range want {
+				want[i] = byte(i * 7)
 			}
-			if err != nil || !bytes.Equal(got, want) || cap(got) != wantCap && n > 0 {
-				t.Fatalf("%d bytes: got %d bytes (cap %d), err %v", n, len(got), cap(got), err)
+			for _, r := range []io.Reader{bytes.NewReader(want), iotest.HalfReader(bytes.NewReader(want))} {
+				got, err := readMessage(r, true)
+				wantCap := n
+				if n > scratchChunk && n <= recycledCap {
+					wantCap = recycledCap // frame-sized: a buffer Recycle can keep
+				}
+				if err != nil || !bytes.Equal(got, want) || cap(got) != wantCap && n > 0 {
+					t.Fatalf("got %d bytes (cap %d), err %v", len(got), cap(got), err)
+				}
 			}
-		}
+		})
 	}
 	boom := errors.New("boom")
 	if _, err := readMessage(io.MultiReader(bytes.NewReader(make([]byte, 40000)), iotest.ErrReader(boom)), true); !errors.Is(err, boom) {

@@ -69,6 +69,7 @@ func newWSPair(t *testing.T, readLimit int64) (Conn, Conn) {
 }
 
 func TestWebSocketDefaultReadLimit(t *testing.T) {
+	t.Parallel()
 	// Far above coder/websocket's own 32 KiB default: a crash report of several MiB must pass.
 	a, b := newWSPair(t, 0)
 	msg := bytes.Repeat([]byte("x"), 8<<20)
@@ -85,6 +86,7 @@ func TestWebSocketDefaultReadLimit(t *testing.T) {
 }
 
 func TestWebSocketDialHeader(t *testing.T) {
+	t.Parallel()
 	s := newWSServer(t, AcceptOptions{})
 	h := http.Header{"Authorization": {"Bearer s3cret"}}
 	s.dial(t, DialOptions{Header: h})
@@ -94,6 +96,7 @@ func TestWebSocketDialHeader(t *testing.T) {
 }
 
 func TestWebSocketDialErrors(t *testing.T) {
+	t.Parallel()
 	refused := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no", http.StatusUnauthorized)
 	}))
@@ -142,6 +145,7 @@ func TestWebSocketDialErrors(t *testing.T) {
 }
 
 func TestWebSocketDialContextOnlyBoundsHandshake(t *testing.T) {
+	t.Parallel()
 	s := newWSServer(t, AcceptOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	client, err := Dial(ctx, s.url(), DialOptions{})
@@ -158,6 +162,7 @@ func TestWebSocketDialContextOnlyBoundsHandshake(t *testing.T) {
 }
 
 func TestAcceptNoOriginPolicy(t *testing.T) {
+	t.Parallel()
 	// A cross-origin request is the caller's business (the host rejects Origin before
 	// calling Accept); Accept itself lets it through.
 	s := newWSServer(t, AcceptOptions{})
@@ -167,6 +172,7 @@ func TestAcceptNoOriginPolicy(t *testing.T) {
 }
 
 func TestAcceptNotUpgrade(t *testing.T) {
+	t.Parallel()
 	s := newWSServer(t, AcceptOptions{})
 	resp, err := http.Get(s.URL)
 	if err != nil {
@@ -180,6 +186,7 @@ func TestAcceptNotUpgrade(t *testing.T) {
 }
 
 func TestWebSocketCompression(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []CompressionMode{CompressionNoContextTakeover, CompressionContextTakeover} {
 		s := newWSServer(t, AcceptOptions{CompressionMode: mode, ReadLimit: 4096})
 		client, server := s.dial(t, DialOptions{CompressionMode: mode, ReadLimit: 4096})
@@ -197,6 +204,7 @@ func TestWebSocketCompression(t *testing.T) {
 }
 
 func TestWebSocketPeerVanishes(t *testing.T) {
+	t.Parallel()
 	client, server := newWSPair(t, 0)
 	// Drop the TCP connection without a close frame.
 	server.(*wsConn).ws.CloseNow()
@@ -211,6 +219,7 @@ func TestWebSocketPeerVanishes(t *testing.T) {
 }
 
 func TestWebSocketKeepAlive(t *testing.T) {
+	t.Parallel()
 	t.Run("DeadPeer", func(t *testing.T) {
 		// The server never reads, so it never answers a ping.
 		s := newWSServer(t, AcceptOptions{})

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 )
 
 func TestUnmarshalStrict(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      string
@@ -75,6 +77,7 @@ func checkErr(t *testing.T, err error, want string) {
 }
 
 func TestUnmarshalEmbeddedAndRecursive(t *testing.T) {
+	t.Parallel()
 	// BatchItem embeds Outcome, whose evidence holds Outcomes: field names of both levels
 	// are known, at any depth.
 	tests := []struct {
@@ -87,8 +90,11 @@ func TestUnmarshalEmbeddedAndRecursive(t *testing.T) {
 		{`{"index":1,"error":{"code":"x","message":"m","retryable":false,"Details":{}}}`, `"Details" differs from the field name "details"`},
 	}
 	for _, tt := range tests {
-		var it BatchItem
-		checkErr(t, Unmarshal([]byte(tt.in), &it), tt.wantErr)
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			var it BatchItem
+			checkErr(t, Unmarshal([]byte(tt.in), &it), tt.wantErr)
+		})
 	}
 	var bi BatchItem
 	if err := Unmarshal([]byte(tests[0].in), &bi); err != nil || bi.Index != 1 || !bi.Evidence["visualTree"].Success {
@@ -97,6 +103,7 @@ func TestUnmarshalEmbeddedAndRecursive(t *testing.T) {
 }
 
 func TestUnmarshalLargeObjectFold(t *testing.T) {
+	t.Parallel()
 	// Past foldSetThreshold names the check switches to a folded set; it must still find
 	// variants, also against the early names.
 	var b strings.Builder
@@ -121,12 +128,14 @@ func TestUnmarshalLargeObjectFold(t *testing.T) {
 }
 
 func TestUnmarshalNeedsPointer(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{nil, Call{}, (*Call)(nil)} {
 		checkErr(t, Unmarshal([]byte(`{}`), v), "non-nil pointer")
 	}
 }
 
 func TestUnmarshalSizeLimit(t *testing.T) {
+	t.Parallel()
 	big := make([]byte, DefaultMaxMessageBytes+1)
 	var v any
 	checkErr(t, Unmarshal(big, &v), "exceeds the limit")
@@ -135,6 +144,7 @@ func TestUnmarshalSizeLimit(t *testing.T) {
 }
 
 func TestMarshalDeterministic(t *testing.T) {
+	t.Parallel()
 	c := Catalog{Schema: CatalogSchema, Revision: "r", Categories: map[string]int{"ui": 2, "files": 1, "app": 3}}
 	want := `{"schema":"ansight.tool-catalog.v3","revision":"r","categories":{"app":3,"files":1,"ui":2}}`
 	for range 20 {
@@ -146,6 +156,7 @@ func TestMarshalDeterministic(t *testing.T) {
 }
 
 func TestDecodeEnvelopeVariants(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      string
@@ -227,6 +238,7 @@ func TestDecodeEnvelopeVariants(t *testing.T) {
 }
 
 func TestAppendEnvelope(t *testing.T) {
+	t.Parallel()
 	req := &Envelope{Type: TypeCall, ID: "call-1", SessionID: "s1"}
 	resp := NewResponse(req, TypeResult, jsontext.Value(`{"toolId":"a","success":true}`), ts("2026-08-25T02:01:00.05+02:00"))
 	got, err := AppendEnvelope([]byte("prefix"), resp)
@@ -264,6 +276,7 @@ func TestAppendEnvelope(t *testing.T) {
 }
 
 func TestErrorEnvelopeID(t *testing.T) {
+	t.Parallel()
 	a, b := ErrorEnvelopeID(), ErrorEnvelopeID()
 	if a == b || !strings.HasPrefix(a, "tool.error.") || !isLowerHex(a[len("tool.error."):]) || len(a) != len("tool.error.")+32 {
 		t.Fatalf("ErrorEnvelopeID = %q, %q", a, b)
@@ -280,6 +293,7 @@ func isLowerHex(s string) bool {
 }
 
 func TestParseTimestamp(t *testing.T) {
+	t.Parallel()
 	good := map[string]string{
 		"2026-08-25T00:00:00Z":                "2026-08-25T00:00:00Z",
 		"2026-08-25T00:00:00.050Z":            "2026-08-25T00:00:00.05Z",
@@ -291,10 +305,13 @@ func TestParseTimestamp(t *testing.T) {
 		"9999-12-31T23:59:59.999999999-00:00": "9999-12-31T23:59:59.999999999Z",
 	}
 	for in, want := range good {
-		got, ok := parseTimestamp([]byte(in))
-		if !ok || got.Format("2006-01-02T15:04:05.999999999Z07:00") != want || got.Location() != timeUTC {
-			t.Errorf("parseTimestamp(%q) = %v, %v; want %s", in, got, ok, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			t.Parallel()
+			got, ok := parseTimestamp([]byte(in))
+			if !ok || got.Format("2006-01-02T15:04:05.999999999Z07:00") != want || got.Location() != timeUTC {
+				t.Errorf("parseTimestamp(%q) = %v, %v; want %s", in, got, ok, want)
+			}
+		})
 	}
 	for _, in := range []string{
 		"", "2026-08-25", "2026-08-25T00:00:00", "2026-08-25 00:00:00Z", "2026-13-01T00:00:00Z",
@@ -302,13 +319,17 @@ func TestParseTimestamp(t *testing.T) {
 		"2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00+0100",
 		"2026-01-01T00:00:00+24:00", "2026-01-01T00:00:00ZZ", "0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01", "+026-01-01T00:00:00Z", "2026-01-01T00:00:00.1x",
 	} {
-		if got, ok := parseTimestamp([]byte(in)); ok {
-			t.Errorf("parseTimestamp(%q) = %v, want failure", in, got)
-		}
+		t.Run(fmt.Sprintf("refused %q", in), func(t *testing.T) {
+			t.Parallel()
+			if got, ok := parseTimestamp([]byte(in)); ok {
+				t.Errorf("parseTimestamp(%q) = %v, want failure", in, got)
+			}
+		})
 	}
 }
 
 func TestDecodeErrorMessage(t *testing.T) {
+	t.Parallel()
 	err := (&DecodeError{Path: "/a/b", Offset: 7, Msg: "bad"}).Error()
 	if err != "wire: bad at /a/b (offset 7)" {
 		t.Fatal(err)
@@ -322,6 +343,7 @@ func TestDecodeErrorMessage(t *testing.T) {
 // exactly a field's and no two fields fold together; otherwise names are compared as
 // ever.
 func TestUnmarshalFoldCheckShortcut(t *testing.T) {
+	t.Parallel()
 	var twins struct {
 		Lower int `json:"a"`
 		Upper int `json:"A"`
@@ -335,6 +357,7 @@ func TestUnmarshalFoldCheckShortcut(t *testing.T) {
 // TestParseTimestampCalendar holds the envelope's own date arithmetic against the time
 // package: every 13th day from year 1 to 9999, the impossible dates and the limits.
 func TestParseTimestampCalendar(t *testing.T) {
+	t.Parallel()
 	for d := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 10000; d = d.AddDate(0, 0, 13) {
 		s := d.Format("2006-01-02T15:04:05Z")
 		got, ok := parseTimestamp([]byte(s))
@@ -358,6 +381,7 @@ func TestParseTimestampCalendar(t *testing.T) {
 // TestDecodeErrorElidesLongPaths: a refusal shows at most a bounded path, cut on rune
 // boundaries, whatever the length of the peer's member names.
 func TestDecodeErrorElidesLongPaths(t *testing.T) {
+	t.Parallel()
 	name := strings.Repeat("é", 100_000)
 	err := Unmarshal([]byte(`{"toolId":"a","arguments":{"`+name+`":[1,}}`), new(Call))
 	var de *DecodeError

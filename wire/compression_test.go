@@ -48,34 +48,39 @@ func gzipBytes(t testing.TB, b []byte) []byte {
 }
 
 func TestEncodePayloadRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{CompressionThreshold, 100_000, 1 << 20} {
-		plain := bigCatalog(n)
-		enc, err := EncodePayload(plain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(enc) >= len(plain) {
-			t.Fatalf("%d bytes: wrapper of %d bytes is not smaller", len(plain), len(enc))
-		}
-		head := `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":` + strconv.Itoa(len(plain)) + `,"compressedByteCount":`
-		if !bytes.HasPrefix(enc, []byte(head)) || !bytes.HasSuffix(enc, []byte(`"}`)) {
-			t.Fatalf("wrapper %.200s… does not have the member order of spec §8", enc)
-		}
-		var w struct {
-			CompressedByteCount int    `json:"compressedByteCount"`
-			Data                []byte `json:"data"`
-		}
-		if err := Unmarshal(enc, &w); err != nil || w.CompressedByteCount != len(w.Data) {
-			t.Fatalf("compressedByteCount %d, gzip bytes %d, %v", w.CompressedByteCount, len(w.Data), err)
-		}
-		dec, err := DecodePayload(enc, int64(len(plain)))
-		if err != nil || !bytes.Equal(dec, plain) {
-			t.Fatalf("%d bytes: round trip failed: %v", len(plain), err)
-		}
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			t.Parallel()
+			plain := bigCatalog(n)
+			enc, err := EncodePayload(plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(enc) >= len(plain) {
+				t.Fatalf("%d bytes: wrapper of %d bytes is not smaller", len(plain), len(enc))
+			}
+			head := `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":` + strconv.Itoa(len(plain)) + `,"compressedByteCount":`
+			if !bytes.HasPrefix(enc, []byte(head)) || !bytes.HasSuffix(enc, []byte(`"}`)) {
+				t.Fatalf("wrapper %.200s… does not have the member order of spec §8", enc)
+			}
+			var w struct {
+				CompressedByteCount int    `json:"compressedByteCount"`
+				Data                []byte `json:"data"`
+			}
+			if err := Unmarshal(enc, &w); err != nil || w.CompressedByteCount != len(w.Data) {
+				t.Fatalf("compressedByteCount %d, gzip bytes %d, %v", w.CompressedByteCount, len(w.Data), err)
+			}
+			dec, err := DecodePayload(enc, int64(len(plain)))
+			if err != nil || !bytes.Equal(dec, plain) {
+				t.Fatalf("%d bytes: round trip failed: %v", len(plain), err)
+			}
+		})
 	}
 }
 
 func TestEncodePayloadKeepsPlain(t *testing.T) {
+	t.Parallel()
 	small := bigCatalog(100)
 	if enc, _ := EncodePayload(small); !bytes.Equal(enc, small) {
 		t.Error("payload below the threshold was wrapped")
@@ -98,6 +103,7 @@ func TestEncodePayloadKeepsPlain(t *testing.T) {
 }
 
 func TestDecodePayloadPlain(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		`{"toolId":"a"}`, `[1,2]`, `"text"`, `null`, `{"$schema":"x","a":{"$ansightEncoding":"nested is not a wrapper"}}`,
 		` {"a":"\n"} `,
@@ -110,6 +116,7 @@ func TestDecodePayloadPlain(t *testing.T) {
 }
 
 func TestDecodePayloadErrors(t *testing.T) {
+	t.Parallel()
 	good := gzipBytes(t, []byte(`{"a":1}`))
 	b64 := base64.StdEncoding.EncodeToString(good)
 	tests := []struct {
@@ -153,17 +160,21 @@ func TestDecodePayloadErrors(t *testing.T) {
 }
 
 func TestUnmarshalPayload(t *testing.T) {
+	t.Parallel()
 	result := `{"toolId":"app.list","success":true,"result":{"Name":1,"name":2},"padding":"` + strings.Repeat("x", CompressionThreshold) + `"}`
 	wrapped, err := EncodePayload([]byte(result))
 	if err != nil || bytes.Equal(wrapped, []byte(result)) {
 		t.Fatalf("EncodePayload did not wrap: %v", err)
 	}
 	for name, in := range map[string][]byte{"plain": []byte(result), "wrapped": wrapped} {
-		var r Result
-		out, err := UnmarshalPayload(in, 0, &r)
-		if err != nil || string(out) != result || r.ToolID != "app.list" || !r.Success || string(r.Result) != `{"Name":1,"name":2}` {
-			t.Errorf("%s: got %+v from %.60s…, %v", name, r, out, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var r Result
+			out, err := UnmarshalPayload(in, 0, &r)
+			if err != nil || string(out) != result || r.ToolID != "app.list" || !r.Success || string(r.Result) != `{"Name":1,"name":2}` {
+				t.Errorf("%s: got %+v from %.60s…, %v", name, r, out, err)
+			}
+		})
 	}
 
 	variant := `{"toolId":"a","ToolId":"b","success":true,"padding":"` + strings.Repeat("x", CompressionThreshold) + `"}`
@@ -196,6 +207,7 @@ func TestUnmarshalPayload(t *testing.T) {
 }
 
 func TestDecodePayloadTolerance(t *testing.T) {
+	t.Parallel()
 	plain := []byte(`{"a":[1,2,3]}`)
 	gz := gzipBytes(t, plain)
 	b64 := base64.StdEncoding.EncodeToString(gz)

@@ -12,6 +12,7 @@ import (
 const testTransferID = "0123456789abcdef0123456789abcdef"
 
 func TestFrameRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, f := range []Frame{
 		{Type: FrameChunk, TransferID: testTransferID, Sequence: 0, Offset: 0, Payload: []byte("hello")},
 		{Type: FrameChunk, TransferID: testTransferID, Sequence: 7, Offset: 7 << 16, Payload: bytes.Repeat([]byte{0xff}, MaxChunkSize)},
@@ -40,6 +41,7 @@ func TestFrameRoundTrip(t *testing.T) {
 }
 
 func TestFrameLayout(t *testing.T) {
+	t.Parallel()
 	msg, err := AppendFrame(nil, Frame{Type: FrameChunk, TransferID: testTransferID, Sequence: 0x01020304, Offset: 0x0102030405060708, Payload: []byte{9}})
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +54,7 @@ func TestFrameLayout(t *testing.T) {
 }
 
 func TestParseFrameErrors(t *testing.T) {
+	t.Parallel()
 	good, _ := AppendFrame(nil, Frame{Type: FrameChunk, TransferID: testTransferID, Sequence: 1, Offset: 2, Payload: []byte("abc")})
 	mut := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
 	tests := []struct {
@@ -84,6 +87,7 @@ func TestParseFrameErrors(t *testing.T) {
 }
 
 func TestAppendFrameErrors(t *testing.T) {
+	t.Parallel()
 	for name, f := range map[string]Frame{
 		"unknown type":          {Type: 9, TransferID: testTransferID},
 		"short id":              {Type: FrameChunk, TransferID: "abc"},
@@ -100,6 +104,7 @@ func TestAppendFrameErrors(t *testing.T) {
 }
 
 func TestNewTransferID(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 100 {
 		id := NewTransferID()
@@ -111,12 +116,14 @@ func TestNewTransferID(t *testing.T) {
 }
 
 func TestFrameTypeString(t *testing.T) {
+	t.Parallel()
 	if FrameChunk.String() != "chunk" || FrameComplete.String() != "complete" || FrameError.String() != "error" || FrameType(9).String() != "FrameType(9)" {
 		t.Fatal("FrameType.String")
 	}
 }
 
 func TestASJP(t *testing.T) {
+	t.Parallel()
 	f := ASJPFrame{Format: ASJPFormatJPEG, Quality: 80, Flags: ASJPFlagKeyboardKnown | ASJPFlagKeyboardVisible,
 		CapturedAt: time.UnixMilli(1_787_000_000_123).UTC(), Width: 1080, Height: 2400, JPEG: []byte{0xff, 0xd8, 0xff, 0xd9}}
 	msg, err := AppendASJP(nil, f)

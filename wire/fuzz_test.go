@@ -37,6 +37,7 @@ func examples(t testing.TB) map[string][]byte {
 }
 
 func TestContractExamples(t *testing.T) {
+	t.Parallel()
 	targets := map[string]any{"query": new(Query), "catalog": new(Catalog), "call": new(Call), "batch": new(Batch)}
 	for name, msg := range examples(t) {
 		e, err := DecodeEnvelope(msg)
@@ -256,6 +257,7 @@ func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 // TestWriteSeedCorpora rewrites testdata/fuzz/* when run with -update-corpus. The seeds
 // are committed, so plain `go test` replays them as regression tests.
 func TestWriteSeedCorpora(t *testing.T) {
+	t.Parallel()
 	if !*updateCorpus {
 		t.Skip("run with -update-corpus to rewrite the seed corpora")
 	}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestBackoffBoundsAndCap(t *testing.T) {
+	t.Parallel()
 	for _, jitter := range []struct {
 		name string
 		rand func(int64) int64
@@ -32,6 +33,7 @@ func TestBackoffBoundsAndCap(t *testing.T) {
 }
 
 func TestBackoffManyFailuresDoNotOverflow(t *testing.T) {
+	t.Parallel()
 	b := newBackoff(time.Second, time.Minute)
 	for range 1000 {
 		if d := b.next(); d <= 0 || d > time.Minute {

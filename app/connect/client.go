@@ -132,7 +132,7 @@ func permanent(c *config, err error) bool {
 	if ee, ok := errors.AsType[*EnrollmentError](err); ok {
 		return !ee.Temporary()
 	}
-	if he, ok := errors.AsType[*transport.HandshakeError](err); ok && c.Mode == ModeDirect {
+	if he, ok := errors.AsType[*transport.HandshakeError](err); ok && c.enrollment == nil {
 		return he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusNotFound || he.StatusCode == http.StatusForbidden
 	}
 	return false

@@ -38,6 +38,7 @@ func (l *stateLog) states() []State {
 // The host drops every session right after the handshake: reconnects back off
 // exponentially (jitter pinned to its minimum), and stopping ends the loop cleanly.
 func TestRunReconnectsWithBackoff(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const sessions = 5
 		var closers sync.WaitGroup
@@ -99,6 +100,7 @@ func TestRunReconnectsWithBackoff(t *testing.T) {
 }
 
 func TestRunStopsOnPermanentDirectRefusal(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{
 			newHost: func(int) *controlHost { return nil },
@@ -115,6 +117,7 @@ func TestRunStopsOnPermanentDirectRefusal(t *testing.T) {
 }
 
 func TestRunRetriesTransientFailures(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{
 			newHost: func(n int) *controlHost {
@@ -147,6 +150,7 @@ func TestRunRetriesTransientFailures(t *testing.T) {
 }
 
 func TestRunCancelDuringBackoff(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost { return nil }, err: errors.New("refused")}
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)

@@ -33,6 +33,11 @@ func startHost(t *testing.T) *host.Server {
 	return srv
 }
 
+// localTo is local mode with srv's discovery port (the test host listens on a free port).
+func localTo(srv *host.Server) connect.Local {
+	return connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}}
+}
+
 func notesApp(t *testing.T) *app.App {
 	t.Helper()
 	a := app.New(app.Options{})
@@ -55,7 +60,7 @@ type running struct {
 	cancel context.CancelFunc
 }
 
-func start(t *testing.T, a *app.App, opts connect.Options) *running {
+func start(t *testing.T, a *app.App, mode connect.Mode, opts connect.Options) *running {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	r := &running{states: make(chan connect.StateChange, 64), done: make(chan error, 1), cancel: cancel}
@@ -65,7 +70,7 @@ func start(t *testing.T, a *app.App, opts connect.Options) *running {
 		default:
 		}
 	}
-	go func() { r.done <- connect.Run(ctx, a, opts) }()
+	go func() { r.done <- connect.Run(ctx, a, mode, opts) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r
 }
@@ -110,9 +115,9 @@ func session(t *testing.T, srv *host.Server) *host.Session {
 }
 
 func TestEndToEndLocalMode(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
-	r := start(t, notesApp(t), connect.Options{AppID: appID, AppVersion: "1.0", StateDir: t.TempDir(),
-		HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}})
+	r := start(t, notesApp(t), localTo(srv), connect.Options{AppID: appID, AppVersion: "1.0", StateDir: t.TempDir()})
 	r.await(t, connect.StateConnected)
 	s := session(t, srv)
 
@@ -159,9 +164,10 @@ func issueInvite(t *testing.T, srv *host.Server) string {
 }
 
 func TestEndToEndInviteMode(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	code := issueInvite(t, srv)
-	r := start(t, notesApp(t), connect.Options{AppID: appID, Mode: connect.ModeInvite, Invite: code, StateDir: t.TempDir()})
+	r := start(t, notesApp(t), connect.Invite{Code: code}, connect.Options{AppID: appID, StateDir: t.TempDir()})
 	r.await(t, connect.StateConnected)
 	s := session(t, srv)
 	if p := s.Info().MaxToolPolicy; p != wire.PolicyRead {
@@ -173,13 +179,14 @@ func TestEndToEndInviteMode(t *testing.T) {
 }
 
 func TestEndToEndInviteUsedByAnotherDevice(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	code := issueInvite(t, srv)
-	r := start(t, notesApp(t), connect.Options{AppID: appID, Mode: connect.ModeInvite, Invite: code, StateDir: t.TempDir()})
+	r := start(t, notesApp(t), connect.Invite{Code: code}, connect.Options{AppID: appID, StateDir: t.TempDir()})
 	r.await(t, connect.StateConnected)
 
 	// A second installation (its own state directory, so another device id) cannot reuse it.
-	err := connect.Run(t.Context(), notesApp(t), connect.Options{AppID: appID, Mode: connect.ModeInvite, Invite: code, StateDir: t.TempDir()})
+	err := connect.Run(t.Context(), notesApp(t), connect.Invite{Code: code}, connect.Options{AppID: appID, StateDir: t.TempDir()})
 	var ee *connect.EnrollmentError
 	if !errors.As(err, &ee) || ee.Reason != pairing.ReasonEnrollmentConsumed || ee.Temporary() {
 		t.Fatalf("second device: %v, want a permanent EnrollmentConsumed", err)
@@ -187,9 +194,9 @@ func TestEndToEndInviteUsedByAnotherDevice(t *testing.T) {
 }
 
 func TestEndToEndResumeAfterDrop(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
-	r := start(t, notesApp(t), connect.Options{AppID: appID, StateDir: t.TempDir(), HostAddress: "127.0.0.1",
-		DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, ReconnectDelay: 20 * time.Millisecond})
+	r := start(t, notesApp(t), localTo(srv), connect.Options{AppID: appID, StateDir: t.TempDir(), ReconnectDelay: 20 * time.Millisecond})
 	r.await(t, connect.StateConnected)
 	first := session(t, srv)
 	id := first.ID()
@@ -209,11 +216,11 @@ func TestEndToEndResumeAfterDrop(t *testing.T) {
 }
 
 func TestEndToEndCleanStop(t *testing.T) {
+	t.Parallel()
 	srv := startHost(t)
 	events, unsubscribe := srv.Subscribe(64)
 	defer unsubscribe()
-	sess, err := connect.Dial(t.Context(), notesApp(t), connect.Options{AppID: appID, StateDir: t.TempDir(),
-		HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}})
+	sess, err := connect.Dial(t.Context(), notesApp(t), localTo(srv), connect.Options{AppID: appID, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,8 @@ const (
 
 func localConfig(t *testing.T, timeout time.Duration, ports ...int) *config {
 	t.Helper()
-	c, err := newConfig(Options{
-		AppID: testAppID, DeviceName: "test-box", StateDir: t.TempDir(),
-		HostAddress: "127.0.0.1", DiscoveryPorts: ports, EnrollTimeout: timeout,
-	}, time.Now())
+	c, err := newConfig(Local{HostAddress: "127.0.0.1", DiscoveryPorts: ports, EnrollTimeout: timeout},
+		Options{AppID: testAppID, DeviceName: "test-box", StateDir: t.TempDir()}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +33,7 @@ func localConfig(t *testing.T, timeout time.Duration, ports ...int) *config {
 }
 
 func TestEnrollLocalSendsAllTenKeys(t *testing.T) {
+	t.Parallel()
 	h := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		return []reply{{data: accept(req, 56501, "ws-token-1")}}
 	})
@@ -81,6 +80,7 @@ func TestEnrollLocalSendsAllTenKeys(t *testing.T) {
 }
 
 func TestEnrollRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		reason    pairing.Reason
 		temporary bool
@@ -127,6 +127,7 @@ func TestEnrollRefusals(t *testing.T) {
 }
 
 func TestEnrollIgnoresBadAndForeignReplies(t *testing.T) {
+	t.Parallel()
 	// A second socket on another loopback address stands in for an attacker on the path.
 	foreign, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
 	if err != nil {
@@ -162,6 +163,7 @@ func TestEnrollIgnoresBadAndForeignReplies(t *testing.T) {
 }
 
 func TestEnrollTriesCandidatesInOrder(t *testing.T) {
+	t.Parallel()
 	silent := newUDPHost(t, nil)
 	h := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		return []reply{{data: accept(req, 56503, "t")}}
@@ -183,6 +185,7 @@ func TestEnrollTriesCandidatesInOrder(t *testing.T) {
 }
 
 func TestEnrollRefusalStopsAtFirstHost(t *testing.T) {
+	t.Parallel()
 	first := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		return []reply{{data: refuse(req, pairing.ReasonRegistrationRevoked)}}
 	})
@@ -199,6 +202,7 @@ func TestEnrollRefusalStopsAtFirstHost(t *testing.T) {
 }
 
 func TestEnrollNoHost(t *testing.T) {
+	t.Parallel()
 	a, b := newUDPHost(t, nil), newUDPHost(t, nil)
 	c := localConfig(t, quietTimeout, a.port(), b.port())
 	_, err := enroll(t.Context(), c.enrollment, discard)
@@ -216,6 +220,7 @@ func TestEnrollNoHost(t *testing.T) {
 }
 
 func TestEnrollCancel(t *testing.T) {
+	t.Parallel()
 	got := make(chan struct{}, 1)
 	h := newUDPHost(t, func(*pairing.EnrollmentConnect) []reply {
 		got <- struct{}{}
@@ -233,6 +238,7 @@ func TestEnrollCancel(t *testing.T) {
 }
 
 func TestEnrollAcceptedWithUnusablePath(t *testing.T) {
+	t.Parallel()
 	h := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		r := pairing.EnrollmentResult{RequestID: req.RequestID, Accepted: true, Reason: pairing.ReasonOK,
 			HostID: "h", HostName: "h", Message: "m", WebSocketPort: 56500, WebSocketPath: "/ws?x=1", WebSocketToken: "t"}
@@ -248,6 +254,7 @@ func TestEnrollAcceptedWithUnusablePath(t *testing.T) {
 }
 
 func TestWebSocketURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addr, path, want string
 	}{
@@ -257,22 +264,29 @@ func TestWebSocketURL(t *testing.T) {
 		{"fe80::1%eth0", "/ws", "ws://[fe80::1%25eth0]:56500/ws"},
 	}
 	for _, tt := range tests {
-		u, err := webSocketURL(mustAddr(t, tt.addr), 56500, tt.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u.String() != tt.want {
-			t.Errorf("webSocketURL(%s, %s) = %s, want %s", tt.addr, tt.path, u, tt.want)
-		}
+		t.Run(tt.addr+" "+tt.path, func(t *testing.T) {
+			t.Parallel()
+			u, err := webSocketURL(mustAddr(t, tt.addr), 56500, tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.String() != tt.want {
+				t.Errorf("webSocketURL(%s, %s) = %s, want %s", tt.addr, tt.path, u, tt.want)
+			}
+		})
 	}
 	for _, bad := range []string{"/ws#x", "/w s", "/ws?token=x"} {
-		if _, err := webSocketURL(mustAddr(t, "127.0.0.1"), 56500, bad); err == nil {
-			t.Errorf("path %q accepted", bad)
-		}
+		t.Run("refused "+bad, func(t *testing.T) {
+			t.Parallel()
+			if _, err := webSocketURL(mustAddr(t, "127.0.0.1"), 56500, bad); err == nil {
+				t.Errorf("path %q accepted", bad)
+			}
+		})
 	}
 }
 
 func TestInviteModeEnrollment(t *testing.T) {
+	t.Parallel()
 	h := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		return []reply{{data: accept(req, 56504, "t")}}
 	})
@@ -290,14 +304,16 @@ func TestInviteModeEnrollment(t *testing.T) {
 		{"bare invite", mustJSON(t, doc.Invite), "127.0.0.1"}, // no discovery hint: needs an address
 	}
 	for _, tc := range cases {
-		c, err := newConfig(Options{AppID: testAppID, Mode: ModeInvite, Invite: tc.text, HostAddress: tc.hostAddress,
-			StateDir: t.TempDir(), EnrollTimeout: testTimeout}, now)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if _, err := enroll(t.Context(), c.enrollment, discard); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := newConfig(Invite{Code: tc.text, HostAddress: tc.hostAddress, EnrollTimeout: testTimeout},
+				Options{AppID: testAppID, StateDir: t.TempDir()}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := enroll(t.Context(), c.enrollment, discard); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	reqs := h.requests()
 	if len(reqs) != 3 {

@@ -19,7 +19,7 @@ func ExampleRun() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := connect.Run(ctx, a, connect.Options{
+	err := connect.Run(ctx, a, connect.Local{}, connect.Options{
 		AppID:   "com.example.notes",
 		AppName: "Notes",
 		Logger:  slog.Default(),
@@ -35,10 +35,8 @@ func ExampleRun() {
 func ExampleRun_invite() {
 	a := app.New(app.Options{})
 	code := os.Getenv("ANSIGHT_INVITE") // "ans2:H4sI..."
-	if err := connect.Run(context.Background(), a, connect.Options{
-		AppID:  "com.example.notes",
-		Mode:   connect.ModeInvite,
-		Invite: code,
+	if err := connect.Run(context.Background(), a, connect.Invite{Code: code}, connect.Options{
+		AppID: "com.example.notes",
 	}); err != nil {
 		log.Fatal(err)
 	}

@@ -186,14 +186,7 @@ func fakeServe(ctx context.Context, conn transport.Conn, onMessage func(transpor
 func directConfig(t *testing.T, o Options) *config {
 	t.Helper()
 	o.AppID = testAppID
-	o.Mode = ModeDirect
-	if o.URL == "" {
-		o.URL = "ws://127.0.0.1:56500/ws"
-	}
-	if o.Token == "" {
-		o.Token = "direct-secret-token"
-	}
-	c, err := newConfig(o, time.Now())
+	c, err := newConfig(Direct{URL: "ws://127.0.0.1:56500/ws", Token: "direct-secret-token"}, o, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 var discard = slog.New(slog.DiscardHandler)
 
 func TestIdentityCreatedPrivateAndStable(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ansight", "com.example.app")
 	first, err := loadIdentity(dir, discard)
 	if err != nil {
@@ -57,6 +58,7 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 }
 
 func TestIdentityConcurrentFirstUseAgrees(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const n = 8
 	ids := make([]identity, n)
@@ -79,6 +81,7 @@ func TestIdentityConcurrentFirstUseAgrees(t *testing.T) {
 }
 
 func TestIdentityDamagedFileIsAnError(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, file, content string
 	}{
@@ -106,6 +109,7 @@ func TestIdentityDamagedFileIsAnError(t *testing.T) {
 }
 
 func TestIdentityRepairsReadableFile(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no POSIX modes")
 	}
@@ -127,6 +131,7 @@ func TestIdentityRepairsReadableFile(t *testing.T) {
 }
 
 func TestStateDirName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"com.example.app", "com.example.app"},
 		{"My_App-2", "My_App-2"},
@@ -137,13 +142,17 @@ func TestStateDirName(t *testing.T) {
 		{"ü", "%C3%BC"},
 	}
 	for _, tt := range tests {
-		if got := stateDirName(tt.in); got != tt.want {
-			t.Errorf("stateDirName(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			if got := stateDirName(tt.in); got != tt.want {
+				t.Errorf("stateDirName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
 func TestProcessSessionIDStable(t *testing.T) {
+	t.Parallel()
 	a, b := ProcessSessionID(), ProcessSessionID()
 	if a != b || !strings.HasPrefix(a, "go.") || len(a) != 35 {
 		t.Errorf("ProcessSessionID() = %q then %q", a, b)

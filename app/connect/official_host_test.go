@@ -264,7 +264,7 @@ func testApp(t *testing.T) *app.App {
 
 // runUntil runs Run until cond holds for the OnState reports seen so far, then stops it
 // and returns its result and every report.
-func runUntil(t *testing.T, a *app.App, opts Options, cond func([]StateChange) bool) ([]StateChange, error) {
+func runUntil(t *testing.T, a *app.App, mode Mode, opts Options, cond func([]StateChange) bool) ([]StateChange, error) {
 	t.Helper()
 	var (
 		mu     sync.Mutex
@@ -284,7 +284,7 @@ func runUntil(t *testing.T, a *app.App, opts Options, cond func([]StateChange) b
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, a, opts) }()
+	go func() { done <- Run(ctx, a, mode, opts) }()
 	select {
 	case <-stop:
 		cancel()
@@ -310,14 +310,15 @@ func connectedTimes(n int) func([]StateChange) bool {
 }
 
 func TestLocalModeAgainstOfficialHost(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	stateDir := t.TempDir()
-	opts := Options{AppID: testAppID, AppName: "Notes", DeviceName: "test-box", StateDir: stateDir,
-		HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}, Logger: logger}
-	states, err := runUntil(t, testApp(t), opts, func(s []StateChange) bool {
+	local := Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}}
+	opts := Options{AppID: testAppID, AppName: "Notes", DeviceName: "test-box", StateDir: stateDir, Logger: logger}
+	states, err := runUntil(t, testApp(t), local, opts, func(s []StateChange) bool {
 		if !connectedTimes(1)(s) {
 			return false
 		}
@@ -378,11 +379,12 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestReconnectResumesSession(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	h.dropAfter = 1
-	opts := Options{AppID: testAppID, StateDir: t.TempDir(), HostAddress: "127.0.0.1",
-		DiscoveryPorts: []int{h.udp.port()}, ReconnectDelay: 10 * time.Millisecond}
-	states, err := runUntil(t, testApp(t), opts, connectedTimes(2))
+	local := Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}}
+	opts := Options{AppID: testAppID, StateDir: t.TempDir(), ReconnectDelay: 10 * time.Millisecond}
+	states, err := runUntil(t, testApp(t), local, opts, connectedTimes(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,14 +413,15 @@ func TestReconnectResumesSession(t *testing.T) {
 }
 
 func TestInviteModeAgainstOfficialHost(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
 	doc := testInvite(time.Now(), testAppID, h.udp.port())
 	code, err := doc.Code()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{AppID: testAppID, Mode: ModeInvite, Invite: code, StateDir: t.TempDir()}
-	if _, err := runUntil(t, testApp(t), opts, connectedTimes(1)); err != nil {
+	opts := Options{AppID: testAppID, StateDir: t.TempDir()}
+	if _, err := runUntil(t, testApp(t), Invite{Code: code}, opts, connectedTimes(1)); err != nil {
 		t.Fatal(err)
 	}
 	r := h.udp.requests()[0]
@@ -428,12 +431,13 @@ func TestInviteModeAgainstOfficialHost(t *testing.T) {
 }
 
 func TestRunReturnsPermanentRefusal(t *testing.T) {
+	t.Parallel()
 	h := newUDPHost(t, func(req *pairing.EnrollmentConnect) []reply {
 		return []reply{{data: refuse(req, pairing.ReasonEnrollmentConsumed)}}
 	})
 	doc := testInvite(time.Now(), testAppID, h.port())
 	code, _ := doc.Code()
-	err := Run(t.Context(), testApp(t), Options{AppID: testAppID, Mode: ModeInvite, Invite: code, StateDir: t.TempDir()})
+	err := Run(t.Context(), testApp(t), Invite{Code: code}, Options{AppID: testAppID, StateDir: t.TempDir()})
 	if ee, ok := err.(*EnrollmentError); !ok || ee.Reason != pairing.ReasonEnrollmentConsumed {
 		t.Fatalf("Run = %v, want EnrollmentConsumed", err)
 	}
@@ -443,9 +447,10 @@ func TestRunReturnsPermanentRefusal(t *testing.T) {
 }
 
 func TestDialOnce(t *testing.T) {
+	t.Parallel()
 	h := newOfficialHost(t)
-	s, err := Dial(t.Context(), testApp(t), Options{AppID: testAppID, StateDir: t.TempDir(),
-		HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}})
+	s, err := Dial(t.Context(), testApp(t), Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{h.udp.port()}},
+		Options{AppID: testAppID, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

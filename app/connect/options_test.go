@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 )
 
 func TestOptionsRejected(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	code := func(mutate func(*pairing.InviteDocument)) string {
 		doc := testInvite(now, testAppID, 45123)
@@ -24,39 +26,40 @@ func TestOptionsRejected(t *testing.T) {
 	}
 	tests := []struct {
 		name string
+		mode Mode
 		o    Options
 		want string
 	}{
-		{"no app id", Options{}, "AppID"},
-		{"any-app id", Options{AppID: "*"}, "AppID"},
-		{"long app id", Options{AppID: strings.Repeat("a", 600)}, "AppID"},
-		{"negative timeout", Options{AppID: testAppID, ControlTimeout: -1}, "negative"},
-		{"port 0", Options{AppID: testAppID, DiscoveryPorts: []int{0}}, "port"},
-		{"port too big", Options{AppID: testAppID, DiscoveryPorts: []int{65536}}, "port"},
-		{"unknown mode", Options{AppID: testAppID, Mode: "bluetooth"}, "Mode"},
-		{"local with invite", Options{AppID: testAppID, Invite: "ans2:x"}, "local mode"},
-		{"invite missing", Options{AppID: testAppID, Mode: ModeInvite}, "Options.Invite"},
-		{"invite garbage", Options{AppID: testAppID, Mode: ModeInvite, Invite: "hello"}, "Options.Invite"},
-		{"invite bad code", Options{AppID: testAppID, Mode: ModeInvite, Invite: "ans2:!!!"}, "Options.Invite"},
-		{"invite other app", Options{AppID: "com.other", Mode: ModeInvite, Invite: code(func(*pairing.InviteDocument) {})}, "not \"com.other\""},
-		{"invite grant expired", Options{AppID: testAppID, Mode: ModeInvite, Invite: code(func(d *pairing.InviteDocument) {
+		{"no mode", nil, Options{AppID: testAppID}, "Mode"},
+		{"no app id", Local{}, Options{}, "AppID"},
+		{"any-app id", Local{}, Options{AppID: "*"}, "AppID"},
+		{"long app id", Local{}, Options{AppID: strings.Repeat("a", 600)}, "AppID"},
+		{"negative timeout", Local{}, Options{AppID: testAppID, ControlTimeout: -1}, "negative"},
+		{"negative enroll timeout", Local{EnrollTimeout: -1}, Options{AppID: testAppID}, "Local.EnrollTimeout"},
+		{"port 0", Local{DiscoveryPorts: []int{0}}, Options{AppID: testAppID}, "port"},
+		{"port too big", Local{DiscoveryPorts: []int{65536}}, Options{AppID: testAppID}, "port"},
+		{"invite port too big", Invite{Code: code(func(*pairing.InviteDocument) {}), DiscoveryPorts: []int{65536}}, Options{AppID: testAppID}, "Invite.DiscoveryPorts"},
+		{"invite missing", Invite{}, Options{AppID: testAppID}, "Invite.Code"},
+		{"invite garbage", Invite{Code: "hello"}, Options{AppID: testAppID}, "Invite.Code"},
+		{"invite bad code", Invite{Code: "ans2:!!!"}, Options{AppID: testAppID}, "Invite.Code"},
+		{"invite other app", Invite{Code: code(func(*pairing.InviteDocument) {})}, Options{AppID: "com.other"}, "not \"com.other\""},
+		{"invite grant expired", Invite{Code: code(func(d *pairing.InviteDocument) {
 			d.Invite.Enrollment.GrantExpiresAt = now.Add(-time.Hour)
-		})}, "expired"},
-		{"invite without addresses", Options{AppID: testAppID, Mode: ModeInvite, Invite: code(func(d *pairing.InviteDocument) {
+		})}, Options{AppID: testAppID}, "expired"},
+		{"invite without addresses", Invite{Code: code(func(d *pairing.InviteDocument) {
 			d.Discovery.HostAddresses = []string{" ", ""}
-		})}, "HostAddress"},
-		{"invite with URL", Options{AppID: testAppID, Mode: ModeInvite, Invite: "x", URL: "ws://h/ws"}, "not used"},
-		{"direct missing token", Options{AppID: testAppID, Mode: ModeDirect, URL: "ws://h/ws"}, "Options.Token"},
-		{"direct http", Options{AppID: testAppID, Mode: ModeDirect, URL: "http://h/ws", Token: "t"}, "ws://"},
-		{"direct token in url", Options{AppID: testAppID, Mode: ModeDirect, URL: "ws://h/ws?token=zzsecret", Token: "t"}, "Options.Token"},
-		{"direct user info", Options{AppID: testAppID, Mode: ModeDirect, URL: "ws://u:zzsecret@h/ws", Token: "t"}, "user info"},
-		{"direct bad url", Options{AppID: testAppID, Mode: ModeDirect, URL: "ws://h/%zzsecret", Token: "t"}, "not a URL"},
-		{"direct with ports", Options{AppID: testAppID, Mode: ModeDirect, URL: "ws://h/ws", Token: "t", DiscoveryPorts: []int{1}}, "not used"},
+		})}, Options{AppID: testAppID}, "HostAddress"},
+		{"direct missing token", Direct{URL: "ws://h/ws"}, Options{AppID: testAppID}, "Token"},
+		{"direct http", Direct{URL: "http://h/ws", Token: "t"}, Options{AppID: testAppID}, "ws://"},
+		{"direct token in url", Direct{URL: "ws://h/ws?token=zzsecret", Token: "t"}, Options{AppID: testAppID}, "Direct.Token"},
+		{"direct user info", Direct{URL: "ws://u:zzsecret@h/ws", Token: "t"}, Options{AppID: testAppID}, "user info"},
+		{"direct bad url", Direct{URL: "ws://h/%zzsecret", Token: "t"}, Options{AppID: testAppID}, "not a URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tt.o.StateDir = t.TempDir()
-			_, err := newConfig(tt.o, now)
+			_, err := newConfig(tt.mode, tt.o, now)
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -74,11 +77,11 @@ func TestOptionsDefaults(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	}
-	c, err := newConfig(Options{AppID: "com.example/../x"}, time.Now())
+	c, err := newConfig(Local{}, Options{AppID: "com.example/../x"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Mode != ModeLocal || c.EnrollTimeout != time.Second || c.ControlTimeout != 15*time.Second ||
+	if c.mode.String() != "local" || c.enrollment.timeout != time.Second || c.ControlTimeout != 15*time.Second ||
 		c.DialTimeout != 10*time.Second || c.ReconnectDelay != time.Second || c.MaxReconnectDelay != 30*time.Second {
 		t.Errorf("defaults = %+v", c.Options)
 	}
@@ -99,12 +102,12 @@ func TestOptionsDefaults(t *testing.T) {
 	inv := testInvite(time.Now(), testAppID, 45200)
 	inv.Discovery.DiscoveryPort = 0 // falls back to the invite's host port
 	code, _ := inv.Code()
-	c, err = newConfig(Options{AppID: testAppID, Mode: ModeInvite, Invite: code, StateDir: t.TempDir()}, time.Now())
+	c, err = newConfig(Invite{Code: code}, Options{AppID: testAppID, StateDir: t.TempDir()}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.EnrollTimeout != 5*time.Second || len(c.enrollment.candidates) != 1 || c.enrollment.candidates[0].String() != "127.0.0.1:45200" {
-		t.Errorf("invite config: timeout %v candidates %v", c.EnrollTimeout, c.enrollment.candidates)
+	if c.enrollment.timeout != 5*time.Second || len(c.enrollment.candidates) != 1 || c.enrollment.candidates[0].String() != "127.0.0.1:45200" {
+		t.Errorf("invite config: timeout %v candidates %v", c.enrollment.timeout, c.enrollment.candidates)
 	}
 	if c.enrollment.request.AccessToken != inv.Invite.Enrollment.AccessToken || c.configID != inv.Invite.InviteID {
 		t.Error("invite mode must present the invite's secret under its invite id")
@@ -112,6 +115,7 @@ func TestOptionsDefaults(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	addrs, err := resolve(t.Context(), "localhost")
 	if err != nil {
 		t.Skipf("no resolver: %v", err)
@@ -125,9 +129,26 @@ func TestResolve(t *testing.T) {
 }
 
 func TestStateString(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[State]string{StateConnecting: "connecting", StateConnected: "connected", StateDisconnected: "disconnected", 9: "State(9)"} {
-		if s.String() != want {
-			t.Errorf("%d.String() = %q", int(s), s.String())
-		}
+		t.Run(want, func(t *testing.T) {
+			t.Parallel()
+			if s.String() != want {
+				t.Errorf("%d.String() = %q", int(s), s.String())
+			}
+		})
+	}
+}
+
+func TestModeString(t *testing.T) {
+	t.Parallel()
+	for _, m := range []Mode{Local{}, Invite{}, Direct{}, &Local{}} {
+		want := map[string]string{"connect.Local": "local", "connect.Invite": "invite", "connect.Direct": "direct", "*connect.Local": "local"}[fmt.Sprintf("%T", m)]
+		t.Run(fmt.Sprintf("%T", m), func(t *testing.T) {
+			t.Parallel()
+			if got := m.String(); got != want {
+				t.Errorf("String() = %q, want %q", got, want)
+			}
+		})
 	}
 }

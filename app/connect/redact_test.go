@@ -10,6 +10,7 @@ import (
 )
 
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	u, _ := url.Parse("ws://u:p@127.0.0.1:56500/ws?token=s3cr%2Bet&x=1")
 	got := redactURL(u)
 	if strings.Contains(got, "s3cr") || strings.Contains(got, "u:p") {
@@ -21,6 +22,7 @@ func TestRedactURL(t *testing.T) {
 }
 
 func TestRedactError(t *testing.T) {
+	t.Parallel()
 	const tok = "abc+/def"
 	base := fmt.Errorf("Get \"ws://h/ws?token=%s\": %w", url.QueryEscape(tok), context.DeadlineExceeded)
 	err := redactError(base, tok)

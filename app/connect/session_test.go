@@ -20,6 +20,7 @@ func newTestClient(c *config, d *pipeDialer) *client {
 }
 
 func TestHandshakeAndCleanClose(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost { return &controlHost{respond: answerAll} }}
 		c := directConfig(t, Options{AppName: "Notes", AppVersion: "1.2.3", DeviceName: "box"})
@@ -106,6 +107,7 @@ func decodePayload(t *testing.T, env *pairing.ControlEnvelope, v any) {
 // The host may send tool.query before it has seen session.open (the official host does):
 // the app's reader must already run. This host answers nothing until the query is answered.
 func TestReaderRunsBeforeSessionOpen(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		query := []byte(`{"type":"tool.query","id":"query-1","sessionId":"com-example-notes-001","payload":{}}`)
 		d := &pipeDialer{newHost: func(int) *controlHost {
@@ -124,53 +126,62 @@ func TestReaderRunsBeforeSessionOpen(t *testing.T) {
 }
 
 func TestUnansweredControlRequestDropsSession(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		for _, silentOn := range []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState} {
-			d := &pipeDialer{newHost: func(int) *controlHost {
-				return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
-					if req.Action == silentOn {
-						return nil
-					}
-					return req.Reply(true, "", nil)
+	t.Parallel()
+	for _, silentOn := range []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState} {
+		t.Run(silentOn, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				d := &pipeDialer{newHost: func(int) *controlHost {
+					return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
+						if req.Action == silentOn {
+							return nil
+						}
+						return req.Reply(true, "", nil)
+					}}
 				}}
-			}}
-			c := directConfig(t, Options{ControlTimeout: 12 * time.Second})
-			start := time.Now()
-			_, err := newTestClient(c, d).connect(t.Context())
-			if !errors.Is(err, ErrControlTimeout) || !strings.Contains(err.Error(), silentOn) {
-				t.Fatalf("%s: err = %v, want ErrControlTimeout", silentOn, err)
-			}
-			if waited := time.Since(start); waited != 12*time.Second {
-				t.Errorf("%s: gave up after %v, want the control timeout", silentOn, waited)
-			}
-			h := d.host(0)
-			<-h.done
-			if transport.CloseStatus(h.closeErr) != transport.StatusPolicyViolation {
-				t.Errorf("%s: host saw %v, want a policy-violation close", silentOn, h.closeErr)
-			}
-		}
-	})
+				c := directConfig(t, Options{ControlTimeout: 12 * time.Second})
+				start := time.Now()
+				_, err := newTestClient(c, d).connect(t.Context())
+				if !errors.Is(err, ErrControlTimeout) || !strings.Contains(err.Error(), silentOn) {
+					t.Fatalf("err = %v, want ErrControlTimeout", err)
+				}
+				if waited := time.Since(start); waited != 12*time.Second {
+					t.Errorf("gave up after %v, want the control timeout", waited)
+				}
+				h := d.host(0)
+				<-h.done
+				if transport.CloseStatus(h.closeErr) != transport.StatusPolicyViolation {
+					t.Errorf("host saw %v, want a policy-violation close", h.closeErr)
+				}
+			})
+		})
+	}
 }
 
 func TestRefusedControlRequestDropsSession(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		for _, refused := range []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState} {
-			d := &pipeDialer{newHost: func(int) *controlHost {
-				return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
-					return req.Reply(req.Action != refused, "nope", nil)
+	t.Parallel()
+	for _, refused := range []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState} {
+		t.Run(refused, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				d := &pipeDialer{newHost: func(int) *controlHost {
+					return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
+						return req.Reply(req.Action != refused, "nope", nil)
+					}}
 				}}
-			}}
-			_, err := newTestClient(directConfig(t, Options{}), d).connect(t.Context())
-			ce, ok := errors.AsType[*ControlError](err)
-			if !ok || ce.Action != refused || ce.Message != "nope" {
-				t.Fatalf("err = %v, want ControlError for %s", err, refused)
-			}
-			<-d.host(0).done
-		}
-	})
+				_, err := newTestClient(directConfig(t, Options{}), d).connect(t.Context())
+				ce, ok := errors.AsType[*ControlError](err)
+				if !ok || ce.Action != refused || ce.Message != "nope" {
+					t.Fatalf("err = %v, want ControlError for %s", err, refused)
+				}
+				<-d.host(0).done
+			})
+		})
+	}
 }
 
 func TestStrayMessagesAreIgnored(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		stray := [][]byte{
 			[]byte(`garbage`),
@@ -191,6 +202,7 @@ func TestStrayMessagesAreIgnored(t *testing.T) {
 }
 
 func TestSessionEndsWhenHostCloses(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost { return &controlHost{respond: answerAll} }}
 		s, err := newTestClient(directConfig(t, Options{}), d).connect(t.Context())
@@ -212,6 +224,7 @@ func TestSessionEndsWhenHostCloses(t *testing.T) {
 }
 
 func TestCloseWithoutAck(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost {
 			return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
@@ -239,6 +252,7 @@ func TestCloseWithoutAck(t *testing.T) {
 }
 
 func TestConnectCancelledDuringHandshake(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost {
 			return &controlHost{respond: func(*controlHost, *pairing.ControlEnvelope) *pairing.ControlEnvelope { return nil }}

@@ -35,6 +35,7 @@ func call(t *testing.T, h *apptest.Harness, tool, args string) apptest.Response 
 }
 
 func TestDiagnosticsTools(t *testing.T) {
+	t.Parallel()
 	h := harness(t)
 	if r := call(t, h, diag.RuntimeToolID, `{}`); !strings.Contains(string(r.Payload), `"goVersion":"go1.`) ||
 		!strings.Contains(string(r.Payload), `"mainPath":`) {
@@ -51,21 +52,24 @@ func TestDiagnosticsTools(t *testing.T) {
 		t.Errorf("log tail = %s", r.Payload)
 	}
 	for _, tc := range []struct{ tool, args string }{{diag.HeapProfileToolID, `{}`}, {diag.CPUProfileToolID, `{"seconds":1}`}} {
-		r := call(t, h, tc.tool, tc.args)
-		if len(r.Artifacts) != 1 {
-			t.Fatalf("%s: %d artifacts", tc.tool, len(r.Artifacts))
-		}
-		for _, b := range r.Artifacts {
-			// A pprof file is a gzipped protocol buffer.
-			if _, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
-				t.Errorf("%s artifact is not a pprof file: %v", tc.tool, err)
+		t.Run(tc.tool, func(t *testing.T) {
+			r := call(t, apptest.New(t, h.App()), tc.tool, tc.args)
+			if len(r.Artifacts) != 1 {
+				t.Fatalf("%d artifacts", len(r.Artifacts))
 			}
-		}
+			for _, b := range r.Artifacts {
+				// A pprof file is a gzipped protocol buffer.
+				if _, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
+					t.Errorf("the artifact is not a pprof file: %v", err)
+				}
+			}
+		})
 	}
 }
 
 // TestPolicies: only the CPU profile needs a write grant.
 func TestPolicies(t *testing.T) {
+	t.Parallel()
 	r := harness(t).Send(wire.TypeQuery, `{"detail":"index"}`)
 	if r.Catalog == nil {
 		t.Fatalf("query: %+v", r.Err)

@@ -70,6 +70,7 @@ func artifactHarness(t *testing.T, closed *atomic.Int32) *apptest.Harness {
 }
 
 func TestArtifactsQuery(t *testing.T) {
+	t.Parallel()
 	h := artifactHarness(t, new(atomic.Int32))
 	// The official host calls artifacts.query with {} as soon as a session opens.
 	res, _ := h.Call(files.QueryArtifactsToolID, `{}`)
@@ -97,6 +98,7 @@ func TestArtifactsQuery(t *testing.T) {
 }
 
 func TestArtifactsRequest(t *testing.T) {
+	t.Parallel()
 	var closed atomic.Int32
 	h := artifactHarness(t, &closed)
 	res, r := h.Call(files.RequestArtifactToolID, `{"providerId":"notes.export","artifactId":"all-notes","arguments":{"since":"2026-01-01"},"chunkBytes":2048}`)
@@ -140,9 +142,11 @@ func TestArtifactsRequest(t *testing.T) {
 		{`{"artifactId":"all-notes"}`, wire.CodeArgumentsSchemaInvalid},
 	}
 	for _, f := range failures {
-		if err := h.Fail(files.RequestArtifactToolID, f.args); err.Code != f.code {
-			t.Errorf("request %s: %v, want %s", f.args, err, f.code)
-		}
+		t.Run(f.args, func(t *testing.T) {
+			if err := apptest.New(t, h.App()).Fail(files.RequestArtifactToolID, f.args); err.Code != f.code {
+				t.Errorf("request %s: %v, want %s", f.args, err, f.code)
+			}
+		})
 	}
 	// Every body was closed: the streamed one after its transfer, the refused one at once.
 	if n := closed.Load(); n != 2 {
@@ -151,6 +155,7 @@ func TestArtifactsRequest(t *testing.T) {
 }
 
 func TestRegisterArtifacts(t *testing.T) {
+	t.Parallel()
 	create := func(ctx context.Context, req files.ArtifactRequest) (*files.Artifact, error) { return nil, nil }
 	for name, ps := range map[string][]files.ArtifactProvider{
 		"bad id":    {{ID: "a b", Create: create}},
@@ -191,6 +196,7 @@ func officialHostTransfers(t *testing.T, payload []byte) []string {
 }
 
 func TestTheOfficialHostRegistersTheTransfers(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	a := app.New(app.Options{})
 	if err := files.Register(a, s.options()); err != nil {
@@ -204,10 +210,12 @@ func TestTheOfficialHostRegistersTheTransfers(t *testing.T) {
 		{files.BeginBinaryDownloadToolID, `{"root":"docs","path":"readme.md"}`},
 		{files.RequestArtifactToolID, `{"providerId":"notes.export","artifactId":"all-notes"}`},
 	} {
-		r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, c.tool, c.args))
-		ids := officialHostTransfers(t, r.Payload)
-		if len(ids) != 1 || len(r.Artifacts) != 1 || r.Artifacts[ids[0]] == nil {
-			t.Errorf("%s: the official host registers %v; the app sent %d transfers", c.tool, ids, len(r.Artifacts))
-		}
+		t.Run(c.tool, func(t *testing.T) {
+			r := apptest.New(t, h.App()).Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, c.tool, c.args))
+			ids := officialHostTransfers(t, r.Payload)
+			if len(ids) != 1 || len(r.Artifacts) != 1 || r.Artifacts[ids[0]] == nil {
+				t.Errorf("the official host registers %v; the app sent %d transfers", ids, len(r.Artifacts))
+			}
+		})
 	}
 }

@@ -24,6 +24,7 @@ import (
 // host over real loopback sockets (UDP enrollment, WebSocket session). The host lists,
 // pushes, downloads and requests an artifact; the bytes it writes are the app's bytes.
 func TestEndToEndThroughOurHost(t *testing.T) {
+	t.Parallel()
 	const appID = "com.example.files"
 	s := newSandbox(t)
 	artifactDir := t.TempDir()
@@ -47,8 +48,8 @@ func TestEndToEndThroughOurHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	done := make(chan error, 1)
 	go func() {
-		done <- connect.Run(ctx, a, connect.Options{AppID: appID, StateDir: t.TempDir(), HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}})
+		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
+			connect.Options{AppID: appID, StateDir: t.TempDir()})
 	}()
 	defer func() {
 		cancel()

@@ -100,6 +100,7 @@ func reason(t *testing.T, e *wire.Error) string {
 }
 
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	h := s.harness(t, s.options())
 	r := h.Send(wire.TypeQuery, `{"detail":"full"}`)
@@ -161,6 +162,7 @@ func entries(t *testing.T, h *apptest.Harness, args string) (string, map[string]
 }
 
 func TestListDirectory(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	h := s.harness(t, s.options())
 	tests := []struct{ args, want string }{
@@ -179,9 +181,11 @@ func TestListDirectory(t *testing.T) {
 		{`{"path":"notes/deep"}`, "notes/deep/b.txt file"}, // only docs has it
 	}
 	for _, tt := range tests {
-		if got, _ := entries(t, h, tt.args); got != tt.want {
-			t.Errorf("list %s = %q, want %q", tt.args, got, tt.want)
-		}
+		t.Run(tt.args, func(t *testing.T) {
+			if got, _ := entries(t, apptest.New(t, h.App()), tt.args); got != tt.want {
+				t.Errorf("list %s = %q, want %q", tt.args, got, tt.want)
+			}
+		})
 	}
 	_, res := entries(t, h, `{"root":"docs","maxEntries":0}`)
 	if res["truncated"] != true || res["rootPath"] != s.docs || res["relativePath"] != "." || res["directoryPath"] != s.docs ||
@@ -212,19 +216,22 @@ func TestListDirectory(t *testing.T) {
 		{`{"path":"` + strings.Repeat("a", 5000) + `"}`, "outside_root"},
 	}
 	for _, f := range failures {
-		err := h.Fail(files.ListDirectoryToolID, f.args)
-		if err.Code != files.CodeListFailed || reason(t, err) != f.reason {
-			t.Errorf("list %.80s: %v %s, want reason %s", f.args, err, err.Details, f.reason)
-		}
-		if strings.Contains(err.Message, s.dir) && f.reason != "outside_root" {
-			t.Errorf("list %s: the message shows the app's absolute layout: %s", f.args, err.Message)
-		}
+		t.Run(f.args[:min(len(f.args), 80)], func(t *testing.T) {
+			err := apptest.New(t, h.App()).Fail(files.ListDirectoryToolID, f.args)
+			if err.Code != files.CodeListFailed || reason(t, err) != f.reason {
+				t.Errorf("list %.80s: %v %s, want reason %s", f.args, err, err.Details, f.reason)
+			}
+			if strings.Contains(err.Message, s.dir) && f.reason != "outside_root" {
+				t.Errorf("list %s: the message shows the app's absolute layout: %s", f.args, err.Message)
+			}
+		})
 	}
 }
 
 func quote(s string) string { b, _ := wire.Marshal(s); return string(b) }
 
 func TestBeginBinaryDownload(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	big := bytes.Repeat([]byte("0123456789"), 300) // 3000 bytes
 	if err := os.WriteFile(filepath.Join(s.docs, "big.bin"), big, 0o644); err != nil {
@@ -289,10 +296,12 @@ func TestBeginBinaryDownload(t *testing.T) {
 		{`{"root":"elsewhere","path":"a"}`, "root_unknown"},
 	}
 	for _, f := range failures {
-		r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, files.BeginBinaryDownloadToolID, f.args))
-		if r.Err == nil || r.Err.Code != files.CodeDownloadFailed || reason(t, r.Err) != f.reason || len(r.Artifacts) != 0 {
-			t.Errorf("download %s: %v, %d artifacts, want reason %s", f.args, r.Err, len(r.Artifacts), f.reason)
-		}
+		t.Run(f.args, func(t *testing.T) {
+			r := apptest.New(t, h.App()).Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, files.BeginBinaryDownloadToolID, f.args))
+			if r.Err == nil || r.Err.Code != files.CodeDownloadFailed || reason(t, r.Err) != f.reason || len(r.Artifacts) != 0 {
+				t.Errorf("download %s: %v, %d artifacts, want reason %s", f.args, r.Err, len(r.Artifacts), f.reason)
+			}
+		})
 	}
 	if err := h.Fail(files.BeginBinaryDownloadToolID, `{}`); err.Code != wire.CodeArgumentsSchemaInvalid {
 		t.Errorf("no path: %v", err)
@@ -316,6 +325,7 @@ func push(dir, name string, content []byte, overwrite, create bool, root string)
 }
 
 func TestPushFile(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	opts := s.options()
 	opts.MaxPushBytes = 100
@@ -369,10 +379,12 @@ func TestPushFile(t *testing.T) {
 		{"bad base64", `{"directoryPath":".","fileName":"t.txt","contentBase64":"***"}`, "invalid_content"},
 	}
 	for _, f := range failures {
-		err := h.Fail(files.PushFileToolID, f.args)
-		if err.Code != files.CodePushFailed || reason(t, err) != f.reason {
-			t.Errorf("%s: %v %s, want reason %s", f.name, err, err.Details, f.reason)
-		}
+		t.Run(f.name, func(t *testing.T) {
+			err := apptest.New(t, h.App()).Fail(files.PushFileToolID, f.args)
+			if err.Code != files.CodePushFailed || reason(t, err) != f.reason {
+				t.Errorf("%v %s, want reason %s", err, err.Details, f.reason)
+			}
+		})
 	}
 	// Nothing was written outside the roots, nor over the secret through the link.
 	if b, _ := os.ReadFile(filepath.Join(s.dir, "secret.txt")); string(b) != "the app's secret" {
@@ -390,6 +402,7 @@ func TestPushFile(t *testing.T) {
 }
 
 func TestToolErrorsAreNotExecutionFailures(t *testing.T) {
+	t.Parallel()
 	// A guard without write refuses the push before it runs, like any write tool.
 	s := newSandbox(t)
 	a := app.New(app.Options{Guard: catalog.GuardReadOnly})

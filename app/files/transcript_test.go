@@ -39,6 +39,7 @@ func unpin(s string) string {
 }
 
 func TestTranscripts(t *testing.T) {
+	t.Parallel()
 	transcript.Check(t, "testdata/transcripts/*.txtar", func(t *testing.T, ar transcript.Archive) []string {
 		s := newSandbox(t)
 		a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()})

@@ -21,5 +21,5 @@
 //	tel := telemetry.New(telemetry.Options{Screen: screen})
 //	slog.SetDefault(slog.New(tel.Handler(slog.NewTextHandler(os.Stderr, nil), nil)))
 //	http.DefaultTransport = tel.RoundTripper(http.DefaultTransport)
-//	err := connect.Run(ctx, a, connect.Options{AppID: "com.example.notes", Telemetry: tel})
+//	err := connect.Run(ctx, a, connect.Local{}, connect.Options{AppID: "com.example.notes", Telemetry: tel})
 package telemetry

@@ -86,6 +86,7 @@ func (l *fakeLink) await(t *testing.T, what string, cond func() bool) {
 }
 
 func TestLogsForwardedAsClientLog(t *testing.T) {
+	t.Parallel()
 	tel := New(Options{MetricsInterval: -1})
 	log := slog.New(tel.Handler(nil, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	log.Info("before attach", "k", 1) // queued until a session attaches
@@ -107,6 +108,7 @@ func TestLogsForwardedAsClientLog(t *testing.T) {
 }
 
 func TestLogQueueBoundedWithoutSession(t *testing.T) {
+	t.Parallel()
 	tel := New(Options{MaxPendingLogs: 3, MetricsInterval: -1})
 	log := slog.New(tel.Handler(nil, nil))
 	for range 10 {
@@ -118,6 +120,7 @@ func TestLogQueueBoundedWithoutSession(t *testing.T) {
 }
 
 func TestRoundTripperReportsRedactedMetadata(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Set-Cookie", "sid=secret-cookie")
 		w.Header().Set("Content-Type", "application/json")
@@ -160,6 +163,7 @@ func TestRoundTripperReportsRedactedMetadata(t *testing.T) {
 }
 
 func TestRuntimeMetrics(t *testing.T) {
+	t.Parallel()
 	tel := New(Options{MetricsInterval: 10 * time.Millisecond})
 	link := newLink()
 	detach := tel.Attach(link, pairing.JpegCapturePolicy{})
@@ -194,6 +198,7 @@ func (s solidScreen) Render(context.Context) (image.Image, error) {
 }
 
 func TestScreenStreamFollowsThePolicy(t *testing.T) {
+	t.Parallel()
 	tel := New(Options{MetricsInterval: -1, Screen: solidScreen{}})
 	link := newLink()
 	detach := tel.Attach(link, pairing.JpegCapturePolicy{Mode: "app", IntervalMilliseconds: 50, Quality: 40, MaxWidth: 200})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestScaleToWidth(t *testing.T) {
+	t.Parallel()
 	// A 4×2 image of two 2×2 blocks, black and white, halves into one black and one
 	// white pixel; a 3-wide stripe pattern averages to grey.
 	src := image.NewRGBA(image.Rect(0, 0, 4, 2))

@@ -42,6 +42,7 @@ func staleOf(t *testing.T, err error) staleDetails {
 }
 
 func TestSnapshotIDsAndRevisions(t *testing.T) {
+	t.Parallel()
 	s := newStore(100, nil)
 	idPattern := regexp.MustCompile(`^native:(\d+):[0-9a-f]{32}$`)
 	var last int64
@@ -76,6 +77,7 @@ func TestSnapshotIDsAndRevisions(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	s := newStore(100, nil)
 	old, _ := s.add("native", sampleTree(), epoch)
 	other, _ := s.add("react", sampleTree(), epoch)
@@ -120,6 +122,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	s := newStore(100, nil)
 	first, _ := s.add("native", sampleTree(), epoch)
 	var second *snapshot
@@ -142,6 +145,7 @@ func TestRetention(t *testing.T) {
 }
 
 func TestSnapshotIsACopy(t *testing.T) {
+	t.Parallel()
 	s := newStore(100, nil)
 	tree := sampleTree()
 	on := true
@@ -162,6 +166,7 @@ func TestSnapshotIsACopy(t *testing.T) {
 }
 
 func TestInvalidTrees(t *testing.T) {
+	t.Parallel()
 	deep := &Node{ID: "0"}
 	for n, i := deep, 1; i <= maxTreeDepth; i++ {
 		c := &Node{ID: fmt.Sprint(i)}
@@ -202,6 +207,7 @@ func TestInvalidTrees(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	tree := sampleTree()
 	tree.Children[1].Disabled = true
@@ -251,6 +257,7 @@ func TestFilter(t *testing.T) {
 }
 
 func TestProject(t *testing.T) {
+	t.Parallel()
 	// root → a, b; a → a1, a2; b → b1
 	root := &Node{ID: "root", Children: []*Node{
 		{ID: "a", Bounds: &Bounds{}, Children: []*Node{{ID: "a1"}, {ID: "a2"}}},
@@ -282,19 +289,22 @@ func TestProject(t *testing.T) {
 		{100, 1, "root/2", 1, true},
 	}
 	for _, tt := range tests {
-		out, count, truncated := project(root, tt.depth, tt.nodes, detail{})
-		if got := flat(out); got != tt.want || count != tt.count || truncated != tt.truncated {
-			t.Errorf("project(depth %d, nodes %d) = %q %d %v, want %q %d %v",
-				tt.depth, tt.nodes, got, count, truncated, tt.want, tt.count, tt.truncated)
-		}
-		if out.Children != nil && out.Children[0].Bounds != nil {
-			t.Errorf("bounds included although includeBounds is false")
-		}
+		t.Run(fmt.Sprintf("depth %d nodes %d", tt.depth, tt.nodes), func(t *testing.T) {
+			t.Parallel()
+			out, count, truncated := project(root, tt.depth, tt.nodes, detail{})
+			if got := flat(out); got != tt.want || count != tt.count || truncated != tt.truncated {
+				t.Errorf("project = %q %d %v, want %q %d %v", got, count, truncated, tt.want, tt.count, tt.truncated)
+			}
+			if out.Children != nil && out.Children[0].Bounds != nil {
+				t.Errorf("bounds included although includeBounds is false")
+			}
+		})
 	}
 }
 
 // The schemas publish the depth bound as text.
 func TestMaxDepthText(t *testing.T) {
+	t.Parallel()
 	if maxDepthText != strconv.Itoa(maxTreeDepth) {
 		t.Errorf("maxDepthText %s, maxTreeDepth %d", maxDepthText, maxTreeDepth)
 	}

@@ -159,6 +159,7 @@ func matchesOf(t *testing.T, v jsontext.Value) (ids []string, refs map[string]st
 }
 
 func TestCatalogEntries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	r := h.Send(wire.TypeQuery, `{"detail":"full"}`)
 	want := map[string]wire.Policy{
@@ -192,6 +193,7 @@ func TestCatalogEntries(t *testing.T) {
 }
 
 func TestArgumentsAreValidated(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	tests := []struct{ tool, args string }{
 		{ui.GetVisualTreeToolID, `{"source":"react"}`},
@@ -214,9 +216,11 @@ func TestArgumentsAreValidated(t *testing.T) {
 		{ui.GetScreenshotToolID, `{"scale":2}`},
 	}
 	for _, tt := range tests {
-		if err := h.Fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
-			t.Errorf("%s(%s): %s, want %s", tt.tool, tt.args, err.Code, wire.CodeArgumentsSchemaInvalid)
-		}
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			if err := apptest.New(t, h.App()).Fail(tt.tool, tt.args); err.Code != wire.CodeArgumentsSchemaInvalid {
+				t.Errorf("%s, want %s", err.Code, wire.CodeArgumentsSchemaInvalid)
+			}
+		})
 	}
 	if err := h.Fail(ui.PerformActionToolID, `{"action":"tap"}`); err.Code != ui.CodeActionReferenceRequired {
 		t.Errorf("no target: %v", err)
@@ -229,6 +233,7 @@ func TestArgumentsAreValidated(t *testing.T) {
 // The official SDKs accept JSON null for optional arguments, empty filter strings and
 // out-of-range numbers (they clamp); so does the toolkit.
 func TestLenientArguments(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	tests := []struct{ tool, args, want string }{
 		{ui.GetVisualTreeToolID, `{"maxDepth":-1}`, `"nodeCount":1,`},
@@ -244,14 +249,17 @@ func TestLenientArguments(t *testing.T) {
 		{ui.GetScreenshotToolID, `{"maxWidth":null,"format":null,"quality":null,"annotateNodeIds":true}`, `"annotationApplied":false`},
 	}
 	for _, tt := range tests {
-		res, _ := h.Call(tt.tool, tt.args)
-		if !strings.Contains(string(res), tt.want) {
-			t.Errorf("%s(%s) = %s, want it to contain %s", tt.tool, tt.args, res, tt.want)
-		}
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			res, _ := apptest.New(t, h.App()).Call(tt.tool, tt.args)
+			if !strings.Contains(string(res), tt.want) {
+				t.Errorf("%s(%s) = %s, want it to contain %s", tt.tool, tt.args, res, tt.want)
+			}
+		})
 	}
 }
 
 func TestGetVisualTree(t *testing.T) {
+	t.Parallel()
 	s := &fakeScreen{name: "Ada"}
 	h := newHarness(t, s)
 	res, _ := h.Call(ui.GetVisualTreeToolID, `{}`)
@@ -302,6 +310,7 @@ func TestGetVisualTree(t *testing.T) {
 }
 
 func TestQueryNodes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	res, _ := h.Call(ui.QueryNodesToolID, `{"role":"BUTTON"}`)
 	ids, refs := matchesOf(t, res)
@@ -340,6 +349,7 @@ func TestQueryNodes(t *testing.T) {
 }
 
 func TestPerformAction(t *testing.T) {
+	t.Parallel()
 	s := &fakeScreen{}
 	h := newHarness(t, s)
 	res, _ := h.Call(ui.QueryNodesToolID, `{}`)
@@ -383,9 +393,11 @@ func TestPerformAction(t *testing.T) {
 		{"node not in snapshot", strings.Replace(act("ok", "tap", ""), `"nodeId":"ok"`, `"nodeId":"ghost"`, 1), wire.CodeStaleNodeReference},
 	}
 	for _, f := range failures {
-		if err := h.Fail(ui.PerformActionToolID, f.args); err.Code != f.code {
-			t.Errorf("%s: %v, want %s", f.name, err, f.code)
-		}
+		t.Run(f.name, func(t *testing.T) {
+			if err := apptest.New(t, h.App()).Fail(ui.PerformActionToolID, f.args); err.Code != f.code {
+				t.Errorf("%v, want %s", err, f.code)
+			}
+		})
 	}
 	err := h.Fail(ui.PerformActionToolID, act("off", "tap", ""))
 	if d := decode(t, err.Details); d["enabled"] != false || d["nodeId"] != "off" || d["action"] != "tap" {
@@ -406,6 +418,7 @@ func TestPerformAction(t *testing.T) {
 }
 
 func TestPerformActionEvidence(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	res, _ := h.Call(ui.QueryNodesToolID, `{"nodeId":"switch"}`)
 	_, refs := matchesOf(t, res)
@@ -425,6 +438,7 @@ func TestPerformActionEvidence(t *testing.T) {
 }
 
 func TestWait(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := &fakeScreen{doneAfter: 3}
 		h := newHarness(t, s)
@@ -455,6 +469,7 @@ func TestWait(t *testing.T) {
 			{"disabled node never enabled", `{"condition":"enabled","nodeId":"off","timeoutMilliseconds":250}`},
 			{"present node never absent", `{"condition":"notExists","nodeId":"ok","timeoutMilliseconds":250}`},
 		}
+		// (Rows stay in one loop: subtests cannot run inside a synctest bubble.)
 		for _, tt := range tests {
 			err := h.Fail(ui.WaitToolID, tt.args)
 			d := decode(t, err.Details)
@@ -480,6 +495,7 @@ func TestWait(t *testing.T) {
 }
 
 func TestWaitCancelled(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := app.New(app.Options{})
 		if err := ui.Register(a, &fakeScreen{}, ui.Options{}); err != nil {
@@ -505,6 +521,7 @@ func mustValue(t *testing.T, v any) jsontext.Value {
 }
 
 func TestGetScreenshot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	tests := []struct {
 		args          string
@@ -519,38 +536,41 @@ func TestGetScreenshot(t *testing.T) {
 		{`{"format":"jpeg","quality":80,"maxWidth":1280,"afterScreenUpdates":false}`, "jpeg", "jpg", 40, 80},
 	}
 	for _, tt := range tests {
-		res, r := h.Call(ui.GetScreenshotToolID, tt.args)
-		m := decode(t, res)
-		wantName := "screenshot-20250607-080910123." + tt.ext
-		if m["format"] != tt.format || m["width"] != float64(tt.width) || m["height"] != float64(tt.height) ||
-			m["fileName"] != wantName || m["mimeType"] != "image/"+tt.format || m["deliveryMode"] != "websocket_binary" ||
-			m["wireProtocol"] != "ansight.file-transfer.v1" || m["capturedAtUtc"] != "2025-06-07T08:09:10.123456789Z" {
-			t.Errorf("%s: result %v", tt.args, m)
-		}
-		data := r.Artifacts[m["transferId"].(string)]
-		if float64(len(data)) != m["sizeBytes"] {
-			t.Fatalf("%s: received %d bytes, announced %v", tt.args, len(data), m["sizeBytes"])
-		}
-		magic := map[string]string{"png": "\x89PNG\r\n\x1a\n", "jpeg": "\xff\xd8\xff"}[tt.format]
-		if !bytes.HasPrefix(data, []byte(magic)) {
-			t.Errorf("%s: the %s bytes start with % x", tt.args, tt.format, data[:min(8, len(data))])
-		}
-		var img image.Image
-		var err error
-		if tt.format == "png" {
-			img, err = png.Decode(bytes.NewReader(data))
-		} else {
-			img, err = jpeg.Decode(bytes.NewReader(data))
-		}
-		if err != nil || img.Bounds().Dx() != tt.width || img.Bounds().Dy() != tt.height {
-			t.Errorf("%s: decoded %v, %v", tt.args, img.Bounds(), err)
-		}
+		t.Run(tt.args, func(t *testing.T) {
+			res, r := apptest.New(t, h.App()).Call(ui.GetScreenshotToolID, tt.args)
+			m := decode(t, res)
+			wantName := "screenshot-20250607-080910123." + tt.ext
+			if m["format"] != tt.format || m["width"] != float64(tt.width) || m["height"] != float64(tt.height) ||
+				m["fileName"] != wantName || m["mimeType"] != "image/"+tt.format || m["deliveryMode"] != "websocket_binary" ||
+				m["wireProtocol"] != "ansight.file-transfer.v1" || m["capturedAtUtc"] != "2025-06-07T08:09:10.123456789Z" {
+				t.Errorf("%s: result %v", tt.args, m)
+			}
+			data := r.Artifacts[m["transferId"].(string)]
+			if float64(len(data)) != m["sizeBytes"] {
+				t.Fatalf("%s: received %d bytes, announced %v", tt.args, len(data), m["sizeBytes"])
+			}
+			magic := map[string]string{"png": "\x89PNG\r\n\x1a\n", "jpeg": "\xff\xd8\xff"}[tt.format]
+			if !bytes.HasPrefix(data, []byte(magic)) {
+				t.Errorf("%s: the %s bytes start with % x", tt.args, tt.format, data[:min(8, len(data))])
+			}
+			var img image.Image
+			var err error
+			if tt.format == "png" {
+				img, err = png.Decode(bytes.NewReader(data))
+			} else {
+				img, err = jpeg.Decode(bytes.NewReader(data))
+			}
+			if err != nil || img.Bounds().Dx() != tt.width || img.Bounds().Dy() != tt.height {
+				t.Errorf("%s: decoded %v, %v", tt.args, img.Bounds(), err)
+			}
+		})
 	}
 }
 
 // includeComputedStyles (the official host sends it, false by default) and its alias
 // includeProperties publish the nodes' Properties; without them trees stay small.
 func TestComputedStyles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, &fakeScreen{})
 	const props = `"properties":{"fontSize":"17","foreground":"#1C1C1E"}`
 	for _, tt := range []struct {
@@ -565,16 +585,19 @@ func TestComputedStyles(t *testing.T) {
 		{ui.QueryNodesToolID, `{"nodeId":"name","includeComputedStyles":true}`, true},
 		{ui.WaitToolID, `{"condition":"exists","nodeId":"name","includeProperties":true}`, true},
 	} {
-		res, _ := h.Call(tt.tool, tt.args)
-		if got := strings.Contains(string(res), props); got != tt.want {
-			t.Errorf("%s(%s): properties present %v, want %v\n%s", tt.tool, tt.args, got, tt.want, res)
-		}
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			res, _ := apptest.New(t, h.App()).Call(tt.tool, tt.args)
+			if got := strings.Contains(string(res), props); got != tt.want {
+				t.Errorf("properties present %v, want %v\n%s", got, tt.want, res)
+			}
+		})
 	}
 }
 
 // rootNodeId, maxDepth and maxNodes limit what ui.query_nodes and ui.wait search, as the
 // capture options of the official SDKs do.
 func TestQueryScope(t *testing.T) {
+	t.Parallel()
 	s := &fakeScreen{doneAfter: 1}
 	h := newHarness(t, s)
 	tests := []struct{ args, want string }{
@@ -585,10 +608,12 @@ func TestQueryScope(t *testing.T) {
 		{`{"role":"button","maxNodes":4}`, "ok"},
 	}
 	for _, tt := range tests {
-		res, _ := h.Call(ui.QueryNodesToolID, tt.args)
-		if ids, _ := matchesOf(t, res); strings.Join(ids, ",") != tt.want {
-			t.Errorf("query %s = %v, want %s", tt.args, ids, tt.want)
-		}
+		t.Run(tt.args, func(t *testing.T) {
+			res, _ := apptest.New(t, h.App()).Call(ui.QueryNodesToolID, tt.args)
+			if ids, _ := matchesOf(t, res); strings.Join(ids, ",") != tt.want {
+				t.Errorf("query %s = %v, want %s", tt.args, ids, tt.want)
+			}
+		})
 	}
 	if err := h.Fail(ui.QueryNodesToolID, `{"rootNodeId":"nope"}`); err.Code != ui.CodeNodeNotFound {
 		t.Errorf("unknown rootNodeId: %v", err)
@@ -608,6 +633,7 @@ func TestQueryScope(t *testing.T) {
 // ui.perform_action takes its target as the official SDKs allow: a reference, or a bare
 // snapshotId and nodeId; and its value as value, else index, else checked.
 func TestPerformActionOfficialForms(t *testing.T) {
+	t.Parallel()
 	s := &fakeScreen{}
 	h := newHarness(t, s)
 	res, _ := h.Call(ui.QueryNodesToolID, `{}`)
@@ -672,6 +698,7 @@ func (s *lazyScreen) Render(ctx context.Context) (image.Image, error) {
 }
 
 func TestAfterScreenUpdates(t *testing.T) {
+	t.Parallel()
 	s := &lazyScreen{drawn: color.RGBA{255, 0, 0, 255}, state: color.RGBA{0, 0, 255, 255}}
 	a := app.New(app.Options{})
 	if err := ui.Register(a, s, ui.Options{}); err != nil {

@@ -20,6 +20,7 @@ import (
 //
 // go test ./app/ui -run TestTranscripts -update rewrites the expect sections.
 func TestTranscripts(t *testing.T) {
+	t.Parallel()
 	transcript.Check(t, "testdata/transcripts/*.txtar", replay)
 }
 

@@ -7,10 +7,12 @@
 //	go run ./examples/demoapp --url ws://127.0.0.1:8080/ws --token …   # a known endpoint
 //	go run ./examples/demoapp --files-dir ~/demo-files                 # serve and receive files there
 //
-// Besides the notes and the UI tools, the app serves the files of one directory, root
-// "demo" (files.list_directory, files.begin_binary_download, files.push_file; package
-// app/files), and exports its notes as an artifact (artifacts.request). Without
-// --files-dir the directory is a fresh temporary one, removed when the app stops.
+// The app itself (notes, simulated screen, files and artifacts) is package internal/demo;
+// this command only parses flags and connects it with package app/connect. Besides the
+// notes and the UI tools, the app serves the files of one directory, root "demo"
+// (files.list_directory, files.begin_binary_download, files.push_file; package app/files),
+// and exports its notes as an artifact (artifacts.request). Without --files-dir the
+// directory is a fresh temporary one, removed when the app stops.
 package main
 
 import (
@@ -20,14 +22,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
-	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -64,21 +64,23 @@ func run() int {
 		return usage(err.Error())
 	}
 
-	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, HostAddress: *host, OnState: report}
+	var ports []int
+	if *port != 0 {
+		ports = []int{*port}
+	}
+	var mode connect.Mode
 	switch {
 	case *url != "" || *token != "":
 		if *invite != "" || *host != "" || *port != 0 {
 			return usage("--url/--token do not go with --invite, --host or --discovery-port")
 		}
-		opts.Mode, opts.URL, opts.Token = connect.ModeDirect, *url, *token
+		mode = connect.Direct{URL: *url, Token: *token}
 	case *invite != "":
-		opts.Mode, opts.Invite = connect.ModeInvite, *invite
+		mode = connect.Invite{Code: *invite, HostAddress: *host, DiscoveryPorts: ports}
 	default:
-		opts.Mode = connect.ModeLocal
+		mode = connect.Local{HostAddress: *host, DiscoveryPorts: ports}
 	}
-	if *port != 0 {
-		opts.DiscoveryPorts = []int{*port}
-	}
+	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, OnState: report}
 	if *verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -89,50 +91,21 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
-	dir, cleanup, err := demoFiles(*filesDir)
+	dir, cleanup, err := model.RegisterFiles(a, *filesDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
 	defer cleanup()
-	if err := files.Register(a, files.Options{Roots: []files.Root{{Alias: "demo", Path: dir}}}); err != nil {
-		fmt.Fprintln(os.Stderr, "demoapp:", err)
-		return 1
-	}
-	if err := files.RegisterArtifacts(a, model.Artifacts()); err != nil {
-		fmt.Fprintln(os.Stderr, "demoapp:", err)
-		return 1
-	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode, serving files in %s; Ctrl-C to stop\n", *appID, opts.Mode, dir)
-	if err := connect.Run(ctx, a, opts); err != nil {
+	fmt.Fprintf(os.Stderr, "demoapp: %s in %s mode, serving files in %s; Ctrl-C to stop\n", *appID, mode, dir)
+	if err := connect.Run(ctx, a, mode, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
 	return 0 // stopped by a signal: the normal end
-}
-
-// demoFiles returns the directory of the file tools: dir, or a new temporary directory
-// holding a welcome file (removed by cleanup).
-func demoFiles(dir string) (string, func(), error) {
-	if dir != "" {
-		return dir, func() {}, nil
-	}
-	tmp, err := os.MkdirTemp("", "ansight-demo-files-")
-	if err != nil {
-		return "", nil, err
-	}
-	welcome := "Files of the Ansight demo app.\n" +
-		"  ansight app call <session> files.list_directory\n" +
-		"  ansight app call <session> files.begin_binary_download --arguments '{\"path\":\"welcome.txt\"}'\n" +
-		"  ansight app call <session> files.push_file --arguments '{\"directoryPath\":\"inbox\",\"fileName\":\"hi.txt\",\"text\":\"hello\"}'\n"
-	if err := os.WriteFile(filepath.Join(tmp, "welcome.txt"), []byte(welcome), 0o644); err != nil {
-		os.RemoveAll(tmp)
-		return "", nil, err
-	}
-	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 // report prints connection state changes.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/demo"
 )
 
 // localHost is a host started in this process on loopback ports, with pairing state in
@@ -54,9 +54,9 @@ func (h *localHost) connectDemo(ctx context.Context, appID string, syntheticTool
 	if err := demo.New(demo.Options{SyntheticTools: syntheticTools}).Register(a); err != nil {
 		return nil, fmt.Errorf("bench: demo app: %w", err)
 	}
-	conn, err := connect.Dial(ctx, a, connect.Options{
+	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(h.srv.DiscoveryAddr().Port())}}
+	conn, err := connect.Dial(ctx, a, local, connect.Options{
 		AppID: appID, AppName: "Ansight bench", AppVersion: "1.0", DeviceName: "bench",
-		Mode: connect.ModeLocal, HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(h.srv.DiscoveryAddr().Port())},
 		StateDir: filepath.Join(h.dir, "apps", appID),
 	})
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
 )
 

@@ -16,11 +16,11 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/examples/demoapp/demo"
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
@@ -63,11 +63,15 @@ type runningHost struct {
 	local   *control.Local
 	socket  string
 	httpSrv *http.Server
-	done    chan struct{} // closed when a client asks the host to stop
+	// stopControl ends the control API's requests (its server's base context).
+	stopControl context.CancelFunc
+	done        chan struct{} // closed when a client asks the host to stop
 	// player is the web console, when started; playerURL opens it (with the run's token).
 	player    *player.Player
 	playerSrv *http.Server
 	playerURL string
+	// unpoint removes the pointer to this host's state directory (see locate.go).
+	unpoint func()
 	// rec keeps the session recordings, when recording.
 	rec *recording.Recorder
 	// member is the host's membership of a fleet; fleetView the fleet as its player sees it.
@@ -125,6 +129,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Version:  versionString(cfg.version),
 		StateDir: cfg.stateDir,
 		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
+		Recorder: rh.rec,
 	})
 	if cfg.tap == nil {
 		go prefetchCatalogs(srv)
@@ -199,8 +204,14 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second}
+	// Requests that stream until the client leaves (session logs --follow) end when the
+	// host closes, rather than holding its shutdown up.
+	ctx, cancel := context.WithCancel(context.Background())
+	rh.stopControl = cancel
+	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go rh.httpSrv.Serve(l)
+	rh.unpoint = pointToHost(stateDir)
 	return nil
 }
 
@@ -239,10 +250,12 @@ func (rh *runningHost) close() {
 		cancel()
 	}
 	if rh.httpSrv != nil {
+		rh.stopControl()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		rh.httpSrv.Shutdown(ctx)
 		cancel()
 		os.Remove(rh.socket)
+		rh.unpoint()
 	}
 	if rh.fleetView != nil {
 		rh.fleetView.Close()
@@ -278,10 +291,9 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		connect.Run(ctx, a, connect.Options{
+		connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}, connect.Options{
 			AppID: demoAppID, AppName: "Ansight demo notes", AppVersion: "1.0",
-			DeviceName: "demo (simulated)", Mode: connect.ModeLocal, HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{port}, StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
+			DeviceName: "demo (simulated)", StateDir: filepath.Join(stateDir, "demoapp"), Logger: logger,
 			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()
@@ -321,7 +333,12 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (control.Back
 		return nil, nil, err
 	}
 	discard := slog.New(slog.DiscardHandler)
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: "127.0.0.1:0", listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
+	discovery := "127.0.0.1:0" // the demo app is told the port
+	if !withDemo {
+		// Other apps on this machine look for a host on the standard port: take it if free.
+		discovery = freeOrDefault(host.DefaultDiscoveryAddr)
+	}
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

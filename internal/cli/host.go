@@ -111,6 +111,9 @@ every host of the fleet. Other machines then reach its sessions with
 				if rh.playerURL != "" {
 					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.playerURL)
 				}
+				if u := st.Recording; u != nil {
+					printf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
+				}
 				if cfg.fleet != nil {
 					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
 				}
@@ -166,6 +169,7 @@ every host of the fleet. Other machines then reach its sessions with
 			tw.row("lan:", fmt.Sprint(st.LAN))
 			tw.row("sessions:", fmt.Sprint(st.Sessions)+" connected")
 			tw.row("state:", st.StateDir)
+			tw.row("recordings:", recordingUsage(st.Recording))
 			tw.flush()
 			return nil
 		},
@@ -194,6 +198,20 @@ every host of the fleet. Other machines then reach its sessions with
 	}
 	cmd.AddCommand(run, status, stop)
 	return cmd
+}
+
+// recordingUsage describes the recordings' use of their budget for host status.
+func recordingUsage(u *recording.Usage) string {
+	if u == nil {
+		return "off (--no-record)"
+	}
+	line := fmt.Sprintf("%s of %s (%d%%; %s per session), %d sessions, %d records, %s on disk, in %s",
+		humanBytes(u.Bytes), humanBytes(u.MaxBytes), u.Bytes*100/max(u.MaxBytes, 1), humanBytes(u.MaxSessionBytes),
+		u.Sessions, u.Records, humanBytes(u.DiskBytes), u.Dir)
+	if u.Dropped > 0 || u.Evicted > 0 || u.Thinned > 0 {
+		line += fmt.Sprintf("; since start %d dropped, %d frames thinned, %d evicted", u.Dropped, u.Thinned, u.Evicted)
+	}
+	return line
 }
 
 // listenNote says how a listener of the status listens: dual-stack, and the port range

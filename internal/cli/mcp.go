@@ -5,23 +5,34 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/internal/control"
 	"github.com/ansight-go/ansight/mcpbridge"
+	"github.com/ansight-go/ansight/pairing"
 )
+
+// mcpTokenEnv sets the HTTP bearer token instead of a fresh one per run (for a client
+// configuration that should survive restarts). An environment variable, not a flag, so
+// that it does not show in the process list.
+const mcpTokenEnv = "ANSIGHT_MCP_TOKEN"
 
 // mcpFlags are the flags of 'ansight mcp'.
 type mcpFlags struct {
-	http          string
-	embedded      bool
-	demo          bool
-	allowCritical bool
-	expose        string
-	maxWidth      int
-	verbose       bool
+	http           string
+	noAuth         bool
+	allowOrigins   []string
+	embedded       bool
+	demo           bool
+	allowCritical  bool
+	expose         string
+	imageMaxSize   int
+	maxResultBytes int
+	verbose        bool
 }
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -29,24 +40,34 @@ func newMCPCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Offer the connected apps' tools to AI agents over MCP (stdio, or --http on loopback)",
-		Long: `Serve the Model Context Protocol so that an AI agent (Claude, Cursor, VS Code, any MCP
-client) can use the tools of the apps connected to the host.
+		Long: `Serve the Model Context Protocol so that an AI agent (Claude Code, Claude Desktop, Cursor,
+VS Code, any MCP client) can use the tools of the apps connected to the host.
 
 By default it speaks MCP on stdin/stdout, which is how agent clients launch servers, and
-talks to the resident host ('ansight host run'). --embedded-host runs a host inside this
-process instead; --demo also starts the demo app, to try everything without an app of your own.
---http serves streamable HTTP on a loopback address instead of stdio. With --fleet, agents
-see every session of a device lab's hosts (docs/fleet.md), each under its host's grants.
+talks to the resident host ('ansight host run'). Agent clients start it without your shell's
+environment: when neither --state-dir nor ANSIGHT_STATE_DIR is given, it also finds a host
+whose state directory came from XDG_STATE_HOME or ANSIGHT_STATE_DIR in your terminal.
+--embedded-host runs a host inside this process instead; --demo also starts the demo app, to
+try everything without an app of your own.
+With --fleet, agents see every session of a device lab's hosts (docs/fleet.md), each under
+its host's grants.
 
-Agents get six compact meta-tools: ansight_list_sessions, ansight_search_app_tools (no
-schemas: small context), ansight_describe_app_tool, ansight_call_app_tool,
-ansight_call_app_tools (batches) and ansight_take_screenshot (image content).
---expose-app-tools also offers every tool of one session as its own MCP tool.
+Agents get compact meta-tools: ansight_list_sessions, ansight_search_app_tools (no schemas:
+small context), ansight_describe_app_tool, ansight_call_app_tool, ansight_call_app_tools
+(batches), ansight_snapshot (the screen as text with refs to act on), ansight_take_screenshot
+(image content) and ansight_read_result (pages of results over --max-result-bytes).
+--expose-app-tools also offers every tool of one session as its own MCP tool, under a name
+every client accepts (notes.create becomes notes_create).
 
 The bridge never calls a tool above a session's grant, and calls critical tools only with
 --allow-critical.
 
-Client configuration (stdio):
+--http serves streamable HTTP on a loopback address instead. Every request must carry the
+bearer token printed at start (or $` + mcpTokenEnv + `), unless --no-auth; web pages are
+refused unless their origin is allowed with --allow-origin.
+
+Client configuration (stdio), see the README's "Use with AI agents":
+  claude mcp add ansight -- ansight mcp
   {"mcpServers": {"ansight": {"command": "ansight", "args": ["mcp"]}}}`,
 		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n  ansight mcp --fleet nats://lab.example:4222\n" +
 			"  ansight mcp --expose-app-tools com.example.notes --allow-critical",
@@ -55,19 +76,35 @@ Client configuration (stdio):
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP at this loopback address (e.g. 127.0.0.1:7400) instead of stdio")
+	fl.BoolVar(&f.noAuth, "no-auth", false, "with --http: answer requests without the bearer token (loopback only still)")
+	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "with --http: answer web pages of this origin (e.g. http://localhost:6274); repeatable")
 	fl.BoolVar(&f.embedded, "embedded-host", false, "run a host in this process instead of using the resident one")
 	fl.BoolVar(&f.demo, "demo", false, "run a host and the demo app in this process (implies --embedded-host)")
 	fl.BoolVar(&f.allowCritical, "allow-critical", false, "let agents call critical tools (within each session's grant)")
 	fl.StringVar(&f.expose, "expose-app-tools", "", "also offer each tool of this session (id, or app id) as its own MCP tool")
-	fl.IntVar(&f.maxWidth, "screenshot-max-width", mcpbridge.DefaultScreenshotMaxWidth, "scale screenshots handed to agents down to this width")
+	fl.IntVar(&f.imageMaxSize, "image-max-size", mcpbridge.DefaultImageMaxSize, "scale images handed to agents down to this many pixels on their longer side")
+	fl.IntVar(&f.imageMaxSize, "screenshot-max-width", mcpbridge.DefaultImageMaxSize, "")
+	fl.MarkHidden("screenshot-max-width") // the former name of --image-max-size
+	fl.IntVar(&f.maxResultBytes, "max-result-bytes", mcpbridge.DefaultMaxResultBytes, "save larger results to a file and answer an outline (ansight_read_result reads the rest)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log debug details to stderr")
 	return cmd
 }
 
 func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 	ctx := c.Context()
-	if f.maxWidth < 64 || f.maxWidth > 8192 {
-		return usageErrorf("--screenshot-max-width must be between 64 and 8192")
+	if f.imageMaxSize < 64 || f.imageMaxSize > 8192 {
+		return usageErrorf("--image-max-size must be between 64 and 8192")
+	}
+	if f.maxResultBytes < 4096 || f.maxResultBytes > 16<<20 {
+		return usageErrorf("--max-result-bytes must be between 4096 and 16777216")
+	}
+	if f.http == "" && (f.noAuth || len(f.allowOrigins) > 0) {
+		return usageErrorf("--no-auth and --allow-origin apply to --http only")
+	}
+	for _, o := range f.allowOrigins {
+		if _, err := mcpbridge.NormalizeOrigin(o); err != nil {
+			return usageErrorf("--allow-origin: %v", err)
+		}
 	}
 	// Stdout carries the protocol in stdio mode: diagnostics go to stderr only.
 	level := slog.LevelWarn
@@ -76,6 +113,11 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 	}
 	logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
 
+	opts := mcpbridge.Options{
+		Name: "ansight", Version: versionString(g.env.Version), AllowCritical: f.allowCritical,
+		ExposeAppTools: f.expose, ImageMaxSize: f.imageMaxSize, MaxResultBytes: f.maxResultBytes, Logger: logger,
+		HTTPNoAuth: f.noAuth, AllowedOrigins: f.allowOrigins,
+	}
 	var backend control.Backend
 	if f.embedded || f.demo {
 		b, stop, err := startEmbedded(ctx, g, f.demo)
@@ -84,31 +126,62 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		}
 		defer stop()
 		backend = b
-	} else {
-		b, err := g.backend()
+		opts.HostMode = mcpbridge.HostEmbedded
+		if f.demo {
+			opts.HostMode = mcpbridge.HostDemo
+		}
+		// Results of a host that lives as long as this process go with it.
+		dir, err := os.MkdirTemp("", "ansight-mcp-results-")
 		if err != nil {
 			return err
 		}
+		defer os.RemoveAll(dir)
+		opts.ResultDir = dir
+	} else if cfg, ok := g.fleetConfig(); ok {
+		b, err := g.fleetClient(cfg) // a device lab: every host's sessions
+		if err != nil {
+			return err
+		}
+		backend = b
+		if dir, err := g.stateDirPath(); err == nil {
+			opts.ResultDir = filepath.Join(dir, "mcp-results")
+		}
+	} else {
+		locate, err := g.locateHost()
+		if err != nil {
+			return err
+		}
+		b := control.NewLocatingClient(locate)
 		// Agent clients start servers before anyone starts a host: serve anyway (tools then
 		// answer host_unavailable with a hint), but tell the user now.
 		if _, err := b.Status(ctx); errors.Is(err, control.ErrHostUnavailable) {
 			logger.Warn("no ansight host is running: start one with 'ansight host run' (or use --embedded-host / --demo)")
 		}
 		backend = b
+		if dir, err := g.stateDirPath(); err == nil {
+			opts.ResultDir = filepath.Join(dir, "mcp-results")
+		}
 	}
 
-	br := mcpbridge.New(backend, mcpbridge.Options{
-		Name: "ansight", Version: versionString(g.env.Version), AllowCritical: f.allowCritical,
-		ExposeAppTools: f.expose, ScreenshotMaxWidth: f.maxWidth, Logger: logger,
-	})
 	if f.http != "" {
 		l, err := mcpbridge.ListenLoopback(f.http)
 		if err != nil {
 			return &exitError{code: ExitUsage, err: err, hint: "use 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"}
 		}
-		fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at http://%s%s (Ctrl-C to stop)\n", l.Addr(), mcpbridge.HTTPPath)
-		return br.Serve(ctx, l)
+		endpoint := fmt.Sprintf("http://%s%s", l.Addr(), mcpbridge.HTTPPath)
+		if f.noAuth {
+			fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s without authentication (Ctrl-C to stop)\n", endpoint)
+		} else {
+			opts.HTTPToken = os.Getenv(mcpTokenEnv)
+			if opts.HTTPToken == "" {
+				opts.HTTPToken = pairing.NewToken(pairing.AccessTokenBytes)
+			}
+			// Like the player's URL: the user needs the token to configure a client.
+			fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s (Ctrl-C to stop)\n  clients send the header: Authorization: Bearer %s\n", endpoint, opts.HTTPToken)
+		}
+		return mcpbridge.New(backend, opts).Serve(ctx, l)
 	}
+	br := mcpbridge.New(backend, opts)
 	return br.Run(ctx, &mcp.IOTransport{Reader: readCloser(g.env.Stdin), Writer: nopWriteCloser{g.env.Stdout}})
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,17 +21,32 @@ import (
 // connects a go-sdk client to it. Closing the client ends the command.
 func mcpRun(t *testing.T, args ...string) (*mcp.ClientSession, func() int) {
 	t.Helper()
+	return mcpRunCounted(t, nil, nil, args...)
+}
+
+// mcpRunCounted is mcpRun counting the bytes the client sends (up) and receives (down),
+// when up and down are not nil.
+func mcpRunCounted(t *testing.T, up, down *atomic.Int64, args ...string) (*mcp.ClientSession, func() int) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	code := make(chan int, 1)
 	go func() {
-		code <- Main(ctx, Env{Args: append([]string{"mcp"}, args...), Stdin: inR, Stdout: outW, Stderr: &stderr})
+		var stdout io.Writer = outW
+		if down != nil {
+			stdout = countingWriter{outW, down}
+		}
+		code <- Main(ctx, Env{Args: append([]string{"mcp"}, args...), Stdin: inR, Stdout: stdout, Stderr: &stderr})
 		outW.Close()
 	}()
+	var clientOut io.WriteCloser = inW
+	if up != nil {
+		clientOut = countingWriteCloser{countingWriter{inW, up}, inW}
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: clientOut}, nil)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
@@ -88,7 +104,7 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args any, v any)
 func TestMCPDemo(t *testing.T) {
 	cs, wait := mcpRun(t, "--demo")
 	list, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(list.Tools) != 6 {
+	if err != nil || len(list.Tools) != 8 {
 		t.Fatalf("tools: %v %v", list, err)
 	}
 
@@ -161,6 +177,10 @@ func TestMCPFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"mcp", "--http", "0.0.0.0:0", "--embedded-host"},
 		{"mcp", "--screenshot-max-width", "10"},
+		{"mcp", "--image-max-size", "10"},
+		{"mcp", "--max-result-bytes", "100"},
+		{"mcp", "--no-auth"},
+		{"mcp", "--http", "127.0.0.1:0", "--allow-origin", "localhost:3000"},
 		{"mcp", "extra"},
 	} {
 		var out, errb bytes.Buffer
@@ -170,7 +190,8 @@ func TestMCPFlags(t *testing.T) {
 	}
 }
 
-// TestMCPHTTP serves --http on a free loopback port and checks it answers MCP there.
+// TestMCPHTTP serves --http on a free loopback port and checks it answers MCP there, with
+// the token it printed and not without.
 func TestMCPHTTP(t *testing.T) {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -180,17 +201,27 @@ func TestMCPHTTP(t *testing.T) {
 			Stdout: io.Discard, Stderr: pw})
 		pw.Close()
 	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	go io.Copy(io.Discard, pr)
+	r := bufio.NewReader(pr)
+	line, err := r.ReadString('\n')
 	i := strings.Index(line, "http://")
 	if err != nil || i < 0 {
 		t.Fatalf("no endpoint line: %q %v", line, err)
 	}
 	endpoint := strings.Fields(line[i:])[0]
+	line, err = r.ReadString('\n')
+	token, ok := strings.CutPrefix(strings.TrimSpace(line), "clients send the header: Authorization: Bearer ")
+	if err != nil || !ok || len(token) < 32 {
+		t.Fatalf("no token line: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, pr)
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: tr}}, nil); err == nil {
+		t.Fatal("connected without the token")
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: tr}}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerTransport{tr, token}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,4 +235,16 @@ func TestMCPHTTP(t *testing.T) {
 	if c := <-code; c != ExitOK && c != ExitInterrupted {
 		t.Fatalf("exit code %d", c)
 	}
+}
+
+// bearerTransport sends a bearer token with every request.
+type bearerTransport struct {
+	next  http.RoundTripper
+	token string
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }

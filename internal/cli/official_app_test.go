@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -19,7 +24,9 @@ import (
 // of $ANSIGHT_STATE_DIR, message for message: local enrollment over UDP, the upgrade with
 // the token in the query, session.open, then a crash.handoff of its previous process's
 // report (with a native trace) and an annotation.submit followed by the bundle's ASFT
-// frames, and session.complete. It sets $OFFICIAL to the session id.
+// frames, and session.complete. Between them it streams what the official SDKs stream
+// besides: its profile, app state and properties, every telemetry message type in its
+// exact shape, and ASJP live frames. It sets $OFFICIAL to the session id.
 func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: officialapp")
@@ -68,6 +75,28 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ask("client.open", `{"type":"CONTROL_REQ","id":"client.open","replyTo":null,"action":"session.open","payload":{"clientName":"Pixel 8","configId":"local:`+appID+`","appId":"`+appID+`","openedAtUtc":"2026-09-04T02:00:05.0000000+00:00"},"success":true,"message":null}`)
+	ask("client.profile", `{"type":"CONTROL_REQ","id":"client.profile","replyTo":null,"action":"device.profile","payload":{"type":"DeviceAppProfile","schema":"ansight.device-app-profile.v1","sentAt":1788487205000,"reasonCode":1,"profileSeq":1,"sdk":{"name":"Ansight.Core","packageId":"Ansight.Core","version":"1.4.0","language":"csharp"},"device":{"model":"Pixel 8","osName":"Android","osVersion":"15","apiLevel":35},"app":{"appId":"`+appID+`","versionCode":42},"sessionJpegCaptureControlVersion":1},"success":true,"message":null}`)
+	ask("client.state", `{"type":"CONTROL_REQ","id":"client.state","replyTo":null,"action":"app.state","payload":{"state":"Foreground","changedAtUtc":"2026-09-04T02:00:06Z"},"success":true,"message":null}`)
+	ask("client.props", `{"type":"CONTROL_REQ","id":"client.props","action":"session.properties","payload":{"schema":"ansight.session-properties.v1","customProperties":{"build":{"flavor":"debug"}},"updatedAtUtc":"2026-09-04T02:00:07Z","platform":"android"},"success":true}`)
+
+	// Everything else an official SDK streams, in its exact shapes (the recording
+	// package's sample of each message type; CLIENT_DONE would end the session), then
+	// live screen frames.
+	telemetry, err := os.ReadFile(filepath.Join("..", "..", "recording", "testdata", "official-telemetry.jsonl"))
+	ts.Check(err)
+	for line := range strings.SplitSeq(strings.TrimSpace(string(telemetry)), "\n") {
+		if !strings.Contains(line, `"CLIENT_DONE"`) {
+			ts.Check(conn.Write(ctx, transport.MessageText, []byte(line)))
+		}
+	}
+	var img bytes.Buffer
+	ts.Check(jpeg.Encode(&img, image.NewGray(image.Rect(0, 0, 36, 64)), nil))
+	for i := range 3 {
+		frame, err := wire.AppendASJP(nil, wire.ASJPFrame{Format: wire.ASJPFormatJPEG, Quality: 60, Flags: wire.ASJPFlagKeyboardKnown,
+			CapturedAt: time.Date(2026, 9, 4, 2, 0, 10+i, 0, time.UTC), Width: 36, Height: 64, JPEG: img.Bytes()})
+		ts.Check(err)
+		ts.Check(conn.Write(ctx, transport.MessageBinary, frame))
+	}
 
 	const prev = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 	ask("client.crash", `{"type":"CONTROL_REQ","id":"client.crash","replyTo":null,"action":"crash.handoff","payload":{"reportId":"recovered-crash",`+

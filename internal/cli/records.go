@@ -6,79 +6,100 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/recording"
 )
 
-// newSessionCrashesCmd lists the crash reports an app handed over in a session.
+// newSessionCrashesCmd lists the crash reports an app handed over in a session: the
+// recording's crash records, whose data is the host's description of each report (a host
+// that records nothing lists its session directory instead).
 func newSessionCrashesCmd(g *globals) *cobra.Command {
-	cmd := recordsCmd(g, control.Backend.Crashes, func(w io.Writer, v *control.Crashes) {
+	show := func(w io.Writer, v *control.Crashes) {
 		if len(v.Crashes) == 0 {
 			printf(w, "no crash reports in session %s\n", v.SessionID)
 			return
 		}
 		tw := newTable(w)
-		tw.row("OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT")
+		tw.header("OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT")
 		for _, r := range v.Crashes {
-			tw.row(ago(r.OccurredAt), dash(r.Kind), dash(r.Platform), dash(r.Confidence), dash(oneLine(r.Message, 60)), r.Dir)
+			tw.row(crashRow(r)...)
 		}
 		tw.flush()
-	})
-	cmd.Use = "crashes <session>"
-	cmd.Short = "List the crash reports an app handed over"
-	cmd.Long = `List the crash reports kept in a session, most recent first.
+	}
+	return newBrowseCmd(g, browseSpec{
+		use: "crashes", noun: "crash reports", short: "List the crash reports an app handed over",
+		long: `List the crash reports kept in a session, oldest first (--json: most recent first).
 
 Apps built with the official SDKs write a report when they crash and hand it over from
 their next launch (crash.handoff); the host keeps it in the session of the process that
 crashed when it still has it, else in the delivering one. Each report's directory holds
-report.json as the app sent it, and native.trace or metrickit.json when it carried one.`
-	cmd.Example = "  ansight session crashes com-example-app-002\n  ansight session crashes com-example-app-002 --json"
-	return cmd
+report.json as the app sent it, and native.trace or metrickit.json when it carried one.
+--json prints an ansight.session-crashes/v1 object (with --follow, one record per line).`,
+		example: "  ansight session crashes com-example-app-002\n  ansight session crashes com-example-app-002 --json",
+		kinds:   []recording.Kind{recording.KindCrash}, search: true,
+		header: []string{"OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT"},
+		row:    func(_ *browseView, r recording.Record) []string { return crashRow(dataOf[host.CrashReport](r)) },
+		json: func(id string, recs []recording.Record) any {
+			return &control.Crashes{Schema: control.SchemaCrashes, SessionID: id, Crashes: keptJSON[host.CrashReport](recs)}
+		},
+		fallback: kept(control.Backend.Crashes, show),
+	})
+}
+
+func crashRow(r host.CrashReport) []string {
+	return []string{clock(r.OccurredAt), dash(r.Kind), dash(r.Platform), dash(r.Confidence), dash(oneLine(r.Message, 60)), r.Dir}
 }
 
 // newSessionAnnotationsCmd lists the annotated-feedback bundles an app sent in a session.
 func newSessionAnnotationsCmd(g *globals) *cobra.Command {
-	cmd := recordsCmd(g, control.Backend.Annotations, func(w io.Writer, v *control.Annotations) {
+	show := func(w io.Writer, v *control.Annotations) {
 		if len(v.Annotations) == 0 {
 			printf(w, "no annotations in session %s\n", v.SessionID)
 			return
 		}
 		tw := newTable(w)
-		tw.row("CAPTURED", "SIZE", "ANNOTATION", "BUNDLE")
+		tw.header("CAPTURED", "SIZE", "ANNOTATION", "BUNDLE")
 		for _, a := range v.Annotations {
-			tw.row(ago(a.CapturedAt), humanBytes(a.SizeBytes), a.ID, a.Path)
+			tw.row(annotationRow(a)...)
 		}
 		tw.flush()
+	}
+	return newBrowseCmd(g, browseSpec{
+		use: "annotations", noun: "annotations", short: "List the annotated feedback an app sent",
+		long: `List the annotated-feedback bundles kept in a session, oldest first (--json: most recent
+first): zip files (application/vnd.ansight.annotation+zip) with the user's note, shapes, a
+screenshot and visual trees, as the official SDKs' annotation tools send them
+(annotation.submit). --json prints an ansight.session-annotations/v1 object (with --follow,
+one record per line).`,
+		example: "  ansight session annotations com-example-app-002 --json",
+		kinds:   []recording.Kind{recording.KindAnnotation},
+		header:  []string{"CAPTURED", "SIZE", "ANNOTATION", "BUNDLE"},
+		row:     func(_ *browseView, r recording.Record) []string { return annotationRow(dataOf[host.Annotation](r)) },
+		json: func(id string, recs []recording.Record) any {
+			return &control.Annotations{Schema: control.SchemaAnnotations, SessionID: id, Annotations: keptJSON[host.Annotation](recs)}
+		},
+		fallback: kept(control.Backend.Annotations, show),
 	})
-	cmd.Use = "annotations <session>"
-	cmd.Short = "List the annotated feedback an app sent"
-	cmd.Long = `List the annotated-feedback bundles kept in a session, most recent first: zip files
-(application/vnd.ansight.annotation+zip) with the user's note, shapes, a screenshot and
-visual trees, as the official SDKs' annotation tools send them (annotation.submit).`
-	cmd.Example = "  ansight session annotations com-example-app-002 --json"
-	return cmd
 }
 
-// recordsCmd is a command listing one kind of a session's records: fetched with list,
-// printed as JSON with --json, else by show.
-func recordsCmd[T any](g *globals, list func(control.Backend, context.Context, string) (T, error), show func(io.Writer, T)) *cobra.Command {
-	return &cobra.Command{
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			v, err := list(b, c.Context(), args[0])
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, v)
-			}
-			show(g.env.Stdout, v)
-			return nil
-		},
+func annotationRow(a host.Annotation) []string {
+	return []string{clock(a.CapturedAt), humanBytes(a.SizeBytes), a.ID, a.Path}
+}
+
+// kept lists what the host keeps in a session's directory, for a host that records
+// nothing: fetched with list, printed as JSON with --json, else by show.
+func kept[T any](list func(control.Backend, context.Context, string) (T, error), show func(io.Writer, T)) func(context.Context, *globals, control.Backend, string) error {
+	return func(ctx context.Context, g *globals, b control.Backend, id string) error {
+		v, err := list(b, ctx, id)
+		if err != nil {
+			return hostErr(err)
+		}
+		if g.json {
+			return writeJSON(g.env.Stdout, v)
+		}
+		show(g.env.Stdout, v)
+		return nil
 	}
 }
 

@@ -48,6 +48,8 @@ func TestScripts(t *testing.T) {
 			"filemode":    cmdFileMode,
 			"officialapp": cmdOfficialApp,
 			"waithost":    cmdWaitHost,
+			"follow":      cmdFollow,
+			"api":         cmdAPI,
 			"natsserver":  cmdNATSServer,
 			"waitfleet":   cmdWaitFleet,
 		},

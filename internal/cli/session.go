@@ -11,11 +11,16 @@ import (
 )
 
 func newSessionCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions"}
+	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions, browse, export and import their recordings"}
+	var all bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List app sessions (connected first)",
-		Args:  cobra.NoArgs,
+		Long: `List the app sessions the host holds: connected ones first, then those that disconnected
+lately. --all adds every recording the host keeps — sessions of earlier runs of the host
+and imported ones included — with its size.`,
+		Example: "  ansight session list\n  ansight session list --all --json",
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			b, err := g.backend()
 			if err != nil {
@@ -24,6 +29,13 @@ func newSessionCmd(g *globals) *cobra.Command {
 			s, err := b.Sessions(c.Context())
 			if err != nil {
 				return hostErr(err)
+			}
+			if all {
+				rec, err := b.Recordings(c.Context())
+				if err != nil {
+					return hostErr(err)
+				}
+				s = withRecordings(s, rec)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, s)
@@ -34,6 +46,9 @@ func newSessionCmd(g *globals) *cobra.Command {
 					return nil
 				}
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
+				if !all {
+					fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
+				}
 				return nil
 			}
 			// A fleet's listing (--fleet) has a HOST column: the host each session is on.
@@ -42,6 +57,9 @@ func newSessionCmd(g *globals) *cobra.Command {
 			at := 0
 			if withHost {
 				head, at = append([]string{"HOST"}, head...), 1
+			}
+			if all {
+				head = append(head, "RECORDED")
 			}
 			tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
 			tw.header(head...)
@@ -54,12 +72,16 @@ func newSessionCmd(g *globals) *cobra.Command {
 				if withHost {
 					row = append([]string{ss.Host}, row...)
 				}
+				if all {
+					row = append(row, recordedSize(ss.Recording))
+				}
 				tw.row(row...)
 			}
 			tw.flush()
 			return nil
 		},
 	}
+	list.Flags().BoolVarP(&all, "all", "a", false, "also list the recordings of sessions the host no longer holds (earlier runs, imports)")
 	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
@@ -75,10 +97,7 @@ func newSessionCmd(g *globals) *cobra.Command {
 				return hostErr(err)
 			}
 			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema string `json:"schema"`
-					*control.Session
-				}{control.SchemaSession, s})
+				return writeJSON(g.env.Stdout, sessionJSON(s))
 			}
 			tw := newTable(g.env.Stdout)
 			for _, kv := range [][2]string{
@@ -88,6 +107,7 @@ func newSessionCmd(g *globals) *cobra.Command {
 				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
 				{"crash reports", recordCount(s.CrashReports, "ansight session crashes "+s.ID)},
 				{"annotations", recordCount(s.Annotations, "ansight session annotations "+s.ID)},
+				{"recording", recordingLine(s)},
 			} {
 				if kv[1] != "" {
 					tw.row(kv[0]+":", kv[1])
@@ -97,8 +117,65 @@ func newSessionCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show, newSessionCrashesCmd(g), newSessionAnnotationsCmd(g))
+	cmd.AddCommand(list, show)
+	for _, spec := range browseSpecs() {
+		cmd.AddCommand(newBrowseCmd(g, spec))
+	}
+	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionImportCmd(g), newSessionDeleteCmd(g))
 	return cmd
+}
+
+// sessionJSON is one session as --json prints it: with its schema.
+func sessionJSON(s *control.Session) any {
+	return struct {
+		Schema string `json:"schema"`
+		*control.Session
+	}{control.SchemaSession, s}
+}
+
+// withRecordings lists the registry's sessions, then the recordings of the others; each
+// session gets its recording's figures.
+func withRecordings(live, recorded *control.Sessions) *control.Sessions {
+	out := &control.Sessions{Schema: live.Schema, Sessions: slices.Clone(live.Sessions)}
+	index := map[string]int{}
+	for i, s := range out.Sessions {
+		index[s.ID] = i
+	}
+	for _, r := range recorded.Sessions {
+		if i, ok := index[r.ID]; ok {
+			out.Sessions[i].Recording = r.Recording
+			continue
+		}
+		out.Sessions = append(out.Sessions, r)
+	}
+	return out
+}
+
+// recordedSize shows a session's recording in a list: its size, and "imported".
+func recordedSize(r *control.Recording) string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.Origin == "import":
+		return humanBytes(r.Bytes) + " (imported)"
+	}
+	return humanBytes(r.Bytes)
+}
+
+// recordingLine describes a session's recording for session show.
+func recordingLine(s *control.Session) string {
+	r := s.Recording
+	if r == nil {
+		return ""
+	}
+	line := fmt.Sprintf("%d records, %s, %s to %s", r.Records, humanBytes(r.Bytes), clock(r.FirstAt), clock(r.LastAt))
+	if r.Origin == "import" {
+		line += ", imported"
+	}
+	if r.Dropped > 0 || r.Evicted > 0 {
+		line += fmt.Sprintf(", %d dropped, %d evicted", r.Dropped, r.Evicted)
+	}
+	return line + " (ansight session logs " + s.ID + ")"
 }
 
 // recordCount shows how many records a session keeps and the command listing them, or

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+
+	"github.com/ansight-go/ansight/recording"
 )
 
 // Backend is the control API. Implementations: [Local] (in process) and [Client] (over the
@@ -24,6 +27,24 @@ type Backend interface {
 	// run; progress runs on the caller's behalf and must return quickly.
 	Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error)
 	Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error)
+	// Recordings lists every recording the host keeps — of connected, disconnected and
+	// imported sessions, across restarts of the host — as sessions, each with its
+	// Recording, most recently active first. A host that records nothing lists none.
+	Recordings(ctx context.Context) (*Sessions, error)
+	// Records returns one page of a session's recording; Follow calls fn with each record
+	// req selects, then with each new one as the host records it, until ctx ends (Follow
+	// then returns ctx's error) or fn returns an error.
+	Records(ctx context.Context, sessionID string, req RecordsRequest) (*Records, error)
+	Follow(ctx context.Context, sessionID string, req RecordsRequest, fn func(recording.Record) error) error
+	// Blob opens the file of a session's record seq.
+	Blob(ctx context.Context, sessionID string, seq int64) (*Blob, error)
+	// Export writes a session's recording to w as one zip archive (docs/recordings.md);
+	// Import stores such an archive as a new recording and describes it.
+	Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error
+	Import(ctx context.Context, archive io.Reader) (*Session, error)
+	// DeleteRecording removes a session's recording and its files (the host's own files,
+	// artifacts and crash reports, stay). A connected session goes on recording anew.
+	DeleteRecording(ctx context.Context, sessionID string) error
 	IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error)
 	// Invites lists the invites and the grants.
 	Invites(ctx context.Context) (*Invites, error)
@@ -60,3 +81,6 @@ func CodeOfAPI(err error) string {
 func errSessionNotFound(id string) *APIError {
 	return apiErrorf(http.StatusNotFound, CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
 }
+
+// errRecordingOff answers the recording requests of a host that records nothing.
+var errRecordingOff = apiErrorf(http.StatusNotFound, CodeRecordingOff, "this host keeps no recordings (it runs with --no-record)")

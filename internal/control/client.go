@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -31,14 +34,21 @@ var _ Backend = (*Client)(nil)
 // NewClient returns a client for the host listening on the socket at path. It does not
 // connect until the first call.
 func NewClient(path string) *Client {
+	return NewLocatingClient(func() string { return path })
+}
+
+// NewLocatingClient returns a client that asks locate for the socket's path whenever it
+// opens a connection: for a long-running caller (the MCP bridge) that starts before the
+// host and may find it in one of several places.
+func NewLocatingClient(locate func() string) *Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			return d.DialContext(ctx, "unix", locate())
 		},
 		DisableCompression: true,
 	}
-	return &Client{socket: path, http: &http.Client{Transport: tr}}
+	return &Client{socket: locate(), http: &http.Client{Transport: tr}}
 }
 
 // Status implements Backend.
@@ -93,6 +103,139 @@ func (c *Client) Call(ctx context.Context, sessionID string, req CallRequest, pr
 func (c *Client) Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error) {
 	var v Batch
 	return &v, c.stream(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/batch", req, &v, progress)
+}
+
+// Recordings implements Backend.
+func (c *Client) Recordings(ctx context.Context) (*Sessions, error) {
+	var v Sessions
+	return &v, c.do(ctx, http.MethodGet, "/v1/recordings", nil, &v)
+}
+
+func recordsPath(sessionID string, req RecordsRequest, follow bool) string {
+	v := req.Values()
+	if follow {
+		v.Set("follow", "true")
+	}
+	p := "/v1/sessions/" + url.PathEscape(sessionID) + "/records"
+	if len(v) > 0 {
+		p += "?" + v.Encode()
+	}
+	return p
+}
+
+// Records implements Backend.
+func (c *Client) Records(ctx context.Context, sessionID string, req RecordsRequest) (*Records, error) {
+	var v Records
+	return &v, c.do(ctx, http.MethodGet, recordsPath(sessionID, req, false), nil, &v)
+}
+
+// Follow implements Backend.
+func (c *Client) Follow(ctx context.Context, sessionID string, req RecordsRequest, fn func(recording.Record) error) error {
+	resp, err := c.raw(ctx, http.MethodGet, recordsPath(sessionID, req, true), nil, "")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), wire.DefaultMaxMessageBytes)
+	for sc.Scan() {
+		var e Error
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Schema == SchemaError {
+			return &APIError{Status: http.StatusInternalServerError, Code: e.Code, Message: e.Message}
+		}
+		var rec recording.Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return fmt.Errorf("control: decode record: %w", err)
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("control: read records: %w", err)
+	}
+	return errors.New("control: the host ended the stream of records")
+}
+
+// Blob implements Backend.
+func (c *Client) Blob(ctx context.Context, sessionID string, seq int64) (*Blob, error) {
+	resp, err := c.raw(ctx, http.MethodGet, fmt.Sprintf("/v1/sessions/%s/records/%d/blob", url.PathEscape(sessionID), seq), nil, "")
+	if err != nil {
+		return nil, err
+	}
+	b := &Blob{MimeType: resp.Header.Get("Content-Type"), SizeBytes: resp.ContentLength, Body: resp.Body}
+	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil {
+		b.Name = path.Base(params["filename"])
+	}
+	return b, nil
+}
+
+// Export implements Backend.
+func (c *Client) Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error {
+	p := "/v1/sessions/" + url.PathEscape(sessionID) + "/export"
+	if len(req.Redact) > 0 {
+		p += "?" + url.Values{"redact": {strings.Join(req.Redact, ",")}}.Encode()
+	}
+	resp, err := c.raw(ctx, http.MethodGet, p, nil, "")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("control: the export ended early: %w", err)
+	}
+	return nil
+}
+
+// Import implements Backend.
+func (c *Client) Import(ctx context.Context, archive io.Reader) (*Session, error) {
+	resp, err := c.raw(ctx, http.MethodPost, "/v1/recordings", archive, "application/zip")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, wire.DefaultMaxMessageBytes))
+	if err != nil {
+		return nil, fmt.Errorf("control: read answer: %w", err)
+	}
+	var v Session
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("control: decode answer: %w", err)
+	}
+	return &v, nil
+}
+
+// DeleteRecording implements Backend.
+func (c *Client) DeleteRecording(ctx context.Context, sessionID string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/recordings/"+url.PathEscape(sessionID), nil, nil)
+}
+
+// raw sends a request whose body (or answer) is not one JSON value and returns the
+// answer of a 2xx status, to be closed; any other status is its *APIError.
+func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, contentType string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://ansight"+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, decodeAPIError(resp.StatusCode, data)
+	}
+	return resp, nil
 }
 
 // IssueInvite implements Backend.

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -33,6 +36,12 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/tools/{tool}", h.tool)
 	mux.HandleFunc("POST /v1/sessions/{id}/call", h.call)
 	mux.HandleFunc("POST /v1/sessions/{id}/batch", h.batch)
+	mux.HandleFunc("GET /v1/sessions/{id}/records", h.records)
+	mux.HandleFunc("GET /v1/sessions/{id}/records/{seq}/blob", h.blob)
+	mux.HandleFunc("GET /v1/sessions/{id}/export", h.export)
+	mux.HandleFunc("GET /v1/recordings", h.recordings)
+	mux.HandleFunc("POST /v1/recordings", h.importRecording)
+	mux.HandleFunc("DELETE /v1/recordings/{id}", h.deleteRecording)
 	mux.HandleFunc("POST /v1/invites", h.issueInvite)
 	mux.HandleFunc("GET /v1/invites", h.invites)
 	mux.HandleFunc("DELETE /v1/pairings/{id}", h.revoke)
@@ -103,6 +112,143 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	stream(w, r, func(ctx context.Context, progress func(Progress)) (any, error) {
 		return h.b.Batch(ctx, r.PathValue("id"), req, progress)
 	})
+}
+
+func (h *handler) recordings(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Recordings(r.Context())
+	respond(w, v, err)
+}
+
+// records answers one page of records, or with follow=true streams them as NDJSON, one
+// record a line: the first page at once, then each new record as the host records it,
+// until the client goes away. A failure after the stream started is a last line holding
+// an ansight.error/v1 object.
+func (h *handler) records(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req, err := ParseRecordsRequest(q)
+	follow := false
+	if s := q.Get("follow"); s != "" && err == nil {
+		follow, err = strconv.ParseBool(s)
+	}
+	if err != nil {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err))
+		return
+	}
+	id := r.PathValue("id")
+	if !follow {
+		v, err := h.b.Records(r.Context(), id, req)
+		respond(w, v, err)
+		return
+	}
+	// The first page answers errors (no such session, a bad filter) with a status, and
+	// starts the stream at once even when there is nothing to send yet.
+	req.Newest = false
+	page, err := h.b.Records(r.Context(), id, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", ndjson)
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	line := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	for _, rec := range page.Records {
+		if line(rec) != nil {
+			return
+		}
+		req.After = rec.Seq
+	}
+	err = h.b.Follow(r.Context(), id, req, func(rec recording.Record) error { return line(rec) })
+	if err != nil && r.Context().Err() == nil {
+		line(toWireError(err))
+	}
+}
+
+func (h *handler) blob(w http.ResponseWriter, r *http.Request) {
+	seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
+	if err != nil {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeBadRequest, "record %q: want its seq", r.PathValue("seq")))
+		return
+	}
+	b, err := h.b.Blob(r.Context(), r.PathValue("id"), seq)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer b.Body.Close()
+	w.Header().Set("Content-Type", b.MimeType)
+	w.Header().Set("Content-Length", strconv.FormatInt(b.SizeBytes, 10))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": b.Name}))
+	io.Copy(w, b.Body)
+}
+
+// export streams a session's archive. The status is sent with the first bytes: a failure
+// before them is an error answer, one after them aborts the response, so that a client
+// never takes a cut archive for a whole one.
+func (h *handler) export(w http.ResponseWriter, r *http.Request) {
+	var req ExportRequest
+	for _, list := range r.URL.Query()["redact"] {
+		for n := range strings.SplitSeq(list, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				req.Redact = append(req.Redact, n)
+			}
+		}
+	}
+	lw := &lazyWriter{w: w, contentType: "application/zip"}
+	err := h.b.Export(r.Context(), r.PathValue("id"), req, lw)
+	switch {
+	case err == nil && !lw.started:
+		lw.start()
+	case err != nil && !lw.started:
+		writeError(w, err)
+	case err != nil:
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// lazyWriter sends the answer's status and content type with its first bytes.
+type lazyWriter struct {
+	w           http.ResponseWriter
+	contentType string
+	started     bool
+}
+
+func (l *lazyWriter) start() {
+	l.started = true
+	l.w.Header().Set("Content-Type", l.contentType)
+	l.w.WriteHeader(http.StatusOK)
+}
+
+func (l *lazyWriter) Write(b []byte) (int, error) {
+	if !l.started {
+		l.start()
+	}
+	return l.w.Write(b)
+}
+
+func (h *handler) importRecording(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Import(r.Context(), r.Body)
+	respond(w, v, err)
+}
+
+func (h *handler) deleteRecording(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.DeleteRecording(r.Context(), r.PathValue("id")); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (h *handler) issueInvite(w http.ResponseWriter, r *http.Request) {

@@ -3,22 +3,29 @@ package control
 import (
 	"context"
 	"errors"
+	"io"
+	"mime"
 	"net/http"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // Local is the Backend of a host running in this process.
 type Local struct {
 	srv       *host.Server
+	rec       *recording.Recorder // nil when the host records nothing
 	version   string
 	stateDir  string
 	startedAt time.Time
@@ -35,11 +42,14 @@ type LocalOptions struct {
 	StateDir string
 	// Shutdown is called (once, asynchronously) when a client asks the host to stop.
 	Shutdown func()
+	// Recorder keeps the host's session recordings (host.Options.Recorder); nil when it
+	// records nothing.
+	Recorder *recording.Recorder
 }
 
 // NewLocal wraps a host server.
 func NewLocal(srv *host.Server, opts LocalOptions) *Local {
-	return &Local{srv: srv, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(), shutdown: opts.Shutdown}
+	return &Local{srv: srv, rec: opts.Recorder, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(), shutdown: opts.Shutdown}
 }
 
 // withProgress makes the call made with ctx report its own transfers' progress to f.
@@ -70,6 +80,10 @@ func (l *Local) Status(context.Context) (*Status, error) {
 	if r := l.srv.WebSocketPorts(); !r.IsZero() {
 		st.WebSocketPorts = r.String()
 	}
+	if l.rec != nil {
+		u := l.rec.Usage()
+		st.Recording = &u
+	}
 	return st, nil
 }
 
@@ -83,13 +97,26 @@ func (l *Local) Sessions(context.Context) (*Sessions, error) {
 	return out, nil
 }
 
-// Session implements Backend.
-func (l *Local) Session(_ context.Context, id string) (*Session, error) {
-	s, ok := l.srv.Session(id)
-	if !ok {
+// Session implements Backend: a session of the registry, else the last description of a
+// recorded one.
+func (l *Local) Session(ctx context.Context, id string) (*Session, error) {
+	var sum *recording.Summary
+	if l.rec != nil {
+		if v, err := l.rec.Session(ctx, id); err == nil {
+			sum = &v
+		}
+	}
+	var v Session
+	if s, ok := l.srv.Session(id); ok {
+		v = sessionOf(s)
+	} else if sum != nil {
+		v = sessionOfInfo(recordedInfo(*sum))
+	} else {
 		return nil, errSessionNotFound(id)
 	}
-	v := sessionOf(s)
+	if sum != nil {
+		v.Recording = recordingOf(*sum)
+	}
 	return &v, nil
 }
 
@@ -131,7 +158,17 @@ func records[T any](srv *host.Server, id string, list func(string) ([]T, error))
 }
 
 func sessionOf(s *host.Session) Session {
-	in := s.Info()
+	v := sessionOfInfo(s.Info())
+	if c := s.Tools(); c != nil {
+		if cat := c.Cached(); cat != nil {
+			v.Revision, v.AvailabilityRevision, v.ToolCount = cat.Revision, cat.AvailabilityRevision, len(cat.Tools)
+		}
+	}
+	return v
+}
+
+// sessionOfInfo describes a session from what the host says of it.
+func sessionOfInfo(in host.SessionInfo) Session {
 	v := Session{
 		ID: in.ID, AppID: in.AppID, DeviceID: in.DeviceID, DeviceName: in.DeviceName, Platform: in.Platform,
 		State: string(in.State), AppState: in.AppState, MaxToolPolicy: in.MaxToolPolicy,
@@ -145,12 +182,256 @@ func sessionOf(s *host.Session) Session {
 			v.Platform = strings.TrimSpace(v.Platform + " " + p.Device.OSVersion)
 		}
 	}
-	if c := s.Tools(); c != nil {
-		if cat := c.Cached(); cat != nil {
-			v.Revision, v.AvailabilityRevision, v.ToolCount = cat.Revision, cat.AvailabilityRevision, len(cat.Tools)
+	return v
+}
+
+// recordedInfo is a recording's last description of its session: the host's SessionInfo as
+// recorded (an imported archive's may hold anything: what does not read is left out),
+// completed from the summary. A session that is not in the registry is not connected.
+func recordedInfo(sum recording.Summary) host.SessionInfo {
+	var in host.SessionInfo
+	if len(sum.Info) > 0 {
+		json.Unmarshal(sum.Info, &in) // best effort, as said
+	}
+	in.ID = sum.ID
+	if in.AppID == "" {
+		in.AppID = sum.AppID
+	}
+	if in.DeviceID == "" {
+		in.DeviceID = sum.DeviceID
+	}
+	if in.DeviceName == "" {
+		in.DeviceName = sum.DeviceName
+	}
+	if in.ConnectedAt.IsZero() {
+		in.ConnectedAt = sum.FirstAt
+	}
+	if in.DisconnectedAt.IsZero() {
+		in.DisconnectedAt = sum.LastAt
+	}
+	in.State = host.StateDisconnected
+	return in
+}
+
+func recordingOf(sum recording.Summary) *Recording {
+	return &Recording{Origin: sum.Origin, FirstAt: sum.FirstAt, LastAt: sum.LastAt, Records: sum.Records, Bytes: sum.Bytes,
+		Dropped: sum.Dropped, Evicted: sum.Evicted}
+}
+
+// Recordings implements Backend.
+func (l *Local) Recordings(ctx context.Context) (*Sessions, error) {
+	out := &Sessions{Schema: SchemaRecordings, Sessions: []Session{}}
+	if l.rec == nil {
+		return out, nil
+	}
+	list, err := l.rec.Sessions(ctx)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	}
+	for _, sum := range list {
+		var v Session
+		if s, ok := l.srv.Session(sum.ID); ok {
+			v = sessionOf(s)
+		} else {
+			v = sessionOfInfo(recordedInfo(sum))
+		}
+		v.Recording = recordingOf(sum)
+		out.Sessions = append(out.Sessions, v)
+	}
+	return out, nil
+}
+
+// recorded checks that the host records and that it knows session id (connected, or
+// recorded).
+func (l *Local) recorded(id string) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if _, ok := l.srv.Session(id); !ok && !l.rec.Recorded(id) {
+		return errSessionNotFound(id)
+	}
+	return nil
+}
+
+// query turns a request into the recorder's query.
+func (req RecordsRequest) query(id string) (recording.Query, error) {
+	q := recording.Query{Session: id, Kinds: req.Kinds, Since: req.Since, Until: req.Until, Search: req.Search,
+		Channel: req.Channel, After: req.After, Newest: req.Newest, Limit: req.Limit}
+	for _, k := range req.Kinds {
+		if !k.Valid() {
+			return q, apiErrorf(http.StatusBadRequest, CodeBadRequest, "unknown record kind %q (kinds: %s)", k, kindList())
 		}
 	}
-	return v
+	level, ok := recording.ParseLevel(req.Level)
+	if !ok {
+		return q, apiErrorf(http.StatusBadRequest, CodeBadRequest, "unknown log level %q (debug, info, warn, error)", req.Level)
+	}
+	q.Level = level
+	if req.Limit < 0 {
+		return q, apiErrorf(http.StatusBadRequest, CodeBadRequest, "limit must not be negative")
+	}
+	return q, nil
+}
+
+func kindList() string {
+	names := make([]string, len(recording.Kinds))
+	for i, k := range recording.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Records implements Backend.
+func (l *Local) Records(ctx context.Context, id string, req RecordsRequest) (*Records, error) {
+	if err := l.recorded(id); err != nil {
+		return nil, err
+	}
+	q, err := req.query(id)
+	if err != nil {
+		return nil, err
+	}
+	l.flush(ctx)
+	p, err := l.rec.Records(ctx, q)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	}
+	return &Records{Schema: SchemaRecords, SessionID: id, Records: p.Records, Next: p.Next}, nil
+}
+
+// maxFlushWait bounds how long a query waits for the recorder to write what the host
+// received before it (a writer far behind, under heavy load, answers with what it wrote).
+const maxFlushWait = time.Second
+
+// flush lets a query see what the host received before it.
+func (l *Local) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, maxFlushWait)
+	defer cancel()
+	l.rec.Flush(ctx)
+}
+
+// Follow implements Backend.
+func (l *Local) Follow(ctx context.Context, id string, req RecordsRequest, fn func(recording.Record) error) error {
+	if err := l.recorded(id); err != nil {
+		return err
+	}
+	q, err := req.query(id)
+	if err != nil {
+		return err
+	}
+	err = l.rec.Follow(ctx, q, fn)
+	if errors.Is(err, recording.ErrClosed) {
+		return apiErrorf(http.StatusServiceUnavailable, CodeSessionClosed, "the host stopped recording (it is shutting down)")
+	}
+	return err
+}
+
+// Blob implements Backend.
+func (l *Local) Blob(ctx context.Context, id string, seq int64) (*Blob, error) {
+	if err := l.recorded(id); err != nil {
+		return nil, err
+	}
+	rec, err := l.rec.Record(ctx, seq)
+	if err != nil || rec.Session != id || rec.Blob == "" {
+		return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "session %s has no file for record %d (evicted, or never kept)", id, seq)
+	}
+	f, err := l.rec.OpenBlob(rec)
+	if err != nil {
+		return nil, apiErrorf(http.StatusNotFound, CodeNotFound, "record %d: %v", seq, err)
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "record %d: %v", seq, err)
+	}
+	name := path.Base(rec.Blob)
+	return &Blob{Name: name, MimeType: blobMimeType(name), SizeBytes: size, Body: f}, nil
+}
+
+// blobMimeType names the media type of a record's file by its extension.
+func blobMimeType(name string) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// Export implements Backend.
+func (l *Local) Export(ctx context.Context, id string, req ExportRequest, w io.Writer) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if !l.rec.Recorded(id) {
+		return errSessionNotFound(id)
+	}
+	if err := l.rec.Flush(ctx); err != nil { // what the session sent until now is in it
+		return err
+	}
+	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: redactNames(req.Redact), Producer: "ansight " + l.version})
+	if errors.Is(err, recording.ErrNotFound) {
+		return errSessionNotFound(id)
+	}
+	return err
+}
+
+// DeleteRecording implements Backend.
+func (l *Local) DeleteRecording(ctx context.Context, id string) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if err := l.rec.Flush(ctx); err != nil { // nothing queued for it comes back after
+		return err
+	}
+	err := l.rec.Delete(ctx, id)
+	if errors.Is(err, recording.ErrNotFound) {
+		return errSessionNotFound(id)
+	}
+	return err
+}
+
+// redactNames expands an export's redaction list: "default" stands for
+// recording.DefaultRedact.
+func redactNames(list []string) []string {
+	var out []string
+	for _, n := range list {
+		if n = strings.TrimSpace(n); strings.EqualFold(n, "default") {
+			out = append(out, recording.DefaultRedact...)
+		} else if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Import implements Backend: the archive is spooled to a private file beside the
+// recordings (a zip is read from its end), bounded by the recordings' budget.
+func (l *Local) Import(ctx context.Context, archive io.Reader) (*Session, error) {
+	if l.rec == nil {
+		return nil, errRecordingOff
+	}
+	f, err := os.CreateTemp(l.rec.Dir(), "upload-*.zip")
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	max := l.rec.Usage().MaxBytes
+	n, err := io.Copy(f, io.LimitReader(archive, max+1))
+	if err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "read the archive: %v", err)
+	}
+	if n > max {
+		return nil, apiErrorf(http.StatusRequestEntityTooLarge, CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
+	}
+	sum, err := l.rec.Import(ctx, f, n, recording.ImportOptions{})
+	if err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, CodeBadRequest, "%v", err)
+	}
+	v := sessionOfInfo(recordedInfo(sum))
+	v.Recording = recordingOf(sum)
+	return &v, nil
 }
 
 // client returns the tool client of a connected session.

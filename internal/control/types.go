@@ -1,11 +1,17 @@
 package control
 
 import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -24,6 +30,8 @@ const (
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
 	SchemaAnnotations = "ansight.session-annotations/v1"
+	SchemaRecords     = "ansight.session-records/v1"
+	SchemaRecordings  = "ansight.recordings/v1"
 )
 
 // Status describes the running host.
@@ -44,6 +52,9 @@ type Status struct {
 	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
+	// Recording is the recordings' use of their budgets; absent when the host records
+	// nothing (--no-record).
+	Recording *recording.Usage `json:"recording,omitzero"`
 }
 
 // Session describes one app session, live or recently disconnected.
@@ -74,6 +85,154 @@ type Session struct {
 	// Host is the fleet host the session is on, in a fleet's listing (package fleet); its
 	// ID is then "<session>@<host>". Empty for a host's own listing.
 	Host string `json:"host,omitzero"`
+	// Recording describes what the host recorded of the session, when it records (set by
+	// Session and Recordings, not by Sessions).
+	Recording *Recording `json:"recording,omitzero"`
+}
+
+// Recording describes a session's recording: what the host keeps of it, also after the
+// app has gone and across restarts of the host (docs/recordings.md).
+type Recording struct {
+	// Origin is "live" (recorded by this host) or "import" (ansight session import).
+	Origin string `json:"origin"`
+	// FirstAt and LastAt span what the host received, by its clock.
+	FirstAt time.Time `json:"firstAt"`
+	LastAt  time.Time `json:"lastAt"`
+	Records int64     `json:"records"`
+	Bytes   int64     `json:"bytes"`
+	// Dropped counts telemetry messages lost to a full intake buffer, Evicted records
+	// removed for the budgets.
+	Dropped int64 `json:"dropped,omitzero"`
+	Evicted int64 `json:"evicted,omitzero"`
+}
+
+// RecordsRequest selects records of a session's recording. The zero value of every filter
+// selects all; the CLI's browse commands (session logs, network, …) are kind filters.
+type RecordsRequest struct {
+	// Kinds keeps only these kinds (log, metric, network, …; all when empty).
+	Kinds []recording.Kind `json:"kinds,omitempty"`
+	// Since and Until keep records with Since <= at < Until.
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Level keeps log records of this level or above: debug, info, warn, error.
+	Level string `json:"level,omitzero"`
+	// Search keeps records whose one-line text contains it (ASCII case ignored).
+	Search string `json:"search,omitzero"`
+	// Channel keeps records of one metric channel.
+	Channel *int `json:"channel,omitzero"`
+	// After is the paging cursor: Records.Next of the previous page.
+	After int64 `json:"after,omitzero"`
+	// Newest returns the newest records first (the tail of a log).
+	Newest bool `json:"newest,omitzero"`
+	// Limit bounds a page (500 when 0, at most 10,000).
+	Limit int `json:"limit,omitzero"`
+}
+
+// Values encodes the request as the query parameters of GET …/records: kind (comma
+// separated), since and until (RFC 3339), level, search, channel, after, newest, limit.
+func (r RecordsRequest) Values() url.Values {
+	v := url.Values{}
+	if len(r.Kinds) > 0 {
+		kinds := make([]string, len(r.Kinds))
+		for i, k := range r.Kinds {
+			kinds[i] = string(k)
+		}
+		v.Set("kind", strings.Join(kinds, ","))
+	}
+	for name, t := range map[string]time.Time{"since": r.Since, "until": r.Until} {
+		if !t.IsZero() {
+			v.Set(name, t.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	for name, s := range map[string]string{"level": r.Level, "search": r.Search} {
+		if s != "" {
+			v.Set(name, s)
+		}
+	}
+	if r.Channel != nil {
+		v.Set("channel", strconv.Itoa(*r.Channel))
+	}
+	if r.After != 0 {
+		v.Set("after", strconv.FormatInt(r.After, 10))
+	}
+	if r.Newest {
+		v.Set("newest", "true")
+	}
+	if r.Limit != 0 {
+		v.Set("limit", strconv.Itoa(r.Limit))
+	}
+	return v
+}
+
+// ParseRecordsRequest reads the query parameters Values writes (kind may also repeat).
+func ParseRecordsRequest(v url.Values) (RecordsRequest, error) {
+	var r RecordsRequest
+	for _, list := range v["kind"] {
+		for k := range strings.SplitSeq(list, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				r.Kinds = append(r.Kinds, recording.Kind(k))
+			}
+		}
+	}
+	var err error
+	for name, t := range map[string]*time.Time{"since": &r.Since, "until": &r.Until} {
+		if s := v.Get(name); s != "" && err == nil {
+			if *t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+				err = fmt.Errorf("%s: want an RFC 3339 time, got %q", name, s)
+			}
+		}
+	}
+	r.Level, r.Search = v.Get("level"), v.Get("search")
+	integer := func(name string, bits int) int64 {
+		s := v.Get(name)
+		if s == "" || err != nil {
+			return 0
+		}
+		n, perr := strconv.ParseInt(s, 10, bits)
+		if perr != nil {
+			err = fmt.Errorf("%s: want an integer, got %q", name, s)
+		}
+		return n
+	}
+	if v.Has("channel") {
+		ch := int(integer("channel", 32))
+		r.Channel = &ch
+	}
+	r.After = integer("after", 64)
+	r.Limit = int(integer("limit", 32))
+	if s := v.Get("newest"); s != "" && err == nil {
+		if r.Newest, err = strconv.ParseBool(s); err != nil {
+			err = fmt.Errorf("newest: want true or false, got %q", s)
+		}
+	}
+	return r, err
+}
+
+// Records is one page of a session's recording, in the order the host received the
+// records (newest first with Newest).
+type Records struct {
+	Schema    string             `json:"schema"`
+	SessionID string             `json:"sessionId"`
+	Records   []recording.Record `json:"records"`
+	// Next is the cursor of the following page (RecordsRequest.After), absent on the last.
+	Next int64 `json:"next,omitzero"`
+}
+
+// Blob is a record's file (a frame's JPEG, a tree, an artifact, a crash report), open for
+// reading. Close it.
+type Blob struct {
+	Name      string
+	MimeType  string
+	SizeBytes int64
+	Body      io.ReadCloser
+}
+
+// ExportRequest adjusts a session's export.
+type ExportRequest struct {
+	// Redact lists header and field names whose values are replaced by "<redacted>" in
+	// every record and JSON file of the archive (network records are sanitised on intake in
+	// any case); "default" stands for the usual credentials (recording.DefaultRedact).
+	Redact []string `json:"redact,omitempty"`
 }
 
 // Crashes lists the crash reports a session keeps, most recent first: each with its files
@@ -320,4 +479,6 @@ const (
 	CodeProtocol         = "protocol_error"
 	CodeInternal         = "internal_error"
 	CodeNotFound         = "not_found"
+	// CodeRecordingOff: the host keeps no recordings (it runs with --no-record).
+	CodeRecordingOff = "recording_off"
 )

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,23 +66,28 @@ var cases = []struct {
 }
 
 func TestScanner(t *testing.T) {
+	t.Parallel()
 	for _, c := range cases {
-		err := validate([]byte(c.in), 64)
-		if jsontext.Value(c.in).IsValid() != (err == nil) {
-			t.Errorf("%q: jsonscan says %v, jsontext disagrees", c.in, err)
-		}
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("%q: %v", c.in, err)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%q: got %v, want %q", c.in, err, c.err)
-		case c.err != "" && err.(*Error).Pointer() != c.ptr:
-			t.Errorf("%q: pointer %q, want %q", c.in, err.(*Error).Pointer(), c.ptr)
-		}
+		t.Run(fmt.Sprintf("%q", c.in), func(t *testing.T) {
+			t.Parallel()
+			err := validate([]byte(c.in), 64)
+			if jsontext.Value(c.in).IsValid() != (err == nil) {
+				t.Errorf("jsonscan says %v, jsontext disagrees", err)
+			}
+			switch {
+			case c.err == "" && err != nil:
+				t.Errorf("%v", err)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Errorf("got %v, want %q", err, c.err)
+			case c.err != "" && err.(*Error).Pointer() != c.ptr:
+				t.Errorf("pointer %q, want %q", err.(*Error).Pointer(), c.ptr)
+			}
+		})
 	}
 }
 
 func TestDepth(t *testing.T) {
+	t.Parallel()
 	at := strings.Repeat("[", 5) + strings.Repeat("]", 5)
 	if err := validate([]byte(at), 5); err != nil {
 		t.Fatalf("depth 5 of 5: %v", err)
@@ -95,6 +101,7 @@ func TestDepth(t *testing.T) {
 
 // TestLargeObject crosses setThreshold: duplicates are still found, in either half.
 func TestLargeObject(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("{")
 	for i := range 40 {
@@ -108,13 +115,17 @@ func TestLargeObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dup := range []string{"k1", "k20", "k39"} {
-		if err := validate([]byte(b.String()+`,"`+dup+`":2}`), 8); err == nil || !strings.Contains(err.Error(), "duplicate") {
-			t.Errorf("duplicate %s: %v", dup, err)
-		}
+		t.Run("duplicate "+dup, func(t *testing.T) {
+			t.Parallel()
+			if err := validate([]byte(b.String()+`,"`+dup+`":2}`), 8); err == nil || !strings.Contains(err.Error(), "duplicate") {
+				t.Errorf("%v", err)
+			}
+		})
 	}
 }
 
 func TestNames(t *testing.T) {
+	t.Parallel()
 	var s Scanner
 	s.Reset([]byte(`{"a":1,"b\u0041":{"c":2},"d":3}`), 8)
 	if err := s.EnterObject(); err != nil {
@@ -143,14 +154,18 @@ func TestNames(t *testing.T) {
 }
 
 func TestAppendUnescaped(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`"plain"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\ud83d\ude00x\u0000"`, `"a\u002fb"`} {
-		want, err := jsontext.AppendUnquote(nil, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AppendUnescaped([]byte(">"), []byte(in[1:len(in)-1])); string(got) != ">"+string(want) {
-			t.Errorf("%s: got %q, want %q", in, got, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			t.Parallel()
+			want, err := jsontext.AppendUnquote(nil, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := AppendUnescaped([]byte(">"), []byte(in[1:len(in)-1])); string(got) != ">"+string(want) {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
 	}
 }
 

@@ -221,12 +221,12 @@ func startFleet(ctx context.Context, srv *host.Server, dir string, opts LoadOpti
 			f.fail(err)
 			continue
 		}
+		// Two hundred enrollments arrive at once and are answered one after another.
+		local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}, EnrollTimeout: 5 * time.Second}
 		o := connect.Options{
 			AppID: appID(i), AppName: "load " + tag, AppVersion: "1.0", DeviceName: "load-" + tag,
-			StateDir: filepath.Join(dir, tag), HostAddress: "127.0.0.1", DiscoveryPorts: []int{port},
-			Logger: opts.Logger, ReconnectDelay: 50 * time.Millisecond, MaxReconnectDelay: time.Second,
-			// Two hundred enrollments arrive at once and are answered one after another.
-			EnrollTimeout: 5 * time.Second,
+			StateDir: filepath.Join(dir, tag),
+			Logger:   opts.Logger, ReconnectDelay: 50 * time.Millisecond, MaxReconnectDelay: time.Second,
 			OnState: func(s connect.StateChange) {
 				if s.State == connect.StateConnected {
 					f.conns[i].Add(1)
@@ -234,7 +234,7 @@ func startFleet(ctx context.Context, srv *host.Server, dir string, opts LoadOpti
 			},
 		}
 		f.wg.Go(func() {
-			if err := connect.Run(ctx, a, o); err != nil {
+			if err := connect.Run(ctx, a, local, o); err != nil {
 				f.fail(fmt.Errorf("%s: %w", tag, err))
 			}
 		})

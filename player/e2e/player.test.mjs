@@ -11,6 +11,7 @@ import http from 'node:http';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import crypto from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 const playerURL = process.env.PLAYER_URL;
@@ -378,6 +379,105 @@ test('a crash report an official SDK hands over shows on its session page', asyn
   const body = await page.evaluate((u) => fetch(u).then((r) => r.json()), href);
   assert.equal(body.reportId, 'recovered-crash');
   await shot('12-crash-report');
+});
+
+// demoSession is the demo app's session id, as the page lists it.
+async function demoSession() {
+  await page.goto(playerURL);
+  const row = page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' });
+  await row.waitFor();
+  return row.getAttribute('data-session');
+}
+
+// frameSrc is the source of the timeline's screen image once it has loaded.
+async function frameSrc() {
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#tl-frame');
+    return img && !img.hidden && img.complete && img.naturalWidth > 0;
+  });
+  return page.getAttribute('#tl-frame', 'src');
+}
+
+test('the screen page shows the live screen the app streams', async () => {
+  const id = await demoSession();
+  await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}`; }, id);
+  const live = page.locator('#mode-live:not([disabled])');
+  await live.waitFor(); // the demo streams its screen as the host asked (device.profile)
+  await live.click();
+  assert.equal(await page.getAttribute('#mode-live', 'aria-pressed'), 'true');
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#screen-img');
+    return img && /\/(frame|recording\/\d+\/file)/.test(img.getAttribute('src') || '') && img.complete && img.naturalWidth > 0;
+  });
+  await shot('13-live-screen');
+});
+
+test('the timeline of a live session follows the newest frame', async () => {
+  const id = await demoSession();
+  await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/timeline`; }, id);
+  const first = await frameSrc();
+  assert.equal(await page.getAttribute('#tl-follow', 'aria-pressed'), 'true');
+  // The next frame the app streams moves the cursor and the screen by themselves.
+  await page.waitForFunction((src) => document.querySelector('#tl-frame').getAttribute('src') !== src, first);
+  assert.ok(await page.locator('.tl-lane-track[data-lane="call"] .tl-mark.call').count() >= 3, 'the demo tour\'s calls');
+  await shot('14-timeline-live');
+});
+
+test('the timeline scrubs an imported recording and shows a call\'s request and response', async () => {
+  // Export the demo session's recording and import it back: a disconnected recording.
+  const ansight = process.env.ANSIGHT;
+  assert.ok(ansight, 'ANSIGHT (the binary) is required');
+  const id = await demoSession();
+  const zip = join(mkdtempSync(join(tmpdir(), 'ansight-e2e-export-')), 'demo.zip');
+  execFileSync(ansight, ['session', 'export', id, '-o', zip, '--redact', 'default'], { env: process.env });
+  const imported = JSON.parse(execFileSync(ansight, ['session', 'import', zip, '--json'], { env: process.env }).toString());
+  assert.equal(imported.recording.origin, 'import');
+
+  await page.goto(playerURL);
+  const row = page.locator(`#recordings tr[data-recording="${imported.id}"]`);
+  await row.waitFor();
+  assert.match(await row.textContent(), /imported/);
+  await row.click();
+  await page.waitForSelector('#tl-summary:not(:empty)');
+  assert.match(await page.textContent('.page-head .badge'), /imported/);
+  assert.equal(await page.isHidden('#tl-follow'), true, 'a recording is not followed');
+  const frames = Number(/(\d+) frames/.exec(await page.textContent('#tl-summary'))[1]);
+  assert.ok(frames >= 2, `${frames} frames recorded`);
+
+  // Scrub: the start shows the first frame, the end the last, with the keyboard as a user
+  // would; a click on the lanes moves the cursor there.
+  const scrub = page.locator('#tl-scrub');
+  await scrub.focus();
+  await page.keyboard.press('Home');
+  const startSrc = await frameSrc();
+  assert.match(await page.textContent('#tl-frame-info'), new RegExp(`^frame 1 of ${frames}`));
+  await page.keyboard.press('End');
+  await page.waitForFunction((src) => document.querySelector('#tl-frame').getAttribute('src') !== src, startSrc);
+  const endSrc = await frameSrc();
+  assert.match(await page.textContent('#tl-frame-info'), new RegExp(`^frame ${frames} of ${frames}`));
+  const box = await page.locator('.tl-lane-track[data-lane="frame"]').boundingBox();
+  await page.mouse.click(box.x + box.width * 0.5, box.y + box.height / 2);
+  const middle = Number(await scrub.inputValue());
+  assert.ok(middle > 0 && middle < Number(await scrub.getAttribute('max')), 'the cursor is inside the recording');
+  await page.click('#tl-prev');
+  assert.notEqual(await frameSrc(), endSrc);
+
+  // A call: its request and its response, bodies included.
+  const call = page.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).first();
+  await call.click();
+  const details = page.locator('#tl-call');
+  await details.waitFor();
+  const text = await details.textContent();
+  assert.match(text, /Request/);
+  assert.match(text, /Response/);
+  assert.match(text, /"Try ansight"/, 'the request\'s arguments and the response\'s result');
+  assert.match(text, /ok/);
+  await shot('15-timeline-replay');
+  // The markers on the lanes open calls too (the last one: calls of one instant overlap).
+  const marker = page.locator('.tl-lane-track[data-lane="call"] .tl-mark.call').last();
+  const label = await marker.getAttribute('aria-label');
+  await marker.click();
+  await page.waitForFunction((l) => document.querySelector('#tl-call h3')?.textContent === l, label);
 });
 
 test('the page logged no errors', () => {

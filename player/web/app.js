@@ -1,6 +1,6 @@
 // The player's shell: live updates (server-sent events), the session picker, navigation
 // and the hash router (#/, #/s/<id>, #/s/<id>/tools[/<tool>], #/s/<id>/batch,
-// #/s/<id>/traffic).
+// #/s/<id>/traffic, #/s/<id>/timeline).
 
 import { h, typing } from './util.js';
 import { state, emit, sessionById } from './state.js';
@@ -9,6 +9,7 @@ import { renderScreen } from './screen.js';
 import { renderTools } from './tools.js';
 import { renderBatch } from './batch.js';
 import { renderTraffic } from './traffic.js';
+import { renderTimeline } from './timeline.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -21,6 +22,7 @@ const pages = [
   { key: 'tools', label: 'Tools', path: (id) => `#/s/${encodeURIComponent(id)}/tools` },
   { key: 'batch', label: 'Batch', path: (id) => `#/s/${encodeURIComponent(id)}/batch` },
   { key: 'traffic', label: 'Traffic', path: (id) => `#/s/${encodeURIComponent(id)}/traffic` },
+  { key: 'timeline', label: 'Timeline', path: (id) => `#/s/${encodeURIComponent(id)}/timeline` },
 ];
 
 function parse(hash) {
@@ -32,6 +34,7 @@ function parse(hash) {
     case 'tools': return { page: 'tools', id, tool: parts.slice(3).join('/') || null };
     case 'batch': return { page: 'batch', id };
     case 'traffic': return { page: 'traffic', id };
+    case 'timeline': return { page: 'timeline', id };
   }
   return { page: 'sessions' };
 }
@@ -98,6 +101,7 @@ function route() {
     tools: () => renderTools(main, r.id, r.tool),
     batch: () => renderBatch(main, r.id),
     traffic: () => renderTraffic(main, r.id),
+    timeline: () => renderTimeline(main, r.id),
   }[r.page];
   cleanup = view();
   document.title = `${pages.find((p) => p.key === r.page).label} · ansight player`;

@@ -2,7 +2,7 @@
 // app streams) beside its visual tree. Selecting a node highlights its bounds and shows
 // its properties and a ready-made node reference.
 
-import { h, put, enc, copyButton, policyBadge, fmtAgo, typing } from './util.js';
+import { h, put, api, enc, copyButton, policyBadge, fmtAgo, typing } from './util.js';
 import { state, on, sessionById, callTool } from './state.js';
 import { errorCard } from './result.js';
 import { renderRecords } from './records.js';
@@ -16,8 +16,8 @@ export function renderScreen(main, sid) {
     s ? policyBadge(s.maxToolPolicy) : null,
     h('div.spacer'));
   const captureBtn = h('button.primary#capture', { type: 'button', title: 'Capture the screen and its tree (r)' }, 'Capture');
-  const modeShot = h('button.seg.on', { type: 'button', 'aria-pressed': 'true' }, 'Screenshot');
-  const modeLive = h('button.seg', { type: 'button', 'aria-pressed': 'false', disabled: true, title: 'The app has streamed no live frame yet' }, 'Live');
+  const modeShot = h('button.seg.on#mode-shot', { type: 'button', 'aria-pressed': 'true' }, 'Screenshot');
+  const modeLive = h('button.seg#mode-live', { type: 'button', 'aria-pressed': 'false', disabled: true, title: 'The app has streamed no live frame yet' }, 'Live');
   head.append(h('div.segmented', { role: 'group', 'aria-label': 'Image source' }, modeShot, modeLive), captureBtn);
 
   const img = h('img#screen-img', { alt: 'Screen of the app' });
@@ -84,14 +84,23 @@ export function renderScreen(main, sid) {
   modeShot.addEventListener('click', () => setMode('shot'));
   modeLive.addEventListener('click', () => setMode('live'));
 
-  // Live frames: the latest one may already be there.
-  const liveAvailable = (url) => {
+  // Live frames: the latest one may already be there; else the last one the host recorded
+  // (a session that disconnected, a page opened after the last frame) stands in for it.
+  const liveAvailable = (url, title = 'Live frames streamed by the app') => {
     liveUrl = url;
     modeLive.disabled = false;
-    modeLive.title = 'Live frames streamed by the app';
+    modeLive.title = title;
     if (mode === 'live') showImage();
   };
   if (state.frames.has(sid)) liveAvailable(state.frames.get(sid).url);
+  else {
+    api('GET', `/api/sessions/${enc(sid)}/recording?kind=frame&newest=true&limit=1`).then((p) => {
+      const rec = p.records[0];
+      if (!rec || !rec.blob || liveUrl) return;
+      liveAvailable(`/api/sessions/${enc(sid)}/recording/${rec.seq}/file`, `The last frame the host recorded (${fmtAgo(rec.at)})`);
+      if (!shotUrl) setMode('live');
+    }, () => { /* a host that records nothing */ });
+  }
   const offFrame = on('frame', (f) => {
     if (f.sessionId !== sid) return;
     const first = !liveUrl;

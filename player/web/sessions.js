@@ -1,6 +1,8 @@
-// The sessions page: every session the host knows, live.
+// The sessions page: every session the host knows, live, and below them the recordings the
+// host keeps of sessions it no longer holds (earlier runs of the host, imports), each
+// opening on its timeline.
 
-import { h, fmtAgo, shortRev, policyBadge } from './util.js';
+import { h, api, fmtAgo, fmtBytes, fmtTime, shortRev, policyBadge, debounce } from './util.js';
 import { state, on } from './state.js';
 
 export function renderSessions(main) {
@@ -10,7 +12,38 @@ export function renderSessions(main) {
     h('p.muted', 'This page updates by itself when an app connects.'));
   const table = h('table.grid.sessions', h('thead', h('tr',
     ['App', 'Device', 'Platform', 'State', 'Grant', 'Catalog', 'Connected'].map((t) => h('th', { scope: 'col' }, t)))), body);
-  main.append(h('section.page', h('div.page-head', h('h1', 'Sessions'), h('span.muted#session-count')), table, empty));
+  const recBody = h('tbody');
+  const recordings = h('section.recordings#recordings', h('div.page-head', h('h1', 'Recordings'),
+    h('span.muted', 'sessions the host no longer holds, as recorded: open one to replay it')),
+  h('table.grid.sessions.recorded', h('thead', h('tr',
+    ['App', 'Device', 'Recorded', 'Records', 'Size', ''].map((t) => h('th', { scope: 'col' }, t)))), recBody));
+  recordings.hidden = true;
+  main.append(h('section.page', h('div.page-head', h('h1', 'Sessions'), h('span.muted#session-count')), table, empty, recordings));
+
+  // drawRecordings lists the recordings of the sessions the list above does not show.
+  const drawRecordings = debounce(async () => {
+    let list;
+    try {
+      list = (await api('GET', '/api/recordings')).sessions || [];
+    } catch {
+      return; // a host that records nothing, or gone: the section stays hidden
+    }
+    const live = new Set(state.sessions.map((s) => s.id));
+    const rows = list.filter((r) => !live.has(r.id));
+    recBody.textContent = '';
+    recordings.hidden = rows.length === 0;
+    for (const r of rows) {
+      const rec = r.recording || {};
+      const open = () => { location.hash = `#/s/${encodeURIComponent(r.id)}/timeline`; };
+      recBody.append(h('tr', { tabindex: 0, dataset: { recording: r.id }, onclick: open, onkeydown: (e) => { if (e.key === 'Enter') open(); } },
+        h('td', h('div.strong', r.appName || r.appId), h('div.muted.mono.small', r.id)),
+        h('td', r.deviceName || '—', r.platform ? h('div.muted.small', r.platform) : null),
+        h('td', { title: `${rec.firstAt} – ${rec.lastAt}` }, fmtAgo(rec.lastAt), h('div.muted.small', `${fmtTime(rec.firstAt)} – ${fmtTime(rec.lastAt)}`)),
+        h('td.num', String(rec.records ?? '')),
+        h('td.num', fmtBytes(rec.bytes)),
+        h('td', rec.origin === 'import' ? h('span.badge', 'imported') : null)));
+    }
+  }, 200);
 
   const draw = () => {
     const focused = document.activeElement?.dataset?.session; // keep the keyboard's place
@@ -40,7 +73,8 @@ export function renderSessions(main) {
     if (focused) body.querySelector(`tr[data-session="${CSS.escape(focused)}"]`)?.focus();
   };
   draw();
-  const off = on('sessions', draw);
+  drawRecordings();
+  const off = on('sessions', () => { draw(); drawRecordings(); });
   const timer = setInterval(draw, 15000); // relative times
   return () => { off(); clearInterval(timer); };
 }

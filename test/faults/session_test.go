@@ -52,7 +52,8 @@ func runApp(t *testing.T, f *fixture, port int) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{states: make(chan connect.StateChange, 64), done: make(chan error, 1), cancel: cancel}
-	opts := connect.Options{AppID: faultAppID, StateDir: t.TempDir(), HostAddress: "127.0.0.1", DiscoveryPorts: []int{port},
+	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}
+	opts := connect.Options{AppID: faultAppID, StateDir: t.TempDir(),
 		ReconnectDelay: 20 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond,
 		OnState: func(s connect.StateChange) {
 			select {
@@ -60,7 +61,7 @@ func runApp(t *testing.T, f *fixture, port int) *running {
 			default:
 			}
 		}}
-	go func() { r.done <- connect.Run(ctx, f.app, opts) }()
+	go func() { r.done <- connect.Run(ctx, f.app, local, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-r.done; err != nil {
@@ -246,8 +247,9 @@ func TestReplacedConnectionFailsPending(t *testing.T) {
 	srv := newHost(t, t.TempDir(), 0, newMidway())
 	port := int(srv.DiscoveryAddr().Port())
 	dir := t.TempDir()
-	opts := connect.Options{AppID: faultAppID, StateDir: dir, HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}
-	first, err := connect.Dial(bg, f.app, opts)
+	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}
+	opts := connect.Options{AppID: faultAppID, StateDir: dir}
+	first, err := connect.Dial(bg, f.app, local, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,7 @@ func TestReplacedConnectionFailsPending(t *testing.T) {
 	wait := start(t, "f.block", func() (*tools.CallResult, error) { return s.Tools().Call(bg, wire.Call{ToolID: "f.block"}) })
 	f.await(t, "f.block")
 
-	second, err := connect.Dial(bg, f.app, opts)
+	second, err := connect.Dial(bg, f.app, local, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,8 +291,9 @@ func TestAppNetworkDiesMidCall(t *testing.T) {
 	states := make(chan connect.StateChange, 64)
 	done := make(chan error, 1)
 	go func() {
-		done <- connect.Run(ctx, f.app, connect.Options{AppID: faultAppID, StateDir: t.TempDir(), HostAddress: "127.0.0.1",
-			DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}, ReconnectDelay: 20 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond,
+		local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}}
+		done <- connect.Run(ctx, f.app, local, connect.Options{AppID: faultAppID, StateDir: t.TempDir(),
+			ReconnectDelay: 20 * time.Millisecond, MaxReconnectDelay: 200 * time.Millisecond,
 			OnState: func(s connect.StateChange) { states <- s },
 			// Only the first connection fails: the one that reads the blocking call's request.
 			WrapConn: func(c transport.Conn) transport.Conn {

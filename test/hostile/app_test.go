@@ -45,7 +45,7 @@ func hostileApp(t *testing.T) *app.App {
 		return catalog.Definition{ID: id, Name: id, Description: "Hostile-input fixture " + id + ".", Category: "hostile", Policy: p}
 	}
 	if err := app.Register(a, def("h.echo", wire.PolicyRead), func(ctx context.Context, c *app.Call, in nonceIn) (nonceOut, error) {
-		return nonceOut{Nonce: in.Nonce}, nil
+		return nonceOut(in), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func connectApp(t *testing.T, a *app.App) *evilHost {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	sess, err := connect.Dial(ctx, a, connect.Options{AppID: "dev.ansight.hostile", Mode: connect.ModeDirect, URL: url, Token: "evil-host-token"})
+	sess, err := connect.Dial(ctx, a, connect.Direct{URL: url, Token: "evil-host-token"}, connect.Options{AppID: "dev.ansight.hostile"})
 	if err != nil {
 		t.Fatal(err)
 	}

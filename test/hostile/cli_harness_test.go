@@ -20,12 +20,19 @@ import (
 // serveControl serves h's control API in a new state directory and returns the directory.
 func serveControl(t *testing.T, h *testHost) string {
 	t.Helper()
+	return serveControlWith(t, h, control.LocalOptions{})
+}
+
+// serveControlWith is serveControl with the control API's options (a recorder).
+func serveControlWith(t *testing.T, h *testHost, opts control.LocalOptions) string {
+	t.Helper()
 	dir := t.TempDir()
 	l, err := control.Listen(filepath.Join(dir, control.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: control.NewHandler(control.NewLocal(h.Server, control.LocalOptions{StateDir: dir}))}
+	opts.StateDir = dir
+	srv := &http.Server{Handler: control.NewHandler(control.NewLocal(h.Server, opts))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -235,7 +235,7 @@ func newEvilRuntime(t *testing.T, e *evilApp) *app.App {
 		}
 	}
 	must(app.Register(a, def("e.echo"), func(ctx context.Context, c *app.Call, in nonceIn) (nonceOut, error) {
-		return nonceOut{Nonce: in.Nonce}, nil
+		return nonceOut(in), nil
 	}))
 	must(app.Register(a, def("e.hold"), func(ctx context.Context, c *app.Call, in none) (holdOut, error) {
 		e.held <- c.RequestID

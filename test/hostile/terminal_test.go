@@ -1,13 +1,19 @@
 package hostile
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -100,5 +106,72 @@ func TestTerminalEscapes(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(run.stdout), &call); err != nil || call.Result.Message != evil || call.Result.Result.Text != evil {
 		t.Fatalf("app call --json does not carry the result exactly: %v\n%s", err, run.stdout)
+	}
+}
+
+// TestTerminalEscapesInRecordings: what an app streams besides tool traffic — log lines,
+// metric channel names, events, network requests, visual trees — carries the same escapes,
+// and the browse commands show it escaped too, listed and followed alike.
+func TestTerminalEscapesInRecordings(t *testing.T) {
+	rec, err := recording.Open(recording.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	h := newTestHost(t, func(o *host.Options) { o.Recorder = rec })
+	dir := serveControlWith(t, h, control.LocalOptions{Recorder: rec})
+	conn, sess := connectRaw(t, h, rawApp{appID: "dev.ansight.terminal", deviceName: evil})
+	q := quote(evil)
+	for _, m := range []string{
+		`{"type":"CLIENT_LOG","data":` + q + `}`,
+		`{"type":"CLIENT_METRIC_CHANNELS","channels":[{"id":7,"name":` + q + `,"unit":` + q + `}]}`,
+		`{"type":"CLIENT_METRICS","metrics":[{"channel":7,"value":1}]}`,
+		`{"type":"CLIENT_EVENTS","events":[{"label":` + q + `,"eventType":` + q + `}]}`,
+		`{"type":"CLIENT_NETWORK_REQUEST","request":{"schema":"ansight.network-request.v1","method":"GET","url":` + quote("https://x.test/"+evil) + `,"statusCode":200}}`,
+		`{"type":"CLIENT_VISUAL_TREE","source":` + q + `,"snapshotId":` + q + `,"payload":{"root":{"id":"n1"}}}`,
+	} {
+		if err := conn.Write(context.Background(), transport.MessageText, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := sess.ID()
+	for i := 0; ; i++ { // the host's reader hands them to the recorder in order
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := rec.Counts(context.Background(), id); c[recording.KindTree] == 1 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("the telemetry was not recorded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, args := range [][]string{
+		{"session", "logs", id},
+		{"session", "logs", id, "--tail", "1"},
+		{"session", "metrics", id},
+		{"session", "events", id},
+		{"session", "network", id},
+		{"session", "trees", id},
+		{"session", "list", "--all"},
+	} {
+		run := runCLI(t, dir, args...)
+		out := run.stdout + run.stderr
+		if r, ok := terminalSafe(out); !ok {
+			t.Errorf("ansight %s wrote %U raw to the terminal:\n%q", strings.Join(args, " "), r, out)
+		}
+		if !strings.Contains(out, `\x1b]52;c;ZXZpbA==\a`) {
+			t.Errorf("ansight %s does not show the app's string, escaped:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	run := runCLI(t, dir, "session", "logs", id, "--json", "--search", "forged")
+	var page struct {
+		Records []struct {
+			Text string `json:"text"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(run.stdout), &page); err != nil || len(page.Records) != 1 || page.Records[0].Text != evil {
+		t.Fatalf("session logs --json does not carry the line exactly: %v\n%s", err, run.stdout)
 	}
 }

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 // TestTransparent runs the Conn contract over a wrapper with an empty plan and with a plan
 // whose rules never fire: the fault layer must be invisible then.
 func TestTransparent(t *testing.T) {
+	t.Parallel()
 	plans := map[string]faultconn.Plan{
 		"Empty":    {},
 		"NoMatch":  {Rules: []faultconn.Rule{{Action: faultconn.Kill, Match: func(faultconn.Message) bool { return false }}}},
@@ -42,8 +43,8 @@ func TestTransparent(t *testing.T) {
 
 // exchange sends m0..m(n-1) from one end of a pipe to the other, with the plan on the
 // writing end (Outbound) or the reading end (Inbound), then closes the writer normally. It
-// returns what the reader got, the reader's final error and the errors of the writes.
-func exchange(t *testing.T, dir faultconn.Direction, n int, plan faultconn.Plan) (got []string, readErr error, writeErrs []error) {
+// returns what the reader got, the errors of the writes and the reader's final error.
+func exchange(t *testing.T, dir faultconn.Direction, n int, plan faultconn.Plan) (got []string, writeErrs []error, readErr error) {
 	t.Helper()
 	a, b := transport.Pipe(transport.PipeOptions{})
 	var w, r transport.Conn = a, b
@@ -63,13 +64,14 @@ func exchange(t *testing.T, dir faultconn.Direction, n int, plan faultconn.Plan)
 	for {
 		_, data, err := r.Read(context.Background())
 		if err != nil {
-			return got, err, writeErrs
+			return got, writeErrs, err
 		}
 		got = append(got, string(data))
 	}
 }
 
 func TestActions(t *testing.T) {
+	t.Parallel()
 	type rules = []faultconn.Rule
 	all := []string{"m0", "m1", "m2", "m3", "m4"}
 	tests := []struct {
@@ -98,7 +100,7 @@ func TestActions(t *testing.T) {
 	for _, tt := range tests {
 		for _, dir := range []faultconn.Direction{faultconn.Outbound, faultconn.Inbound} {
 			t.Run(tt.name+"/"+dir.String(), func(t *testing.T) {
-				got, readErr, writeErrs := exchange(t, dir, 5, faultconn.Plan{Rules: tt.rules})
+				got, writeErrs, readErr := exchange(t, dir, 5, faultconn.Plan{Rules: tt.rules})
 				if !slices.Equal(got, tt.want) {
 					t.Errorf("reader got %q, want %q", got, tt.want)
 				}
@@ -116,18 +118,23 @@ func TestActions(t *testing.T) {
 }
 
 func TestDirectionFilter(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []faultconn.Direction{faultconn.Outbound, faultconn.Inbound} {
-		other := faultconn.Both &^ dir
-		got, _, _ := exchange(t, dir, 3, faultconn.Plan{Rules: []faultconn.Rule{{Direction: other, Action: faultconn.Drop}}})
-		if len(got) != 3 {
-			t.Errorf("%v rule applied to %v traffic: got %q", other, dir, got)
-		}
+		t.Run(fmt.Sprint(dir), func(t *testing.T) {
+			t.Parallel()
+			other := faultconn.Both &^ dir
+			got, _, _ := exchange(t, dir, 3, faultconn.Plan{Rules: []faultconn.Rule{{Direction: other, Action: faultconn.Drop}}})
+			if len(got) != 3 {
+				t.Errorf("%v rule applied to %v traffic: got %q", other, dir, got)
+			}
+		})
 	}
 }
 
 func TestKill(t *testing.T) {
+	t.Parallel()
 	t.Run("Outbound", func(t *testing.T) {
-		got, readErr, writeErrs := exchange(t, faultconn.Outbound, 5, faultconn.Plan{Rules: []faultconn.Rule{{Match: faultconn.At(2), Action: faultconn.Kill}}})
+		got, writeErrs, readErr := exchange(t, faultconn.Outbound, 5, faultconn.Plan{Rules: []faultconn.Rule{{Match: faultconn.At(2), Action: faultconn.Kill}}})
 		// What was written before the kill arrives; then the peer sees an abnormal close.
 		if !slices.Equal(got, []string{"m0", "m1"}) {
 			t.Errorf("reader got %q, want m0 m1", got)
@@ -178,6 +185,7 @@ func TestKill(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	plan := func(seed uint64) faultconn.Plan {
 		return faultconn.Plan{Seed: seed, Rules: []faultconn.Rule{
 			{Probability: 0.2, Action: faultconn.Drop},
@@ -224,6 +232,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestDirectionsDrawIndependently(t *testing.T) {
+	t.Parallel()
 	// The faults on writes must not depend on how reads interleave with them.
 	plan := faultconn.Plan{Seed: 3, Rules: []faultconn.Rule{{Probability: 0.5, Action: faultconn.Drop}}}
 	outbound := func(interleave bool) []faultconn.Event {
@@ -254,6 +263,7 @@ func TestDirectionsDrawIndependently(t *testing.T) {
 }
 
 func TestDelay(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []faultconn.Direction{faultconn.Outbound, faultconn.Inbound} {
 		t.Run(dir.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -287,6 +297,7 @@ func TestDelay(t *testing.T) {
 }
 
 func TestCloseInterruptsDelay(t *testing.T) {
+	t.Parallel()
 	a, b := transport.Pipe(transport.PipeOptions{})
 	defer b.Close(transport.StatusNormalClosure, "")
 	fa := faultconn.Wrap(a, faultconn.Plan{Rules: []faultconn.Rule{{Action: faultconn.Delay, Delay: time.Hour}}})
@@ -306,6 +317,7 @@ func TestCloseInterruptsDelay(t *testing.T) {
 }
 
 func TestConcurrentWritersWithFaults(t *testing.T) {
+	t.Parallel()
 	const writers, each = 4, 50
 	a, b := transport.Pipe(transport.PipeOptions{})
 	fa := faultconn.Wrap(a, faultconn.Plan{Rules: []faultconn.Rule{{Action: faultconn.Duplicate}}})
@@ -333,6 +345,7 @@ func TestConcurrentWritersWithFaults(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
+	t.Parallel()
 	a, b := transport.Pipe(transport.PipeOptions{})
 	defer transporttest.CloseBoth(a, b)
 	fa := faultconn.Wrap(a, faultconn.Plan{Rules: []faultconn.Rule{

@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestEchoServer(t *testing.T) {
+	t.Parallel()
 	url := transporttest.NewEchoServer(t, transport.AcceptOptions{})
 	// Several clients at once, each left open for the cleanup to deal with.
 	for range 3 {
@@ -35,6 +36,7 @@ func TestEchoServer(t *testing.T) {
 }
 
 func TestLoopbackPairOptions(t *testing.T) {
+	t.Parallel()
 	client, server := transporttest.NewLoopbackPair(t, transporttest.Options{
 		Accept: transport.AcceptOptions{ReadLimit: 10},
 	})
@@ -47,6 +49,7 @@ func TestLoopbackPairOptions(t *testing.T) {
 }
 
 func TestServerClosesWhenServeReturns(t *testing.T) {
+	t.Parallel()
 	url := transporttest.NewServer(t, transport.AcceptOptions{}, func(c transport.Conn) {})
 	c, err := transport.Dial(context.Background(), url, transport.DialOptions{})
 	if err != nil {

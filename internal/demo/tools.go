@@ -112,14 +112,15 @@ func (m *Model) registerNotes(a *app.App) error {
 				}
 				return &n, nil
 			}),
-		app.Register(a, def("notes.create", "Create note", "notes", wire.PolicyWrite, "note add new write",
+		// The hint: words tell MCP clients what a write does (see mcpbridge: HintAdditive).
+		app.Register(a, def("notes.create", "Create note", "notes", wire.PolicyWrite, "note add new write hint:additive",
 			"Adds a note. It appears at the top of the list screen.",
 			`{"type":"object","properties":{`+title+`,`+body+`},"required":["title"]}`),
 			func(ctx context.Context, c *app.Call, in createArgs) (*Note, error) {
 				n := m.createNote(strings.TrimSpace(in.Title), in.Body)
 				return &n, nil
 			}),
-		app.Register(a, def("notes.update", "Update note", "notes", wire.PolicyWrite, "note edit change rename",
+		app.Register(a, def("notes.update", "Update note", "notes", wire.PolicyWrite, "note edit change rename hint:idempotent",
 			"Changes a note's title and/or body.",
 			`{"type":"object","properties":{`+noteID+`,`+title+`,`+body+`},"required":["id"],"minProperties":2}`),
 			func(ctx context.Context, c *app.Call, in updateArgs) (*Note, error) {
@@ -151,7 +152,7 @@ type darkModeResult struct {
 
 func (m *Model) registerSettings(a *app.App) error {
 	return errors.Join(
-		app.Register(a, def("settings.set_dark_mode", "Set dark mode", "settings", wire.PolicyWrite, "dark mode theme appearance light night",
+		app.Register(a, def("settings.set_dark_mode", "Set dark mode", "settings", wire.PolicyWrite, "dark mode theme appearance light night hint:idempotent",
 			"Switches the app between the dark and the light theme.",
 			`{"type":"object","properties":{"enabled":{"type":"boolean","description":"true for the dark theme."}},"required":["enabled"]}`),
 			func(ctx context.Context, c *app.Call, in darkModeArgs) (*darkModeResult, error) {

@@ -12,4 +12,11 @@
 // the app's own: notes.*, settings.set_dark_mode, account.sign_in/sign_out, sync.status
 // and sync.push (unavailable until an account is signed in), app.get_state, app.reset,
 // and tools for benchmarks (synthetic tools, a large result, a generated file).
+// [Model.RegisterFiles] adds the file tools over a directory and the notes export.
+//
+// The package is internal: it serves the CLI ("ansight demo", "ansight conform", "ansight
+// bench"), the benchmarks and the tests, and its surface (synthetic tools, the conformance
+// scenario) follows their needs. People run the demo as a program — "ansight demo" or
+// examples/demoapp, a thin main over this package — and app authors read it as an example
+// of the SDK and of a [ui.Screen].
 package demo

@@ -1,0 +1,729 @@
+package cli
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/recording"
+)
+
+// The browse commands (session logs, metrics, network, events, touches, trees, crashes,
+// artifacts) read a session's recording: one kind filter each over the control API's
+// records, with the same flags and the same two outputs — a table (followed line by line
+// with --follow) and, with --json, one ansight.session-records/v1 object (one record a line
+// with --follow).
+
+// browseSpec describes one browse command.
+type browseSpec struct {
+	use, short, long, example string
+	noun                      string // what an empty listing has none of
+	kinds                     []recording.Kind
+	// level, search and channel say which filters fit the kind.
+	level, search, channel bool
+	// header and row draw the table; row returns nil for a record that is not a line of
+	// its own (a metric channel's declaration).
+	header []string
+	row    func(v *browseView, r recording.Record) []string
+	// json, when set, builds the --json object of a listing (not --follow) instead of
+	// the records themselves: crashes and annotations keep their own schemas.
+	json func(sessionID string, recs []recording.Record) any
+	// fallback, when set, answers for a host that records nothing.
+	fallback func(ctx context.Context, g *globals, b control.Backend, sessionID string) error
+}
+
+// browseFlags are the flags every browse command shares.
+type browseFlags struct {
+	since, until string
+	follow       bool
+	tail         int
+	level        string
+	search       string
+	channel      string
+}
+
+// browseView is what rows need beyond the record: the channels seen so far (metrics) and
+// where the record files are (trees, artifacts).
+type browseView struct {
+	channels map[int]channelInfo
+	dir      string // the recordings directory, when known
+}
+
+type channelInfo struct{ name, unit string }
+
+// file is the path of a record's file on this machine, or "-".
+func (v *browseView) file(r recording.Record) string {
+	if r.Blob == "" || v.dir == "" {
+		return "-"
+	}
+	return filepath.Join(v.dir, filepath.FromSlash(r.Blob))
+}
+
+func newBrowseCmd(g *globals, spec browseSpec) *cobra.Command {
+	var f browseFlags
+	long := spec.long + browseHelp
+	if spec.json == nil {
+		long += recordsJSONHelp
+	}
+	cmd := &cobra.Command{
+		Use:               spec.use + " <session>",
+		Short:             spec.short,
+		Long:              long,
+		Example:           spec.example,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeRecordings,
+		RunE: func(c *cobra.Command, args []string) error {
+			req, err := f.request(spec, time.Now())
+			if err != nil {
+				return err
+			}
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			return g.browse(c.Context(), b, args[0], spec, f, req)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.since, "since", "", "only records since this time: a duration back from now (10m, 2h) or an RFC 3339 time")
+	fl.StringVar(&f.until, "until", "", "only records before this time (as --since)")
+	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing new records as the host records them (Ctrl-C ends)")
+	fl.IntVarP(&f.tail, "tail", "n", 0, "only the last N records (with --follow: then the new ones)")
+	if spec.level {
+		fl.StringVar(&f.level, "level", "", "only log lines of this level or above: debug, info, warn, error (session events are kept)")
+	}
+	if spec.search {
+		fl.StringVar(&f.search, "search", "", "only records whose line contains this text (case ignored)")
+	}
+	if spec.channel {
+		fl.StringVar(&f.channel, "channel", "", "only this metric channel: its number or its name")
+	}
+	return cmd
+}
+
+// browseHelp ends every browse command's help.
+const browseHelp = `
+
+The host records what every session sends while it runs ('ansight host run' records by
+default), and keeps it after the app has gone and across restarts of the host, within a
+budget (see 'ansight host status'): the session may be connected, disconnected or
+imported ('ansight session list --all' lists them all).`
+
+// recordsJSONHelp says what --json prints, for the commands that print records.
+const recordsJSONHelp = `
+
+--json prints one ansight.session-records/v1 object; with --follow, one record per line.`
+
+// request reads the flags into a records request; now anchors durations.
+func (f browseFlags) request(spec browseSpec, now time.Time) (control.RecordsRequest, error) {
+	req := control.RecordsRequest{Kinds: spec.kinds, Level: f.level, Search: f.search}
+	var err error
+	if req.Since, err = parseWhen(f.since, now); err != nil {
+		return req, usageErrorf("--since: %v", err)
+	}
+	if req.Until, err = parseWhen(f.until, now); err != nil {
+		return req, usageErrorf("--until: %v", err)
+	}
+	if f.level != "" {
+		if _, ok := recording.ParseLevel(f.level); !ok {
+			return req, usageErrorf("--level: %q is not one of debug, info, warn, error", f.level)
+		}
+	}
+	if f.tail < 0 {
+		return req, usageErrorf("--tail must not be negative")
+	}
+	return req, nil
+}
+
+// parseWhen reads a time flag: empty, a duration back from now, or an RFC 3339 time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, errors.New("a duration back from now cannot be negative")
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (10m, 2h) nor an RFC 3339 time (2026-03-20T10:00:00Z)", s)
+}
+
+// browse runs one browse command.
+func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec browseSpec, f browseFlags, req control.RecordsRequest) error {
+	view := &browseView{channels: map[int]channelInfo{}}
+	if spec.channel {
+		// The channels' names and units: those declared so far, and (the declarations
+		// come with the samples) those declared while following.
+		p, err := b.Records(ctx, id, control.RecordsRequest{Kinds: []recording.Kind{recording.KindChannel}, Limit: recording.MaxLimit})
+		if err != nil && control.CodeOfAPI(err) != control.CodeRecordingOff {
+			return recordingErr(err)
+		}
+		if err == nil {
+			for _, r := range p.Records {
+				view.channels[*r.Channel] = channelOf(r)
+			}
+		}
+		req.Kinds = append(slices.Clone(req.Kinds), recording.KindChannel)
+		if f.channel != "" {
+			ch, err := resolveChannel(f.channel, view.channels)
+			if err != nil {
+				return err
+			}
+			req.Channel = &ch
+		}
+	}
+	if slices.ContainsFunc(req.Kinds, func(k recording.Kind) bool { return k == recording.KindTree || k == recording.KindArtifact }) && !g.json {
+		if st, err := b.Status(ctx); err == nil && st.Recording != nil {
+			view.dir = st.Recording.Dir
+		}
+	}
+	out := g.env.Stdout
+	var tw *table
+	var listed []recording.Record
+	emit := func(r recording.Record) error {
+		if r.Kind == recording.KindChannel {
+			view.channels[*r.Channel] = channelOf(r)
+		}
+		switch {
+		case g.json && f.follow:
+			line, err := json.Marshal(r, json.Deterministic(true))
+			if err != nil {
+				return err
+			}
+			_, err = out.Write(append(line, '\n'))
+			return err
+		case g.json:
+			listed = append(listed, r)
+			return nil
+		}
+		cells := spec.row(view, r)
+		if cells == nil {
+			return nil
+		}
+		if tw == nil {
+			tw = newTable(out)
+			if !f.follow {
+				tw.header(spec.header...)
+			}
+		}
+		tw.row(cells...)
+		if f.follow {
+			tw.flush()
+		}
+		return nil
+	}
+
+	var err error
+	switch {
+	case f.tail > 0:
+		req.Newest, req.Limit = true, f.tail
+		var p *control.Records
+		if p, err = b.Records(ctx, id, req); err == nil {
+			slices.Reverse(p.Records)
+			for _, r := range p.Records {
+				if err = emit(r); err != nil {
+					break
+				}
+				req.After = r.Seq
+			}
+		}
+		req.Newest, req.Limit = false, 0
+		if err == nil && f.follow {
+			err = b.Follow(ctx, id, req, emit)
+		}
+	case f.follow:
+		err = b.Follow(ctx, id, req, emit)
+	default:
+		req.Limit = recording.MaxLimit
+		for {
+			var p *control.Records
+			if p, err = b.Records(ctx, id, req); err != nil {
+				break
+			}
+			for _, r := range p.Records {
+				if err = emit(r); err != nil {
+					break
+				}
+			}
+			if err != nil || p.Next == 0 {
+				break
+			}
+			req.After = p.Next
+		}
+	}
+	if control.CodeOfAPI(err) == control.CodeRecordingOff && spec.fallback != nil && !f.follow {
+		return spec.fallback(ctx, g, b, id)
+	}
+	if err != nil {
+		return recordingErr(err)
+	}
+	if tw != nil {
+		tw.flush()
+	}
+	switch {
+	case g.json && f.follow:
+		return nil
+	case g.json && spec.json != nil:
+		return writeJSON(out, spec.json(id, listed))
+	case g.json:
+		if listed == nil {
+			listed = []recording.Record{}
+		}
+		return writeJSON(out, control.Records{Schema: control.SchemaRecords, SessionID: id, Records: listed})
+	case tw == nil && !f.follow:
+		printf(out, "no %s in session %s\n", safe(spec.noun), id)
+	}
+	return nil
+}
+
+// recordingErr is hostErr with the hint for a host that records nothing.
+func recordingErr(err error) error {
+	if control.CodeOfAPI(err) == control.CodeRecordingOff {
+		return &exitError{code: ExitFailure, err: err, hint: "restart the host without --no-record to record sessions"}
+	}
+	return hostErr(err)
+}
+
+// resolveChannel reads --channel: a number, or the name a channel declaration gave it.
+func resolveChannel(s string, channels map[int]channelInfo) (int, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, nil
+	}
+	var names []string
+	for id, ch := range channels {
+		if strings.EqualFold(ch.name, s) {
+			return id, nil
+		}
+		names = append(names, ch.name)
+	}
+	slices.Sort(names)
+	// The names are the app's: quoted, so that the message holds no control character.
+	return 0, usageErrorf("--channel: the session declared no channel %q (it has: %q)", s, names)
+}
+
+func channelOf(r recording.Record) channelInfo {
+	var d struct {
+		Unit string `json:"unit"`
+	}
+	json.Unmarshal(r.Data, &d)
+	return channelInfo{name: r.Text, unit: d.Unit}
+}
+
+// dataOf decodes what a row needs of a record's data; what does not read stays zero.
+func dataOf[T any](r recording.Record) T {
+	var v T
+	if len(r.Data) > 0 {
+		json.Unmarshal(r.Data, &v)
+	}
+	return v
+}
+
+// clock shows a record's time: the time of day, with the date when it is not today.
+func clock(t time.Time) string {
+	t = t.Local()
+	if y, m, d := t.Date(); y == time.Now().Year() && m == time.Now().Month() && d == time.Now().Day() {
+		return t.Format("15:04:05.000")
+	}
+	return t.Format("2006-01-02 15:04:05.000")
+}
+
+// duration shows milliseconds.
+func duration(ms float64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	if ms < 10 {
+		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+}
+
+// browseSpecs are the browse commands.
+func browseSpecs() []browseSpec {
+	return []browseSpec{
+		{
+			use: "logs", noun: "log lines", short: "Show an app's log lines and the session's events",
+			long: `Show the log lines an app sent (client.log, CLIENT_LOG, the Go SDK's slog handler) with the
+session's events (connected, opened, disconnected, foreground, background), oldest first.
+The level of a line is what the app said, else what its text starts with ([Error], E/, level=warn).`,
+			example: "  ansight session logs com-example-app-001\n  ansight session logs com-example-app-001 --level warn --since 10m\n" +
+				"  ansight session logs com-example-app-001 -f --tail 20\n  ansight session logs com-example-app-001 --search payment --json",
+			kinds: []recording.Kind{recording.KindLog, recording.KindState, recording.KindAppState}, level: true, search: true,
+			header: []string{"TIME", "LEVEL", "LINE"},
+			row: func(_ *browseView, r recording.Record) []string {
+				switch r.Kind {
+				case recording.KindState:
+					return []string{clock(r.At), "event", "session " + r.Text}
+				case recording.KindAppState:
+					return []string{clock(r.At), "event", "app " + r.Text}
+				}
+				return []string{clock(r.At), fmt.Sprintf("%-5s", r.Level), r.Text}
+			},
+		},
+		{
+			use: "metrics", noun: "metric samples", short: "Show an app's metric samples",
+			long: `Show the metric samples an app sent (CLIENT_METRICS, the Go SDK's runtime metrics), with the
+names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
+			example: "  ansight session metrics com-example-app-001\n  ansight session metrics com-example-app-001 --channel goroutines -f",
+			kinds:   []recording.Kind{recording.KindMetric}, channel: true,
+			header: []string{"TIME", "CHANNEL", "VALUE"},
+			row: func(v *browseView, r recording.Record) []string {
+				if r.Kind != recording.KindMetric || r.Channel == nil {
+					return nil
+				}
+				ch := v.channels[*r.Channel]
+				name := ch.name
+				if name == "" {
+					name = "#" + strconv.Itoa(*r.Channel)
+				}
+				return []string{clock(r.At), name, strings.TrimSpace(strconv.FormatFloat(r.Value, 'f', -1, 64) + " " + ch.unit)}
+			},
+		},
+		{
+			use: "network", noun: "network requests", short: "Show the HTTP requests an app reported",
+			long: `Show the HTTP requests an app reported (CLIENT_NETWORK_REQUEST, the Go SDK's RoundTripper):
+method, URL, status and duration. The host sanitised them when it received them: values of
+credential headers and query parameters read <redacted>.`,
+			example: "  ansight session network com-example-app-001\n  ansight session network com-example-app-001 --search /api/orders --json",
+			kinds:   []recording.Kind{recording.KindNetwork}, search: true,
+			header: []string{"TIME", "REQUEST", "DURATION"},
+			row: func(_ *browseView, r recording.Record) []string {
+				return []string{clock(r.At), r.Text, duration(r.Value)}
+			},
+		},
+		{
+			use: "events", noun: "events", short: "Show the events an app reported",
+			long:    `Show the events an app reported (CLIENT_EVENTS): navigation, lifecycle, its own.`,
+			example: "  ansight session events com-example-app-001 --since 1h",
+			kinds:   []recording.Kind{recording.KindEvent}, search: true,
+			header: []string{"TIME", "TYPE", "EVENT"},
+			row: func(_ *browseView, r recording.Record) []string {
+				d := dataOf[struct {
+					EventType string `json:"eventType"`
+				}](r)
+				return []string{clock(r.At), dash(d.EventType), r.Text}
+			},
+		},
+		{
+			use: "touches", noun: "touches", short: "Show the touches an app reported",
+			long:    `Show the touches an app reported (CLIENT_TOUCH_INPUT, ansight.touches.v1): action, pointer and position.`,
+			example: "  ansight session touches com-example-app-001 --json",
+			kinds:   []recording.Kind{recording.KindTouch},
+			header:  []string{"TIME", "TOUCH"},
+			row: func(_ *browseView, r recording.Record) []string {
+				return []string{clock(r.At), r.Text}
+			},
+		},
+		{
+			use: "trees", noun: "visual trees", short: "List the visual-tree snapshots an app sent",
+			long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
+source, snapshot, node count, and the file holding the tree.`,
+			example: "  ansight session trees com-example-app-001",
+			kinds:   []recording.Kind{recording.KindTree}, search: true,
+			header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},
+			row: func(v *browseView, r recording.Record) []string {
+				d := dataOf[struct {
+					NodeCount *int `json:"nodeCount"`
+				}](r)
+				nodes := "-"
+				if d.NodeCount != nil {
+					nodes = strconv.Itoa(*d.NodeCount)
+				}
+				return []string{clock(r.At), dash(r.Text), nodes, v.file(r)}
+			},
+		},
+		{
+			use: "artifacts", noun: "artifacts", short: "List the files an app's tools delivered",
+			long: `List the files an app's tools delivered over ASFT (screenshots, generated files, profiles):
+name, type, size, and the recording's copy of the file (a link to the host's, not a second copy).`,
+			example: "  ansight session artifacts com-example-app-001",
+			kinds:   []recording.Kind{recording.KindArtifact}, search: true,
+			header: []string{"TIME", "NAME", "TYPE", "SIZE", "FILE"},
+			row: func(v *browseView, r recording.Record) []string {
+				d := dataOf[struct {
+					MimeType string `json:"mimeType"`
+				}](r)
+				return []string{clock(r.At), r.Text, dash(d.MimeType), humanBytes(r.BlobBytes), v.file(r)}
+			},
+		},
+	}
+}
+
+// keptJSON decodes the host's descriptions that kept records carry as their data.
+func keptJSON[T any](recs []recording.Record) []T {
+	out := make([]T, 0, len(recs))
+	for _, r := range slices.Backward(recs) { // most recent first, as the host lists them
+		if len(r.Data) > 0 {
+			var v T
+			if json.Unmarshal(r.Data, &v) == nil {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// completeRecordings offers the ids of every recording, else the connected sessions'.
+func (g *globals) completeRecordings(c *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	b, err := g.backend()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	list, err := b.Recordings(ctx)
+	if err != nil || len(list.Sessions) == 0 {
+		return g.completeSessions(c, args, s)
+	}
+	ids := make([]string, len(list.Sessions))
+	for i, ss := range list.Sessions {
+		ids[i] = ss.ID
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp
+}
+
+// newSessionExportCmd writes a session's recording as one zip archive.
+func newSessionExportCmd(g *globals) *cobra.Command {
+	var output string
+	var redact []string
+	cmd := &cobra.Command{
+		Use:   "export <session>",
+		Short: "Export a session's recording as one zip archive",
+		Long: `Write everything the host recorded of a session to one self-describing zip archive:
+manifest.json (format versions, the session, counts of each kind, what was redacted),
+records.jsonl (one record per line: logs, metrics, events, touches, network requests,
+tool traffic with its request and response bodies, session events) and blobs/ (screen
+frames, visual trees, artifacts, crash reports, annotations). 'ansight session import'
+reads it back, here or on another machine.
+
+Network records were sanitised when they were recorded (credential headers and query
+parameters read <redacted>). --redact removes more before the archive leaves the machine:
+the values of the headers, JSON members, query parameters and name=value pairs named, in
+every record and JSON file; 'default' stands for the usual credentials
+(authorization, cookie, set-cookie, token, password, secret, api_key, …).`,
+		Example: "  ansight session export com-example-app-001 -o session.zip\n" +
+			"  ansight session export com-example-app-001 -o session.zip --redact default,x-session-id,email",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeRecordings,
+		RunE: func(c *cobra.Command, args []string) error {
+			id := args[0]
+			if output == "" {
+				output = id + ".zip"
+			}
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			// The recording's size is what the progress bar counts towards (the archive is
+			// about as large: JPEGs are stored, text deflated).
+			var size int64
+			if s, err := b.Session(c.Context(), id); err == nil && s.Recording != nil {
+				size = s.Recording.Bytes
+			}
+			if err := mkdirFor(output); err != nil {
+				return err
+			}
+			tmp, err := os.CreateTemp(filepath.Dir(output), ".ansight-export-*.zip")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(tmp.Name()) // gone once renamed
+			bar := g.progress()
+			w := &counted{w: tmp, report: func(n int64) {
+				bar.update(control.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
+			}}
+			err = b.Export(c.Context(), id, control.ExportRequest{Redact: redact}, w)
+			bar.done()
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return recordingErr(err)
+			}
+			m, err := readManifest(tmp.Name())
+			if err != nil {
+				return fmt.Errorf("the host's archive does not read: %w", err)
+			}
+			if err := os.Rename(tmp.Name(), output); err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(output)
+			if g.json {
+				return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: w.n,
+					Records: m.Session.Records, Counts: m.Counts, Traffic: m.Traffic, Redacted: m.Redacted})
+			}
+			printf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
+			tr := m.Traffic
+			printf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
+				tr.Calls, tr.Errors, tr.Denied, tr.Transfers, m.Counts[recording.KindLog], m.Counts[recording.KindCrash])
+			if len(m.Redacted) > 0 {
+				printf(g.env.Stdout, "redacted: %s\n", strings.Join(m.Redacted, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "the archive to write (default <session>.zip)")
+	cmd.Flags().StringSliceVar(&redact, "redact", nil, "header, field and parameter names whose values to remove, comma separated ('default': the usual credentials)")
+	return cmd
+}
+
+// schemaExport names session export's --json output.
+const schemaExport = "ansight.session-export/v1"
+
+type exportOutput struct {
+	Schema    string                   `json:"schema"`
+	SessionID string                   `json:"sessionId"`
+	Path      string                   `json:"path"`
+	Bytes     int64                    `json:"bytes"`
+	Records   int64                    `json:"records"`
+	Counts    map[recording.Kind]int64 `json:"counts"`
+	Traffic   recording.TrafficSummary `json:"traffic"`
+	Redacted  []string                 `json:"redacted,omitempty"`
+}
+
+// readManifest reads an archive's manifest.json.
+func readManifest(path string) (recording.Manifest, error) {
+	var m recording.Manifest
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return m, err
+	}
+	defer zr.Close()
+	f, err := zr.Open(recording.ManifestName)
+	if err != nil {
+		return m, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
+}
+
+// counted counts the bytes read from r or written to w, and reports the total (progress).
+type counted struct {
+	r      io.Reader
+	w      io.Writer
+	n      int64
+	report func(int64)
+}
+
+func (c *counted) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	c.report(c.n)
+	return n, err
+}
+
+func (c *counted) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	c.report(c.n)
+	return n, err
+}
+
+// newSessionImportCmd stores an exported archive as a new recording of the host.
+func newSessionImportCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import <file.zip>",
+		Short: "Import a recording that 'ansight session export' wrote",
+		Long: `Store an archive that 'ansight session export' wrote — here or on another machine — as a
+new recording of the host: it is listed by 'ansight session list --all', browsed with
+'ansight session logs' and the like, and replayed in the player. Its id is the exported
+session's, with -import-N appended when a recording holds that id already.
+
+The archive is not trusted: its size is bounded by the recordings' budget, and every
+record and file is checked before anything is stored.`,
+		Example: "  ansight session import session.zip\n  ansight session import session.zip --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			st, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			bar := g.progress()
+			s, err := b.Import(c.Context(), &counted{r: f, report: func(n int64) {
+				bar.update(control.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
+			}})
+			bar.done()
+			if err != nil {
+				return recordingErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, sessionJSON(s))
+			}
+			n := int64(0)
+			if s.Recording != nil {
+				n = s.Recording.Records
+			}
+			tw := newTable(g.env.Stdout) // every cell sanitised: the id is the archive's
+			tw.row("imported:", fmt.Sprintf("%d records", n))
+			tw.row("session:", s.ID)
+			tw.row("browse:", "ansight session logs "+s.ID)
+			tw.flush()
+			return nil
+		},
+	}
+}
+
+// newSessionDeleteCmd removes a session's recording.
+func newSessionDeleteCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete <session>",
+		Short: "Delete a session's recording",
+		Long: `Delete everything the host recorded of a session: its records and their files. The files
+the host keeps on its own side (artifacts, crash reports, annotations under <state>/artifacts)
+stay; a connected session goes on recording from now on.`,
+		Example:           "  ansight session delete com-example-app-001",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeRecordings,
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			if err := b.DeleteRecording(c.Context(), args[0]); err != nil {
+				return recordingErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, struct {
+					Schema    string `json:"schema"`
+					SessionID string `json:"sessionId"`
+					Deleted   bool   `json:"deleted"`
+				}{"ansight.session-delete/v1", args[0], true})
+			}
+			printf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
+			return nil
+		},
+	}
+}

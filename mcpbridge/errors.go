@@ -1,0 +1,214 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// This file is the one place where the bridge turns failures into what an agent reads:
+// the kind of failure, whether retrying alone can help, and a hint saying what would fix
+// or allow the call. Handlers build a callError (or get one from the host) and pass it
+// through explain.
+
+// Error codes the bridge itself returns (besides the protocol's and the host's).
+const (
+	// CodeCriticalNotAllowed: a critical tool, and the bridge was not started with
+	// --allow-critical (Options.AllowCritical).
+	CodeCriticalNotAllowed = "critical_not_allowed"
+	// CodeNoSession: no connected session matches (no app connected, or none of the app).
+	CodeNoSession = "no_session"
+	// CodeHostUnavailable: no host answers on the control socket.
+	CodeHostUnavailable = "host_unavailable"
+	// CodeNoScreenshot: the screenshot tool answered without an image file.
+	CodeNoScreenshot = "screenshot_missing"
+	// CodeArtifactFailed: the tool ran, but a file it sent did not reach the host.
+	CodeArtifactFailed = "artifact_transfer_failed"
+	// CodeUnknownRef: a short node reference ("e5") that no snapshot of the session issued.
+	CodeUnknownRef = "unknown_ref"
+	// CodeResultNotFound: ansight_read_result names a result the bridge no longer keeps.
+	CodeResultNotFound = "result_not_found"
+	// CodeResultTooLarge: an exposed tool's result is over the size cap (the call itself
+	// succeeded; the result was saved).
+	CodeResultTooLarge = "result_too_large"
+)
+
+// Kinds of failure, the host's vocabulary (control.Kind*).
+const (
+	kindDenied      = control.KindDenied
+	kindUnavailable = control.KindUnavailable
+	kindInvalid     = control.KindInvalid
+	kindFailed      = control.KindFailed
+)
+
+// Who refused a call that never reached the app.
+const (
+	refusedByBridge = "bridge"
+	refusedByHost   = "host"
+)
+
+// callError is a failed meta-tool call as the agent sees it: a tool's own error, a refusal
+// (by this bridge or the host) or a host failure, with a hint saying what would fix or
+// allow it. It is an error so that helpers can return it; handlers turn it into an MCP tool
+// error (isError), never into a protocol error, so that the agent can correct itself.
+type callError struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Retryable bool           `json:"retryable"`
+	Details   jsontext.Value `json:"details,omitzero"`
+	Kind      string         `json:"kind,omitzero"`
+	RefusedBy string         `json:"refusedBy,omitzero"`
+	Hint      string         `json:"hint,omitzero"`
+}
+
+func (e *callError) Error() string { return e.Code + ": " + e.Message }
+
+func failf(code, kind, format string, args ...any) *callError {
+	return &callError{Code: code, Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// fromToolError converts the host's view of a failed call.
+func (br *Bridge) fromToolError(te *control.ToolError) *callError {
+	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
+	if te.RefusedByHost {
+		e.RefusedBy = refusedByHost
+	}
+	if e.Kind == "" {
+		e.Kind = control.KindOf(&te.Error)
+	}
+	return br.explain(e)
+}
+
+// fromWireError converts an error inside a batch item or evidence.
+func (br *Bridge) fromWireError(we *wire.Error) *callError {
+	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: control.KindOf(we)})
+}
+
+// asCallError turns a backend failure into an explained callError. Cancellation stays a Go
+// error: the client gave up on the request, nobody reads the answer.
+func (br *Bridge) asCallError(err error) (*callError, bool) {
+	var ce *callError
+	var ae *control.APIError
+	switch {
+	case errors.As(err, &ce):
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil, false
+	case errors.Is(err, control.ErrHostUnavailable):
+		ce = &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error()}
+	case errors.As(err, &ae):
+		ce = &callError{Code: ae.Code, Message: ae.Message}
+	default:
+		ce = &callError{Code: control.CodeInternal, Kind: kindFailed, Message: err.Error()}
+	}
+	return br.explain(ce), true
+}
+
+// explain completes e: its kind when nobody said, whether retrying alone can help, and a
+// hint when it has none.
+func (br *Bridge) explain(e *callError) *callError {
+	if e.Kind == "" {
+		switch e.Code {
+		case control.CodeSessionNotFound, control.CodeSessionClosed, wire.CodeNotFound:
+			e.Kind = kindUnavailable
+		case control.CodeBadRequest, control.CodeSessionAmbiguous:
+			e.Kind = kindInvalid
+		default:
+			e.Kind = kindFailed
+		}
+	}
+	switch {
+	case e.Code == control.CodeTimeout:
+		e.Retryable = true
+	case e.Kind == kindUnavailable, e.Kind == kindDenied, e.Code == wire.CodeStaleNodeReference, e.Code == CodeUnknownRef:
+		// Something else has to happen first (change the app's state, look at the screen
+		// again, ask the user): retrying the same call cannot succeed. Apps mark such
+		// failures retryable in the sense "after the remediation"; agents read it as "now".
+		e.Retryable = false
+	}
+	if e.Hint == "" {
+		e.Hint = br.hintFor(e)
+	}
+	return e
+}
+
+// hintFor says what would fix or allow a failed call, by code, in terms that apply to the
+// way this bridge reaches its host (Options.HostMode).
+func (br *Bridge) hintFor(e *callError) string {
+	switch e.Code {
+	case CodeHostUnavailable:
+		return "No Ansight host is running. The user starts one with 'ansight host run' (or restarts this bridge with --embedded-host or --demo)."
+	case control.CodeSessionNotFound, control.CodeSessionClosed:
+		return "Session ids change when an app reconnects: call ansight_list_sessions and use a connected session."
+	case control.CodeSessionAmbiguous:
+		return "Several apps are connected: pass sessionId (or appId), see details."
+	case CodeNoSession:
+		switch br.opts.HostMode {
+		case HostDemo:
+			return "The demo app is not connected right now (it reconnects on its own): call ansight_list_sessions again in a moment."
+		case HostEmbedded:
+			return "No app has connected to this bridge's host yet: the user starts the app (built with the Ansight SDK) on this machine; then call ansight_list_sessions."
+		}
+		return "The user starts the app (built with the Ansight SDK) so that it connects to the host, or tries the demo with 'ansight mcp --demo'; then call ansight_list_sessions."
+	case wire.CodeNotFound:
+		return "Tool ids are exact: find them with ansight_search_app_tools. The catalog may have changed (app state, reconnect)."
+	case wire.CodePolicyNotGranted:
+		return "The tool's policy exceeds the session's grant. " + br.grantHint("") + " Tell the user; do not retry."
+	case CodeCriticalNotAllowed:
+		return criticalReason + " Ask the user; never work around it."
+	case wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
+		return "The app's own guard refuses it (a build or configuration setting of the app). Do not retry."
+	case wire.CodeArgumentsInvalid, wire.CodeArgumentsSchemaInvalid, wire.CodeCallPayloadInvalid:
+		return "Fix the arguments from the tool's argumentsSchema (ansight_describe_app_tool); details list the violations."
+	case wire.CodeBatchCallInvalid, wire.CodeBatchPayloadInvalid, wire.CodeBatchSizeInvalid:
+		return "Fix the failing batch item (see index and details); a batch holds 1 to 32 calls."
+	case wire.CodeStaleNodeReference, CodeUnknownRef:
+		return "The screen changed since that reference was captured: call ansight_snapshot and use a ref from the new snapshot."
+	case control.CodeTimeout:
+		return "The app did not answer in time. Retry once; if it fails again, report it."
+	case CodeArtifactFailed:
+		return "The tool ran (see result) but a file it sent did not reach the host. Repeat a read tool once; after a write tool, check the app's state before repeating anything."
+	case CodeResultNotFound:
+		return "The bridge keeps the latest results only: call the tool again to get a fresh result."
+	}
+	if e.Kind == kindUnavailable {
+		return unavailableHint(e.Details)
+	}
+	if e.Retryable {
+		return "Retry once; if it fails again, report it."
+	}
+	return ""
+}
+
+// unavailableHint says what makes an unavailable tool available: the app's remediation
+// when the refusal carries its runtime object.
+func unavailableHint(details jsontext.Value) string {
+	var rt wire.Runtime
+	if len(details) > 0 && wire.Unmarshal(details, &rt) == nil && rt.Remediation != "" {
+		return "Not available in the app's current state. First: " + strings.TrimSpace(rt.Remediation) + " Then call again."
+	}
+	return "The tool is not available in the app's current state; ansight_describe_app_tool shows what it needs (runtime: requiredState, remediation). Change the app's state first, then call again."
+}
+
+const criticalReason = "Critical tools are disabled in this MCP bridge. The user must restart it with --allow-critical ('ansight mcp --allow-critical') to allow them."
+
+// grantHint says how the user gives a session a higher grant, in this bridge's mode. need
+// is the policy the tool needs ("" when unknown).
+func (br *Bridge) grantHint(need wire.Policy) string {
+	policy := string(need)
+	if policy == "" {
+		policy = "<policy>"
+	}
+	switch br.opts.HostMode {
+	case HostDemo:
+		return "The demo app connects in local mode, whose grant is write: the demo cannot grant more."
+	case HostEmbedded:
+		return "This bridge runs its own host (--embedded-host), which grants apps on this machine write. A higher grant needs the resident host: the user runs 'ansight host run', pairs the app with 'ansight pairing issue --max-tool-policy " + policy + "' and restarts this bridge without --embedded-host."
+	}
+	return "Only the user can change the grant: apps on this machine get write; a paired app gets what its invite granted ('ansight pairing issue --max-tool-policy " + policy + "')."
+}

@@ -1,0 +1,418 @@
+package mcpbridge
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Agents that drive a UI work best from a compact text snapshot whose actionable nodes
+// carry short references ("e5"), and from actions that take those references — the way
+// browser-automation MCP servers work. The app's standard UI tools already have the two
+// halves: ui.get_visual_tree captures a snapshot, ui.perform_action takes a reference
+// {source, snapshotId, revision, nodeId}. The bridge renders the tree as indented lines
+// and keeps, per session, which short ref names which node, so that an agent writes
+// {"reference":"e5"} and the bridge sends the full reference of the latest snapshot.
+//
+// A ref names a node id for the life of the session: "e5" never comes to mean another
+// node, so an agent acting on an old snapshot cannot tap the wrong thing; if the node is
+// gone, the call fails and says to look again.
+
+// Ids of the standard UI tools the snapshot uses.
+const (
+	performActionToolID = "ui.perform_action"
+)
+
+// Bounds of snapshots and their refs.
+const (
+	defaultSnapshotNodes = 1000
+	maxSnapshotNodes     = 10000
+	// maxRefsPerSession bounds the node ids a session's refs remember; past it, the refs
+	// of nodes not in the latest snapshot are forgotten (numbers are never reused).
+	maxRefsPerSession = 20000
+	// maxRefSessions bounds the sessions whose refs are kept; the least recently used go.
+	maxRefSessions = 16
+)
+
+// visualTree is the result of ui.get_visual_tree, as far as the snapshot needs it.
+type visualTree struct {
+	Source     string    `json:"source"`
+	SnapshotID string    `json:"snapshotId"`
+	Revision   int64     `json:"revision"`
+	NodeCount  int       `json:"nodeCount"`
+	TotalNodes int       `json:"totalNodes"`
+	Truncated  bool      `json:"truncated"`
+	Root       *treeNode `json:"root"`
+}
+
+type treeNode struct {
+	ID               string      `json:"id"`
+	Type             string      `json:"type"`
+	AutomationID     string      `json:"automationId"`
+	Label            string      `json:"label"`
+	Text             string      `json:"text"`
+	Role             string      `json:"role"`
+	SupportedActions []string    `json:"supportedActions"`
+	Visible          *bool       `json:"visible"`
+	Enabled          *bool       `json:"enabled"`
+	Checked          *bool       `json:"checked"`
+	Focused          bool        `json:"focused"`
+	Bounds           *nodeBounds `json:"bounds"`
+	Children         []*treeNode `json:"children"`
+}
+
+type nodeBounds struct {
+	X, Y, Width, Height float64
+}
+
+// nodeReference is ui.perform_action's reference.
+type nodeReference struct {
+	Source     string `json:"source"`
+	SnapshotID string `json:"snapshotId"`
+	Revision   int64  `json:"revision"`
+	NodeID     string `json:"nodeId"`
+}
+
+// refTables keeps the refs of each session.
+type refTables struct {
+	mu       sync.Mutex
+	sessions map[string]*sessionRefs
+	clock    int64 // orders uses, for eviction
+}
+
+type sessionRefs struct {
+	ref  map[string]string // node id → ref
+	node map[string]string // ref → node id
+	next int               // the next ref number
+	used int64
+	// latest is the last snapshot rendered; present, the node ids in it.
+	latest  nodeReference
+	present map[string]bool
+}
+
+// refsOf returns the refs of sessionID, creating them (and evicting the least recently
+// used session's) as needed. Callers hold t.mu.
+func (t *refTables) refsOf(sessionID string) *sessionRefs {
+	if t.sessions == nil {
+		t.sessions = map[string]*sessionRefs{}
+	}
+	t.clock++
+	s := t.sessions[sessionID]
+	if s == nil {
+		if len(t.sessions) >= maxRefSessions {
+			oldest := slices.MinFunc(slices.Collect(maps.Keys(t.sessions)), func(a, b string) int {
+				return int(t.sessions[a].used - t.sessions[b].used)
+			})
+			delete(t.sessions, oldest)
+		}
+		s = &sessionRefs{ref: map[string]string{}, node: map[string]string{}, next: 1}
+		t.sessions[sessionID] = s
+	}
+	s.used = t.clock
+	return s
+}
+
+// record makes tree the session's latest snapshot and returns the refs of its actionable
+// nodes.
+func (t *refTables) record(sessionID string, tree *visualTree) map[string]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.refsOf(sessionID)
+	s.latest = nodeReference{Source: tree.Source, SnapshotID: tree.SnapshotID, Revision: tree.Revision}
+	s.present = map[string]bool{}
+	var actionable []string
+	walk(tree.Root, func(n *treeNode, _ int) {
+		s.present[n.ID] = true
+		if len(n.SupportedActions) > 0 {
+			actionable = append(actionable, n.ID)
+		}
+	})
+	if len(s.ref)+len(actionable) > maxRefsPerSession {
+		for id, ref := range s.ref {
+			if !s.present[id] {
+				delete(s.ref, id)
+				delete(s.node, ref)
+			}
+		}
+	}
+	out := make(map[string]string, len(actionable))
+	for _, id := range actionable {
+		ref, ok := s.ref[id]
+		if !ok {
+			ref = "e" + strconv.Itoa(s.next)
+			s.next++
+			s.ref[id], s.node[ref] = ref, id
+		}
+		out[id] = ref
+	}
+	return out
+}
+
+// resolve turns a short ref into the full reference in the session's latest snapshot.
+func (t *refTables) resolve(sessionID, ref string) (nodeReference, *callError) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sessions[sessionID]
+	if s == nil {
+		return nodeReference{}, failf(CodeUnknownRef, kindInvalid, "no snapshot of this session issued ref %q", ref)
+	}
+	id, ok := s.node[ref]
+	if !ok {
+		return nodeReference{}, failf(CodeUnknownRef, kindInvalid, "no snapshot of this session issued ref %q", ref)
+	}
+	if !s.present[id] {
+		return nodeReference{}, failf(CodeUnknownRef, kindUnavailable, "ref %s (node %q) is not on the screen of the latest snapshot", ref, id)
+	}
+	r := s.latest
+	r.NodeID = id
+	return r, nil
+}
+
+// walk visits the nodes of a tree depth-first, with their depth.
+func walk(n *treeNode, visit func(*treeNode, int)) {
+	var rec func(*treeNode, int)
+	rec = func(n *treeNode, depth int) {
+		if n == nil {
+			return
+		}
+		visit(n, depth)
+		for _, c := range n.Children {
+			rec(c, depth+1)
+		}
+	}
+	rec(n, 0)
+}
+
+// renderSnapshot writes tree as indented lines, one per node:
+//
+//   - button "Add note" [ref=e7]
+//   - textbox "Title": "Groceries" [focused] [ref=e3] [actions=tap,focus,setValue,typeText]
+//   - switch "Dark mode" [unchecked] [ref=e9] [actions=tap,toggle,setValue]
+//
+// role, then the name (label, else text) and the value (text, when it differs from the
+// label), states, the ref of a node that takes actions, and its actions unless it only
+// takes a tap. Unnamed containers without actions are left out, their children moved up.
+// Everything the app wrote is quoted or reduced to a word, so that no string can start a
+// line or forge a ref; the text stops at maxBytes with a note.
+func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBytes int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# UI snapshot (source %s, revision %d, %d nodes", word(tree.Source), tree.Revision, tree.NodeCount)
+	if tree.Truncated {
+		fmt.Fprintf(&b, " of %d: truncated", tree.TotalNodes)
+	}
+	b.WriteString("). Act with ui.perform_action {\"reference\":\"eN\",\"action\":…}.\n")
+	left := 0 // nodes not written once the text is full
+	var rec func(n *treeNode, depth int)
+	rec = func(n *treeNode, depth int) {
+		if n == nil {
+			return
+		}
+		name, value := oneLine(n.Label, 120), ""
+		if name == "" {
+			name = oneLine(n.Text, 120)
+		} else if n.Text != "" && n.Text != n.Label {
+			value = oneLine(n.Text, 120)
+		}
+		ref := refs[n.ID]
+		if name == "" && ref == "" && n.Checked == nil && !n.Focused && depth > 0 && isContainer(n.Role) {
+			for _, c := range n.Children {
+				rec(c, depth)
+			}
+			return
+		}
+		if b.Len() >= maxBytes {
+			left++
+			for _, c := range n.Children {
+				rec(c, depth+1)
+			}
+			return
+		}
+		b.WriteString(strings.Repeat("  ", depth))
+		b.WriteString("- ")
+		b.WriteString(cmp.Or(word(n.Role), strings.ToLower(word(n.Type)), "node"))
+		if name != "" {
+			b.WriteString(" ")
+			b.WriteString(strconv.Quote(name))
+		}
+		if value != "" {
+			b.WriteString(": ")
+			b.WriteString(strconv.Quote(value))
+		}
+		if n.Checked != nil {
+			if *n.Checked {
+				b.WriteString(" [checked]")
+			} else {
+				b.WriteString(" [unchecked]")
+			}
+		}
+		if n.Focused {
+			b.WriteString(" [focused]")
+		}
+		if n.Enabled != nil && !*n.Enabled {
+			b.WriteString(" [disabled]")
+		}
+		if n.Visible != nil && !*n.Visible {
+			b.WriteString(" [offscreen]")
+		}
+		if bounds && n.Bounds != nil {
+			fmt.Fprintf(&b, " [at=%g,%g size=%gx%g]", n.Bounds.X, n.Bounds.Y, n.Bounds.Width, n.Bounds.Height)
+		}
+		if ref != "" {
+			b.WriteString(" [ref=")
+			b.WriteString(ref)
+			b.WriteString("]")
+			if !slices.Equal(n.SupportedActions, []string{"tap"}) {
+				actions := make([]string, 0, len(n.SupportedActions))
+				for _, a := range n.SupportedActions {
+					actions = append(actions, word(a))
+				}
+				b.WriteString(" [actions=")
+				b.WriteString(strings.Join(actions, ","))
+				b.WriteString("]")
+			}
+		}
+		b.WriteString("\n")
+		for _, c := range n.Children {
+			rec(c, depth+1)
+		}
+	}
+	rec(tree.Root, 0)
+	if left > 0 {
+		fmt.Fprintf(&b, "# … %d more nodes not shown: ask for fewer (maxNodes) or query them (ui.query_nodes).\n", left)
+	}
+	return b.String()
+}
+
+// maxWordLength bounds a role, type, source or action name in a snapshot.
+const maxWordLength = 40
+
+// word is s reduced to what a role, type or action name is made of: letters, digits, '_',
+// '-' and '.', at most maxWordLength.
+func word(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() == maxWordLength {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isContainer reports whether a role only groups other nodes.
+func isContainer(role string) bool {
+	switch strings.ToLower(role) {
+	case "", "group", "generic", "none", "presentation", "container", "pane", "view":
+		return true
+	}
+	return false
+}
+
+// snapshotOptions are what an agent may ask of a snapshot.
+type snapshotOptions struct {
+	Screenshot    bool `json:"screenshot,omitzero"`
+	IncludeBounds bool `json:"includeBounds,omitzero"`
+	MaxNodes      int  `json:"maxNodes,omitzero"`
+}
+
+// capture takes a snapshot of the session's screen: the rendered text, and the image when
+// asked (one round trip: the screenshot is the tree call's evidence).
+func (br *Bridge) capture(ctx context.Context, sess *control.Session, opts snapshotOptions) (string, *control.Call, error) {
+	maxNodes := cmp.Or(opts.MaxNodes, defaultSnapshotNodes)
+	args, _ := wire.Marshal(struct {
+		IncludeBounds bool `json:"includeBounds"`
+		MaxNodes      int  `json:"maxNodes"`
+	}{opts.IncludeBounds, maxNodes})
+	req := control.CallRequest{ToolID: wire.VisualTreeToolID, Arguments: args}
+	if opts.Screenshot {
+		req.After = &wire.After{Include: []string{"screenshot"}}
+	}
+	res, err := br.call(ctx, sess, req, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	if !res.Success {
+		return "", res, br.fromToolError(res.Error)
+	}
+	var tree visualTree
+	if res.Result == nil || wire.Unmarshal(res.Result.Result, &tree) != nil || tree.Root == nil {
+		return "", res, failf(control.CodeProtocol, kindFailed, "%s answered with something that is not a visual tree", wire.VisualTreeToolID)
+	}
+	return renderSnapshot(&tree, br.refs.record(sess.ID, &tree), opts.IncludeBounds, br.opts.MaxResultBytes), res, nil
+}
+
+// expandRef replaces a short ref in the reference argument of ui.perform_action by the
+// full reference it names. Other calls, and references written in full, pass untouched.
+func (br *Bridge) expandRef(sessionID string, req *control.CallRequest) error {
+	if req.ToolID != performActionToolID || len(req.Arguments) == 0 || req.Arguments.Kind() != '{' {
+		return nil
+	}
+	var args map[string]jsontext.Value
+	if err := wire.Unmarshal(req.Arguments, &args); err != nil {
+		return nil // the app refuses it with the right code
+	}
+	raw, ok := args["reference"]
+	if !ok || raw.Kind() != '"' {
+		return nil
+	}
+	var ref string
+	if err := wire.Unmarshal(raw, &ref); err != nil {
+		return nil
+	}
+	full, ce := br.refs.resolve(sessionID, strings.TrimSpace(ref))
+	if ce != nil {
+		return ce
+	}
+	args["reference"], _ = wire.Marshal(full)
+	b, err := wire.Marshal(args)
+	if err != nil {
+		return err
+	}
+	req.Arguments = b
+	return nil
+}
+
+type snapshotInput struct {
+	selector
+	snapshotOptions
+}
+
+// snapshot is the ansight_snapshot meta-tool: plain text (no JSON around it, the most
+// compact form for the agent), and the screen's image when asked.
+func (br *Bridge) snapshot(ctx context.Context, _ *mcp.CallToolRequest, in *snapshotInput) (*mcp.CallToolResult, error) {
+	sess, err := br.session(ctx, in.selector)
+	if err != nil {
+		return br.failText(err)
+	}
+	text, res, err := br.capture(ctx, sess, in.snapshotOptions)
+	if err != nil {
+		return br.failText(err)
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	if in.Screenshot {
+		budget := newImageBudget()
+		arts, images := br.artifacts(res.Artifacts, budget)
+		out.Content = append(out.Content, images...)
+		if len(images) == 0 {
+			note := "screenshot: none received"
+			for _, a := range arts {
+				note = "screenshot: " + cmp.Or(a.Image, a.Error, a.Status)
+			}
+			out.Content = append(out.Content, &mcp.TextContent{Text: note})
+		}
+	}
+	return out, nil
+}

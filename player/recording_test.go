@@ -1,0 +1,65 @@
+package player
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/recording"
+)
+
+// The fake backend's recording: what the timeline asked, and two records with files.
+func (f *fakeBackend) Records(_ context.Context, sid string, req control.RecordsRequest) (*control.Records, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recordsAsked = append(f.recordsAsked, req)
+	return &control.Records{Schema: control.SchemaRecords, SessionID: sid, Records: []recording.Record{
+		{Seq: 7, Session: sid, Kind: recording.KindFrame, Blob: "blobs/s-1/frame/7.jpg", BlobBytes: 4}}}, nil
+}
+
+func (f *fakeBackend) Blob(_ context.Context, sid string, seq int64) (*control.Blob, error) {
+	name := map[int64]string{7: "7.jpg", 8: "8.html"}[seq]
+	if sid != "s-1" || name == "" {
+		return nil, &control.APIError{Status: http.StatusNotFound, Code: control.CodeNotFound, Message: "no file"}
+	}
+	return &control.Blob{Name: name, SizeBytes: 4, Body: io.NopCloser(strings.NewReader("\xff\xd8\xff\xd9"))}, nil
+}
+
+// TestTimelineAPI: the timeline's pages pass their filters to the control API unchanged,
+// and a record's file is served inline only when its type is harmless — an app-named
+// .html never runs in the player's origin.
+func TestTimelineAPI(t *testing.T) {
+	tp := newTestPlayer(t)
+	w := tp.do(t, req{path: "/api/sessions/s-1/recording?kind=frame,log&after=5&limit=100&since=2026-03-20T10:00:00Z", cookie: true})
+	got := decode[control.Records](t, w)
+	if w.Code != 200 || len(got.Records) != 1 || got.Records[0].Seq != 7 {
+		t.Fatalf("%d %+v", w.Code, got)
+	}
+	asked := tp.backend.recordsAsked[0]
+	if len(asked.Kinds) != 2 || asked.Kinds[1] != recording.KindLog || asked.After != 5 || asked.Limit != 100 ||
+		!asked.Since.Equal(time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("asked %+v", asked)
+	}
+	if w := tp.do(t, req{path: "/api/sessions/s-1/recording?after=x", cookie: true}); w.Code != 400 {
+		t.Errorf("a bad cursor: %d", w.Code)
+	}
+	w = tp.do(t, req{path: "/api/sessions/s-1/recording/7/file", cookie: true})
+	if w.Code != 200 || w.Header().Get("Content-Type") != "image/jpeg" || !strings.Contains(w.Header().Get("Cache-Control"), "immutable") ||
+		w.Body.String() != "\xff\xd8\xff\xd9" {
+		t.Errorf("frame: %d %v", w.Code, w.Header())
+	}
+	w = tp.do(t, req{path: "/api/sessions/s-1/recording/8/file", cookie: true})
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/octet-stream" || !strings.HasPrefix(w.Header().Get("Content-Disposition"), "attachment") {
+		t.Errorf("an .html record file must download: %d %v", w.Code, w.Header())
+	}
+	if w := tp.do(t, req{path: "/api/sessions/s-1/recording/9/file", cookie: true}); w.Code != 404 {
+		t.Errorf("no file: %d", w.Code)
+	}
+	if w := tp.do(t, req{path: "/api/sessions/s-1/recording/7/file"}); w.Code != 401 {
+		t.Errorf("without the cookie: %d", w.Code)
+	}
+}

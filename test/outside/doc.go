@@ -1,0 +1,13 @@
+// Package outside checks ansight-go from outside its module, as app and tool authors use
+// it: only public packages, its own go.mod, the repository through a replace directive.
+//
+// Its tests (run by .ci/run; `go test ./...` at the repository root does not enter this
+// nested module):
+//
+//   - TestSDKAppsCompileNoTooling: the SDK-only apps under sdkapp/ (app and app/connect;
+//     and the whole SDK) compile none of the tooling's dependencies (cobra, the MCP SDK,
+//     x/image, the QR encoder, SQLite, NATS) nor the tooling's own packages, and their
+//     module graph is reported: go.sum lines, graph edges, compiled packages;
+//   - TestHostDrivesAppFromOutside: a host and an app built from public packages only,
+//     connected over real sockets, the host calling the app's tool.
+package outside
