@@ -104,8 +104,15 @@ func (c *Client) save(ctx context.Context, hostName, sid string, a *control.Arti
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // the fetched file keeps its other name
+	// Chunks arrive on several goroutines: progress is reported from one at a time, and
+	// only forward.
+	var mu sync.Mutex
+	var reported int64
 	report := func(n int64) {
-		if progress != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		if progress != nil && n > reported {
+			reported = n
 			progress(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: n, SizeBytes: ref.Size})
 		}
 	}
