@@ -144,3 +144,17 @@ func (s *Server) WaitSession(ctx context.Context, match func(*Session) bool) (*S
 		}
 	}
 }
+
+// EventHub fans session events out as the server does, for other sources of them (a
+// fleet's listing, package fleet): subscribers are never blocked on, and Close closes
+// every subscription. The zero value is ready to use.
+type EventHub struct{ hub events }
+
+// Subscribe is as Server.Subscribe.
+func (h *EventHub) Subscribe(buffer int) (<-chan Event, func()) { return h.hub.subscribe(buffer) }
+
+// Publish sends ev to every subscriber with room for it.
+func (h *EventHub) Publish(ev Event) { h.hub.publish(ev) }
+
+// Close ends every subscription; later ones are closed at once.
+func (h *EventHub) Close() { h.hub.closeAll() }

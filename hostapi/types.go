@@ -107,6 +107,9 @@ type Session struct {
 	// bundles (GET …/annotations).
 	CrashReports int `json:"crashReports,omitzero"`
 	Annotations  int `json:"annotations,omitzero"`
+	// Host is the fleet host the session is on, in a fleet's listing (package fleet); its
+	// ID is then "<session>@<host>". Empty for a host's own listing.
+	Host string `json:"host,omitzero"`
 	// Recording describes what the host recorded of the session, when it records (set by
 	// Session and Recordings, not by Sessions).
 	Recording *Recording `json:"recording,omitzero"`

@@ -54,7 +54,7 @@ type Options struct {
 // (OnTraffic) and live frames (OnFrame); Close ends its live streams.
 type Player struct {
 	backend hostapi.Backend
-	srv     *host.Server
+	srv     Events
 	opts    Options
 	keys    atomic.Pointer[keys] // the access token and the CSRF token made from it
 	mux     *http.ServeMux
@@ -72,11 +72,17 @@ type Player struct {
 	closed  bool
 }
 
+// Events are the session changes the player follows: a *host.Server, or a fleet's
+// client (package fleet) for a player that shows a device lab.
+type Events interface {
+	Subscribe(buffer int) (<-chan host.Event, func())
+}
+
 // New returns a player over backend. srv gives the live session events; the player
 // subscribes at once and until Close.
-func New(backend hostapi.Backend, srv *host.Server, opts Options) (*Player, error) {
+func New(backend hostapi.Backend, srv Events, opts Options) (*Player, error) {
 	if backend == nil || srv == nil {
-		return nil, errors.New("player: a backend and a host server are required")
+		return nil, errors.New("player: a backend and a source of session events are required")
 	}
 	if opts.TrafficPerSession <= 0 {
 		opts.TrafficPerSession = DefaultTrafficPerSession

@@ -92,6 +92,24 @@ const (
 	CodeResultTooLarge Code = "result_too_large"
 )
 
+// Codes of the device lab (package fleet).
+const (
+	// CodePermissionDenied: the fleet's NATS permissions do not let this user publish to
+	// the subject (for a call: call tools of that policy). The request reached no host.
+	CodePermissionDenied Code = "fleet_permission_denied"
+	// CodeClassMismatch: a call came on the subject of a lower policy class than its tool's;
+	// the answer carries the tool's policy (a client then retries on that class).
+	CodeClassMismatch Code = "policy_class_mismatch"
+	// CodeNotSupported: the operation is the host's alone (pairing, crash reports): run it
+	// on that host.
+	CodeNotSupported Code = "not_supported"
+	// CodeBusy: the host is serving as many fleet requests as it takes; retry later.
+	CodeBusy Code = "host_busy"
+	// CodeDisconnected: this side's connection to NATS dropped while the request was out;
+	// the host may or may not have run it.
+	CodeDisconnected Code = "fleet_disconnected"
+)
+
 // Kind says how a script or an agent reacts to a failure: stop (denied), change the app's
 // state or wait (unavailable), fix the request (invalid), or read the message (failed).
 // The CLI's exit codes, the host API's and the MCP bridge's "kind" members are Kinds.
@@ -149,14 +167,14 @@ func (k *Kind) UnmarshalText(b []byte) error {
 // KindFailed; see [Error.Kind] for a tool.error, whose details may say more.
 func (c Code) Kind() Kind {
 	switch c {
-	case CodePolicyNotGranted, CodeExecutionDenied, CodeDiscoveryDisabled, CodeCriticalNotAllowed:
+	case CodePolicyNotGranted, CodeExecutionDenied, CodeDiscoveryDisabled, CodeCriticalNotAllowed, CodePermissionDenied:
 		return KindDenied
 	case CodeNotFound, CodeUnavailable, CodeNotExecutable, CodeSchemaTooComplex,
-		CodeSessionNotFound, CodeSessionClosed, CodeNoSession, CodeHostUnavailable, CodeResultNotFound:
+		CodeSessionNotFound, CodeSessionClosed, CodeNoSession, CodeHostUnavailable, CodeResultNotFound, CodeBusy:
 		return KindUnavailable
 	case CodeProtocolInvalidRequest, CodeCallPayloadInvalid, CodeCallMissingID, CodeArgumentsInvalid,
 		CodeArgumentsSchemaInvalid, CodeBatchPayloadInvalid, CodeBatchSizeInvalid, CodeBatchCallInvalid,
-		CodeBadRequest, CodeSessionAmbiguous, CodeUnknownRef:
+		CodeBadRequest, CodeSessionAmbiguous, CodeUnknownRef, CodeNotSupported, CodeClassMismatch:
 		return KindInvalid
 	}
 	return KindFailed

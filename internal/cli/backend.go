@@ -22,8 +22,20 @@ func (g *globals) stateDirPath() (string, error) {
 	return hostapi.DefaultStateDir()
 }
 
-// backend returns a client of the resident host's control API.
+// backend returns a client of the resident host's control API, or of the fleet that
+// --fleet names (one per run).
 func (g *globals) backend() (hostapi.Backend, error) {
+	if g.backendMade != nil {
+		return g.backendMade, nil
+	}
+	if cfg, ok := g.fleetConfig(); ok {
+		c, err := g.fleetClient(cfg)
+		if err != nil {
+			return nil, err
+		}
+		g.backendMade = c
+		return c, nil
+	}
 	dir, err := g.stateDirPath()
 	if err != nil {
 		return nil, err
@@ -45,6 +57,9 @@ func (g *globals) session(ctx context.Context, sel *sessionSelector, args []stri
 func hostErr(err error) error {
 	if err == nil {
 		return nil
+	}
+	if e := fleetErr(err); e != nil {
+		return e
 	}
 	if errors.Is(err, hostapi.ErrHostUnavailable) {
 		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/jpeg"
@@ -11,11 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/wire"
@@ -26,6 +29,7 @@ func newDemoCmd(g *globals) *cobra.Command {
 	var playerAddr string
 	var noPlayer bool
 	var shotPath string
+	var fleetHost string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a host and a demo app, and walk through the protocol (no phone needed)",
@@ -37,19 +41,21 @@ as a file, and calls the host refuses.
 
 With --keep-running, both stay up afterwards and the other commands work against them:
   ansight session list
-  ansight app tools --app-id com.ansight.demo.notes`,
+  ansight app tools --app-id com.ansight.demo.notes
+With --keep-running and --fleet, the host also joins that device lab (see 'host run').`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if noPlayer || !keep {
 				playerAddr = ""
 			}
-			return runDemo(c.Context(), g, keep, shotPath, playerAddr)
+			return runDemo(c.Context(), g, keep, shotPath, playerAddr, fleetHost)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
 	cmd.Flags().StringVar(&shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
 	cmd.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "with --keep-running: loopback address of the web player")
 	cmd.Flags().BoolVar(&noPlayer, "no-player", false, "with --keep-running: do not serve the web player")
+	addFleetHostFlag(cmd, &fleetHost)
 	return cmd
 }
 
@@ -94,7 +100,7 @@ func (d *demoWalk) done(name string, ok bool, summary string) {
 	d.printf("   → %s: %s\n", mark, summary)
 }
 
-func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr string) error {
+func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, fleetHost string) error {
 	var stateDir string
 	if keep {
 		dir, err := g.stateDirPath()
@@ -124,10 +130,25 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 	}
 	// The control socket opens only after the walkthrough (below), so that other commands
 	// never race with it.
-	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
-		record: keep})
+	cfg := hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
+		record: keep}
+	if !keep && (g.fleet.url != "" || fleetHost != "") {
+		return usageErrorf("the demo joins a fleet only with --keep-running")
+	}
+	if keep { // a walkthrough alone never joins a fleet, even with $ANSIGHT_FLEET set
+		if err := g.joinFleetConfig(&cfg, fleetHost, discard); err != nil {
+			return err
+		}
+	}
+	rh, err := startHost(ctx, cfg)
+	if err != nil && discovery != "127.0.0.1:0" && errors.Is(err, syscall.EADDRINUSE) {
+		// Another host took the standard port since freeOrDefault looked (two demos
+		// started at once): any port will do.
+		cfg.discovery = "127.0.0.1:0"
+		rh, err = startHost(ctx, cfg)
+	}
 	if err != nil {
-		return err
+		return hostErr(err)
 	}
 	defer rh.close()
 
@@ -181,6 +202,10 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)
 			if rh.playerURL != "" {
 				w.printf("Or open the web player: %s\n", rh.playerURL)
+			}
+			if rh.member != nil {
+				w.printf("The host is in fleet %s as %s: 'ansight --fleet %s session list' shows it from any machine.\n",
+					rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
 			}
 			w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
@@ -50,6 +51,10 @@ type hostConfig struct {
 	recordBytes int64
 	// jpeg is the live-screen policy answered to device.profile.
 	jpeg pairing.JpegCapturePolicy
+	// fleet, when set, joins the host to that device lab under the name fleetHost; its
+	// player then shows every host of the fleet.
+	fleet     *fleet.Config
+	fleetHost string
 }
 
 // runningHost is a started host with its control backend.
@@ -72,6 +77,9 @@ type runningHost struct {
 	unpoint func()
 	// rec keeps the session recordings, when recording.
 	rec *recording.Recorder
+	// member is the host's membership of a fleet; fleetView the fleet as its player sees it.
+	member    *fleet.Member
+	fleetView *fleet.Client
 }
 
 // startHost starts a host server and, when asked, its control API.
@@ -129,6 +137,12 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	if cfg.tap == nil {
 		go prefetchCatalogs(srv)
 	}
+	if cfg.fleet != nil {
+		if err := rh.joinFleet(ctx, cfg, opts.Tools.ArtifactDir); err != nil {
+			rh.close()
+			return nil, err
+		}
+	}
 	if cfg.player != "" {
 		if err := rh.servePlayer(cfg, opts.Tools.ArtifactDir); err != nil {
 			rh.close()
@@ -165,6 +179,26 @@ func prefetchCatalogs(srv *host.Server) {
 	}
 }
 
+// joinFleet makes the host a member of cfg.fleet and, for its player, a client of the
+// whole fleet that serves this host's own sessions in process.
+func (rh *runningHost) joinFleet(ctx context.Context, cfg hostConfig, artifactDir string) error {
+	m, err := fleet.Join(ctx, rh.srv, rh.local, fleet.MemberOptions{Config: *cfg.fleet, Host: cfg.fleetHost, Version: versionString(cfg.version)})
+	if err != nil {
+		return err
+	}
+	rh.member = m
+	if cfg.player == "" {
+		return nil
+	}
+	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: *cfg.fleet, ArtifactDir: filepath.Join(artifactDir, "fleet"), Version: versionString(cfg.version),
+		Home: &fleet.Home{Name: cfg.fleetHost, Backend: rh.local, Events: rh.srv.Subscribe}})
+	if err != nil {
+		return err
+	}
+	rh.fleetView = c
+	return nil
+}
+
 // serveControl makes the host reachable by the other commands through the control socket
 // in stateDir.
 func (rh *runningHost) serveControl(stateDir string) error {
@@ -191,7 +225,12 @@ func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
 	if err != nil {
 		return err
 	}
-	p, err := player.New(rh.local, rh.srv, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
+	var backend hostapi.Backend = rh.local
+	var events player.Events = rh.srv
+	if rh.fleetView != nil {
+		backend, events = rh.fleetView, rh.fleetView
+	}
+	p, err := player.New(backend, events, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
 	if err != nil {
 		return err
 	}
@@ -226,6 +265,12 @@ func (rh *runningHost) close() {
 		cancel()
 		os.Remove(rh.socket)
 		rh.unpoint()
+	}
+	if rh.fleetView != nil {
+		rh.fleetView.Close()
+	}
+	if rh.member != nil {
+		rh.member.Close() // leaves the fleet before the sessions end
 	}
 	rh.srv.Close()
 	if rh.rec != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -49,6 +50,8 @@ environment: when neither --state-dir nor ANSIGHT_STATE_DIR is given, it also fi
 whose state directory came from XDG_STATE_HOME or ANSIGHT_STATE_DIR in your terminal.
 --embedded-host runs a host inside this process instead; --demo also starts the demo app, to
 try everything without an app of your own.
+With --fleet, agents see every session of a device lab's hosts (docs/fleet.md), each under
+its host's grants.
 
 Agents get compact meta-tools: ansight_list_sessions, ansight_search_app_tools (no schemas:
 small context), ansight_describe_app_tool, ansight_call_app_tool, ansight_call_app_tools
@@ -67,7 +70,7 @@ refused unless their origin is allowed with --allow-origin.
 Client configuration (stdio), see the README's "Use with AI agents":
   claude mcp add ansight -- ansight mcp
   {"mcpServers": {"ansight": {"command": "ansight", "args": ["mcp"]}}}`,
-		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n" +
+		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n  ansight mcp --fleet nats://lab.example:4222\n" +
 			"  ansight mcp --expose-app-tools com.ansight.demo.notes --allow-critical",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return g.runMCP(c, f) },
@@ -116,6 +119,15 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		ExposeAppTools: f.expose, ImageMaxSize: f.imageMaxSize, MaxResultBytes: f.maxResultBytes, Logger: logger,
 		HTTPNoAuth: f.noAuth, AllowedOrigins: f.allowOrigins,
 	}
+	// A refused --http address is a usage error, before anything starts.
+	var l net.Listener
+	if f.http != "" {
+		var err error
+		if l, err = mcpbridge.ListenLoopback(f.http); err != nil {
+			return &exitError{code: ExitUsage, err: err, hint: "use 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"}
+		}
+		defer l.Close()
+	}
 	var backend hostapi.Backend
 	if f.embedded || f.demo {
 		b, stop, err := startEmbedded(ctx, g, f.demo)
@@ -135,6 +147,15 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		}
 		defer os.RemoveAll(dir)
 		opts.ResultDir = dir
+	} else if cfg, ok := g.fleetConfig(); ok {
+		b, err := g.fleetClient(cfg) // a device lab: every host's sessions
+		if err != nil {
+			return err
+		}
+		backend = b
+		if dir, err := g.stateDirPath(); err == nil {
+			opts.ResultDir = filepath.Join(dir, "mcp-results")
+		}
 	} else {
 		locate, err := g.locateHost()
 		if err != nil {
@@ -153,10 +174,6 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 	}
 
 	if f.http != "" {
-		l, err := mcpbridge.ListenLoopback(f.http)
-		if err != nil {
-			return &exitError{code: ExitUsage, err: err, hint: "use 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"}
-		}
 		endpoint := fmt.Sprintf("http://%s%s", l.Addr(), mcpbridge.HTTPPath)
 		if f.noAuth {
 			fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s without authentication (Ctrl-C to stop)\n", endpoint)

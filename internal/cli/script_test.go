@@ -51,6 +51,8 @@ func TestScripts(t *testing.T) {
 			"waithost":    cmdWaitHost,
 			"follow":      cmdFollow,
 			"api":         cmdAPI,
+			"natsserver":  cmdNATSServer,
+			"waitfleet":   cmdWaitFleet,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {

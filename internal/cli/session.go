@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 )
 
@@ -61,25 +62,37 @@ app, or in one state (--connected is the official CLI's --state connected).`,
 				return nil
 			}
 			if len(s.Sessions) == 0 {
+				if fc, ok := b.(*fleet.Client); ok {
+					printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
+					return nil
+				}
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
 				if !all {
 					fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
 				}
 				return nil
 			}
-			tw := newTable(g.env.Stdout).colourBy(4, stateColour).colourBy(5, policyColour)
+			// A fleet's listing (--fleet) has a HOST column: the host each session is on.
+			withHost := slices.ContainsFunc(s.Sessions, func(ss hostapi.Session) bool { return ss.Host != "" })
 			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
+			at := 0
+			if withHost {
+				head, at = append([]string{"HOST"}, head...), 1
+			}
 			if all {
 				head = append(head, "RECORDED")
 			}
+			tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
 			tw.header(head...)
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
-				grant := string(ss.MaxToolPolicy)
-				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, grant, tools, ago(ss.ConnectedAt)}
+				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt)}
+				if withHost {
+					row = append([]string{ss.Host}, row...)
+				}
 				if all {
 					row = append(row, recordedSize(ss.Recording))
 				}
@@ -141,7 +154,7 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 			}
 			tw := newTable(g.env.Stdout)
 			for _, kv := range [][2]string{
-				{"session", s.ID}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
+				{"session", s.ID}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
 				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
