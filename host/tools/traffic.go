@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"sync"
 	"time"
 
@@ -75,7 +76,9 @@ type TrafficEvent struct {
 	Frames        int
 }
 
-// trafficRequest reports a request just before it is written.
+// trafficRequest reports a request just before it is written. body is in a pooled buffer
+// that is reused once the request is written: the event gets a copy, which a recorder may
+// keep.
 func (c *Client) trafficRequest(p *pending, msgBytes int, body []byte) {
 	if c.opts.OnTraffic == nil {
 		return
@@ -83,7 +86,7 @@ func (c *Client) trafficRequest(p *pending, msgBytes int, body []byte) {
 	c.opts.OnTraffic(TrafficEvent{
 		SessionID: c.opts.SessionID, At: p.sent, Kind: TrafficRequest, Type: p.op, RequestID: p.id,
 		ToolIDs: p.tools, Bytes: msgBytes, PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeOK,
-		Payload: body,
+		Payload: bytes.Clone(body),
 	})
 }
 
