@@ -146,7 +146,8 @@ func (p *progress) next() (*mcp.ProgressNotificationParams, bool) {
 			done++
 		}
 	}
-	if p.sent && received <= p.last {
+	// Nothing received yet (a transfer just announced) is no progress to report.
+	if received == 0 || p.sent && received <= p.last {
 		return nil, false
 	}
 	p.sent, p.last = true, received
