@@ -100,8 +100,9 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	queue    []item
-	queued   int64 // bytes of droppable items in queue
-	nqueued  int   // droppable items in queue
+	spare    []item // a written batch's array, for queue (recycle)
+	queued   int64  // bytes of droppable items in queue
+	nqueued  int    // droppable items in queue
 	sessions map[string]*sessionStats
 	total    int64 // bytes of all records
 	records  int64
@@ -110,8 +111,12 @@ type Recorder struct {
 	evicted  int64
 	closed   bool
 	changed  chan struct{} // closed and replaced after each commit: Follow's wake-up
-	wake     chan struct{}
 	done     chan struct{}
+	// The writer wakes up on tick, armed by the item that finds the queue empty, so that
+	// it writes what commitInterval gathered in one batch; wake is for what cannot wait
+	// (a barrier, a backlog, Close). See enqueue.
+	tick *time.Timer
+	wake chan struct{}
 
 	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
 	writeMu sync.Mutex
@@ -183,8 +188,9 @@ func Open(opts Options) (*Recorder, error) {
 	r := &Recorder{
 		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
 		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
-		done: make(chan struct{}),
+		done: make(chan struct{}), tick: time.NewTimer(commitInterval),
 	}
+	r.tick.Stop()
 	if err := r.load(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -383,6 +389,18 @@ func (r *Recorder) Recorded(sessionID string) bool {
 	return ok
 }
 
+// commitInterval is how long the writer lets intake gather before it writes: one batch,
+// one transaction and one wake-up of the writer for everything the sessions sent
+// meanwhile, rather than one for each message. That is also the delay before a record
+// reaches Follow and the queries.
+const commitInterval = 50 * time.Millisecond
+
+// enqueue queues it for the writer, dropping telemetry when the queue is full. It wakes
+// the writer only when the queue holds a full batch; otherwise the item that finds the
+// queue empty arms the writer's tick. A session's reader that woke the writer for each
+// message would have the writer run next on its processor (the Go scheduler runs a
+// goroutine that was just readied before the others that are waiting), ahead of the
+// other sessions' readers and so of their tool responses.
 func (r *Recorder) enqueue(it item) {
 	n := int64(len(it.data) + len(it.traffic.Payload))
 	r.mu.Lock()
@@ -401,9 +419,20 @@ func (r *Recorder) enqueue(it item) {
 		r.nqueued++
 		r.queued += n
 	}
+	if len(r.queue) == 0 {
+		r.tick.Reset(commitInterval)
+	}
 	r.queue = append(r.queue, it)
+	full := r.backlog()
 	r.mu.Unlock()
-	r.signal()
+	if full {
+		r.signal()
+	}
+}
+
+// backlog reports whether the queue holds a full batch; r.mu is held.
+func (r *Recorder) backlog() bool {
+	return len(r.queue) >= maxBatchItems || r.queued >= maxBatchBytes
 }
 
 func (r *Recorder) signal() {

@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"time"
 
 	"github.com/ansight-go/ansight/transport"
@@ -23,17 +26,27 @@ const (
 )
 
 // writer is the recorder's only intake goroutine: it takes queued items in batches,
-// parses them, writes their files and commits their rows, then applies the budgets.
+// parses them, writes their files and commits their rows, then applies the budgets. It
+// runs when the tick that the first queued item armed fires (or at once for a barrier, a
+// backlog or Close) and writes everything queued by then, in as many batches as it takes.
 func (r *Recorder) writer() {
 	defer close(r.done)
-	for range r.wake {
+	for {
+		select {
+		case <-r.wake:
+		case <-r.tick.C:
+		}
 		for {
-			batch, closed := r.take()
+			batch, more, closed := r.take()
 			if len(batch) > 0 {
 				r.writeBatch(batch)
+				r.recycle(batch)
+			}
+			if more {
 				continue
 			}
 			if closed {
+				r.tick.Stop()
 				r.mu.Lock()
 				close(r.changed)
 				r.mu.Unlock()
@@ -44,8 +57,10 @@ func (r *Recorder) writer() {
 	}
 }
 
-// take removes the next batch from the queue and reports whether the recorder is closing.
-func (r *Recorder) take() ([]item, bool) {
+// take removes the next batch from the queue. more says that what was queued did not fit
+// in one batch: the writer takes the rest at once. closed says that the recorder is
+// closing.
+func (r *Recorder) take() (batch []item, more, closed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, bytes := 0, 0
@@ -59,14 +74,37 @@ func (r *Recorder) take() ([]item, bool) {
 		}
 		n++
 	}
-	batch := r.queue[:n:n]
+	batch = r.queue[:n]
 	if n == len(r.queue) {
-		r.queue = nil
+		r.queue, r.spare = r.spare, nil
 	} else {
 		r.queue = append([]item(nil), r.queue[n:]...)
 	}
-	return batch, r.closed
+	more = len(r.queue) > 0
+	return batch, more, r.closed
 }
+
+// yieldEvery is how many items or rows the writer handles between two yields of its
+// processor (runtime.Gosched). The writer is background work: a batch takes milliseconds
+// of parsing, SQLite and file system calls, and without yields the sessions' readers that
+// wait in the same processor's run queue (and the tool responses they carry) would wait
+// for all of it; the Go scheduler only preempts a goroutine after 10 ms.
+const yieldEvery = 32
+
+// recycle keeps a written batch's array for the queue to fill again, unless it is larger
+// than a batch of the usual size: the queue then grows without a new array every time.
+func (r *Recorder) recycle(batch []item) {
+	if cap(batch) > maxSpareItems {
+		return
+	}
+	clear(batch) // the messages are written: let them go
+	r.mu.Lock()
+	r.spare = batch[:0]
+	r.mu.Unlock()
+}
+
+// maxSpareItems bounds the queue array recycle keeps (an item is half a KiB).
+const maxSpareItems = 4096
 
 // pendingEntry is an entry with the session it belongs to.
 type pendingEntry struct {
@@ -93,6 +131,9 @@ func (r *Recorder) writeBatch(batch []item) {
 	}()
 	updates := map[string]*sessionUpdate{}
 	for i := range batch {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched()
+		}
 		it := &batch[i]
 		var es []entry
 		switch it.op {
@@ -212,6 +253,9 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	seq := r.nextSeq
 	out := make([]Record, 0, len(entries))
 	for i := range entries {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched()
+		}
 		e := &entries[i]
 		seq++
 		rec := Record{Seq: seq, Session: e.session, Kind: e.kind, At: e.at.UTC(), Level: e.level, Text: e.text,
@@ -229,6 +273,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 				files = append(files, abs)
 				rec.Blob, rec.BlobBytes = rel, n
 			}
+			runtime.Gosched() // creating a file can block for a millisecond: let the readers run first
 		}
 		rec.Size = e.size(rec.BlobBytes)
 		var ch any
@@ -317,11 +362,19 @@ func (r *Recorder) blobPath(session string, kind Kind, seq int64, ext string) (r
 // writeBlob writes data, or moves (when owned) or links (else copies) the file at link, to
 // path and returns its size.
 func writeBlob(path string, data []byte, link string, owned bool) (int64, error) {
+	if link == "" {
+		// The directory exists but for a session's first file of a kind: try the file
+		// first, saving a system call on every frame.
+		err := os.WriteFile(path, data, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+				err = os.WriteFile(path, data, 0o600)
+			}
+		}
+		return int64(len(data)), err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return 0, err
-	}
-	if link == "" {
-		return int64(len(data)), os.WriteFile(path, data, 0o600)
 	}
 	info, err := os.Stat(link)
 	if err != nil {
