@@ -133,6 +133,10 @@ func TestRecordingLoad(t *testing.T) {
 	ctx, cancel = context.WithTimeout(t.Context(), duration)
 	var sent, sentFrames, writeErrs atomic.Int64
 	var senders sync.WaitGroup
+	// The senders stop at ctx's end but write with the test's context: a write whose
+	// context ends mid-message fails and tears its connection down (coder/websocket), which
+	// counted up to one write error per sender at the end of every run without anything
+	// being wrong. A write error is now a failure.
 	for i, ra := range conns {
 		senders.Add(2)
 		go func() { // telemetry
@@ -145,7 +149,10 @@ func TestRecordingLoad(t *testing.T) {
 					return
 				case <-tick.C:
 				}
-				if ra.conn.Write(ctx, transport.MessageText, lines[n%len(lines)]) != nil {
+				if ctx.Err() != nil {
+					return // the tick and the end came together
+				}
+				if ra.conn.Write(t.Context(), transport.MessageText, lines[n%len(lines)]) != nil {
 					writeErrs.Add(1)
 					continue
 				}
@@ -162,8 +169,11 @@ func TestRecordingLoad(t *testing.T) {
 				case <-ctx.Done():
 					return
 				case now := <-tick.C:
+					if ctx.Err() != nil {
+						return
+					}
 					buf, _ = wire.AppendASJP(buf[:0], wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: int32(w), Height: int32(h), JPEG: img})
-					if ra.conn.Write(ctx, transport.MessageBinary, buf) != nil {
+					if ra.conn.Write(t.Context(), transport.MessageBinary, buf) != nil {
 						writeErrs.Add(1)
 						continue
 					}
@@ -204,6 +214,9 @@ func TestRecordingLoad(t *testing.T) {
 	t.Log("\n" + r.String())
 	if out := os.Getenv("ANSIGHT_RECORDING_LOAD_OUT"); out != "" {
 		os.WriteFile(out, []byte(r.String()), 0o644)
+	}
+	if n := writeErrs.Load(); n > 0 {
+		t.Errorf("%d writes failed", n)
 	}
 	if after.Dropped != before.Dropped {
 		t.Errorf("%d telemetry messages dropped within the budget", after.Dropped-before.Dropped)
