@@ -120,7 +120,11 @@ type Recorder struct {
 
 	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
 	writeMu sync.Mutex
-	nextSeq int64 // under writeMu
+	nextSeq int64             // under writeMu
+	packs   map[string]string // under writeMu: each session's frame pack in progress
+	// packBytes is the size at which a frame pack is full (defaultPackBytes; tests make
+	// it smaller).
+	packBytes int64
 
 	staged atomic.Int64 // names the links stage makes
 }
@@ -188,7 +192,8 @@ func Open(opts Options) (*Recorder, error) {
 	r := &Recorder{
 		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
 		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
-		done: make(chan struct{}), tick: time.NewTimer(commitInterval),
+		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]string{},
+		packBytes: defaultPackBytes,
 	}
 	r.tick.Stop()
 	if err := r.load(ctx); err != nil {

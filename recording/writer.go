@@ -192,11 +192,13 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 		return nil, err
 	}
 	var files []string
+	packs := packWriter{r: r}
 	fail := func(err error) ([]Record, error) {
 		tx.Rollback()
 		for _, f := range files {
 			os.Remove(f)
 		}
+		packs.finish(false)
 		return nil, err
 	}
 	// Session rows first: every record's session exists, spans cover the batch.
@@ -244,8 +246,8 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			}
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size, pack, pack_offset)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fail(err)
 	}
@@ -264,7 +266,16 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			ch := e.channel
 			rec.Channel = &ch
 		}
-		if len(e.blob) > 0 || e.link != "" {
+		switch {
+		case e.kind == KindFrame && len(e.blob) > 0 && e.link == "":
+			rel, _ := r.blobPath(e.session, e.kind, seq, e.ext)
+			pack, off, err := packs.append(e.session, seq, e.blob)
+			if err != nil {
+				r.log.Warn("recording: frame not kept", "session", e.session, "err", err)
+			} else {
+				rec.Blob, rec.BlobBytes, rec.pack, rec.packOffset = rel, int64(len(e.blob)), pack, off
+			}
+		case len(e.blob) > 0 || e.link != "":
 			rel, abs := r.blobPath(e.session, e.kind, seq, e.ext)
 			n, err := writeBlob(abs, e.blob, e.link, e.owned)
 			if err != nil {
@@ -281,7 +292,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			ch = *rec.Channel
 		}
 		if _, err := ins.ExecContext(ctx, seq, rec.Session, string(rec.Kind), micros(rec.At), int(rec.Level), rec.Text, ch,
-			rec.Value, []byte(rec.Data), rec.Blob, rec.BlobBytes, rec.Size); err != nil {
+			rec.Value, []byte(rec.Data), rec.Blob, rec.BlobBytes, rec.Size, rec.pack, rec.packOffset); err != nil {
 			return fail(err)
 		}
 		out = append(out, rec)
@@ -305,6 +316,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
+	packs.finish(true)
 	r.nextSeq = seq
 	r.mu.Lock()
 	for id := range spans {
@@ -416,7 +428,8 @@ func scanRecord(s interface{ Scan(...any) error }) (Record, error) {
 	var level int
 	var ch sql.NullInt64
 	var data []byte
-	if err := s.Scan(&rec.Seq, &rec.Session, &kind, &at, &level, &rec.Text, &ch, &rec.Value, &data, &rec.Blob, &rec.BlobBytes, &rec.Size); err != nil {
+	if err := s.Scan(&rec.Seq, &rec.Session, &kind, &at, &level, &rec.Text, &ch, &rec.Value, &data, &rec.Blob, &rec.BlobBytes, &rec.Size,
+		&rec.pack, &rec.packOffset); err != nil {
 		return rec, err
 	}
 	rec.Kind, rec.At, rec.Level = Kind(kind), time.UnixMicro(at).UTC(), Level(level)
@@ -431,4 +444,4 @@ func scanRecord(s interface{ Scan(...any) error }) (Record, error) {
 }
 
 // recordColumns are the columns scanRecord reads, in order.
-const recordColumns = `seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size`
+const recordColumns = `seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size, pack, pack_offset`
