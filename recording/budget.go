@@ -159,8 +159,8 @@ func (r *Recorder) deleteLocked(ctx context.Context, sessionID string) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	r.closePack(sessionID)
 	os.RemoveAll(filepath.Join(r.dir, BlobDir, sessionDir(sessionID)))
-	delete(r.packs, sessionID)
 	r.mu.Lock()
 	delete(r.sessions, sessionID)
 	r.total -= size

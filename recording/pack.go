@@ -24,37 +24,52 @@ const defaultPackBytes = 4 << 20
 // packExt is a pack's file extension.
 const packExt = "frames"
 
-// packWriter appends one batch's frames to the sessions' packs; r.writeMu is held. The
-// packs in progress are in r.packs, by session.
-type packWriter struct {
-	r    *Recorder
-	open map[string]*openPack // by session, for this batch
-	full []*openPack          // packs this batch filled
+// maxOpenPacks bounds the packs the writer keeps open between batches (the least recently
+// written is closed first): reopening a session's pack for every batch would be a system
+// call per frame again.
+const maxOpenPacks = 64
+
+// openPack is a session's pack in progress, open for appending.
+type openPack struct {
+	rel  string // relative to the recordings directory, with '/'
+	f    *os.File
+	size int64
+	used int64 // when it was last written to (Recorder.packUse), for maxOpenPacks
 }
 
-// openPack is a pack opened for one batch.
-type openPack struct {
-	rel   string // relative to the recordings directory, with '/'
-	f     *os.File
-	start int64 // its size when the batch opened it: where a failed commit cuts it back to
-	size  int64
+// packWriter appends one batch's frames to the sessions' packs (r.packs, which it keeps
+// open for the next batches); r.writeMu is held.
+type packWriter struct {
+	r     *Recorder
+	start map[*openPack]int64 // each pack's size before the batch: where a failed commit cuts it back to
+	full  []*openPack         // packs the batch filled, closed by finish
 }
 
 // append adds a frame of session (the record seq) to the session's pack, starting a new
 // pack when there is none or it is full, and returns the pack and the frame's offset.
 func (w *packWriter) append(session string, seq int64, data []byte) (rel string, off int64, err error) {
-	p := w.open[session]
+	p := w.r.packs[session]
 	if p != nil && p.size >= w.r.packBytes {
 		w.full = append(w.full, p)
-		delete(w.open, session)
 		delete(w.r.packs, session)
 		p = nil
 	}
+	w.r.packUse++
 	if p == nil {
-		if p, err = w.openFor(session, seq); err != nil {
+		if p, err = w.r.openPack(w.r.packPath(session, seq)); err != nil {
 			return "", 0, err
 		}
+		p.used = w.r.packUse
+		w.r.packs[session] = p
+		w.r.closeIdlePacks()
 	}
+	if w.start == nil {
+		w.start = map[*openPack]int64{}
+	}
+	if _, ok := w.start[p]; !ok {
+		w.start[p] = p.size
+	}
+	p.used = w.r.packUse
 	off = p.size
 	n, err := p.f.Write(data)
 	if err != nil {
@@ -66,44 +81,42 @@ func (w *packWriter) append(session string, seq int64, data []byte) (rel string,
 	return p.rel, off, nil
 }
 
-// openFor opens the session's pack in progress, or starts one with the frame seq when
-// there is none or it is full.
-func (w *packWriter) openFor(session string, seq int64) (*openPack, error) {
-	var p *openPack
-	if rel := w.r.packs[session]; rel != "" {
-		if q, err := w.r.openPack(rel); err == nil && q.size < w.r.packBytes {
-			p = q
-		} else if err == nil {
-			q.f.Close()
-		}
-	}
-	if p == nil {
-		var err error
-		if p, err = w.r.openPack(w.r.packPath(session, seq)); err != nil {
-			return nil, err
-		}
-	}
-	if w.open == nil {
-		w.open = map[string]*openPack{}
-	}
-	w.open[session] = p
-	w.r.packs[session] = p.rel
-	return p, nil
-}
-
-// finish closes the batch's packs; when the batch was not committed, it first cuts them
-// back to their sizes before it.
+// finish closes the packs the batch filled; when the batch was not committed, it first
+// cuts every pack it wrote to back to its size before the batch.
 func (w *packWriter) finish(committed bool) {
-	for _, p := range w.open {
-		w.full = append(w.full, p)
+	if !committed {
+		for p, size := range w.start {
+			if p.f.Truncate(size) == nil {
+				p.size = size
+			}
+		}
 	}
 	for _, p := range w.full {
-		if !committed {
-			p.f.Truncate(p.start)
-		}
 		p.f.Close()
 	}
-	w.open, w.full = nil, nil
+	w.start, w.full = nil, nil
+}
+
+// closeIdlePacks closes the least recently written packs beyond maxOpenPacks; a later
+// frame of their session starts a new pack. r.writeMu is held.
+func (r *Recorder) closeIdlePacks() {
+	for len(r.packs) > maxOpenPacks {
+		var oldest string
+		for s, p := range r.packs {
+			if oldest == "" || p.used < r.packs[oldest].used {
+				oldest = s
+			}
+		}
+		r.closePack(oldest)
+	}
+}
+
+// closePack closes a session's pack in progress, if any; r.writeMu is held.
+func (r *Recorder) closePack(session string) {
+	if p := r.packs[session]; p != nil {
+		p.f.Close()
+		delete(r.packs, session)
+	}
 }
 
 // packPath names the pack a session's frame seq starts.
@@ -128,7 +141,7 @@ func (r *Recorder) openPack(rel string) (*openPack, error) {
 		f.Close()
 		return nil, err
 	}
-	return &openPack{rel: rel, f: f, start: info.Size(), size: info.Size()}, nil
+	return &openPack{rel: rel, f: f, size: info.Size()}, nil
 }
 
 // abs is the path of a file named relative to the recordings directory.
@@ -170,10 +183,10 @@ func (r *Recorder) removeUnusedPacks(packs map[string]string) error {
 		if used {
 			continue
 		}
-		os.Remove(r.abs(rel))
-		if r.packs[session] == rel {
-			delete(r.packs, session)
+		if p := r.packs[session]; p != nil && p.rel == rel {
+			r.closePack(session)
 		}
+		os.Remove(r.abs(rel))
 	}
 	return nil
 }

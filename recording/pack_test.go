@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,6 +89,41 @@ func TestFramePacks(t *testing.T) {
 	check(r)
 	if n := packs(); n != first+1 {
 		t.Errorf("%d packs after a restart and 10 more frames; %d before", n, first)
+	}
+}
+
+// TestIdlePacksClosed: the writer keeps at most maxOpenPacks packs open; a session whose
+// pack was closed goes on in a new one, and both read back.
+func TestIdlePacksClosed(t *testing.T) {
+	t.Parallel()
+	r := open(t, t.TempDir(), func(o *Options) { o.MinFrameInterval = -1 })
+	frame := func(b byte) []byte {
+		f, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, CapturedAt: time.UnixMilli(int64(b) + 1000), Width: 1, Height: 1, JPEG: []byte{b, b}})
+		return f
+	}
+	for i := range maxOpenPacks + 1 {
+		r.RecordMessage(fmt.Sprintf("s-%03d", i), transport.MessageBinary, frame(1), time.Now())
+		waitIdle(t, r)
+	}
+	if n := len(r.packs); n != maxOpenPacks {
+		t.Errorf("%d packs open, want %d", n, maxOpenPacks)
+	}
+	r.RecordMessage("s-000", transport.MessageBinary, frame(2), time.Now())
+	waitIdle(t, r)
+	recs := all(t, r, Query{Session: "s-000"})
+	if len(recs) != 2 || recs[0].pack == recs[1].pack {
+		t.Fatalf("s-000's frames: %+v", recs)
+	}
+	for i, rec := range recs {
+		f, err := r.OpenBlob(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		if want := []byte{byte(i + 1), byte(i + 1)}; !bytes.Equal(b, want) {
+			t.Errorf("frame %d reads %v, want %v", i, b, want)
+		}
 	}
 }
 

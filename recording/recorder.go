@@ -120,8 +120,9 @@ type Recorder struct {
 
 	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
 	writeMu sync.Mutex
-	nextSeq int64             // under writeMu
-	packs   map[string]string // under writeMu: each session's frame pack in progress
+	nextSeq int64                // under writeMu
+	packs   map[string]*openPack // under writeMu: each session's frame pack in progress
+	packUse int64                // under writeMu: counts frames appended, to order packs by use
 	// packBytes is the size at which a frame pack is full (defaultPackBytes; tests make
 	// it smaller).
 	packBytes int64
@@ -192,7 +193,7 @@ func Open(opts Options) (*Recorder, error) {
 	r := &Recorder{
 		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
 		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
-		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]string{},
+		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]*openPack{},
 		packBytes: defaultPackBytes,
 	}
 	r.tick.Stop()
@@ -270,6 +271,11 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	r.signal()
 	<-r.done
+	r.writeMu.Lock()
+	for s := range r.packs {
+		r.closePack(s)
+	}
+	r.writeMu.Unlock()
 	return r.db.Close()
 }
 
