@@ -22,7 +22,7 @@
 // [Recorder.RecordTraffic], and the files it keeps itself — crash reports, annotation
 // bundles — with [Recorder.RecordKept]. They never block the session's reader: they queue,
 // and one goroutine parses, writes files and commits rows in batches, one batch for what
-// arrived in each 50 ms, yielding its processor to the readers as it goes (a tool
+// arrived in each 5 ms, yielding its processor to the readers as it goes (a tool
 // response comes through a session's reader). A file the host keeps
 // (an artifact, a report, a bundle) is hard-linked at once rather than copied, so that it
 // is stored once and survives its owner moving it away. The queue is bounded

@@ -85,10 +85,10 @@ func (r *Recorder) take() (batch []item, more, closed bool) {
 }
 
 // yieldEvery is how many items or rows the writer handles between two yields of its
-// processor (runtime.Gosched). The writer is background work: a batch takes milliseconds
-// of parsing, SQLite and file system calls, and without yields the sessions' readers that
-// wait in the same processor's run queue (and the tool responses they carry) would wait
-// for all of it; the Go scheduler only preempts a goroutine after 10 ms.
+// processor (runtime.Gosched), which it also yields after each file it creates. The
+// writer is background work: without yields, the sessions' readers queued on the same
+// processor (and the tool responses they carry) would wait for all of a batch; the Go
+// scheduler preempts a goroutine only after 10 ms.
 const yieldEvery = 32
 
 // recycle keeps a written batch's array for the queue to fill again, unless it is larger
