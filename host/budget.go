@@ -124,7 +124,8 @@ const storeSaveDelay = time.Second
 // lose without harm — a new local grant (made again on the app's next connection), a
 // grant's last use — so that a flood of local enrollments costs at most one write a
 // second instead of a write and an fsync each. Invites, their use and revocations are
-// written at once.
+// written at once. The data is encoded under s.mu and written after it is released:
+// enrollments and upgrades do not wait for the disk.
 func (s *Server) saveSoonLocked() {
 	s.store.dirty = true
 	if s.store.dir == "" || s.saveTimer != nil || s.closed {
@@ -132,12 +133,19 @@ func (s *Server) saveSoonLocked() {
 	}
 	s.saveTimer = time.AfterFunc(storeSaveDelay, func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if s.saveTimer == nil { // Close took over
+			s.mu.Unlock()
 			return
 		}
 		s.saveTimer = nil
-		if err := s.store.save(); err != nil {
+		snap, err := s.store.snapshot()
+		s.saving.Add(1) // Close waits for the write
+		s.mu.Unlock()
+		defer s.saving.Done()
+		if err == nil {
+			err = s.store.write(snap)
+		}
+		if err != nil {
 			s.log.Error("host: pairing store not saved", "err", err)
 		}
 	})

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -17,7 +19,7 @@ import (
 // source always gets its burst, and a source that keeps sending stays limited.
 func TestLimiterNewcomer(t *testing.T) {
 	now := time.Date(2026, 7, 30, 1, 0, 0, 0, time.UTC)
-	l := newRateLimiter(2, time.Second)
+	l := newRateLimiter[netip.Addr](2, time.Second)
 	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{127, 1, byte(i >> 8), byte(i)}) }
 	for i := range maxLimiterEntries {
 		l.allow(addr(i), now)
@@ -132,4 +134,119 @@ func TestGrantBudgetPrunes(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, storeFileName))
 		return strings.Contains(string(b), unused[3].deviceID) && strings.Contains(string(b), `"lastUsedAt"`)
 	})
+}
+
+// TestLimiterPerSender: the enrollment rate is per sender (address and port): apps on one
+// machine, all on 127.0.0.1, each get their burst; a network address shares addressShare
+// senders' budgets among its ports.
+func TestLimiterPerSender(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 7, 30, 1, 0, 0, 0, time.UTC)
+	l := newEnrollLimiter(2, time.Second)
+	answered := func(src netip.AddrPort, n int) int {
+		ok := 0
+		for range n {
+			if l.allow(src, now) {
+				ok++
+			}
+		}
+		return ok
+	}
+	for port := range uint16(100) {
+		if got := answered(netip.AddrPortFrom(loopback, 40000+port), 5); got != 2 {
+			t.Fatalf("loopback port %d: %d of 5 allowed, want its burst of 2", port, got)
+		}
+	}
+	mapped := netip.AddrPortFrom(netip.AddrFrom16(loopback.As16()), 40000) // ::ffff:127.0.0.1
+	if got := answered(mapped, 1); got != 0 {
+		t.Fatal("an IPv4-mapped source got a budget of its own")
+	}
+	remote := netip.MustParseAddr("192.0.2.7")
+	total := 0
+	for port := range uint16(100) {
+		total += answered(netip.AddrPortFrom(remote, 40000+port), 5)
+	}
+	if total != 2*addressShare {
+		t.Fatalf("a network address got %d answers over 100 ports, want %d", total, 2*addressShare)
+	}
+	now = now.Add(time.Second)
+	total = 0
+	for port := range uint16(100) {
+		total += answered(netip.AddrPortFrom(remote, 40000+port), 1)
+	}
+	if total != addressShare {
+		t.Fatalf("a second later the network address got %d more, want %d", total, addressShare)
+	}
+}
+
+// TestManyAppsAtOnce is issue 17.4 over real UDP: 100 apps on this machine send
+// ENROLLMENT_CONNECT at the same moment, each from its own socket, while one more socket
+// sends 300 datagrams of one installation: every app is answered and accepted, the flooder
+// only its burst (the harness's clock stands still, so nothing refills).
+func TestManyAppsAtOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	const apps = 100
+	type sent struct {
+		conn *net.UDPConn
+		id   string
+	}
+	var all []sent
+	var datagrams [][]byte
+	for i := range apps {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := newApp(fmt.Sprintf("com.example.app%03d", i)).local()
+		b, _ := req.Marshal()
+		all, datagrams = append(all, sent{c, req.RequestID}), append(datagrams, b)
+	}
+	flooder, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flooder.Close()
+	greedy := newApp("com.example.greedy")
+	to := h.DiscoveryAddr()
+	for i, a := range all {
+		if _, err := a.conn.WriteToUDPAddrPort(datagrams[i], to); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			b, _ := greedy.local().Marshal()
+			flooder.WriteToUDPAddrPort(b, to)
+		}
+	}
+	for i, a := range all {
+		a.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 4096)
+		n, err := a.conn.Read(buf)
+		if err != nil {
+			t.Fatalf("app %d got no answer: %v", i, err)
+		}
+		res, err := pairing.ParseEnrollmentResult(buf[:n])
+		if err != nil || res.RequestID != a.id || !res.Accepted {
+			t.Fatalf("app %d: %+v (%v)", i, res, err)
+		}
+	}
+	flooded := 0
+	buf := make([]byte, 4096)
+	for {
+		flooder.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, err := flooder.Read(buf); err != nil {
+			break
+		}
+		flooded++
+	}
+	if flooded != DefaultEnrollmentBurst {
+		t.Errorf("the flooder got %d answers, want its burst of %d", flooded, DefaultEnrollmentBurst)
+	}
+	st := h.EnrollmentStats()
+	if st.Received != apps+3*apps || st.RateLimited != 3*apps-DefaultEnrollmentBurst || st.Answered != apps+DefaultEnrollmentBurst {
+		t.Errorf("stats %+v", st)
+	}
+	if st.ReceiveBuffer == 0 || st.ReceiveBufferAsked != DefaultEnrollmentReadBuffer {
+		t.Errorf("receive buffer %+v", st)
+	}
 }

@@ -40,8 +40,8 @@ type Server struct {
 	// have not attached yet: they hold a place in the session budget while the handshake
 	// runs.
 	upgrading map[*ticket]bool
-	limiter   *rateLimiter
-	saveTimer *time.Timer // a pending saveSoonLocked
+	saveTimer *time.Timer    // a pending saveSoonLocked
+	saving    sync.WaitGroup // its write, once under way
 	started   bool
 	closed    bool
 
@@ -57,6 +57,10 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	events events
+
+	// limiter and enrollStats are the enrollment reader's, with locks of their own.
+	limiter     *enrollLimiter
+	enrollStats enrollCounters
 
 	// profileReply is the device.profile answer's payload (Options.JpegCapture).
 	profileReply []byte
@@ -91,7 +95,7 @@ func New(opts Options) (*Server, error) {
 		tickets:   make(map[string]*ticket),
 		sessions:  make(map[string]*Session),
 		upgrading: make(map[*ticket]bool),
-		limiter:   newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
+		limiter:   newEnrollLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
 		ctx:       ctx,
 		cancel:    cancel,
 
@@ -228,6 +232,7 @@ func (s *Server) Close() error {
 	closing.Wait()
 	s.cancel()
 	s.wg.Wait()
+	s.saving.Wait() // a delayed store write under way when flushLocked ran
 	s.events.closeAll()
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ansight-go/ansight/internal/privdir"
@@ -75,13 +76,27 @@ type storeData struct {
 	Invites []*inviteRecord `json:"invites"`
 }
 
-// store is the pairing state. It is not safe for concurrent use: the server serializes
-// access under its own lock. With an empty dir it lives in memory only.
+// store is the pairing state. Its data is not safe for concurrent use: the server
+// serializes access under its own lock. Writing the file is split in two, so that the
+// slow half (write, fsync, rename) can run outside that lock: snapshot encodes the data
+// under it, write puts a snapshot on disk, in generation order. With an empty dir it
+// lives in memory only.
 type store struct {
 	dir  string
 	data storeData
 	// dirty is set by changes whose write may wait (see Server.saveSoonLocked).
 	dirty bool
+	// gen numbers snapshots (under the server's lock).
+	gen uint64
+
+	writeMu sync.Mutex // serializes writes; never held while taking the server's lock
+	written uint64     // the generation on disk
+}
+
+// storeSnapshot is the store's encoded data at one generation.
+type storeSnapshot struct {
+	data []byte
+	gen  uint64
 }
 
 // openStore loads dir/pairing.json, creating dir (mode 0700) when needed; an existing dir
@@ -117,18 +132,44 @@ func openStore(dir string) (*store, error) {
 	return s, nil
 }
 
-// save writes the store atomically: a temporary file (mode 0600) in the same directory,
-// synced, renamed over the old one, then the directory synced so the rename survives a
-// crash.
+// save writes the store now (snapshot and write).
 func (s *store) save() error {
+	snap, err := s.snapshot()
+	if err != nil {
+		return err
+	}
+	return s.write(snap)
+}
+
+// snapshot encodes the store's data for write; the changes made so far are then no longer
+// dirty.
+func (s *store) snapshot() (storeSnapshot, error) {
 	s.dirty = false
 	if s.dir == "" {
-		return nil
+		return storeSnapshot{}, nil
 	}
 	b, err := wire.Marshal(&s.data)
 	if err != nil {
-		return fmt.Errorf("host: encode pairing store: %w", err)
+		return storeSnapshot{}, fmt.Errorf("host: encode pairing store: %w", err)
 	}
+	s.gen++
+	return storeSnapshot{data: b, gen: s.gen}, nil
+}
+
+// write puts snap on disk atomically — a temporary file (mode 0600) in the same directory,
+// synced, renamed over the old one, then the directory synced so the rename survives a
+// crash — unless a later snapshot is there already. It is safe to call without the
+// server's lock, concurrently.
+func (s *store) write(snap storeSnapshot) error {
+	if s.dir == "" || snap.data == nil {
+		return nil
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if snap.gen <= s.written {
+		return nil
+	}
+	b := snap.data
 	tmp, err := os.CreateTemp(s.dir, ".pairing-*.tmp")
 	if err != nil {
 		return fmt.Errorf("host: save pairing store: %w", err)
@@ -159,6 +200,7 @@ func (s *store) save() error {
 		d.Sync()
 		d.Close()
 	}
+	s.written = snap.gen
 	return nil
 }
 
