@@ -8,9 +8,14 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/ansight-go/ansight/internal/childproc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	childproc.Main() // the fleets of the flood and of the load in a child process
+	goleak.VerifyTestMain(m)
+}
 
 // TestLoadSmall runs the whole harness at a size CI affords: a few sessions for a moment.
 func TestLoadSmall(t *testing.T) {
