@@ -24,7 +24,9 @@ type ticket struct {
 	policy           wire.Policy
 	source           netip.Addr
 	expires          time.Time
-	seq              uint64 // order of issue: the budget drops the oldest first
+	// key is the ticket's place in the ticketTable (its token's hash), "" once it was
+	// redeemed or dropped.
+	key string
 }
 
 // Enrollment is served by two goroutines. The reader reads datagrams, drops those over
@@ -251,37 +253,12 @@ const maxTokensPerGrant = 4
 // never leaves a legitimate app without a token (its own is the newest, and it uses it at
 // once).
 func (s *Server) mintTicketLocked(g *grantRecord, req *pairing.EnrollmentConnect, src netip.Addr, now time.Time) string {
-	var oldest, oldestOfGrant *ticket
-	var oldestKey, oldestOfGrantKey string
-	ofGrant := 0
-	for k, t := range s.tickets {
-		if now.After(t.expires) {
-			delete(s.tickets, k)
-			continue
-		}
-		if oldest == nil || t.seq < oldest.seq {
-			oldest, oldestKey = t, k
-		}
-		if t.grantID == g.GrantID {
-			ofGrant++
-			if oldestOfGrant == nil || t.seq < oldestOfGrant.seq {
-				oldestOfGrant, oldestOfGrantKey = t, k
-			}
-		}
-	}
-	switch {
-	case ofGrant >= maxTokensPerGrant:
-		delete(s.tickets, oldestOfGrantKey)
-	case len(s.tickets) >= s.opts.MaxTokens:
-		delete(s.tickets, oldestKey)
-	}
 	token := pairing.NewToken(pairing.WebSocketTokenBytes)
-	s.tickets[pairing.HashToken(token)] = &ticket{
+	s.tickets.add(pairing.HashToken(token), &ticket{
 		grantID: g.GrantID, configID: g.ConfigID, appID: g.AppID, deviceID: g.DeviceID,
 		deviceName: pairing.NormalizeDeviceName(req.DeviceName), processSessionID: req.ProcessSessionID,
-		policy: g.MaxToolPolicy, source: src, expires: now.Add(s.opts.TokenTTL), seq: s.ticketSeq,
-	}
-	s.ticketSeq++
+		policy: g.MaxToolPolicy, source: src, expires: now.Add(s.opts.TokenTTL),
+	}, now, maxTokensPerGrant, s.opts.MaxTokens)
 	return token
 }
 
@@ -290,12 +267,10 @@ func (s *Server) redeemLocked(token string, now time.Time) *ticket {
 	if token == "" {
 		return nil
 	}
-	key := pairing.HashToken(token)
-	t := s.tickets[key]
+	t := s.tickets.take(pairing.HashToken(token))
 	if t == nil {
 		return nil
 	}
-	delete(s.tickets, key)
 	if now.After(t.expires) {
 		return nil
 	}

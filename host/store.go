@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,6 +92,53 @@ type store struct {
 
 	writeMu sync.Mutex // serializes writes; never held while taking the server's lock
 	written uint64     // the generation on disk
+
+	// The grants by id and by what identifies them (grantKey): with thousands of
+	// installations, a scan of the list for each enrollment and upgrade was quadratic.
+	// addGrant, removeGrant and prune keep them; index rebuilds them.
+	byID  map[string]*grantRecord
+	byKey map[grantKey]*grantRecord
+	// shared: some grants share an id or a key (a file edited by hand), so a removal
+	// rebuilds the lookups instead of deleting from them.
+	shared bool
+}
+
+// grantKey identifies a grant: a local grant by app and device, an invite grant by its
+// invite too.
+type grantKey struct {
+	mode, configID, appID, deviceID string
+}
+
+func keyOf(mode, configID, appID, deviceID string) grantKey {
+	if mode == GrantLocal {
+		configID = ""
+	}
+	return grantKey{mode, configID, appID, deviceID}
+}
+
+// index rebuilds the lookups of data.Grants; of grants with the same key (a file edited by
+// hand), the first is found, as a scan of the list would.
+func (s *store) index() {
+	s.byID = make(map[string]*grantRecord, len(s.data.Grants))
+	s.byKey = make(map[grantKey]*grantRecord, len(s.data.Grants))
+	s.shared = false
+	for _, g := range s.data.Grants {
+		s.indexGrant(g)
+	}
+}
+
+func (s *store) indexGrant(g *grantRecord) {
+	if _, dup := s.byID[g.GrantID]; dup {
+		s.shared = true
+	} else {
+		s.byID[g.GrantID] = g
+	}
+	k := keyOf(g.Mode, g.ConfigID, g.AppID, g.DeviceID)
+	if _, dup := s.byKey[k]; dup {
+		s.shared = true
+	} else {
+		s.byKey[k] = g
+	}
 }
 
 // storeSnapshot is the store's encoded data at one generation.
@@ -105,6 +153,7 @@ type storeSnapshot struct {
 // dropping every grant.
 func openStore(dir string) (*store, error) {
 	s := &store{dir: dir, data: storeData{Schema: storeSchema, HostID: pairing.NewToken(pairing.GrantIDBytes)}}
+	s.index()
 	if dir == "" {
 		return s, nil
 	}
@@ -129,6 +178,7 @@ func openStore(dir string) (*store, error) {
 		return nil, fmt.Errorf("host: pairing store %s has schema %q, want %s", path, d.Schema, storeSchema)
 	}
 	s.data = d
+	s.index()
 	return s, nil
 }
 
@@ -212,7 +262,11 @@ func (s *store) prune(now time.Time) {
 			grants = append(grants, g)
 		}
 	}
-	s.data.Grants = grants
+	if len(grants) != len(s.data.Grants) {
+		clear(s.data.Grants[len(grants):])
+		s.data.Grants = grants
+		s.index()
+	}
 	invites := s.data.Invites[:0]
 	for _, inv := range s.data.Invites {
 		if now.Sub(inv.ExpiresAt) < inviteRetention {
@@ -222,31 +276,32 @@ func (s *store) prune(now time.Time) {
 	s.data.Invites = invites
 }
 
+// grant finds the grant of an installation: local grants by app and device, invite
+// grants by invite (configID), app and device.
 func (s *store) grant(mode, configID, appID, deviceID string) *grantRecord {
-	for _, g := range s.data.Grants {
-		if g.Mode == mode && g.AppID == appID && g.DeviceID == deviceID && (mode == GrantLocal || g.ConfigID == configID) {
-			return g
-		}
-	}
-	return nil
+	return s.byKey[keyOf(mode, configID, appID, deviceID)]
 }
 
-func (s *store) grantByID(id string) *grantRecord {
-	for _, g := range s.data.Grants {
-		if g.GrantID == id {
-			return g
-		}
-	}
-	return nil
+func (s *store) grantByID(id string) *grantRecord { return s.byID[id] }
+
+// addGrant stores a new grant.
+func (s *store) addGrant(g *grantRecord) {
+	s.data.Grants = append(s.data.Grants, g)
+	s.indexGrant(g)
 }
 
 func (s *store) removeGrant(g *grantRecord) {
-	for i, x := range s.data.Grants {
-		if x == g {
-			s.data.Grants = append(s.data.Grants[:i], s.data.Grants[i+1:]...)
-			return
-		}
+	i := slices.Index(s.data.Grants, g)
+	if i < 0 {
+		return
 	}
+	s.data.Grants = slices.Delete(s.data.Grants, i, i+1)
+	if s.shared {
+		s.index() // another grant may now be the one found
+		return
+	}
+	delete(s.byID, g.GrantID)
+	delete(s.byKey, keyOf(g.Mode, g.ConfigID, g.AppID, g.DeviceID))
 }
 
 func (s *store) invite(id string) *inviteRecord {
