@@ -20,7 +20,39 @@ const maxSessionsPerGrant = 4
 // admitLocked decides whether t's upgrade may add a connected session, and names the
 // session it displaces, if any. Connected sessions and admitted upgrades count.
 func (s *Server) admitLocked(t *ticket) (displace *Session, ok bool) {
-	total, ofGrant := 0, 0
+	// The common case, a table with room, needs two counts, kept as sessions come and go;
+	// the shares of every app only matter once it is full.
+	switch {
+	case s.occupied.ofGrant[t.grantID] >= maxSessionsPerGrant:
+		return nil, false
+	case s.occupied.total < s.opts.MaxSessions:
+		return nil, true
+	}
+	return s.displaceLocked(t)
+}
+
+// occupancy counts what the session budget counts — connected sessions and admitted
+// upgrades not yet attached — in all and per grant, so that admitting an upgrade costs no
+// scan of the registry (with thousands of sessions, that scan was most of the host's work
+// while apps connected). The server's lock guards it: attach and detach change a
+// session's connection under it.
+type occupancy struct {
+	total   int
+	ofGrant map[string]int
+}
+
+func (o *occupancy) add(grantID string, d int) {
+	o.total += d
+	if n := o.ofGrant[grantID] + d; n != 0 {
+		o.ofGrant[grantID] = n
+	} else {
+		delete(o.ofGrant, grantID)
+	}
+}
+
+// displaceLocked decides, the table being full, whether t's upgrade displaces the oldest
+// session of the app holding the most.
+func (s *Server) displaceLocked(t *ticket) (displace *Session, ok bool) {
 	perApp := make(map[string]int)
 	oldest := make(map[string]*Session) // the oldest connected session of each app id
 	var oldestAt = make(map[string]time.Time)
@@ -31,27 +63,13 @@ func (s *Server) admitLocked(t *ticket) (displace *Session, ok bool) {
 		if !connected {
 			continue
 		}
-		total++
 		perApp[sess.appID]++
-		if sess.grantID == t.grantID {
-			ofGrant++
-		}
 		if o := oldest[sess.appID]; o == nil || at.Before(oldestAt[sess.appID]) {
 			oldest[sess.appID], oldestAt[sess.appID] = sess, at
 		}
 	}
 	for u := range s.upgrading {
-		total++
 		perApp[u.appID]++
-		if u.grantID == t.grantID {
-			ofGrant++
-		}
-	}
-	switch {
-	case ofGrant >= maxSessionsPerGrant:
-		return nil, false
-	case total < s.opts.MaxSessions:
-		return nil, true
 	}
 	busiest := ""
 	for app, n := range perApp {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -68,9 +69,12 @@ func TestSessionsPerGrant(t *testing.T) {
 func TestSessionsFairShare(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.MaxSessions = 4 })
 	var ends []<-chan error
-	for range 4 {
+	// The upgrade answers before the session is attached (and its connection time taken):
+	// the clock moves on only once it is, so that the sessions are ordered as connected.
+	for k := range 4 {
 		h.clock.Advance(time.Second)
 		ends = append(ends, readAsync(h.connect(t, newApp("com.example.greedy"))))
+		waitFor(t, "the greedy session attached", func() bool { return h.connected("com.example.greedy") == k+1 })
 	}
 	for i := range 2 {
 		h.clock.Advance(time.Second)
@@ -84,6 +88,7 @@ func TestSessionsFairShare(t *testing.T) {
 			t.Fatalf("newcomer %d: the oldest greedy session was not displaced", i)
 		}
 		waitFor(t, "the displaced session detached", func() bool { return h.connected("com.example.greedy") == 3-i })
+		waitFor(t, "the newcomer attached", func() bool { return h.connected("com.example.newcomer") == i+1 })
 	}
 	// Two each: equal shares, the table refuses.
 	if got := upgradeStatus(t, h.wsURL(h.enroll(t, newApp("com.example.newcomer").local())), transport.DialOptions{}); got != http.StatusServiceUnavailable {
@@ -249,4 +254,67 @@ func TestManyAppsAtOnce(t *testing.T) {
 	if st.ReceiveBuffer == 0 || st.ReceiveBufferAsked != DefaultEnrollmentReadBuffer {
 		t.Errorf("receive buffer %+v", st)
 	}
+}
+
+// occupancyByScan counts what admitLocked's counters stand for by a scan of the registry:
+// connected sessions and admitted upgrades, in all and per grant.
+func (h *harness) occupancyByScan() occupancy {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o := occupancy{ofGrant: map[string]int{}}
+	for _, sess := range h.sessions {
+		if sess.current() != nil {
+			o.add(sess.grantID, 1)
+		}
+	}
+	for u := range h.upgrading {
+		o.add(u.grantID, 1)
+	}
+	return o
+}
+
+func (h *harness) occupancy() occupancy {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return occupancy{total: h.occupied.total, ofGrant: maps.Clone(h.occupied.ofGrant)}
+}
+
+// TestOccupancyMatchesRegistry: the session budget's counters follow connections,
+// disconnections and a connection replaced by a newer one of the same process.
+func TestOccupancyMatchesRegistry(t *testing.T) {
+	h := newHarness(t, nil)
+	same := func(what string) {
+		t.Helper()
+		waitFor(t, what, func() bool {
+			got, want := h.occupancy(), h.occupancyByScan()
+			return got.total == want.total && maps.Equal(got.ofGrant, want.ofGrant)
+		})
+	}
+	a, b := newApp("com.example.a"), newApp("com.example.b")
+	connA := h.connect(t, a)
+	endA := readAsync(connA)
+	readAsync(h.connect(t, b))
+	// An upgrade is answered before its session attaches: a's second connection must come
+	// after its first attached, or it could attach first and be the one replaced.
+	waitFor(t, "a and b attached", func() bool { return h.connected(a.appID) == 1 && h.connected(b.appID) == 1 })
+	same("two sessions")
+	if got := h.occupancy(); got.total != 2 {
+		t.Fatalf("counted %+v with two sessions", got)
+	}
+	readAsync(h.connect(t, a)) // the same process again: replaces a's connection
+	select {
+	case <-endA:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's first connection was not replaced")
+	}
+	same("a's connection replaced")
+	if got := h.occupancy(); got.total != 2 {
+		t.Fatalf("counted %+v after a replaced its connection", got)
+	}
+	c := newApp("com.example.c")
+	connC := h.connect(t, c)
+	same("three sessions")
+	connC.Close(transport.StatusNormalClosure, "")
+	waitFor(t, "c disconnected", func() bool { return h.occupancy().total == 2 })
+	same("c disconnected")
 }
