@@ -50,6 +50,8 @@ type hostConfig struct {
 	recordBytes int64
 	// jpeg is the live-screen policy answered to device.profile.
 	jpeg pairing.JpegCapturePolicy
+	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
+	maxSessions int
 }
 
 // runningHost is a started host with its control backend.
@@ -85,6 +87,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Logger:         cfg.logger,
 		Tap:            cfg.tap,
 		JpegCapture:    cfg.jpeg,
+		MaxSessions:    cfg.maxSessions,
 	}
 	if cfg.record {
 		rec, err := recording.Open(recording.Options{Dir: filepath.Join(cfg.stateDir, "recordings"), MaxBytes: cfg.recordBytes, Logger: cfg.logger})

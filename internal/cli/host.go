@@ -26,6 +26,7 @@ func newHostCmd(g *globals) *cobra.Command {
 	var recordMiB int64
 	var jpegInterval time.Duration
 	var jpegQuality int
+	var maxSessions int
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
@@ -82,7 +83,7 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			}
 			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
 				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr,
-				record: !noRecord, recordBytes: recordMiB << 20, jpeg: pairing.JpegCapturePolicy{
+				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: pairing.JpegCapturePolicy{
 					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}})
 			if err != nil {
 				return err
@@ -104,6 +105,9 @@ so that firewall rules written for it work (--websocket-port pins another port o
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
 				}
+				if !st.FileLimit.Enough() {
+					printf(g.env.Stdout, "  warning     %s\n", st.FileLimit)
+				}
 				fmt.Fprintln(g.env.Stdout, "Press Ctrl-C to stop.")
 			}
 			select {
@@ -124,6 +128,7 @@ so that firewall rules written for it work (--websocket-port pins another port o
 	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
 	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval of the live screen frames apps are asked to stream")
 	run.Flags().IntVar(&jpegQuality, "jpeg-quality", 60, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
+	run.Flags().IntVar(&maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
 
 	status := &cobra.Command{
 		Use:   "status",
@@ -147,7 +152,12 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			tw.row("enrollment:", "udp://"+st.Discovery+listenNote(st, false))
 			tw.row("websocket:", "ws://"+st.WebSocket+"/ws"+listenNote(st, true))
 			tw.row("lan:", fmt.Sprint(st.LAN))
-			tw.row("sessions:", fmt.Sprint(st.Sessions)+" connected")
+			sessions := fmt.Sprint(st.Sessions) + " connected"
+			if st.FileLimit.Sessions > 0 {
+				sessions += fmt.Sprintf(", at most %d", st.FileLimit.Sessions)
+			}
+			tw.row("sessions:", sessions)
+			tw.row("files:", st.FileLimit.String())
 			tw.row("state:", st.StateDir)
 			tw.row("recordings:", recordingUsage(st.Recording))
 			tw.flush()

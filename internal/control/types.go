@@ -52,6 +52,9 @@ type Status struct {
 	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
+	// FileLimit is the host process's open-file limit, raised at start as far as the
+	// system allows, and what its session bound needs (FileLimit.Enough).
+	FileLimit host.FileLimit `json:"fileLimit"`
 	// Recording is the recordings' use of their budgets; absent when the host records
 	// nothing (--no-record).
 	Recording *recording.Usage `json:"recording,omitzero"`
