@@ -193,11 +193,19 @@ func (c *Child) Receive(v any) error {
 	return json.Unmarshal(raw, v)
 }
 
-// Stop closes the child's stdin, which ends its role's context, and waits for it to exit,
-// killing it after grace. It returns the child's CPU time (user and system) and its exit
-// error, if any.
+// Stop closes the child's stdin and waits for it to exit (Wait).
 func (c *Child) Stop(grace time.Duration) (cpu time.Duration, err error) {
-	c.stdin.Close()
+	c.CloseInput()
+	return c.Wait(grace)
+}
+
+// CloseInput closes the child's stdin, which ends its role's context; the child may still
+// send what it has to say before it exits.
+func (c *Child) CloseInput() { c.stdin.Close() }
+
+// Wait waits for the child to exit, killing it after grace. It returns the child's CPU
+// time (user and system) and its exit error, if any.
+func (c *Child) Wait(grace time.Duration) (cpu time.Duration, err error) {
 	select {
 	case <-c.waited:
 	case <-time.After(grace):

@@ -25,6 +25,7 @@ func TestEnrollFloodSmall(t *testing.T) {
 
 // TestEnrollFlood is the full flood: 10,000 apps at once and a flooder
 // (ANSIGHT_ENROLL_FLOOD=1; ANSIGHT_ENROLL_FLOOD_APPS overrides the size,
+// ANSIGHT_ENROLL_FLOOD_FLOODER the flooder's datagrams, -1 for none,
 // ANSIGHT_ENROLL_FLOOD_READ_BUFFER the host's socket buffer: bytes, -1 for the system's
 // default).
 func TestEnrollFlood(t *testing.T) {
@@ -38,6 +39,13 @@ func TestEnrollFlood(t *testing.T) {
 			t.Fatalf("ANSIGHT_ENROLL_FLOOD_APPS: %v", err)
 		}
 		opts.Apps = n
+	}
+	if s := os.Getenv("ANSIGHT_ENROLL_FLOOD_FLOODER"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("ANSIGHT_ENROLL_FLOOD_FLOODER: %v", err)
+		}
+		opts.Flooder = n
 	}
 	if s := os.Getenv("ANSIGHT_ENROLL_FLOOD_READ_BUFFER"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ansight-go/ansight/internal/reliability"
+)
+
+// runEnrollFlood runs the enrollment flood; an app left without an answer, a wrong answer
+// or a flooder answered beyond its budget is an error.
+func runEnrollFlood(ctx context.Context, g *globals, f benchFlags) error {
+	if f.session != "" || f.load {
+		return usageErrorf("--enroll-flood runs its own host and apps; it cannot be combined with --session or --load")
+	}
+	if f.enrollFlood < 1 || f.enrollFlood > 100000 {
+		return usageErrorf("--enroll-flood must be 1..100000, not %d", f.enrollFlood)
+	}
+	opts := reliability.FloodOptions{Apps: f.enrollFlood}
+	if !g.json {
+		opts.Progress = func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
+	}
+	rep, err := benchFlood(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		err = writeJSON(g.env.Stdout, rep)
+	} else {
+		err = writeReport(g.env.Stdout, rep.WriteText)
+	}
+	if err != nil {
+		return err
+	}
+	return rep.Check()
+}
