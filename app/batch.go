@@ -10,7 +10,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// batch runs a tool.batch payload (spec §7). Structural problems are a *wire.Error for the
+// batch runs a tool.batch payload (docs/protocol/calls.md#batches). Structural problems are a *wire.Error for the
 // whole request; otherwise the calls run sequentially, each through the whole call path,
 // and the result lists them in input order up to the first failure unless
 // continueOnError is set.

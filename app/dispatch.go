@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -22,10 +23,11 @@ type exchange struct {
 	sessionID string
 	transfers []*transfer
 	scratch   *[]byte // the pooled buffer the response payload was built in, if any
+	encoded   bool    // the response payload is encoded for the wire already (a catalog)
 }
 
 // parseCall reads a tool.call payload or a batch item: the shape checks that come before
-// anything runs (spec §6), the after block included. On failure it still returns the
+// anything runs (docs/protocol/calls.md#processing-order), the after block included. On failure it still returns the
 // toolId and callId it could read, for the batch listing.
 func parseCall(raw jsontext.Value) (wire.Call, *wire.Error) {
 	var c wire.Call
@@ -86,7 +88,7 @@ func checkAfter(a *wire.After) *wire.Error {
 }
 
 // call runs one call payload (a tool.call payload or a batch item) through the whole path
-// of spec §6 and returns its outcome and the caller's callId.
+// of docs/protocol/calls.md#processing-order and returns its outcome and the caller's callId.
 func (x *exchange) call(ctx context.Context, raw jsontext.Value, withEvidence bool) (wire.Outcome, string) {
 	c, perr := parseCall(raw)
 	if perr != nil {
@@ -138,7 +140,7 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 	}
 
 	result, err := a.execute(ctx, t, call)
-	if err == nil && !t.flattened {
+	if err == nil && !t.flattened && (!t.resultConforms || string(result) == "null") {
 		if vs := t.result.Validate(result); len(vs) > 0 {
 			err = schemaError(wire.CodeResultSchemaInvalid, fmt.Sprintf("The result of tool '%s' does not match its schema.", c.ToolID), vs)
 		}
@@ -267,10 +269,10 @@ func unavailable(toolID string, rt wire.Runtime) *wire.Error {
 }
 
 // schemaError is a schema failure with details {"errors":[{path,code,message}…]}.
-func schemaError(code, msg string, vs []catalog.Violation) *wire.Error {
+func schemaError(code wire.Code, msg string, vs []schema.Violation) *wire.Error {
 	e := &wire.Error{Code: code, Message: msg}
 	if b, err := wire.Marshal(struct {
-		Errors []catalog.Violation `json:"errors"`
+		Errors []schema.Violation `json:"errors"`
 	}{vs}); err == nil {
 		e.Details = b
 	}
@@ -300,7 +302,7 @@ func toolFailure(toolID string, err error) *wire.Error {
 }
 
 // validCode reports whether code is a plausible error code: non-empty snake_case ASCII.
-func validCode(code string) bool {
+func validCode(code wire.Code) bool {
 	if code == "" || len(code) > 128 {
 		return false
 	}

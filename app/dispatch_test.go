@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 // reaches the handler — in particular an invalid after block, so a mutating tool never
 // runs and then fails.
 func TestNothingRunsBeforeChecks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	ref := `{"source":"native","snapshotId":"native:42:example","revision":42,"nodeId":"root.0.save"}`
 	for _, payload := range []string{
@@ -40,6 +42,7 @@ func TestNothingRunsBeforeChecks(t *testing.T) {
 // TestAvailabilityEvaluatedEveryTime: on every query and immediately before every
 // execution — call, batch item, evidence.
 func TestAvailabilityEvaluatedEveryTime(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	var checks atomic.Int32
 	avail := func(ctx context.Context) wire.Runtime {
@@ -78,6 +81,7 @@ func TestAvailabilityEvaluatedEveryTime(t *testing.T) {
 // TestAvailabilityPanic: a panicking availability function makes the tool unavailable;
 // the app keeps answering.
 func TestAvailabilityPanic(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	err := Register(a, def("t.boom", "Boom", "t", wire.PolicyRead), func(ctx context.Context, c *Call, in struct{}) (struct{}, error) {
 		return struct{}{}, nil
@@ -97,6 +101,7 @@ func TestAvailabilityPanic(t *testing.T) {
 
 // TestCallContext: what a handler sees of its call, for calls and batch items.
 func TestCallContext(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	type seenCall struct {
 		ToolID, CallID, RequestID, SessionID, Arguments string
@@ -136,6 +141,7 @@ func TestCallContext(t *testing.T) {
 }
 
 func TestFlatten(t *testing.T) {
+	t.Parallel()
 	got, err := flatten(jsontext.Value(`{"s":"a\"b","n":1.50,"i":-3,"t":true,"f":false,"z":null,"o":{ "k" : [1, {"x":null}] },"a":[],"u":"\u00e9"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +159,7 @@ func TestFlatten(t *testing.T) {
 
 // TestResults: how handler results and errors become responses.
 func TestResults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		result any
@@ -196,6 +203,7 @@ func TestResults(t *testing.T) {
 // TestResultPayload: the tool.result payload, assembled by hand around the result, is
 // what wire.Marshal writes for the same wire.Result, escapes included.
 func TestResultPayload(t *testing.T) {
+	t.Parallel()
 	for _, out := range []wire.Outcome{
 		{ToolID: "t.r", Success: true, Result: jsontext.Value(`{"a":1}`)},
 		{ToolID: "t.\"q\"", Success: true, Message: "say \"hi\" <é>\n\u2028", Result: jsontext.Value(`[]`)},
@@ -222,6 +230,7 @@ func TestResultPayload(t *testing.T) {
 // TestTypedArgumentsMismatch: an explicit schema looser than the Go type lets through
 // arguments the strict decoder refuses: tool_arguments_invalid, handler not run.
 func TestTypedArgumentsMismatch(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	d := def("t.typed", "Typed", "t", wire.PolicyRead)
 	d.ArgumentsSchema = []byte(`{"type":"object","additionalProperties":true}`)
@@ -249,6 +258,7 @@ func TestTypedArgumentsMismatch(t *testing.T) {
 
 // TestNoValuesLogged: argument and result values never reach the log, at any level.
 func TestNoValuesLogged(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	f.handle(t, callMsg("c1", `{"toolId":"route.open","arguments":{"route":"s3cr3t-route"}}`))
@@ -264,6 +274,7 @@ func TestNoValuesLogged(t *testing.T) {
 }
 
 func TestGuardOptions(t *testing.T) {
+	t.Parallel()
 	if g := New(Options{}).Guard(); g != catalog.GuardReadWrite {
 		t.Fatalf("default guard %+v", g)
 	}
@@ -280,6 +291,7 @@ func TestGuardOptions(t *testing.T) {
 }
 
 func TestHandleIgnoresOtherMessages(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	for _, msg := range []string{``, `null`, `[]`, `"tool.call"`, `{"type":"tool.catalog","id":"x"}`, `{"type":"tool.call","capability":"x","id":5}`, `{"type":5}`, `{"id":"x"}`} {
 		w := &recorder{}
@@ -292,6 +304,7 @@ func TestHandleIgnoresOtherMessages(t *testing.T) {
 
 // TestScanClaim: the lenient scan of undecodable messages.
 func TestScanClaim(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		msg  string
 		want claim
@@ -304,33 +317,40 @@ func TestScanClaim(t *testing.T) {
 		{`[{"type":"tool.call"}]`, claim{}},
 		{`{"type":"tool.call","id":"a` + "\xff" + `"}`, claim{typ: "tool.call"}}, // invalid UTF-8: no usable id
 	} {
-		if got := scanClaim([]byte(tc.msg)); got != tc.want {
-			t.Errorf("%s: %+v, want %+v", tc.msg, got, tc.want)
-		}
+		t.Run(tc.want.typ+" "+tc.want.id, func(t *testing.T) {
+			t.Parallel()
+			if got := scanClaim([]byte(tc.msg)); got != tc.want {
+				t.Errorf("%s: %+v, want %+v", tc.msg, got, tc.want)
+			}
+		})
 	}
 }
 
 // TestCompressionThreshold checks the payload sizes the transcript shows, byte-exactly.
 func TestCompressionThreshold(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, tc := range []struct {
 		n       int
 		pattern string
 		wrapped bool
 	}{{32766, "", false}, {32767, "", false}, {32768, "", true}, {32769, "", true}, {40000, "random", false}} {
-		msgs := f.handle(t, callMsg("c", `{"toolId":"demo.blob","arguments":{"payloadBytes":`+itoa(tc.n)+`,"pattern":"`+tc.pattern+`"}}`))
-		env, p := response(t, msgs)
-		if len(p) != tc.n {
-			t.Fatalf("payload of %d bytes, want %d", len(p), tc.n)
-		}
-		if wrapped := bytes.HasPrefix(env.Payload, []byte(`{"$ansightEncoding"`)); wrapped != tc.wrapped {
-			t.Errorf("%d bytes (%q): wrapped=%v", tc.n, tc.pattern, wrapped)
-		}
+		t.Run(fmt.Sprint(tc.n, tc.pattern), func(t *testing.T) {
+			msgs := f.handle(t, callMsg("c", `{"toolId":"demo.blob","arguments":{"payloadBytes":`+itoa(tc.n)+`,"pattern":"`+tc.pattern+`"}}`))
+			env, p := response(t, msgs)
+			if len(p) != tc.n {
+				t.Fatalf("payload of %d bytes, want %d", len(p), tc.n)
+			}
+			if wrapped := bytes.HasPrefix(env.Payload, []byte(`{"$ansightEncoding"`)); wrapped != tc.wrapped {
+				t.Errorf("%d bytes (%q): wrapped=%v", tc.n, tc.pattern, wrapped)
+			}
+		})
 	}
 }
 
 // TestCompressedRequest: hosts should not compress requests, but the SDK reads them.
 func TestCompressedRequest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	payload := []byte(`{"toolId":"route.open","arguments":{"route":"` + strings.Repeat("z", 40000) + `"}}`)
 	wrapped, err := wire.EncodePayload(payload)
@@ -345,6 +365,7 @@ func TestCompressedRequest(t *testing.T) {
 
 // TestDeepNesting: JSON nested deeper than the limit is refused before any handler runs.
 func TestDeepNesting(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	deep := strings.Repeat("[", 300) + strings.Repeat("]", 300)
 	if code := errorCode(t, f.handle(t, callMsg("d", `{"toolId":"legacy.echo","arguments":{"a":`+deep+`}}`))); code != wire.CodeProtocolInvalidRequest {
@@ -357,6 +378,7 @@ func TestDeepNesting(t *testing.T) {
 
 // TestTypedFlattened: a typed flattened-string tool decodes its In from the string map.
 func TestTypedFlattened(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	d := def("t.flat", "Flat", "t", wire.PolicyRead)
 	d.ArgumentEncoding = wire.ArgumentEncodingFlattenedString
@@ -381,6 +403,7 @@ func (panickyError) Error() string { panic("Error() exploded") }
 // TestRuntimePanic: a panic outside the handler's own frame (here in the Error method of
 // the error it returned) still yields an answer and leaves the app running.
 func TestRuntimePanic(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	d := def("t.p", "P", "t", wire.PolicyRead)
 	d.ArgumentsSchema, d.ResultSchema = []byte(`{"type":"object"}`), []byte(`{}`)

@@ -23,7 +23,7 @@ func evidenceTool(name string) (string, bool) {
 	return "", false
 }
 
-// evidence captures the post-call evidence c.After asks for (spec §6): after the delay,
+// evidence captures the post-call evidence c.After asks for (docs/protocol/calls.md#evidence): after the delay,
 // each named capture runs through the same path as a call (guard, availability, schemas)
 // and is stored under the name as given. A failed capture is recorded as a failed outcome;
 // it does not fail the call. A name that maps to the invoked tool itself is skipped.

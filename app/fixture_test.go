@@ -379,7 +379,7 @@ func response(t testing.TB, msgs []message) (*wire.Envelope, jsontext.Value) {
 }
 
 // errorCode returns the code of a tool.error response, "" for other responses.
-func errorCode(t testing.TB, msgs []message) string {
+func errorCode(t testing.TB, msgs []message) wire.Code {
 	t.Helper()
 	env, p := response(t, msgs)
 	if env.Type != wire.TypeError {

@@ -7,7 +7,7 @@ import (
 )
 
 // flatten turns an arguments object into the string map a flattened-string tool receives
-// (spec §4): strings as they are, numbers and booleans as their JSON text, objects and
+// (docs/protocol/catalog.md#argument-encoding): strings as they are, numbers and booleans as their JSON text, objects and
 // arrays as compact JSON, null members dropped. obj is a valid JSON object (checked by the
 // strict decoder before).
 func flatten(obj jsontext.Value) (map[string]string, error) {

@@ -1,17 +1,17 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/bpool"
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -71,48 +71,16 @@ type claim struct {
 	typ, id, sessionID, capability string
 }
 
+// claimNames are the members scanClaim reads, in claim's order.
+var claimNames = []string{"type", "id", "sessionId", "capability"}
+
 // scanClaim reads the top-level type, id, sessionId and capability strings of msg without
-// the strict rules (first occurrence wins; scanning stops at the first syntax error), to
-// tell whether an undecodable message claims to be a tool request.
+// the strict rules (jsonscan.TopStrings: the first occurrence of a name counts), to tell
+// whether an undecodable message claims to be a tool request.
 func scanClaim(msg []byte) claim {
-	var c claim
-	var seen [4]bool
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return c
-	}
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return c
-		}
-		name := tok.String() // the token is void after the next read
-		val, err := dec.ReadValue()
-		if err != nil {
-			return c
-		}
-		var slot *string
-		var i int
-		switch name {
-		case "type":
-			slot, i = &c.typ, 0
-		case "id":
-			slot, i = &c.id, 1
-		case "sessionId":
-			slot, i = &c.sessionID, 2
-		case "capability":
-			slot, i = &c.capability, 3
-		default:
-			continue
-		}
-		if !seen[i] && val.Kind() == '"' {
-			seen[i] = true
-			if tok, err := jsontext.NewDecoder(bytes.NewReader(val)).ReadToken(); err == nil {
-				*slot = tok.String()
-			}
-		}
-	}
-	return c
+	var v [4]string
+	jsonscan.TopStrings(msg, claimNames, v[:], nil)
+	return claim{typ: v[0], id: v[1], sessionID: v[2], capability: v[3]}
 }
 
 // answer computes the response to req, writes it and streams the transfers it announces.
@@ -129,11 +97,11 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 	typ, payload, failure := x.compute(ctx, req)
 	if failure != nil {
 		x.dropTransfers()
-		typ, payload = wire.TypeError, marshalError(failure)
+		typ, payload, x.encoded = wire.TypeError, marshalError(failure), false
 	}
-	msg, err := a.respond(x.requestID, x.sessionID, typ, payload)
+	msg, err := a.respond(x.requestID, x.sessionID, typ, payload, x.encoded)
 	if x.scratch != nil { // the payload is in msg now
-		putBuffer(x.scratch)
+		responseBuffers.Put(x.scratch)
 		x.scratch = nil
 	}
 	if err != nil { // only a bug gets here (the payload is our own JSON): tell the host anyway
@@ -141,19 +109,19 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		x.dropTransfers()
 		failure = &wire.Error{Code: wire.CodeExecutionException, Message: "The response could not be encoded."}
 		typ = wire.TypeError
-		if msg, err = a.respond(x.requestID, x.sessionID, typ, marshalError(failure)); err != nil {
+		if msg, err = a.respond(x.requestID, x.sessionID, typ, marshalError(failure), false); err != nil {
 			return err
 		}
 	}
 	if logged {
 		attrs := []slog.Attr{slog.String("type", typ), slog.String("request", x.requestID), slog.Int("bytes", len(*msg)), slog.Duration("took", time.Since(start))}
 		if failure != nil {
-			attrs = append(attrs, slog.String("code", failure.Code))
+			attrs = append(attrs, slog.String("code", string(failure.Code)))
 		}
 		a.log.LogAttrs(ctx, slog.LevelDebug, "tool response", attrs...)
 	}
 	err = w.Write(ctx, transport.MessageText, *msg)
-	putBuffer(msg)
+	responseBuffers.Put(msg)
 	if err != nil {
 		x.dropTransfers()
 		return err
@@ -203,7 +171,7 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		if !out.Success {
 			return "", nil, out.Error
 		}
-		x.scratch = getBuffer()
+		x.scratch = responseBuffers.Get()
 		b, err := resultPayload((*x.scratch)[:0], &out)
 		if err != nil {
 			x.dropTransfers()
@@ -286,12 +254,15 @@ func marshalError(e *wire.Error) []byte {
 }
 
 // respond builds the response envelope around a compact payload, compressing the payload
-// when it is large (spec §8). An empty requestID means the request's id was unreadable:
+// when it is large (docs/protocol/messages.md#encoding-a-payload) unless it is encoded
+// already. An empty requestID means the request's id was unreadable:
 // the response gets a fresh tool.error.<hex> id and no replyTo.
-func (a *App) respond(requestID, sessionID, typ string, payload []byte) (*[]byte, error) {
-	p, err := wire.EncodePayload(payload)
-	if err != nil {
-		return nil, err
+func (a *App) respond(requestID, sessionID, typ string, payload []byte, encoded bool) (*[]byte, error) {
+	p, err := payload, error(nil)
+	if !encoded {
+		if p, err = wire.EncodePayload(payload); err != nil {
+			return nil, err
+		}
 	}
 	env := wire.Envelope{
 		Type:       typ,
@@ -305,29 +276,15 @@ func (a *App) respond(requestID, sessionID, typ string, payload []byte) (*[]byte
 	if requestID == "" {
 		env.ID = "tool.error." + a.newID()
 	}
-	buf := getBuffer()
+	buf := responseBuffers.Get()
 	*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
 	if err != nil {
-		putBuffer(buf)
+		responseBuffers.Put(buf)
 		return nil, err
 	}
 	return buf, nil
 }
 
 // responseBuffers recycles the buffers responses are assembled in (Write does not keep
-// them).
-var responseBuffers sync.Pool
-
-func getBuffer() *[]byte {
-	if b, ok := responseBuffers.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 1024)
-	return &b
-}
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= 1<<20 { // do not pin huge buffers
-		responseBuffers.Put(b)
-	}
-}
+// them), up to 1 MiB.
+var responseBuffers = bpool.New(1024, 1<<20)

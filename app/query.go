@@ -11,7 +11,8 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// query answers a tool.query payload with the catalog payload (spec §2).
+// query answers a tool.query payload with the catalog payload
+// (docs/protocol/catalog.md#query), encoded for the wire: the Set keeps the answers it gave.
 func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *wire.Error) {
 	a := x.app
 	v, err := a.current()
@@ -32,7 +33,7 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 			unavailable[t.def.ID] = rt
 		}
 	}
-	out, err := v.set.Answer(&q, unavailable, a.clock())
+	out, err := v.set.AnswerPayload(&q, unavailable, a.clock())
 	if err != nil {
 		if we, ok := err.(*wire.Error); ok {
 			return nil, we
@@ -40,6 +41,7 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 		a.log.ErrorContext(ctx, "answering a catalog query failed", "err", err)
 		return nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The tool catalog could not be encoded."}
 	}
+	x.encoded = true
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ type inferIn struct {
 }
 
 func TestInferSchema(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		typ       reflect.Type
 		arguments bool
@@ -53,21 +55,25 @@ func TestInferSchema(t *testing.T) {
 		{reflect.TypeFor[map[int]string](), true, "", "unsupported map key"},
 		{reflect.TypeFor[chan int](), false, "", "chan"},
 	} {
-		got, err := inferSchema(tc.typ, tc.arguments)
-		switch {
-		case tc.err != "":
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%v: err %v, want %q", tc.typ, err, tc.err)
+		t.Run(fmt.Sprintf("%v arguments=%v", tc.typ, tc.arguments), func(t *testing.T) {
+			t.Parallel()
+			got, err := inferSchema(tc.typ, tc.arguments)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("%v: err %v, want %q", tc.typ, err, tc.err)
+				}
+			case err != nil:
+				t.Errorf("%v: %v", tc.typ, err)
+			case !strings.HasPrefix(string(got), tc.want):
+				t.Errorf("%v:\n got %s\nwant %s", tc.typ, got, tc.want)
 			}
-		case err != nil:
-			t.Errorf("%v: %v", tc.typ, err)
-		case !strings.HasPrefix(string(got), tc.want):
-			t.Errorf("%v:\n got %s\nwant %s", tc.typ, got, tc.want)
-		}
+		})
 	}
 }
 
 func TestRegisterErrors(t *testing.T) {
+	t.Parallel()
 	noop := func(ctx context.Context, c *Call) (any, error) { return nil, nil }
 	good := def("t.good", "Good", "t", wire.PolicyRead)
 	good.ArgumentsSchema = []byte(`{"type":"object"}`)
@@ -96,10 +102,12 @@ func TestRegisterErrors(t *testing.T) {
 		{"missing schema", Tool{Definition: with(func(d *catalog.Definition) { d.ID = "t.s"; d.ResultSchema = nil }), Handler: noop}, "missing"},
 		{"bad encoding", Tool{Definition: with(func(d *catalog.Definition) { d.ID = "t.s"; d.ArgumentEncoding = "xml" }), Handler: noop}, "argumentEncoding"},
 	} {
-		err := a.Register(tc.tool)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			err := a.Register(tc.tool)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+			}
+		})
 	}
 	if err := a.Register(Tool{Definition: good, Handler: noop}); !errors.Is(err, ErrDuplicateTool) {
 		t.Errorf("duplicate: %v is not ErrDuplicateTool", err)
@@ -126,6 +134,7 @@ func TestRegisterErrors(t *testing.T) {
 
 // TestRegisterCopiesDefinition: the registry keeps its own copy of the definition.
 func TestRegisterCopiesDefinition(t *testing.T) {
+	t.Parallel()
 	a := New(Options{IDs: transcript.CountingIDs(), Clock: func() time.Time { return fixedTime }})
 	d := def("t.copy", "Copy", "t", wire.PolicyRead)
 	d.ArgumentsSchema = []byte(`{"type":"object"}`)
@@ -145,6 +154,7 @@ func TestRegisterCopiesDefinition(t *testing.T) {
 }
 
 func TestParseQuery(t *testing.T) {
+	t.Parallel()
 	base := wire.Query{Detail: wire.DetailFull, Limit: wire.DefaultQueryLimit}
 	for _, tc := range []struct {
 		payload string
@@ -176,9 +186,12 @@ func TestParseQuery(t *testing.T) {
 		{`{"limit":99999999999}`, base},
 		{`{"ifRevision":"  r ","ifAvailabilityRevision":" "}`, wire.Query{Detail: "full", Limit: 1000, IfRevision: "r"}},
 	} {
-		got := parseQuery(jsontext.Value(tc.payload), func(id string) bool { return id == "a" || id == "b" || id == "c" })
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", tc.payload, got, tc.want)
-		}
+		t.Run(tc.payload, func(t *testing.T) {
+			t.Parallel()
+			got := parseQuery(jsontext.Value(tc.payload), func(id string) bool { return id == "a" || id == "b" || id == "c" })
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s:\n got %+v\nwant %+v", tc.payload, got, tc.want)
+			}
+		})
 	}
 }

@@ -113,6 +113,7 @@ func readResponses(t *testing.T, c transport.Conn, n int) map[string]*wire.Envel
 }
 
 func TestServeAnswersAndRoutes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	host, other, stop := serving(t, f.app)
 	send(t, host, `{"type":"CONTROL_RESP","id":"r1","replyTo":"c1","success":true}`)
@@ -145,6 +146,7 @@ func TestServeAnswersAndRoutes(t *testing.T) {
 // reader stops while the bound is reached; responses correlate by replyTo whatever the
 // order they finish in.
 func TestServeConcurrentAndBounded(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := New(Options{MaxConcurrent: 3})
 		g := newGate()
@@ -184,6 +186,7 @@ func TestServeConcurrentAndBounded(t *testing.T) {
 
 // TestServeExclusive: exclusive tools never overlap each other; other tools still run.
 func TestServeExclusive(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := New(Options{})
 		ex1, ex2, free := newGate(), newGate(), newGate()
@@ -218,6 +221,7 @@ func TestServeExclusive(t *testing.T) {
 // TestServeCancelsInFlight: when ctx ends, handlers in flight see their context end and
 // Serve returns only after they have returned.
 func TestServeCancelsInFlight(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := New(Options{})
 		g := newGate()
@@ -240,6 +244,7 @@ func TestServeCancelsInFlight(t *testing.T) {
 // TestServeConnectionLost: a failing connection ends Serve with the read error and
 // cancels the requests in flight.
 func TestServeConnectionLost(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := New(Options{})
 		g := newGate()
@@ -265,6 +270,7 @@ func TestServeConnectionLost(t *testing.T) {
 // TestServeTransfersAfterResponse: over a real pipe the frames follow the response that
 // announces them.
 func TestServeTransfersAfterResponse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	host, _, stop := serving(t, f.app)
 	send(t, host, callMsg("shot", `{"toolId":"ui.get_screenshot"}`))
@@ -295,6 +301,7 @@ func TestServeTransfersAfterResponse(t *testing.T) {
 // TestRegisterWhileServing: registration and guard changes race with queries and calls
 // without harm (run with -race); each query sees a consistent catalog.
 func TestRegisterWhileServing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	host, _, stop := serving(t, f.app)
 	var wg sync.WaitGroup
@@ -329,6 +336,7 @@ func TestRegisterWhileServing(t *testing.T) {
 // the connection (the peer sees an abnormal closure), cancels the requests in flight, and
 // Serve returns ctx's error.
 func TestServeContextEndAbortsConnection(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		a := New(Options{})
 		g := newGate()

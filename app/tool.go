@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -34,6 +35,10 @@ type Tool struct {
 	// Exclusive tools never run at the same time as each other (other tools still run
 	// concurrently with them). Use it for tools that drive shared state such as the UI.
 	Exclusive bool
+
+	// resultConforms: the handler's results match the result schema by construction
+	// (set by Register for plain result types, see conformsByConstruction).
+	resultConforms bool
 }
 
 // ToolOption adjusts a typed tool registered with Register.
@@ -55,8 +60,10 @@ type tool struct {
 	handler      Handler
 	availability func(ctx context.Context) wire.Runtime
 	exclusive    bool
-	flattened    bool            // argumentEncoding flattened-string
-	args, result *catalog.Schema // validated for JSON tools only
+	flattened    bool           // argumentEncoding flattened-string
+	args, result *schema.Schema // validated for JSON tools only
+	// resultConforms: results need no validation but null (Tool.resultConforms).
+	resultConforms bool
 }
 
 // Register adds a tool. It fails when the definition is invalid (id, names, policy,
@@ -74,22 +81,23 @@ func (a *App) Register(t Tool) error {
 	if err := d.Check(); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	args, err := catalog.CompileSchema(d.ArgumentsSchema)
+	args, err := schema.Compile(d.ArgumentsSchema)
 	if err != nil { // Check compiled it already; kept for safety
 		return fmt.Errorf("app: tool %q: argumentsSchema: %w", d.ID, err)
 	}
-	result, err := catalog.CompileSchema(d.ResultSchema)
+	result, err := schema.Compile(d.ResultSchema)
 	if err != nil {
 		return fmt.Errorf("app: tool %q: resultSchema: %w", d.ID, err)
 	}
 	rt := &tool{
-		def:          d,
-		handler:      t.Handler,
-		availability: t.Availability,
-		exclusive:    t.Exclusive,
-		flattened:    d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString,
-		args:         args,
-		result:       result,
+		def:            d,
+		handler:        t.Handler,
+		availability:   t.Availability,
+		exclusive:      t.Exclusive,
+		flattened:      d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString,
+		args:           args,
+		result:         result,
+		resultConforms: t.resultConforms,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

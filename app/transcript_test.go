@@ -24,6 +24,7 @@ import (
 //
 // go test -run TestTranscripts -update rewrites the expect sections.
 func TestTranscripts(t *testing.T) {
+	t.Parallel()
 	transcript.Check(t, "testdata/transcripts/*.txtar", replay)
 }
 

@@ -31,7 +31,7 @@ func WithChunkBytes(n int) ArtifactOption {
 	return func(t *transfer) { t.chunk = max(MinChunkSize, min(n, MaxChunkSize)) }
 }
 
-// frameHeaderSize is the size of an ASFT frame header (spec §9).
+// frameHeaderSize is the size of an ASFT frame header (docs/protocol/artifacts.md#frame-layout).
 const frameHeaderSize = wire.FrameHeaderSize
 
 // MessageWriter sends whole messages; transport.Conn is one. Write must not keep data

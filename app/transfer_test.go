@@ -54,6 +54,7 @@ func frames(t *testing.T, msgs []message) ([]string, map[string][]byte) {
 }
 
 func TestTransferFraming(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		size int64
@@ -123,6 +124,7 @@ func (r *oneByteReader) Read(p []byte) (int, error) {
 // TestTransferDropped: an artifact is streamed only when the call succeeds and its result
 // announces it; otherwise the reader is closed without a frame.
 func TestTransferDropped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		h    func(c *Call, r io.Reader) (any, error)
@@ -161,6 +163,7 @@ func TestTransferDropped(t *testing.T) {
 
 // TestTransferLateArtifact: SendArtifact after the handler returned drops the artifact.
 func TestTransferLateArtifact(t *testing.T) {
+	t.Parallel()
 	var late *Call
 	a := artifactApp(t, func(ctx context.Context, c *Call) (any, error) {
 		late = c
@@ -180,6 +183,7 @@ func TestTransferLateArtifact(t *testing.T) {
 // TestTransferWriteFailure: when the connection fails mid-stream, Handle returns the
 // error and every reader is closed.
 func TestTransferWriteFailure(t *testing.T) {
+	t.Parallel()
 	var closed [2]bool
 	a := artifactApp(t, func(ctx context.Context, c *Call) (any, error) {
 		d1 := c.SendArtifact("a", "b", 10, &failingReader{n: 10, closed: &closed[0]})
@@ -211,6 +215,7 @@ func (w *failAfter) Write(ctx context.Context, typ transport.MessageType, data [
 // TestTransferIDs: ids come from Options.IDs when they have the protocol's form, else
 // they are random.
 func TestTransferIDs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ids  func() string
 		want func(string) bool

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"encoding"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -12,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -28,8 +31,8 @@ import (
 // For a flattened-string tool (Definition.ArgumentEncoding) the handler's In is decoded
 // from the flattened string map (see Call.StringArguments): use map[string]string, or a
 // struct whose non-string fields carry the `,string` option (`json:"maxDepth,string"`).
-// Flattened tools' arguments and results are not validated against their schemas (spec
-// §4: only native JSON tools are).
+// Flattened tools' arguments and results are not validated against their schemas
+// (docs/protocol/catalog.md#argument-encoding: only native JSON tools are).
 func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Context, c *Call, in In) (Out, error), opts ...ToolOption) error {
 	if h == nil {
 		return fmt.Errorf("app: tool %q: no handler", d.ID)
@@ -41,7 +44,8 @@ func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Cont
 		}
 		d.ArgumentsSchema = s
 	}
-	if len(d.ResultSchema) == 0 {
+	inferredResult := len(d.ResultSchema) == 0
+	if inferredResult {
 		s, err := inferSchema(reflect.TypeFor[Out](), false)
 		if err != nil {
 			return fmt.Errorf("app: tool %q: inferring the result schema from %v: %w", d.ID, reflect.TypeFor[Out](), err)
@@ -54,6 +58,10 @@ func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Cont
 	structIn := reflect.TypeFor[In]().Kind() == reflect.Struct
 	t := Tool{
 		Definition: d,
+		// The JSON of a plain Go value always matches the schema inferred from its type:
+		// validating it again would only cost time (a third of the app's share of a
+		// small call). A nil pointer, written as null, is still validated, and fails.
+		resultConforms: inferredResult && conformsByConstruction(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
 		Handler: func(ctx context.Context, c *Call) (any, error) {
 			var in In
 			src := []byte(c.Arguments)
@@ -117,7 +125,89 @@ func inferSchema(t reflect.Type, arguments bool) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return catalog.PublishedSchema(b), nil
+	return schema.Published(b), nil
+}
+
+// conformsByConstruction reports whether the JSON the json package writes for any value
+// of t matches the schema inferSchema derives from t, so that a typed tool's result need
+// not be validated. It holds for plain types only: booleans, numbers, strings, slices,
+// arrays and string-keyed maps of plain types, pointers to them (null is allowed), raw
+// JSON and empty interfaces (any value is), and structs of plain fields named by plain
+// json tags (omitempty and omitzero at most: the schema does not require those fields).
+// Anything that writes its own JSON (a Marshaler, time.Time), []byte (a base64 string,
+// inferred as an array of bytes), embedded or recursive structs and other tag options are
+// validated as every result is. TestConformsByConstruction holds it against the
+// validator with random types and values.
+func conformsByConstruction(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == rawValueType {
+		return true
+	}
+	if customJSON(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	case reflect.Interface:
+		return t.NumMethod() == 0
+	case reflect.Pointer:
+		return conformsByConstruction(t.Elem(), seen)
+	case reflect.Slice, reflect.Array:
+		return t.Elem().Kind() != reflect.Uint8 && conformsByConstruction(t.Elem(), seen)
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String && !customJSON(t.Key()) && conformsByConstruction(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		names := map[string]bool{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, tagged := f.Tag.Lookup("json")
+			if f.Anonymous { // inlined by the json package, whether exported or not
+				return false
+			}
+			if tag == "-" || !f.IsExported() && !tagged {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			for o := range strings.SplitSeq(opts, ",") {
+				if o != "" && o != "omitempty" && o != "omitzero" {
+					return false
+				}
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if !f.IsExported() || strings.HasPrefix(name, "'") || names[name] ||
+				!conformsByConstruction(f.Type, seen) {
+				return false
+			}
+			names[name] = true
+		}
+		return true
+	}
+	return false
+}
+
+var (
+	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
+	jsonMarshalerToType = reflect.TypeFor[json.MarshalerTo]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// customJSON reports whether t, or a pointer to it, writes its own JSON.
+func customJSON(t reflect.Type) bool {
+	for _, u := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if u.Implements(jsonMarshalerType) || u.Implements(jsonMarshalerToType) || u.Implements(textMarshalerType) {
+			return true
+		}
+	}
+	return false
 }
 
 // adaptSchema rewrites what jsonschema-go infers into what the SDK publishes.

@@ -9,7 +9,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Answer answers a tool.query (spec §2) and returns the compact tool.catalog payload. It
+// Answer answers a tool.query (docs/protocol/catalog.md#answer-forms) and returns the compact tool.catalog payload. It
 // is not compressed: the caller applies the large-payload encoding.
 //
 // unavailable holds the runtime object of every tool that is unavailable now; a tool not
@@ -19,27 +19,46 @@ import (
 // When the guard disables discovery, Answer returns a *wire.Error with code
 // tool_discovery_disabled.
 func (s *Set) Answer(q *wire.Query, unavailable map[string]wire.Runtime, now time.Time) ([]byte, error) {
+	q, detail, short, err := s.begin(q, unavailable, now)
+	if err != nil || short != nil {
+		return short, err
+	}
+	b, at := s.appendFull(nil, q, detail, unavailable)
+	if detail == wire.DetailDefinitions {
+		return b, nil
+	}
+	return slices.Insert(b, at, appendEvaluatedAt(nil, now)...), nil
+}
+
+// begin reads q for Answer and AnswerPayload (nil is the empty query): its projection,
+// and the short answer when its revisions call for one.
+func (s *Set) begin(q *wire.Query, unavailable map[string]wire.Runtime, now time.Time) (*wire.Query, string, []byte, error) {
 	if !s.guard.DiscoveryEnabled {
-		return nil, &wire.Error{Code: wire.CodeDiscoveryDisabled, Message: "Tool discovery is disabled by the current guard policy."}
+		return nil, "", nil, &wire.Error{Code: wire.CodeDiscoveryDisabled, Message: "Tool discovery is disabled by the current guard policy."}
 	}
 	if q == nil {
 		q = &wire.Query{}
 	}
 	detail := normalizeDetail(q.Detail)
-	ifRevision := strings.TrimSpace(q.IfRevision)
-	ifAvailability := strings.TrimSpace(q.IfAvailabilityRevision)
+	return q, detail, s.shortAnswer(q, detail, unavailable, now), nil
+}
 
-	if ifRevision != "" && ifRevision == s.revision && detail != wire.DetailDefinitions {
-		if ifAvailability == "" {
-			return slices.Clone(s.unchanged), nil
-		}
-		a := s.availabilityOf(unavailable)
-		if ifAvailability == a.revision {
-			return slices.Clone(s.unchanged), nil
-		}
-		return s.appendChanges(nil, a, now), nil
+// shortAnswer returns the unchanged or availability-only answer when q's revisions call
+// for one (docs/protocol/catalog.md#answer-forms), else nil.
+func (s *Set) shortAnswer(q *wire.Query, detail string, unavailable map[string]wire.Runtime, now time.Time) []byte {
+	ifRevision := strings.TrimSpace(q.IfRevision)
+	if ifRevision == "" || ifRevision != s.revision || detail == wire.DetailDefinitions {
+		return nil
 	}
-	return s.appendFull(q, detail, unavailable, now), nil
+	ifAvailability := strings.TrimSpace(q.IfAvailabilityRevision)
+	if ifAvailability == "" {
+		return slices.Clone(s.unchanged)
+	}
+	a := s.availabilityOf(unavailable)
+	if ifAvailability == a.revision {
+		return slices.Clone(s.unchanged)
+	}
+	return s.appendChanges(nil, a, now)
 }
 
 // normalizeDetail maps the query's detail to one of the three projections.
@@ -77,6 +96,12 @@ func (s *Set) appendChanges(b []byte, a *availability, now time.Time) []byte {
 		b = appendRuntime(b, &r)
 	}
 	return append(b, "}}"...)
+}
+
+// appendEvaluatedAt appends the evaluatedAtUtc member of a full index or full answer, the
+// one part of it that changes from query to query.
+func appendEvaluatedAt(b []byte, now time.Time) []byte {
+	return appendTime(append(b, `,"evaluatedAtUtc":`...), now)
 }
 
 func appendTime(b []byte, t time.Time) []byte {
@@ -156,8 +181,10 @@ func (s *Set) candidates(f *filter) []*Tool {
 	return out
 }
 
-// appendFull writes the full payload of the index, definitions or full projection.
-func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wire.Runtime, now time.Time) []byte {
+// appendFull appends to dst the full payload of the index, definitions or full
+// projection, all but its evaluatedAtUtc member, which belongs at offset at
+// (appendEvaluatedAt); definitions have none, and at is then the end.
+func (s *Set) appendFull(dst []byte, q *wire.Query, detail string, unavailable map[string]wire.Runtime) (b []byte, at int) {
 	f := newFilter(q)
 	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
 
@@ -204,7 +231,7 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 		a = s.availabilityOf(unavailable)
 		size += 64 * len(a.unavailable)
 	}
-	b := make([]byte, 0, size)
+	b = slices.Grow(dst, size)
 	b = append(b, s.head...)
 	b = append(b, `,"tools":[`...)
 	for i, t := range selected {
@@ -232,19 +259,20 @@ func (s *Set) appendFull(q *wire.Query, detail string, unavailable map[string]wi
 	b = strconv.AppendInt(b, int64(len(selected)), 10)
 	switch detail {
 	case wire.DetailDefinitions:
-		return append(b, `,"detail":"definitions"}`...)
+		b = append(b, `,"detail":"definitions"}`...)
+		return b, len(b)
 	case wire.DetailIndex:
 		b = append(b, `,"detail":"index"`...)
 	}
 	b = append(b, `,"availabilityRevision":"`...)
 	b = append(b, a.revision...)
-	b = append(b, `","evaluatedAtUtc":`...)
-	b = appendTime(b, now)
+	b = append(b, '"')
+	at = len(b)
 	b = append(b, `,"totalCount":`...)
 	b = strconv.AppendInt(b, int64(len(s.visible)), 10)
 	b = append(b, `,"categories":`...)
 	b = append(b, s.categories...)
-	return append(b, '}')
+	return append(b, '}'), at
 }
 
 // matchesTerms reports whether every term occurs in the normalized search text.
@@ -258,7 +286,7 @@ func matchesTerms(search string, terms []string) bool {
 }
 
 // matchText keeps the tools whose search text contains every term of the normalized text
-// (spec §2: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
+// (docs/protocol/catalog.md#search-text: terms are AND-ed), in place, for a text of more than fewTerms distinct terms.
 // Terms are taken one at a time, each distinct one once, against the tools still kept,
 // and the scan stops as soon as none is left: a term list of any length costs one pass
 // over it plus, per distinct term that still matches something, one look at each tool

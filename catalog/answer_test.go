@@ -87,6 +87,7 @@ var lockedNotes = map[string]wire.Runtime{
 }
 
 func TestAnswerDecisionTable(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, fixtureDefs(), GuardReadWrite)
 	_, full := answer(t, s, wire.Query{}, nil)
 	_ = full
@@ -165,6 +166,7 @@ func TestAnswerDecisionTable(t *testing.T) {
 }
 
 func TestAnswerDiscoveryDisabled(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, fixtureDefs(), GuardDisabled)
 	b, err := s.Answer(&wire.Query{IfRevision: s.Revision()}, nil, testNow)
 	if b != nil || wire.CodeOf(err) != wire.CodeDiscoveryDisabled {
@@ -198,6 +200,7 @@ func substrings(words ...string) []string {
 }
 
 func TestAnswerFilters(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, fixtureDefs(), GuardFullAccess)
 	many := strings.Join(substrings("screenshot"), " ")
 	if len(substrings("screenshot")) <= fewTerms {
@@ -251,6 +254,7 @@ func TestAnswerFilters(t *testing.T) {
 }
 
 func TestAnswerEntries(t *testing.T) {
+	t.Parallel()
 	down := map[string]wire.Runtime{"map.load": {Code: "no_map", Reason: "Load a map.", RequiredState: "map", Remediation: "Open one."}}
 	for _, g := range []Guard{GuardReadWrite, {DiscoveryEnabled: true, ExecutionEnabled: false, MaxPolicy: wire.PolicyWrite}} {
 		s := mustSet(t, fixtureDefs(), g)
@@ -307,6 +311,7 @@ func TestAnswerEntries(t *testing.T) {
 }
 
 func TestAnswerZeroTools(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, nil, GuardReadOnly)
 	c, keys := answer(t, s, wire.Query{}, nil)
 	if *c.Count != 0 || *c.TotalCount != 0 || len(c.Tools) != 0 || string(keys["tools"]) != "[]" || string(keys["categories"]) != "{}" {
@@ -315,6 +320,7 @@ func TestAnswerZeroTools(t *testing.T) {
 }
 
 func TestAnswerNilQueryAndHiddenUnavailable(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, fixtureDefs(), GuardReadOnly)
 	// notes.delete is hidden: its unavailability changes neither the revision nor changes.
 	hidden := map[string]wire.Runtime{"notes.delete": {Code: "x"}, "map.capture": {Available: true, Code: "ignored"}}
@@ -347,6 +353,7 @@ func sortStrings(s []string) {
 // Concurrent queries in alternating runtime states share the availability cache safely
 // and always answer with the revision of their own state.
 func TestAnswerConcurrentStates(t *testing.T) {
+	t.Parallel()
 	s := mustSet(t, fixtureDefs(), GuardReadWrite)
 	states := []map[string]wire.Runtime{nil, lockedNotes, {"map.load": {Code: "no_map"}}}
 	want := make([]string, len(states))
@@ -383,6 +390,7 @@ func TestAnswerConcurrentStates(t *testing.T) {
 // TestAnswerManyTerms: a query of more distinct terms than fewTerms (matched term by
 // term) selects what matching every term against every tool selects.
 func TestAnswerManyTerms(t *testing.T) {
+	t.Parallel()
 	var defs []Definition
 	for _, id := range []string{"a.one", "b.two", "c.three", "d.four"} {
 		d := def(id, wire.PolicyRead, "common")
@@ -406,9 +414,11 @@ func TestAnswerManyTerms(t *testing.T) {
 		{wire.Query{Query: q, Limit: 1, IDs: []string{"d.four", "c.three"}}, "c.three"},
 		{wire.Query{Query: q + " absent"}, ""},
 	} {
-		c, _ := answer(t, s, tc.q, nil)
-		if got := ids(c); got != tc.want {
-			t.Errorf("%+v: tools %q, want %q", tc.q.Feature+tc.q.Policy, got, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			c, _ := answer(t, s, tc.q, nil)
+			if got := ids(c); got != tc.want {
+				t.Errorf("%+v: tools %q, want %q", tc.q.Feature+tc.q.Policy, got, tc.want)
+			}
+		})
 	}
 }

@@ -89,7 +89,7 @@ func (s *Set) sameAvailability(a *availability, unavailable map[string]wire.Runt
 // order (available, code, reason, remediation, requiredState, retryable).
 func appendRuntimeCanonical(b []byte, r *wire.Runtime) []byte {
 	b = append(b, `{"available":false`...)
-	b = appendOptionalString(b, `,"code":`, r.Code)
+	b = appendOptionalString(b, `,"code":`, string(r.Code))
 	b = appendOptionalString(b, `,"reason":`, r.Reason)
 	b = appendOptionalString(b, `,"remediation":`, r.Remediation)
 	b = appendOptionalString(b, `,"requiredState":`, r.RequiredState)
@@ -99,11 +99,11 @@ func appendRuntimeCanonical(b []byte, r *wire.Runtime) []byte {
 	return append(b, '}')
 }
 
-// appendRuntime appends an unavailable runtime object in the order of spec §5 (available,
+// appendRuntime appends an unavailable runtime object in the order of docs/protocol/catalog.md#availability (available,
 // code, reason, requiredState, remediation, retryable), as entries and changes carry it.
 func appendRuntime(b []byte, r *wire.Runtime) []byte {
 	b = append(b, `{"available":false`...)
-	b = appendOptionalString(b, `,"code":`, r.Code)
+	b = appendOptionalString(b, `,"code":`, string(r.Code))
 	b = appendOptionalString(b, `,"reason":`, r.Reason)
 	b = appendOptionalString(b, `,"requiredState":`, r.RequiredState)
 	b = appendOptionalString(b, `,"remediation":`, r.Remediation)

@@ -26,7 +26,7 @@ func bigSet(n int) (*Set, map[string]wire.Runtime) {
 			Description:     "Performs a representative operation on the simulated application state.",
 			Category:        fmt.Sprintf("area%02d", i%50),
 			Policy:          policies[i%3],
-			ArgumentsSchema: benchSchema,
+			ArgumentsSchema: jsontext.Value(`{"type":"object","properties":{"reference":{"type":"object","properties":{"nodeId":{"type":"string","minLength":1},"snapshotId":{"type":"string"}},"required":["nodeId"]},"action":{"type":"string","enum":["tap","longPress","focus"]},"timeoutMs":{"type":"integer","minimum":0,"maximum":60000}},"required":["reference","action"]}`),
 			ResultSchema:    jsontext.Value(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`),
 			Keywords:        "bench sample",
 		}

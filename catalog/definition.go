@@ -8,13 +8,14 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // MaxIDLength is the longest tool id Check accepts.
 const MaxIDLength = 128
 
-// Definition is a tool's static definition (spec §4) as a developer registers it.
+// Definition is a tool's static definition (docs/protocol/catalog.md#tool-definitions) as a developer registers it.
 //
 // ArgumentsSchema and ResultSchema are JSON Schema 2020-12 documents in the protocol's
 // closed-object form (an object schema without additionalProperties admits no additional
@@ -116,21 +117,21 @@ func CheckID(id string) error {
 
 // compileArguments compiles an arguments schema, which must be present and describe an
 // object (its top-level type is "object").
-func compileArguments(raw jsontext.Value) (*Schema, error) {
+func compileArguments(raw jsontext.Value) (*schema.Schema, error) {
 	s, err := compileResult(raw)
 	if err != nil {
 		return nil, err
 	}
-	if !s.object {
+	if !s.IsObject() {
 		return nil, errors.New(`arguments schema must be an object schema ("type": "object")`)
 	}
 	return s, nil
 }
 
 // compileResult compiles a required schema.
-func compileResult(raw jsontext.Value) (*Schema, error) {
+func compileResult(raw jsontext.Value) (*schema.Schema, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("schema is missing")
 	}
-	return CompileSchema(raw)
+	return schema.Compile(raw)
 }

@@ -3,7 +3,7 @@
 //
 // A [Definition] is what a tool developer registers: id, name, description, category,
 // policy and the JSON Schemas (2020-12) of its arguments and result. [Definition.Check]
-// validates it at registration time.
+// validates it at registration time, its schemas included.
 //
 // A [Set] is an immutable snapshot of all registered definitions plus the app's [Guard].
 // Everything that depends only on the snapshot is computed once, in [NewSet]: each tool's
@@ -15,9 +15,6 @@
 // Revisions are "sha256:" + hex of SHA-256 over the RFC 8785 (JCS) canonical JSON of the
 // hashed object, so any language can reproduce them.
 //
-// Schemas follow the protocol's closed-object default: an object schema without
-// additionalProperties admits no additional properties. [CompileSchema] restores the
-// explicit keyword before compiling with a standard validator; [PublishedSchema] writes
-// the wire form with the restored default omitted again. [Schema.Validate] reports
-// [Violation] values with JSONPath-like paths and stable codes.
+// Schemas are compiled and validated by package [github.com/ansight-go/ansight/schema]:
+// a [Tool] of a Set holds its compiled argument and result schemas.
 package catalog

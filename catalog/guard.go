@@ -6,7 +6,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Guard is the app's authorization switch (spec §10): whether tools can be discovered,
+// Guard is the app's authorization switch (docs/protocol/authorization.md#guard): whether tools can be discovered,
 // whether they can be executed, and the highest policy allowed for either.
 type Guard struct {
 	DiscoveryEnabled bool
@@ -14,7 +14,7 @@ type Guard struct {
 	MaxPolicy        wire.Policy
 }
 
-// The guard presets of spec §10.
+// The guard presets of docs/protocol/authorization.md#guard.
 var (
 	// GuardDisabled hides every tool and denies every call.
 	GuardDisabled = Guard{DiscoveryEnabled: false, ExecutionEnabled: false, MaxPolicy: wire.PolicyRead}

@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// revisionPrefix starts every revision (spec §3).
+// revisionPrefix starts every revision (docs/protocol/catalog.md#revisions).
 const revisionPrefix = "sha256:"
 
 // canonicalRevision returns the revision of a JSON value: "sha256:" + lower-case hex of

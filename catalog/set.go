@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -21,15 +22,15 @@ type Tool struct {
 	// Def is the definition as registered (PrerequisiteToolIDs normalized: trimmed,
 	// de-duplicated and sorted).
 	Def Definition
-	// DefinitionRevision is the revision of the tool's static definition (spec §3).
+	// DefinitionRevision is the revision of the tool's static definition (docs/protocol/catalog.md#definition-revision).
 	DefinitionRevision string
 	// Args and Result are the compiled schemas of the arguments and the result.
-	Args, Result *Schema
+	Args, Result *schema.Schema
 
 	indexOpen []byte // index entry without its closing brace
 	defsOpen  []byte // definitions entry without its closing brace
 	availOpen []byte // `{"id":"…","runtime":` for the availability revision
-	search    string // normalized searchable text (spec §2 "query")
+	search    string // normalized searchable text (docs/protocol/catalog.md#search-text "query")
 }
 
 // Set is an immutable snapshot of an app's tools and its guard, with every static part of
@@ -45,7 +46,8 @@ type Set struct {
 	head       []byte // `{"schema":…,"revision":…,"tools":[`
 	categories []byte // `{"cat":n,…}` over visible tools
 
-	avail atomic.Pointer[availability] // last availability revision, keyed by content
+	avail   atomic.Pointer[availability] // last availability revision, keyed by content
+	answers answerCache                  // full answers given, for AnswerPayload
 }
 
 // NewSet checks every definition and builds a Set under guard g. Duplicate ids are an
@@ -90,7 +92,7 @@ func (s *Set) WithGuard(g Guard) (*Set, error) {
 // Guard returns the Set's guard.
 func (s *Set) Guard() Guard { return s.guard }
 
-// Revision returns the catalog revision (spec §3): it covers the guard and the definition
+// Revision returns the catalog revision (docs/protocol/catalog.md#catalog-revision): it covers the guard and the definition
 // revisions of all visible tools.
 func (s *Set) Revision() string { return s.revision }
 
@@ -184,14 +186,14 @@ func newTool(d *Definition) (*Tool, error) {
 	t := &Tool{Def: def, Args: args, Result: result}
 
 	// The definitions-projection entry without definitionRevision is what the revision
-	// hashes (spec §3), in canonical form.
-	canon, err := appendStaticCanonical(nil, &def, args.canonical, result.canonical)
+	// hashes (docs/protocol/catalog.md#definition-revision), in canonical form.
+	canon, err := appendStaticCanonical(nil, &def, args.Canonical(), result.Canonical())
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}
 	sum := sha256.Sum256(canon)
 	t.DefinitionRevision = formatRevision(sum[:])
-	b, err := appendStatic(canon[:0], &def, args.published, result.published)
+	b, err := appendStatic(canon[:0], &def, args.Published(), result.Published())
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}

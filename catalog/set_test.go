@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 )
 
 func TestDefinitionCheck(t *testing.T) {
+	t.Parallel()
 	good := def("ui.perform_action", wire.PolicyWrite, "ui")
 	if err := good.Check(); err != nil {
 		t.Fatal(err)
@@ -56,6 +58,7 @@ func TestDefinitionCheck(t *testing.T) {
 }
 
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		g                 Guard
 		visible, runnable string // policies
@@ -68,21 +71,24 @@ func TestGuard(t *testing.T) {
 		{Guard{ExecutionEnabled: true, MaxPolicy: wire.PolicyRead}, "", "read"},
 	}
 	for _, tc := range tests {
-		var vis, run []string
-		for _, p := range []wire.Policy{wire.PolicyRead, wire.PolicyWrite, wire.PolicyCritical, "bogus"} {
-			if tc.g.Visible(p) {
-				vis = append(vis, string(p))
+		t.Run(fmt.Sprintf("%+v", tc.g), func(t *testing.T) {
+			t.Parallel()
+			var vis, run []string
+			for _, p := range []wire.Policy{wire.PolicyRead, wire.PolicyWrite, wire.PolicyCritical, "bogus"} {
+				if tc.g.Visible(p) {
+					vis = append(vis, string(p))
+				}
+				if tc.g.Executable(p) {
+					run = append(run, string(p))
+				}
 			}
-			if tc.g.Executable(p) {
-				run = append(run, string(p))
+			if strings.Join(vis, ",") != tc.visible || strings.Join(run, ",") != tc.runnable {
+				t.Errorf("%+v: visible %v executable %v", tc.g, vis, run)
 			}
-		}
-		if strings.Join(vis, ",") != tc.visible || strings.Join(run, ",") != tc.runnable {
-			t.Errorf("%+v: visible %v executable %v", tc.g, vis, run)
-		}
-		if err := tc.g.Check(); err != nil {
-			t.Errorf("%+v: %v", tc.g, err)
-		}
+			if err := tc.g.Check(); err != nil {
+				t.Errorf("%+v: %v", tc.g, err)
+			}
+		})
 	}
 	if err := (Guard{}).Check(); err == nil {
 		t.Error("zero guard accepted")
@@ -90,6 +96,7 @@ func TestGuard(t *testing.T) {
 }
 
 func TestNewSet(t *testing.T) {
+	t.Parallel()
 	defs := fixtureDefs()
 	if _, err := NewSet(append(defs, defs[0]), GuardReadOnly); err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Fatalf("duplicate: %v", err)

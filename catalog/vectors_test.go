@@ -10,7 +10,8 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// revisionVectors mirrors ../shared/spec/revision-vectors.json (copied to testdata).
+// revisionVectors mirrors testdata/revision-vectors.json, the protocol's revision test
+// vectors (docs/protocol/catalog.md#test-vectors).
 type revisionVectors struct {
 	Definitions []struct {
 		Definition struct {
@@ -68,13 +69,14 @@ func loadVectors(t testing.TB) (*revisionVectors, []Definition) {
 }
 
 func TestRevisionVectors(t *testing.T) {
+	t.Parallel()
 	v, defs := loadVectors(t)
 	for i, d := range v.Definitions {
 		tool, err := newTool(&defs[i])
 		if err != nil {
 			t.Fatalf("%s: %v", d.Definition.ID, err)
 		}
-		static, err := appendStatic(nil, &tool.Def, tool.Args.published, tool.Result.published)
+		static, err := appendStatic(nil, &tool.Def, tool.Args.Published(), tool.Result.Published())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestRevisionVectors(t *testing.T) {
 		if err := canon.Canonicalize(); err != nil {
 			t.Fatal(err)
 		}
-		direct, err := appendStaticCanonical(nil, &tool.Def, tool.Args.canonical, tool.Result.canonical)
+		direct, err := appendStaticCanonical(nil, &tool.Def, tool.Args.Canonical(), tool.Result.Canonical())
 		if err != nil || string(direct) != d.Canonical {
 			t.Errorf("%s direct canonical form:\n got %s\nwant %s (%v)", d.Definition.ID, direct, d.Canonical, err)
 		}

@@ -48,7 +48,7 @@ func (r *run) announce(p *response) {
 		t := &transfer{id: id, size: size, requestID: reqID}
 		r.transfers[id] = t
 		if early := r.early[id]; len(early) > 0 {
-			t.problems = append(t.problems, fmt.Sprintf("%d frame(s) of transfer %s arrived before the response that announces it (spec §9)", len(early), id))
+			t.problems = append(t.problems, fmt.Sprintf("%d frame(s) of transfer %s arrived before the response that announces it (docs/protocol/artifacts.md#sending)", len(early), id))
 			delete(r.early, id)
 			for _, f := range early {
 				t.follow(f)

@@ -280,7 +280,7 @@ func TestBrokenFramesBeforeResponse(t *testing.T) {
 
 func TestBrokenInvalidRequestCode(t *testing.T) {
 	rep, failed := runBroken(t, &broken{response: func(env, payload map[string]any) jsontext.Value {
-		if payload["code"] == wire.CodeProtocolInvalidRequest {
+		if payload["code"] == string(wire.CodeProtocolInvalidRequest) {
 			payload["code"] = wire.CodeCallPayloadInvalid
 		}
 		return nil
@@ -290,7 +290,7 @@ func TestBrokenInvalidRequestCode(t *testing.T) {
 
 func TestBrokenUnknownToolCode(t *testing.T) {
 	rep, failed := runBroken(t, &broken{response: func(env, payload map[string]any) jsontext.Value {
-		if payload["code"] == wire.CodeNotFound {
+		if payload["code"] == string(wire.CodeNotFound) {
 			payload["code"] = wire.CodeExecutionFailed
 		}
 		return nil

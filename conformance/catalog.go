@@ -34,7 +34,7 @@ type toolView struct {
 
 func (t *toolView) available() bool { return t.runtime == nil }
 
-// searchable is the normalized text the query and feature filters search (spec §2).
+// searchable is the normalized text the query and feature filters search (docs/protocol/catalog.md#search-text).
 func (t *toolView) searchable() string {
 	return normalize(strings.Join(append([]string{t.id, t.name, t.description, t.category, t.keywords}, t.prerequisites...), " "))
 }
@@ -122,7 +122,7 @@ func ids(p map[string]any) []string {
 	return out
 }
 
-// catalogProblems checks a full catalog payload of the given detail (spec §2).
+// catalogProblems checks a full catalog payload of the given detail (docs/protocol/catalog.md#full-payload).
 func catalogProblems(p map[string]any, detail string) []string {
 	var list []string
 	bad := func(format string, args ...any) { list = append(list, fmt.Sprintf(format, args...)) }
@@ -272,8 +272,8 @@ func entryProblems(e map[string]any, detail, at string) []string {
 	return list
 }
 
-// runtimeProblems checks a runtime object (spec §5). executable inside it is a variant
-// hosts accept (spec §12).
+// runtimeProblems checks a runtime object (docs/protocol/catalog.md#availability). executable inside it is a variant
+// hosts accept (docs/protocol/compatibility.md#tolerated-variants).
 func runtimeProblems(o map[string]any, at string) []string {
 	var list []string
 	bad := func(format string, args ...any) { list = append(list, at+": "+fmt.Sprintf(format, args...)) }
@@ -323,7 +323,7 @@ func unavailable(p map[string]any) map[string]map[string]any {
 	return out
 }
 
-// sameRuntime compares two runtime objects, ignoring executable inside them (spec §12).
+// sameRuntime compares two runtime objects, ignoring executable inside them (docs/protocol/compatibility.md#tolerated-variants).
 func sameRuntime(a, b map[string]any) bool {
 	strip := func(m map[string]any) map[string]any {
 		m = maps.Clone(m)

@@ -8,14 +8,14 @@ import (
 )
 
 var batchChecks = []check{
-	{"batch.size_zero", "a batch of 0 calls answers tool.error tool_batch_size_invalid (spec §7)", checkBatchSizeZero},
-	{"batch.size_over", "a batch of 33 calls answers tool.error tool_batch_size_invalid and runs nothing (spec §7)", checkBatchSizeOver},
-	{"batch.size_one", "a batch of 1 call answers tool.batch.result {success, completed, requested, stoppedEarly, results[{…, index:0, callId}]} (spec §7)", checkBatchSizeOne},
-	{"batch.size_max", "a batch of 32 calls runs them all, results in input order with index and callId (spec §7)", checkBatchSizeMax},
-	{"batch.payload_invalid", "a batch payload that is not an object, or calls that is absent or not an array, answers tool_batch_payload_invalid (spec §7)", checkBatchPayloadInvalid},
-	{"batch.stop_on_failure", "without continueOnError the batch stops after the first failed call; later calls are neither run nor listed (spec §7)", checkBatchStop},
-	{"batch.continue_on_error", "with continueOnError every call runs and is listed (spec §7)", checkBatchContinue},
-	{"batch.call_invalid", "a non-object call item yields {index, success:false, error:{code:tool_batch_call_invalid}} and counts as a failure (spec §7)", checkBatchCallInvalid},
+	{"batch.size_zero", "a batch of 0 calls answers tool.error tool_batch_size_invalid (docs/protocol/calls.md#batches)", checkBatchSizeZero},
+	{"batch.size_over", "a batch of 33 calls answers tool.error tool_batch_size_invalid and runs nothing (docs/protocol/calls.md#batches)", checkBatchSizeOver},
+	{"batch.size_one", "a batch of 1 call answers tool.batch.result {success, completed, requested, stoppedEarly, results[{…, index:0, callId}]} (docs/protocol/calls.md#batches)", checkBatchSizeOne},
+	{"batch.size_max", "a batch of 32 calls runs them all, results in input order with index and callId (docs/protocol/calls.md#batches)", checkBatchSizeMax},
+	{"batch.payload_invalid", "a batch payload that is not an object, or calls that is absent or not an array, answers tool_batch_payload_invalid (docs/protocol/calls.md#batches)", checkBatchPayloadInvalid},
+	{"batch.stop_on_failure", "without continueOnError the batch stops after the first failed call; later calls are neither run nor listed (docs/protocol/calls.md#batches)", checkBatchStop},
+	{"batch.continue_on_error", "with continueOnError every call runs and is listed (docs/protocol/calls.md#batches)", checkBatchContinue},
+	{"batch.call_invalid", "a non-object call item yields {index, success:false, error:{code:tool_batch_call_invalid}} and counts as a failure (docs/protocol/calls.md#batches)", checkBatchCallInvalid},
 }
 
 // batch sends a batch of raw call items and returns the batch result payload.
@@ -78,7 +78,7 @@ func (c *cx) batchShape(o map[string]any, requested int, want []bool, callIDs []
 			bad("%s.callId is %s, but the call had none", at, describe(r["callId"]))
 		}
 	}
-	c.problems("a batch result (spec §7)", list)
+	c.problems("a batch result (docs/protocol/calls.md#batches)", list)
 }
 
 func count(list []bool, v bool) int {
@@ -139,7 +139,7 @@ func checkBatchStop(c *cx) {
 	call := c.readCall()
 	o := c.batch(false, []string{item(call, "a"), failingItem("b"), item(call, "c")})
 	c.batchShape(o, 3, []bool{true, false}, []string{"a", "b"})
-	if e := errorOf(o, 1); e["code"] != wire.CodeNotFound {
+	if e := errorOf(o, 1); e["code"] != string(wire.CodeNotFound) {
 		c.expectf("results[1].error.code tool_not_found", "results[1].error is %v", e)
 	}
 }
@@ -154,7 +154,7 @@ func checkBatchCallInvalid(c *cx) {
 	call := c.readCall()
 	o := c.batch(true, []string{item(call, "a"), `5`, item(call, "c")})
 	c.batchShape(o, 3, []bool{true, false, true}, []string{"a", "", "c"})
-	if e := errorOf(o, 1); e["code"] != wire.CodeBatchCallInvalid {
+	if e := errorOf(o, 1); e["code"] != string(wire.CodeBatchCallInvalid) {
 		c.expectf("results[1].error.code tool_batch_call_invalid", "results[1].error is %v", e)
 	}
 	o = c.batch(false, []string{item(call, "a"), `"not a call"`, item(call, "c")})

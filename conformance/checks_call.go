@@ -10,19 +10,19 @@ import (
 )
 
 var callChecks = []check{
-	{"call.result", "a call of an executable read tool answers tool.result {toolId, success:true, result} (spec §6)", checkCallResult},
-	{"call.arguments_default", "absent or null arguments mean {} (spec §6)", checkCallArgumentsDefault},
-	{"call.unknown_tool", "an unknown toolId answers tool_not_found (spec §6, §11)", checkCallUnknownTool},
-	{"call.missing_tool_id", "an absent, empty or blank toolId answers tool_call_missing_id (spec §6, §11)", checkCallMissingID},
-	{"call.payload_not_object", "a call payload that is not an object answers tool_call_payload_invalid (spec §6, §11)", checkCallPayloadNotObject},
-	{"call.arguments_not_object", "arguments that are not an object answer tool_arguments_invalid (spec §6, §11)", checkCallArgumentsNotObject},
-	{"call.arguments_schema", "arguments that break the tool's schema answer tool_arguments_schema_invalid with details.errors[] of {path, code, message} (spec §4, §6)", checkCallArgumentsSchema},
-	{"call.order_lookup", "lookup comes before the arguments: an unknown tool with bad arguments answers tool_not_found (spec §6)", checkCallOrderLookup},
-	{"call.unavailable", "an unavailable tool answers its availability code (or tool_unavailable) with details = its runtime and retryable from it, before the arguments are looked at (spec §5, §6)", checkCallUnavailable},
-	{"call.guard_denied", "a visible tool the guard does not let run answers tool_execution_denied (spec §6, §10)", checkCallGuardDenied},
-	{"call.after_bounds", "an after block with a delay outside 0..2000, a non-array include or an unknown name answers tool_call_payload_invalid (spec §6)", checkCallAfterBounds},
-	{"call.after_evidence", "after evidence: include absent means visualTree, aliases tree and visual_tree, outcomes {toolId, success, result} under evidence (spec §6)", checkCallAfterEvidence},
-	{"call.evidence_failure", "a failing evidence item is reported in evidence and does not fail the call (spec §6)", checkCallEvidenceFailure},
+	{"call.result", "a call of an executable read tool answers tool.result {toolId, success:true, result} (docs/protocol/calls.md#results)", checkCallResult},
+	{"call.arguments_default", "absent or null arguments mean {} (docs/protocol/calls.md#call)", checkCallArgumentsDefault},
+	{"call.unknown_tool", "an unknown toolId answers tool_not_found (docs/protocol/calls.md#processing-order)", checkCallUnknownTool},
+	{"call.missing_tool_id", "an absent, empty or blank toolId answers tool_call_missing_id (docs/protocol/calls.md#call)", checkCallMissingID},
+	{"call.payload_not_object", "a call payload that is not an object answers tool_call_payload_invalid (docs/protocol/calls.md#call)", checkCallPayloadNotObject},
+	{"call.arguments_not_object", "arguments that are not an object answer tool_arguments_invalid (docs/protocol/calls.md#processing-order)", checkCallArgumentsNotObject},
+	{"call.arguments_schema", "arguments that break the tool's schema answer tool_arguments_schema_invalid with details.errors[] of {path, code, message} (docs/protocol/catalog.md#validation)", checkCallArgumentsSchema},
+	{"call.order_lookup", "lookup comes before the arguments: an unknown tool with bad arguments answers tool_not_found (docs/protocol/calls.md#processing-order)", checkCallOrderLookup},
+	{"call.unavailable", "an unavailable tool answers its availability code (or tool_unavailable) with details = its runtime and retryable from it, before the arguments are looked at (docs/protocol/calls.md#processing-order)", checkCallUnavailable},
+	{"call.guard_denied", "a visible tool the guard does not let run answers tool_execution_denied (docs/protocol/authorization.md#visibility-and-execution)", checkCallGuardDenied},
+	{"call.after_bounds", "an after block with a delay outside 0..2000, a non-array include or an unknown name answers tool_call_payload_invalid (docs/protocol/calls.md#after)", checkCallAfterBounds},
+	{"call.after_evidence", "after evidence: include absent means visualTree, aliases tree and visual_tree, outcomes {toolId, success, result} under evidence (docs/protocol/calls.md#evidence)", checkCallAfterEvidence},
+	{"call.evidence_failure", "a failing evidence item is reported in evidence and does not fail the call (docs/protocol/calls.md#evidence)", checkCallEvidenceFailure},
 }
 
 // readCall returns the call the suite may run freely, or skips the check.
@@ -95,7 +95,7 @@ func callPayload(call wire.Call) string {
 func (c *cx) callOK(call wire.Call) map[string]any {
 	p := c.exchange(wire.TypeCall, callPayload(call))
 	o := c.want(p, wire.TypeResult)
-	c.problems("a result {toolId, success:true, result} (spec §6)", resultProblems(o, call.ToolID))
+	c.problems("a result {toolId, success:true, result} (docs/protocol/calls.md#results)", resultProblems(o, call.ToolID))
 	return o
 }
 
@@ -178,7 +178,7 @@ func checkCallArgumentsDefault(c *cx) {
 	for _, payload := range []string{js(map[string]any{"toolId": call.ToolID}), js(map[string]any{"toolId": call.ToolID, "arguments": nil})} {
 		p := c.exchange(wire.TypeCall, payload)
 		o := c.want(p, wire.TypeResult)
-		c.problems("a successful result (spec §6: absent/null arguments ⇒ {})", resultProblems(o, call.ToolID))
+		c.problems("a successful result (docs/protocol/calls.md#call: absent/null arguments ⇒ {})", resultProblems(o, call.ToolID))
 	}
 }
 
@@ -247,15 +247,15 @@ func checkCallOrderLookup(c *cx) {
 func checkCallUnavailable(c *cx) {
 	t := c.refusable("that is unavailable", func(t *toolView) bool { return !t.available() })
 	code, _ := t.runtime["code"].(string)
-	codes := []string{wire.CodeUnavailable}
+	codes := []wire.Code{wire.CodeUnavailable}
 	if code != "" {
-		codes = []string{code}
+		codes = []wire.Code{wire.Code(code)}
 	}
 	for _, args := range []string{`{}`, `[1]`} {
 		p := c.exchange(wire.TypeCall, `{"toolId":`+js(t.id)+`,"arguments":`+args+`}`)
 		o := c.wantError(p, codes...)
 		if d, _ := o["details"].(map[string]any); !sameRuntime(d, t.runtime) {
-			c.expectf("details = the tool's runtime object (spec §6)", "details %v, runtime %v", o["details"], t.runtime)
+			c.expectf("details = the tool's runtime object (docs/protocol/calls.md#processing-order)", "details %v, runtime %v", o["details"], t.runtime)
 		}
 		if want := t.runtime["retryable"] == true; o["retryable"] != want {
 			c.expectf("retryable as the runtime says", "retryable %v, runtime.retryable %v", o["retryable"], t.runtime["retryable"])
@@ -311,7 +311,7 @@ func checkCallAfterEvidence(c *cx) {
 	} {
 		p := c.exchange(wire.TypeCall, `{"toolId":`+js(call.ToolID)+`,"arguments":`+args(call)+`,"after":`+k.after+`}`)
 		o := c.want(p, wire.TypeResult)
-		c.problems("a successful result with evidence (spec §6)", resultProblems(o, call.ToolID))
+		c.problems("a successful result with evidence (docs/protocol/calls.md#evidence)", resultProblems(o, call.ToolID))
 		ev, _ := o["evidence"].(map[string]any)
 		var got map[string]any
 		for _, n := range k.names {
@@ -356,7 +356,7 @@ func checkCallEvidenceFailure(c *cx) {
 	if e["success"] != false {
 		c.expectf("evidence.visualTree {success:false, error:{code:tool_arguments_schema_invalid…}}", "evidence.visualTree is %v", e)
 	}
-	if er, _ := e["error"].(map[string]any); er["code"] != wire.CodeArgumentsSchemaInvalid {
+	if er, _ := e["error"].(map[string]any); er["code"] != string(wire.CodeArgumentsSchemaInvalid) {
 		c.expectf("the evidence error tool_arguments_schema_invalid", "error %v", er)
 	}
 }

@@ -9,26 +9,26 @@ import (
 )
 
 var catalogChecks = []check{
-	{"catalog.full", "tool.query with no payload members answers the full catalog: schema v3, revision, tools sorted by id, count, availabilityRevision, evaluatedAtUtc in UTC, totalCount, categories; full entries with schemas (spec §2)", checkCatalogFull},
-	{"catalog.index", "detail index answers entries without schemas or argumentEncoding, detail:\"index\", the same tools as full (spec §2)", checkCatalogIndex},
-	{"catalog.definitions", "detail definitions answers static definitions only: no runtime, executable, availabilityRevision, evaluatedAtUtc, totalCount or categories (spec §2)", checkCatalogDefinitions},
-	{"catalog.unknown_detail", "an unknown detail value is treated as full (spec §2)", checkCatalogUnknownDetail},
-	{"catalog.non_object_payload", "a query payload that is absent, null or not an object is treated as {} (spec §2)", checkCatalogNonObject},
-	{"catalog.omitted_defaults", "defaults are omitted: no executable:true, no available runtime, no argumentEncoding:\"json\", no additionalProperties:false, no unchanged:false, no detail:\"full\", no empty keywords or prerequisiteToolIds (spec §2, §4, §5)", checkCatalogDefaults},
-	{"catalog.definition_revisions", "definitionRevision and revision are the same in the index, definitions and full projections (spec §3)", checkCatalogDefinitionRevisions},
-	{"catalog.revision_stable", "repeated queries give the same revision, and the same availabilityRevision while availability is the same (spec §3)", checkCatalogRevisionStable},
-	{"catalog.unchanged", "matching ifRevision (and ifAvailabilityRevision) answers exactly {schema, revision, unchanged:true}, whatever the filters (spec §2)", checkCatalogUnchanged},
-	{"catalog.definitions_never_short", "detail definitions is answered in full even when ifRevision matches (spec §2)", checkCatalogDefinitionsNeverShort},
-	{"catalog.stale_revision", "a stale or absent ifRevision gets the full catalog (spec §2)", checkCatalogStale},
-	{"catalog.availability_changes", "matching ifRevision with a different ifAvailabilityRevision answers {schema, revision, unchanged:true, availabilityRevision, evaluatedAtUtc, changes} with changes = every unavailable tool's runtime (spec §2)", checkCatalogAvailabilityChanges},
-	{"catalog.availability_toggle", "when availability changes, availabilityRevision and changes follow and revision stays (spec §2, §3; needs Scenario.ToggleAvailability)", checkCatalogAvailabilityToggle},
-	{"catalog.filter_ids", "ids selects exact, case-sensitive tool ids, answered in id order (spec §2)", checkFilterIDs},
-	{"catalog.filter_policy", "policy selects the tools of one policy, case-insensitively (spec §2)", checkFilterPolicy},
-	{"catalog.filter_executable_only", "executableOnly selects the tools executable now (spec §2)", checkFilterExecutableOnly},
-	{"catalog.filter_text", "query and feature: lower-cased, split on non-letters/digits, every term a substring of the searchable text, AND-ed (spec §2)", checkFilterText},
-	{"catalog.limit", "limit (alias maxResults) is clamped to 1..1000: 0 and negative give 1, 1001 gives up to 1000 (spec §2)", checkLimit},
-	{"catalog.filter_order", "filters apply in the order ids → policy → executableOnly → text → limit (spec §2)", checkFilterOrder},
-	{"catalog.totals_ignore_filters", "revision, availabilityRevision, totalCount and categories describe all visible tools whatever the filters (spec §2)", checkTotalsIgnoreFilters},
+	{"catalog.full", "tool.query with no payload members answers the full catalog: schema v3, revision, tools sorted by id, count, availabilityRevision, evaluatedAtUtc in UTC, totalCount, categories; full entries with schemas (docs/protocol/catalog.md#full-payload)", checkCatalogFull},
+	{"catalog.index", "detail index answers entries without schemas or argumentEncoding, detail:\"index\", the same tools as full (docs/protocol/catalog.md#index-entry)", checkCatalogIndex},
+	{"catalog.definitions", "detail definitions answers static definitions only: no runtime, executable, availabilityRevision, evaluatedAtUtc, totalCount or categories (docs/protocol/catalog.md#definitions-entry)", checkCatalogDefinitions},
+	{"catalog.unknown_detail", "an unknown detail value is treated as full (docs/protocol/catalog.md#query)", checkCatalogUnknownDetail},
+	{"catalog.non_object_payload", "a query payload that is absent, null or not an object is treated as {} (docs/protocol/catalog.md#query)", checkCatalogNonObject},
+	{"catalog.omitted_defaults", "defaults are omitted: no executable:true, no available runtime, no argumentEncoding:\"json\", no additionalProperties:false, no unchanged:false, no detail:\"full\", no empty keywords or prerequisiteToolIds (docs/protocol/catalog.md#defaults)", checkCatalogDefaults},
+	{"catalog.definition_revisions", "definitionRevision and revision are the same in the index, definitions and full projections (docs/protocol/catalog.md#definition-revision)", checkCatalogDefinitionRevisions},
+	{"catalog.revision_stable", "repeated queries give the same revision, and the same availabilityRevision while availability is the same (docs/protocol/catalog.md#revisions)", checkCatalogRevisionStable},
+	{"catalog.unchanged", "matching ifRevision (and ifAvailabilityRevision) answers exactly {schema, revision, unchanged:true}, whatever the filters (docs/protocol/catalog.md#answer-forms)", checkCatalogUnchanged},
+	{"catalog.definitions_never_short", "detail definitions is answered in full even when ifRevision matches (docs/protocol/catalog.md#answer-forms)", checkCatalogDefinitionsNeverShort},
+	{"catalog.stale_revision", "a stale or absent ifRevision gets the full catalog (docs/protocol/catalog.md#answer-forms)", checkCatalogStale},
+	{"catalog.availability_changes", "matching ifRevision with a different ifAvailabilityRevision answers {schema, revision, unchanged:true, availabilityRevision, evaluatedAtUtc, changes} with changes = every unavailable tool's runtime (docs/protocol/catalog.md#changes)", checkCatalogAvailabilityChanges},
+	{"catalog.availability_toggle", "when availability changes, availabilityRevision and changes follow and revision stays (docs/protocol/catalog.md#availability-revision; needs Scenario.ToggleAvailability)", checkCatalogAvailabilityToggle},
+	{"catalog.filter_ids", "ids selects exact, case-sensitive tool ids, answered in id order (docs/protocol/catalog.md#filters)", checkFilterIDs},
+	{"catalog.filter_policy", "policy selects the tools of one policy, case-insensitively (docs/protocol/catalog.md#filters)", checkFilterPolicy},
+	{"catalog.filter_executable_only", "executableOnly selects the tools executable now (docs/protocol/catalog.md#filters)", checkFilterExecutableOnly},
+	{"catalog.filter_text", "query and feature: lower-cased, split on non-letters/digits, every term a substring of the searchable text, AND-ed (docs/protocol/catalog.md#search-text)", checkFilterText},
+	{"catalog.limit", "limit (alias maxResults) is clamped to 1..1000: 0 and negative give 1, 1001 gives up to 1000 (docs/protocol/catalog.md#query)", checkLimit},
+	{"catalog.filter_order", "filters apply in the order ids → policy → executableOnly → text → limit (docs/protocol/catalog.md#filters)", checkFilterOrder},
+	{"catalog.totals_ignore_filters", "revision, availabilityRevision, totalCount and categories describe all visible tools whatever the filters (docs/protocol/catalog.md#filters)", checkTotalsIgnoreFilters},
 }
 
 // js encodes v as compact JSON for a request payload.
@@ -69,14 +69,14 @@ func (c *cx) index(extra map[string]any) map[string]any {
 
 func checkCatalogFull(c *cx) {
 	p := c.query(`{}`)
-	c.problems("a full catalog (spec §2)", catalogProblems(p, wire.DetailFull))
+	c.problems("a full catalog (docs/protocol/catalog.md#full-payload)", catalogProblems(p, wire.DetailFull))
 	c.r.full, c.r.cat = p, readCatalog(p)
 }
 
 func checkCatalogIndex(c *cx) {
 	v := c.catalog()
 	p := c.index(nil)
-	c.problems("an index catalog (spec §2)", catalogProblems(p, wire.DetailIndex))
+	c.problems("an index catalog (docs/protocol/catalog.md#index-entry)", catalogProblems(p, wire.DetailIndex))
 	c.r.index = p
 	if got, want := ids(p), ids(c.r.full); !slices.Equal(got, want) {
 		c.expectf("the same tools as the full catalog", "index lists %v, full lists %v", got, want)
@@ -92,7 +92,7 @@ func checkCatalogIndex(c *cx) {
 func checkCatalogDefinitions(c *cx) {
 	c.catalog()
 	p := c.query(`{"detail":"definitions"}`)
-	c.problems("a definitions catalog (spec §2)", catalogProblems(p, wire.DetailDefinitions))
+	c.problems("a definitions catalog (docs/protocol/catalog.md#definitions-entry)", catalogProblems(p, wire.DetailDefinitions))
 	c.r.definitions = p
 	if got, want := ids(p), ids(c.r.full); !slices.Equal(got, want) {
 		c.expectf("the same tools as the full catalog", "definitions lists %v, full lists %v", got, want)
@@ -101,13 +101,13 @@ func checkCatalogDefinitions(c *cx) {
 
 func checkCatalogUnknownDetail(c *cx) {
 	p := c.query(`{"detail":"conformance-unknown-detail"}`)
-	c.problems("the full catalog (spec §2: unknown detail ⇒ full)", catalogProblems(p, wire.DetailFull))
+	c.problems("the full catalog (docs/protocol/catalog.md#query: unknown detail ⇒ full)", catalogProblems(p, wire.DetailFull))
 }
 
 func checkCatalogNonObject(c *cx) {
 	for _, payload := range []string{"", "null", "[1,2]", `"index"`, "42"} {
 		p := c.query(payload)
-		c.problems(fmt.Sprintf("the full catalog for payload %q (spec §2: a non-object payload is treated as {})", payload),
+		c.problems(fmt.Sprintf("the full catalog for payload %q (docs/protocol/catalog.md#query: a non-object payload is treated as {})", payload),
 			catalogProblems(p, wire.DetailFull))
 	}
 }
@@ -127,7 +127,7 @@ func checkCatalogDefaults(c *cx) {
 	}{{"index", c.r.index}, {"definitions", c.r.definitions}, {"full", c.r.full}} {
 		list = append(list, defaultProblems(k.p, k.name)...)
 	}
-	c.problems("defaults omitted on the wire (spec §2 \"Defaults are omitted\")", list)
+	c.problems("defaults omitted on the wire (docs/protocol/catalog.md#defaults \"Defaults are omitted\")", list)
 }
 
 // defaultProblems lists defaults written out in a catalog payload.
@@ -213,7 +213,7 @@ func checkCatalogDefinitionRevisions(c *cx) {
 			list = append(list, fmt.Sprintf("%s: index %v, definitions %v, full %v", id, ri[id], rd[id], rf[id]))
 		}
 	}
-	c.problems("one definitionRevision per tool in every projection (spec §3)", list)
+	c.problems("one definitionRevision per tool in every projection (docs/protocol/catalog.md#definition-revision)", list)
 }
 
 func checkCatalogRevisionStable(c *cx) {
@@ -222,11 +222,11 @@ func checkCatalogRevisionStable(c *cx) {
 		p := c.index(nil)
 		if prev != nil {
 			if p["revision"] != prev["revision"] {
-				c.expectf("the same revision while nothing changes (spec §3: runtime state never changes it)",
+				c.expectf("the same revision while nothing changes (docs/protocol/catalog.md#catalog-revision: runtime state never changes it)",
 					"query %d gave revision %v, the one before %v", i+1, p["revision"], prev["revision"])
 			}
 			if equalJSON(anyMap(unavailable(p)), anyMap(unavailable(prev))) && p["availabilityRevision"] != prev["availabilityRevision"] {
-				c.expectf("the same availabilityRevision while availability is the same (spec §3)",
+				c.expectf("the same availabilityRevision while availability is the same (docs/protocol/catalog.md#availability-revision)",
 					"query %d gave availabilityRevision %v, the one before %v", i+1, p["availabilityRevision"], prev["availabilityRevision"])
 			}
 		}
@@ -252,7 +252,7 @@ func (c *cx) wantUnchanged(resp *response, p map[string]any, revision any) {
 			"got schema %v, revision %v, unchanged %v", p["schema"], p["revision"], p["unchanged"])
 	}
 	if resp.wrapped {
-		c.expectf("a short form is never compressed (spec §8)", "the unchanged answer was compressed")
+		c.expectf("a short form is never compressed (docs/protocol/messages.md#encoding-a-payload)", "the unchanged answer was compressed")
 	}
 }
 
@@ -279,7 +279,7 @@ func checkCatalogDefinitionsNeverShort(c *cx) {
 	v := c.catalog()
 	base := c.index(nil)
 	p := c.query(js(map[string]any{"detail": "definitions", "ifRevision": base["revision"], "ifAvailabilityRevision": base["availabilityRevision"]}))
-	c.problems("the full definitions catalog (spec §2: definitions are never short-circuited)", catalogProblems(p, wire.DetailDefinitions))
+	c.problems("the full definitions catalog (docs/protocol/catalog.md#answer-forms: definitions are never short-circuited)", catalogProblems(p, wire.DetailDefinitions))
 	if n := len(entries(p)); n != len(v.tools) {
 		c.expectf("every tool's definition", "%d definitions for %d tools", n, len(v.tools))
 	}
@@ -292,7 +292,7 @@ func checkCatalogStale(c *cx) {
 		{"detail": "index", "ifAvailabilityRevision": base["availabilityRevision"]},
 	} {
 		p := c.query(js(q))
-		c.problems("the full index catalog (spec §2)", catalogProblems(p, wire.DetailIndex))
+		c.problems("the full index catalog (docs/protocol/catalog.md#index-entry)", catalogProblems(p, wire.DetailIndex))
 	}
 }
 
@@ -325,10 +325,10 @@ func (c *cx) wantChanges(resp *response, p map[string]any, revision any) map[str
 			list = append(list, fmt.Sprintf("changes[%q] lists an available tool", id))
 		}
 		if _, ok := rt["executable"]; ok {
-			c.notef("changes carry executable inside runtime objects (a variant hosts accept, spec §12)")
+			c.notef("changes carry executable inside runtime objects (a variant hosts accept, docs/protocol/compatibility.md#tolerated-variants)")
 		}
 	}
-	c.problems("changes: the runtime object of every unavailable tool (spec §2, §5)", list)
+	c.problems("changes: the runtime object of every unavailable tool (docs/protocol/catalog.md#changes)", list)
 	return changes
 }
 
@@ -336,7 +336,7 @@ func (c *cx) wantChanges(resp *response, p map[string]any, revision any) map[str
 func (c *cx) sameChanges(changes map[string]any, index map[string]any) {
 	want := unavailable(index)
 	if got := keysOf(changes); !slices.Equal(got, keysOf(want)) {
-		c.expectf("changes = a replacement snapshot of the unavailable tools (spec §2)", "changes lists %v; the index shows %v unavailable", got, keysOf(want))
+		c.expectf("changes = a replacement snapshot of the unavailable tools (docs/protocol/catalog.md#changes)", "changes lists %v; the index shows %v unavailable", got, keysOf(want))
 	}
 	for id, rt := range want {
 		if got, _ := changes[id].(map[string]any); !sameRuntime(got, rt) {
@@ -381,7 +381,7 @@ func checkCatalogAvailabilityToggle(c *cx) {
 	}
 	now := c.index(nil)
 	if now["revision"] != rev {
-		c.expectf("the same revision: runtime state never changes it (spec §3)", "revision changed from %v to %v", rev, now["revision"])
+		c.expectf("the same revision: runtime state never changes it (docs/protocol/catalog.md#catalog-revision)", "revision changed from %v to %v", rev, now["revision"])
 	}
 	c.sameChanges(changes, now)
 	if equalJSON(anyMap(unavailable(now)), anyMap(unavailable(before))) {
@@ -397,7 +397,7 @@ func checkCatalogAvailabilityToggle(c *cx) {
 	changes = c.wantChanges(resp, c.want(resp, wire.TypeCatalog), rev)
 	c.sameChanges(changes, c.index(nil))
 	if got := resp.obj()["availabilityRevision"]; got != avail {
-		c.expectf("the original availabilityRevision once availability is back (spec §3: a hash of the runtime state)", "got %v, was %v", got, avail)
+		c.expectf("the original availabilityRevision once availability is back (docs/protocol/catalog.md#availability-revision: a hash of the runtime state)", "got %v, was %v", got, avail)
 	}
 }
 
@@ -444,7 +444,7 @@ func checkFilterIDs(c *cx) {
 	}
 	if variant != first && v.byID[variant] == nil {
 		p = c.index(map[string]any{"ids": []string{variant}})
-		c.wantIDs(p, []string{}, "no tool: ids match case-sensitively (spec §2)")
+		c.wantIDs(p, []string{}, "no tool: ids match case-sensitively (docs/protocol/catalog.md#filters)")
 	}
 }
 
@@ -573,7 +573,7 @@ func checkTotalsIgnoreFilters(c *cx) {
 		p := c.index(q)
 		for _, k := range []string{"revision", "availabilityRevision", "totalCount", "categories"} {
 			if !equalJSON(p[k], base[k]) {
-				c.expectf(k+" over all visible tools, whatever the filters (spec §2)", "with %s, %s is %v; unfiltered it is %v", js(q), k, p[k], base[k])
+				c.expectf(k+" over all visible tools, whatever the filters (docs/protocol/catalog.md#filters)", "with %s, %s is %v; unfiltered it is %v", js(q), k, p[k], base[k])
 			}
 		}
 	}

@@ -9,10 +9,10 @@ import (
 )
 
 var envelopeChecks = []check{
-	{"envelope.correlation", "a response carries id <requestId>.response, replyTo <requestId>, the request's sessionId, capability tool.exec and sentAt in RFC 3339 UTC (spec §1)", checkEnvelopeCorrelation},
-	{"envelope.no_session_id", "a request without sessionId gets a response without one (or null) (spec §1, §12)", checkEnvelopeNoSession},
-	{"envelope.request_tolerance", "requests without capability or sentAt, or with sentAt at another offset, are answered (spec §1)", checkEnvelopeTolerance},
-	{"envelope.foreign_capability", "a message naming another capability is not a tool message and gets no tool response (spec §1)", checkEnvelopeForeignCapability},
+	{"envelope.correlation", "a response carries id <requestId>.response, replyTo <requestId>, the request's sessionId, capability tool.exec and sentAt in RFC 3339 UTC (docs/protocol/messages.md#correlation)", checkEnvelopeCorrelation},
+	{"envelope.no_session_id", "a request without sessionId gets a response without one (or null) (docs/protocol/messages.md#correlation)", checkEnvelopeNoSession},
+	{"envelope.request_tolerance", "requests without capability or sentAt, or with sentAt at another offset, are answered (docs/protocol/messages.md#envelope)", checkEnvelopeTolerance},
+	{"envelope.foreign_capability", "a message naming another capability is not a tool message and gets no tool response (docs/protocol/messages.md#capability)", checkEnvelopeForeignCapability},
 }
 
 // responseTypes maps a request type to the response types that may answer it.
@@ -22,7 +22,7 @@ var responseTypes = map[string][]string{
 	wire.TypeBatch: {wire.TypeBatchResult, wire.TypeError},
 }
 
-// envelopeProblems checks a response's envelope against the request s (spec §1).
+// envelopeProblems checks a response's envelope against the request s (docs/protocol/messages.md#correlation).
 func envelopeProblems(p *response, s *sent) []string {
 	if p.env == nil {
 		return []string{fmt.Sprintf("the response could not be read: %v", p.err)}
@@ -64,7 +64,7 @@ func checkEnvelopeCorrelation(c *cx) {
 	id := c.r.newRequestID()
 	raw := fmt.Appendf(nil, `{"type":"tool.query","id":%q,"sessionId":%q,"sentAt":"2026-01-02T03:04:05.678Z","capability":"tool.exec","payload":{"detail":"index","limit":1}}`, id, sid)
 	p := c.roundTrip(id, wire.TypeQuery, sid, raw, false)
-	c.problems("a correlated response envelope (spec §1)", envelopeProblems(p, c.r.sent[id]))
+	c.problems("a correlated response envelope (docs/protocol/messages.md#correlation)", envelopeProblems(p, c.r.sent[id]))
 	if p.typ() != wire.TypeCatalog {
 		c.expectf("tool.catalog", "got %s%s", p.typ(), errorSuffix(p))
 	}
@@ -77,9 +77,9 @@ func checkEnvelopeNoSession(c *cx) {
 	id := c.r.newRequestID()
 	raw := fmt.Appendf(nil, `{"type":"tool.query","id":%q,"capability":"tool.exec","payload":{"detail":"index","limit":1}}`, id)
 	p := c.roundTrip(id, wire.TypeQuery, "", raw, false)
-	c.problems("no sessionId in the response (spec §1: echoed)", envelopeProblems(p, c.r.sent[id]))
+	c.problems("no sessionId in the response (docs/protocol/messages.md#correlation: echoed)", envelopeProblems(p, c.r.sent[id]))
 	if v, ok := p.top["sessionId"]; ok && string(v) == "null" {
-		c.notef("sessionId is written as null (a variant hosts accept, spec §12)")
+		c.notef("sessionId is written as null (a variant hosts accept, docs/protocol/compatibility.md#tolerated-variants)")
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 
 // finalChecks look back over everything the run exchanged; they always run last.
 var finalChecks = []check{
-	{"final.asft_frames", "every binary message of the run is a valid ASFT frame of a transfer announced earlier, in order, ending at its sizeBytes (spec §9)", checkFinalFrames},
-	{"final.envelopes", "every response of the run is a strictly decodable envelope that answers exactly one request (spec §1)", checkFinalEnvelopes},
-	{"final.encoding", "every response payload of the run follows the compression rule: wrapped iff at least 32768 bytes and smaller wrapped (spec §8)", checkFinalEncoding},
+	{"final.asft_frames", "every binary message of the run is a valid ASFT frame of a transfer announced earlier, in order, ending at its sizeBytes (docs/protocol/artifacts.md#sending)", checkFinalFrames},
+	{"final.envelopes", "every response of the run is a strictly decodable envelope that answers exactly one request (docs/protocol/messages.md#correlation)", checkFinalEnvelopes},
+	{"final.encoding", "every response payload of the run follows the compression rule: wrapped iff at least 32768 bytes and smaller wrapped (docs/protocol/messages.md#encoding-a-payload)", checkFinalEncoding},
 }
 
 func checkFinalFrames(c *cx) {
@@ -29,7 +29,7 @@ func checkFinalFrames(c *cx) {
 	for _, id := range keysOf(r.early) {
 		list = append(list, fmt.Sprintf("%d frame(s) of transfer %s, which no response announced", len(r.early[id]), id))
 	}
-	c.problems("ASFT frames only for announced transfers, after their response, in order (spec §9)", list)
+	c.problems("ASFT frames only for announced transfers, after their response, in order (docs/protocol/artifacts.md#sending)", list)
 }
 
 func checkFinalEnvelopes(c *cx) {
@@ -62,7 +62,7 @@ func checkFinalEnvelopes(c *cx) {
 			list = append(list, fmt.Sprintf("answer to %s: %s", s.id, e))
 		}
 	}
-	c.problems("responses correlated by replyTo, one per request (spec §1)", dedupe(list))
+	c.problems("responses correlated by replyTo, one per request (docs/protocol/messages.md#correlation)", dedupe(list))
 }
 
 func checkFinalEncoding(c *cx) {
@@ -81,7 +81,7 @@ func checkFinalEncoding(c *cx) {
 			list = append(list, fmt.Sprintf("%s answering %s: %s", p.env.Type, p.env.ReplyTo, e))
 		}
 	}
-	c.problems("the compression rule on every response (spec §8)", list)
+	c.problems("the compression rule on every response (docs/protocol/messages.md#encoding-a-payload)", list)
 }
 
 // dedupe drops repeated lines, keeping the first ten distinct ones and a count of the rest.

@@ -12,24 +12,24 @@ import (
 )
 
 var encodingChecks = []check{
-	{"encoding.large_response", "a response payload of at least 32768 bytes is sent as a gzip-base64-json wrapper with exact byte counts, strictly smaller than the original (spec §8)", checkEncodingLarge},
-	{"encoding.small_response", "payloads under 32768 bytes (catalogs, results, errors, short forms) are never compressed (spec §8)", checkEncodingSmall},
+	{"encoding.large_response", "a response payload of at least 32768 bytes is sent as a gzip-base64-json wrapper with exact byte counts, strictly smaller than the original (docs/protocol/messages.md#encoding-a-payload)", checkEncodingLarge},
+	{"encoding.small_response", "payloads under 32768 bytes (catalogs, results, errors, short forms) are never compressed (docs/protocol/messages.md#encoding-a-payload)", checkEncodingSmall},
 }
 
 var asftChecks = []check{
-	{"asft.transfer", "an artifact result announces {deliveryMode, wireProtocol, transferId, sizeBytes, fileName, mimeType}; frames follow the response: sequence from 0, contiguous offsets, a complete frame at offset = sizeBytes (spec §9)", checkASFTTransfer},
+	{"asft.transfer", "an artifact result announces {deliveryMode, wireProtocol, transferId, sizeBytes, fileName, mimeType}; frames follow the response: sequence from 0, contiguous offsets, a complete frame at offset = sizeBytes (docs/protocol/artifacts.md#descriptor)", checkASFTTransfer},
 	{"interop.official_host_ui_defaults", "the standard UI tools take the arguments the official host adds to its calls: ui.get_visual_tree {maxDepth:32, includeComputedStyles:false}; ui.get_screenshot {format:jpeg, quality:80, maxWidth:1280, afterScreenUpdates:false}, answered with a real JPEG whose descriptor is the result object itself, the only place the official host registers a transfer", checkOfficialHostUIDefaults},
 }
 
 var malformedChecks = []check{
-	{"malformed.invalid_json", "a tool request that is not valid JSON gets tool_protocol_invalid_request and the app keeps working (spec §1)", malformed(`{"type":"tool.query","id":%q,"payload":{"detail":`, true)},
-	{"malformed.blank_id", "a tool request with a blank id gets tool_protocol_invalid_request without replyTo and the app keeps working (spec §1)", malformed(`{"type":"tool.call","id":"   ","payload":{"toolId":"conformance.no_such_tool"}}`, false)},
-	{"malformed.missing_id", "a tool request without id gets tool_protocol_invalid_request without replyTo and the app keeps working (spec §1)", malformed(`{"type":"tool.query","payload":{}}`, false)},
-	{"malformed.id_not_string", "a tool request whose id is not a string gets tool_protocol_invalid_request without replyTo and the app keeps working (spec §1)", malformed(`{"type":"tool.batch","id":7,"payload":{"calls":[]}}`, false)},
-	{"malformed.duplicate_keys", "a tool request with a duplicate key gets tool_protocol_invalid_request and the app keeps working (spec §1)", malformed(`{"type":"tool.query","id":%q,"payload":{},"payload":{"detail":"index"}}`, true)},
-	{"malformed.case_variant_key", "a tool request with a key that differs from a field name only by case gets tool_protocol_invalid_request (spec §1)", malformed(`{"type":"tool.query","id":%q,"Payload":{"detail":"index"},"payload":{}}`, true)},
-	{"malformed.bad_sent_at", "a tool request whose sentAt is not RFC 3339 gets tool_protocol_invalid_request (spec §1)", malformed(`{"type":"tool.query","id":%q,"sentAt":"yesterday","payload":{}}`, true)},
-	{"malformed.deep_nesting", "a tool request nested deeper than 256 levels gets tool_protocol_invalid_request and the app keeps working (spec §1)", malformed(`{"type":"tool.call","id":%q,"payload":{"toolId":"x","arguments":{"a":`+strings.Repeat("[", 300)+strings.Repeat("]", 300)+`}}}`, true)},
+	{"malformed.invalid_json", "a tool request that is not valid JSON gets tool_protocol_invalid_request and the app keeps working (docs/protocol/messages.md#invalid-requests)", malformed(`{"type":"tool.query","id":%q,"payload":{"detail":`, true)},
+	{"malformed.blank_id", "a tool request with a blank id gets tool_protocol_invalid_request without replyTo and the app keeps working (docs/protocol/messages.md#invalid-requests)", malformed(`{"type":"tool.call","id":"   ","payload":{"toolId":"conformance.no_such_tool"}}`, false)},
+	{"malformed.missing_id", "a tool request without id gets tool_protocol_invalid_request without replyTo and the app keeps working (docs/protocol/messages.md#invalid-requests)", malformed(`{"type":"tool.query","payload":{}}`, false)},
+	{"malformed.id_not_string", "a tool request whose id is not a string gets tool_protocol_invalid_request without replyTo and the app keeps working (docs/protocol/messages.md#invalid-requests)", malformed(`{"type":"tool.batch","id":7,"payload":{"calls":[]}}`, false)},
+	{"malformed.duplicate_keys", "a tool request with a duplicate key gets tool_protocol_invalid_request and the app keeps working (docs/protocol/messages.md#strict-decoding)", malformed(`{"type":"tool.query","id":%q,"payload":{},"payload":{"detail":"index"}}`, true)},
+	{"malformed.case_variant_key", "a tool request with a key that differs from a field name only by case gets tool_protocol_invalid_request (docs/protocol/messages.md#strict-decoding)", malformed(`{"type":"tool.query","id":%q,"Payload":{"detail":"index"},"payload":{}}`, true)},
+	{"malformed.bad_sent_at", "a tool request whose sentAt is not RFC 3339 gets tool_protocol_invalid_request (docs/protocol/messages.md#invalid-requests)", malformed(`{"type":"tool.query","id":%q,"sentAt":"yesterday","payload":{}}`, true)},
+	{"malformed.deep_nesting", "a tool request nested deeper than 256 levels gets tool_protocol_invalid_request and the app keeps working (docs/protocol/messages.md#invalid-requests)", malformed(`{"type":"tool.call","id":%q,"payload":{"toolId":"x","arguments":{"a":`+strings.Repeat("[", 300)+strings.Repeat("]", 300)+`}}}`, true)},
 }
 
 func checkEncodingLarge(c *cx) {
@@ -49,12 +49,12 @@ func checkEncodingLarge(c *cx) {
 	}
 	if !p.wrapped {
 		if probs := plainProblems(p.env.Payload); len(probs) > 0 {
-			c.problems("a gzip-base64-json wrapper (spec §8)", probs)
+			c.problems("a gzip-base64-json wrapper (docs/protocol/messages.md#payload-encoding)", probs)
 		}
 		c.notef("the payload does not shrink under gzip-base64-json, so it was rightly sent as is")
 		return
 	}
-	c.problems("a wrapper {$ansightEncoding, contentType, originalByteCount, compressedByteCount, data} (spec §8)", wrapperProblems(p.env.Payload))
+	c.problems("a wrapper {$ansightEncoding, contentType, originalByteCount, compressedByteCount, data} (docs/protocol/messages.md#payload-encoding)", wrapperProblems(p.env.Payload))
 }
 
 func checkEncodingSmall(c *cx) {
@@ -66,7 +66,7 @@ func checkEncodingSmall(c *cx) {
 	} {
 		p := c.exchange(k.typ, k.payload)
 		if p.wrapped {
-			c.problems("a plain payload (spec §8: only payloads of at least 32768 bytes are compressed)", wrapperProblems(p.env.Payload))
+			c.problems("a plain payload (docs/protocol/messages.md#encoding-a-payload: only payloads of at least 32768 bytes are compressed)", wrapperProblems(p.env.Payload))
 			c.expectf("a plain payload", "a small payload was compressed")
 		}
 	}
@@ -107,7 +107,7 @@ func checkASFTTransfer(c *cx) {
 			c.failf("transfer %s did not end: %v", id, err)
 		}
 		t := c.r.transfers[id]
-		c.problems("frames in order after the response, complete at sizeBytes (spec §9)", t.problems)
+		c.problems("frames in order after the response, complete at sizeBytes (docs/protocol/artifacts.md#sending)", t.problems)
 		if t.failed != "" {
 			c.failf("the app aborted transfer %s with an error frame: %s", id, t.failed)
 		}
@@ -161,7 +161,7 @@ func malformed(format string, withID bool) func(c *cx) {
 		case p.env.ReplyTo != "" && (!withID || p.env.ReplyTo != id):
 			c.expectf("no replyTo when the request's id cannot be read, else the request's id", "replyTo is %q", p.env.ReplyTo)
 		case !strings.HasPrefix(p.env.ID, "tool.error.") && p.env.ReplyTo == "":
-			c.notef("the error's id is %q; the contract suggests tool.error.<random hex>", p.env.ID)
+			c.notef("the error's id is %q; docs/protocol/messages.md#invalid-requests suggests tool.error.<random hex>", p.env.ID)
 		}
 		c.probe("a malformed request")
 	}

@@ -24,9 +24,9 @@
 //
 // # Where the protocol leaves room
 //
-// Checks follow the contract, and accept the variants hosts must accept
-// (docs/protocol/compatibility.md#tolerated-variants): replyTo and sessionId written as
-// null, timestamps with "+00:00" or "Z" and any fraction, a missing message,
+// Checks follow the protocol reference (docs/protocol), and accept the variants hosts
+// must accept (docs/protocol/compatibility.md#tolerated-variants): replyTo and sessionId
+// written as null, timestamps with "+00:00" or "Z" and any fraction, a missing message,
 // executable:false inside runtime, revisions of any form (compared for equality only).
 // The gzip bytes of a compressed payload are the writer's own; only the decoded JSON and
 // the size rule are checked.

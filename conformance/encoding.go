@@ -35,7 +35,7 @@ func unwrapPayload(raw jsontext.Value) ([]byte, bool, error) {
 	return body, !bytes.Equal(body, raw), nil
 }
 
-// wrapperProblems checks a compressed payload against spec §8: known encoding and
+// wrapperProblems checks a compressed payload against docs/protocol/messages.md#decoding-a-payload: known encoding and
 // content type, byte counts that match the data, an original of at least the threshold,
 // and a wrapper strictly smaller than the original.
 func wrapperProblems(raw jsontext.Value) []string {

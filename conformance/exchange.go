@@ -245,7 +245,7 @@ func (c *cx) roundTrip(id, typ, sessionID string, raw []byte, lenient bool) *res
 	c.r.sent[id].answered = true
 	c.last.Response = shorten(p.raw)
 	if p.err != nil {
-		c.expectf("a response that decodes strictly (spec §1, §8)", "the response could not be read: %v", p.err)
+		c.expectf("a response that decodes strictly (docs/protocol/messages.md#strict-decoding)", "the response could not be read: %v", p.err)
 	}
 	return p
 }
@@ -270,19 +270,23 @@ func (c *cx) want(p *response, typ string) map[string]any {
 
 // wantError fails the check unless p is a tool.error with one of codes; it returns the
 // error payload after checking its shape.
-func (c *cx) wantError(p *response, codes ...string) map[string]any {
+func (c *cx) wantError(p *response, codes ...wire.Code) map[string]any {
+	names := make([]string, len(codes))
+	for i, code := range codes {
+		names[i] = string(code)
+	}
 	if p.typ() != wire.TypeError {
-		c.expectf("tool.error "+strings.Join(codes, " or "), "got %s", p.typ())
+		c.expectf("tool.error "+strings.Join(names, " or "), "got %s", p.typ())
 	}
 	o := p.obj()
 	if o == nil {
 		c.expectf("an error object {code, message, retryable, details?}", "the payload is %s", describe(p.val))
 	}
 	code, _ := o["code"].(string)
-	if len(codes) > 0 && !slices.Contains(codes, code) {
-		c.expectf("tool.error code "+strings.Join(codes, " or "), "got code %q: %v", code, o["message"])
+	if len(codes) > 0 && !slices.Contains(names, code) {
+		c.expectf("tool.error code "+strings.Join(names, " or "), "got code %q: %v", code, o["message"])
 	}
-	c.problems("an error payload {code, message, retryable, details?} (spec §6)", errorShape(o, ""))
+	c.problems("an error payload {code, message, retryable, details?} (docs/protocol/calls.md#errors)", errorShape(o, ""))
 	return o
 }
 

@@ -33,18 +33,19 @@ const MaxExchangeBytes = 4 << 10
 type Result struct {
 	// Name is the check's stable dotted name, e.g. "catalog.unchanged".
 	Name string `json:"name"`
-	// Description says what the check verifies, with the spec section.
+	// Description says what the check verifies, with the page of the protocol reference
+	// (docs/protocol) that requires it.
 	Description string `json:"description"`
 	Status      Status `json:"status"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`
 	// Reason says why the check failed or was skipped.
 	Reason string `json:"reason,omitzero"`
-	// Expected states what the contract requires, when the check failed.
+	// Expected states what the protocol requires, when the check failed.
 	Expected string `json:"expected,omitzero"`
 	// Exchange is the failing step's traffic, when there was one.
 	Exchange *Exchange `json:"exchange,omitzero"`
-	// Notes report tolerated variants (spec §12) the app showed.
+	// Notes report tolerated variants (docs/protocol/compatibility.md#tolerated-variants) the app showed.
 	Notes []string `json:"notes,omitempty"`
 }
 

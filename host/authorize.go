@@ -18,7 +18,7 @@ type authorization struct {
 
 func reject(r pairing.Reason) authorization { return authorization{reason: r} }
 
-// authorize applies the reference host's rules (session-contract §1.3, §1.4, §1.7) to a
+// authorize applies the reference host's rules (docs/protocol/session.md#host-checks) to a
 // parsed request from src. It mutates st (new grants, consumed invites) and reports so.
 func authorize(st *store, req *pairing.EnrollmentConnect, src netip.Addr, now time.Time) authorization {
 	switch req.Mode() {
@@ -89,8 +89,8 @@ func authorizeInvite(st *store, req *pairing.EnrollmentConnect, now time.Time) a
 		return authorization{grant: g, reason: pairing.ReasonOK}
 	}
 	inv := st.invite(inviteID)
-	if inv == nil || (inv.AppID != pairing.AnyApp && inv.AppID != appID) {
-		return reject(pairing.ReasonEnrollmentRequired)
+	if inv == nil || !inv.RevokedAt.IsZero() || (inv.AppID != pairing.AnyApp && inv.AppID != appID) {
+		return reject(pairing.ReasonEnrollmentRequired) // a revoked invite is as good as none
 	}
 	if now.After(inv.ExpiresAt) {
 		return reject(pairing.ReasonEnrollmentExpired)

@@ -119,7 +119,8 @@ func (s *Server) pruneLocalGrantsLocked(keep *grantRecord) {
 	}
 	if victim != nil {
 		s.store.removeGrant(victim)
-		s.log.Info("host: local grant pruned (budget)", "grant", victim.GrantID, "app", victim.AppID)
+		s.log.Info("host: local grant pruned (budget)", "app", victim.AppID, "device", victim.DeviceName)
+		s.log.Debug("host: pruned pairing", "pairing", victim.GrantID)
 	}
 }
 

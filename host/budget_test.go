@@ -19,6 +19,7 @@ import (
 // TestLimiterNewcomer: a full table forgets the source seen least recently, so a new
 // source always gets its burst, and a source that keeps sending stays limited.
 func TestLimiterNewcomer(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 30, 1, 0, 0, 0, time.UTC)
 	l := newRateLimiter[netip.Addr](2, time.Second)
 	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{127, 1, byte(i >> 8), byte(i)}) }
@@ -47,6 +48,7 @@ func TestLimiterNewcomer(t *testing.T) {
 
 // TestSessionsPerGrant: one installation holds at most maxSessionsPerGrant sessions.
 func TestSessionsPerGrant(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.app")
 	for i := range maxSessionsPerGrant {
@@ -67,6 +69,7 @@ func TestSessionsPerGrant(t *testing.T) {
 // session of the app holding the most, while that app holds two more than the newcomer's:
 // shares converge, and then the table refuses.
 func TestSessionsFairShare(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxSessions = 4 })
 	var ends []<-chan error
 	// The upgrade answers before the session is attached (and its connection time taken):
@@ -109,6 +112,7 @@ func (h *harness) connected(appID string) int {
 // TestGrantBudgetPrunes: beyond MaxLocalGrants, the oldest never-used grant goes first, a
 // used one only when no unused one is left, and the grant just made never.
 func TestGrantBudgetPrunes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := newHarness(t, func(o *Options) { o.MaxLocalGrants = 3; o.StateDir = dir })
 	used := newApp("com.example.used")

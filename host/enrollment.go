@@ -233,7 +233,10 @@ func (s *Server) enrollResult(req *pairing.EnrollmentConnect, src netip.Addr, d 
 		s.log.Info("host: enrollment rejected", attrs...)
 		return res
 	}
-	s.log.Info("host: enrollment accepted", append(attrs, "grant", auth.grant.GrantID)...)
+	// The grant's id is logged at debug level only: an opaque random string in a log looks
+	// like a secret (it is not one: 'ansight pairing list' shows it).
+	s.log.Info("host: enrollment accepted", append(attrs, "grant", string(auth.grant.MaxToolPolicy))...)
+	s.log.Debug("host: enrollment pairing", "appId", req.AppID, "pairing", auth.grant.GrantID)
 	res.Accepted = true
 	res.Message = fmt.Sprintf("Connection accepted. WebSocket issued on port %d.", d.port)
 	res.WebSocketPort = d.port

@@ -13,6 +13,7 @@ import (
 )
 
 func TestLocalEnrollment(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.app")
 	res := h.enroll(t, a.local())
@@ -33,6 +34,7 @@ func TestLocalEnrollment(t *testing.T) {
 }
 
 func TestInviteEnrollment(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
 	if err != nil {
@@ -74,6 +76,7 @@ func TestInviteEnrollment(t *testing.T) {
 }
 
 func TestAnyAppInviteLifetime(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, _, err := h.IssueInvite(InviteOptions{AppID: pairing.AnyApp, MaxToolPolicy: wire.PolicyWrite})
 	if err != nil {
@@ -92,6 +95,7 @@ func TestAnyAppInviteLifetime(t *testing.T) {
 
 // TestReasonCodes drives the enrollment decision for every reason the reference emits.
 func TestReasonCodes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxTokens = 1000 })
 	remote := netip.MustParseAddr("192.0.2.7")
 	issue := func(appID string) (string, string) {
@@ -168,9 +172,11 @@ func TestReasonCodes(t *testing.T) {
 		{"invite reconnect wrong token", a.invite(goodInvite, pairing.NewToken(32)), remote, pairing.ReasonAccessTokenInvalid},
 	}
 	for _, tc := range cases {
-		if got := run(tc.req, tc.src); got != tc.want {
-			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := run(tc.req, tc.src); got != tc.want {
+				t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+			}
+		})
 	}
 	h.clock.Advance(23 * time.Hour)
 	if got := run(a.invite(expiredInvite, expiredSecret), remote); got != pairing.ReasonEnrollmentExpired {
@@ -202,6 +208,7 @@ func enrollDirect(s *Server, req *pairing.EnrollmentConnect, src netip.Addr) *pa
 // TestTokenBudget: the newest enrollment always gets a token. A grant's fifth unused
 // token drops its first; a full table drops the oldest token of all.
 func TestTokenBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxTokens = 6 })
 	a := newApp("com.example.app")
 	var urls []string
@@ -243,6 +250,7 @@ func (h *harness) grantOf(t *testing.T, deviceID string) string {
 // with a reason instead of silence, which the SDK cannot tell from a host that is not
 // there; a long device name is cut, not a reason to drop the request.
 func TestEnrollmentAnsweredNotIgnored(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	const dotnet = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"q1w2e3r4t5y6u7i8o9p0aa","enrollmentMode":"local","inviteId":"local:com.example.app","appId":"com.example.app","deviceId":"Zm9vYmFyYmF6cXV4cXV1eA","deviceName":"Dev Laptop","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8","processSessionId":"0f1e2d3c4b5a69788796a5b4c3d2e1f0"}`
 	for _, tc := range []struct {

@@ -1,6 +1,9 @@
 package host
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // EventKind says what happened to a session.
 type EventKind int
@@ -116,3 +119,42 @@ func (e *events) closeAll() {
 // are never blocked on: when the buffer is full, the event is dropped for that
 // subscriber, which should re-read Sessions. The channel is closed when the server closes.
 func (s *Server) Subscribe(buffer int) (<-chan Event, func()) { return s.events.subscribe(buffer) }
+
+// WaitSession returns the first session, in the order of Sessions, for which match reports
+// true, waiting for session events until one does. It returns ctx's cause when ctx ends
+// first, and ErrServerClosed when the server closes. The list is read again after every
+// event, so an event dropped for a full buffer costs nothing: each change is published
+// after the session shows it.
+func (s *Server) WaitSession(ctx context.Context, match func(*Session) bool) (*Session, error) {
+	events, unsubscribe := s.Subscribe(0)
+	defer unsubscribe()
+	for {
+		for _, sess := range s.Sessions() {
+			if match(sess) {
+				return sess, nil
+			}
+		}
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return nil, ErrServerClosed
+			}
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// EventHub fans session events out as the server does, for other sources of them (a
+// fleet's listing, package fleet): subscribers are never blocked on, and Close closes
+// every subscription. The zero value is ready to use.
+type EventHub struct{ hub events }
+
+// Subscribe is as Server.Subscribe.
+func (h *EventHub) Subscribe(buffer int) (<-chan Event, func()) { return h.hub.subscribe(buffer) }
+
+// Publish sends ev to every subscriber with room for it.
+func (h *EventHub) Publish(ev Event) { h.hub.publish(ev) }
+
+// Close ends every subscription; later ones are closed at once.
+func (h *EventHub) Close() { h.hub.closeAll() }

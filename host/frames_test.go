@@ -14,6 +14,7 @@ import (
 // TestLiveFrames: well-formed ASJP frames reach Options.OnFrame with the session id;
 // malformed ones and other binary messages are dropped without ending the session.
 func TestLiveFrames(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []wire.ASJPFrame
 	var ids []string

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 )
@@ -190,20 +191,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// sessionFor waits until the server lists exactly one connected session for appID.
+// sessionFor waits until the server lists a connected session for appID.
 func (h *Server) sessionFor(t *testing.T, appID string) *Session {
 	t.Helper()
-	var found *Session
-	waitFor(t, "session of "+appID, func() bool {
-		for _, s := range h.Sessions() {
-			if s.AppID() == appID && s.State() == StateConnected {
-				found = s
-				return true
-			}
-		}
-		return false
-	})
-	return found
+	return h.waitSession(t, "a session of "+appID, func(s *Session) bool { return s.AppID() == appID && s.State() == StateConnected })
+}
+
+// waitSession waits for a session that match accepts (Server.WaitSession), failing the
+// test after a generous deadline.
+func (h *Server) waitSession(t *testing.T, what string, match func(*Session) bool) *Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	s, err := h.WaitSession(ctx, match)
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+	return s
 }
 
 func closeCode(err error) transport.StatusCode {
@@ -212,4 +216,11 @@ func closeCode(err error) transport.StatusCode {
 		return ce.Code
 	}
 	return -1
+}
+
+// reqName names a subtest after the action and id of the control request req.
+func reqName(req string) string {
+	var v [2]string
+	jsonscan.TopStrings([]byte(req), []string{"action", "id"}, v[:], nil)
+	return v[0] + " " + v[1]
 }

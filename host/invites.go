@@ -28,6 +28,10 @@ type InviteOptions struct {
 	Duration time.Duration
 	// MaxToolPolicy is the grant's policy (read when empty).
 	MaxToolPolicy wire.Policy
+	// HostAddresses, when set, are the addresses the invite's discovery hint gives apps
+	// instead of Options.AdvertiseAddrs or this machine's own (a LAN address the host cannot
+	// see, behind NAT or a VPN).
+	HostAddresses []string
 }
 
 // Invite describes an issued invite. Document is set only by IssueInvite: the host keeps
@@ -42,6 +46,7 @@ type Invite struct {
 	MaxToolPolicy  wire.Policy             `json:"maxToolPolicy"`
 	Uses           int                     `json:"uses"`
 	MaxUses        int                     `json:"maxUses"`
+	RevokedAt      time.Time               `json:"revokedAt,omitzero"`
 	Document       *pairing.InviteDocument `json:"-"`
 }
 
@@ -57,6 +62,8 @@ type Grant struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	ExpiresAt     time.Time   `json:"expiresAt"`
 	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	// LastUsedAt is when a session last connected on the grant (zero: never).
+	LastUsedAt time.Time `json:"lastUsedAt,omitzero"`
 }
 
 // ErrNotFound is returned by Revoke for an id that names no invite or grant.
@@ -93,11 +100,11 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	}
 	now := s.now()
 	secret := pairing.NewToken(pairing.AccessTokenBytes)
-	rec := &inviteRecord{
-		InviteID: newInviteID(), AppID: appID, AppName: name,
+	rec := &inviteRecord{Invite: Invite{
+		ID: newInviteID(), AppID: appID, AppName: name,
 		IssuedAt: now, ExpiresAt: now.Add(min(d, limit)), GrantExpiresAt: now.Add(min(d, pairing.MaxGrantLifetime)),
-		MaxToolPolicy: policy, SecretHash: pairing.HashToken(secret), MaxUses: 1,
-	}
+		MaxToolPolicy: policy, MaxUses: 1,
+	}, SecretHash: pairing.HashToken(secret)}
 
 	s.mu.Lock()
 	port := int(s.udpAddr.Port())
@@ -106,10 +113,14 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	if port == 0 {
 		port = configuredPort(s.opts.DiscoveryAddr)
 	}
+	addrs := s.advertised()
+	if len(o.HostAddresses) > 0 {
+		addrs = slices.Clone(o.HostAddresses)
+	}
 	doc := &pairing.InviteDocument{
 		Schema: pairing.InviteDocumentSchema,
 		Invite: pairing.Invite{
-			Schema: pairing.InviteSchema, InviteID: rec.InviteID, AppID: appID, AppName: name,
+			Schema: pairing.InviteSchema, InviteID: rec.ID, AppID: appID, AppName: name,
 			IssuedAt: now, ExpiresAt: rec.ExpiresAt, MinProtocolVersion: pairing.EnrollmentVersion,
 			AllowedTransports: []string{pairing.TransportWS},
 			Host:              pairing.InviteHost{HostID: hostID, HostName: s.opts.HostName, DiscoveryPort: port},
@@ -117,7 +128,7 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 				GrantExpiresAt: rec.GrantExpiresAt, MaxUses: 1, MaxToolPolicy: policy},
 		},
 		Discovery: &pairing.DiscoveryHint{
-			Schema: pairing.DiscoveryHintSchema, Source: "ansight-go", HostAddresses: s.advertised(),
+			Schema: pairing.DiscoveryHintSchema, Source: "ansight-go", HostAddresses: addrs,
 			DiscoveryPort: port, HostName: s.opts.HostName, CapturedAt: now,
 		},
 	}
@@ -131,7 +142,7 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	s.store.data.Invites = append(s.store.data.Invites, rec)
 	err = s.store.save()
 	if err != nil {
-		s.store.removeInvite(rec.InviteID)
+		s.store.removeInvite(rec.ID)
 	}
 	// Read under the lock: once stored, an enrollment may consume the invite (Uses) at any
 	// moment.
@@ -145,14 +156,12 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	return inv, code, nil
 }
 
-func (r *inviteRecord) public() Invite {
-	return Invite{ID: r.InviteID, AppID: r.AppID, AppName: r.AppName, IssuedAt: r.IssuedAt, ExpiresAt: r.ExpiresAt,
-		GrantExpiresAt: r.GrantExpiresAt, MaxToolPolicy: r.MaxToolPolicy, Uses: r.Uses, MaxUses: r.MaxUses}
-}
+func (r *inviteRecord) public() Invite { return r.Invite }
 
 func (g *grantRecord) public() Grant {
 	return Grant{ID: g.GrantID, Mode: g.Mode, ConfigID: g.ConfigID, AppID: g.AppID, DeviceID: g.DeviceID,
-		DeviceName: g.DeviceName, MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt}
+		DeviceName: g.DeviceName, MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt,
+		LastUsedAt: g.LastUsedAt}
 }
 
 // ListInvites returns the stored invites (used, expired or not), newest first.
@@ -195,8 +204,9 @@ const (
 	RevokedGrant  = "grant"
 )
 
-// Revoke withdraws an invite or a grant. An invite is deleted (it can no longer enroll
-// anyone) and every grant made with it is revoked; a grant is kept as revoked (the device
+// Revoke withdraws an invite or a grant. An invite is kept as revoked, its secret's hash
+// wiped (it can no longer enroll anyone; it is listed as revoked until pruned), and every
+// grant made with it is revoked; a grant is kept as revoked (the device
 // gets RegistrationRevoked in local mode, RegistrationExpired with an invite). Either way
 // the live sessions on the revoked grants are ended, and the WebSocket tokens they were
 // issued and have not used stop working.
@@ -212,7 +222,14 @@ func (s *Server) Revoke(id string) (Revocation, error) {
 	}
 	// The invite itself may be gone (pruned a week after it expired) while its grants
 	// live on: they are revoked by its id all the same.
-	if !s.store.removeInvite(id) && len(grants) == 0 {
+	inv := s.store.invite(id)
+	if inv != nil {
+		if inv.RevokedAt.IsZero() {
+			inv.RevokedAt = now
+		}
+		inv.SecretHash = ""
+	}
+	if inv == nil && len(grants) == 0 {
 		g := s.store.grantByID(id)
 		if g == nil {
 			s.mu.Unlock()

@@ -106,6 +106,7 @@ func readRequest(t *testing.T, conn transport.Conn) wire.Envelope {
 // a ui.wait beyond its 60 s cap; 4 minutes a slow download, far beyond any silence the
 // keep-alive tolerates without a request pending.
 func TestLongToolInsideReceiveLoop(t *testing.T) {
+	t.Parallel()
 	for _, stall := range []time.Duration{90 * time.Second, 4 * time.Minute} {
 		t.Run(stall.String(), func(t *testing.T) { testLongTool(t, stall) })
 	}
@@ -171,6 +172,7 @@ func testLongTool(t *testing.T, stall time.Duration) {
 // TestSilentIdleSessionDropped: dead-peer detection still works. An app that owes the host
 // nothing and stops answering is dropped after Interval+Timeout of silence.
 func TestSilentIdleSessionDropped(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		h := newMemHost(t, Options{})
 		start := time.Now()

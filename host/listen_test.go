@@ -17,6 +17,7 @@ import (
 // service, so phones reach it over IPv4 and IPv6 alike. An app enrolls and upgrades over
 // each; invites advertise global IPv6 addresses after the IPv4 ones.
 func TestLANDualStack(t *testing.T) {
+	t.Parallel()
 	if c, err := net.ListenPacket("udp", "[::1]:0"); err != nil {
 		t.Skipf("no IPv6 loopback: %v", err)
 	} else {
@@ -70,6 +71,7 @@ func TestLANDualStack(t *testing.T) {
 // the range given (firewall rules written for the official host's 56500–56599 work), and
 // says so when none is free.
 func TestWebSocketPortRange(t *testing.T) {
+	t.Parallel()
 	// Three consecutive ports, the first taken by someone else.
 	var taken net.Listener
 	var first int
@@ -116,15 +118,19 @@ func TestWebSocketPortRange(t *testing.T) {
 }
 
 func TestParsePortRange(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]PortRange{"56500-56599": OfficialWebSocketPorts, "56500": {56500, 56500}, " 1 - 2 ": {1, 2}} {
 		if got, err := ParsePortRange(in); err != nil || got != want {
 			t.Errorf("ParsePortRange(%q) = %v, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"", "0", "0-5", "5-4", "65536", "a-b", "1-2-3", "-5"} {
-		if r, err := ParsePortRange(in); err == nil {
-			t.Errorf("ParsePortRange(%q) = %v, want an error", in, r)
-		}
+		t.Run(in, func(t *testing.T) {
+			t.Parallel()
+			if r, err := ParsePortRange(in); err == nil {
+				t.Errorf("ParsePortRange(%q) = %v, want an error", in, r)
+			}
+		})
 	}
 	if s := OfficialWebSocketPorts.String(); s != "56500-56599" {
 		t.Errorf("String() = %q", s)

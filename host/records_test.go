@@ -42,6 +42,7 @@ func dotnetCrashHandoff(id, previous, previousSession, current string) string {
 // SDK does when an answer is lost: the report is kept once, in the crashed process's
 // session, on disk before the answer, and announced by an event.
 func TestCrashHandoffDotnet(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.crash-handoff")
 	crashed := crashedProcess(t, h, a)
@@ -97,6 +98,7 @@ func TestCrashHandoffDotnet(t *testing.T) {
 // and arrives before any session of the crashed process exists on this host: the report
 // is kept by the delivering session, its trace decoded beside it.
 func TestCrashHandoffKotlin(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.notes")
 	conn := h.connect(t, a)
@@ -137,6 +139,7 @@ func TestCrashHandoffKotlin(t *testing.T) {
 // TestCrashHandoffRefused: what the official host refuses is refused with its message,
 // and nothing is kept; a full session refuses more (the app keeps the report for later).
 func TestCrashHandoffRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.Records.CrashReports = 1 })
 	other := crashedProcess(t, h, newApp("com.example.other"))
 	a := newApp("com.example.app")
@@ -156,10 +159,12 @@ func TestCrashHandoffRefused(t *testing.T) {
 		{strings.Replace(good, `"targetSessionId":"`+crashed.ID()+`"`, `"targetSessionId":"`+other.ID()+`"`, 1), "Crash report target does not belong to this app registration and process."},
 		{strings.Replace(good, `"schema":"ansight.crash.v1",`, `"schema":"ansight.crash.v1",`+bigTrace, 1), "Could not retain crash report: Crash trace exceeds 4 MiB."},
 	} {
-		resp, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
-		if err != nil || resp.Success || resp.Message != tc.message {
-			t.Errorf("%.100s…: %+v (%v), want %q", tc.req, resp, err, tc.message)
-		}
+		t.Run(tc.message, func(t *testing.T) {
+			resp, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			if err != nil || resp.Success || resp.Message != tc.message {
+				t.Errorf("%.100s…: %+v (%v), want %q", tc.req, resp, err, tc.message)
+			}
+		})
 	}
 	for _, s := range []*Session{crashed, other} {
 		if list, _ := h.Crashes(s.ID()); len(list) != 0 {
@@ -234,6 +239,7 @@ func dotnetAnnotationSubmit(id, guid, transferID string, size int) string {
 // session's directory, byte for byte, and announced by an event; a second bundle whose
 // transfer the app aborts leaves nothing behind.
 func TestAnnotationSubmit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.app")
 	conn := h.connect(t, a)
@@ -279,10 +285,12 @@ func TestAnnotationSubmit(t *testing.T) {
 		{dotnetAnnotationSubmit(id, guid, transferID, maxAnnotationBundle+1), "Annotated feedback transfer id or size is invalid."},
 		{strings.Replace(dotnetAnnotationSubmit(id, guid, transferID, 10), `.v1",`, `.v2",`, 1), "Annotated feedback submission is missing a supported schema."},
 	} {
-		resp, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
-		if err != nil || resp.Success || resp.Message != tc.message {
-			t.Errorf("%+v (%v), want %q", resp, err, tc.message)
-		}
+		t.Run(tc.message, func(t *testing.T) {
+			resp, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			if err != nil || resp.Success || resp.Message != tc.message {
+				t.Errorf("%+v (%v), want %q", resp, err, tc.message)
+			}
+		})
 	}
 
 	// The app aborts a transfer (an ASFT error frame): nothing is kept, no event.

@@ -38,6 +38,7 @@ func upgradeStatus(t *testing.T, url string, opts transport.DialOptions) int {
 func (h *harness) base() string { return fmt.Sprintf("ws://127.0.0.1:%d", h.WebSocketAddr().Port()) }
 
 func TestUpgradeNoToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	if got := upgradeStatus(t, h.base()+"/ws", transport.DialOptions{}); got != http.StatusUnauthorized {
 		t.Fatalf("status %d, want 401", got)
@@ -45,6 +46,7 @@ func TestUpgradeNoToken(t *testing.T) {
 }
 
 func TestUpgradeWrongToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.enroll(t, newApp("com.example.app").local())
 	if got := upgradeStatus(t, h.base()+"/ws?token="+pairing.NewToken(24), transport.DialOptions{}); got != http.StatusUnauthorized {
@@ -53,6 +55,7 @@ func TestUpgradeWrongToken(t *testing.T) {
 }
 
 func TestUpgradeWrongPath(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.enroll(t, newApp("com.example.app").local())
 	if got := upgradeStatus(t, h.base()+"/socket?token="+res.WebSocketToken, transport.DialOptions{}); got != http.StatusNotFound {
@@ -65,6 +68,7 @@ func TestUpgradeWrongPath(t *testing.T) {
 }
 
 func TestUpgradeReusedToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.enroll(t, newApp("com.example.app").local())
 	if got := upgradeStatus(t, h.wsURL(res), transport.DialOptions{}); got != http.StatusSwitchingProtocols {
@@ -76,6 +80,7 @@ func TestUpgradeReusedToken(t *testing.T) {
 }
 
 func TestUpgradeExpiredToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.enroll(t, newApp("com.example.app").local())
 	h.clock.Advance(DefaultTokenTTL + time.Second)
@@ -85,6 +90,7 @@ func TestUpgradeExpiredToken(t *testing.T) {
 }
 
 func TestUpgradeBearerToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.enroll(t, newApp("com.example.app").local())
 	hdr := http.Header{"Authorization": {"Bearer " + res.WebSocketToken}}
@@ -94,6 +100,7 @@ func TestUpgradeBearerToken(t *testing.T) {
 }
 
 func TestUpgradeBrowserOrigin(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.enroll(t, newApp("com.example.app").local())
 	hdr := http.Header{"Origin": {"http://evil.example"}}
@@ -103,6 +110,7 @@ func TestUpgradeBrowserOrigin(t *testing.T) {
 }
 
 func TestUpgradeForeignHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	res := h.enroll(t, newApp("com.example.app").local())
 	status := rawRequest(t, h, "GET /ws?token="+res.WebSocketToken+" HTTP/1.1\r\nHost: rebind.evil.example\r\n"+
@@ -111,14 +119,20 @@ func TestUpgradeForeignHost(t *testing.T) {
 		t.Fatalf("status %d, want 403", status)
 	}
 	for _, host := range []string{"localhost:1", "127.0.0.1", "[::1]:80", "LOCALHOST"} {
-		if !loopbackHost(host) {
-			t.Errorf("loopbackHost(%q) = false", host)
-		}
+		t.Run("loopback "+host, func(t *testing.T) {
+			t.Parallel()
+			if !loopbackHost(host) {
+				t.Errorf("loopbackHost(%q) = false", host)
+			}
+		})
 	}
 	for _, host := range []string{"example.com", "10.0.0.1:80", "localhost.evil.example", ""} {
-		if loopbackHost(host) {
-			t.Errorf("loopbackHost(%q) = true", host)
-		}
+		t.Run("foreign "+host, func(t *testing.T) {
+			t.Parallel()
+			if loopbackHost(host) {
+				t.Errorf("loopbackHost(%q) = true", host)
+			}
+		})
 	}
 }
 
@@ -128,6 +142,7 @@ func TestUpgradeForeignHost(t *testing.T) {
 // "Host: 10.0.2.2:<port>". It gets a session; real foreign Hosts, and any Origin, are
 // still refused.
 func TestUpgradeEmulatorHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	port := h.WebSocketAddr().Port()
 	// The emulator's NAT: whatever the URL says, the TCP connection goes to the host's
@@ -173,9 +188,12 @@ func TestUpgradeEmulatorHost(t *testing.T) {
 		{"10.0.2.3:56500", lo, false}, {"10.0.2.22", lo, false}, {"rebind.evil.example", lo, false},
 		{"10.0.2.2.evil.example", lo, false}, {"", lo, false},
 	} {
-		if got := localHost(tc.host, tc.peer); got != tc.want {
-			t.Errorf("localHost(%q, %s) = %v, want %v", tc.host, tc.peer, got, tc.want)
-		}
+		t.Run(tc.host+" from "+tc.peer.String(), func(t *testing.T) {
+			t.Parallel()
+			if got := localHost(tc.host, tc.peer); got != tc.want {
+				t.Errorf("localHost(%q, %s) = %v, want %v", tc.host, tc.peer, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -200,6 +218,7 @@ func rawRequest(t *testing.T, h *harness, req string) int {
 }
 
 func TestOversizedHeader(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxHeaderBytes = 1024 })
 	status := rawRequest(t, h, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: "+strings.Repeat("a", 8192)+"\r\n\r\n")
 	if status != http.StatusRequestHeaderFieldsTooLarge {
@@ -208,6 +227,7 @@ func TestOversizedHeader(t *testing.T) {
 }
 
 func TestSlowHandshake(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.HandshakeTimeout = 50 * time.Millisecond })
 	c, err := net.Dial("tcp", h.WebSocketAddr().String())
 	if err != nil {
@@ -231,6 +251,7 @@ func TestSlowHandshake(t *testing.T) {
 }
 
 func TestOversizedMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxMessageBytes = 1024 })
 	conn := h.connect(t, newApp("com.example.app"))
 	sess := h.sessionFor(t, "com.example.app")
@@ -245,6 +266,7 @@ func TestOversizedMessage(t *testing.T) {
 }
 
 func TestMaxSessions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxSessions = 1 })
 	h.connect(t, newApp("com.example.one"))
 	h.sessionFor(t, "com.example.one")
@@ -257,6 +279,7 @@ func TestMaxSessions(t *testing.T) {
 // TestMaxSessionsConcurrent: upgrades racing for the last places cannot all pass the
 // check; each admitted one holds its place from the check until its session is attached.
 func TestMaxSessionsConcurrent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxSessions = 2 })
 	var urls []string
 	for i := range 8 {
@@ -292,12 +315,15 @@ func TestMaxSessionsConcurrent(t *testing.T) {
 }
 
 func TestLocalModeFromNonLoopback(t *testing.T) {
+	t.Parallel()
 	st, _ := openStore("")
 	req := newApp("com.example.app").local()
 	for _, src := range []string{"192.168.1.10", "10.0.2.15", "::ffff:192.168.1.10", "fe80::1", "2001:db8::1"} {
-		if got := authorize(st, req, netip.MustParseAddr(src), time.Now()); got.reason != pairing.ReasonLocalEnrollmentUnavailable || got.grant != nil {
-			t.Errorf("local from %s: %s", src, got.reason)
-		}
+		t.Run(src, func(t *testing.T) {
+			if got := authorize(st, req, netip.MustParseAddr(src), time.Now()); got.reason != pairing.ReasonLocalEnrollmentUnavailable || got.grant != nil {
+				t.Errorf("local from %s: %s", src, got.reason)
+			}
+		})
 	}
 	if len(st.data.Grants) != 0 {
 		t.Fatal("a grant was created")
@@ -305,6 +331,7 @@ func TestLocalModeFromNonLoopback(t *testing.T) {
 }
 
 func TestInviteExpired(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, _ := h.IssueInvite(InviteOptions{AppID: "com.example.app", Duration: time.Hour})
 	doc, _ := pairing.ParseInvite(code)
@@ -316,6 +343,7 @@ func TestInviteExpired(t *testing.T) {
 }
 
 func TestInviteConsumed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, _ := h.IssueInvite(InviteOptions{AppID: pairing.AnyApp})
 	doc, _ := pairing.ParseInvite(code)
@@ -333,6 +361,7 @@ func TestInviteConsumed(t *testing.T) {
 }
 
 func TestEnrollmentFlood(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.EnrollmentBurst = 3; o.EnrollmentInterval = time.Second })
 	src := netip.MustParseAddrPort("127.0.0.1:50000")
 	other := netip.MustParseAddrPort("127.0.0.2:50000")
@@ -356,6 +385,7 @@ func TestEnrollmentFlood(t *testing.T) {
 }
 
 func TestMalformedDatagramsDropped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.EnrollmentBurst = 1000 })
 	src := netip.MustParseAddrPort("127.0.0.1:50000")
 	for _, dg := range []string{
@@ -394,6 +424,7 @@ func TestMalformedDatagramsDropped(t *testing.T) {
 // TestEnrollmentResultBytes checks the exact reply the SDKs parse: all 13 keys in order,
 // required ones non-null, nulls where the reference writes nulls.
 func TestEnrollmentResultBytes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	req := `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"r1","enrollmentMode":"local","inviteId":"local:com.example.app","appId":"com.example.app","deviceId":"d1","deviceName":"Dev","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"}`
 	got := string(h.udpExchange(t, []byte(req)))
@@ -412,6 +443,7 @@ func TestEnrollmentResultBytes(t *testing.T) {
 }
 
 func TestPairingStoreFile(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "state")
 	h := newHarness(t, func(o *Options) { o.StateDir = dir })
 	a := newApp("com.example.app")
@@ -445,6 +477,7 @@ func TestPairingStoreFile(t *testing.T) {
 }
 
 func TestNonLoopbackNeedsLAN(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Options{ListenAddr: "0.0.0.0:0"}); err == nil {
 		t.Fatal("non-loopback listener without LAN")
 	}

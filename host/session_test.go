@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
@@ -12,7 +13,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Control requests exactly as the official SDKs send them (session-contract §4.2).
+// Control requests exactly as the official SDKs send them (docs/protocol/session.md#control-actions).
 const (
 	sdkOpen       = `{"type":"CONTROL_REQ","id":"client.0123456789abcdef0123456789abcdef","replyTo":null,"action":"session.open","payload":{"clientName":"Pixel 8","configId":"local:com.example.app","appId":"com.example.app","openedAtUtc":"2026-07-30T01:00:00.0000000+00:00"},"success":true,"message":null}`
 	sdkProfile    = `{"type":"CONTROL_REQ","id":"client.1","replyTo":null,"action":"device.profile","payload":{"type":"DeviceAppProfile","schema":"ansight.device-app-profile.v1","sentAt":1785373200000,"reasonCode":1,"profileSeq":1,"sdk":{"name":"Ansight.Core","packageId":"Ansight.Core","version":"1.4.0","language":"csharp"},"device":{"model":"Pixel 8","osName":"Android","osVersion":"15","apiLevel":35},"app":{"appId":"com.example.app","versionCode":42},"sessionJpegCaptureControlVersion":1},"success":true,"message":null}`
@@ -25,6 +26,7 @@ const (
 // TestControlInterop checks every byte the official SDKs rely on in the host's replies:
 // all seven keys, id null, replyTo = request id, action echoed, success explicit.
 func TestControlInterop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, want string }{
@@ -36,9 +38,11 @@ func TestControlInterop(t *testing.T) {
 		{`{"type":"CONTROL_REQ","id":"client.6","action":"crash.handoff","payload":{"reportId":"r"}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.6","action":"crash.handoff","payload":null,"success":false,"message":"A crash handoff requires a current session and an ansight.crash.v1 report."}`},
 		{`{"type":"CONTROL_REQ","id":"client.7","action":"screen.record","payload":{}}`, `{"type":"CONTROL_RESP","id":null,"replyTo":"client.7","action":"screen.record","payload":null,"success":false,"message":"Unsupported control action 'screen.record'."}`},
 	} {
-		if got := control(t, conn, tc.req); got != tc.want {
-			t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)
-		}
+		t.Run(reqName(tc.req), func(t *testing.T) {
+			if got := control(t, conn, tc.req); got != tc.want {
+				t.Errorf("reply to %.60s\n got %s\nwant %s", tc.req, got, tc.want)
+			}
+		})
 	}
 	sess := h.sessionFor(t, "com.example.app")
 	in := sess.Info()
@@ -59,6 +63,7 @@ func TestControlInterop(t *testing.T) {
 
 // TestControlBadPayloads: wrong payload types get success:false, never silence or a crash.
 func TestControlBadPayloads(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, tc := range []struct{ req, message string }{
@@ -75,13 +80,15 @@ func TestControlBadPayloads(t *testing.T) {
 		{`{"type":"CONTROL_REQ","id":"j","id":"k","action":"app.state","payload":{"state":"foreground"}}`, ""},
 		{`{"type":"CONTROL_REQ","id":"l","action":"app.state","Action":"session.complete"}`, ""},
 	} {
-		got, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
-			t.Errorf("%s: %+v", tc.req, got)
-		}
+		t.Run(reqName(tc.req), func(t *testing.T) {
+			got, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
+				t.Errorf("%s: %+v", tc.req, got)
+			}
+		})
 	}
 }
 
@@ -89,6 +96,7 @@ func TestControlBadPayloads(t *testing.T) {
 // client.log without a payload is logged and acknowledged (the official host logs
 // "<empty>"), and the legacy CLIENT_DONE ends the session cleanly (1000), unanswered.
 func TestControlLenient(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, req := range []string{
@@ -120,6 +128,7 @@ func TestControlLenient(t *testing.T) {
 // TestUnacknowledgedTraffic: telemetry, legacy events and ASJP frames get no reply; the
 // next control request is answered first.
 func TestUnacknowledgedTraffic(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	for _, m := range []string{
@@ -144,6 +153,7 @@ func TestUnacknowledgedTraffic(t *testing.T) {
 // TestToolRouting: after session.open the session's tool client sends requests carrying
 // the session id; a dropped connection fails them at once with a transport error.
 func TestToolRouting(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	control(t, conn, sdkOpen)
@@ -173,6 +183,7 @@ func TestToolRouting(t *testing.T) {
 // id; the newer connection replaces the older, whose pending request fails with
 // ErrReplaced and which is closed.
 func TestResumeAndReplace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	events, stop := h.Subscribe(16)
 	defer stop()
@@ -202,7 +213,7 @@ func TestResumeAndReplace(t *testing.T) {
 	b := a
 	b.psid = pairing.NewToken(16)
 	h.connect(t, b)
-	waitFor(t, "two sessions", func() bool { return len(h.Sessions()) == 2 })
+	h.waitSession(t, "a second session", func(s *Session) bool { return s != sess })
 	kinds := map[EventKind]int{}
 	for kinds[EventConnected] < 3 || kinds[EventUpdated] < 2 {
 		kinds[(<-events).Kind]++ // blocks until the events come; the test deadline bounds it
@@ -213,6 +224,7 @@ func TestResumeAndReplace(t *testing.T) {
 // victim's processSessionId on its own grant gets a new session; the victim keeps its
 // connection (the reference lets it take the session over).
 func TestSessionHijackDifferentGrant(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	victim := newApp("com.example.app")
 	vconn := h.connect(t, victim)
@@ -223,7 +235,7 @@ func TestSessionHijackDifferentGrant(t *testing.T) {
 	attacker.psid = victim.psid
 	aconn := h.connect(t, attacker)
 	control(t, aconn, sdkOpen)
-	waitFor(t, "two sessions", func() bool { return len(h.Sessions()) == 2 })
+	h.waitSession(t, "the attacker's session", func(s *Session) bool { return s != vsess })
 	if vsess.State() != StateConnected {
 		t.Fatal("victim lost its connection")
 	}
@@ -238,6 +250,7 @@ func TestSessionHijackDifferentGrant(t *testing.T) {
 }
 
 func TestRevokeDisconnects(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	a := newApp("com.example.app")
 	conn := h.connect(t, a)
@@ -259,6 +272,7 @@ func TestRevokeDisconnects(t *testing.T) {
 }
 
 func TestAppHint(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"com.example.app": "com-example-app", "Com..Example__App!": "com-example-app", "***": "app", "": "app",
 		strings.Repeat("a", 60): strings.Repeat("a", 48),
@@ -270,6 +284,7 @@ func TestAppHint(t *testing.T) {
 }
 
 func TestServerCloseFailsPending(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	conn := h.connect(t, newApp("com.example.app"))
 	control(t, conn, sdkOpen)
@@ -307,6 +322,7 @@ func readAsync(conn transport.Conn) <-chan error {
 // TestRevokeInvite: revoking a used invite revokes the grants made with it, ends their
 // sessions and says so.
 func TestRevokeInvite(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
 	if err != nil {
@@ -333,9 +349,41 @@ func TestRevokeInvite(t *testing.T) {
 	}
 }
 
+// TestRevokedInviteListed: a revoked invite that was never used stays listed, as revoked,
+// its secret's hash wiped, and enrolls nobody; an invite can name the addresses its
+// discovery hint gives apps.
+func TestRevokedInviteListed(t *testing.T) {
+	h := newHarness(t, nil)
+	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app", HostAddresses: []string{"192.0.2.7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := pairing.ParseInvite(code)
+	if got := doc.Discovery.HostAddresses; len(got) != 1 || got[0] != "192.0.2.7" {
+		t.Errorf("discovery hint addresses %v", got)
+	}
+	if rev, err := h.Revoke(inv.ID); err != nil || rev.Kind != RevokedInvite || len(rev.GrantIDs) != 0 {
+		t.Fatalf("%+v %v", rev, err)
+	}
+	list := h.ListInvites()
+	if len(list) != 1 || list[0].ID != inv.ID || list[0].RevokedAt.IsZero() {
+		t.Fatalf("invites after revoking: %+v", list)
+	}
+	h.mu.Lock()
+	hash := h.store.invite(inv.ID).SecretHash
+	h.mu.Unlock()
+	if hash != "" {
+		t.Error("the revoked invite keeps its secret's hash")
+	}
+	if r := h.enroll(t, newApp("com.example.app").invite(inv.ID, doc.Invite.Enrollment.AccessToken)); r.Accepted || r.Reason != pairing.ReasonEnrollmentRequired {
+		t.Fatalf("a revoked invite enrolled: %s", r.Reason)
+	}
+}
+
 // TestRevokePrunedInvite: an invite pruned from the store can still be revoked by its id:
 // the grants made with it are.
 func TestRevokePrunedInvite(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	inv, code, err := h.IssueInvite(InviteOptions{AppID: "com.example.app"})
 	if err != nil {
@@ -353,5 +401,50 @@ func TestRevokePrunedInvite(t *testing.T) {
 	}
 	if g := h.Grants(); len(g) != 1 || g[0].RevokedAt.IsZero() {
 		t.Fatalf("grants: %+v", g)
+	}
+}
+
+// TestWaitSession: WaitSession returns a session that already matches at once, waits for
+// one that matches later (here: once the app opens it), and gives up with ctx's cause or
+// when the server closes.
+func TestWaitSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	a := newApp("com.example.wait")
+	conn := h.connect(t, a)
+	connected := h.sessionFor(t, a.appID)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if got, err := h.WaitSession(ctx, func(s *Session) bool { return s.AppID() == a.appID }); err != nil || got != connected {
+		t.Fatalf("an existing session: %v, %v", got, err)
+	}
+
+	opened := make(chan *Session, 1)
+	go func() {
+		s, err := h.WaitSession(ctx, (*Session).Opened)
+		if err != nil {
+			t.Errorf("waiting for the open: %v", err)
+		}
+		opened <- s
+	}()
+	control(t, conn, sdkOpen)
+	if s := <-opened; s != connected || !s.Opened() {
+		t.Fatalf("opened %v, want %v", s, connected)
+	}
+
+	short, cancelShort := context.WithCancelCause(t.Context())
+	cancelShort(errors.New("gave up"))
+	if _, err := h.WaitSession(short, func(*Session) bool { return false }); err == nil || err.Error() != "gave up" {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	closed := make(chan error, 1)
+	go func() {
+		_, err := h.WaitSession(ctx, func(*Session) bool { return false })
+		closed <- err
+	}()
+	conn.Close(transport.StatusNormalClosure, "")
+	h.Close()
+	if err := <-closed; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("wait across Close: %v", err)
 	}
 }

@@ -56,18 +56,11 @@ func (g *grantRecord) active(now time.Time) bool {
 	return g.RevokedAt.IsZero() && !now.After(g.ExpiresAt)
 }
 
-// inviteRecord is an invite as stored: its secret only as SHA-256.
+// inviteRecord is an invite as stored (the members of Invite, inline, without its
+// Document), with its secret only as SHA-256.
 type inviteRecord struct {
-	InviteID       string      `json:"inviteId"`
-	AppID          string      `json:"appId"`
-	AppName        string      `json:"appName"`
-	IssuedAt       time.Time   `json:"issuedAt"`
-	ExpiresAt      time.Time   `json:"expiresAt"`
-	GrantExpiresAt time.Time   `json:"grantExpiresAt"`
-	MaxToolPolicy  wire.Policy `json:"maxToolPolicy"`
-	SecretHash     string      `json:"secretHash"`
-	Uses           int         `json:"uses"`
-	MaxUses        int         `json:"maxUses"`
+	Invite
+	SecretHash string `json:"secretHash"`
 }
 
 type storeData struct {
@@ -306,7 +299,7 @@ func (s *store) removeGrant(g *grantRecord) {
 
 func (s *store) invite(id string) *inviteRecord {
 	for _, inv := range s.data.Invites {
-		if inv.InviteID == id {
+		if inv.ID == id {
 			return inv
 		}
 	}
@@ -315,7 +308,7 @@ func (s *store) invite(id string) *inviteRecord {
 
 func (s *store) removeInvite(id string) bool {
 	for i, inv := range s.data.Invites {
-		if inv.InviteID == id {
+		if inv.ID == id {
 			s.data.Invites = append(s.data.Invites[:i], s.data.Invites[i+1:]...)
 			return true
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // Defaults of Options.
@@ -99,7 +99,7 @@ func (o Options) withDefaults() Options {
 
 // Bridge is an MCP server over the sessions of one host.
 type Bridge struct {
-	backend control.Backend
+	backend hostapi.Backend
 	opts    Options
 	server  *mcp.Server
 	exposed *exposer // nil unless Options.ExposeAppTools is set
@@ -113,7 +113,7 @@ const instructions = `Drive the tools of running apps (Ansight). Workflow: ansig
 
 // New returns a bridge over b. It serves nothing until Run or Serve (or a transport
 // connected to Server).
-func New(b control.Backend, opts Options) *Bridge {
+func New(b hostapi.Backend, opts Options) *Bridge {
 	opts = opts.withDefaults()
 	br := &Bridge{backend: b, opts: opts, results: resultStore{dir: opts.ResultDir}}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ExposeAppTools != ""}}

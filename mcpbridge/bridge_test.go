@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -163,6 +164,7 @@ func oneSession(t *testing.T) *fakeBackend {
 }
 
 func TestMetaToolsListed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolReadResult, ToolSearchAppTools,
 		ToolSnapshot, ToolTakeScreenshot}
@@ -195,6 +197,7 @@ func TestMetaToolsListed(t *testing.T) {
 }
 
 func TestListSessions(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.addSession("s2", "com.example.other", wire.PolicyRead, nil)
 	f.disconnect("s2")
@@ -206,23 +209,26 @@ func TestListSessions(t *testing.T) {
 		{nil, []string{"s1"}},
 		{map[string]any{"includeDisconnected": true}, []string{"s1", "s2"}},
 	} {
-		res := h.call(ToolListSessions, tc.args)
-		var out listSessionsOutput
-		text(t, res, &out)
-		var ids []string
-		for _, s := range out.Sessions {
-			ids = append(ids, s.SessionID)
-		}
-		if res.IsError || !slices.Equal(ids, tc.want) || !out.AllowCritical {
-			t.Errorf("args %v: sessions %v, want %v (%+v)", tc.args, ids, tc.want, out)
-		}
-		if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != control.StateConnected {
-			t.Errorf("session: %+v", s)
-		}
+		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
+			res := h.call(ToolListSessions, tc.args)
+			var out listSessionsOutput
+			text(t, res, &out)
+			var ids []string
+			for _, s := range out.Sessions {
+				ids = append(ids, s.SessionID)
+			}
+			if res.IsError || !slices.Equal(ids, tc.want) || !out.AllowCritical {
+				t.Errorf("args %v: sessions %v, want %v (%+v)", tc.args, ids, tc.want, out)
+			}
+			if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != hostapi.StateConnected {
+				t.Errorf("session: %+v", s)
+			}
+		})
 	}
 }
 
 func TestSessionSelection(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.addSession("s2", "com.example.other", wire.PolicyRead, []wire.ToolEntry{tool("other.read", "x", wire.PolicyRead, "Other.")})
 	f.addSession("s3", "com.example.gone", wire.PolicyRead, nil)
@@ -233,14 +239,14 @@ func TestSessionSelection(t *testing.T) {
 		args map[string]any
 		want string // session id, or error code
 	}{
-		{"ambiguous", map[string]any{}, control.CodeSessionAmbiguous},
+		{"ambiguous", map[string]any{}, string(wire.CodeSessionAmbiguous)},
 		{"by app", map[string]any{"appId": "com.example.other"}, "s2"},
 		{"by id", map[string]any{"sessionId": "s1"}, "s1"},
 		{"id and app agree", map[string]any{"sessionId": "s1", "appId": "com.example.notes"}, "s1"},
-		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, control.CodeBadRequest},
-		{"unknown id", map[string]any{"sessionId": "nope"}, control.CodeSessionNotFound},
-		{"disconnected", map[string]any{"sessionId": "s3"}, control.CodeSessionClosed},
-		{"app not connected", map[string]any{"appId": "com.example.gone"}, CodeNoSession},
+		{"id and app disagree", map[string]any{"sessionId": "s1", "appId": "com.example.other"}, string(wire.CodeBadRequest)},
+		{"unknown id", map[string]any{"sessionId": "nope"}, string(wire.CodeSessionNotFound)},
+		{"disconnected", map[string]any{"sessionId": "s3"}, string(wire.CodeSessionClosed)},
+		{"app not connected", map[string]any{"appId": "com.example.gone"}, string(wire.CodeNoSession)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := h.call(ToolSearchAppTools, tc.args)
@@ -253,10 +259,10 @@ func TestSessionSelection(t *testing.T) {
 				return
 			}
 			e := errorOf(t, res)
-			if e.Code != tc.want || e.Hint == "" {
+			if e.Code != wire.Code(tc.want) || e.Hint == "" {
 				t.Fatalf("error %+v, want code %s with a hint", e, tc.want)
 			}
-			if tc.want == control.CodeSessionAmbiguous && !strings.Contains(string(e.Details), `"s2"`) {
+			if tc.want == string(wire.CodeSessionAmbiguous) && !strings.Contains(string(e.Details), `"s2"`) {
 				t.Errorf("ambiguity details should list the sessions: %s", e.Details)
 			}
 		})
@@ -264,14 +270,16 @@ func TestSessionSelection(t *testing.T) {
 }
 
 func TestNoSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeBackend(t), Options{})
 	e := errorOf(t, h.call(ToolSearchAppTools, nil))
-	if e.Code != CodeNoSession || !strings.Contains(e.Hint, "--demo") {
+	if e.Code != wire.CodeNoSession || !strings.Contains(e.Hint, "--demo") {
 		t.Fatalf("%+v", e)
 	}
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 	ids := func(out searchOutput) []string {
 		var s []string
@@ -309,7 +317,7 @@ func TestSearch(t *testing.T) {
 				for _, e := range out.Tools {
 					switch e.ID {
 					case "notes.delete_all":
-						if e.Executable == nil || *e.Executable || e.Denial == nil || e.Denial.Code != CodeCriticalNotAllowed || !strings.Contains(e.Denial.Reason, "--allow-critical") {
+						if e.Executable == nil || *e.Executable || e.Denial == nil || e.Denial.Code != wire.CodeCriticalNotAllowed || !strings.Contains(e.Denial.Reason, "--allow-critical") {
 							t.Errorf("critical entry: %+v", e)
 						}
 					case "sync.push":
@@ -352,6 +360,7 @@ func TestSearch(t *testing.T) {
 // listed with why when the agent asks for tools it cannot call, so that it can tell the
 // user.
 func TestSearchAboveTheGrant(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyRead, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
@@ -387,6 +396,7 @@ func TestSearchAboveTheGrant(t *testing.T) {
 // TestHintsFitTheMode: a demo or an embedded host does not suggest pairing commands that
 // cannot apply to it.
 func TestHintsFitTheMode(t *testing.T) {
+	t.Parallel()
 	for mode, want := range map[HostMode]string{
 		HostResident: "ansight pairing issue --max-tool-policy critical",
 		HostEmbedded: "without --embedded-host",
@@ -411,6 +421,7 @@ func TestHintsFitTheMode(t *testing.T) {
 }
 
 func TestSearchArgumentErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 	for _, args := range []map[string]any{
 		{"maxResults": 51},
@@ -431,6 +442,7 @@ func TestSearchArgumentErrors(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
 
 	var out describeOutput
@@ -444,7 +456,7 @@ func TestDescribe(t *testing.T) {
 	res = h.call(ToolDescribeApp, map[string]any{"toolId": "notes.delete_all"})
 	out = describeOutput{}
 	text(t, res, &out)
-	if res.IsError || out.Tool.Denial == nil || out.Tool.Denial.Code != CodeCriticalNotAllowed || out.Tool.Executable == nil || *out.Tool.Executable {
+	if res.IsError || out.Tool.Denial == nil || out.Tool.Denial.Code != wire.CodeCriticalNotAllowed || out.Tool.Executable == nil || *out.Tool.Executable {
 		t.Fatalf("a critical tool is described with the bridge's denial: %+v", out.Tool)
 	}
 
@@ -457,16 +469,18 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestDescribeRefusesToolsAboveTheGrant(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyRead, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
 	e := errorOf(t, h.call(ToolDescribeApp, map[string]any{"toolId": "notes.create"}))
-	if e.Code != wire.CodePolicyNotGranted || e.Kind != kindDenied || !strings.Contains(e.Hint, "--max-tool-policy write") {
+	if e.Code != wire.CodePolicyNotGranted || e.Kind != wire.KindDenied || !strings.Contains(e.Hint, "--max-tool-policy write") {
 		t.Fatalf("%+v", e)
 	}
 }
 
 func TestOneLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		max  int
@@ -479,9 +493,12 @@ func TestOneLine(t *testing.T) {
 		{"Ünïcödé wörds everywhere here", 10, "Ünïcödé w…"},
 		{"a, b, c, d, e", 5, "a, b…"},
 	} {
-		got := oneLine(tc.in, tc.max)
-		if got != tc.want || len([]rune(got)) > tc.max {
-			t.Errorf("oneLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
+			got := oneLine(tc.in, tc.max)
+			if got != tc.want || len([]rune(got)) > tc.max {
+				t.Errorf("oneLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+			}
+		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -21,8 +21,8 @@ type callSpec struct {
 	After     *wire.After    `json:"after,omitzero"`
 }
 
-func (c callSpec) request() control.CallRequest {
-	return control.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID, After: c.After}
+func (c callSpec) request() hostapi.CallRequest {
+	return hostapi.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID, After: c.After}
 }
 
 type callInput struct {
@@ -79,7 +79,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
 // Success false; a refusal by the bridge or a host failure is an error.
-func (br *Bridge) call(ctx context.Context, sess *control.Session, req control.CallRequest, progress func(control.Progress)) (*control.Call, error) {
+func (br *Bridge) call(ctx context.Context, sess *hostapi.Session, req hostapi.CallRequest, progress func(hostapi.Progress)) (*hostapi.Call, error) {
 	if err := br.authorize(ctx, sess, []string{req.ToolID}); err != nil {
 		return nil, err
 	}
@@ -89,9 +89,9 @@ func (br *Bridge) call(ctx context.Context, sess *control.Session, req control.C
 // authorize refuses, before anything runs, calls of tools above the session's grant and of
 // critical tools without AllowCritical. Everything else (unknown tools, unavailable tools,
 // arguments) is left to the host, which is authoritative and says which call failed.
-func (br *Bridge) authorize(ctx context.Context, sess *control.Session, ids []string) error {
+func (br *Bridge) authorize(ctx context.Context, sess *hostapi.Session, ids []string) error {
 	wanted := slices.Compact(slices.Sorted(slices.Values(ids)))
-	tools, err := br.backend.Tools(ctx, sess.ID, control.ToolsRequest{ToolIDs: wanted, Detail: control.DetailSummary})
+	tools, err := br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{ToolIDs: wanted, Detail: hostapi.DetailSummary})
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (br *Bridge) authorize(ctx context.Context, sess *control.Session, ids []st
 
 // callOutputOf is a call's outcome as the agent sees it, with the images among its
 // artifacts as content. A call whose files did not all arrive is a failure.
-func (br *Bridge) callOutputOf(res *control.Call, callID string, budget *imageBudget) (callOutput, []mcp.Content) {
+func (br *Bridge) callOutputOf(res *hostapi.Call, callID string, budget *imageBudget) (callOutput, []mcp.Content) {
 	out := callOutput{SessionID: res.SessionID, ToolID: res.ToolID, CallID: callID, outcome: outcome{Success: res.Success}, DurationMS: res.DurationMS}
 	if r := res.Result; r != nil {
 		out.Message, out.Result, out.Evidence = r.Message, r.Result, evidenceOf(r.Evidence)
@@ -132,7 +132,7 @@ func (br *Bridge) callOutputOf(res *control.Call, callID string, budget *imageBu
 }
 
 // artifactsOf is the artifacts of a call's outcome (none when there is none).
-func artifactsOf(res *control.Call) []control.Artifact {
+func artifactsOf(res *hostapi.Call) []hostapi.Artifact {
 	if res == nil {
 		return nil
 	}
@@ -152,7 +152,7 @@ func evidenceOf(ev map[string]wire.Outcome) jsontext.Value {
 }
 
 // artifactFailure is the error of a call whose files did not all reach the host, or nil.
-func (br *Bridge) artifactFailure(list []control.Artifact) *callError {
+func (br *Bridge) artifactFailure(list []hostapi.Artifact) *callError {
 	var failed []string
 	for _, a := range list {
 		if a.Status != "complete" {
@@ -162,17 +162,17 @@ func (br *Bridge) artifactFailure(list []control.Artifact) *callError {
 	if len(failed) == 0 {
 		return nil
 	}
-	return br.explain(failf(CodeArtifactFailed, kindFailed, "the tool ran, but %d of %d files did not reach the host (%s)",
+	return br.explain(failf(wire.CodeArtifactFailed, "the tool ran, but %d of %d files did not reach the host (%s)",
 		len(failed), len(list), strings.Join(failed, "; ")))
 }
 
 // snapshotAfter is the snapshot an agent asked for after a call: the text, or why there
 // is none (the call's own outcome stands either way).
-func (br *Bridge) snapshotAfter(ctx context.Context, sess *control.Session) string {
+func (br *Bridge) snapshotAfter(ctx context.Context, sess *hostapi.Session) string {
 	text, _, err := br.capture(ctx, sess, snapshotOptions{})
 	if err != nil {
 		if ce, ok := br.asCallError(err); ok {
-			return "not taken: " + ce.Code + ": " + ce.Message
+			return "not taken: " + string(ce.Code) + ": " + ce.Message
 		}
 		return "not taken: " + err.Error()
 	}
@@ -212,7 +212,7 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 		return br.fail(err, in.SessionID, "")
 	}
 	ids := make([]string, len(in.Calls))
-	batch := control.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]control.CallRequest, len(in.Calls))}
+	batch := hostapi.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]hostapi.CallRequest, len(in.Calls))}
 	for i, c := range in.Calls {
 		ids[i], batch.Calls[i] = c.ToolID, c.request()
 		if err := br.expandRef(sess.ID, &batch.Calls[i]); err != nil {
@@ -227,7 +227,7 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 	}
 	prog := startProgress(ctx, req)
 	res, err := br.backend.Batch(ctx, sess.ID, batch, prog.report())
-	var arts []control.Artifact
+	var arts []hostapi.Artifact
 	if res != nil {
 		arts = res.Artifacts
 	}

@@ -10,11 +10,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
 func TestCall(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	c.run["notes.create"] = func(args jsontext.Value) (jsontext.Value, *wire.Error) {
@@ -45,7 +46,7 @@ func TestCall(t *testing.T) {
 	})
 	t.Run("invalid arguments come back as a tool error", func(t *testing.T) {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "arguments": map[string]any{}}))
-		if e.Code != wire.CodeArgumentsSchemaInvalid || e.Kind != kindInvalid || !strings.Contains(string(e.Details), "required_property_missing") ||
+		if e.Code != wire.CodeArgumentsSchemaInvalid || e.Kind != wire.KindInvalid || !strings.Contains(string(e.Details), "required_property_missing") ||
 			!strings.Contains(e.Hint, ToolDescribeApp) {
 			t.Fatalf("%+v", e)
 		}
@@ -53,7 +54,7 @@ func TestCall(t *testing.T) {
 	t.Run("a tool's own failure keeps code, message, retryable, details", func(t *testing.T) {
 		res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.get", "arguments": map[string]any{"text": "n9"}})
 		e := errorOf(t, res)
-		if e.Code != "note_not_found" || e.Message != "no note n9" || e.Retryable || string(e.Details) != `{"id":"n9"}` || e.Kind != kindFailed || e.RefusedBy != "" {
+		if e.Code != "note_not_found" || e.Message != "no note n9" || e.Retryable || string(e.Details) != `{"id":"n9"}` || e.Kind != wire.KindFailed || e.RefusedBy != "" {
 			t.Fatalf("%+v", e)
 		}
 	})
@@ -66,7 +67,7 @@ func TestCall(t *testing.T) {
 	t.Run("unavailable tool", func(t *testing.T) {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "sync.push"}))
 		// Something must happen first (sign in): not retryable, and the hint says what.
-		if e.Code != "signed_out" || e.Kind != kindUnavailable || e.RefusedBy != refusedByHost || e.Retryable ||
+		if e.Code != "signed_out" || e.Kind != wire.KindUnavailable || e.RefusedBy != refusedByHost || e.Retryable ||
 			!strings.Contains(e.Hint, "First: Call account.sign_in. Then call again.") {
 			t.Fatalf("%+v", e)
 		}
@@ -74,7 +75,7 @@ func TestCall(t *testing.T) {
 	t.Run("critical without --allow-critical", func(t *testing.T) {
 		before := len(f.received())
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"}))
-		if e.Code != CodeCriticalNotAllowed || e.Kind != kindDenied || e.RefusedBy != refusedByBridge || !strings.Contains(e.Hint, "--allow-critical") {
+		if e.Code != wire.CodeCriticalNotAllowed || e.Kind != wire.KindDenied || e.RefusedBy != refusedByBridge || !strings.Contains(e.Hint, "--allow-critical") {
 			t.Fatalf("%+v", e)
 		}
 		if len(f.received()) != before {
@@ -97,6 +98,7 @@ func TestCall(t *testing.T) {
 }
 
 func TestCallCriticalAllowed(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	h := newHarness(t, f, Options{AllowCritical: true})
 	res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})
@@ -108,6 +110,7 @@ func TestCallCriticalAllowed(t *testing.T) {
 }
 
 func TestCallAboveTheGrant(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "app", wire.PolicyWrite, demoTools())
 	h := newHarness(t, f, Options{AllowCritical: true})
@@ -121,6 +124,7 @@ func TestCallAboveTheGrant(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	c.run["notes.get"] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
@@ -167,7 +171,7 @@ func TestBatch(t *testing.T) {
 			{"toolId": "notes.list"}, {"toolId": "notes.delete_all"},
 		}})
 		e := errorOf(t, res)
-		if e.Code != CodeCriticalNotAllowed || string(e.Details) != `{"index":1,"toolId":"notes.delete_all"}` {
+		if e.Code != wire.CodeCriticalNotAllowed || string(e.Details) != `{"index":1,"toolId":"notes.delete_all"}` {
 			t.Fatalf("%+v", e)
 		}
 		if len(f.received()) != before || f.batches != batches {
@@ -194,6 +198,7 @@ func TestBatch(t *testing.T) {
 }
 
 func TestTakeScreenshot(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	path := f.withScreenshot(t, f.catalogs["s1"], 1600, 800)
 	h := newHarness(t, f, Options{})
@@ -236,18 +241,19 @@ func TestTakeScreenshot(t *testing.T) {
 }
 
 func TestTakeScreenshotFailures(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	h := newHarness(t, f, Options{})
 	// The default fake answers without an artifact.
-	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot {
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != wire.CodeNoScreenshot {
 		t.Errorf("no artifact: %+v", e)
 	}
-	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact {
-		return []control.Artifact{{TransferID: "t", Status: "failed", Error: "stalled"}}
+	c.artifacts[wire.ScreenshotToolID] = func() []hostapi.Artifact {
+		return []hostapi.Artifact{{TransferID: "t", Status: "failed", Error: "stalled"}}
 	}
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{}`), nil }
-	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != CodeNoScreenshot || !e.Retryable || !strings.Contains(e.Message, "stalled") {
+	if e := errorOf(t, h.call(ToolTakeScreenshot, nil)); e.Code != wire.CodeNoScreenshot || !e.Retryable || !strings.Contains(e.Message, "stalled") {
 		t.Errorf("failed transfer: %+v", e)
 	}
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
@@ -259,6 +265,7 @@ func TestTakeScreenshotFailures(t *testing.T) {
 }
 
 func TestFitImage(t *testing.T) {
+	t.Parallel()
 	noise := func(w, h int) []byte {
 		img := image.NewRGBA(image.Rect(0, 0, w, h))
 		x := uint32(1)

@@ -46,6 +46,7 @@ func (c rawClient) next() (jsonrpc.Message, any) {
 // TestNoResponseAfterCancel: a request the client cancels while it runs is stopped and
 // gets no response (the MCP specification's SHOULD NOT); the session goes on.
 func TestNoResponseAfterCancel(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		f := oneSession(t)
 		f.catalogs["s1"].hold["notes.list"] = true
@@ -107,6 +108,7 @@ func (c *fakeConn) SessionID() string { return "" }
 // TestQuietConn walks the filter through the races the specification allows: a
 // cancellation that arrives after the answer, for an unknown id, or before an id is reused.
 func TestQuietConn(t *testing.T) {
+	t.Parallel()
 	response := func(id int64) jsonrpc.Message {
 		rid, _ := jsonrpc.MakeID(float64(id))
 		return &jsonrpc.Response{ID: rid, Result: json.RawMessage(`{}`)}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -44,7 +44,7 @@ func (br *Bridge) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in *
 	}
 	out := listSessionsOutput{Sessions: []sessionOutput{}, AllowCritical: br.opts.AllowCritical}
 	for _, s := range list.Sessions {
-		if s.State != control.StateConnected && !in.IncludeDisconnected {
+		if s.State != hostapi.StateConnected && !in.IncludeDisconnected {
 			continue
 		}
 		out.Sessions = append(out.Sessions, sessionOutput{
@@ -105,8 +105,8 @@ func (br *Bridge) search(ctx context.Context, _ *mcp.CallToolRequest, in *search
 	}
 	// The host filters by words, category and policy; the bridge then applies its own
 	// policy and the cap, so that counts and truncation describe what the agent may use.
-	tools, err := br.backend.Tools(ctx, sess.ID, control.ToolsRequest{
-		Query: in.Query, Feature: in.Feature, Category: in.Category, Policy: in.Policy, Detail: control.DetailSummary,
+	tools, err := br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{
+		Query: in.Query, Feature: in.Feature, Category: in.Category, Policy: in.Policy, Detail: hostapi.DetailSummary,
 	})
 	if err != nil {
 		return br.fail(err, sess.ID, "")

@@ -1,7 +1,7 @@
 // Package mcpbridge offers the tools of the apps connected to an Ansight host to MCP
 // clients (AI agents), through the official MCP Go SDK. docs/mcp.md is the user's view.
 //
-// The bridge talks to the host only through [control.Backend], so it behaves the same
+// The bridge talks to the host only through [hostapi.Backend], so it behaves the same
 // over the resident host's control socket and in process. It keeps an agent's context
 // small: instead of one MCP tool per app tool (whose schemas would fill the context
 // window), it offers meta-tools —

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -16,36 +16,6 @@ import (
 // the kind of failure, whether retrying alone can help, and a hint saying what would fix
 // or allow the call. Handlers build a callError (or get one from the host) and pass it
 // through explain.
-
-// Error codes the bridge itself returns (besides the protocol's and the host's).
-const (
-	// CodeCriticalNotAllowed: a critical tool, and the bridge was not started with
-	// --allow-critical (Options.AllowCritical).
-	CodeCriticalNotAllowed = "critical_not_allowed"
-	// CodeNoSession: no connected session matches (no app connected, or none of the app).
-	CodeNoSession = "no_session"
-	// CodeHostUnavailable: no host answers on the control socket.
-	CodeHostUnavailable = "host_unavailable"
-	// CodeNoScreenshot: the screenshot tool answered without an image file.
-	CodeNoScreenshot = "screenshot_missing"
-	// CodeArtifactFailed: the tool ran, but a file it sent did not reach the host.
-	CodeArtifactFailed = "artifact_transfer_failed"
-	// CodeUnknownRef: a short node reference ("e5") that no snapshot of the session issued.
-	CodeUnknownRef = "unknown_ref"
-	// CodeResultNotFound: ansight_read_result names a result the bridge no longer keeps.
-	CodeResultNotFound = "result_not_found"
-	// CodeResultTooLarge: an exposed tool's result is over the size cap (the call itself
-	// succeeded; the result was saved).
-	CodeResultTooLarge = "result_too_large"
-)
-
-// Kinds of failure, the host's vocabulary (control.Kind*).
-const (
-	kindDenied      = control.KindDenied
-	kindUnavailable = control.KindUnavailable
-	kindInvalid     = control.KindInvalid
-	kindFailed      = control.KindFailed
-)
 
 // Who refused a call that never reached the app.
 const (
@@ -58,74 +28,68 @@ const (
 // allow it. It is an error so that helpers can return it; handlers turn it into an MCP tool
 // error (isError), never into a protocol error, so that the agent can correct itself.
 type callError struct {
-	Code      string         `json:"code"`
+	Code      wire.Code      `json:"code"`
 	Message   string         `json:"message"`
 	Retryable bool           `json:"retryable"`
 	Details   jsontext.Value `json:"details,omitzero"`
-	Kind      string         `json:"kind,omitzero"`
+	Kind      wire.Kind      `json:"kind,omitzero"`
 	RefusedBy string         `json:"refusedBy,omitzero"`
 	Hint      string         `json:"hint,omitzero"`
 }
 
-func (e *callError) Error() string { return e.Code + ": " + e.Message }
+func (e *callError) Error() string { return string(e.Code) + ": " + e.Message }
 
-func failf(code, kind, format string, args ...any) *callError {
-	return &callError{Code: code, Kind: kind, Message: fmt.Sprintf(format, args...)}
+// failf is a failure with code, whose kind is the code's (wire.Code.Kind) unless set.
+func failf(code wire.Code, format string, args ...any) *callError {
+	return &callError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // fromToolError converts the host's view of a failed call.
-func (br *Bridge) fromToolError(te *control.ToolError) *callError {
+func (br *Bridge) fromToolError(te *hostapi.ToolError) *callError {
 	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
 	if te.RefusedByHost {
 		e.RefusedBy = refusedByHost
 	}
-	if e.Kind == "" {
-		e.Kind = control.KindOf(&te.Error)
+	if e.Kind == 0 {
+		e.Kind = te.Error.Kind()
 	}
 	return br.explain(e)
 }
 
 // fromWireError converts an error inside a batch item or evidence.
 func (br *Bridge) fromWireError(we *wire.Error) *callError {
-	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: control.KindOf(we)})
+	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: we.Kind()})
 }
 
 // asCallError turns a backend failure into an explained callError. Cancellation stays a Go
 // error: the client gave up on the request, nobody reads the answer.
 func (br *Bridge) asCallError(err error) (*callError, bool) {
 	var ce *callError
-	var ae *control.APIError
+	var ae *hostapi.APIError
 	switch {
 	case errors.As(err, &ce):
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return nil, false
-	case errors.Is(err, control.ErrHostUnavailable):
-		ce = &callError{Code: CodeHostUnavailable, Kind: kindUnavailable, Message: err.Error()}
+	case errors.Is(err, hostapi.ErrHostUnavailable):
+		ce = &callError{Code: wire.CodeHostUnavailable, Message: err.Error()}
 	case errors.As(err, &ae):
 		ce = &callError{Code: ae.Code, Message: ae.Message}
 	default:
-		ce = &callError{Code: control.CodeInternal, Kind: kindFailed, Message: err.Error()}
+		ce = &callError{Code: wire.CodeInternal, Message: err.Error()}
 	}
 	return br.explain(ce), true
 }
 
-// explain completes e: its kind when nobody said, whether retrying alone can help, and a
-// hint when it has none.
+// explain completes e: its kind when nobody said (its code's, wire.Code.Kind), whether
+// retrying alone can help, and a hint when it has none.
 func (br *Bridge) explain(e *callError) *callError {
-	if e.Kind == "" {
-		switch e.Code {
-		case control.CodeSessionNotFound, control.CodeSessionClosed, wire.CodeNotFound:
-			e.Kind = kindUnavailable
-		case control.CodeBadRequest, control.CodeSessionAmbiguous:
-			e.Kind = kindInvalid
-		default:
-			e.Kind = kindFailed
-		}
+	if e.Kind == 0 {
+		e.Kind = e.Code.Kind()
 	}
 	switch {
-	case e.Code == control.CodeTimeout:
+	case e.Code == wire.CodeTimeout:
 		e.Retryable = true
-	case e.Kind == kindUnavailable, e.Kind == kindDenied, e.Code == wire.CodeStaleNodeReference, e.Code == CodeUnknownRef:
+	case e.Kind == wire.KindUnavailable, e.Kind == wire.KindDenied, e.Code == wire.CodeStaleNodeReference, e.Code == wire.CodeUnknownRef:
 		// Something else has to happen first (change the app's state, look at the screen
 		// again, ask the user): retrying the same call cannot succeed. Apps mark such
 		// failures retryable in the sense "after the remediation"; agents read it as "now".
@@ -141,13 +105,13 @@ func (br *Bridge) explain(e *callError) *callError {
 // way this bridge reaches its host (Options.HostMode).
 func (br *Bridge) hintFor(e *callError) string {
 	switch e.Code {
-	case CodeHostUnavailable:
+	case wire.CodeHostUnavailable:
 		return "No Ansight host is running. The user starts one with 'ansight host run' (or restarts this bridge with --embedded-host or --demo)."
-	case control.CodeSessionNotFound, control.CodeSessionClosed:
+	case wire.CodeSessionNotFound, wire.CodeSessionClosed:
 		return "Session ids change when an app reconnects: call ansight_list_sessions and use a connected session."
-	case control.CodeSessionAmbiguous:
+	case wire.CodeSessionAmbiguous:
 		return "Several apps are connected: pass sessionId (or appId), see details."
-	case CodeNoSession:
+	case wire.CodeNoSession:
 		switch br.opts.HostMode {
 		case HostDemo:
 			return "The demo app is not connected right now (it reconnects on its own): call ansight_list_sessions again in a moment."
@@ -159,7 +123,7 @@ func (br *Bridge) hintFor(e *callError) string {
 		return "Tool ids are exact: find them with ansight_search_app_tools. The catalog may have changed (app state, reconnect)."
 	case wire.CodePolicyNotGranted:
 		return "The tool's policy exceeds the session's grant. " + br.grantHint("") + " Tell the user; do not retry."
-	case CodeCriticalNotAllowed:
+	case wire.CodeCriticalNotAllowed:
 		return criticalReason + " Ask the user; never work around it."
 	case wire.CodeExecutionDenied, wire.CodeDiscoveryDisabled:
 		return "The app's own guard refuses it (a build or configuration setting of the app). Do not retry."
@@ -167,16 +131,16 @@ func (br *Bridge) hintFor(e *callError) string {
 		return "Fix the arguments from the tool's argumentsSchema (ansight_describe_app_tool); details list the violations."
 	case wire.CodeBatchCallInvalid, wire.CodeBatchPayloadInvalid, wire.CodeBatchSizeInvalid:
 		return "Fix the failing batch item (see index and details); a batch holds 1 to 32 calls."
-	case wire.CodeStaleNodeReference, CodeUnknownRef:
+	case wire.CodeStaleNodeReference, wire.CodeUnknownRef:
 		return "The screen changed since that reference was captured: call ansight_snapshot and use a ref from the new snapshot."
-	case control.CodeTimeout:
+	case wire.CodeTimeout:
 		return "The app did not answer in time. Retry once; if it fails again, report it."
-	case CodeArtifactFailed:
+	case wire.CodeArtifactFailed:
 		return "The tool ran (see result) but a file it sent did not reach the host. Repeat a read tool once; after a write tool, check the app's state before repeating anything."
-	case CodeResultNotFound:
+	case wire.CodeResultNotFound:
 		return "The bridge keeps the latest results only: call the tool again to get a fresh result."
 	}
-	if e.Kind == kindUnavailable {
+	if e.Kind == wire.KindUnavailable {
 		return unavailableHint(e.Details)
 	}
 	if e.Retryable {

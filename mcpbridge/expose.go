@@ -15,8 +15,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -84,7 +84,7 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 	rev, avail := x.revision, x.availability
 	x.mu.Unlock()
 	if same {
-		t, err := x.br.backend.Tools(ctx, sess.ID, control.ToolsRequest{IfRevision: rev, MaxResults: 1})
+		t, err := x.br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{IfRevision: rev, MaxResults: 1})
 		if err != nil {
 			return false, err
 		}
@@ -92,7 +92,7 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 			return false, nil
 		}
 	}
-	full, err := x.br.backend.Tools(ctx, sess.ID, control.ToolsRequest{Detail: control.DetailFull})
+	full, err := x.br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{Detail: hostapi.DetailFull})
 	if err != nil {
 		return false, err
 	}
@@ -124,14 +124,14 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 }
 
 // resolve finds the target's connected session (nil when there is none).
-func (x *exposer) resolve(ctx context.Context) (*control.Session, error) {
+func (x *exposer) resolve(ctx context.Context) (*hostapi.Session, error) {
 	list, err := x.br.backend.Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range list.Sessions {
 		if s.ID == x.target {
-			if s.State != control.StateConnected {
+			if s.State != hostapi.StateConnected {
 				return nil, nil
 			}
 			return &s, nil
@@ -203,13 +203,13 @@ func (x *exposer) handler(name string) mcp.ToolHandler {
 		br := x.br
 		sid, toolID, structured := x.current(name)
 		if sid == "" || toolID == "" {
-			return br.failText(failf(CodeNoSession, kindUnavailable, "the app of %q is not connected", x.target))
+			return br.failText(failf(wire.CodeNoSession, "the app of %q is not connected", x.target))
 		}
 		sess, err := br.session(ctx, selector{SessionID: sid})
 		if err != nil {
 			return br.failText(err)
 		}
-		call := control.CallRequest{ToolID: toolID}
+		call := hostapi.CallRequest{ToolID: toolID}
 		if a := req.Params.Arguments; len(a) > 0 && string(a) != "null" {
 			call.Arguments = jsontext.Value(a)
 		}
@@ -236,7 +236,7 @@ func (x *exposer) handler(name string) mcp.ToolHandler {
 // the tool declares an output schema), its files, the images among them. A result over the
 // cap is saved; a tool with an output schema then answers a tool error (clients want
 // structured content that matches the schema otherwise), saying the call succeeded.
-func (br *Bridge) appResult(res *control.Call, asStructured bool) (*mcp.CallToolResult, error) {
+func (br *Bridge) appResult(res *hostapi.Call, asStructured bool) (*mcp.CallToolResult, error) {
 	var result jsontext.Value
 	message := ""
 	if res.Result != nil {
@@ -247,7 +247,7 @@ func (br *Bridge) appResult(res *control.Call, asStructured bool) (*mcp.CallTool
 	case len(result) > br.opts.MaxResultBytes:
 		t := br.spill(result, "The result")
 		if asStructured {
-			e := br.explain(&callError{Code: CodeResultTooLarge, Kind: kindFailed,
+			e := br.explain(&callError{Code: wire.CodeResultTooLarge, Kind: wire.KindFailed,
 				Message: "The call succeeded; do not repeat it. " + t.Note})
 			e.Details, _ = wire.Marshal(t)
 			return br.failText(e)
@@ -373,7 +373,7 @@ func toolHints(keywords string) (additive, idempotent bool) {
 // clientSchema adapts an app's object schema for MCP clients: the keywords that make
 // validators look elsewhere ($schema, $id) are dropped, a missing type becomes "object", and,
 // for arguments (closed), the protocol's closed-object default is restored everywhere
-// (catalog.StandardSchema): standard validators read a missing additionalProperties as
+// (schema.Standard): standard validators read a missing additionalProperties as
 // "anything goes", and the client should see the schema exactly as the app enforces it.
 // Schemas of anything but an object are refused.
 func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
@@ -384,7 +384,7 @@ func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
 		return jsontext.Value(`{"type":"object","additionalProperties":false}`), nil
 	}
 	if closed {
-		raw = catalog.StandardSchema(raw)
+		raw = schema.Standard(raw)
 	}
 	var m map[string]jsontext.Value
 	if err := wire.Unmarshal(raw, &m); err != nil {

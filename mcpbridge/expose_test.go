@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -52,6 +53,7 @@ func (h *harness) sync() bool {
 }
 
 func TestExposeAppTools(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.catalogs["s1"].run["notes.get"] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
 		return nil, &wire.Error{Code: "note_not_found", Message: "no note", Details: jsontext.Value(`{"id":"n9"}`)}
@@ -118,6 +120,7 @@ func TestExposeAppTools(t *testing.T) {
 }
 
 func TestExposeFollowsTheAppAcrossReconnects(t *testing.T) {
+	t.Parallel()
 	f := newFakeBackend(t)
 	f.addSession("s1", "com.example.notes", wire.PolicyWrite, []wire.ToolEntry{tool("notes.list", "notes", wire.PolicyRead, "List.")})
 	h := newHarness(t, f, Options{ExposeAppTools: "com.example.notes"})
@@ -139,6 +142,7 @@ func TestExposeFollowsTheAppAcrossReconnects(t *testing.T) {
 }
 
 func TestExposeCriticalNeedsAllowCritical(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{ExposeAppTools: "s1", AllowCritical: true})
 	h.sync()
 	h.waitTools("notes_create", "notes_delete_all", "notes_get", "notes_list", "ui_get_screenshot")
@@ -150,6 +154,7 @@ func TestExposeCriticalNeedsAllowCritical(t *testing.T) {
 // TestRunWatches runs the bridge as a command does (Run over a transport) and sees a change
 // announced by the watch loop alone.
 func TestRunWatches(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	br := New(f, Options{ExposeAppTools: "s1", PollInterval: time.Millisecond})
 	ct, st := mcp.NewInMemoryTransports()
@@ -175,6 +180,7 @@ func TestRunWatches(t *testing.T) {
 }
 
 func TestClientSchema(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in     string
 		closed bool
@@ -193,16 +199,19 @@ func TestClientSchema(t *testing.T) {
 		{`{"type":["object","null"]}`, true, ""},
 		{`[]`, true, ""},
 	} {
-		got, err := clientSchema(jsontext.Value(tc.in), tc.closed)
-		if tc.want == "" {
-			if err == nil {
-				t.Errorf("%s: accepted as %s", tc.in, got)
+		t.Run(fmt.Sprintf("%s closed=%v", tc.in, tc.closed), func(t *testing.T) {
+			t.Parallel()
+			got, err := clientSchema(jsontext.Value(tc.in), tc.closed)
+			if tc.want == "" {
+				if err == nil {
+					t.Errorf("%s: accepted as %s", tc.in, got)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || string(got) != tc.want {
-			t.Errorf("%s (closed %v) = %s, %v; want %s", tc.in, tc.closed, got, err, tc.want)
-		}
+			if err != nil || string(got) != tc.want {
+				t.Errorf("%s (closed %v) = %s, %v; want %s", tc.in, tc.closed, got, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -210,6 +219,7 @@ func TestClientSchema(t *testing.T) {
 // leaves room for a client's prefix, stands for one id only, and does not depend on the
 // order of the catalog.
 func TestExposedNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("segment.", 15) + "tool"
 	ids := []string{
 		"notes.create", "notes_create", // the exact id keeps its name, the dotted one is told apart
@@ -254,6 +264,7 @@ func TestExposedNames(t *testing.T) {
 
 // TestToolHints reads the hints an app may put in keywords.
 func TestToolHints(t *testing.T) {
+	t.Parallel()
 	for kw, want := range map[string][2]bool{
 		"":                                    {false, false},
 		"note add hint:additive":              {true, false},

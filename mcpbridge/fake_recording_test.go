@@ -5,35 +5,36 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // The bridge exposes no recordings: the fake host keeps none.
 
-var errNoRecordings = &control.APIError{Status: http.StatusNotFound, Code: control.CodeRecordingOff, Message: "the fake host records nothing"}
+var errNoRecordings = &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeRecordingOff, Message: "the fake host records nothing"}
 
-func (f *fakeBackend) Recordings(context.Context) (*control.Sessions, error) {
-	return &control.Sessions{Schema: control.SchemaRecordings}, nil
+func (f *fakeBackend) Recordings(context.Context) (*hostapi.Sessions, error) {
+	return &hostapi.Sessions{Schema: hostapi.SchemaRecordings}, nil
 }
 
-func (f *fakeBackend) Records(context.Context, string, control.RecordsRequest) (*control.Records, error) {
+func (f *fakeBackend) Records(context.Context, string, hostapi.RecordsRequest) (*hostapi.Records, error) {
 	return nil, errNoRecordings
 }
 
-func (f *fakeBackend) Follow(context.Context, string, control.RecordsRequest, func(recording.Record) error) error {
+func (f *fakeBackend) Follow(context.Context, string, hostapi.RecordsRequest, func(recording.Record) error) error {
 	return errNoRecordings
 }
 
-func (f *fakeBackend) Blob(context.Context, string, int64) (*control.Blob, error) {
+func (f *fakeBackend) Blob(context.Context, string, int64) (*hostapi.Blob, error) {
 	return nil, errNoRecordings
 }
 
-func (f *fakeBackend) Export(context.Context, string, control.ExportRequest, io.Writer) error {
+func (f *fakeBackend) Export(context.Context, string, hostapi.ExportRequest, io.Writer) error {
 	return errNoRecordings
 }
 
-func (f *fakeBackend) Import(context.Context, io.Reader) (*control.Session, error) {
+func (f *fakeBackend) Import(context.Context, io.Reader) (*hostapi.Session, error) {
 	return nil, errNoRecordings
 }
 

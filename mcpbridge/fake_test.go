@@ -17,18 +17,18 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // fakeBackend is an in-memory host with one or more sessions. It annotates and refuses like
-// the real host (control.Local over host/tools): entries above the grant or unavailable
+// the real host (hostapi.Local over host/tools): entries above the grant or unavailable
 // carry a denial, and calls of them are refused by the host.
 type fakeBackend struct {
 	mu       sync.Mutex
-	sessions []control.Session
+	sessions []hostapi.Session
 	catalogs map[string]*fakeCatalog // by session id
-	calls    []control.CallRequest   // every call the "app" received, in order
+	calls    []hostapi.CallRequest   // every call the "app" received, in order
 	batches  int
 	dir      string // where artifacts are written
 }
@@ -37,12 +37,12 @@ type fakeCatalog struct {
 	revision, availability string
 	tools                  []wire.ToolEntry // sorted by id, with schemas
 	run                    map[string]func(args jsontext.Value) (jsontext.Value, *wire.Error)
-	artifacts              map[string]func() []control.Artifact
+	artifacts              map[string]func() []hostapi.Artifact
 	// hold lists tools whose calls run until the caller gives up.
 	hold map[string]bool
 }
 
-var _ control.Backend = (*fakeBackend)(nil)
+var _ hostapi.Backend = (*fakeBackend)(nil)
 
 func newFakeBackend(t *testing.T) *fakeBackend {
 	return &fakeBackend{catalogs: map[string]*fakeCatalog{}, dir: t.TempDir()}
@@ -52,11 +52,11 @@ func newFakeBackend(t *testing.T) *fakeBackend {
 func (f *fakeBackend) addSession(id, appID string, grant wire.Policy, tools []wire.ToolEntry) *fakeCatalog {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sessions = append(f.sessions, control.Session{ID: id, AppID: appID, DeviceName: "test device", State: control.StateConnected,
+	f.sessions = append(f.sessions, hostapi.Session{ID: id, AppID: appID, DeviceName: "test device", State: hostapi.StateConnected,
 		MaxToolPolicy: grant, ConnectedAt: time.Date(2026, 1, 1, 0, 0, len(f.sessions), 0, time.UTC), ToolCount: len(tools)})
 	slices.SortFunc(tools, func(a, b wire.ToolEntry) int { return cmpString(a.ID, b.ID) })
 	c := &fakeCatalog{revision: "rev-1", availability: "avail-1", tools: tools,
-		run: map[string]func(jsontext.Value) (jsontext.Value, *wire.Error){}, artifacts: map[string]func() []control.Artifact{},
+		run: map[string]func(jsontext.Value) (jsontext.Value, *wire.Error){}, artifacts: map[string]func() []hostapi.Artifact{},
 		hold: map[string]bool{}}
 	f.catalogs[id] = c
 	return c
@@ -94,28 +94,28 @@ func (f *fakeBackend) disconnect(sessionID string) {
 	defer f.mu.Unlock()
 	for i := range f.sessions {
 		if f.sessions[i].ID == sessionID {
-			f.sessions[i].State = control.StateDisconnected
+			f.sessions[i].State = hostapi.StateDisconnected
 		}
 	}
 }
 
-func (f *fakeBackend) received() []control.CallRequest {
+func (f *fakeBackend) received() []hostapi.CallRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.calls)
 }
 
-func (f *fakeBackend) Status(context.Context) (*control.Status, error) {
-	return &control.Status{Schema: control.SchemaStatus}, nil
+func (f *fakeBackend) Status(context.Context) (*hostapi.Status, error) {
+	return &hostapi.Status{Schema: hostapi.SchemaStatus}, nil
 }
 
-func (f *fakeBackend) Sessions(context.Context) (*control.Sessions, error) {
+func (f *fakeBackend) Sessions(context.Context) (*hostapi.Sessions, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &control.Sessions{Schema: control.SchemaSessions, Sessions: slices.Clone(f.sessions)}, nil
+	return &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: slices.Clone(f.sessions)}, nil
 }
 
-func (f *fakeBackend) Session(_ context.Context, id string) (*control.Session, error) {
+func (f *fakeBackend) Session(_ context.Context, id string) (*hostapi.Session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.sessions {
@@ -123,20 +123,20 @@ func (f *fakeBackend) Session(_ context.Context, id string) (*control.Session, e
 			return &s, nil
 		}
 	}
-	return nil, &control.APIError{Status: http.StatusNotFound, Code: control.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
+	return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
 }
 
 // connectedCatalog returns the catalog of a connected session, like Local.client.
-func (f *fakeBackend) connectedCatalog(id string) (*fakeCatalog, control.Session, error) {
+func (f *fakeBackend) connectedCatalog(id string) (*fakeCatalog, hostapi.Session, error) {
 	for _, s := range f.sessions {
 		if s.ID == id {
-			if s.State != control.StateConnected {
-				return nil, s, &control.APIError{Status: http.StatusConflict, Code: control.CodeSessionClosed, Message: "session " + id + " is disconnected"}
+			if s.State != hostapi.StateConnected {
+				return nil, s, &hostapi.APIError{Status: http.StatusConflict, Code: wire.CodeSessionClosed, Message: "session " + id + " is disconnected"}
 			}
 			return f.catalogs[id], s, nil
 		}
 	}
-	return nil, control.Session{}, &control.APIError{Status: http.StatusNotFound, Code: control.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
+	return nil, hostapi.Session{}, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeSessionNotFound, Message: fmt.Sprintf("no session %q", id)}
 }
 
 // annotated returns the catalog as the host sees it: denials for the grant and availability.
@@ -157,24 +157,24 @@ func (c *fakeCatalog) annotated(grant wire.Policy) []wire.ToolEntry {
 	return out
 }
 
-func (f *fakeBackend) Tools(_ context.Context, sessionID string, req control.ToolsRequest) (*control.Tools, error) {
+func (f *fakeBackend) Tools(_ context.Context, sessionID string, req hostapi.ToolsRequest) (*hostapi.Tools, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, s, err := f.connectedCatalog(sessionID)
 	if err != nil {
 		return nil, err
 	}
-	out := &control.Tools{Schema: control.SchemaTools, SessionID: sessionID, Revision: c.revision,
+	out := &hostapi.Tools{Schema: hostapi.SchemaTools, SessionID: sessionID, Revision: c.revision,
 		AvailabilityRevision: c.availability, TotalCount: len(c.tools)}
 	if req.IfRevision != "" && req.IfRevision == c.revision {
 		out.Unchanged, out.Tools = true, []wire.ToolEntry{}
 		return out, nil
 	}
-	out.Tools = control.FilterTools(c.annotated(s.MaxToolPolicy), req)
+	out.Tools = hostapi.FilterTools(c.annotated(s.MaxToolPolicy), req)
 	if req.MaxResults > 0 && len(out.Tools) > req.MaxResults {
 		out.Tools, out.Truncated = out.Tools[:req.MaxResults], true
 	}
-	if req.Detail != control.DetailFull {
+	if req.Detail != hostapi.DetailFull {
 		for i := range out.Tools {
 			out.Tools[i].ArgumentsSchema, out.Tools[i].ResultSchema, out.Tools[i].ArgumentEncoding = nil, nil, ""
 		}
@@ -183,7 +183,7 @@ func (f *fakeBackend) Tools(_ context.Context, sessionID string, req control.Too
 	return out, nil
 }
 
-func (f *fakeBackend) Tool(_ context.Context, sessionID, toolID string) (*control.Tool, error) {
+func (f *fakeBackend) Tool(_ context.Context, sessionID, toolID string) (*hostapi.Tool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, s, err := f.connectedCatalog(sessionID)
@@ -192,24 +192,24 @@ func (f *fakeBackend) Tool(_ context.Context, sessionID, toolID string) (*contro
 	}
 	for _, e := range c.annotated(s.MaxToolPolicy) {
 		if e.ID == toolID {
-			return &control.Tool{Schema: control.SchemaTool, SessionID: sessionID, Revision: c.revision, Tool: e}, nil
+			return &hostapi.Tool{Schema: hostapi.SchemaTool, SessionID: sessionID, Revision: c.revision, Tool: e}, nil
 		}
 	}
-	return nil, &control.APIError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: fmt.Sprintf("tool %q is not in the catalog", toolID)}
+	return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: fmt.Sprintf("tool %q is not in the catalog", toolID)}
 }
 
 // refuse is the host's refusal of a call, or nil.
-func (c *fakeCatalog) refuse(grant wire.Policy, id string) *control.ToolError {
+func (c *fakeCatalog) refuse(grant wire.Policy, id string) *hostapi.ToolError {
 	for _, e := range c.annotated(grant) {
 		if e.ID != id {
 			continue
 		}
 		if d := e.Denial; d != nil {
-			kind := control.KindUnavailable
+			kind := wire.KindUnavailable
 			if d.Code == wire.CodePolicyNotGranted {
-				kind = control.KindDenied
+				kind = wire.KindDenied
 			}
-			te := &control.ToolError{Error: wire.Error{Code: d.Code, Message: d.Reason}, Kind: kind, RefusedByHost: true}
+			te := &hostapi.ToolError{Error: wire.Error{Code: d.Code, Message: d.Reason}, Kind: kind, RefusedByHost: true}
 			if rt := e.Runtime; rt != nil && !rt.Available { // as host/tools refuses: the runtime object as details
 				te.Retryable = rt.Retryable
 				te.Details, _ = wire.Marshal(rt)
@@ -218,12 +218,12 @@ func (c *fakeCatalog) refuse(grant wire.Policy, id string) *control.ToolError {
 		}
 		return nil
 	}
-	return &control.ToolError{Error: wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("the last catalog does not list tool %q", id)},
-		Kind: control.KindUnavailable, RefusedByHost: true}
+	return &hostapi.ToolError{Error: wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("the last catalog does not list tool %q", id)},
+		Kind: wire.KindUnavailable, RefusedByHost: true}
 }
 
 // run executes one call in the "app".
-func (f *fakeBackend) run(c *fakeCatalog, req control.CallRequest) (*wire.Result, *wire.Error, []control.Artifact) {
+func (f *fakeBackend) run(c *fakeCatalog, req hostapi.CallRequest) (*wire.Result, *wire.Error, []hostapi.Artifact) {
 	f.calls = append(f.calls, req)
 	h := c.run[req.ToolID]
 	if h == nil {
@@ -233,7 +233,7 @@ func (f *fakeBackend) run(c *fakeCatalog, req control.CallRequest) (*wire.Result
 	if werr != nil {
 		return nil, werr, nil
 	}
-	var arts []control.Artifact
+	var arts []hostapi.Artifact
 	if a := c.artifacts[req.ToolID]; a != nil {
 		arts = a()
 		for i := range arts { // every transfer has an id of its own
@@ -244,17 +244,17 @@ func (f *fakeBackend) run(c *fakeCatalog, req control.CallRequest) (*wire.Result
 }
 
 // reportTransfers tells progress about each artifact as the host does: half of it, then all.
-func reportTransfers(arts []control.Artifact, progress func(control.Progress)) {
+func reportTransfers(arts []hostapi.Artifact, progress func(hostapi.Progress)) {
 	if progress == nil {
 		return
 	}
 	for _, a := range arts {
-		progress(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes / 2, SizeBytes: a.SizeBytes})
-		progress(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes, SizeBytes: a.SizeBytes, Done: true})
+		progress(hostapi.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes / 2, SizeBytes: a.SizeBytes})
+		progress(hostapi.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes, SizeBytes: a.SizeBytes, Done: true})
 	}
 }
 
-func (f *fakeBackend) Call(ctx context.Context, sessionID string, req control.CallRequest, progress func(control.Progress)) (*control.Call, error) {
+func (f *fakeBackend) Call(ctx context.Context, sessionID string, req hostapi.CallRequest, progress func(hostapi.Progress)) (*hostapi.Call, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, s, err := f.connectedCatalog(sessionID)
@@ -267,14 +267,14 @@ func (f *fakeBackend) Call(ctx context.Context, sessionID string, req control.Ca
 		f.mu.Lock()
 		return nil, ctx.Err()
 	}
-	out := &control.Call{Schema: control.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: 3}
+	out := &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: 3}
 	if te := c.refuse(s.MaxToolPolicy, req.ToolID); te != nil {
 		out.Error = te
 		return out, nil
 	}
 	res, werr, arts := f.run(c, req)
 	if werr != nil {
-		out.Error = &control.ToolError{Error: *werr, Kind: control.KindOf(werr)}
+		out.Error = &hostapi.ToolError{Error: *werr, Kind: werr.Kind()}
 		return out, nil
 	}
 	reportTransfers(arts, progress)
@@ -282,7 +282,7 @@ func (f *fakeBackend) Call(ctx context.Context, sessionID string, req control.Ca
 	return out, nil
 }
 
-func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.BatchRequest, progress func(control.Progress)) (*control.Batch, error) {
+func (f *fakeBackend) Batch(_ context.Context, sessionID string, req hostapi.BatchRequest, progress func(hostapi.Progress)) (*hostapi.Batch, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.batches++
@@ -290,7 +290,7 @@ func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.Bat
 	if err != nil {
 		return nil, err
 	}
-	out := &control.Batch{Schema: control.SchemaBatch, SessionID: sessionID, DurationMS: 5}
+	out := &hostapi.Batch{Schema: hostapi.SchemaBatch, SessionID: sessionID, DurationMS: 5}
 	for i, call := range req.Calls {
 		if te := c.refuse(s.MaxToolPolicy, call.ToolID); te != nil {
 			te.Details, _ = wire.Marshal(map[string]int{"index": i})
@@ -320,23 +320,31 @@ func (f *fakeBackend) Batch(_ context.Context, sessionID string, req control.Bat
 	return out, nil
 }
 
-func (f *fakeBackend) IssueInvite(context.Context, control.InviteRequest) (*control.Invite, error) {
-	return nil, &control.APIError{Status: http.StatusNotImplemented, Code: control.CodeInternal, Message: "not in the fake"}
+func (f *fakeBackend) IssueInvite(context.Context, hostapi.InviteRequest) (*hostapi.Invite, error) {
+	return nil, &hostapi.APIError{Status: http.StatusNotImplemented, Code: wire.CodeInternal, Message: "not in the fake"}
 }
 
-func (f *fakeBackend) Invites(context.Context) (*control.Invites, error) {
-	return &control.Invites{Schema: control.SchemaInvites}, nil
+func (f *fakeBackend) Invites(context.Context) (*hostapi.Invites, error) {
+	return &hostapi.Invites{Schema: hostapi.SchemaInvites}, nil
 }
 
-func (f *fakeBackend) Revoke(context.Context, string) (*control.Revocation, error) { return nil, nil }
-func (f *fakeBackend) Crashes(context.Context, string) (*control.Crashes, error) {
-	return &control.Crashes{Schema: control.SchemaCrashes}, nil
+func (f *fakeBackend) Revoke(context.Context, string) (*hostapi.Revocation, error) { return nil, nil }
+func (f *fakeBackend) Crashes(context.Context, string) (*hostapi.Crashes, error) {
+	return &hostapi.Crashes{Schema: hostapi.SchemaCrashes}, nil
 }
-func (f *fakeBackend) Annotations(context.Context, string) (*control.Annotations, error) {
-	return &control.Annotations{Schema: control.SchemaAnnotations}, nil
+func (f *fakeBackend) Annotations(context.Context, string) (*hostapi.Annotations, error) {
+	return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations}, nil
 }
 
 func (f *fakeBackend) Shutdown(context.Context) error { return nil }
+
+func (f *fakeBackend) Disconnect(context.Context, string) (*hostapi.Disconnection, error) {
+	return nil, fmt.Errorf("fake: no disconnect")
+}
+
+func (f *fakeBackend) Player(context.Context, bool) (*hostapi.PlayerAccess, error) {
+	return nil, fmt.Errorf("fake: no player")
+}
 
 // tool builds a catalog entry with an object argument schema.
 func tool(id, category string, policy wire.Policy, description string) wire.ToolEntry {
@@ -391,12 +399,12 @@ func (f *fakeBackend) withScreenshot(t testing.TB, c *fakeCatalog, w, h int) str
 	c.run[wire.ScreenshotToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
 		return jsontext.Value(fmt.Sprintf(`{"format":"png","width":%d,"height":%d,"capturedAtUtc":"2026-01-02T03:04:05Z","artifactPath":%q}`, w, h, p)), nil
 	}
-	c.artifacts[wire.ScreenshotToolID] = func() []control.Artifact { return []control.Artifact{pngArtifact(p)} }
+	c.artifacts[wire.ScreenshotToolID] = func() []hostapi.Artifact { return []hostapi.Artifact{pngArtifact(p)} }
 	return p
 }
 
 // pngArtifact is the host's record of the PNG file at p, received whole.
-func pngArtifact(p string) control.Artifact {
+func pngArtifact(p string) hostapi.Artifact {
 	st, _ := os.Stat(p)
-	return control.Artifact{TransferID: "t-" + filepath.Base(p), Path: p, FileName: filepath.Base(p), MimeType: "image/png", SizeBytes: st.Size(), Status: "complete"}
+	return hostapi.Artifact{TransferID: "t-" + filepath.Base(p), Path: p, FileName: filepath.Base(p), MimeType: "image/png", SizeBytes: st.Size(), Status: "complete"}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -26,36 +26,36 @@ func FuzzMetaArguments(f *testing.F) {
 	}
 	type check struct {
 		schema jsontext.Value
-		decode func(*catalog.Schema, jsontext.Value) *callError
+		decode func(*schema.Schema, jsontext.Value) *callError
 	}
 	checks := []check{
-		{listSessionsIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+		{listSessionsIn, func(s *schema.Schema, a jsontext.Value) *callError {
 			var v listSessionsInput
 			return decodeInput(s, a, &v)
 		}},
-		{searchIn, func(s *catalog.Schema, a jsontext.Value) *callError { var v searchInput; return decodeInput(s, a, &v) }},
-		{describeIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+		{searchIn, func(s *schema.Schema, a jsontext.Value) *callError { var v searchInput; return decodeInput(s, a, &v) }},
+		{describeIn, func(s *schema.Schema, a jsontext.Value) *callError {
 			var v describeInput
 			return decodeInput(s, a, &v)
 		}},
-		{callIn, func(s *catalog.Schema, a jsontext.Value) *callError { var v callInput; return decodeInput(s, a, &v) }},
-		{batchIn, func(s *catalog.Schema, a jsontext.Value) *callError { var v batchInput; return decodeInput(s, a, &v) }},
-		{screenshotIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+		{callIn, func(s *schema.Schema, a jsontext.Value) *callError { var v callInput; return decodeInput(s, a, &v) }},
+		{batchIn, func(s *schema.Schema, a jsontext.Value) *callError { var v batchInput; return decodeInput(s, a, &v) }},
+		{screenshotIn, func(s *schema.Schema, a jsontext.Value) *callError {
 			var v screenshotInput
 			return decodeInput(s, a, &v)
 		}},
-		{snapshotIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+		{snapshotIn, func(s *schema.Schema, a jsontext.Value) *callError {
 			var v snapshotInput
 			return decodeInput(s, a, &v)
 		}},
-		{readResultIn, func(s *catalog.Schema, a jsontext.Value) *callError {
+		{readResultIn, func(s *schema.Schema, a jsontext.Value) *callError {
 			var v readResultInput
 			return decodeInput(s, a, &v)
 		}},
 	}
-	compiled := make([]*catalog.Schema, len(checks))
+	compiled := make([]*schema.Schema, len(checks))
 	for i, c := range checks {
-		s, err := catalog.CompileSchema(c.schema)
+		s, err := schema.Compile(c.schema)
 		if err != nil {
 			f.Fatal(err)
 		}

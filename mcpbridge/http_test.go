@@ -12,7 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // serveHTTP runs br.Serve on a loopback port until the test ends and returns the endpoint.
@@ -62,6 +63,7 @@ const testToken = "test-token-0123456789"
 // protocol (server/discover, subscriptions/listen) and in the initialize-handshake one that
 // most clients speak today: every meta-tool, and list_changed.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("protocol "+version, func(t *testing.T) {
 			f := oneSession(t)
@@ -94,7 +96,7 @@ func TestHTTP(t *testing.T) {
 				shot.IsError || len(shot.Content) != 2 {
 				t.Fatalf("sessions %+v\nsearch %+v\ndescribe %+v\ncall %+v\nbatch %+v\nshot %+v", sessions, search, desc, call, batch, shot)
 			}
-			if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})); e.Code != CodeCriticalNotAllowed {
+			if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.delete_all"})); e.Code != wire.CodeCriticalNotAllowed {
 				t.Fatalf("critical: %+v", e)
 			}
 
@@ -106,6 +108,7 @@ func TestHTTP(t *testing.T) {
 }
 
 func TestHTTPGuards(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, New(oneSession(t), Options{HTTPToken: testToken, AllowedOrigins: []string{"http://localhost:6274"}}))
 	c := httpClient(t)
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
@@ -176,6 +179,7 @@ func TestHTTPGuards(t *testing.T) {
 // TestHTTPNeedsAToken checks that Serve refuses to run open unless told to, and refuses an
 // allow-list entry that is not an origin.
 func TestHTTPNeedsAToken(t *testing.T) {
+	t.Parallel()
 	for _, opts := range []Options{{}, {HTTPToken: "x", AllowedOrigins: []string{"localhost:6274"}}, {HTTPNoAuth: true, AllowedOrigins: []string{"null"}}} {
 		l, err := ListenLoopback("127.0.0.1:0")
 		if err != nil {
@@ -197,6 +201,7 @@ func TestHTTPNeedsAToken(t *testing.T) {
 }
 
 func TestListenLoopback(t *testing.T) {
+	t.Parallel()
 	for addr, ok := range map[string]bool{
 		"127.0.0.1:0":   true,
 		"[::1]:0":       true,
@@ -225,17 +230,18 @@ func TestListenLoopback(t *testing.T) {
 // TestOverControlSocket runs the bridge over the control API's socket client, as
 // 'ansight mcp' does against a resident host: the bridge sees the same Backend.
 func TestOverControlSocket(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	f.withScreenshot(t, f.catalogs["s1"], 100, 50)
-	sock := filepath.Join(t.TempDir(), control.SocketName)
-	l, err := control.Listen(sock)
+	sock := filepath.Join(t.TempDir(), hostapi.SocketName)
+	l, err := hostapi.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: control.NewHandler(f)}
+	srv := &http.Server{Handler: hostapi.NewHandler(f)}
 	go srv.Serve(l)
 	defer srv.Close()
-	h := connect(t, f, New(control.NewClient(sock), Options{}))
+	h := connect(t, f, New(hostapi.NewClient(sock), Options{}))
 
 	var search searchOutput
 	text(t, h.call(ToolSearchAppTools, nil), &search)
@@ -244,7 +250,7 @@ func TestOverControlSocket(t *testing.T) {
 	if search.Count != 4 || !call.Success {
 		t.Fatalf("search %+v call %+v", search, call)
 	}
-	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != control.CodeSessionNotFound {
+	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "nope", "toolId": "x"})); e.Code != wire.CodeSessionNotFound {
 		t.Fatalf("%+v", e)
 	}
 	if shot := h.call(ToolTakeScreenshot, nil); shot.IsError || len(shot.Content) != 2 {
@@ -252,8 +258,8 @@ func TestOverControlSocket(t *testing.T) {
 	}
 	// A host that is gone is an error the agent can read.
 	srv.Close()
-	h.br.backend = control.NewClient(filepath.Join(t.TempDir(), "none.sock"))
-	if e := errorOf(t, h.call(ToolListSessions, nil)); e.Code != CodeHostUnavailable || !strings.Contains(e.Hint, "ansight host run") {
+	h.br.backend = hostapi.NewClient(filepath.Join(t.TempDir(), "none.sock"))
+	if e := errorOf(t, h.call(ToolListSessions, nil)); e.Code != wire.CodeHostUnavailable || !strings.Contains(e.Hint, "ansight host run") {
 		t.Fatalf("%+v", e)
 	}
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/image/draw"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Bounds of the image handling. Images come from the host's own artifact directory, but a
@@ -48,15 +49,15 @@ type inlineImage struct {
 func loadImage(path string, maxWidth, maxSide, maxBytes int) (*inlineImage, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "open the image: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "open the image: %v", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxImageFileBytes+1))
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "read the image: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "read the image: %v", err)
 	}
 	if len(data) > maxImageFileBytes {
-		return nil, failf(CodeNoScreenshot, kindFailed, "the image file is larger than %d MiB", maxImageFileBytes>>20)
+		return nil, failf(wire.CodeNoScreenshot, "the image file is larger than %d MiB", maxImageFileBytes>>20)
 	}
 	return fitImage(data, maxWidth, maxSide, maxBytes)
 }
@@ -68,10 +69,10 @@ func loadImage(path string, maxWidth, maxSide, maxBytes int) (*inlineImage, erro
 func fitImage(data []byte, maxWidth, maxSide, maxBytes int) (*inlineImage, error) {
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "not a PNG or JPEG image: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "not a PNG or JPEG image: %v", err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
-		return nil, failf(CodeNoScreenshot, kindFailed, "the image is %dx%d pixels", cfg.Width, cfg.Height)
+		return nil, failf(wire.CodeNoScreenshot, "the image is %dx%d pixels", cfg.Width, cfg.Height)
 	}
 	out := &inlineImage{data: data, mime: "image/" + format, width: cfg.Width, height: cfg.Height,
 		origWidth: cfg.Width, origHeight: cfg.Height}
@@ -81,7 +82,7 @@ func fitImage(data []byte, maxWidth, maxSide, maxBytes int) (*inlineImage, error
 	}
 	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, failf(CodeNoScreenshot, kindFailed, "decode the image: %v", err)
+		return nil, failf(wire.CodeNoScreenshot, "decode the image: %v", err)
 	}
 	img := src
 	if width < cfg.Width {
@@ -140,7 +141,7 @@ func scaleToWidth(img image.Image, width int) image.Image {
 // artifactOutput is a file the app sent, as the agent sees it: where the host saved it,
 // and whether this result shows it as an image.
 type artifactOutput struct {
-	control.Artifact
+	hostapi.Artifact
 	// Image is "shown" when the result carries the file as image content (scaled to
 	// WIDTHxHEIGHT when it says so), or why it does not.
 	Image string `json:"image,omitzero"`
@@ -157,7 +158,7 @@ func newImageBudget() *imageBudget {
 
 // artifacts describes a call's artifacts and returns the images among them as content,
 // within budget.
-func (br *Bridge) artifacts(list []control.Artifact, budget *imageBudget) ([]artifactOutput, []mcp.Content) {
+func (br *Bridge) artifacts(list []hostapi.Artifact, budget *imageBudget) ([]artifactOutput, []mcp.Content) {
 	var out []artifactOutput
 	var images []mcp.Content
 	for _, a := range list {

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -33,12 +34,13 @@ func images(t *testing.T, res *mcp.CallToolResult) [][2]int {
 // sends) comes back as image content, its long edge capped; a batch's images share one
 // budget; the structured answer says which file is shown.
 func TestCallImages(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	// A 3× phone screenshot: 1170×2532.
 	tall := writePNG(t, f.dir, 1170, 2532)
 	c.run["notes.create"] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{"id":"n1"}`), nil }
-	c.artifacts["notes.create"] = func() []control.Artifact { return []control.Artifact{pngArtifact(tall)} }
+	c.artifacts["notes.create"] = func() []hostapi.Artifact { return []hostapi.Artifact{pngArtifact(tall)} }
 	h := newHarness(t, f, Options{})
 
 	res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "after": map[string]any{"include": []string{"screenshot"}}})
@@ -77,11 +79,12 @@ func TestCallImages(t *testing.T) {
 // TestFailedArtifactIsAnError: a call whose file did not arrive is a tool error that says
 // the tool itself ran.
 func TestFailedArtifactIsAnError(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	c.run["notes.list"] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{"n":1}`), nil }
-	c.artifacts["notes.list"] = func() []control.Artifact {
-		return []control.Artifact{{TransferID: "t9", FileName: "export.csv", MimeType: "text/csv", SizeBytes: 10, Status: "failed", Error: "the app stopped sending"}}
+	c.artifacts["notes.list"] = func() []hostapi.Artifact {
+		return []hostapi.Artifact{{TransferID: "t9", FileName: "export.csv", MimeType: "text/csv", SizeBytes: 10, Status: "failed", Error: "the app stopped sending"}}
 	}
 	h := newHarness(t, f, Options{ExposeAppTools: "s1"})
 	h.sync()
@@ -91,7 +94,7 @@ func TestFailedArtifactIsAnError(t *testing.T) {
 		h.call("notes_list", nil),
 	} {
 		e := errorOf(t, res)
-		if e.Code != CodeArtifactFailed || !strings.Contains(e.Message, "export.csv") || !strings.Contains(e.Hint, "The tool ran") {
+		if e.Code != wire.CodeArtifactFailed || !strings.Contains(e.Message, "export.csv") || !strings.Contains(e.Hint, "The tool ran") {
 			t.Errorf("%+v", e)
 		}
 	}
@@ -103,6 +106,7 @@ func TestFailedArtifactIsAnError(t *testing.T) {
 }
 
 func TestFitWidth(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ w, h, maxWidth, maxSide, want int }{
 		{390, 844, 1024, 1024, 390},
 		{1170, 2532, 1024, 1024, 473},
@@ -111,8 +115,11 @@ func TestFitWidth(t *testing.T) {
 		{1600, 800, 4096, 4096, 1600},
 		{1, 100000, 1024, 1024, 1},
 	} {
-		if got := fitWidth(tc.w, tc.h, tc.maxWidth, tc.maxSide); got != tc.want {
-			t.Errorf("fitWidth(%d, %d, %d, %d) = %d, want %d", tc.w, tc.h, tc.maxWidth, tc.maxSide, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%dx%d in %d,%d", tc.w, tc.h, tc.maxWidth, tc.maxSide), func(t *testing.T) {
+			t.Parallel()
+			if got := fitWidth(tc.w, tc.h, tc.maxWidth, tc.maxSide); got != tc.want {
+				t.Errorf("fitWidth(%d, %d, %d, %d) = %d, want %d", tc.w, tc.h, tc.maxWidth, tc.maxSide, got, tc.want)
+			}
+		})
 	}
 }

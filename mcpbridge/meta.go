@@ -7,7 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -64,7 +64,7 @@ func (br *Bridge) addMetaTools() {
 // against the tool's input schema first (the SDK leaves that to raw tools), so a handler
 // sees only valid input, and a mistake comes back as a tool error listing the violations.
 func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *mcp.CallToolRequest, *In) (*mcp.CallToolResult, error)) {
-	compiled, err := catalog.CompileSchema(m.in)
+	compiled, err := schema.Compile(m.in)
 	if err != nil {
 		panic(fmt.Sprintf("mcpbridge: input schema of %s: %v", m.name, err))
 	}
@@ -91,17 +91,17 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *mcp.CallTo
 }
 
 // decodeInput validates args against s and decodes them strictly into v.
-func decodeInput(s *catalog.Schema, args jsontext.Value, v any) *callError {
+func decodeInput(s *schema.Schema, args jsontext.Value, v any) *callError {
 	if violations := s.Validate(args); len(violations) > 0 {
-		e := &callError{Code: wire.CodeArgumentsSchemaInvalid, Kind: kindInvalid, RefusedBy: refusedByBridge,
+		e := &callError{Code: wire.CodeArgumentsSchemaInvalid, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("invalid arguments: %s %s", violations[0].Path, violations[0].Message)}
 		e.Details, _ = wire.Marshal(struct {
-			Errors []catalog.Violation `json:"errors"`
+			Errors []schema.Violation `json:"errors"`
 		}{violations})
 		return e
 	}
 	if err := wire.Unmarshal(args, v); err != nil {
-		return &callError{Code: wire.CodeArgumentsInvalid, Kind: kindInvalid, RefusedBy: refusedByBridge,
+		return &callError{Code: wire.CodeArgumentsInvalid, RefusedBy: refusedByBridge,
 			Message: "invalid arguments: " + err.Error()}
 	}
 	return nil

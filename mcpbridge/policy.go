@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -29,7 +29,7 @@ func (br *Bridge) judge(e *wire.ToolEntry, grant wire.Policy) verdict {
 		return verdict{aboveGrant: true, denial: &wire.Denial{Code: wire.CodePolicyNotGranted, Reason: reason}}
 	}
 	if e.Policy == wire.PolicyCritical && !br.opts.AllowCritical {
-		return verdict{denial: &wire.Denial{Code: CodeCriticalNotAllowed, Reason: criticalReason}}
+		return verdict{denial: &wire.Denial{Code: wire.CodeCriticalNotAllowed, Reason: criticalReason}}
 	}
 	if e.Denial != nil {
 		return verdict{denial: e.Denial}
@@ -45,15 +45,15 @@ func (br *Bridge) judge(e *wire.ToolEntry, grant wire.Policy) verdict {
 }
 
 // refusal is the error for calling a tool the bridge does not call, or nil.
-func (br *Bridge) refusal(e *wire.ToolEntry, sess *control.Session) *callError {
+func (br *Bridge) refusal(e *wire.ToolEntry, sess *hostapi.Session) *callError {
 	v := br.judge(e, sess.MaxToolPolicy)
 	switch {
 	case v.aboveGrant:
-		return br.explain(&callError{Code: wire.CodePolicyNotGranted, Kind: kindDenied, RefusedBy: refusedByBridge,
+		return br.explain(&callError{Code: wire.CodePolicyNotGranted, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("tool %q has policy %q, above the session's grant %q", e.ID, e.Policy, sess.MaxToolPolicy),
 			Hint:    br.grantHint(e.Policy) + " Tell the user; do not retry."})
-	case v.denial != nil && v.denial.Code == CodeCriticalNotAllowed:
-		return br.explain(&callError{Code: CodeCriticalNotAllowed, Kind: kindDenied, RefusedBy: refusedByBridge,
+	case v.denial != nil && v.denial.Code == wire.CodeCriticalNotAllowed:
+		return br.explain(&callError{Code: wire.CodeCriticalNotAllowed, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("tool %q is critical", e.ID)})
 	}
 	return nil

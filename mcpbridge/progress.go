@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // progressInterval is the least time between two progress notifications of one call: the
@@ -25,7 +25,7 @@ type progress struct {
 	token  any
 
 	mu        sync.Mutex
-	transfers map[string]control.Progress // the latest report of each transfer
+	transfers map[string]hostapi.Progress // the latest report of each transfer
 	order     []string                    // transfer ids in order of arrival
 	pending   bool                        // reported since the last notification
 	sent      bool                        // a notification went out
@@ -50,18 +50,18 @@ func startProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
 }
 
 func newProgress(ctx context.Context, token any, notify func(context.Context, *mcp.ProgressNotificationParams) error) *progress {
-	p := &progress{notify: notify, token: token, transfers: map[string]control.Progress{},
+	p := &progress{notify: notify, token: token, transfers: map[string]hostapi.Progress{},
 		wake: make(chan struct{}, 1), end: make(chan struct{}), done: make(chan struct{})}
 	go p.send(ctx)
 	return p
 }
 
 // report is the backend's progress callback (nil when p is nil, as the backend wants).
-func (p *progress) report() func(control.Progress) {
+func (p *progress) report() func(hostapi.Progress) {
 	if p == nil {
 		return nil
 	}
-	return func(r control.Progress) {
+	return func(r hostapi.Progress) {
 		p.mu.Lock()
 		if _, ok := p.transfers[r.TransferID]; !ok {
 			p.order = append(p.order, r.TransferID)
@@ -78,14 +78,14 @@ func (p *progress) report() func(control.Progress) {
 
 // stop reports the call's final artifacts (the host may tell the last chunk of a transfer
 // after the call has returned), sends what is pending and waits for the sender.
-func (p *progress) stop(final []control.Artifact) {
+func (p *progress) stop(final []hostapi.Artifact) {
 	if p == nil {
 		return
 	}
 	report := p.report()
 	for _, a := range final {
 		if a.Status == "complete" {
-			report(control.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes, SizeBytes: a.SizeBytes, Done: true})
+			report(hostapi.Progress{TransferID: a.TransferID, FileName: a.FileName, ReceivedBytes: a.SizeBytes, SizeBytes: a.SizeBytes, Done: true})
 		}
 	}
 	close(p.end)
@@ -146,7 +146,8 @@ func (p *progress) next() (*mcp.ProgressNotificationParams, bool) {
 			done++
 		}
 	}
-	if p.sent && received <= p.last {
+	// Nothing received yet (a transfer just announced) is no progress to report.
+	if received == 0 || p.sent && received <= p.last {
 		return nil, false
 	}
 	p.sent, p.last = true, received

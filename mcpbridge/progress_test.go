@@ -11,18 +11,19 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
 // TestProgressNotifications: with a progressToken, a call's and a batch's transfers become
 // notifications/progress, increasing, ending at the total; without one, nothing is sent.
 func TestProgressNotifications(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	shot := writePNG(t, f.dir, 200, 100)
 	c.run["notes.list"] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return jsontext.Value(`{}`), nil }
-	c.artifacts["notes.list"] = func() []control.Artifact { return []control.Artifact{pngArtifact(shot)} }
+	c.artifacts["notes.list"] = func() []hostapi.Artifact { return []hostapi.Artifact{pngArtifact(shot)} }
 	size := pngArtifact(shot).SizeBytes
 
 	var mu sync.Mutex
@@ -101,6 +102,7 @@ func TestProgressNotifications(t *testing.T) {
 // TestProgressRateLimit: however fast transfers report, notifications go out at most every
 // progressInterval, plus the final one.
 func TestProgressRateLimit(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var sent []*mcp.ProgressNotificationParams
 		var mu sync.Mutex
@@ -113,7 +115,7 @@ func TestProgressRateLimit(t *testing.T) {
 		report := p.report()
 		const total = 1000
 		for i := 1; i <= total; i++ {
-			report(control.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: int64(i), SizeBytes: total, Done: i == total})
+			report(hostapi.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: int64(i), SizeBytes: total, Done: i == total})
 			time.Sleep(time.Millisecond) // one second in all
 		}
 		p.stop(nil)
@@ -134,15 +136,16 @@ func TestProgressRateLimit(t *testing.T) {
 // TestProgressFinal: the host may tell the last chunk of a transfer after the call has
 // returned; the call's artifacts then make the last notification, at the total.
 func TestProgressFinal(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var sent []*mcp.ProgressNotificationParams
 		p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
 			sent = append(sent, n)
 			return nil
 		})
-		p.report()(control.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: 300, SizeBytes: 1000})
+		p.report()(hostapi.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: 300, SizeBytes: 1000})
 		synctest.Wait()
-		p.stop([]control.Artifact{
+		p.stop([]hostapi.Artifact{
 			{TransferID: "t", FileName: "f.bin", SizeBytes: 1000, Status: "complete"},
 			{TransferID: "u", FileName: "g.bin", SizeBytes: 50, Status: "failed"}, // not reported as received
 		})

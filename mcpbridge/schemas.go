@@ -18,7 +18,7 @@ import (
 const (
 	defaultMaxResults = 20
 	maxMaxResults     = 50
-	maxBatchCalls     = 32 // spec §7
+	maxBatchCalls     = 32 // docs/protocol/calls.md#batches
 	maxAfterDelayMS   = 2000
 	maxIDLength       = 256
 )
@@ -65,10 +65,10 @@ var (
 
 // Input and output schemas of the meta-tools.
 var (
-	listSessionsIn = schema(`{"type":"object","properties":{` +
+	listSessionsIn = compactSchema(`{"type":"object","properties":{` +
 		`"includeDisconnected":{"type":"boolean","default":false,"description":"Also list sessions that ended recently."}},` +
 		`"additionalProperties":false}`)
-	listSessionsOut = schema(`{"type":"object","properties":{` +
+	listSessionsOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessions":{"type":"array","items":{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"appId":{"type":"string"},"appName":{"type":"string"},"appVersion":{"type":"string"},` +
 		`"device":{"type":"string"},"platform":{"type":"string"},"state":{"type":"string"},"appState":{"type":"string"},` +
@@ -76,7 +76,7 @@ var (
 		`"required":["sessionId","appId","state"]}},` +
 		`"allowCritical":{"type":"boolean"},"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
-	searchIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+	searchIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"query":{"type":"string","maxLength":200,"description":"Words that must all occur in a tool's id, name, description, category or keywords."},` +
 		`"feature":{"type":"string","maxLength":200,"description":"More required words: a feature area."},` +
 		`"category":{"type":"string","maxLength":100,"description":"Exact category."},` +
@@ -84,7 +84,7 @@ var (
 		`"executableOnly":{"type":"boolean","default":true,"description":"Only tools callable now. false also lists denied, unavailable and above-grant ones, with the reason."},` +
 		`"maxResults":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxMaxResults) + `,"default":` + strconv.Itoa(defaultMaxResults) + `}},` +
 		`"additionalProperties":false}`)
-	searchOut = schema(`{"type":"object","properties":{` +
+	searchOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"appId":{"type":"string"},"revision":{"type":"string"},` +
 		`"totalCount":{"type":"integer"},"count":{"type":"integer"},"truncated":{"type":"boolean"},` +
 		`"categories":{"type":"object","description":"Matches per category, when truncated."},` +
@@ -97,28 +97,28 @@ var (
 		`"required":["id","description","policy"]}},` +
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
-	describeIn = schema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `},` +
+	describeIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `},` +
 		`"required":["toolId"],"additionalProperties":false}`)
-	describeOut = schema(`{"type":"object","properties":{` +
+	describeOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"revision":{"type":"string"},` +
 		`"tool":{"type":"object","properties":{"id":{"type":"string"},"policy":` + policyEnum + `,` +
 		`"argumentsSchema":{},"resultSchema":{},"executable":{"type":"boolean"},"denial":` + denialSchema + `},"required":["id","policy"]},` +
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
-	callIn = schema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `,` + argumentsProp + `,` +
+	callIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `,` + argumentsProp + `,` +
 		callIDProp + `,"after":` + afterSchema + `,` + snapshotProp + `},` +
 		`"required":["toolId"],"additionalProperties":false}`)
-	callOut = schema(`{"type":"object","properties":{` +
+	callOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"toolId":{"type":"string"},"callId":{"type":"string"},` + outcomeProps + `,` +
 		artifactsProp + `,"snapshot":{"type":"string"},"durationMs":{"type":"integer"}}}`)
 
-	batchIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+	batchIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"calls":{"type":"array","minItems":1,"maxItems":` + strconv.Itoa(maxBatchCalls) + `,"description":"Run in order; stops at the first failure unless continueOnError.","items":{"type":"object","properties":{` +
 		toolIDProp + `,` + argumentsProp + `,` + callIDProp + `,"after":` + afterSchema + `},` +
 		`"required":["toolId"],"additionalProperties":false}},` +
 		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."},` + snapshotProp + `},` +
 		`"required":["calls"],"additionalProperties":false}`)
-	batchOut = schema(`{"type":"object","properties":{` +
+	batchOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"success":{"type":"boolean"},"completed":{"type":"integer"},"requested":{"type":"integer"},` +
 		`"stoppedEarly":{"type":"boolean"},` +
 		`"results":{"type":"array","items":{"type":"object","properties":{` +
@@ -126,12 +126,12 @@ var (
 		`"required":["index","success"]}},` +
 		`"error":` + errorSchema + `,` + artifactsProp + `,"snapshot":{"type":"string"},"durationMs":{"type":"integer"}}}`)
 
-	screenshotIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+	screenshotIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"format":{"enum":["png","jpeg"],"description":"Image format the app encodes (default png)."},` +
 		`"maxWidth":{"type":"integer","minimum":64,"maximum":4096,"description":"Scale the image you receive down to this width (default set by the bridge). The saved file keeps full size."},` +
 		`"arguments":{"type":"object","additionalProperties":true,"description":"More arguments for the app's ui.get_screenshot."}},` +
 		`"additionalProperties":false}`)
-	screenshotOut = schema(`{"type":"object","properties":{` +
+	screenshotOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"path":{"type":"string","description":"The full-size image file."},"mimeType":{"type":"string"},` +
 		`"width":{"type":"integer"},"height":{"type":"integer"},"originalWidth":{"type":"integer"},"originalHeight":{"type":"integer"},` +
 		`"scaled":{"type":"boolean"},"capturedAtUtc":{"type":"string"},` +
@@ -139,27 +139,27 @@ var (
 )
 
 var (
-	snapshotIn = schema(`{"type":"object","properties":{` + selectorProps + `,` +
+	snapshotIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"screenshot":{"type":"boolean","default":false,"description":"Also return the screen as an image."},` +
 		`"includeBounds":{"type":"boolean","default":false,"description":"Add each node's position and size (screen points)."},` +
 		`"maxNodes":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxSnapshotNodes) + `,"default":` + strconv.Itoa(defaultSnapshotNodes) + `}},` +
 		`"additionalProperties":false}`)
 
-	readResultIn = schema(`{"type":"object","properties":{` +
+	readResultIn = compactSchema(`{"type":"object","properties":{` +
 		`"resultId":{"type":"string","minLength":1,"maxLength":64,"description":"From resultTruncated."},` +
 		`"pointer":{"type":"string","maxLength":1000,"description":"RFC 6901 JSON pointer to the member to read, e.g. /items/3/title. Default: the whole result."},` +
 		`"offset":{"type":"integer","minimum":0,"description":"First array item, or first byte of a string (nextOffset of the previous page)."},` +
 		`"maxBytes":{"type":"integer","minimum":` + strconv.Itoa(minReadBytes) + `,"maximum":1048576,"description":"Page size (default and most: half the bridge's result cap)."}},` +
 		`"required":["resultId"],"additionalProperties":false}`)
-	readResultOut = schema(`{"type":"object","properties":{` +
+	readResultOut = compactSchema(`{"type":"object","properties":{` +
 		`"resultId":{"type":"string"},"pointer":{"type":"string"},"sizeBytes":{"type":"integer"},"value":{},` +
 		`"items":{"type":"array"},"text":{"type":"string"},"offset":{"type":"integer"},"total":{"type":"integer"},"nextOffset":{"type":"integer"},` +
 		`"outline":{},"note":{"type":"string"},"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 )
 
-// schema checks that a hand-written schema is valid JSON and returns it compact. A typo is
+// compactSchema checks that a hand-written schema is valid JSON and returns it compact. A typo is
 // a programming error that the first test run catches.
-func schema(s string) jsontext.Value {
+func compactSchema(s string) jsontext.Value {
 	v := jsontext.Value(strings.Clone(s))
 	if err := v.Compact(); err != nil {
 		panic("mcpbridge: invalid built-in schema: " + err.Error() + "\n" + s)

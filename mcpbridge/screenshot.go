@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -41,7 +41,7 @@ func (br *Bridge) takeScreenshot(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return br.fail(err, sess.ID, wire.ScreenshotToolID)
 	}
-	res, err := br.call(ctx, sess, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: args}, nil)
+	res, err := br.call(ctx, sess, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: args}, nil)
 	if err != nil {
 		return br.fail(err, sess.ID, wire.ScreenshotToolID)
 	}
@@ -82,7 +82,7 @@ func screenshotArguments(args jsontext.Value, format string) (jsontext.Value, er
 	m := map[string]jsontext.Value{}
 	if len(args) > 0 {
 		if err := wire.Unmarshal(args, &m); err != nil {
-			return nil, failf(wire.CodeArgumentsInvalid, kindInvalid, "arguments: %v", err)
+			return nil, failf(wire.CodeArgumentsInvalid, "arguments: %v", err)
 		}
 	}
 	m["format"] = jsontext.Value(`"` + format + `"`)
@@ -90,7 +90,7 @@ func screenshotArguments(args jsontext.Value, format string) (jsontext.Value, er
 }
 
 // imageArtifact finds the image file a screenshot call saved.
-func imageArtifact(res *control.Call) (path string, err error) {
+func imageArtifact(res *hostapi.Call) (path string, err error) {
 	var failed []string
 	for _, a := range res.Artifacts {
 		switch {
@@ -100,7 +100,7 @@ func imageArtifact(res *control.Call) (path string, err error) {
 			return a.Path, nil
 		}
 	}
-	e := failf(CodeNoScreenshot, kindFailed, "the app answered without an image file")
+	e := failf(wire.CodeNoScreenshot, "the app answered without an image file")
 	if len(failed) > 0 {
 		e.Message += " (transfer failed: " + strings.Join(failed, "; ") + ")"
 		e.Retryable = true

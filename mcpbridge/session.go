@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -16,19 +16,19 @@ type selector struct {
 }
 
 // session resolves sel to a connected session. Failures are *callError (or cancellation).
-func (br *Bridge) session(ctx context.Context, sel selector) (*control.Session, error) {
+func (br *Bridge) session(ctx context.Context, sel selector) (*hostapi.Session, error) {
 	if sel.SessionID != "" {
 		s, err := br.backend.Session(ctx, sel.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		if sel.AppID != "" && s.AppID != sel.AppID {
-			e := failf(control.CodeBadRequest, kindInvalid, "session %s belongs to app %q, not %q", s.ID, s.AppID, sel.AppID)
+			e := failf(wire.CodeBadRequest, "session %s belongs to app %q, not %q", s.ID, s.AppID, sel.AppID)
 			e.Hint = "Pass sessionId alone, or appId alone."
 			return nil, e
 		}
-		if s.State != control.StateConnected {
-			return nil, failf(control.CodeSessionClosed, kindUnavailable, "session %s (%s) is %s", s.ID, s.AppID, s.State)
+		if s.State != hostapi.StateConnected {
+			return nil, failf(wire.CodeSessionClosed, "session %s (%s) is %s", s.ID, s.AppID, s.State)
 		}
 		return s, nil
 	}
@@ -42,9 +42,9 @@ func (br *Bridge) session(ctx context.Context, sel selector) (*control.Session, 
 		return &matches[0], nil
 	case 0:
 		if sel.AppID != "" {
-			return nil, failf(CodeNoSession, kindUnavailable, "no connected session of app %q", sel.AppID)
+			return nil, failf(wire.CodeNoSession, "no connected session of app %q", sel.AppID)
 		}
-		return nil, failf(CodeNoSession, kindUnavailable, "no app is connected to the host")
+		return nil, failf(wire.CodeNoSession, "no app is connected to the host")
 	}
 	type candidate struct {
 		SessionID string `json:"sessionId"`
@@ -57,7 +57,7 @@ func (br *Bridge) session(ctx context.Context, sel selector) (*control.Session, 
 		cands[i] = candidate{m.ID, m.AppID, m.DeviceName}
 		ids[i] = m.ID
 	}
-	e := failf(control.CodeSessionAmbiguous, kindInvalid, "%d sessions are connected (%s): pass sessionId", len(matches), strings.Join(ids, ", "))
+	e := failf(wire.CodeSessionAmbiguous, "%d sessions are connected (%s): pass sessionId", len(matches), strings.Join(ids, ", "))
 	e.Details, _ = wire.Marshal(struct {
 		Sessions []candidate `json:"sessions"`
 	}{cands})
@@ -65,13 +65,13 @@ func (br *Bridge) session(ctx context.Context, sel selector) (*control.Session, 
 }
 
 // connected returns the connected sessions (of appID, when set), newest first.
-func connected(all []control.Session, appID string) []control.Session {
-	var out []control.Session
+func connected(all []hostapi.Session, appID string) []hostapi.Session {
+	var out []hostapi.Session
 	for _, s := range all {
-		if s.State == control.StateConnected && (appID == "" || s.AppID == appID) {
+		if s.State == hostapi.StateConnected && (appID == "" || s.AppID == appID) {
 			out = append(out, s)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b control.Session) int { return b.ConnectedAt.Compare(a.ConnectedAt) })
+	slices.SortStableFunc(out, func(a, b hostapi.Session) int { return b.ConnectedAt.Compare(a.ConnectedAt) })
 	return out
 }

@@ -59,6 +59,7 @@ func syntheticCatalog(n int) []wire.ToolEntry {
 // TestSearchAnswerSize measures the search answer for default arguments against listing
 // every tool with its schemas (what a bridge exposing each tool sends in tools/list).
 func TestSearchAnswerSize(t *testing.T) {
+	t.Parallel()
 	const budget = 8 << 10
 	for _, n := range []int{50, 500} {
 		f := newFakeBackend(t)

@@ -13,7 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -165,14 +165,16 @@ func (t *refTables) resolve(sessionID, ref string) (nodeReference, *callError) {
 	defer t.mu.Unlock()
 	s := t.sessions[sessionID]
 	if s == nil {
-		return nodeReference{}, failf(CodeUnknownRef, kindInvalid, "no snapshot of this session issued ref %q", ref)
+		return nodeReference{}, failf(wire.CodeUnknownRef, "no snapshot of this session issued ref %q", ref)
 	}
 	id, ok := s.node[ref]
 	if !ok {
-		return nodeReference{}, failf(CodeUnknownRef, kindInvalid, "no snapshot of this session issued ref %q", ref)
+		return nodeReference{}, failf(wire.CodeUnknownRef, "no snapshot of this session issued ref %q", ref)
 	}
 	if !s.present[id] {
-		return nodeReference{}, failf(CodeUnknownRef, kindUnavailable, "ref %s (node %q) is not on the screen of the latest snapshot", ref, id)
+		e := failf(wire.CodeUnknownRef, "ref %s (node %q) is not on the screen of the latest snapshot", ref, id)
+		e.Kind = wire.KindUnavailable // the ref was issued: the screen changed
+		return nodeReference{}, e
 	}
 	r := s.latest
 	r.NodeID = id
@@ -330,13 +332,13 @@ type snapshotOptions struct {
 
 // capture takes a snapshot of the session's screen: the rendered text, and the image when
 // asked (one round trip: the screenshot is the tree call's evidence).
-func (br *Bridge) capture(ctx context.Context, sess *control.Session, opts snapshotOptions) (string, *control.Call, error) {
+func (br *Bridge) capture(ctx context.Context, sess *hostapi.Session, opts snapshotOptions) (string, *hostapi.Call, error) {
 	maxNodes := cmp.Or(opts.MaxNodes, defaultSnapshotNodes)
 	args, _ := wire.Marshal(struct {
 		IncludeBounds bool `json:"includeBounds"`
 		MaxNodes      int  `json:"maxNodes"`
 	}{opts.IncludeBounds, maxNodes})
-	req := control.CallRequest{ToolID: wire.VisualTreeToolID, Arguments: args}
+	req := hostapi.CallRequest{ToolID: wire.VisualTreeToolID, Arguments: args}
 	if opts.Screenshot {
 		req.After = &wire.After{Include: []string{"screenshot"}}
 	}
@@ -349,14 +351,14 @@ func (br *Bridge) capture(ctx context.Context, sess *control.Session, opts snaps
 	}
 	var tree visualTree
 	if res.Result == nil || wire.Unmarshal(res.Result.Result, &tree) != nil || tree.Root == nil {
-		return "", res, failf(control.CodeProtocol, kindFailed, "%s answered with something that is not a visual tree", wire.VisualTreeToolID)
+		return "", res, failf(wire.CodeProtocol, "%s answered with something that is not a visual tree", wire.VisualTreeToolID)
 	}
 	return renderSnapshot(&tree, br.refs.record(sess.ID, &tree), opts.IncludeBounds, br.opts.MaxResultBytes), res, nil
 }
 
 // expandRef replaces a short ref in the reference argument of ui.perform_action by the
 // full reference it names. Other calls, and references written in full, pass untouched.
-func (br *Bridge) expandRef(sessionID string, req *control.CallRequest) error {
+func (br *Bridge) expandRef(sessionID string, req *hostapi.CallRequest) error {
 	if req.ToolID != performActionToolID || len(req.Arguments) == 0 || req.Arguments.Kind() != '{' {
 		return nil
 	}

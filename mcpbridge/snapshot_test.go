@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -52,6 +52,7 @@ func uiSession(t *testing.T) (*fakeBackend, *fakeCatalog, *[]string) {
 }
 
 func TestSnapshot(t *testing.T) {
+	t.Parallel()
 	f, _, actions := uiSession(t)
 	h := newHarness(t, f, Options{})
 	res := h.call(ToolSnapshot, nil)
@@ -92,8 +93,9 @@ func TestSnapshot(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		ref, code string
-	}{{"e99", CodeUnknownRef}, {"x", CodeUnknownRef}} {
+		ref  string
+		code wire.Code
+	}{{"e99", wire.CodeUnknownRef}, {"x", wire.CodeUnknownRef}} {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": performActionToolID, "arguments": map[string]any{"reference": tc.ref, "action": "tap"}}))
 		if e.Code != tc.code || e.Retryable || !strings.Contains(e.Hint, ToolSnapshot) {
 			t.Errorf("%s: %+v", tc.ref, e)
@@ -113,9 +115,10 @@ func TestSnapshot(t *testing.T) {
 // TestSnapshotWithScreenshot: the screenshot comes as the tree call's evidence: one round
 // trip, one image.
 func TestSnapshotWithScreenshot(t *testing.T) {
+	t.Parallel()
 	f, c, _ := uiSession(t)
 	shot := writePNG(t, f.dir, 390, 844)
-	c.artifacts[wire.VisualTreeToolID] = func() []control.Artifact { return []control.Artifact{pngArtifact(shot)} }
+	c.artifacts[wire.VisualTreeToolID] = func() []hostapi.Artifact { return []hostapi.Artifact{pngArtifact(shot)} }
 	h := newHarness(t, f, Options{})
 	res := h.call(ToolSnapshot, map[string]any{"screenshot": true})
 	if got := images(t, res); res.IsError || len(got) != 1 || got[0] != [2]int{390, 844} {
@@ -128,6 +131,7 @@ func TestSnapshotWithScreenshot(t *testing.T) {
 }
 
 func TestSnapshotFailures(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t) // no ui.get_visual_tree
 	h := newHarness(t, f, Options{})
 	res := h.call(ToolSnapshot, nil)

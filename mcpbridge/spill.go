@@ -119,17 +119,19 @@ func (s *resultStore) prune() {
 // load reads a saved result.
 func (s *resultStore) load(id string) (jsontext.Value, error) {
 	if !resultIDPattern.MatchString(id) {
-		return nil, failf(CodeResultNotFound, kindInvalid, "%q is not a result id (they look like result-20260101-…)", id)
+		e := failf(wire.CodeResultNotFound, "%q is not a result id (they look like result-20260101-…)", id)
+		e.Kind = wire.KindInvalid // not an id at all
+		return nil, e
 	}
 	s.mu.Lock()
 	dir := s.dir
 	s.mu.Unlock()
 	if dir == "" {
-		return nil, failf(CodeResultNotFound, kindUnavailable, "no result %s", id)
+		return nil, failf(wire.CodeResultNotFound, "no result %s", id)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, id+".json"))
 	if err != nil {
-		return nil, failf(CodeResultNotFound, kindUnavailable, "no result %s (the bridge keeps the latest %d)", id, maxSavedResults)
+		return nil, failf(wire.CodeResultNotFound, "no result %s (the bridge keeps the latest %d)", id, maxSavedResults)
 	}
 	return jsontext.Value(b), nil
 }
@@ -368,7 +370,7 @@ func pointAt(v jsontext.Value, pointer string) (jsontext.Value, error) {
 		return v, nil
 	}
 	if !strings.HasPrefix(pointer, "/") {
-		return nil, failf(wire.CodeArgumentsInvalid, kindInvalid, "pointer %q must start with / (RFC 6901), e.g. /items/3", pointer)
+		return nil, failf(wire.CodeArgumentsInvalid, "pointer %q must start with / (RFC 6901), e.g. /items/3", pointer)
 	}
 	for _, tok := range strings.Split(pointer[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
@@ -380,7 +382,7 @@ func pointAt(v jsontext.Value, pointer string) (jsontext.Value, error) {
 			}
 			next, ok := m[tok]
 			if !ok {
-				return nil, failf(wire.CodeArgumentsInvalid, kindInvalid, "pointer %q: no member %q", pointer, tok)
+				return nil, failf(wire.CodeArgumentsInvalid, "pointer %q: no member %q", pointer, tok)
 			}
 			v = next
 		case '[':
@@ -390,11 +392,11 @@ func pointAt(v jsontext.Value, pointer string) (jsontext.Value, error) {
 			}
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(items) || tok != strconv.Itoa(i) {
-				return nil, failf(wire.CodeArgumentsInvalid, kindInvalid, "pointer %q: %q is not an index of an array of %d items", pointer, tok, len(items))
+				return nil, failf(wire.CodeArgumentsInvalid, "pointer %q: %q is not an index of an array of %d items", pointer, tok, len(items))
 			}
 			v = items[i]
 		default:
-			return nil, failf(wire.CodeArgumentsInvalid, kindInvalid, "pointer %q: %q goes into a %s", pointer, tok, describe(v))
+			return nil, failf(wire.CodeArgumentsInvalid, "pointer %q: %q goes into a %s", pointer, tok, describe(v))
 		}
 	}
 	return v, nil

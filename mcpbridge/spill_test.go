@@ -30,6 +30,7 @@ func bigResult(n int) jsontext.Value {
 // under the cap (text and structured content both), and ansight_read_result pages through
 // the saved result.
 func TestResultCap(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	c := f.catalogs["s1"]
 	big := bigResult(20000) // ~2 MB
@@ -92,7 +93,7 @@ func TestResultCap(t *testing.T) {
 		{"resultId": tr.ResultID, "pointer": "/items/x"},
 		{"resultId": tr.ResultID, "pointer": "/items/01"},
 	} {
-		if e := errorOf(t, h.call(ToolReadResult, args)); e.Code != CodeResultNotFound && e.Code != wire.CodeArgumentsInvalid {
+		if e := errorOf(t, h.call(ToolReadResult, args)); e.Code != wire.CodeResultNotFound && e.Code != wire.CodeArgumentsInvalid {
 			t.Errorf("%v: %+v", args, e)
 		}
 	}
@@ -100,13 +101,14 @@ func TestResultCap(t *testing.T) {
 	// An exposed tool with an output schema cannot return a partial object: the call is a
 	// tool error that says it succeeded and where the result is.
 	e := errorOf(t, h.call("notes_list", nil))
-	if e.Code != CodeResultTooLarge || !strings.Contains(e.Message, "succeeded") || !strings.Contains(string(e.Details), `"resultId"`) {
+	if e.Code != wire.CodeResultTooLarge || !strings.Contains(e.Message, "succeeded") || !strings.Contains(string(e.Details), `"resultId"`) {
 		t.Fatalf("exposed: %+v", e)
 	}
 }
 
 // TestResultCapEvidence: evidence over the cap goes too, larger first; a small result stays.
 func TestResultCapEvidence(t *testing.T) {
+	t.Parallel()
 	f := oneSession(t)
 	h := newHarness(t, f, Options{ResultDir: t.TempDir(), MaxResultBytes: 4096})
 	big := bigResult(200)
@@ -126,6 +128,7 @@ func TestResultCapEvidence(t *testing.T) {
 // TestSavedResultsArePruned: the result directory keeps the newest maxSavedResults files
 // and leaves other files alone.
 func TestSavedResultsArePruned(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	other := dir + "/keep.json"
 	os.WriteFile(other, []byte("{}"), 0o600)

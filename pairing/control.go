@@ -1,13 +1,14 @@
 package pairing
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
 )
 
 // Envelope types of the control channel.
@@ -243,58 +244,20 @@ func (e *ControlEnvelope) DecodePayload(v any) error {
 	return decodeStrict(e.Payload, v)
 }
 
-// requestHeader reads, without the strict rules (the first of duplicate names wins), the
-// top-level type, id and action of a message, skipping other values unread, and returns
-// the id and action when the message claims to be a control request with a usable id. The
-// action is "" when it is not a string.
+// headerNames are the members requestHeader reads.
+var headerNames = []string{"type", "id", "action"}
+
+// requestHeader reads, without the strict rules (jsonscan.TopStrings: the first of
+// duplicate names wins), the top-level type, id and action of a message, skipping other
+// values unread, and returns the id and action when the message claims to be a control
+// request with a usable id. The action is "" when it is not a string.
 func requestHeader(data []byte) (id, action string, ok bool) {
-	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return "", "", false
-	}
-	var typ string
-	var seenType, seenID, seenAction bool
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			break
-		}
-		var slot *string
-		var seen *bool
-		switch tok.String() { // before the next read voids the token
-		case "type":
-			slot, seen = &typ, &seenType
-		case "id":
-			slot, seen = &id, &seenID
-		case "action":
-			slot, seen = &action, &seenAction
-		}
-		if slot == nil {
-			if dec.SkipValue() != nil {
-				break
-			}
-			continue
-		}
-		v, err := dec.ReadValue()
-		if err != nil {
-			break
-		}
-		if !*seen && v.Kind() == '"' {
-			*slot = unquoted(v)
-		}
-		*seen = true
-	}
+	var v [3]string
+	jsonscan.TopStrings(data, headerNames, v[:], nil)
+	typ, id, action := v[0], v[1], v[2]
 	ok = typ == TypeControlRequest && strings.TrimSpace(id) != "" && len(id) <= MaxControlIDLength && utf8.ValidString(id)
 	if len(action) > MaxControlIDLength {
 		action = ""
 	}
 	return id, action, ok
-}
-
-func unquoted(v jsontext.Value) string {
-	b, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }

@@ -2,13 +2,14 @@ package pairing
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Requests as the official SDKs write them (shared/reference/session-contract.md §4).
+// Requests as the official SDKs write them (docs/protocol/session.md#control-channel).
 const (
 	openReq     = `{"type":"CONTROL_REQ","id":"client.00112233445566778899aabbccddeeff","replyTo":null,"action":"session.open","payload":{"clientName":"Pixel 8","configId":"local:com.example.app","appId":"com.example.app","openedAtUtc":"2026-07-30T01:00:00.000Z"},"success":true,"message":null}`
 	stateReq    = `{"type":"CONTROL_REQ","id":"client.1","action":"app.state","payload":{"state":"Foreground","changedAtUtc":"2026-07-30T01:00:00Z"}}`
@@ -17,6 +18,7 @@ const (
 )
 
 func TestParseControlRequests(t *testing.T) {
+	t.Parallel()
 	e, err := ParseControl([]byte(openReq))
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +50,7 @@ func TestParseControlRequests(t *testing.T) {
 }
 
 func TestControlReplyBytes(t *testing.T) {
+	t.Parallel()
 	req, err := ParseControl([]byte(completeReq))
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +75,7 @@ func TestControlReplyBytes(t *testing.T) {
 }
 
 func TestNewControlRequest(t *testing.T) {
+	t.Parallel()
 	r := NewControlRequest(ActionClientLog, jsontext.Value(`{"data":"x"}`))
 	if !strings.HasPrefix(r.ID, "client.") || len(r.ID) != len("client.")+32 {
 		t.Fatalf("id %q", r.ID)
@@ -88,6 +92,7 @@ func TestNewControlRequest(t *testing.T) {
 }
 
 func TestParseControlMalformed(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"not json":       `{`,
 		"no type":        `{"id":"a","action":"x"}`,
@@ -133,6 +138,7 @@ func TestParseControlMalformed(t *testing.T) {
 }
 
 func TestDecodePayloadTypes(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"array payload":  `{"type":"CONTROL_REQ","id":"a","action":"app.state","payload":[1]}`,
 		"string payload": `{"type":"CONTROL_REQ","id":"a","action":"app.state","payload":"x"}`,
@@ -157,6 +163,7 @@ func TestDecodePayloadTypes(t *testing.T) {
 // TestParseControlBudget: a request over its action's budget is refused with its id and
 // action, read without decoding the payload; one within it parses.
 func TestParseControlBudget(t *testing.T) {
+	t.Parallel()
 	req := func(action string, n int) []byte {
 		return []byte(`{"type":"CONTROL_REQ","id":"big","action":"` + action + `","payload":{"data":"` + strings.Repeat("x", n) + `"}}`)
 	}
@@ -173,15 +180,18 @@ func TestParseControlBudget(t *testing.T) {
 		{"shell.exec", 32 << 10, true},
 		{"shell.exec", 64 << 10, false},
 	} {
-		e, err := ParseControl(req(tc.action, tc.n))
-		if tc.ok {
-			if err != nil {
-				t.Errorf("%s of %d bytes: %v", tc.action, tc.n, err)
+		t.Run(fmt.Sprintf("%s %d", tc.action, tc.n), func(t *testing.T) {
+			t.Parallel()
+			e, err := ParseControl(req(tc.action, tc.n))
+			if tc.ok {
+				if err != nil {
+					t.Errorf("%s of %d bytes: %v", tc.action, tc.n, err)
+				}
+				return
 			}
-			continue
-		}
-		if !errors.Is(err, ErrMalformed) || e == nil || e.ID != "big" || e.Action != tc.action || !strings.Contains(err.Error(), "exceeds") {
-			t.Errorf("%s of %d bytes: %+v %v, want a refusal answerable by id", tc.action, tc.n, e, err)
-		}
+			if !errors.Is(err, ErrMalformed) || e == nil || e.ID != "big" || e.Action != tc.action || !strings.Contains(err.Error(), "exceeds") {
+				t.Errorf("%s of %d bytes: %+v %v, want a refusal answerable by id", tc.action, tc.n, e, err)
+			}
+		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Datagrams as the official SDKs write them (shared/reference/session-contract.md §1.2).
+// Datagrams as the official SDKs write them (docs/protocol/session.md#connect-datagram).
 const (
 	dotnetConnect  = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"q1w2e3r4t5y6u7i8o9p0aa","enrollmentMode":"local","inviteId":"local:com.example.app","appId":"com.example.app","deviceId":"Zm9vYmFyYmF6cXV4cXV1eA","deviceName":"Dev Laptop","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8","processSessionId":"0f1e2d3c4b5a69788796a5b4c3d2e1f0"}`
 	kotlinConnect  = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"6f1c2b3a4d5e4f60718293a4b5c6d7e8","enrollmentMode":"invite","inviteId":"0123456789abcdef0123456789abcdef","appId":"com.example.app","deviceId":"android.00112233445566778899aabbccddeeff","deviceName":"Pixel 8","accessToken":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"}`
@@ -14,6 +14,7 @@ const (
 )
 
 func TestParseEnrollmentConnectOfficial(t *testing.T) {
+	t.Parallel()
 	c, err := ParseEnrollmentConnect([]byte(dotnetConnect))
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestParseEnrollmentConnectOfficial(t *testing.T) {
 }
 
 func TestParseEnrollmentConnectMalformed(t *testing.T) {
+	t.Parallel()
 	base := `"requestId":"r","inviteId":"i","appId":"a","deviceId":"d","deviceName":"n","accessToken":"t"`
 	cases := map[string]string{
 		"not json":             `hello`,
@@ -103,6 +105,7 @@ func TestParseEnrollmentConnectMalformed(t *testing.T) {
 // TestEnrollmentConnectLenient: what the official host answers rather than ignores, the
 // exact datagrams of issue 12.6 and 19.7.
 func TestEnrollmentConnectLenient(t *testing.T) {
+	t.Parallel()
 	nullMode := strings.Replace(dotnetConnect, `"enrollmentMode":"local"`, `"enrollmentMode":null`, 1)
 	emptyMode := strings.Replace(dotnetConnect, `"enrollmentMode":"local"`, `"enrollmentMode":""`, 1)
 	for _, in := range []string{nullMode, emptyMode} {
@@ -139,13 +142,16 @@ func TestEnrollmentConnectLenient(t *testing.T) {
 		{strings.Replace(kotlinConnect, `"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"`, `"`+strings.Repeat("A", 600)+`"`, 1), ReasonEnrollmentRequired},
 		{strings.Replace(nullMode, `"appId":"com.example.app"`, `"appId":"com.example.app","appId":"x"`, 1), ReasonEnrollmentModeUnsupported},
 	} {
-		c, err := ParseEnrollmentConnect([]byte(tc.in))
-		if err == nil || c == nil {
-			t.Fatalf("%s: %+v, %v; want an answerable refusal", tc.in, c, err)
-		}
-		if r, msg := c.Refusal(); r != tc.want || !strings.HasPrefix(msg, "Malformed enrollment request: ") {
-			t.Errorf("%.80s…: %s %q, want %s", tc.in, r, msg, tc.want)
-		}
+		t.Run(string(tc.want), func(t *testing.T) {
+			t.Parallel()
+			c, err := ParseEnrollmentConnect([]byte(tc.in))
+			if err == nil || c == nil {
+				t.Fatalf("%s: %+v, %v; want an answerable refusal", tc.in, c, err)
+			}
+			if r, msg := c.Refusal(); r != tc.want || !strings.HasPrefix(msg, "Malformed enrollment request: ") {
+				t.Errorf("%.80s…: %s %q, want %s", tc.in, r, msg, tc.want)
+			}
+		})
 	}
 	// Never answerable: which request, or whether one, is not certain.
 	for _, in := range []string{
@@ -162,6 +168,7 @@ func TestEnrollmentConnectLenient(t *testing.T) {
 }
 
 func TestEnrollmentConnectMarshal(t *testing.T) {
+	t.Parallel()
 	c := EnrollmentConnect{RequestID: "r", InviteID: "local:a", AppID: "a", DeviceID: "d", DeviceName: "n", AccessToken: "t"}
 	b, err := c.Marshal()
 	if err != nil {
@@ -178,6 +185,7 @@ func TestEnrollmentConnectMarshal(t *testing.T) {
 }
 
 func TestEnrollmentResultMarshal(t *testing.T) {
+	t.Parallel()
 	accept := EnrollmentResult{RequestID: "r", Accepted: true, Reason: ReasonOK, ReasonMessage: ReasonOK.Text(),
 		HostID: "h", HostName: "box", Message: "Connection accepted. WebSocket issued on port 56501.",
 		WebSocketPort: 56501, WebSocketPath: WebSocketPath, WebSocketToken: "tok"}
@@ -192,13 +200,16 @@ func TestEnrollmentResultMarshal(t *testing.T) {
 		// Required strings stay non-null even when empty (Swift's non-optional Codable).
 		{EnrollmentResult{RequestID: "r"}, `{"type":"ENROLLMENT_RESULT","ver":2,"requestId":"r","accepted":false,"reason":"","reasonMessage":null,"hostId":"","hostName":"","hostWifiName":null,"message":"","webSocketPort":null,"webSocketPath":null,"webSocketToken":null}`},
 	} {
-		b, err := tc.r.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(b) != tc.want {
-			t.Errorf("got  %s\nwant %s", b, tc.want)
-		}
+		t.Run(string(tc.r.Reason), func(t *testing.T) {
+			t.Parallel()
+			b, err := tc.r.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tc.want {
+				t.Errorf("got  %s\nwant %s", b, tc.want)
+			}
+		})
 	}
 	for _, r := range []EnrollmentResult{accept, reject} {
 		b, _ := r.Marshal()
@@ -213,6 +224,7 @@ func TestEnrollmentResultMarshal(t *testing.T) {
 }
 
 func TestParseEnrollmentResultMalformed(t *testing.T) {
+	t.Parallel()
 	ok := `{"type":"ENROLLMENT_RESULT","ver":2,"requestId":"r","accepted":true,"reason":"Ok","reasonMessage":null,"hostId":"h","hostName":"n","hostWifiName":null,"message":"m","webSocketPort":1,"webSocketPath":"/ws","webSocketToken":"t"}`
 	if _, err := ParseEnrollmentResult([]byte(ok)); err != nil {
 		t.Fatal(err)
@@ -235,6 +247,7 @@ func TestParseEnrollmentResultMalformed(t *testing.T) {
 }
 
 func TestNormalizeDeviceName(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 130)
 	for in, want := range map[string]string{"": "Device", "  ": "Device", " Pixel ": "Pixel", long: strings.Repeat("é", 120)} {
 		if got := NormalizeDeviceName(in); got != want {

@@ -31,6 +31,7 @@ func testDocument() *InviteDocument {
 }
 
 func TestInviteDocumentJSON(t *testing.T) {
+	t.Parallel()
 	b, err := encode(testDocument())
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestInviteDocumentJSON(t *testing.T) {
 }
 
 func TestInviteCodeRoundTrip(t *testing.T) {
+	t.Parallel()
 	doc := testDocument()
 	code, err := doc.Code()
 	if err != nil {
@@ -88,6 +90,7 @@ func gzipB64(t *testing.T, data []byte) string {
 }
 
 func TestParseInviteMalformed(t *testing.T) {
+	t.Parallel()
 	code, _ := testDocument().Code()
 	bare, _ := encode(testInvite())
 	noDiscoverySchema, _ := encode(testDocument())
@@ -114,6 +117,7 @@ func TestParseInviteMalformed(t *testing.T) {
 }
 
 func TestInviteCheck(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(*Invite){
 		"schema":       func(i *Invite) { i.Schema = "x" },
 		"no inviteId":  func(i *Invite) { i.InviteID = " " },

@@ -7,6 +7,7 @@ import (
 )
 
 func TestNewTokenLengths(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]int{AccessTokenBytes: 43, WebSocketTokenBytes: 32, GrantIDBytes: 22} {
 		tok := NewToken(n)
 		if len(tok) != want || strings.ContainsAny(tok, "+/=") {
@@ -19,6 +20,7 @@ func TestNewTokenLengths(t *testing.T) {
 }
 
 func TestHashToken(t *testing.T) {
+	t.Parallel()
 	// SHA-256("abc"), standard padded base64: the official host's secretHash format.
 	const want = "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
 	if got := HashToken("abc"); got != want {
@@ -33,19 +35,24 @@ func TestHashToken(t *testing.T) {
 		{"abc", base64.StdEncoding.EncodeToString([]byte("short"))},
 		{"abc", ""},
 	} {
-		if TokenMatchesHash(tc.token, tc.hash) {
-			t.Errorf("TokenMatchesHash(%q, %q) = true", tc.token, tc.hash)
-		}
+		t.Run(tc.token+" "+tc.hash, func(t *testing.T) {
+			t.Parallel()
+			if TokenMatchesHash(tc.token, tc.hash) {
+				t.Errorf("TokenMatchesHash(%q, %q) = true", tc.token, tc.hash)
+			}
+		})
 	}
 }
 
 func TestEqualTokens(t *testing.T) {
+	t.Parallel()
 	if !EqualTokens("a-b_c", "a-b_c") || EqualTokens("a", "b") || EqualTokens("a", "ab") || EqualTokens("", "x") {
 		t.Error("EqualTokens is wrong")
 	}
 }
 
 func TestDecodeAccessToken(t *testing.T) {
+	t.Parallel()
 	tok := NewToken(AccessTokenBytes)
 	for _, ok := range []string{tok, tok + "="} {
 		if _, err := DecodeAccessToken(ok); err != nil {

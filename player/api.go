@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -34,9 +34,9 @@ type ToolForm struct {
 
 // Validation is the answer to a validation request: the schema's violations, if any.
 type Validation struct {
-	Schema     string              `json:"schema"`
-	Valid      bool                `json:"valid"`
-	Violations []catalog.Violation `json:"violations"`
+	Schema     string             `json:"schema"`
+	Valid      bool               `json:"valid"`
+	Violations []schema.Violation `json:"violations"`
 	// Skipped says why nothing was checked (flattened-string arguments, a schema that
 	// does not compile).
 	Skipped string `json:"skipped,omitzero"`
@@ -55,14 +55,14 @@ type Records struct {
 // CallAnswer is a call's outcome with URLs serving its artifacts to the page.
 type CallAnswer struct {
 	Schema       string            `json:"schema"`
-	Call         *control.Call     `json:"call"`
+	Call         *hostapi.Call     `json:"call"`
 	ArtifactURLs map[string]string `json:"artifactUrls"` // transfer id → URL
 }
 
 // BatchAnswer is a batch's outcome with URLs serving its artifacts to the page.
 type BatchAnswer struct {
 	Schema       string            `json:"schema"`
-	Batch        *control.Batch    `json:"batch"`
+	Batch        *hostapi.Batch    `json:"batch"`
 	ArtifactURLs map[string]string `json:"artifactUrls"`
 }
 
@@ -85,7 +85,7 @@ func (p *Player) routes() {
 	})
 	m.HandleFunc("GET /api/sessions/{id}/records", p.records)
 	m.HandleFunc("GET /api/sessions/{id}/tools", func(w http.ResponseWriter, r *http.Request) {
-		v, err := p.backend.Tools(r.Context(), r.PathValue("id"), control.ToolsRequest{Detail: control.DetailSummary})
+		v, err := p.backend.Tools(r.Context(), r.PathValue("id"), hostapi.ToolsRequest{Detail: hostapi.DetailSummary})
 		respond(w, v, err)
 	})
 	m.HandleFunc("GET /api/sessions/{id}/tools/{tool}", p.tool)
@@ -105,7 +105,7 @@ func (p *Player) routes() {
 	m.HandleFunc("GET /api/sessions/{id}/recording/{seq}/file", p.recordFile)
 	m.HandleFunc("GET /api/artifacts/{path...}", p.artifact)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such page: "+r.Method+" "+r.URL.Path)
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such page: "+r.Method+" "+r.URL.Path)
 	})
 	p.mux = m
 }
@@ -114,7 +114,7 @@ func (p *Player) routes() {
 func (p *Player) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = p.index.Execute(w, struct{ CSRF, Version string }{p.csrf, p.opts.Version})
+	_ = p.index.Execute(w, struct{ CSRF, Version string }{p.keys.Load().csrf, p.opts.Version})
 }
 
 // records lists a session's crash reports and annotations; their files are served from
@@ -174,14 +174,14 @@ func (p *Player) validate(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, err)
 		return
 	}
-	out := &Validation{Schema: SchemaValidate, Valid: true, Violations: []catalog.Violation{}}
+	out := &Validation{Schema: SchemaValidate, Valid: true, Violations: []schema.Violation{}}
 	switch {
 	case t.Tool.ArgumentEncoding == wire.ArgumentEncodingFlattenedString:
 		out.Skipped = "flattened-string arguments are not validated"
 	case len(t.Tool.ArgumentsSchema) == 0:
 		out.Skipped = "the tool has no argumentsSchema"
 	default:
-		s, err := catalog.CompileSchema(t.Tool.ArgumentsSchema)
+		s, err := schema.Compile(t.Tool.ArgumentsSchema)
 		if err != nil {
 			out.Skipped = "the tool's argumentsSchema does not compile: " + err.Error()
 			break
@@ -194,7 +194,7 @@ func (p *Player) validate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Player) call(w http.ResponseWriter, r *http.Request) {
-	var req control.CallRequest
+	var req hostapi.CallRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
@@ -207,12 +207,12 @@ func (p *Player) call(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
-	var req control.BatchRequest
+	var req hostapi.BatchRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	if n := len(req.Calls); n == 0 || n > wire.MaxBatchSize {
-		writeError(w, http.StatusBadRequest, control.CodeBadRequest, "a batch holds 1 to "+strconv.Itoa(wire.MaxBatchSize)+" calls")
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "a batch holds 1 to "+strconv.Itoa(wire.MaxBatchSize)+" calls")
 		return
 	}
 	res, err := p.backend.Batch(r.Context(), r.PathValue("id"), req, nil)
@@ -223,7 +223,7 @@ func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
 	respond(w, &BatchAnswer{Schema: SchemaBatch, Batch: res, ArtifactURLs: p.artifactURLs(res.Artifacts)}, nil)
 }
 
-func (p *Player) artifactURLs(list []control.Artifact) map[string]string {
+func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {
 	out := map[string]string{}
 	for _, a := range list {
 		if u := p.artifactURL(a.Path); u != "" && a.Status == "complete" {
@@ -237,7 +237,7 @@ func (p *Player) artifactURLs(list []control.Artifact) map[string]string {
 func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 	f := p.frameOf(r.PathValue("id"))
 	if f == nil {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "this session has streamed no live frame")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "this session has streamed no live frame")
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
@@ -249,9 +249,9 @@ func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 // recording answers one page of a session's recording, for the timeline: the control
 // API's records, with the same query parameters (kind, since, until, after, limit, …).
 func (p *Player) recording(w http.ResponseWriter, r *http.Request) {
-	req, err := control.ParseRecordsRequest(r.URL.Query())
+	req, err := hostapi.ParseRecordsRequest(r.URL.Query())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, control.CodeBadRequest, err.Error())
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, err.Error())
 		return
 	}
 	v, err := p.backend.Records(r.Context(), r.PathValue("id"), req)
@@ -264,7 +264,7 @@ func (p *Player) recording(w http.ResponseWriter, r *http.Request) {
 func (p *Player) recordFile(w http.ResponseWriter, r *http.Request) {
 	seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, control.CodeBadRequest, "record "+strconv.Quote(r.PathValue("seq"))+": want its seq")
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "record "+strconv.Quote(r.PathValue("seq"))+": want its seq")
 		return
 	}
 	b, err := p.backend.Blob(r.Context(), r.PathValue("id"), seq)
@@ -295,7 +295,7 @@ func frameURL(sessionID string, seq int64) string {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, control.CodeBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "request body: "+err.Error())
 		return nil, false
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
@@ -311,7 +311,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	if err := wire.Unmarshal(body, v); err != nil {
-		writeError(w, http.StatusBadRequest, control.CodeBadRequest, "request body: "+err.Error())
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "request body: "+err.Error())
 		return false
 	}
 	return true
@@ -319,29 +319,29 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 
 func respond(w http.ResponseWriter, v any, err error) {
 	if err != nil {
-		var ae *control.APIError
+		var ae *hostapi.APIError
 		switch {
 		case errors.As(err, &ae):
 			writeError(w, ae.Status, ae.Code, ae.Message)
 		case errors.Is(err, context.Canceled):
 			writeError(w, 499, "canceled", "the request was cancelled")
 		default:
-			writeError(w, http.StatusInternalServerError, control.CodeInternal, err.Error())
+			writeError(w, http.StatusInternalServerError, wire.CodeInternal, err.Error())
 		}
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, control.Error{Schema: control.SchemaError, Code: code, Message: msg})
+func writeError(w http.ResponseWriter, status int, code wire.Code, msg string) {
+	writeJSON(w, status, hostapi.Error{Schema: hostapi.SchemaError, Code: code, Message: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(control.Error{Schema: control.SchemaError, Code: control.CodeInternal, Message: err.Error()})
+		b, _ = json.Marshal(hostapi.Error{Schema: hostapi.SchemaError, Code: wire.CodeInternal, Message: err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

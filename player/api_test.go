@@ -16,7 +16,7 @@ import (
 
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -30,6 +30,7 @@ func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
 }
 
 func TestToolForm(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	w := tp.do(t, req{path: "/api/sessions/s-1/tools/notes.create", cookie: true})
 	tf := decode[ToolForm](t, w)
@@ -38,16 +39,17 @@ func TestToolForm(t *testing.T) {
 		t.Fatalf("%d %+v", w.Code, tf)
 	}
 	w = tp.do(t, req{path: "/api/sessions/s-1/tools/nope", cookie: true})
-	if e := decode[control.Error](t, w); w.Code != 404 || e.Code != wire.CodeNotFound {
+	if e := decode[hostapi.Error](t, w); w.Code != 404 || e.Code != wire.CodeNotFound {
 		t.Errorf("unknown tool: %d %+v", w.Code, e)
 	}
 	w = tp.do(t, req{path: "/api/sessions/s-9/tools/notes.create", cookie: true})
-	if e := decode[control.Error](t, w); w.Code != 404 || e.Code != control.CodeSessionNotFound {
+	if e := decode[hostapi.Error](t, w); w.Code != 404 || e.Code != wire.CodeSessionNotFound {
 		t.Errorf("unknown session: %d %+v", w.Code, e)
 	}
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	for _, tc := range []struct {
 		body  string
@@ -60,24 +62,27 @@ func TestValidate(t *testing.T) {
 		{`{"title":"","n":9,"zz":1}`, false, []string{"$.title", "$.n", "$.zz"}},
 		{`{"title":`, false, []string{"$"}},
 	} {
-		w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrf, body: tc.body})
-		v := decode[Validation](t, w)
-		var paths []string
-		for _, x := range v.Violations {
-			paths = append(paths, x.Path)
-		}
-		if w.Code != 200 || v.Valid != tc.valid || fmt.Sprint(paths) != fmt.Sprint(tc.paths) {
-			t.Errorf("%s: %d %+v", tc.body, w.Code, v)
-		}
+		t.Run(tc.body, func(t *testing.T) {
+			w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrfToken(), body: tc.body})
+			v := decode[Validation](t, w)
+			var paths []string
+			for _, x := range v.Violations {
+				paths = append(paths, x.Path)
+			}
+			if w.Code != 200 || v.Valid != tc.valid || fmt.Sprint(paths) != fmt.Sprint(tc.paths) {
+				t.Errorf("%s: %d %+v", tc.body, w.Code, v)
+			}
+		})
 	}
 	tp.backend.tool.ArgumentEncoding = wire.ArgumentEncodingFlattenedString
-	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrf, body: `{}`})
+	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/tools/notes.create/validate", cookie: true, csrf: tp.csrfToken(), body: `{}`})
 	if v := decode[Validation](t, w); !v.Valid || v.Skipped == "" {
 		t.Errorf("flattened-string: %+v", v)
 	}
 }
 
 func TestCallServesArtifacts(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	shot := filepath.Join(tp.dir, "s-1", "screen shot.png")
 	writeFile(t, shot, []byte("\x89PNG fake"))
@@ -85,15 +90,15 @@ func TestCallServesArtifacts(t *testing.T) {
 	writeFile(t, page, []byte("<script>alert(1)</script>"))
 	outside := filepath.Join(t.TempDir(), "secret.png")
 	writeFile(t, outside, []byte("secret"))
-	tp.backend.answer = &control.Call{Schema: control.SchemaCall, SessionID: "s-1", ToolID: "ui.get_screenshot", Success: true,
+	tp.backend.answer = &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: "s-1", ToolID: "ui.get_screenshot", Success: true,
 		Result: &wire.Result{ToolID: "ui.get_screenshot", Success: true},
-		Artifacts: []control.Artifact{
+		Artifacts: []hostapi.Artifact{
 			{TransferID: "a", Path: shot, Status: "complete", MimeType: "image/png"},
 			{TransferID: "b", Path: outside, Status: "complete"},
 			{TransferID: "c", Status: "failed", Error: "gone"},
 			{TransferID: "d", Path: page, Status: "complete"},
 		}}
-	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrf,
+	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrfToken(),
 		body: `{"toolId":"ui.get_screenshot","arguments":{"format":"png"},"after":{"include":["visualTree"]}}`})
 	ans := decode[CallAnswer](t, w)
 	if w.Code != 200 || ans.Schema != SchemaCall || !ans.Call.Success || len(ans.ArtifactURLs) != 2 ||
@@ -128,6 +133,7 @@ func TestCallServesArtifacts(t *testing.T) {
 // TestRecords: the session page lists the crash reports and annotations an app handed
 // over, with URLs for the files kept in the session's directory (and none elsewhere).
 func TestRecords(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	report := filepath.Join(tp.dir, "s-1", "crashes", "a1", "report.json")
 	writeFile(t, report, []byte(`{"schema":"ansight.crash.v1"}`))
@@ -156,6 +162,7 @@ func TestRecords(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	tp.backend.answer = &tpAnswer
 	calls := make([]string, 33)
@@ -170,13 +177,15 @@ func TestBadRequests(t *testing.T) {
 		{"/api/sessions/s-1/batch", `{"calls":[]}`},
 		{"/api/sessions/s-1/batch", `{"calls":[` + strings.Join(calls, ",") + `]}`},
 	} {
-		w := tp.do(t, req{method: "POST", path: tc.path, cookie: true, csrf: tp.csrf, body: tc.body})
-		if e := decode[control.Error](t, w); w.Code != 400 || e.Code != control.CodeBadRequest {
-			t.Errorf("%s %s: %d %+v", tc.path, tc.body, w.Code, e)
-		}
+		t.Run(tc.path+" "+tc.body, func(t *testing.T) {
+			w := tp.do(t, req{method: "POST", path: tc.path, cookie: true, csrf: tp.csrfToken(), body: tc.body})
+			if e := decode[hostapi.Error](t, w); w.Code != 400 || e.Code != wire.CodeBadRequest {
+				t.Errorf("%s %s: %d %+v", tc.path, tc.body, w.Code, e)
+			}
+		})
 	}
 	big := `{"toolId":"x","arguments":"` + strings.Repeat("a", maxBodyBytes) + `"}`
-	if w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrf, body: big}); w.Code != http.StatusRequestEntityTooLarge {
+	if w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/call", cookie: true, csrf: tp.csrfToken(), body: big}); w.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized body: %d", w.Code)
 	}
 	if w := tp.do(t, req{path: "/api/nothing", cookie: true}); w.Code != 404 {
@@ -185,6 +194,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestTrafficLog(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t) // 3 entries per session
 	file := filepath.Join(tp.dir, "s-1", "f.bin")
 	for i, ev := range []tools.TrafficEvent{
@@ -227,6 +237,7 @@ func TestTrafficLog(t *testing.T) {
 }
 
 func TestTrackedSessionsBounded(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	for i := range maxTracked + 10 {
 		tp.OnTraffic(tools.TrafficEvent{SessionID: fmt.Sprint("s-", i), Kind: tools.TrafficRequest})
@@ -239,6 +250,7 @@ func TestTrackedSessionsBounded(t *testing.T) {
 }
 
 func TestLiveFrame(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	if w := tp.do(t, req{path: "/api/sessions/s-1/frame", cookie: true}); w.Code != 404 {
 		t.Fatalf("no frame yet: %d", w.Code)
@@ -283,6 +295,7 @@ func (s *sse) next(t *testing.T) (string, string) {
 }
 
 func TestEvents(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	tp.OnFrame("s-1", wire.ASJPFrame{Width: 1, Height: 1, JPEG: []byte{1}})
 	ts := httptest.NewServer(tp)
@@ -337,6 +350,7 @@ func TestEvents(t *testing.T) {
 }
 
 func TestHubDropsLaggingSubscribers(t *testing.T) {
+	t.Parallel()
 	h := newHub()
 	slow, fast := h.subscribe(), h.subscribe()
 	for i := range subscriberBuffer + 1 {

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // webFS holds the page: plain HTML, CSS and JavaScript, no build step, nothing fetched
@@ -27,12 +27,12 @@ var refusedPage = template.Must(template.ParseFS(webFS, "web/refused.html"))
 func (p *Player) asset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if name == "index.html" || name == "refused.html" || strings.ContainsAny(name, `/\`) {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such asset")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such asset")
 		return
 	}
 	b, err := fs.ReadFile(webFS, "web/"+name)
 	if err != nil {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such asset")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such asset")
 		return
 	}
 	ct := mime.TypeByExtension(path.Ext(name))
@@ -76,24 +76,24 @@ var servedTypes = map[string]string{
 func (p *Player) artifact(w http.ResponseWriter, r *http.Request) {
 	rel := r.PathValue("path")
 	if p.opts.ArtifactDir == "" || !filepath.IsLocal(filepath.FromSlash(rel)) {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such artifact")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such artifact")
 		return
 	}
 	root, err := os.OpenRoot(p.opts.ArtifactDir)
 	if err != nil {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such artifact")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such artifact")
 		return
 	}
 	defer root.Close()
 	f, err := root.Open(filepath.FromSlash(rel))
 	if err != nil {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such artifact")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such artifact")
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		writeError(w, http.StatusNotFound, control.CodeNotFound, "no such artifact")
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such artifact")
 		return
 	}
 	ct, inline := servedTypes[strings.ToLower(path.Ext(rel))]

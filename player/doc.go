@@ -1,6 +1,6 @@
 // Package player is the local web console of the host: a page served on loopback where a
 // developer sees the connected apps and works with their tools without writing JSON by
-// hand. It sits on the control API (control.Backend) and adds what only a page needs:
+// hand. It sits on the control API (hostapi.Backend) and adds what only a page needs:
 // live updates as server-sent events (sessions, the tool traffic of each session, live
 // screenshot frames), forms generated from tools' argumentsSchema ([FormOf]), validation
 // with the app's own validator, and the artifacts the host saved. Its timeline replays a

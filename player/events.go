@@ -9,12 +9,12 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Server-sent event names.
 const (
-	eventSessions = "sessions" // data: control.Sessions
+	eventSessions = "sessions" // data: hostapi.Sessions
 	eventTraffic  = "traffic"  // data: TrafficEntry
 	eventFrame    = "frame"    // data: FrameInfo
 )
@@ -85,6 +85,16 @@ func (h *hub) publish(name string, v any) {
 	}
 }
 
+// dropAll ends every page's stream; the pages connect again (or are refused).
+func (h *hub) dropAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		s.drop()
+	}
+	h.subs = map[*subscriber]struct{}{}
+}
+
 func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -141,7 +151,7 @@ func (p *Player) markDirty() {
 func (p *Player) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, control.CodeInternal, "streaming is not supported")
+		writeError(w, http.StatusInternalServerError, wire.CodeInternal, "streaming is not supported")
 		return
 	}
 	sub := p.hub.subscribe()

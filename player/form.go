@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 )
 
 // Field kinds of a form.
@@ -89,400 +89,389 @@ type Property struct {
 
 // FormOf normalizes an argumentsSchema into a form. An empty schema gives an empty
 // object form (a tool without arguments). Only malformed JSON is an error: whatever the
-// form cannot express becomes a KindJSON field, and so does a schema beyond
-// catalog.CheckSchemaBounds.
-func FormOf(schema jsontext.Value) (*Field, error) {
-	if len(bytes.TrimSpace(schema)) == 0 {
+// form cannot express becomes a KindJSON field, and so does a schema beyond the
+// complexity bounds of schemas (schema.CheckBounds).
+//
+// The form reads the schema as the validator does: the same parsed tree (schema.Document),
+// with references resolved the same way.
+func FormOf(raw jsontext.Value) (*Field, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return &Field{Kind: KindObject}, nil
 	}
-	root, err := parseSchema(schema)
+	doc, err := schema.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("player: argumentsSchema: %w", err)
 	}
 	// The work below follows references and alternatives: bounded by the schema's size
 	// with its references expanded, which an app's schema must not make unbounded.
-	if err := catalog.CheckSchemaBounds(schema); err != nil {
+	if err := doc.CheckBounds(); err != nil {
 		return jsonField(nil, err.Error()), nil
 	}
-	g := &formGen{root: schema}
+	root, _ := viewOf(doc.Root()) // an object or a boolean: Parse checked
+	g := &formGen{doc: doc}
 	return g.field(root, 0, nil), nil
 }
 
-// schemaNode is one schema object: its members, raw, plus the order of its properties.
-type schemaNode struct {
-	members map[string]jsontext.Value
-	bool    *bool // a boolean schema (true: anything, false: nothing)
+// view is a schema object as the form reads it: the members of one object of the
+// document, or of several merged into one (a $ref with its target, the parts of an allOf).
+type view struct {
+	kw      map[string]schema.Node // keywords
+	boolean *bool                  // a boolean schema (true: anything, false: nothing)
+	// from is the object a $ref among kw is written in: references resolve from there.
+	from schema.Node
+	// props and required replace kw's properties and required once allOf parts with
+	// properties (or required) on both sides were merged.
+	props          []prop
+	required       []string
+	mergedProps    bool
+	mergedRequired bool
 }
 
-func parseSchema(raw jsontext.Value) (*schemaNode, error) {
-	raw = bytes.TrimSpace(raw)
-	switch string(raw) {
-	case "true", "false":
-		b := string(raw) == "true"
-		return &schemaNode{bool: &b}, nil
+// prop is one member of properties: a name and its schema.
+type prop struct {
+	name   string
+	schema schema.Node
+}
+
+// viewOf reads a schema: an object or a boolean.
+func viewOf(n schema.Node) (*view, error) {
+	switch n.Kind() {
+	case '{':
+		v := &view{kw: make(map[string]schema.Node, n.Len()), from: n}
+		for name, val := range n.Members() {
+			v.kw[name] = val
+		}
+		return v, nil
+	case 't', 'f':
+		b := n.Kind() == 't'
+		return &view{kw: map[string]schema.Node{}, boolean: &b}, nil
 	}
-	var m map[string]jsontext.Value
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
+	return nil, errors.New("not a schema")
+}
+
+// clone copies v, so that merging into the copy leaves v as it was.
+func (v *view) clone() *view {
+	c := *v
+	c.kw = maps.Clone(v.kw)
+	return &c
+}
+
+func (v *view) has(name string) bool {
+	switch {
+	case name == "properties" && v.mergedProps, name == "required" && v.mergedRequired:
+		return true
 	}
-	return &schemaNode{members: m}, nil
+	_, ok := v.kw[name]
+	return ok
+}
+
+// properties lists the object's properties in schema order.
+func (v *view) properties() ([]prop, error) {
+	if v.mergedProps {
+		return v.props, nil
+	}
+	p, ok := v.kw["properties"]
+	if !ok {
+		return nil, nil
+	}
+	if p.Kind() != '{' {
+		return nil, errors.New("the schema has a properties member that is not an object")
+	}
+	var out []prop
+	for name, s := range p.Members() {
+		out = append(out, prop{name, s})
+	}
+	return out, nil
+}
+
+// requiredNames reads required: an array of strings.
+func (v *view) requiredNames() ([]string, error) {
+	if v.mergedRequired {
+		return v.required, nil
+	}
+	r, ok := v.kw["required"]
+	if !ok || r.Kind() == 'n' {
+		return nil, nil
+	}
+	if r.Kind() != '[' {
+		return nil, errors.New("the schema has a malformed required")
+	}
+	var out []string
+	for e := range r.Elems() {
+		if e.Kind() != '"' {
+			return nil, errors.New("the schema has a malformed required")
+		}
+		out = append(out, e.Text())
+	}
+	return out, nil
 }
 
 // formGen holds the document for resolving references and counts fields.
 type formGen struct {
-	root   jsontext.Value
+	doc    *schema.Document
 	fields int
-	// targets caches resolved references: a schema may refer to one definition many
-	// times, and each resolution would otherwise walk the document again.
-	targets map[string]*schemaNode
 }
 
 // jsonField is a raw-JSON field with a reason.
-func jsonField(n *schemaNode, reason string) *Field {
+func jsonField(v *view, reason string) *Field {
 	f := &Field{Kind: KindJSON, Reason: reason}
-	if n != nil {
-		f.Title, f.Description = n.str("title"), n.str("description")
-		f.Default = n.members["default"]
+	if v != nil {
+		f.Title, f.Description = v.str("title"), v.str("description")
+		f.Default = v.kw["default"].JSON()
 	}
 	return f
 }
 
-func (n *schemaNode) str(name string) string {
-	var s string
-	if raw, ok := n.members[name]; ok {
-		_ = json.Unmarshal(raw, &s)
+func (v *view) str(name string) string { return v.kw[name].Text() }
+
+func (v *view) num(name string) *float64 {
+	n := v.kw[name]
+	if n.Kind() != '0' {
+		return nil
 	}
-	return s
+	f, err := strconv.ParseFloat(string(n.JSON()), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil
+	}
+	return &f
 }
 
-func (n *schemaNode) num(name string) *float64 {
-	raw, ok := n.members[name]
-	if !ok {
+func (v *view) count(name string) *int64 {
+	f := v.num(name)
+	if f == nil || *f < 0 || *f != math.Trunc(*f) || *f > 1<<53 {
 		return nil
 	}
-	var v float64
-	if json.Unmarshal(raw, &v) != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		return nil
-	}
-	return &v
-}
-
-func (n *schemaNode) count(name string) *int64 {
-	v := n.num(name)
-	if v == nil || *v < 0 || *v != math.Trunc(*v) || *v > 1<<53 {
-		return nil
-	}
-	i := int64(*v)
+	i := int64(*f)
 	return &i
 }
 
-// field builds the field of schema n at depth; refs are the references being expanded on
+// field builds the field of schema v at depth; refs are the references being expanded on
 // the way here (to stop at recursion).
-func (g *formGen) field(n *schemaNode, depth int, refs []string) *Field {
+func (g *formGen) field(v *view, depth int, refs []string) *Field {
 	g.fields++
 	switch {
 	case g.fields > maxFormFields:
-		return jsonField(n, "the schema has too many fields for a form")
+		return jsonField(v, "the schema has too many fields for a form")
 	case depth > maxFormDepth:
-		return jsonField(n, "nested too deeply for a form")
-	case n.bool != nil:
-		if *n.bool {
+		return jsonField(v, "nested too deeply for a form")
+	case v.boolean != nil:
+		if *v.boolean {
 			return jsonField(nil, "any JSON value")
 		}
 		return jsonField(nil, "no value is allowed")
 	}
-	n, refs, err := g.resolve(n, refs)
+	v, refs, err := g.resolve(v, refs)
 	switch {
 	case err != nil:
-		return jsonField(n, err.Error())
-	case n.bool != nil: // a reference to a boolean schema
-		return jsonField(n, "any JSON value")
+		return jsonField(v, err.Error())
+	case v.boolean != nil: // a reference to a boolean schema
+		return jsonField(v, "any JSON value")
 	}
 	for _, k := range []string{"anyOf", "oneOf"} {
-		if raw, ok := n.members[k]; ok {
-			return g.alternatives(n, k, raw, depth, refs)
+		if alt, ok := v.kw[k]; ok {
+			return g.alternatives(v, k, alt, depth, refs)
 		}
 	}
-	if _, ok := n.members["not"]; ok {
-		return jsonField(n, "the schema uses not")
+	if v.has("not") {
+		return jsonField(v, "the schema uses not")
 	}
 
-	types, nullable, err := n.types()
+	types, nullable, err := v.types()
 	if err != nil {
-		return jsonField(n, err.Error())
+		return jsonField(v, err.Error())
 	}
 	var f *Field
 	switch {
-	case n.members["enum"] != nil || n.members["const"] != nil:
-		f = g.enum(n)
+	case v.has("enum") || v.has("const"):
+		f = g.enum(v)
 	case len(types) > 1:
-		f = jsonField(n, "several types are allowed: "+strings.Join(types, ", "))
+		f = jsonField(v, "several types are allowed: "+strings.Join(types, ", "))
 	case len(types) == 0:
 		switch {
-		case n.members["properties"] != nil:
-			f = g.object(n, depth, refs)
-		case n.members["items"] != nil:
-			f = g.array(n, depth, refs)
+		case v.has("properties"):
+			f = g.object(v, depth, refs)
+		case v.has("items"):
+			f = g.array(v, depth, refs)
 		default:
-			f = jsonField(n, "any JSON value")
+			f = jsonField(v, "any JSON value")
 		}
 	default:
 		switch types[0] {
 		case "object":
-			f = g.object(n, depth, refs)
+			f = g.object(v, depth, refs)
 		case "array":
-			f = g.array(n, depth, refs)
+			f = g.array(v, depth, refs)
 		case "string":
-			f = &Field{Kind: KindString, Format: n.str("format"), Pattern: n.str("pattern"),
-				MinLength: n.count("minLength"), MaxLength: n.count("maxLength")}
+			f = &Field{Kind: KindString, Format: v.str("format"), Pattern: v.str("pattern"),
+				MinLength: v.count("minLength"), MaxLength: v.count("maxLength")}
 			f.Multiline = f.MaxLength != nil && *f.MaxLength > multilineAbove
 		case "integer", "number":
-			f = &Field{Kind: types[0], Minimum: n.num("minimum"), Maximum: n.num("maximum"),
-				ExclusiveMinimum: n.num("exclusiveMinimum"), ExclusiveMaximum: n.num("exclusiveMaximum"), MultipleOf: n.num("multipleOf")}
+			f = &Field{Kind: types[0], Minimum: v.num("minimum"), Maximum: v.num("maximum"),
+				ExclusiveMinimum: v.num("exclusiveMinimum"), ExclusiveMaximum: v.num("exclusiveMaximum"), MultipleOf: v.num("multipleOf")}
 		case "boolean":
 			f = &Field{Kind: KindBoolean}
 		case "null":
 			f = &Field{Kind: KindEnum, Enum: []jsontext.Value{jsontext.Value("null")}}
 		default:
-			f = jsonField(n, "unknown type "+strconv.Quote(types[0]))
+			f = jsonField(v, "unknown type "+strconv.Quote(types[0]))
 		}
 	}
-	if f.Title == "" {
-		f.Title = n.str("title")
-	}
-	if f.Description == "" {
-		f.Description = n.str("description")
-	}
-	if f.Default == nil {
-		f.Default = n.members["default"]
-	}
+	annotate(f, v)
 	f.Nullable = f.Nullable || nullable
 	return f
 }
 
-// resolve follows $ref (local JSON pointers only) and merges allOf into one node.
-func (g *formGen) resolve(n *schemaNode, refs []string) (*schemaNode, []string, error) {
+// annotate gives f the title, description and default of v where f has none.
+func annotate(f *Field, v *view) {
+	if f.Title == "" {
+		f.Title = v.str("title")
+	}
+	if f.Description == "" {
+		f.Description = v.str("description")
+	}
+	if f.Default == nil {
+		f.Default = v.kw["default"].JSON()
+	}
+}
+
+// resolve follows $ref (inside the document) and merges allOf into one view.
+func (g *formGen) resolve(v *view, refs []string) (*view, []string, error) {
 	for range 32 { // a chain of references to references
-		raw, ok := n.members["$ref"]
+		r, ok := v.kw["$ref"]
 		if !ok {
 			break
 		}
-		var ref string
-		if err := json.Unmarshal(raw, &ref); err != nil {
-			return n, refs, errors.New("the schema has a malformed $ref")
+		if r.Kind() != '"' {
+			return v, refs, errors.New("the schema has a malformed $ref")
 		}
+		ref := r.Text()
 		if slices.Contains(refs, ref) {
-			return n, refs, errors.New("the schema is recursive (" + ref + ")")
+			return v, refs, errors.New("the schema is recursive (" + ref + ")")
 		}
-		target, err := g.pointer(ref)
+		target, err := g.target(v.from, ref)
 		if err != nil {
-			return n, refs, err
+			return v, refs, err
 		}
 		refs = append(slices.Clip(refs), ref)
 		// Members beside $ref (description, default) apply as well; the target's fill in.
-		merged := &schemaNode{members: maps(target.members)}
-		for k, v := range n.members {
+		for k, val := range v.kw {
 			if k != "$ref" {
-				merged.members[k] = v
+				target.kw[k] = val
 			}
 		}
-		if target.bool != nil {
-			merged.bool = target.bool
-			return merged, refs, nil
+		if target.boolean != nil {
+			return target, refs, nil
 		}
-		n = merged
+		v = target
 	}
-	if raw, ok := n.members["allOf"]; ok {
-		var parts []jsontext.Value
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return n, refs, errors.New("the schema has a malformed allOf")
+	if all, ok := v.kw["allOf"]; ok {
+		if all.Kind() != '[' {
+			return v, refs, errors.New("the schema has a malformed allOf")
 		}
-		merged := &schemaNode{members: maps(n.members)}
-		delete(merged.members, "allOf")
-		for _, p := range parts {
-			pn, err := parseSchema(p)
-			if err != nil || pn.bool != nil {
-				return n, refs, errors.New("the schema uses allOf with a boolean or malformed part")
+		merged := v.clone()
+		delete(merged.kw, "allOf")
+		for part := range all.Elems() {
+			pv, err := viewOf(part)
+			if err != nil || pv.boolean != nil {
+				return v, refs, errors.New("the schema uses allOf with a boolean or malformed part")
 			}
-			pn, prefs, err := g.resolve(pn, refs)
+			pv, prefs, err := g.resolve(pv, refs)
 			if err != nil {
-				return n, refs, err
+				return v, refs, err
 			}
 			refs = prefs
-			if err := mergeInto(merged, pn); err != nil {
-				return n, refs, err
+			if err := mergeInto(merged, pv); err != nil {
+				return v, refs, err
 			}
 		}
-		n = merged
+		v = merged
 	}
-	return n, refs, nil
+	return v, refs, nil
 }
 
-func maps(m map[string]jsontext.Value) map[string]jsontext.Value {
-	out := make(map[string]jsontext.Value, len(m))
-	for k, v := range m {
-		out[k] = v
+// target resolves a reference as the validator does (schema.Document.Resolve) and reads
+// what it points to.
+func (g *formGen) target(from schema.Node, ref string) (*view, error) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, errors.New("the schema refers to another document (" + ref + ")")
 	}
-	return out
+	n, err := g.doc.Resolve(from, ref)
+	if err != nil {
+		return nil, errors.New("the schema's reference " + ref + " does not resolve")
+	}
+	v, err := viewOf(n)
+	if err != nil {
+		return nil, errors.New("the schema's reference " + ref + " is not a schema")
+	}
+	return v, nil
 }
 
-// mergeInto adds the members of part to dst: properties and required are unioned (dst's
-// properties first); other members of dst win.
-func mergeInto(dst, part *schemaNode) error {
-	for k, v := range part.members {
-		switch k {
-		case "properties":
-			if old, ok := dst.members[k]; ok {
-				joined, err := joinObjects(old, v)
-				if err != nil {
-					return err
-				}
-				v = joined
+// mergeInto adds part to dst: properties and required are unioned (dst's properties
+// first); other members of dst win.
+func mergeInto(dst, part *view) error {
+	if part.has("properties") {
+		if !dst.has("properties") {
+			dst.kw["properties"], dst.props, dst.mergedProps = part.kw["properties"], part.props, part.mergedProps
+		} else {
+			a, err := dst.properties()
+			if err != nil {
+				return err
 			}
-			dst.members[k] = v
-		case "required":
-			var a, b []string
-			_ = json.Unmarshal(dst.members[k], &a)
-			if err := json.Unmarshal(v, &b); err != nil {
-				return errors.New("the schema has a malformed required")
+			b, err := part.properties()
+			if err != nil {
+				return err
 			}
-			for _, s := range b {
-				if !slices.Contains(a, s) {
-					a = append(a, s)
+			joined := slices.Clip(a)
+			for _, p := range b {
+				if !slices.ContainsFunc(joined, func(q prop) bool { return q.name == p.name }) {
+					joined = append(joined, p)
 				}
 			}
-			raw, _ := json.Marshal(a)
-			dst.members[k] = raw
-		default:
-			if _, ok := dst.members[k]; !ok {
-				dst.members[k] = v
+			dst.props, dst.mergedProps = joined, true
+		}
+	}
+	if part.has("required") {
+		a, _ := dst.requiredNames()
+		b, err := part.requiredNames()
+		if err != nil {
+			return err
+		}
+		for _, s := range b {
+			if !slices.Contains(a, s) {
+				a = append(a, s)
 			}
+		}
+		dst.required, dst.mergedRequired = a, true
+	}
+	for k, val := range part.kw {
+		if _, ok := dst.kw[k]; !ok && k != "properties" && k != "required" {
+			dst.kw[k] = val
 		}
 	}
 	return nil
 }
 
-// joinObjects concatenates the members of two JSON objects, keeping a's on duplicates.
-func joinObjects(a, b jsontext.Value) (jsontext.Value, error) {
-	am, err := orderedMembers(a)
-	if err != nil {
-		return nil, err
-	}
-	bm, err := orderedMembers(b)
-	if err != nil {
-		return nil, err
-	}
-	var enc jsontext.Encoder
-	var buf bytes.Buffer
-	enc.Reset(&buf)
-	enc.WriteToken(jsontext.BeginObject)
-	seen := map[string]bool{}
-	for _, m := range append(am, bm...) {
-		if seen[m.name] {
-			continue
-		}
-		seen[m.name] = true
-		enc.WriteToken(jsontext.String(m.name))
-		enc.WriteValue(m.value)
-	}
-	if err := enc.WriteToken(jsontext.EndObject); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(buf.Bytes()), nil
-}
-
-type member struct {
-	name  string
-	value jsontext.Value
-}
-
-// orderedMembers lists an object's members in document order.
-func orderedMembers(raw jsontext.Value) ([]member, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, errors.New("the schema has a properties member that is not an object")
-	}
-	var out []member
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		name := tok.String() // before the next read voids the token
-		v, err := dec.ReadValue()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, member{name, slices.Clone(v)})
-	}
-	return out, nil
-}
-
-// pointer resolves a reference inside the document: "#", "#/$defs/x", "#/definitions/x"
-// or any other JSON pointer fragment.
-func (g *formGen) pointer(ref string) (*schemaNode, error) {
-	if n, ok := g.targets[ref]; ok {
-		return n, nil
-	}
-	n, err := g.walk(ref)
-	if err != nil {
-		return nil, err
-	}
-	if g.targets == nil {
-		g.targets = map[string]*schemaNode{}
-	}
-	g.targets[ref] = n
-	return n, nil
-}
-
-func (g *formGen) walk(ref string) (*schemaNode, error) {
-	if !strings.HasPrefix(ref, "#") {
-		return nil, errors.New("the schema refers to another document (" + ref + ")")
-	}
-	cur := g.root
-	if ptr := ref[1:]; ptr != "" {
-		if !strings.HasPrefix(ptr, "/") {
-			return nil, errors.New("the schema uses an anchor reference (" + ref + ")")
-		}
-		for _, tok := range strings.Split(ptr[1:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			var obj map[string]jsontext.Value
-			if err := json.Unmarshal(cur, &obj); err != nil {
-				return nil, errors.New("the schema's reference " + ref + " does not resolve")
-			}
-			next, ok := obj[tok]
-			if !ok {
-				return nil, errors.New("the schema's reference " + ref + " does not resolve")
-			}
-			cur = next
-		}
-	}
-	n, err := parseSchema(cur)
-	if err != nil {
-		return nil, errors.New("the schema's reference " + ref + " is not a schema")
-	}
-	return n, nil
-}
-
 // types reads "type" (a string or an array), taking "null" out as nullable.
-func (n *schemaNode) types() (types []string, nullable bool, err error) {
-	raw, ok := n.members["type"]
+func (v *view) types() (types []string, nullable bool, err error) {
+	t, ok := v.kw["type"]
 	if !ok {
 		return nil, false, nil
 	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}, false, nil
-	}
-	var many []string
-	if err := json.Unmarshal(raw, &many); err != nil {
+	switch t.Kind() {
+	case '"':
+		return []string{t.Text()}, false, nil
+	case '[':
+	default:
 		return nil, false, errors.New("the schema has a malformed type")
 	}
-	for _, t := range many {
-		if t == "null" {
+	for e := range t.Elems() {
+		switch {
+		case e.Kind() != '"':
+			return nil, false, errors.New("the schema has a malformed type")
+		case e.Text() == "null":
 			nullable = true
-		} else {
-			types = append(types, t)
+		default:
+			types = append(types, e.Text())
 		}
 	}
 	if len(types) == 0 && nullable {
@@ -491,15 +480,19 @@ func (n *schemaNode) types() (types []string, nullable bool, err error) {
 	return types, nullable, nil
 }
 
-func (g *formGen) enum(n *schemaNode) *Field {
+func (g *formGen) enum(v *view) *Field {
 	f := &Field{Kind: KindEnum}
-	if raw, ok := n.members["const"]; ok {
-		f.Enum = []jsontext.Value{raw}
-	} else if err := json.Unmarshal(n.members["enum"], &f.Enum); err != nil || len(f.Enum) == 0 {
-		return jsonField(n, "the schema has a malformed enum")
+	if c, ok := v.kw["const"]; ok {
+		f.Enum = []jsontext.Value{c.JSON()}
+	} else if e := v.kw["enum"]; e.Kind() == '[' && e.Len() > 0 {
+		for val := range e.Elems() {
+			f.Enum = append(f.Enum, val.JSON())
+		}
+	} else {
+		return jsonField(v, "the schema has a malformed enum")
 	}
-	for i, v := range f.Enum {
-		if string(v) == "null" {
+	for i, val := range f.Enum {
+		if string(val) == "null" {
 			f.Enum = slices.Delete(f.Enum, i, i+1)
 			f.Nullable = true
 			break
@@ -513,121 +506,106 @@ func (g *formGen) enum(n *schemaNode) *Field {
 
 // alternatives folds anyOf/oneOf of scalar constants into an enum, and X-or-null into a
 // nullable X; anything else is raw JSON.
-func (g *formGen) alternatives(n *schemaNode, keyword string, raw jsontext.Value, depth int, refs []string) *Field {
-	var parts []jsontext.Value
-	if err := json.Unmarshal(raw, &parts); err != nil || len(parts) == 0 {
-		return jsonField(n, "the schema has a malformed "+keyword)
+func (g *formGen) alternatives(v *view, keyword string, alt schema.Node, depth int, refs []string) *Field {
+	if alt.Kind() != '[' || alt.Len() == 0 {
+		return jsonField(v, "the schema has a malformed "+keyword)
 	}
 	type branch struct {
-		n    *schemaNode
+		v    *view
 		refs []string
 	}
 	var consts []jsontext.Value
 	var other []branch
 	nullable := false
-	for _, p := range parts {
-		pn, err := parseSchema(p)
+	for p := range alt.Elems() {
+		pv, err := viewOf(p)
 		if err != nil {
-			return jsonField(n, "the schema has a malformed "+keyword)
+			return jsonField(v, "the schema has a malformed "+keyword)
 		}
 		prefs := refs
-		if pn.bool == nil {
-			if pn, prefs, err = g.resolve(pn, refs); err != nil {
-				return jsonField(n, err.Error())
+		if pv.boolean == nil {
+			if pv, prefs, err = g.resolve(pv, refs); err != nil {
+				return jsonField(v, err.Error())
 			}
 		}
-		_, hasEnum := pn.members["enum"]
-		_, hasConst := pn.members["const"]
-		if t, _, _ := pn.types(); len(t) == 1 && t[0] == "null" && !hasEnum && !hasConst {
+		hasEnum, hasConst := pv.has("enum"), pv.has("const")
+		if t, _, _ := pv.types(); len(t) == 1 && t[0] == "null" && !hasEnum && !hasConst {
 			nullable = true
 			continue
 		}
 		if hasEnum || hasConst {
-			if e := g.enum(pn); e.Kind == KindEnum {
+			if e := g.enum(pv); e.Kind == KindEnum {
 				consts = append(consts, e.Enum...)
 				nullable = nullable || e.Nullable
 				continue
 			}
 		}
-		other = append(other, branch{pn, prefs})
+		other = append(other, branch{pv, prefs})
 	}
 	var f *Field
 	switch {
 	case len(other) == 0 && len(consts) > 0:
 		f = &Field{Kind: KindEnum, Enum: consts}
 	case len(other) == 1 && len(consts) == 0:
-		inner := &schemaNode{members: maps(other[0].n.members), bool: other[0].n.bool}
-		if inner.bool == nil {
+		inner := other[0].v.clone()
+		if inner.boolean == nil {
 			for _, k := range []string{"title", "description", "default"} {
-				if v, ok := n.members[k]; ok {
-					inner.members[k] = v
+				if val, ok := v.kw[k]; ok {
+					inner.kw[k] = val
 				}
 			}
 		}
 		f = g.field(inner, depth, other[0].refs)
 	default:
-		return jsonField(n, "the schema offers alternatives ("+keyword+")")
+		return jsonField(v, "the schema offers alternatives ("+keyword+")")
 	}
 	f.Nullable = f.Nullable || nullable
-	if f.Title == "" {
-		f.Title = n.str("title")
-	}
-	if f.Description == "" {
-		f.Description = n.str("description")
-	}
-	if f.Default == nil {
-		f.Default = n.members["default"]
-	}
+	annotate(f, v)
 	return f
 }
 
-func (g *formGen) object(n *schemaNode, depth int, refs []string) *Field {
+func (g *formGen) object(v *view, depth int, refs []string) *Field {
 	f := &Field{Kind: KindObject}
-	var required []string
-	if raw, ok := n.members["required"]; ok {
-		if err := json.Unmarshal(raw, &required); err != nil {
-			return jsonField(n, "the schema has a malformed required")
-		}
+	required, err := v.requiredNames()
+	if err != nil {
+		return jsonField(v, err.Error())
 	}
 	// The protocol's closed-object default: other members are refused unless the schema
-	// says otherwise.
-	if ap, ok := n.members["additionalProperties"]; ok && string(bytes.TrimSpace(ap)) != "false" {
+	// says otherwise (the document omits an explicit additionalProperties:false).
+	if ap, ok := v.kw["additionalProperties"]; ok && ap.Kind() != 'f' {
 		f.Open = true
 	}
-	if raw, ok := n.members["properties"]; ok {
-		members, err := orderedMembers(raw)
-		if err != nil {
-			return jsonField(n, err.Error())
+	props, err := v.properties()
+	if err != nil {
+		return jsonField(v, err.Error())
+	}
+	for _, p := range props {
+		var pf *Field
+		if pv, err := viewOf(p.schema); err != nil {
+			pf = jsonField(nil, "the property's schema is malformed")
+		} else {
+			pf = g.field(pv, depth+1, refs)
 		}
-		for _, m := range members {
-			pn, err := parseSchema(m.value)
-			var pf *Field
-			if err != nil {
-				pf = jsonField(nil, "the property's schema is malformed")
-			} else {
-				pf = g.field(pn, depth+1, refs)
-			}
-			f.Properties = append(f.Properties, Property{Name: m.name, Required: slices.Contains(required, m.name), Field: pf})
-		}
+		f.Properties = append(f.Properties, Property{Name: p.name, Required: slices.Contains(required, p.name), Field: pf})
 	}
 	if len(f.Properties) == 0 && f.Open {
-		return jsonField(n, "a free-form object")
+		return jsonField(v, "a free-form object")
 	}
 	return f
 }
 
-func (g *formGen) array(n *schemaNode, depth int, refs []string) *Field {
-	f := &Field{Kind: KindArray, MinItems: n.count("minItems"), MaxItems: n.count("maxItems")}
-	if _, ok := n.members["prefixItems"]; ok {
-		return jsonField(n, "a tuple (prefixItems)")
+func (g *formGen) array(v *view, depth int, refs []string) *Field {
+	f := &Field{Kind: KindArray, MinItems: v.count("minItems"), MaxItems: v.count("maxItems")}
+	if v.has("prefixItems") {
+		return jsonField(v, "a tuple (prefixItems)")
 	}
-	raw, ok := n.members["items"]
+	items, ok := v.kw["items"]
 	if !ok {
-		return jsonField(n, "an array of any values")
+		return jsonField(v, "an array of any values")
 	}
-	in, err := parseSchema(raw)
+	in, err := viewOf(items)
 	if err != nil {
-		return jsonField(n, "the schema has malformed items")
+		return jsonField(v, "the schema has malformed items")
 	}
 	f.Items = g.field(in, depth+1, refs)
 	return f

@@ -17,6 +17,7 @@ import (
 )
 
 func TestFormOf(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 15) + `{"type":"string"}` + strings.Repeat(`}}`, 15)
 	for _, tc := range []struct {
 		name, schema, want string
@@ -57,6 +58,8 @@ func TestFormOf(t *testing.T) {
 			`{"kind":"object","properties":[{"name":"self","field":{"kind":"object","properties":[{"name":"self","field":{"kind":"json","reason":"the schema is recursive (#)"}}]}}]}`},
 		{"external reference", `{"properties":{"a":{"$ref":"https://example.com/s.json"}}}`,
 			`{"kind":"object","properties":[{"name":"a","field":{"kind":"json","reason":"the schema refers to another document (https://example.com/s.json)"}}]}`},
+		{"anchor reference, resolved as the validator does", `{"properties":{"a":{"$ref":"#name"}},"$defs":{"n":{"$anchor":"name","type":"string","maxLength":8}}}`,
+			`{"kind":"object","properties":[{"name":"a","field":{"kind":"string","maxLength":8}}]}`},
 		{"dangling reference", `{"properties":{"a":{"$ref":"#/$defs/none"}}}`,
 			`{"kind":"object","properties":[{"name":"a","field":{"kind":"json","reason":"the schema's reference #/$defs/none does not resolve"}}]}`},
 		{"nullable type", `{"properties":{"a":{"type":["string","null"]}}}`,
@@ -127,6 +130,7 @@ func TestFormOf(t *testing.T) {
 }
 
 func TestFormOfMalformed(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{`{`, `[1,2]`, `"x"`, `{"a":1,"a":2}`} {
 		if _, err := FormOf(jsontext.Value(s)); err == nil {
 			t.Errorf("FormOf(%s) accepted malformed input", s)
@@ -137,6 +141,7 @@ func TestFormOfMalformed(t *testing.T) {
 // TestFormOfDemoTools: every tool of the demo app gets a form, and the UI tools' arguments
 // are real inputs, not raw JSON.
 func TestFormOfDemoTools(t *testing.T) {
+	t.Parallel()
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
 	if err := demo.New(demo.Options{}).Register(a); err != nil {
 		t.Fatal(err)

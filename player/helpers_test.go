@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -27,43 +27,43 @@ const testToken = "test-token-0123456789"
 // fakeBackend answers the calls the player makes with canned data; methods the tests do
 // not use panic through the nil embedded interface.
 type fakeBackend struct {
-	control.Backend
+	hostapi.Backend
 	mu       sync.Mutex
-	sessions []control.Session
+	sessions []hostapi.Session
 	tool     wire.ToolEntry
-	calls    []control.CallRequest
-	answer   *control.Call
+	calls    []hostapi.CallRequest
+	answer   *hostapi.Call
 	crashes  []host.CrashReport
 	notes    []host.Annotation
 	// recordsAsked are the timeline's requests (recording_test.go).
-	recordsAsked []control.RecordsRequest
+	recordsAsked []hostapi.RecordsRequest
 }
 
-func (f *fakeBackend) Crashes(_ context.Context, sid string) (*control.Crashes, error) {
-	return &control.Crashes{Schema: control.SchemaCrashes, SessionID: sid, Crashes: f.crashes}, nil
+func (f *fakeBackend) Crashes(_ context.Context, sid string) (*hostapi.Crashes, error) {
+	return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: sid, Crashes: f.crashes}, nil
 }
 
-func (f *fakeBackend) Annotations(_ context.Context, sid string) (*control.Annotations, error) {
-	return &control.Annotations{Schema: control.SchemaAnnotations, SessionID: sid, Annotations: f.notes}, nil
+func (f *fakeBackend) Annotations(_ context.Context, sid string) (*hostapi.Annotations, error) {
+	return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: sid, Annotations: f.notes}, nil
 }
 
-func (f *fakeBackend) Sessions(context.Context) (*control.Sessions, error) {
+func (f *fakeBackend) Sessions(context.Context) (*hostapi.Sessions, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &control.Sessions{Schema: control.SchemaSessions, Sessions: append([]control.Session{}, f.sessions...)}, nil
+	return &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: append([]hostapi.Session{}, f.sessions...)}, nil
 }
 
-func (f *fakeBackend) Tool(_ context.Context, sid, id string) (*control.Tool, error) {
+func (f *fakeBackend) Tool(_ context.Context, sid, id string) (*hostapi.Tool, error) {
 	if sid != "s-1" {
-		return nil, &control.APIError{Status: http.StatusNotFound, Code: control.CodeSessionNotFound, Message: "no session " + sid}
+		return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeSessionNotFound, Message: "no session " + sid}
 	}
 	if id != f.tool.ID {
-		return nil, &control.APIError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: "no tool " + id}
+		return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: "no tool " + id}
 	}
-	return &control.Tool{Schema: control.SchemaTool, SessionID: sid, Revision: "rev", Tool: f.tool}, nil
+	return &hostapi.Tool{Schema: hostapi.SchemaTool, SessionID: sid, Revision: "rev", Tool: f.tool}, nil
 }
 
-func (f *fakeBackend) Call(_ context.Context, sid string, req control.CallRequest, _ func(control.Progress)) (*control.Call, error) {
+func (f *fakeBackend) Call(_ context.Context, sid string, req hostapi.CallRequest, _ func(hostapi.Progress)) (*hostapi.Call, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, req)
@@ -82,7 +82,7 @@ type testPlayer struct {
 func (tp *testPlayer) srvForTest() *host.Server { return tp.hostSrv }
 
 // tpAnswer is a successful call without artifacts.
-var tpAnswer = control.Call{Schema: control.SchemaCall, SessionID: "s-1", ToolID: "x", Success: true,
+var tpAnswer = hostapi.Call{Schema: hostapi.SchemaCall, SessionID: "s-1", ToolID: "x", Success: true,
 	Result: &wire.Result{ToolID: "x", Success: true, Result: jsontext.Value(`{}`)}}
 
 func newTestPlayer(t *testing.T) *testPlayer {
@@ -97,7 +97,7 @@ func newTestPlayer(t *testing.T) *testPlayer {
 	t.Cleanup(func() { srv.Close() })
 	dir := t.TempDir()
 	fb := &fakeBackend{
-		sessions: []control.Session{{ID: "s-1", AppID: "com.example", State: control.StateConnected, MaxToolPolicy: wire.PolicyWrite}},
+		sessions: []hostapi.Session{{ID: "s-1", AppID: "com.example", State: hostapi.StateConnected, MaxToolPolicy: wire.PolicyWrite}},
 		tool: wire.ToolEntry{ID: "notes.create", Name: "Create note", Policy: wire.PolicyWrite,
 			ArgumentsSchema: jsontext.Value(`{"type":"object","properties":{"title":{"type":"string","minLength":1},"n":{"type":"integer","maximum":3}},"required":["title"]}`)},
 	}
@@ -167,3 +167,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// csrfToken is the pages' CSRF token of the current access token.
+func (p *Player) csrfToken() string { return p.keys.Load().csrf }

@@ -15,9 +15,10 @@ import (
 	"net/netip"
 	"net/url"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // DefaultAddr is where the player listens unless told otherwise.
@@ -34,8 +35,8 @@ const (
 
 // Options configures a Player.
 type Options struct {
-	// Token is the access token of this run (printed in the URL; never logged). A random
-	// one is made when empty.
+	// Token is the access token (printed in the URL; never logged). A random one is made
+	// when empty; SetToken replaces it.
 	Token string
 	// ArtifactDir is where the host saves artifacts (tools.Options.ArtifactDir); the
 	// player serves files from under it and nowhere else. Empty: no artifacts are served.
@@ -49,14 +50,13 @@ type Options struct {
 }
 
 // Player is the local web console: an http.Handler serving the embedded page and its API
-// over a control.Backend, with live updates from the host. Feed it the host's traffic
+// over a hostapi.Backend, with live updates from the host. Feed it the host's traffic
 // (OnTraffic) and live frames (OnFrame); Close ends its live streams.
 type Player struct {
-	backend control.Backend
-	srv     *host.Server
+	backend hostapi.Backend
+	srv     Events
 	opts    Options
-	token   string
-	csrf    string
+	keys    atomic.Pointer[keys] // the access token and the CSRF token made from it
 	mux     *http.ServeMux
 	index   *template.Template
 	hub     *hub
@@ -72,11 +72,17 @@ type Player struct {
 	closed  bool
 }
 
+// Events are the session changes the player follows: a *host.Server, or a fleet's
+// client (package fleet) for a player that shows a device lab.
+type Events interface {
+	Subscribe(buffer int) (<-chan host.Event, func())
+}
+
 // New returns a player over backend. srv gives the live session events; the player
 // subscribes at once and until Close.
-func New(backend control.Backend, srv *host.Server, opts Options) (*Player, error) {
+func New(backend hostapi.Backend, srv Events, opts Options) (*Player, error) {
 	if backend == nil || srv == nil {
-		return nil, errors.New("player: a backend and a host server are required")
+		return nil, errors.New("player: a backend and a source of session events are required")
 	}
 	if opts.TrafficPerSession <= 0 {
 		opts.TrafficPerSession = DefaultTrafficPerSession
@@ -86,21 +92,18 @@ func New(backend control.Backend, srv *host.Server, opts Options) (*Player, erro
 	}
 	token := opts.Token
 	if token == "" {
-		var b [32]byte
-		_, _ = rand.Read(b[:]) // never fails (crypto/rand contract)
-		token = base64.RawURLEncoding.EncodeToString(b[:])
+		token = NewToken()
 	}
-	mac := hmac.New(sha256.New, []byte(token))
-	mac.Write([]byte("ansight player csrf"))
 	index, err := template.ParseFS(webFS, "web/index.html")
 	if err != nil {
 		return nil, fmt.Errorf("player: page template: %w", err)
 	}
 	p := &Player{
-		backend: backend, srv: srv, opts: opts, token: token, csrf: hex.EncodeToString(mac.Sum(nil)),
+		backend: backend, srv: srv, opts: opts,
 		index: index, hub: newHub(), traffic: map[string]*ring{}, frames: map[string]*liveFrame{},
 		dirty: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
+	p.SetToken(token)
 	p.routes()
 	events, unsubscribe := srv.Subscribe(64)
 	p.watchWG.Add(1)
@@ -124,9 +127,33 @@ func (p *Player) Close() error {
 	return nil
 }
 
-// URL is the address to open in a browser: the player at addr with this run's token.
+// keys are the secrets of one access token.
+type keys struct {
+	token string
+	csrf  string // the pages' CSRF token, an HMAC of the access token
+}
+
+// NewToken returns a new random access token (32 bytes, base64url).
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand contract)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// SetToken replaces the access token: pages opened with the old one are refused from then
+// on (their cookie and CSRF token no longer match) and told how to get in again.
+func (p *Player) SetToken(token string) {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("ansight player csrf"))
+	old := p.keys.Swap(&keys{token: token, csrf: hex.EncodeToString(mac.Sum(nil))})
+	if old != nil && old.token != token {
+		p.hub.dropAll() // open pages reconnect, are refused, and say so
+	}
+}
+
+// URL is the address to open in a browser: the player at addr with its access token.
 func (p *Player) URL(addr string) string {
-	return "http://" + addr + "/?token=" + url.QueryEscape(p.token)
+	return "http://" + addr + "/?token=" + url.QueryEscape(p.keys.Load().token)
 }
 
 // Listen listens on addr for the player, which must be a loopback address: the player

@@ -8,34 +8,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // The fake backend's recording: what the timeline asked, and two records with files.
-func (f *fakeBackend) Records(_ context.Context, sid string, req control.RecordsRequest) (*control.Records, error) {
+func (f *fakeBackend) Records(_ context.Context, sid string, req hostapi.RecordsRequest) (*hostapi.Records, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.recordsAsked = append(f.recordsAsked, req)
-	return &control.Records{Schema: control.SchemaRecords, SessionID: sid, Records: []recording.Record{
+	return &hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: sid, Records: []recording.Record{
 		{Seq: 7, Session: sid, Kind: recording.KindFrame, Blob: "blobs/s-1/frame/7.jpg", BlobBytes: 4}}}, nil
 }
 
-func (f *fakeBackend) Blob(_ context.Context, sid string, seq int64) (*control.Blob, error) {
+func (f *fakeBackend) Blob(_ context.Context, sid string, seq int64) (*hostapi.Blob, error) {
 	name := map[int64]string{7: "7.jpg", 8: "8.html"}[seq]
 	if sid != "s-1" || name == "" {
-		return nil, &control.APIError{Status: http.StatusNotFound, Code: control.CodeNotFound, Message: "no file"}
+		return nil, &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeResourceNotFound, Message: "no file"}
 	}
-	return &control.Blob{Name: name, SizeBytes: 4, Body: io.NopCloser(strings.NewReader("\xff\xd8\xff\xd9"))}, nil
+	return &hostapi.Blob{Name: name, SizeBytes: 4, Body: io.NopCloser(strings.NewReader("\xff\xd8\xff\xd9"))}, nil
 }
 
 // TestTimelineAPI: the timeline's pages pass their filters to the control API unchanged,
 // and a record's file is served inline only when its type is harmless — an app-named
 // .html never runs in the player's origin.
 func TestTimelineAPI(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	w := tp.do(t, req{path: "/api/sessions/s-1/recording?kind=frame,log&after=5&limit=100&since=2026-03-20T10:00:00Z", cookie: true})
-	got := decode[control.Records](t, w)
+	got := decode[hostapi.Records](t, w)
 	if w.Code != 200 || len(got.Records) != 1 || got.Records[0].Seq != 7 {
 		t.Fatalf("%d %+v", w.Code, got)
 	}

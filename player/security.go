@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
 // CSRFHeader carries the page's CSRF token on every state-changing request.
@@ -32,13 +34,19 @@ func (p *Player) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusForbidden, "forbidden_host", "the player answers only to a loopback host name (localhost, 127.0.0.1, [::1])")
 		return
 	}
+	// The refusal page's style and icon: public files of the page, nothing else.
+	if r.Method == http.MethodGet && publicAssets[r.URL.Path] {
+		p.mux.ServeHTTP(w, r)
+		return
+	}
 	if tok := r.URL.Query().Get("token"); tok != "" {
 		if !p.validToken(tok) {
-			p.refuse(w, r, http.StatusUnauthorized, "unauthorized", "wrong access token: open the URL the host printed")
+			p.refuse(w, r, http.StatusUnauthorized, "unauthorized", "This address's access token is not (or no longer) the player's: "+
+				"the host was restarted with a new one, or it was renewed.")
 			return
 		}
 		http.SetCookie(w, &http.Cookie{
-			Name: cookieName(r.Host), Value: p.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+			Name: cookieName(r.Host), Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		})
 		// Take the token out of the address bar and the history once the cookie is set.
 		if r.Method == http.MethodGet && r.URL.Path == "/" {
@@ -49,8 +57,12 @@ func (p *Player) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
-	} else if c, err := r.Cookie(cookieName(r.Host)); err != nil || !p.validToken(c.Value) {
-		p.refuse(w, r, http.StatusUnauthorized, "unauthorized", "no access token: open the URL the host printed (it ends with ?token=…)")
+	} else if c, err := r.Cookie(cookieName(r.Host)); err != nil {
+		p.refuse(w, r, http.StatusUnauthorized, "unauthorized", "The player opens with the address the host printed, which carries an access token (?token=…).")
+		return
+	} else if !p.validToken(c.Value) {
+		// A tab opened before the host restarted (or the token was renewed).
+		p.refuse(w, r, http.StatusUnauthorized, "token_expired", "This page's access ended: the host was restarted with a new access token, or it was renewed.")
 		return
 	}
 	if !safeMethod(r.Method) {
@@ -67,13 +79,13 @@ func safeMethod(m string) bool {
 }
 
 func (p *Player) validToken(s string) bool {
-	return subtle.ConstantTimeCompare([]byte(s), []byte(p.token)) == 1
+	return subtle.ConstantTimeCompare([]byte(s), []byte(p.keys.Load().token)) == 1
 }
 
 // validCSRF wants the page's token in CSRFHeader and, when the browser says where the
 // request comes from, this very origin.
 func (p *Player) validCSRF(r *http.Request) bool {
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(p.csrf)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(p.keys.Load().csrf)) != 1 {
 		return false
 	}
 	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
@@ -112,14 +124,27 @@ func cookieName(hostport string) string {
 	return "ansight_player_" + port
 }
 
-// refuse answers a refused request: JSON for the API, a short page for a browser.
-func (p *Player) refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+// publicAssets are served without the token: the refusal page uses them.
+var publicAssets = map[string]bool{"/assets/style.css": true, "/assets/icon.svg": true}
+
+// getIn says how to get (back) into the player: the commands that print or open its URL.
+const getIn = "Run 'ansight player open' on this machine to open the player again, or 'ansight player url' to print its address."
+
+// refuse answers a refused request: JSON for the API, a page for a browser. Both say how
+// to get in.
+func (p *Player) refuse(w http.ResponseWriter, r *http.Request, status int, code wire.Code, msg string) {
 	if strings.HasPrefix(r.URL.Path, "/api/") || r.Method != http.MethodGet {
+		if status == http.StatusUnauthorized {
+			msg += " " + getIn
+		}
 		writeError(w, status, code, msg)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = refusedPage.Execute(w, struct{ Status, Message string }{http.StatusText(status), msg})
+	_ = refusedPage.Execute(w, struct {
+		Status, Message string
+		Unauthorized    bool
+	}{http.StatusText(status), msg, status == http.StatusUnauthorized})
 }

@@ -7,8 +7,9 @@ import (
 )
 
 func TestAccessChecks(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
-	csrf := tp.csrf
+	csrf := tp.csrfToken()
 	for _, tc := range []struct {
 		name string
 		req  req
@@ -18,6 +19,9 @@ func TestAccessChecks(t *testing.T) {
 		{"api without token", req{path: "/api/sessions"}, http.StatusUnauthorized},
 		{"events without token", req{path: "/api/events"}, http.StatusUnauthorized},
 		{"asset without token", req{path: "/assets/app.js"}, http.StatusUnauthorized},
+		{"the refusal page's style without token", req{path: "/assets/style.css"}, http.StatusOK},
+		{"the refusal page's icon without token", req{path: "/assets/icon.svg"}, http.StatusOK},
+		{"the style posted without token", req{method: "POST", path: "/assets/style.css"}, http.StatusUnauthorized},
 		{"wrong token", req{path: "/?token=nope"}, http.StatusUnauthorized},
 		{"wrong token with cookie", req{path: "/api/sessions?token=nope", cookie: true}, http.StatusUnauthorized},
 		{"token in the URL", req{path: "/?token=" + testToken}, http.StatusSeeOther},
@@ -67,6 +71,7 @@ func TestAccessChecks(t *testing.T) {
 }
 
 func TestTokenSetsCookieAndLeavesTheAddressBar(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	w := tp.do(t, req{path: "/?token=" + testToken + "&x=1"})
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/?x=1" {
@@ -83,10 +88,11 @@ func TestTokenSetsCookieAndLeavesTheAddressBar(t *testing.T) {
 }
 
 func TestPageCarriesCSRF(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	w := tp.do(t, req{path: "/", cookie: true})
 	body := w.Body.String()
-	if !strings.Contains(body, `<meta name="csrf-token" content="`+tp.csrf+`">`) {
+	if !strings.Contains(body, `<meta name="csrf-token" content="`+tp.csrfToken()+`">`) {
 		t.Fatalf("page has no CSRF token:\n%s", body)
 	}
 	if strings.Contains(body, "<script>") || strings.Contains(body, "http://") || strings.Contains(body, "https://") {
@@ -100,12 +106,13 @@ func TestPageCarriesCSRF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if other.csrf == tp.csrf {
+	if other.csrfToken() == tp.csrfToken() {
 		t.Error("the CSRF token does not depend on the access token")
 	}
 }
 
 func TestRandomToken(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	a, err := New(tp.backend, tp.srvForTest(), Options{})
 	if err != nil {
@@ -117,15 +124,45 @@ func TestRandomToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if len(a.token) < 40 || a.token == b.token {
-		t.Errorf("tokens %q %q", a.token, b.token)
+	ta, tb := a.keys.Load().token, b.keys.Load().token
+	if len(ta) < 40 || ta == tb {
+		t.Errorf("tokens %q %q", ta, tb)
 	}
-	if u := a.URL("127.0.0.1:47231"); u != "http://127.0.0.1:47231/?token="+a.token {
+	if u := a.URL("127.0.0.1:47231"); u != "http://127.0.0.1:47231/?token="+ta {
+		t.Errorf("URL %q", u)
+	}
+}
+
+// TestSetToken: a new access token locks out the pages of the old one (cookie and CSRF
+// token), which are told how to get in again, and lets the new URL in.
+func TestSetToken(t *testing.T) {
+	tp := newTestPlayer(t)
+	oldCSRF := tp.csrfToken()
+	sub := tp.hub.subscribe() // an open page's event stream
+	tp.SetToken("renewed-token-0123456789")
+	select {
+	case <-sub.gone:
+	default:
+		t.Error("the open pages' streams go on with the old token")
+	}
+	w := tp.do(t, req{method: "GET", path: "/", cookie: true})
+	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "ansight player url") {
+		t.Errorf("old cookie: %d %s", w.Code, w.Body)
+	}
+	w = tp.do(t, req{method: "GET", path: "/api/sessions", cookie: true})
+	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `"code":"token_expired"`) {
+		t.Errorf("old cookie on the API: %d %s", w.Code, w.Body)
+	}
+	if tp.csrfToken() == oldCSRF {
+		t.Error("the CSRF token did not change with the access token")
+	}
+	if u := tp.URL("127.0.0.1:1"); !strings.HasSuffix(u, "?token=renewed-token-0123456789") {
 		t.Errorf("URL %q", u)
 	}
 }
 
 func TestListenLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:0", "nonsense"} {
 		if l, err := Listen(addr); err == nil {
 			l.Close()
@@ -143,6 +180,7 @@ func TestListenLoopbackOnly(t *testing.T) {
 }
 
 func TestAssets(t *testing.T) {
+	t.Parallel()
 	tp := newTestPlayer(t)
 	for _, tc := range []struct {
 		path, ctype string
@@ -155,15 +193,18 @@ func TestAssets(t *testing.T) {
 		{"/assets/nope.js", "", 404},
 		{"/assets/..%2fplayer.go", "", 404},
 	} {
-		w := tp.do(t, req{path: tc.path, cookie: true})
-		if w.Code != tc.status || !strings.HasPrefix(w.Header().Get("Content-Type"), tc.ctype) {
-			t.Errorf("%s: %d %q", tc.path, w.Code, w.Header().Get("Content-Type"))
-		}
+		t.Run(tc.path, func(t *testing.T) {
+			w := tp.do(t, req{path: tc.path, cookie: true})
+			if w.Code != tc.status || !strings.HasPrefix(w.Header().Get("Content-Type"), tc.ctype) {
+				t.Errorf("%s: %d %q", tc.path, w.Code, w.Header().Get("Content-Type"))
+			}
+		})
 	}
 }
 
 // TestAssetsStayLocal: no asset refers to another origin (no CDN, works offline).
 func TestAssetsStayLocal(t *testing.T) {
+	t.Parallel()
 	entries, err := webFS.ReadDir("web")
 	if err != nil {
 		t.Fatal(err)

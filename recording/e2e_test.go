@@ -28,7 +28,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Control requests exactly as the official .NET SDK sends them (session-contract §4.2).
+// Control requests exactly as the official .NET SDK sends them (docs/protocol/session.md#control-actions).
 var officialControl = []string{
 	`{"type":"CONTROL_REQ","id":"client.0123456789abcdef0123456789abcdef","replyTo":null,"action":"session.open","payload":{"clientName":"Pixel 8","configId":"local:com.example.app","appId":"com.example.app","openedAtUtc":"2026-07-30T01:00:00.0000000+00:00"},"success":true,"message":null}`,
 	`{"type":"CONTROL_REQ","id":"client.1","replyTo":null,"action":"device.profile","payload":{"type":"DeviceAppProfile","schema":"ansight.device-app-profile.v1","sentAt":1785373200000,"reasonCode":1,"profileSeq":1,"sdk":{"name":"Ansight.Core","packageId":"Ansight.Core","version":"1.4.0","language":"csharp"},"device":{"model":"Pixel 8","osName":"Android","osVersion":"15","apiLevel":35},"app":{"appId":"com.example.app","versionCode":42},"sessionJpegCaptureControlVersion":1},"success":true,"message":null}`,
@@ -213,19 +213,12 @@ func TestHostRecordsOfficialSession(t *testing.T) {
 		ra.send(t, transport.MessageBinary, frame)
 	}
 
-	var sess *host.Session
-	for range 1000 {
-		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
-			sess = list[0]
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if sess == nil {
-		t.Fatal("no open session")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
+	sess, err := srv.WaitSession(ctx, (*host.Session).Opened)
+	if err != nil {
+		t.Fatalf("no open session: %v", err)
+	}
 	if _, err := sess.Tools().Call(ctx, wire.Call{ToolID: "notes.count"}); err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +227,8 @@ func TestHostRecordsOfficialSession(t *testing.T) {
 	}
 	ra.send(t, transport.MessageText, done)
 	<-ra.served
-	for range 1000 {
-		if sess.State() == host.StateDisconnected {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	if _, err := srv.WaitSession(ctx, func(s *host.Session) bool { return s == sess && s.State() == host.StateDisconnected }); err != nil {
+		t.Fatalf("the session never ended: %v", err)
 	}
 	if err := rec.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -444,24 +434,20 @@ func TestHostRecordsGoApp(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	var id string
-	for range 2000 {
-		if list := srv.Sessions(); len(list) == 1 && list[0].Opened() {
-			id = list[0].ID()
+	sess, err := srv.WaitSession(ctx, (*host.Session).Opened)
+	if err != nil {
+		t.Fatalf("no session: %v", err)
+	}
+	id := sess.ID()
+	for range 2000 { // the records arrive after the session opened
+		c, err := rec.Counts(ctx, id)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if id != "" {
-			c, err := rec.Counts(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c[recording.KindLog] >= 1 && c[recording.KindNetwork] >= 1 && c[recording.KindMetric] >= 6 && c[recording.KindFrame] >= 2 && c[recording.KindChannel] == 3 {
-				break
-			}
+		if c[recording.KindLog] >= 1 && c[recording.KindNetwork] >= 1 && c[recording.KindMetric] >= 6 && c[recording.KindFrame] >= 2 && c[recording.KindChannel] == 3 {
+			break
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if id == "" {
-		t.Fatal("no session")
 	}
 	counts, _ := rec.Counts(ctx, id)
 	if counts[recording.KindLog] < 1 || counts[recording.KindNetwork] < 1 || counts[recording.KindMetric] < 6 || counts[recording.KindFrame] < 2 || counts[recording.KindChannel] != 3 {

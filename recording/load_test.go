@@ -49,21 +49,16 @@ func TestRecordingLoad(t *testing.T) {
 		}
 		conns = append(conns, ra)
 	}
+	wait, cancelWait := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancelWait()
 	var list []*host.Session
-	for range 2000 {
-		list = list[:0]
-		for _, s := range srv.Sessions() {
-			if s.Opened() {
-				list = append(list, s)
-			}
+	for i := range sessions {
+		appID := fmt.Sprintf("dev.ansight.load.app%03d", i)
+		s, err := srv.WaitSession(wait, func(s *host.Session) bool { return s.AppID() == appID && s.Opened() })
+		if err != nil {
+			t.Fatalf("the session of %s never opened: %v", appID, err)
 		}
-		if len(list) == sessions {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(list) != sessions {
-		t.Fatalf("%d of %d sessions open", len(list), sessions)
+		list = append(list, s)
 	}
 	var lines [][]byte
 	for _, l := range telemetryLines(t) {

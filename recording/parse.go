@@ -11,7 +11,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Message types of app telemetry (session-contract §5).
+// Message types of app telemetry (docs/protocol/session.md#telemetry).
 const (
 	TypeLog            = "CLIENT_LOG"
 	TypeDone           = "CLIENT_DONE"

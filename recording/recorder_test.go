@@ -129,7 +129,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 		RequestID: "r1", ToolIDs: []string{"notes.count"}, Bytes: 120, Duration: 3 * time.Millisecond, Outcome: tools.OutcomeOK,
 		Payload: []byte(`{"toolId":"notes.count","success":true,"data":{"count":3}}`)})
 	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
-		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: wire.CodePolicyNotGranted})
+		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
 	// What the host keeps on its side: a crash report, an annotation bundle, and an
 	// artifact that the command which asked for it moves away at once.
 	kept := t.TempDir()
@@ -265,7 +265,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 			t.Errorf("traffic = %+v", tr)
 		}
 		denied := all(t, r, Query{Session: sess, Kinds: []Kind{KindTraffic}, Search: "denied"})
-		if len(denied) != 1 || !strings.Contains(string(denied[0].Data), wire.CodePolicyNotGranted) {
+		if len(denied) != 1 || !strings.Contains(string(denied[0].Data), string(wire.CodePolicyNotGranted)) {
 			t.Errorf("denied = %+v", denied)
 		}
 	})
@@ -453,7 +453,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		ToolIDs: []string{"notes.get"}, Bytes: 250, Outcome: tools.OutcomeOK,
 		Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
 	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
-		ToolIDs: []string{"notes.delete_all"}, Outcome: tools.OutcomeError, ErrorCode: wire.CodePolicyNotGranted})
+		ToolIDs: []string{"notes.delete_all"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
 	waitIdle(t, r)
 	before := all(t, r, Query{Session: sess})
 

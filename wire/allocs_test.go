@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -51,5 +53,53 @@ func TestRoundTripAllocations(t *testing.T) {
 		} else {
 			t.Logf("%s: %.1f allocations", s.name, got)
 		}
+	}
+}
+
+// catalogAnswer is an index-and-definitions answer of n tools as an SDK writes it.
+func catalogAnswer(n int) []byte {
+	b := []byte(`{"schema":"ansight.tool-catalog.v3","revision":"sha256:0f","tools":[`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"id":"bench.tool_%04d","name":"Tool \u00e9 %d","description":"Does thing %d.","category":"c%d","policy":"read",`+
+			`"argumentsSchema":{"type":"object","properties":{"value":{"type":"string","maxLength":100}}},"resultSchema":{"type":"object"},`+
+			`"keywords":"a b","prerequisiteToolIds":["bench.tool_0000"],"definitionRevision":"sha256:%x"}`, i, i, i, i%7, i)
+	}
+	return fmt.Appendf(b, `],"count":%d,"availabilityRevision":"sha256:1","evaluatedAtUtc":"2026-12-01T15:03:04.5Z","totalCount":%d,"categories":{"c0":1}}`, n, n)
+}
+
+// TestCatalogAllocations pins the cost of decoding a large catalog: one allocation for
+// all its strings, one for all its schemas, the entries and their prerequisite lists —
+// not one per value — and the same catalog the json package decodes.
+func TestCatalogAllocations(t *testing.T) {
+	data := catalogAnswer(500)
+	var fast, generic Catalog
+	if err := fastDecode(data, &fast); err != nil {
+		t.Fatalf("the common form took the slow path: %v", err)
+	}
+	if err := scanStrict(data, catalogShape); err != nil {
+		t.Fatal(err)
+	}
+	if err := decodeChecked(data, &generic); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fast, generic) {
+		t.Fatal("the fast path decodes another catalog")
+	}
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	got := testing.AllocsPerRun(20, func() {
+		var c Catalog
+		if err := Unmarshal(data, &c); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if budget := 500.0 + 40; got > budget { // a prerequisite list per entry
+		t.Errorf("catalog of 500 tools: %.0f allocations, budget %.0f", got, budget)
+	} else {
+		t.Logf("catalog of 500 tools: %.0f allocations", got)
 	}
 }

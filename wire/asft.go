@@ -7,7 +7,7 @@ import (
 	"math"
 )
 
-// FrameType is the kind of an ASFT frame (spec §9).
+// FrameType is the kind of an ASFT frame (docs/protocol/artifacts.md#frame-layout).
 type FrameType uint8
 
 // The three ASFT frame types.
@@ -33,7 +33,7 @@ func (t FrameType) String() string {
 	return fmt.Sprintf("FrameType(%d)", uint8(t))
 }
 
-// ASFT sizes (spec §9).
+// ASFT sizes (docs/protocol/artifacts.md#frame-layout).
 const (
 	// FrameHeaderSize is the size of the fixed ASFT header before the payload.
 	FrameHeaderSize = 56

@@ -68,16 +68,12 @@ func decodeChecked(data []byte, v any) error {
 // Marshal encodes v as compact JSON with map keys sorted, so equal values always give
 // equal bytes.
 func Marshal(v any) ([]byte, error) {
-	var c *Call
 	switch v := v.(type) {
 	case Call:
-		c = &v
+		return AppendCall(nil, &v)
 	case *Call:
-		c = v
-	}
-	if c != nil {
-		if b, ok := appendCall(nil, c); ok {
-			return b, nil
+		if v != nil {
+			return AppendCall(nil, v)
 		}
 	}
 	return json.Marshal(v, marshalOptions)

@@ -12,7 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// EncodingGzipBase64JSON is the only payload encoding of the protocol (spec §8).
+// EncodingGzipBase64JSON is the only payload encoding of the protocol (docs/protocol/messages.md#payload-encoding).
 const EncodingGzipBase64JSON = "gzip-base64-json"
 
 // The wrapper's members, in the order they are written.
@@ -27,9 +27,15 @@ const (
 // pin its memory for the life of the process.
 const maxPooledBuffer = 8 << 20
 
+// compressionLevel is the gzip level of payloads. Level 2 of klauspost/compress
+// compresses a catalog answer (mostly repeated names and schemas) a little smaller than
+// the default level 6 in under half the time, and a large repetitive result 12 % larger
+// in half the time: a payload is compressed for every answer, so the time matters more.
+const compressionLevel = 2
+
 var (
 	gzipWriters = sync.Pool{New: func() any {
-		w, _ := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression) // the level is valid
+		w, _ := gzip.NewWriterLevel(io.Discard, compressionLevel) // the level is valid
 		return w
 	}}
 	gzipBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -38,7 +44,7 @@ var (
 
 // EncodePayload returns the payload to send for a compact JSON payload: compact itself
 // when it is shorter than [CompressionThreshold] or does not shrink, otherwise the
-// gzip-base64-json wrapper (spec §8):
+// gzip-base64-json wrapper (docs/protocol/messages.md#encoding-a-payload):
 //
 //	{"$ansightEncoding":"gzip-base64-json","contentType":"application/json",
 //	 "originalByteCount":N,"compressedByteCount":M,"data":"<std base64 of the gzip bytes>"}
@@ -49,6 +55,30 @@ func EncodePayload(compact []byte) ([]byte, error) {
 	if len(compact) < CompressionThreshold {
 		return compact, nil
 	}
+	var out []byte
+	err := compress(compact, false, func(gz []byte) {
+		size := len(wrapperHead) + decimalLen(len(compact)) + len(wrapperMiddle) + decimalLen(len(gz)) +
+			len(wrapperData) + base64.StdEncoding.EncodedLen(len(gz)) + len(wrapperTail)
+		if size >= len(compact) {
+			out = compact
+			return
+		}
+		out = make([]byte, 0, size)
+		out = append(out, wrapperHead...)
+		out = strconv.AppendInt(out, int64(len(compact)), 10)
+		out = append(out, wrapperMiddle...)
+		out = strconv.AppendInt(out, int64(len(gz)), 10)
+		out = append(out, wrapperData...)
+		out = base64.StdEncoding.AppendEncode(out, gz)
+		out = append(out, wrapperTail...)
+	})
+	return out, err
+}
+
+// compress gzips data with the pooled writers and hands the gzip bytes to use, which must
+// not keep them: the stream closed, or with flush only flushed to a byte boundary (no final
+// block, no trailer), for a Template.
+func compress(data []byte, flush bool, use func(gz []byte)) error {
 	buf := gzipBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -59,31 +89,21 @@ func EncodePayload(compact []byte) ([]byte, error) {
 	buf.Reset()
 	zw := gzipWriters.Get().(*gzip.Writer)
 	zw.Reset(buf)
-	_, err := zw.Write(compact)
-	if cerr := zw.Close(); err == nil {
-		err = cerr
+	_, err := zw.Write(data)
+	end := zw.Close
+	if flush {
+		end = zw.Flush
 	}
-	zw.Reset(io.Discard) // drop the reference to buf
+	if eerr := end(); err == nil {
+		err = eerr
+	}
+	zw.Reset(io.Discard) // drop the reference to buf (an unfinished stream is dropped)
 	gzipWriters.Put(zw)
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	gz := buf.Bytes()
-	size := len(wrapperHead) + decimalLen(len(compact)) + len(wrapperMiddle) + decimalLen(len(gz)) +
-		len(wrapperData) + base64.StdEncoding.EncodedLen(len(gz)) + len(wrapperTail)
-	if size >= len(compact) {
-		return compact, nil
-	}
-	out := make([]byte, 0, size)
-	out = append(out, wrapperHead...)
-	out = strconv.AppendInt(out, int64(len(compact)), 10)
-	out = append(out, wrapperMiddle...)
-	out = strconv.AppendInt(out, int64(len(gz)), 10)
-	out = append(out, wrapperData...)
-	out = base64.StdEncoding.AppendEncode(out, gz)
-	out = append(out, wrapperTail...)
-	return out, nil
+	use(buf.Bytes())
+	return nil
 }
 
 func decimalLen(n int) int {
@@ -330,9 +350,23 @@ func (f *inflater) inflate(w *wrapper, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, &DecodeError{Path: "/data", Offset: -1, Msg: "payload data is not valid base64: " + err.Error(), Err: err}
 	}
-	f.src.Reset(f.gz[:n])
-	if err := f.zr.Reset(&f.src); err != nil {
-		return nil, gzipError(err)
+	gz := f.gz[:n]
+	if err := f.reset(gz); err != nil {
+		return nil, err
+	}
+	// A payload that says how large it is (every SDK's does) is inflated straight into a
+	// buffer of that size. The declared size is believed only as far as the compressed
+	// bytes could make it true (deflate expands at most about 1032 times), so a false one
+	// costs no more memory than a real bomb of the same size; a payload longer than it
+	// says is inflated again the careful way.
+	if d := w.original; d > 0 && d <= limit && d <= int64(n)*maxDeflateRatio {
+		out, exact, err := f.inflateInto(make([]byte, d))
+		if err != nil || exact {
+			return out, err
+		}
+		if err := f.reset(gz); err != nil {
+			return nil, err
+		}
 	}
 
 	// Inflate into pooled fixed-size chunks, never trusting the declared size: memory is
@@ -364,6 +398,50 @@ func (f *inflater) inflate(w *wrapper, limit int64) ([]byte, error) {
 		rest = rest[copy(rest, f.chunks[i]):]
 	}
 	return out, nil
+}
+
+// maxDeflateRatio bounds how many times deflate can expand its input (258 bytes per
+// 2-bit code at best, with the block overhead), with some slack.
+const maxDeflateRatio = 1100
+
+func (f *inflater) reset(gz []byte) error {
+	f.src.Reset(gz)
+	if err := f.zr.Reset(&f.src); err != nil {
+		return gzipError(err)
+	}
+	return nil
+}
+
+// inflateInto inflates into out. exact reports that the stream ended within out: the
+// payload is out[:len]; otherwise it is longer than out and must be read again.
+func (f *inflater) inflateInto(out []byte) (payload []byte, exact bool, err error) {
+	m := 0
+	for m < len(out) {
+		k, err := f.zr.Read(out[m:])
+		m += k
+		if err == io.EOF {
+			if m < len(out) { // shorter than declared: keep an exact copy, not the buffer
+				out = append(make([]byte, 0, m), out[:m]...)
+			}
+			return out, true, nil
+		}
+		if err != nil {
+			return nil, false, gzipError(err)
+		}
+	}
+	var one [1]byte
+	for range 8 { // a Read may return nothing and no error; not forever
+		k, err := f.zr.Read(one[:])
+		switch {
+		case k > 0:
+			return nil, false, nil
+		case err == io.EOF:
+			return out, true, nil
+		case err != nil:
+			return nil, false, gzipError(err)
+		}
+	}
+	return nil, false, nil
 }
 
 func gzipError(err error) error {

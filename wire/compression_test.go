@@ -62,7 +62,7 @@ func TestEncodePayloadRoundTrip(t *testing.T) {
 			}
 			head := `{"$ansightEncoding":"gzip-base64-json","contentType":"application/json","originalByteCount":` + strconv.Itoa(len(plain)) + `,"compressedByteCount":`
 			if !bytes.HasPrefix(enc, []byte(head)) || !bytes.HasSuffix(enc, []byte(`"}`)) {
-				t.Fatalf("wrapper %.200s… does not have the member order of spec §8", enc)
+				t.Fatalf("wrapper %.200s… does not have the member order of docs/protocol/messages.md#payload-encoding", enc)
 			}
 			var w struct {
 				CompressedByteCount int    `json:"compressedByteCount"`
@@ -274,5 +274,43 @@ func TestDecodePayloadBomb(t *testing.T) {
 		if allocated > bound {
 			t.Errorf("%s pools: decoding the bomb allocated %d bytes; the limit is %d", run, allocated, limit)
 		}
+	}
+}
+
+// The declared size only sizes the buffer: an exact, a smaller, a larger, an absurd or no
+// declared size inflates to the same payload, and a small payload declaring a large size
+// makes no large allocation.
+func TestDecodePayloadDeclaredSize(t *testing.T) {
+	plain := bigCatalog(100_000)
+	gz := gzipBytes(t, plain)
+	for _, declared := range []int64{int64(len(plain)), 1, int64(len(plain)) - 1, int64(len(plain)) + 1, 2 * int64(len(plain)), 1 << 40, 0} {
+		raw := wrap(declared, gz)
+		if declared == 0 {
+			raw = []byte(`{"$ansightEncoding":"gzip-base64-json","data":"` + base64.StdEncoding.EncodeToString(gz) + `"}`)
+		}
+		got, err := DecodePayload(raw, 0)
+		if declared == 1<<40 {
+			checkErr(t, err, "declared inflated size")
+			continue
+		}
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("declared %d: %v", declared, err)
+		}
+		if cap(got) != len(got) {
+			t.Errorf("declared %d: %d bytes returned in a buffer of %d", declared, len(got), cap(got))
+		}
+	}
+	small := gzipBytes(t, []byte(`{"a":1}`))
+	if raceEnabled {
+		return
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := DecodePayload(wrap(60<<20, small), 0); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("a %d-byte gzip stream declaring 60 MiB made %d bytes of allocations", len(small), n)
 	}
 }

@@ -17,7 +17,7 @@ import (
 var envelopeShape = shapeOf(reflect.TypeFor[Envelope]())
 
 // DecodeEnvelope reads one protocol text message strictly (see [Unmarshal]) in a single
-// pass, tolerating what other SDKs write (spec §12): replyTo, sessionId and capability
+// pass, tolerating what other SDKs write (docs/protocol/compatibility.md#tolerated-variants): replyTo, sessionId and capability
 // may be null; an absent or null capability reads as [CapabilityToolExec]; sentAt may
 // carry any RFC 3339 offset ("Z", "+00:00", …) and any fraction, or be absent or null.
 // type and id are required non-blank strings.
@@ -256,7 +256,7 @@ func appendString(dst []byte, s string, err error) ([]byte, error) {
 	return append(dst, '"'), err
 }
 
-// NewResponse builds the response envelope to req (spec §1): id "<req.ID>.response",
+// NewResponse builds the response envelope to req (docs/protocol/messages.md#correlation): id "<req.ID>.response",
 // replyTo req.ID, req's sessionId echoed, capability tool.exec, sentAt now in UTC.
 func NewResponse(req *Envelope, typ string, payload jsontext.Value, now time.Time) *Envelope {
 	return &Envelope{

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -11,23 +10,23 @@ import (
 // by the peer. Errors compare by code: errors.Is(err, &Error{Code: CodeNotFound}) holds for
 // any tool_not_found error.
 type Error struct {
-	Code      string         `json:"code"`
+	Code      Code           `json:"code"`
 	Message   string         `json:"message"`
 	Retryable bool           `json:"retryable"`
 	Details   jsontext.Value `json:"details,omitzero"`
 }
 
 // NewError returns an Error with a formatted message.
-func NewError(code, format string, args ...any) *Error {
+func NewError(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Error implements error.
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return e.Code
+		return string(e.Code)
 	}
-	return e.Code + ": " + e.Message
+	return string(e.Code) + ": " + e.Message
 }
 
 // Is reports whether target is an *Error with the same code.
@@ -36,11 +35,23 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// CodeOf returns the protocol code of err, or "" when err carries none.
-func CodeOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+// ErrorCode returns e.Code; it is how [CodeOf] reads the codes of every layer's errors.
+func (e *Error) ErrorCode() Code { return e.Code }
+
+// Kind classifies the error as its code does ([Code.Kind]), except that a code of a
+// tool's own whose details are the runtime object of an unavailable tool
+// ({"available":false,…}: how an app answers a call of a tool not available now) is
+// KindUnavailable.
+func (e *Error) Kind() Kind {
+	k := e.Code.Kind()
+	if k != KindFailed || len(e.Details) == 0 {
+		return k
 	}
-	return ""
+	var rt struct {
+		Available *bool `json:"available"`
+	}
+	if Unmarshal(e.Details, &rt) == nil && rt.Available != nil && !*rt.Available {
+		return KindUnavailable
+	}
+	return k
 }

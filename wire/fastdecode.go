@@ -24,7 +24,8 @@ var (
 	resultShape = shapeOf(reflect.TypeFor[Result]())
 )
 
-// fastDecode decodes data into v when v is a *Call or a *Result in their common form. It
+// fastDecode decodes data into v when v is a *Call, a *Result or a *Catalog (see
+// fastcatalog.go) in their common form. It
 // returns errSlowPath, v untouched, when the generic decoder must do it; any other error
 // is the input's (a *DecodeError). The value is built in the pooled scanner, which keeps
 // it off the heap until it is copied out.
@@ -37,6 +38,12 @@ func fastDecode(data []byte, v any) error {
 	case *Result:
 		if v != nil {
 			return fastInto(data, v, resultShape, (*scanner).readResult, func(s *scanner) *Result { return &s.result })
+		}
+	case *Catalog:
+		if v != nil {
+			s := getScanner(data)
+			defer s.put()
+			return s.fastCatalog(v)
 		}
 	}
 	return errSlowPath

@@ -1,9 +1,24 @@
 package wire
 
 import (
-	"github.com/ansight-go/ansight/internal/jsonscan"
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// AppendCall appends to dst the JSON of a tool.call payload, as Marshal writes it; the
+// common form (no after block, arguments absent or compact) without reflection and, when
+// dst has room, without allocating.
+func AppendCall(dst []byte, c *Call) ([]byte, error) {
+	if b, ok := appendCall(dst, c); ok {
+		return b, nil
+	}
+	v := *c // the json package keeps what it is given: a copy, so that c stays the caller's
+	b, err := json.Marshal(&v, marshalOptions)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
 
 // appendCall appends the JSON of a tool.call payload without reflection, for the common
 // form (no after block, arguments absent or already compact); ok is false, with dst as it
@@ -40,7 +55,7 @@ func compactJSON(v []byte) bool {
 			return false
 		}
 	}
-	var s jsonscan.Scanner
-	s.Reset(v, MaxDepth)
-	return s.Skip() == nil && s.End() == nil
+	s := getScanner(v) // pooled: a scanner of its own would allocate its name stacks
+	defer s.put()
+	return s.js.Skip() == nil && s.js.End() == nil
 }

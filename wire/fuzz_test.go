@@ -331,6 +331,16 @@ func FuzzFastDecode(f *testing.F) {
 		`{"toolId":"t","success":true,"evidence":{}}`,
 		`{"toolId":"t","Success":true}`,
 		`{"toolId":"t"}x`,
+		`{"schema":"ansight.tool-catalog.v3","revision":"sha256:1","tools":[{"id":"a.b","name":"A \u00e9","description":"d","category":"c","policy":"read","argumentsSchema":{"type":"object"},"resultSchema":{},"keywords":"k","prerequisiteToolIds":["x","y\n"],"definitionRevision":"sha256:2","runtime":{"available":false,"code":"c","retryable":true},"executable":false}],"count":1,"detail":"index","availabilityRevision":"sha256:3","evaluatedAtUtc":"2026-12-01T15:03:04.5+00:00","totalCount":2,"categories":{"c":1,"C":1}}`,
+		`{"schema":"s","revision":"r","tools":[],"count":0,"detail":"definitions"}`,
+		`{"schema":"s","revision":"r","unchanged":true,"availabilityRevision":"a","evaluatedAtUtc":"2026-12-01T15:03:04Z","changes":{"t":{"available":false}}}`,
+		`{"schema":"s","tools":[{"id":"a","policy":"DELETE","prerequisiteToolIds":[]},{"id":"b","Policy":"read"}]}`,
+		`{"tools":[{"id":"a","policy":"nope"}]}`,
+		`{"tools":[{"id":null}],"count":1.0}`,
+		`{"tools":null,"totalCount":-1,"denial":{"code":"x"}}`,
+		`{"tools":[{"denial":{"code":"x","reason":"y"},"executable":true,"argumentEncoding":"flattened-string"}],"count":99999999999999999999}`,
+		`{"tools":[{"runtime":{"available":false,"Code":"x"}}]}`,
+		`{"evaluatedAtUtc":"yesterday"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -345,7 +355,7 @@ func FuzzFastDecode(f *testing.F) {
 			}
 			return err
 		}
-		for _, pair := range [][2]any{{new(Call), new(Call)}, {new(Result), new(Result)}} {
+		for _, pair := range [][2]any{{new(Call), new(Call)}, {new(Result), new(Result)}, {new(Catalog), new(Catalog)}} {
 			err := fastDecode(data, pair[0])
 			if err == errSlowPath {
 				if !reflect.DeepEqual(pair[0], reflect.New(reflect.TypeOf(pair[0]).Elem()).Interface()) {

@@ -7,7 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Envelope is one text message of the protocol (spec §1). Payload stays raw so that a
+// Envelope is one text message of the protocol (docs/protocol/messages.md#envelope). Payload stays raw so that a
 // reader can check for the compression wrapper and decode the message-specific body with
 // the strict decoder.
 type Envelope struct {
@@ -32,7 +32,7 @@ func IsResponse(t string) bool {
 // ReplyTo, never by this convention.
 func ResponseID(requestID string) string { return requestID + ".response" }
 
-// Query is the tool.query payload (spec §2). Every field is optional.
+// Query is the tool.query payload (docs/protocol/catalog.md#query). Every field is optional.
 type Query struct {
 	Detail                 string   `json:"detail,omitzero"`
 	IDs                    []string `json:"ids,omitempty"`
@@ -46,7 +46,7 @@ type Query struct {
 	IfAvailabilityRevision string   `json:"ifAvailabilityRevision,omitzero"`
 }
 
-// Catalog is the tool.catalog payload in all its forms (spec §2):
+// Catalog is the tool.catalog payload in all its forms (docs/protocol/catalog.md#answer-forms):
 //   - full (detail index or full): Tools, Count, Detail (omitted for full), AvailabilityRevision,
 //     EvaluatedAtUtc, TotalCount, Categories;
 //   - definitions: Tools, Count, Detail only;
@@ -69,7 +69,7 @@ type Catalog struct {
 	Changes              map[string]Runtime `json:"changes,omitzero"`
 }
 
-// ToolEntry is one tool in a catalog, in any projection (spec §2 "Entry projections").
+// ToolEntry is one tool in a catalog, in any projection (docs/protocol/catalog.md#projections "Entry projections").
 // Index entries carry no schemas; definitions entries no Runtime/Executable; defaults are
 // omitted: Runtime when available, Executable when true, empty Keywords and
 // PrerequisiteToolIDs, ArgumentEncoding "json".
@@ -101,11 +101,11 @@ func (e *ToolEntry) IsExecutable() bool {
 	return e.Runtime == nil || e.Runtime.Available
 }
 
-// Runtime is a tool's runtime availability (spec §5). Available is always written; the
+// Runtime is a tool's runtime availability (docs/protocol/catalog.md#availability). Available is always written; the
 // other fields only when non-empty (Retryable only when true).
 type Runtime struct {
 	Available     bool   `json:"available"`
-	Code          string `json:"code,omitzero"`
+	Code          Code   `json:"code,omitzero"`
 	Reason        string `json:"reason,omitzero"`
 	RequiredState string `json:"requiredState,omitzero"`
 	Remediation   string `json:"remediation,omitzero"`
@@ -114,11 +114,11 @@ type Runtime struct {
 
 // Denial says why a host refuses to send a call for a catalog entry.
 type Denial struct {
-	Code   string `json:"code"`
+	Code   Code   `json:"code"`
 	Reason string `json:"reason"`
 }
 
-// Call is the tool.call payload and one item of a batch (spec §6). Arguments stays raw
+// Call is the tool.call payload and one item of a batch (docs/protocol/calls.md#call). Arguments stays raw
 // because its shape is checked only after lookup, guard and availability.
 type Call struct {
 	ToolID    string         `json:"toolId"`
@@ -127,7 +127,7 @@ type Call struct {
 	After     *After         `json:"after,omitzero"`
 }
 
-// After asks for post-call evidence (spec §6). Include absent means ["visualTree"].
+// After asks for post-call evidence (docs/protocol/calls.md#after). Include absent means ["visualTree"].
 type After struct {
 	Include             EvidenceNames  `json:"include,omitempty"`
 	DelayMilliseconds   int            `json:"delayMilliseconds,omitzero"`
@@ -155,7 +155,7 @@ type Outcome struct {
 	Evidence map[string]Outcome `json:"evidence,omitzero"`
 }
 
-// Batch is the tool.batch payload (spec §7). Calls stay raw: a non-object item is reported
+// Batch is the tool.batch payload (docs/protocol/calls.md#batches). Calls stay raw: a non-object item is reported
 // per item (tool_batch_call_invalid), not for the whole batch.
 type Batch struct {
 	ContinueOnError bool             `json:"continueOnError,omitzero"`
@@ -180,7 +180,7 @@ type BatchItem struct {
 }
 
 // TransferDescriptor is the part of a tool result that announces an ASFT transfer
-// (spec §9). Tools embed it in their result objects.
+// (docs/protocol/artifacts.md#descriptor). Tools embed it in their result objects.
 type TransferDescriptor struct {
 	DeliveryMode string `json:"deliveryMode"`
 	WireProtocol string `json:"wireProtocol"`

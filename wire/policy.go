@@ -16,7 +16,7 @@ const (
 )
 
 // ParsePolicy reads a policy name case-insensitively; "delete" is an alias of critical
-// (spec §12). Unknown names are an error.
+// (docs/protocol/authorization.md#policies). Unknown names are an error.
 func ParsePolicy(s string) (Policy, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "read":

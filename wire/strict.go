@@ -39,6 +39,8 @@ type scanner struct {
 	result Result
 	// interned caches short strings fastDecode made (see intern).
 	interned [61]string
+	// cs is the catalog fastCatalog reads (its strings go to strs).
+	cs catalogState
 }
 
 // foldSetThreshold is the object size from which names are checked against a set of
@@ -60,12 +62,18 @@ func (s *scanner) put() {
 	s.js.Release()
 	s.data = nil
 	s.strs = s.strs[:0]
-	if cap(s.strs) > 4<<10 { // do not pin the buffer of a huge id
+	if cap(s.strs) > 1<<20 { // do not pin the buffer of a huge id; a catalog's strings fit
 		s.strs = nil
 	}
 	clear(s.deferred)
 	s.deferred = s.deferred[:0]
 	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
+	// A catalog's scratch is kept up to a large catalog's size, to read the next one.
+	raws, deferred, lists := s.cs.raws[:0], s.cs.deferred[:0], s.cs.lists[:0]
+	if cap(raws) > 1<<20 || cap(deferred) > 1<<14 || cap(lists) > 1<<12 {
+		raws, deferred, lists = nil, nil, nil
+	}
+	s.cs = catalogState{raws: raws, deferred: deferred, lists: lists}
 	scanners.Put(s)
 }
 

@@ -113,7 +113,7 @@ func (h *Harness) Fail(toolID, args string) *wire.Error {
 	return r.Err
 }
 
-// reassemble checks the ASFT frames (spec §9: contiguous sequence and offsets, one
+// reassemble checks the ASFT frames (docs/protocol/artifacts.md#receiving: contiguous sequence and offsets, one
 // complete frame) and returns each completed transfer's bytes.
 func reassemble(t testing.TB, msgs []transcript.Message) map[string][]byte {
 	t.Helper()

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // End-to-end tests: the Go SDK against our own host, over real loopback sockets.
@@ -102,16 +103,16 @@ func (r *running) stop(t *testing.T) {
 // session waits for the host's connected, opened session of appID.
 func session(t *testing.T, srv *host.Server) *host.Session {
 	t.Helper()
-	for range 500 {
-		for _, s := range srv.Sessions() {
-			if info := s.Info(); info.AppID == appID && info.Opened && info.State == host.StateConnected {
-				return s
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	s, err := srv.WaitSession(ctx, func(s *host.Session) bool {
+		info := s.Info()
+		return info.AppID == appID && info.Opened && info.State == host.StateConnected
+	})
+	if err != nil {
+		t.Fatalf("no open session on the host: %v", err)
 	}
-	t.Fatal("no open session on the host")
-	return nil
+	return s
 }
 
 func TestEndToEndLocalMode(t *testing.T) {

@@ -49,7 +49,7 @@ func (e *EnrollmentError) Temporary() bool {
 	return !known
 }
 
-// reasonHints says, per reason code the official host emits (reference §1.3), what the user
+// reasonHints says, per reason code the official host emits (docs/protocol/session.md#reasons), what the user
 // can do. %s stands for the state directory.
 var reasonHints = map[pairing.Reason]string{
 	pairing.ReasonEnrollmentModeUnsupported:  "the host does not support this enrollment mode; update the host",

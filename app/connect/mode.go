@@ -135,7 +135,7 @@ func (m Invite) setup(c *config, now time.Time) error {
 	}
 	c.configID = inv.InviteID
 	// The invite's secret is the long-lived credential: it is presented on every connect,
-	// first to create the grant, then to prove it (reference §1.4).
+	// first to create the grant, then to prove it (docs/protocol/session.md#invite-mode).
 	c.enrollment = c.newEnrollment(pairing.ModeInvite, inv.InviteID, id.DeviceID, inv.Enrollment.AccessToken, candidates(hosts, ports), timeout)
 	return nil
 }

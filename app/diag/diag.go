@@ -47,8 +47,8 @@ type Options struct {
 
 // Codes of diag tool failures.
 const (
-	CodeProfileBusy   = "diag_profile_busy"   // a CPU profile is already running
-	CodeProfileFailed = "diag_profile_failed" // the profiler could not start or write
+	CodeProfileBusy   wire.Code = "diag_profile_busy"   // a CPU profile is already running
+	CodeProfileFailed wire.Code = "diag_profile_failed" // the profiler could not start or write
 )
 
 var started = time.Now()

@@ -132,7 +132,10 @@ func TestArtifactsRequest(t *testing.T) {
 		t.Errorf("downloadId %q is not the request id", out.DownloadID)
 	}
 
-	failures := []struct{ args, code string }{
+	failures := []struct {
+		args string
+		code wire.Code
+	}{
 		{`{"providerId":"nope","artifactId":"x"}`, files.CodeArtifactProviderNotFound},
 		{`{"providerId":"notes.export","artifactId":"broken"}`, files.CodeArtifactRequestFailed},
 		{`{"providerId":"notes.export","artifactId":"busy"}`, "notes_busy"},

@@ -131,15 +131,14 @@ func requestOf(t *testing.T, res *tools.CallResult) string {
 // awaitSession waits for the host's open session of appID.
 func awaitSession(t *testing.T, srv *host.Server, appID string) *host.Session {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, s := range srv.Sessions() {
-			if info := s.Info(); info.AppID == appID && info.Opened && info.State == host.StateConnected {
-				return s
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	s, err := srv.WaitSession(ctx, func(s *host.Session) bool {
+		info := s.Info()
+		return info.AppID == appID && info.Opened && info.State == host.StateConnected
+	})
+	if err != nil {
+		t.Fatalf("no open session on the host: %v", err)
 	}
-	t.Fatal("no open session on the host")
-	return nil
+	return s
 }

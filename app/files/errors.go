@@ -5,15 +5,16 @@ import (
 	"fmt"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Failure codes: the official SDKs' codes, one per tool.
 const (
-	CodeListFailed               = "filesystem_list_failed"
-	CodeDownloadFailed           = "filesystem_binary_download_failed"
-	CodePushFailed               = "filesystem_push_failed"
-	CodeArtifactProviderNotFound = "artifact_provider_not_found"
-	CodeArtifactRequestFailed    = "artifact_request_failed"
+	CodeListFailed               wire.Code = "filesystem_list_failed"
+	CodeDownloadFailed           wire.Code = "filesystem_binary_download_failed"
+	CodePushFailed               wire.Code = "filesystem_push_failed"
+	CodeArtifactProviderNotFound wire.Code = "artifact_provider_not_found"
+	CodeArtifactRequestFailed    wire.Code = "artifact_request_failed"
 )
 
 // Reasons (details.reason) that say why a file tool failed.
@@ -47,7 +48,7 @@ func failure(reason, format string, args ...any) error {
 
 // toolFailure turns err into the tool failure with code and details {reason, root, path}
 // (root and path when the request got as far as naming them).
-func toolFailure(code string, g target, err error) error {
+func toolFailure(code wire.Code, g target, err error) error {
 	var p *problem
 	if !errors.As(err, &p) {
 		p = &problem{reason: reasonIO, msg: err.Error()}

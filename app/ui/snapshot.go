@@ -240,6 +240,6 @@ func (s *store) stale(ref Reference, reason string) error {
 }
 
 // toolError builds a tool failure with a details object.
-func toolError(code, msg string, details any) error {
+func toolError(code wire.Code, msg string, details any) error {
 	return app.ToolErrorDetails(code, msg, details)
 }

@@ -21,15 +21,15 @@ import (
 // Tool failure codes of the toolkit besides the protocol's stale_node_reference,
 // ui_action_not_supported and ui_wait_timeout.
 const (
-	CodeSourceNotSupported = "ui_source_not_supported" // the screen has no such source
-	CodeNodeNotFound       = "ui_node_not_found"       // rootNodeId is not in the capture
-	CodeCaptureFailed      = "ui_capture_failed"       // Screen.Capture failed or its tree is invalid
-	CodeActionValueInvalid = "ui_action_value_invalid" // Screen.Perform reported ErrInvalidValue
-	CodeActionFailed       = "ui_action_failed"        // Screen.Perform failed otherwise
-	CodeScreenshotFailed   = "ui_screenshot_failed"    // Screen.Render or encoding failed
+	CodeSourceNotSupported wire.Code = "ui_source_not_supported" // the screen has no such source
+	CodeNodeNotFound       wire.Code = "ui_node_not_found"       // rootNodeId is not in the capture
+	CodeCaptureFailed      wire.Code = "ui_capture_failed"       // Screen.Capture failed or its tree is invalid
+	CodeActionValueInvalid wire.Code = "ui_action_value_invalid" // Screen.Perform reported ErrInvalidValue
+	CodeActionFailed       wire.Code = "ui_action_failed"        // Screen.Perform failed otherwise
+	CodeScreenshotFailed   wire.Code = "ui_screenshot_failed"    // Screen.Render or encoding failed
 	// CodeActionReferenceRequired: ui.perform_action got neither a reference nor a
 	// snapshotId and a nodeId (the official SDKs' code).
-	CodeActionReferenceRequired = "ui_action_reference_required"
+	CodeActionReferenceRequired wire.Code = "ui_action_reference_required"
 )
 
 // Argument defaults and bounds (the schemas publish the same numbers).
@@ -81,7 +81,7 @@ func (t *toolkit) capture(ctx context.Context, source string) (*snapshot, error)
 
 // screenError turns a Screen failure into a tool failure: a *wire.Error passes through,
 // context errors stay Go errors (the call was cancelled), anything else gets code.
-func screenError(code, msg string, err error) error {
+func screenError(code wire.Code, msg string, err error) error {
 	var we *wire.Error
 	switch {
 	case errors.As(err, &we):

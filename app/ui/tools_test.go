@@ -23,7 +23,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/ui"
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -176,7 +176,7 @@ func TestCatalogEntries(t *testing.T) {
 		// Published schemas compile, and are in the protocol's closed form (the implied
 		// additionalProperties:false is not written).
 		for _, s := range []jsontext.Value{e.ArgumentsSchema, e.ResultSchema} {
-			if _, err := catalog.CompileSchema(s); err != nil {
+			if _, err := schema.Compile(s); err != nil {
 				t.Errorf("%s: schema does not compile: %v", e.ID, err)
 			}
 			if bytes.Contains(s, []byte(`"additionalProperties":false`)) {
@@ -382,7 +382,8 @@ func TestPerformAction(t *testing.T) {
 	}
 
 	failures := []struct {
-		name, args, code string
+		name, args string
+		code       wire.Code
 	}{
 		{"unsupported action", act("ok", "toggle", ""), wire.CodeUIActionNotSupported},
 		{"screen refuses the action", act("name", "focus", ""), wire.CodeUIActionNotSupported},

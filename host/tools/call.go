@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -32,6 +33,10 @@ type BatchResult struct {
 	Raw jsontext.Value
 	// Artifacts lists the transfers announced anywhere in the batch, in document order.
 	Artifacts []Artifact
+	// Refused lists, in order, the indexes of the calls the host refused to send (only
+	// with continueOnError; without it a refusal refuses the whole batch). Their items in
+	// Payload carry the refusal's error.
+	Refused []int
 }
 
 // Call invokes one tool. Before sending, the call is checked against the last catalog (one
@@ -45,11 +50,15 @@ type BatchResult struct {
 // afterwards (Close, ctx, a stall longer than Options.Timeout, a bad frame) is reported in
 // Artifacts and in its descriptor's status, not as an error.
 func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) {
-	if err := c.authorize(ctx, []wire.Call{call}, false); err != nil {
+	refused, err := c.authorize(ctx, []wire.Call{call}, false)
+	if err == nil && refused[0] != nil {
+		err = refused[0]
+	}
+	if err != nil {
 		c.trafficDenied(wire.TypeCall, []wire.Call{call}, err)
 		return nil, err
 	}
-	r, err := c.roundTrip(ctx, wire.TypeCall, call)
+	r, err := c.callRoundTrip(ctx, &call)
 	if err != nil {
 		return nil, err
 	}
@@ -82,24 +91,53 @@ var errCallFailed = errors.New("the call failed")
 
 // Batch sends 1..32 calls as one tool.batch; the app runs them in order and, unless
 // continueOnError, stops after the first failure. Every call is checked as in Call before
-// anything is sent; one refused call refuses the whole batch (RefusalError.Index says
-// which). A batch-level tool.error comes back as a *wire.Error. Transfers are awaited as in
-// Call.
+// anything is sent. Without continueOnError, one refused call refuses the whole batch
+// (RefusalError.Index says which) and nothing runs. With continueOnError, a refused call
+// becomes that call's failure, as if the app had failed it: the host sends the others
+// (docs/protocol/calls.md#batches forbids sending the refused one, not the rest), then
+// lists every call in input order; BatchResult.Refused names the calls the host refused. A batch-level tool.error
+// comes back as a *wire.Error. Transfers are awaited as in Call.
 func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.Call) (*BatchResult, error) {
 	if len(calls) == 0 || len(calls) > wire.MaxBatchSize {
 		return nil, refuse("", -1, wire.CodeBatchSizeInvalid, "a batch holds 1 to %d calls, not %d", wire.MaxBatchSize, len(calls))
 	}
-	if err := c.authorize(ctx, calls, true); err != nil {
+	refused, err := c.authorize(ctx, calls, true)
+	if err == nil && !continueOnError {
+		err = firstRefusal(refused)
+	}
+	if err != nil {
 		c.trafficDenied(wire.TypeBatch, calls, err)
 		return nil, err
 	}
-	b := wire.Batch{ContinueOnError: continueOnError, Calls: make([]jsontext.Value, len(calls))}
-	for i, call := range calls {
-		raw, err := wire.Marshal(call)
+	send := make([]int, 0, len(calls)) // indexes of the calls sent, in order
+	for i, r := range refused {
+		if r == nil {
+			send = append(send, i)
+		} else {
+			c.trafficDenied(wire.TypeBatch, []wire.Call{calls[i]}, r)
+		}
+	}
+	res := &BatchResult{Payload: wire.BatchResult{Success: true, Results: []wire.BatchItem{}}}
+	if len(send) > 0 {
+		if res, err = c.sendBatch(ctx, continueOnError, calls, send); err != nil {
+			return nil, err
+		}
+	}
+	if len(send) < len(calls) {
+		res.mergeRefused(calls, send, refused)
+	}
+	return res, nil
+}
+
+// sendBatch sends the calls at the indexes send as one tool.batch.
+func (c *Client) sendBatch(ctx context.Context, continueOnError bool, calls []wire.Call, send []int) (*BatchResult, error) {
+	b := wire.Batch{ContinueOnError: continueOnError, Calls: make([]jsontext.Value, len(send))}
+	for j, i := range send {
+		raw, err := wire.Marshal(calls[i])
 		if err != nil {
 			return nil, fmt.Errorf("tools: encode batch call %d: %w", i, err)
 		}
-		b.Calls[i] = raw
+		b.Calls[j] = raw
 	}
 	r, err := c.roundTrip(ctx, wire.TypeBatch, b)
 	if err != nil {
@@ -117,6 +155,51 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 		}
 	}
 	return res, nil
+}
+
+// mergeRefused lists the refused calls among the app's answer to the calls sent (whose
+// indexes the app counted from 0 among those sent): every item gets its index in calls,
+// and Raw becomes the merged payload.
+func (r *BatchResult) mergeRefused(calls []wire.Call, send []int, refused []*RefusalError) {
+	app := r.Payload.Results
+	out := make([]wire.BatchItem, 0, len(calls))
+	next := 0 // the next app item to place
+	for i := range calls {
+		if rf := refused[i]; rf != nil {
+			out = append(out, wire.BatchItem{Index: i, CallID: calls[i].CallID,
+				Outcome: wire.Outcome{ToolID: calls[i].ToolID, Error: rf.Err}})
+			r.Refused = append(r.Refused, i)
+			continue
+		}
+		for next < len(app) && app[next].Index < len(send) && send[app[next].Index] == i {
+			item := app[next]
+			item.Index = i
+			out = append(out, item)
+			next++
+		}
+	}
+	for ; next < len(app); next++ { // items of an app that numbers them its own way
+		if j := app[next].Index; j >= 0 && j < len(send) {
+			app[next].Index = send[j]
+			out = append(out, app[next])
+		}
+	}
+	r.Payload.Results = out
+	r.Payload.Requested = len(calls)
+	r.Payload.Success = false
+	if raw, err := wire.Marshal(&r.Payload); err == nil {
+		r.Raw = raw
+	}
+}
+
+// firstRefusal returns the first refusal in refused, or nil.
+func firstRefusal(refused []*RefusalError) error {
+	for _, r := range refused {
+		if r != nil {
+			return r
+		}
+	}
+	return nil
 }
 
 // settle waits for r's transfers and returns the payload with their descriptors rewritten.
@@ -157,46 +240,44 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 	}
 }
 
-// authorize refuses calls the host must not send (spec §10): tools absent from the last
-// catalog, above the grant or not executable, and, when validating, arguments that do not
-// match the tool's schema. It fetches the catalog when none is cached, and the definitions
-// it needs for validation. A refusal that a newer catalog could lift (a tool not listed, or
-// listed as unavailable) is decided on a fresh index: one conditional query, a three-key
-// answer when nothing changed, so the host never refuses on a stale availability.
-func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) error {
+// authorize checks the calls the host is asked to send
+// (docs/protocol/authorization.md#host-enforcement): tools absent from the last catalog,
+// above the grant or not executable are refused, and, when validating, arguments that do
+// not match the tool's schema. It returns one entry per call: nil for a call that may be
+// sent, else its refusal; err is a failure to fetch the catalog. It fetches the catalog when
+// none is cached, and the definitions it needs for validation. A refusal that a newer
+// catalog could lift (a tool not listed, or listed as unavailable) is decided on a fresh
+// index: one conditional query, a three-key answer when nothing changed, so the host never
+// refuses on a stale availability.
+func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) ([]*RefusalError, error) {
 	st := c.catalogs.load()
 	fresh := false
-	if st == nil || c.opts.ValidateArguments && len(st.missing(callWant(calls))) > 0 {
-		w := want{}
-		if c.opts.ValidateArguments {
-			w = callWant(calls)
-		}
+	w := want{}
+	if c.opts.ValidateArguments {
+		w = callWant(calls)
+	}
+	if st == nil || c.opts.ValidateArguments && len(st.missing(w)) > 0 {
 		var err error
 		if st, err = c.refresh(ctx, w); err != nil {
-			return err
+			return nil, err
 		}
 		fresh = true
 	}
 	for {
-		err := c.check(st, calls, batch)
-		if err == nil || fresh || !staleRefusal(err) {
-			return err
-		}
-		w := want{}
-		if c.opts.ValidateArguments {
-			w = callWant(calls)
+		refused, err := c.check(st, calls, batch)
+		if err != nil || fresh || !slices.ContainsFunc(refused, staleRefusal) {
+			return refused, err
 		}
 		if st, err = c.refresh(ctx, w); err != nil {
-			return err
+			return nil, err
 		}
 		fresh = true
 	}
 }
 
 // staleRefusal reports whether a refusal depends on the app's state, not on the grant.
-func staleRefusal(err error) bool {
-	var r *RefusalError
-	if !errors.As(err, &r) {
+func staleRefusal(r *RefusalError) bool {
+	if r == nil {
 		return false
 	}
 	switch r.Err.Code {
@@ -207,19 +288,22 @@ func staleRefusal(err error) bool {
 }
 
 // check applies authorize's rules to one catalog state.
-func (c *Client) check(st *catalogState, calls []wire.Call, batch bool) error {
+func (c *Client) check(st *catalogState, calls []wire.Call, batch bool) ([]*RefusalError, error) {
+	refused := make([]*RefusalError, len(calls))
 	for i, call := range calls {
 		index := -1
 		if batch {
 			index = i
 		}
 		if call.ToolID == "" {
-			return refuse("", index, wire.CodeCallMissingID, "toolId is required")
+			refused[i] = refuse("", index, wire.CodeCallMissingID, "toolId is required")
+			continue
 		}
 		e := st.snap.Tool(call.ToolID)
 		if e == nil {
-			return refuse(call.ToolID, index, wire.CodeNotFound,
+			refused[i] = refuse(call.ToolID, index, wire.CodeNotFound,
 				"the app's catalog (revision %s) does not list tool %q", st.revision, call.ToolID)
+			continue
 		}
 		if d := e.Denial; d != nil {
 			err := &wire.Error{Code: d.Code, Message: d.Reason}
@@ -229,15 +313,18 @@ func (c *Client) check(st *catalogState, calls []wire.Call, batch bool) error {
 					err.Details, _ = wire.Marshal(e.Runtime)
 				}
 			}
-			return &RefusalError{ToolID: call.ToolID, Index: index, Err: err}
+			refused[i] = &RefusalError{ToolID: call.ToolID, Index: index, Err: err}
+			continue
 		}
 		if c.opts.ValidateArguments {
-			if err := c.validate(st, call, index); err != nil {
-				return err
+			r, err := c.validate(st, call, index)
+			if err != nil {
+				return nil, err
 			}
+			refused[i] = r
 		}
 	}
-	return nil
+	return refused, nil
 }
 
 func callWant(calls []wire.Call) want {
@@ -251,34 +338,34 @@ func callWant(calls []wire.Call) want {
 // validate checks call's arguments against the cached argumentsSchema. Tools without a
 // fetched definition or schema, flattened-string tools and schemas this side cannot compile
 // are left to the app, which validates again anyway.
-func (c *Client) validate(st *catalogState, call wire.Call, index int) error {
+func (c *Client) validate(st *catalogState, call wire.Call, index int) (*RefusalError, error) {
 	def := st.tools[st.byID[call.ToolID]].def
 	if def == nil || len(def.ArgumentsSchema) == 0 || def.ArgumentEncoding == wire.ArgumentEncodingFlattenedString {
-		return nil
+		return nil, nil
 	}
-	schema, err := catalog.CompileSchema(def.ArgumentsSchema)
+	compiled, err := schema.Compile(def.ArgumentsSchema)
 	if err != nil {
 		c.opts.Logger.Debug("tools: cannot compile an argumentsSchema; not validating", "toolId", call.ToolID, "err", err)
-		return nil
+		return nil, nil
 	}
 	args := call.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = jsontext.Value("{}")
 	}
-	violations := schema.Validate(args)
+	violations := compiled.Validate(args)
 	if len(violations) == 0 {
-		return nil
+		return nil, nil
 	}
 	details, err := wire.Marshal(struct {
-		Valid  bool                `json:"valid"`
-		Errors []catalog.Violation `json:"errors"`
+		Valid  bool               `json:"valid"`
+		Errors []schema.Violation `json:"errors"`
 	}{false, violations})
 	if err != nil {
-		return fmt.Errorf("tools: encode schema violations: %w", err)
+		return nil, fmt.Errorf("tools: encode schema violations: %w", err)
 	}
 	return &RefusalError{ToolID: call.ToolID, Index: index, Err: &wire.Error{
 		Code:    wire.CodeArgumentsSchemaInvalid,
 		Message: fmt.Sprintf("the arguments do not match the argumentsSchema of %q: %s %s", call.ToolID, violations[0].Path, violations[0].Message),
 		Details: details,
-	}}
+	}}, nil
 }

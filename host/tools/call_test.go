@@ -13,12 +13,14 @@ import (
 )
 
 func TestCallRefusals(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	app.tools = append(app.tools, tool("e.gone", wire.PolicyRead, "def-e"))
 	app.unavailable["e.gone"] = wire.Runtime{Available: false, Reason: "not now"}
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
 	cases := []struct {
-		toolID, code string
+		toolID string
+		code   wire.Code
 	}{
 		{"c.critical", wire.CodePolicyNotGranted},
 		{"zzz.unknown", wire.CodeNotFound},
@@ -26,14 +28,16 @@ func TestCallRefusals(t *testing.T) {
 		{"", wire.CodeCallMissingID},
 	}
 	for _, tc := range cases {
-		_, err := hs.c.Call(t.Context(), wire.Call{ToolID: tc.toolID})
-		re, ok := errorsAs[*RefusalError](err)
-		if !ok || re.Err.Code != tc.code || wire.CodeOf(err) != tc.code || re.ToolID != tc.toolID {
-			t.Errorf("%q: err = %v, want refusal %s", tc.toolID, err, tc.code)
-		}
-		if _, ok := errorsAs[*TransportError](err); ok {
-			t.Errorf("%q: a refusal is not a transport error", tc.toolID)
-		}
+		t.Run(tc.toolID, func(t *testing.T) {
+			_, err := hs.c.Call(t.Context(), wire.Call{ToolID: tc.toolID})
+			re, ok := errorsAs[*RefusalError](err)
+			if !ok || re.Err.Code != tc.code || wire.CodeOf(err) != tc.code || re.ToolID != tc.toolID {
+				t.Errorf("%q: err = %v, want refusal %s", tc.toolID, err, tc.code)
+			}
+			if _, ok := errorsAs[*TransportError](err); ok {
+				t.Errorf("%q: a refusal is not a transport error", tc.toolID)
+			}
+		})
 	}
 	// The first call fetched the index (no definitions: nothing to validate); the refusals
 	// that a newer catalog could lift (unknown, unavailable) were each decided on a fresh
@@ -53,6 +57,7 @@ func TestCallRefusals(t *testing.T) {
 // TestCallSeesAvailabilityChange: a tool the cached catalog lists as unavailable is not
 // refused once the app made it available; the host checks a fresh index first.
 func TestCallSeesAvailabilityChange(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	app.unavailable["a.read"] = wire.Runtime{Available: false, Code: "not_loaded", Reason: "not now"}
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
@@ -72,6 +77,7 @@ func TestCallSeesAvailabilityChange(t *testing.T) {
 }
 
 func TestCallValidatesArguments(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	flat := tool("f.flat", wire.PolicyRead, "def-f")
 	flat.ArgumentEncoding = wire.ArgumentEncodingFlattenedString
@@ -119,6 +125,7 @@ func TestCallValidatesArguments(t *testing.T) {
 }
 
 func TestCallResultKeepsEvidence(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
 		return []msg{reply(t, req, wire.TypeResult, `{"toolId":"t.read","success":true,"message":"done","result":{"v":1},`+
@@ -147,6 +154,7 @@ func TestCallResultKeepsEvidence(t *testing.T) {
 }
 
 func TestCallToolError(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
 		return []msg{reply(t, req, wire.TypeError, `{"code":"stale_node_reference","message":"gone","retryable":false,"details":{"refreshWith":"ui.query_nodes"}}`)}
@@ -163,6 +171,7 @@ func TestCallToolError(t *testing.T) {
 }
 
 func TestCallSuccessFalse(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
 		return []msg{reply(t, req, wire.TypeResult, `{"toolId":"t.read","success":false,"message":"nope"}`)}
@@ -175,6 +184,7 @@ func TestCallSuccessFalse(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
 	calls := []wire.Call{{ToolID: "a.read", CallID: "one"}, {ToolID: "b.write", Arguments: jsontext.Value(`{"n":2}`)}}
@@ -220,7 +230,59 @@ func TestBatch(t *testing.T) {
 	}
 }
 
+// TestBatchContinueOnErrorRefusals: with continueOnError, calls the host refuses (a tool
+// the catalog does not list, one above the grant) fail on their own and the others run; the
+// refused calls never reach the app, and every call is listed at its index.
+func TestBatchContinueOnErrorRefusals(t *testing.T) {
+	app := newFakeApp(t, threeTools()...)
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
+	calls := []wire.Call{{ToolID: "a.read", CallID: "first"}, {ToolID: "no.such_tool", CallID: "unknown"},
+		{ToolID: "c.critical"}, {ToolID: "b.write", CallID: "last", Arguments: jsontext.Value(`{"n":1}`)}}
+	res, err := hs.c.Batch(t.Context(), true, calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Payload
+	if p.Success || p.Requested != 4 || p.Completed != 2 || p.StoppedEarly || len(p.Results) != 4 {
+		t.Fatalf("batch result %+v", p)
+	}
+	for i, want := range []struct {
+		code   wire.Code
+		callID string
+	}{{"", "first"}, {wire.CodeNotFound, "unknown"}, {wire.CodePolicyNotGranted, ""}, {"", "last"}} {
+		it := p.Results[i]
+		if it.Index != i || it.CallID != want.callID || it.ToolID != calls[i].ToolID || it.Success != (want.code == "") ||
+			want.code != "" && (it.Error == nil || it.Error.Code != want.code) {
+			t.Errorf("item %d = %+v, want code %q", i, it, want.code)
+		}
+	}
+	if !slices.Equal(res.Refused, []int{1, 2}) {
+		t.Errorf("refused %v", res.Refused)
+	}
+	var sent wire.Batch
+	app.set(func(a *fakeApp) { sent = a.batches[len(a.batches)-1] })
+	if len(sent.Calls) != 2 || !strings.Contains(string(sent.Calls[1]), `"b.write"`) {
+		t.Errorf("sent %+v", sent)
+	}
+	var raw wire.BatchResult
+	if err := wire.Unmarshal(res.Raw, &raw); err != nil || len(raw.Results) != 4 || raw.Results[3].Index != 3 {
+		t.Errorf("raw %s: %v", res.Raw, err)
+	}
+
+	// Every call refused: nothing is sent, every call fails.
+	before := app.callCount()
+	res, err = hs.c.Batch(t.Context(), true, []wire.Call{{ToolID: "no.such_tool"}})
+	if err != nil || res.Payload.Success || len(res.Payload.Results) != 1 || res.Payload.Results[0].Error.Code != wire.CodeNotFound || app.callCount() != before {
+		t.Fatalf("all refused: %+v %v", res, err)
+	}
+	// Without continueOnError the whole batch is refused, as before.
+	if _, err := hs.c.Batch(t.Context(), false, calls); err == nil || !strings.Contains(err.Error(), "batch call 1") {
+		t.Fatalf("without continueOnError: %v", err)
+	}
+}
+
 func TestCompressedResponses(t *testing.T) {
+	t.Parallel()
 	big := `{"toolId":"t.read","success":true,"result":{"blob":"` + strings.Repeat("abcd", 20000) + `"}}`
 	wrapped, err := wire.EncodePayload([]byte(big))
 	if err != nil {
@@ -244,6 +306,7 @@ func TestCompressedResponses(t *testing.T) {
 }
 
 func TestCompressionBombRejected(t *testing.T) {
+	t.Parallel()
 	// 8 MiB of zeros inflate from a few KiB; the client's cap is 1 MiB.
 	bomb, err := wire.EncodePayload([]byte(`{"toolId":"t.read","success":true,"result":{"z":"` + strings.Repeat("0", 8<<20) + `"}}`))
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -74,12 +74,6 @@ type catalogState struct {
 	snap                 *Catalog // built by seal
 }
 
-// CodeSchemaTooComplex is the denial of a tool whose definition carries a schema beyond
-// catalog.CheckSchemaBounds: the host keeps the definition without its schemas (nothing on
-// this side validates it, renders it as a form or hands it to an agent) and does not call
-// the tool.
-const CodeSchemaTooComplex = "tool_schema_too_complex"
-
 // cachedTool is one tool of the index, its definition when fetched, and what the app said
 // about its executability.
 type cachedTool struct {
@@ -105,7 +99,9 @@ type want struct {
 const maxRefreshRounds = 3
 
 // Query sends one tool.query and returns the app's catalog payload as is: no cache, no
-// annotation. A tool.error (tool_discovery_disabled) comes back as a *wire.Error.
+// annotation. A tool.error (tool_discovery_disabled) comes back as a *wire.Error. The
+// catalog may share its tools with earlier and later answers (an answer the app repeats
+// is not decoded again): do not modify it.
 func (c *Client) Query(ctx context.Context, q wire.Query) (*wire.Catalog, error) {
 	r, err := c.roundTrip(ctx, wire.TypeQuery, q)
 	if err != nil {
@@ -203,7 +199,7 @@ func (c *Client) fetchIndex(ctx context.Context, old *catalogState) (*catalogSta
 			return nil, err
 		}
 		cat := r.catalog
-		flags := readRuntimeFlags(r.payload)
+		flags := readRuntimeFlags(r.catalogJSON())
 		if !cat.Unchanged {
 			return newState(cat, old, flags), nil
 		}
@@ -246,7 +242,7 @@ func (c *Client) fetchDefinitions(ctx context.Context, st *catalogState, ids []s
 	return next, nil
 }
 
-// intake bounds a definition's schemas as it enters the cache (catalog.CheckSchemaBounds):
+// intake bounds a definition's schemas as it enters the cache (schema.CheckBounds):
 // a schema beyond the bounds is dropped with the definition's other schema, and the reason
 // returned.
 func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
@@ -257,7 +253,7 @@ func intake(d *wire.ToolEntry) (*wire.ToolEntry, string) {
 		if len(s.raw) == 0 {
 			continue
 		}
-		if err := catalog.CheckSchemaBounds(s.raw); err != nil {
+		if err := schema.CheckBounds(s.raw); err != nil {
 			d.ArgumentsSchema, d.ResultSchema = nil, nil
 			return d, fmt.Sprintf("The app's %s for '%s' is refused: %v.", s.name, d.ID, err)
 		}
@@ -276,6 +272,27 @@ type runtimeFlags struct {
 	Changes map[string]struct {
 		Executable *bool `json:"executable"`
 	} `json:"changes"`
+}
+
+// catalogJSON returns the catalog payload's JSON as far as the tools go: for a kept answer
+// repeated, the kept one's, whose tools and changes are the same (its tail holds only
+// tailMembers).
+func (r *response) catalogJSON() []byte {
+	if r.kept != nil {
+		return r.kept.json
+	}
+	return r.payload
+}
+
+// payloadJSON returns the response's payload as JSON: for a kept catalog answer repeated,
+// put together from the kept answer's head and this one's tail (a copy: use it where the
+// whole JSON is needed, not on every answer).
+func (r *response) payloadJSON() []byte {
+	if r.kept == nil {
+		return r.payload
+	}
+	n := r.kept.prefix.Len()
+	return append(r.kept.json[:n:n], r.tail...)
 }
 
 func readRuntimeFlags(payload []byte) *runtimeFlags {
@@ -427,7 +444,7 @@ func denial(e *wire.ToolEntry, ct cachedTool, grant wire.Policy) *wire.Denial {
 			Reason: fmt.Sprintf("Tool policy '%s' exceeds the session grant '%s'.", e.Policy, grant)}
 	}
 	if ct.schemaRefused != "" {
-		return &wire.Denial{Code: CodeSchemaTooComplex, Reason: ct.schemaRefused}
+		return &wire.Denial{Code: wire.CodeSchemaTooComplex, Reason: ct.schemaRefused}
 	}
 	if rt := ct.runtime; rt != nil && !rt.Available {
 		d := &wire.Denial{Code: rt.Code, Reason: rt.Reason}

@@ -35,6 +35,7 @@ func detailsOf(qs []wire.Query) []string {
 }
 
 func TestCatalogTwoPhases(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, app.handler())
 	ctx := t.Context()
@@ -116,6 +117,7 @@ func ids(c *Catalog) []string {
 }
 
 func TestCatalogAvailabilityOnly(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, app.handler())
 	ctx := t.Context()
@@ -171,6 +173,7 @@ func TestCatalogAvailabilityOnly(t *testing.T) {
 }
 
 func TestCatalogAnnotations(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	app.unavailable["a.read"] = wire.Runtime{Available: false}
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite}, app.handler())
@@ -178,7 +181,7 @@ func TestCatalogAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
+	want := map[string]wire.Code{
 		"a.read":     wire.CodeUnavailable,
 		"b.write":    "",
 		"c.critical": wire.CodePolicyNotGranted,
@@ -221,6 +224,7 @@ func TestCatalogAnnotations(t *testing.T) {
 }
 
 func TestCatalogDefaultGrantIsRead(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{}, app.handler())
 	cat, err := hs.c.Catalog(t.Context())
@@ -233,6 +237,7 @@ func TestCatalogDefaultGrantIsRead(t *testing.T) {
 }
 
 func TestCatalogLegacyWithoutDetail(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	app.legacy = true
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, app.handler())
@@ -254,6 +259,7 @@ func TestCatalogLegacyWithoutDetail(t *testing.T) {
 }
 
 func TestCatalogSwiftVariants(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t)
 	// executable:false inside runtime, "Z" without fraction, "delete" policy alias, no
 	// definitionRevision, revisions in another form.
@@ -280,6 +286,7 @@ func TestCatalogSwiftVariants(t *testing.T) {
 }
 
 func TestDescribeFetchesOneDefinition(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, app.handler())
 	e, err := hs.c.Describe(t.Context(), "b.write")
@@ -313,6 +320,7 @@ func TestDescribeFetchesOneDefinition(t *testing.T) {
 }
 
 func TestCatalogDefinitionChangedBetweenPhases(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, nil)
 	raced := false
@@ -338,6 +346,7 @@ func TestCatalogDefinitionChangedBetweenPhases(t *testing.T) {
 }
 
 func TestCatalogDiscoveryDisabledClearsCache(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{}, nil)
 	disabled := false
@@ -367,6 +376,7 @@ func TestCatalogDiscoveryDisabledClearsCache(t *testing.T) {
 }
 
 func TestCatalogUnexpectedUnchanged(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t)
 	app.rawCatalog = `{"schema":"ansight.tool-catalog.v3","revision":"r","unchanged":true}`
 	hs := newHarness(t, Options{}, app.handler())
@@ -377,6 +387,7 @@ func TestCatalogUnexpectedUnchanged(t *testing.T) {
 }
 
 func TestQueryIsRaw(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{}, app.handler())
 	cat, err := hs.c.Query(t.Context(), wire.Query{Detail: wire.DetailFull, IDs: []string{"c.critical"}})
@@ -392,6 +403,7 @@ func TestQueryIsRaw(t *testing.T) {
 }
 
 func TestIndexFetchesNoDefinitions(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, threeTools()...)
 	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyCritical}, app.handler())
 	if hs.c.Cached() != nil {

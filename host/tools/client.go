@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/bpool"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -28,10 +29,17 @@ type Client struct {
 	mu       sync.Mutex
 	closeErr error               // set once by Close
 	pending  map[string]*pending // request id → waiter
+	// sweep ends the waits that last longer than Options.Timeout: one timer for every
+	// request in flight, armed for the earliest deadline (sweepAt, zero while disarmed).
+	// Requests wait the same Timeout, so one sent while the sweep is armed ends later and
+	// sending costs no timer of its own; one whose deadline comes earlier re-arms it.
+	sweep   *time.Timer
+	sweepAt time.Time
 
 	transfers *registry
 
 	catalogs catalogCache
+	answers  catalogAnswers
 
 	unmatched atomic.Int64
 	malformed atomic.Int64
@@ -41,12 +49,14 @@ type Client struct {
 // (the response, Close, or the waiter giving up) owns it, and the first two send exactly one
 // response on ch.
 type pending struct {
-	id    string
-	op    string
-	ch    chan response // capacity 1
-	timer *time.Timer   // bounds the wait for the response (Options.Timeout)
-	sent  time.Time     // for OnTraffic, set only with it (reading the clock is not free)
-	tools []string      // for OnTraffic
+	id string
+	op string
+	ch chan response // capacity 1
+	// deadline ends the wait for the response (Options.Timeout after sending).
+	deadline time.Time
+	sent     time.Time // for OnTraffic, set only with it (reading the clock is not free)
+	tools    []string  // for OnTraffic
+	query    string    // a tool.query's payload, which its answer is kept by
 	// ctx is the request's: its WithProgress function, if any, is looked up only when the
 	// response announces transfers, not on every call.
 	ctx context.Context
@@ -55,7 +65,10 @@ type pending struct {
 // response is what HandleMessage hands to a waiter.
 type response struct {
 	typ       string
-	payload   []byte            // inflated payload
+	payload   []byte            // inflated payload; nil for a kept catalog answer repeated
+	kept      *keptAnswer       // the catalog answer this one repeats, if any
+	tail      []byte            // what follows the kept answer's head in this one
+	inflated  int               // the inflated payload's length when payload is nil
 	catalog   *wire.Catalog     // tool.catalog
 	result    *CallResult       // tool.result: Payload decoded, the rest filled by Call
 	batch     *wire.BatchResult // tool.batch.result
@@ -115,6 +128,10 @@ func (c *Client) Close(cause error) {
 		c.closeErr = err
 		waiting := c.pending
 		c.pending = make(map[string]*pending)
+		if c.sweep != nil {
+			c.sweep.Stop()
+		}
+		c.sweepAt = time.Time{}
 		c.mu.Unlock()
 		close(c.closed)
 		for _, p := range waiting {
@@ -139,18 +156,16 @@ func (c *Client) Stats() Stats {
 // spareRequests is how many finished requests' records a client keeps for reuse.
 const spareRequests = 64
 
-// newPending returns a request record with its timer running: a spare one when there is
-// one. Records (their channel and timer) are kept per client rather than in a global pool
-// because a channel or timer made in a testing/synctest bubble must not be used outside
-// it, and a client lives in one.
-func (c *Client) newPending(id, op string, wait time.Duration) *pending {
+// newPending returns a request record, a spare one when there is one. Records (their
+// channel) are kept per client rather than in a global pool because a channel made in a
+// testing/synctest bubble must not be used outside it, and a client lives in one.
+func (c *Client) newPending(id, op string) *pending {
 	select {
 	case p := <-c.spare:
 		p.id, p.op = id, op
-		p.timer.Reset(wait)
 		return p
 	default:
-		return &pending{id: id, op: op, ch: make(chan response, 1), timer: time.NewTimer(wait)}
+		return &pending{id: id, op: op, ch: make(chan response, 1)}
 	}
 }
 
@@ -180,8 +195,7 @@ func (c *Client) Busy() bool {
 // recycle keeps p for reuse. Its request must be over: p out of the pending map and its
 // channel drained, so that nothing is or will be sent on it.
 func (c *Client) recycle(p *pending) {
-	p.timer.Stop() // since Go 1.23 no stale tick can be received after Stop
-	p.id, p.op, p.sent, p.tools, p.ctx = "", "", time.Time{}, nil, nil
+	p.id, p.op, p.deadline, p.sent, p.tools, p.query, p.ctx = "", "", time.Time{}, time.Time{}, nil, "", nil
 	select {
 	case c.spare <- p:
 	default:
@@ -229,6 +243,31 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	if err != nil {
 		return response{}, fmt.Errorf("tools: encode %s payload: %w", op, err)
 	}
+	var tools []string
+	if c.opts.OnTraffic != nil {
+		tools = toolsOf(payload)
+	}
+	return c.send(ctx, op, body, tools)
+}
+
+// callRoundTrip is roundTrip of a tool.call, its payload written into a pooled buffer.
+func (c *Client) callRoundTrip(ctx context.Context, call *wire.Call) (response, error) {
+	buf := messageBuffers.Get()
+	defer messageBuffers.Put(buf)
+	body, err := wire.AppendCall((*buf)[:0], call)
+	*buf = body[:0]
+	if err != nil {
+		return response{}, fmt.Errorf("tools: encode %s payload: %w", wire.TypeCall, err)
+	}
+	var tools []string
+	if c.opts.OnTraffic != nil {
+		tools = []string{call.ToolID}
+	}
+	return c.send(ctx, wire.TypeCall, body, tools)
+}
+
+// send is roundTrip of an encoded payload; tools are the tool ids it names, for OnTraffic.
+func (c *Client) send(ctx context.Context, op string, body []byte, tools []string) (response, error) {
 	if err := c.waitOpen(ctx, op); err != nil {
 		return response{}, err
 	}
@@ -249,12 +288,17 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	if id == "" {
 		return response{}, fmt.Errorf("tools: NewRequestID returned an empty id")
 	}
-	// p's timer bounds the wait for the answer; it starts before the write, as the answer
-	// may arrive before the write returns.
-	p := c.newPending(id, op, c.responseWait(ctx))
+	// p's deadline bounds the wait for the answer; it runs from before the write, as the
+	// answer may arrive before the write returns. The client's one timer handles deadlines
+	// that differ per request.
+	p := c.newPending(id, op)
 	p.ctx = ctx
+	p.deadline = time.Now().Add(c.responseWait(ctx))
+	if op == wire.TypeQuery {
+		p.query = string(body)
+	}
 	if c.opts.OnTraffic != nil {
-		p.sent, p.tools = time.Now(), toolsOf(payload)
+		p.sent, p.tools = time.Now(), tools
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
@@ -268,6 +312,9 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		return response{}, fmt.Errorf("tools: request id %q is already in flight", id)
 	}
 	c.pending[p.id] = p
+	if c.sweepAt.IsZero() || p.deadline.Before(c.sweepAt) {
+		c.armSweep(p.deadline)
+	}
 	c.mu.Unlock()
 	// Every way out from here leaves p out of the map with its channel drained.
 	defer c.recycle(p)
@@ -280,17 +327,17 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 		Capability: wire.CapabilityToolExec,
 		Payload:    body,
 	}
-	buf := getBuffer()
+	buf := messageBuffers.Get()
 	msg, err := wire.AppendEnvelope((*buf)[:0], &env)
 	*buf = msg[:0]
 	if err != nil {
-		putBuffer(buf)
+		messageBuffers.Put(buf)
 		c.forget(p)
 		return response{}, fmt.Errorf("tools: encode %s envelope: %w", op, err)
 	}
 	c.trafficRequest(p, len(msg), body)
 	err = c.write(msg)
-	putBuffer(buf)
+	messageBuffers.Put(buf)
 	if err != nil {
 		if c.forget(p) {
 			if cerr := c.closedErr(); cerr != nil {
@@ -304,11 +351,9 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	var r response
 	var cause error
 	select {
-	case r = <-p.ch:
+	case r = <-p.ch: // a response, Close's error, or expire's ErrTimeout
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
-	case <-p.timer.C:
-		cause = ErrTimeout
 	}
 	if cause != nil {
 		if c.forget(p) {
@@ -327,6 +372,44 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	return r, nil
 }
 
+// armSweep arms the sweep for at, the earliest deadline of the requests in flight (a
+// sweep that fires early finds nothing due and arms itself again). The caller holds c.mu.
+func (c *Client) armSweep(at time.Time) {
+	c.sweepAt = at
+	d := time.Until(at)
+	if c.sweep == nil {
+		c.sweep = time.AfterFunc(d, c.expire)
+	} else {
+		c.sweep.Reset(d)
+	}
+}
+
+// expire ends the waits whose deadline has passed with ErrTimeout and arms the sweep for
+// the earliest deadline left.
+func (c *Client) expire() {
+	now := time.Now()
+	var due []*pending
+	var next time.Time
+	c.mu.Lock()
+	for id, p := range c.pending {
+		switch {
+		case !p.deadline.After(now):
+			delete(c.pending, id)
+			due = append(due, p)
+		case next.IsZero() || p.deadline.Before(next):
+			next = p.deadline
+		}
+	}
+	c.sweepAt = time.Time{}
+	if !next.IsZero() {
+		c.armSweep(next)
+	}
+	c.mu.Unlock()
+	for _, p := range due {
+		p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Err: ErrTimeout}}
+	}
+}
+
 // write sends one request message. Neither the caller's cancellation nor a deadline
 // reaches the connection: over WebSocket a write whose context ends tears the whole
 // connection down, and one abandoned request must not end the session (a context that can
@@ -339,22 +422,8 @@ func (c *Client) write(msg []byte) error {
 }
 
 // messageBuffers recycles the buffers requests are assembled in (Conn.Write does not keep
-// them).
-var messageBuffers sync.Pool
-
-func getBuffer() *[]byte {
-	if b, ok := messageBuffers.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= 64<<10 { // do not pin the buffers of huge batches
-		messageBuffers.Put(b)
-	}
-}
+// them), up to 64 KiB: not the buffers of huge batches.
+var messageBuffers = bpool.New(512, 64<<10)
 
 // waitOpen blocks until Open, Close or the end of ctx.
 func (c *Client) waitOpen(ctx context.Context, op string) error {

@@ -21,6 +21,7 @@ import (
 var readTool = tool("t.read", wire.PolicyRead, "def-read-1")
 
 func TestRequestEnvelope(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
 	ids := 0
@@ -49,6 +50,7 @@ func TestRequestEnvelope(t *testing.T) {
 }
 
 func TestCorrelationOutOfOrder(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	app := newFakeApp(t, readTool)
 	var held []*wire.Envelope
@@ -93,6 +95,7 @@ func TestCorrelationOutOfOrder(t *testing.T) {
 }
 
 func TestRequestsWaitForOpen(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		app := newFakeApp(t, readTool)
 		hs := startHarness(t, Options{}, app.handler())
@@ -117,6 +120,7 @@ func TestRequestsWaitForOpen(t *testing.T) {
 }
 
 func TestTimeoutAndLateResponse(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{Timeout: 5 * time.Second}, func(req *wire.Envelope) []msg {
 			return nil // never answers
@@ -142,7 +146,63 @@ func TestTimeoutAndLateResponse(t *testing.T) {
 	})
 }
 
+// One sweep ends every wait at its own deadline: requests sent at different times, some
+// answered, time out exactly Options.Timeout after each was sent.
+func TestTimeoutsStaggered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 5 * time.Second}, func(req *wire.Envelope) []msg {
+			var q wire.Query
+			if wire.Unmarshal(req.Payload, &q) == nil && q.Detail == wire.DetailIndex {
+				return []msg{reply(t, req, wire.TypeCatalog, `{"schema":"ansight.tool-catalog.v3","revision":"r","tools":[],"count":0}`)}
+			}
+			return nil // never answers the others
+		})
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, at := range []time.Duration{0, 2 * time.Second, 2 * time.Second, 4500 * time.Millisecond} {
+			wg.Go(func() {
+				time.Sleep(at)
+				if _, err := hs.c.Query(t.Context(), wire.Query{Detail: wire.DetailIndex}); err != nil { // answered
+					t.Errorf("answered query: %v", err)
+				}
+				_, err := hs.c.Query(t.Context(), wire.Query{})
+				if !errors.Is(err, ErrTimeout) {
+					t.Errorf("query %d: %v", i, err)
+				}
+				if d := time.Since(start); d != at+5*time.Second {
+					t.Errorf("query %d sent at %v timed out at %v", i, at, d)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+// A request whose deadline comes before the armed sweep's re-arms it.
+func TestTimeoutEarlierDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 10 * time.Second}, func(*wire.Envelope) []msg { return nil })
+		start := time.Now()
+		ended := make(chan time.Duration, 2)
+		query := func() {
+			_, err := hs.c.Query(t.Context(), wire.Query{})
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("err = %v", err)
+			}
+			ended <- time.Since(start)
+		}
+		go query() // waits 10 s
+		synctest.Wait()
+		hs.c.opts.Timeout = 2 * time.Second // as a request with a shorter wait would
+		go query()
+		if first, second := <-ended, <-ended; first != 2*time.Second || second != 10*time.Second {
+			t.Errorf("timed out after %v and %v, want 2s and 10s", first, second)
+		}
+	})
+}
+
 func TestContextCancel(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		ctx, cancel := context.WithCancel(t.Context())
@@ -161,6 +221,7 @@ func TestContextCancel(t *testing.T) {
 }
 
 func TestCloseFailsPendingAtOnce(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		const n = 5
@@ -196,6 +257,7 @@ func TestCloseFailsPendingAtOnce(t *testing.T) {
 }
 
 func TestConnectionDropFailsPending(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		errs := make(chan error, 1)
@@ -213,6 +275,7 @@ func TestConnectionDropFailsPending(t *testing.T) {
 }
 
 func TestCloseBeforeOpen(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := startHarness(t, Options{}, func(*wire.Envelope) []msg { return nil })
 		errs := make(chan error, 1)
@@ -229,6 +292,7 @@ func TestCloseBeforeOpen(t *testing.T) {
 }
 
 func TestDuplicateAndUnknownResponses(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	hs := newHarness(t, Options{}, nil)
 	var seen *wire.Envelope
@@ -271,6 +335,7 @@ func TestDuplicateAndUnknownResponses(t *testing.T) {
 }
 
 func TestMalformedResponseFailsRequest(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		reply   func(req *wire.Envelope) msg
@@ -323,6 +388,7 @@ func TestMalformedResponseFailsRequest(t *testing.T) {
 }
 
 func TestToolErrorIsWireError(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t, Options{}, func(req *wire.Envelope) []msg {
 		// .NET style: null details, +00:00 offset, 7-digit fraction; no message at all.
 		return []msg{text(`{"type":"tool.error","id":"` + req.ID + `.response","replyTo":"` + req.ID +
@@ -343,6 +409,7 @@ func TestToolErrorIsWireError(t *testing.T) {
 }
 
 func TestOtherSDKVariants(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	hs := newHarness(t, Options{}, nil)
 	hs.setHandler(func(req *wire.Envelope) []msg {
@@ -364,6 +431,7 @@ func TestOtherSDKVariants(t *testing.T) {
 }
 
 func TestDuplicateRequestIDRefused(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hs := newHarness(t, Options{NewRequestID: func() string { return "same" }},
 			func(*wire.Envelope) []msg { return nil })
@@ -378,6 +446,7 @@ func TestDuplicateRequestIDRefused(t *testing.T) {
 }
 
 func TestMaxPendingWaitsForSlot(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var held []*wire.Envelope
 		var mu sync.Mutex
@@ -425,6 +494,7 @@ var errWrite = errors.New("socket gone")
 func (failConn) Write(context.Context, transport.MessageType, []byte) error { return errWrite }
 
 func TestWriteFailure(t *testing.T) {
+	t.Parallel()
 	c := NewClient(failConn{}, Options{NewRequestID: func() string { return "r1" }})
 	c.Open()
 	_, err := c.Query(t.Context(), wire.Query{})
@@ -442,5 +512,21 @@ func TestWriteFailure(t *testing.T) {
 	}
 	if _, err := c.Call(t.Context(), wire.Call{ToolID: "x"}); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("call after close: %v", err)
+	}
+}
+
+// The default request ids are 32 lower-case hex digits, distinct within a client and
+// between clients.
+func TestDefaultRequestIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 3 {
+		next := Options{}.withDefaults().NewRequestID
+		for range 1000 {
+			id := next()
+			if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" || seen[id] {
+				t.Fatalf("id %q (seen %t)", id, seen[id])
+			}
+			seen[id] = true
+		}
 	}
 }

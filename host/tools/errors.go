@@ -70,7 +70,7 @@ func (e *RefusalError) Error() string {
 // Unwrap returns the *wire.Error, so wire.CodeOf and errors.As(err, **wire.Error) work.
 func (e *RefusalError) Unwrap() error { return e.Err }
 
-func refuse(toolID string, index int, code, format string, args ...any) *RefusalError {
+func refuse(toolID string, index int, code wire.Code, format string, args ...any) *RefusalError {
 	return &RefusalError{ToolID: toolID, Index: index, Err: wire.NewError(code, format, args...)}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// fakeApp is a hand-written app: a catalog answered by the rules of spec §2 with opaque
+// fakeApp is a hand-written app: a catalog answered by the rules of docs/protocol/catalog.md#answer-forms with opaque
 // revisions set by the test, and calls answered by onCall (echo by default).
 type fakeApp struct {
 	t  testing.TB
@@ -98,7 +98,7 @@ func (a *fakeApp) handler() handler {
 	}
 }
 
-// answer implements the catalog decision table of spec §2.
+// answer implements the catalog decision table of docs/protocol/catalog.md#answer-forms.
 func (a *fakeApp) answer(q wire.Query) any {
 	static := q.IfRevision != "" && q.IfRevision == a.revision
 	avail := q.IfAvailabilityRevision == "" || q.IfAvailabilityRevision == a.availabilityRevision

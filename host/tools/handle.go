@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -104,8 +105,16 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	var v any
 	switch env.Type {
 	case wire.TypeCatalog:
-		r.catalog = new(wire.Catalog)
-		v = r.catalog
+		if err := c.answers.decode(p.query, env.Payload, c.opts.MaxInflatedBytes, &r); err != nil {
+			// An entry the strict decoder refuses (an unknown policy) is skipped, not the
+			// whole catalog; such an answer is never kept for repeats.
+			payload, ok := c.lenient(env, &r)
+			if !ok {
+				return fail(env.Type+" payload", err)
+			}
+			r.payload = payload
+		}
+		return r
 	case wire.TypeResult:
 		r.result = new(CallResult) // decoded in place: Call returns it
 		v = &r.result.Payload
@@ -124,9 +133,6 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		fillLegacyItemCodes(r.batch, payload)
 	}
 	r.payload = payload
-	if r.catalog != nil {
-		return r
-	}
 	r.descs, err = findDescriptors(payload)
 	if err != nil {
 		return fail(env.Type+" payload", err)
@@ -183,48 +189,17 @@ func peekType(data []byte) string {
 
 var responseTypes = [...]string{wire.TypeResult, wire.TypeCatalog, wire.TypeBatchResult, wire.TypeError}
 
+// headNames are the members peekHead reads, in head's order.
+var headNames = []string{"type", "replyTo", "capability"}
+
 // peekHead reads the top-level type (and, when full, replyTo and capability) strings of a
-// JSON object without strictness: only to route the message and, when the strict decoder
-// refuses it, to fail the request it answers. Without full it stops at "type", usually the
-// first member. Anything unreadable yields a zero head.
+// JSON object without strictness (jsonscan.TopStrings): only to route the message and,
+// when the strict decoder refuses it, to fail the request it answers. Without full it stops
+// at "type", usually the first member. Anything unreadable yields a zero head.
 func peekHead(data []byte, full bool) head {
-	var h head
-	// Lenient on purpose: this must find replyTo in exactly the messages the strict decoder
-	// refuses.
-	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return head{}
-	}
-	var seenType, seenReply, seenCap bool
-	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return h
-		}
-		n := name.String()
-		target := (*string)(nil)
-		switch {
-		case n == "type" && !seenType:
-			target, seenType = &h.typ, true
-		case n == "replyTo" && !seenReply:
-			target, seenReply = &h.replyTo, true
-		case n == "capability" && !seenCap:
-			target, seenCap = &h.capability, true
-		}
-		if target != nil && dec.PeekKind() == '"' {
-			v, err := dec.ReadToken()
-			if err != nil {
-				return h
-			}
-			*target = v.String()
-			if seenType && (!full || !wire.IsResponse(h.typ)) {
-				return h // routed; the rest does not matter
-			}
-			continue
-		}
-		if err := dec.SkipValue(); err != nil {
-			return h
-		}
-	}
-	return h
+	var v [3]string
+	jsonscan.TopStrings(data, headNames, v[:], func(i int) bool {
+		return i == 0 && (!full || !wire.IsResponse(v[0])) // routed; the rest does not matter
+	})
+	return head{typ: v[0], replyTo: v[1], capability: v[2]}
 }

@@ -17,11 +17,23 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// recConn records the requests the client writes.
+// recConn records the requests the client writes, and the last tool.catalog payload it
+// reads.
 type recConn struct {
 	transport.Conn
-	mu   sync.Mutex
-	sent []wire.Envelope
+	mu     sync.Mutex
+	sent   []wire.Envelope
+	answer []byte
+}
+
+func (r *recConn) Read(ctx context.Context) (transport.MessageType, []byte, error) {
+	typ, data, err := r.Conn.Read(ctx)
+	if env, derr := wire.DecodeEnvelope(data); err == nil && derr == nil && env.Type == wire.TypeCatalog {
+		r.mu.Lock()
+		r.answer = bytes.Clone(env.Payload)
+		r.mu.Unlock()
+	}
+	return typ, data, err
 }
 
 func (r *recConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
@@ -131,7 +143,7 @@ func serveDemo(t *testing.T, a *app.App, opts Options) (*Client, *recConn) {
 	wg.Go(func() { a.Serve(ctx, appEnd, app.ServeOptions{}) }) //nolint:errcheck // ends with the test
 	wg.Go(func() {
 		for {
-			typ, data, err := hostEnd.Read(ctx)
+			typ, data, err := rec.Read(ctx)
 			if err != nil {
 				c.Close(err)
 				return
@@ -150,6 +162,7 @@ func serveDemo(t *testing.T, a *app.App, opts Options) (*Client, *recConn) {
 }
 
 func TestAgainstSDKCatalog(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	a := demoApp(t, &available)
 	c, rec := serveDemo(t, a, Options{MaxToolPolicy: wire.PolicyWrite})
@@ -162,12 +175,12 @@ func TestAgainstSDKCatalog(t *testing.T) {
 	if got := rec.queries(t); len(got) != 2 || got[0] != "index" || got[1] != "definitions demo.delete demo.echo demo.fail demo.files demo.maybe demo.write" {
 		t.Fatalf("queries %q", got)
 	}
-	for id, code := range map[string]string{"demo.echo": "", "demo.write": "", "demo.delete": wire.CodePolicyNotGranted, "demo.maybe": "demo_not_ready"} {
+	for id, code := range map[string]wire.Code{"demo.echo": "", "demo.write": "", "demo.delete": wire.CodePolicyNotGranted, "demo.maybe": "demo_not_ready"} {
 		e := cat.Tool(id)
 		if e == nil || len(e.ArgumentsSchema) == 0 {
 			t.Fatalf("%s: %+v", id, e)
 		}
-		if got := ""; e.Denial != nil {
+		if got := wire.Code(""); e.Denial != nil {
 			got = e.Denial.Code
 			if got != code {
 				t.Errorf("%s denial %q, want %q", id, got, code)
@@ -222,6 +235,7 @@ func TestAgainstSDKCatalog(t *testing.T) {
 }
 
 func TestAgainstSDKCalls(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	c, _ := serveDemo(t, demoApp(t, &available), Options{MaxToolPolicy: wire.PolicyWrite})
 	ctx := t.Context()
@@ -270,6 +284,7 @@ func TestAgainstSDKCalls(t *testing.T) {
 }
 
 func TestAgainstSDKValidation(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	c, rec := serveDemo(t, demoApp(t, &available), Options{MaxToolPolicy: wire.PolicyWrite, ValidateArguments: true})
 	_, err := c.Call(t.Context(), wire.Call{ToolID: "demo.echo", Arguments: jsontext.Value(`{"n":"seven"}`)})
@@ -286,6 +301,7 @@ func TestAgainstSDKValidation(t *testing.T) {
 }
 
 func TestAgainstSDKArtifacts(t *testing.T) {
+	t.Parallel()
 	var available atomic.Bool
 	dir := t.TempDir()
 	c, _ := serveDemo(t, demoApp(t, &available), Options{ArtifactDir: dir})

@@ -98,12 +98,12 @@ func lenientBatchResult(payload []byte) (*wire.BatchResult, bool) {
 var errorCodeName = []byte(`"errorCode"`)
 
 // legacyErrorCode returns the errorCode member of an error object, or "".
-func legacyErrorCode(obj []byte) string {
+func legacyErrorCode(obj []byte) wire.Code {
 	if !bytes.Contains(obj, errorCodeName) {
 		return ""
 	}
 	var e struct {
-		ErrorCode string `json:"errorCode"`
+		ErrorCode wire.Code `json:"errorCode"`
 	}
 	if wire.Unmarshal(obj, &e) != nil {
 		return ""

@@ -12,6 +12,7 @@ import (
 // TestLenientResponses is issue 12.6 for tool responses, each with the exact message an
 // SDK writes: where the official host takes the answer, the host takes it too.
 func TestLenientResponses(t *testing.T) {
+	t.Parallel()
 	t.Run("UnknownPolicySkipped", func(t *testing.T) {
 		// An app with a policy level this host does not know: that entry is skipped with a
 		// warning, the rest of the catalog is usable.

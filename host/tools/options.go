@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/ansight-go/ansight/wire"
@@ -57,8 +58,9 @@ type Options struct {
 	ValidateArguments bool
 	// Clock gives sentAt (time.Now when nil).
 	Clock func() time.Time
-	// NewRequestID returns request envelope ids (32 random hex digits when nil). An id that
-	// is still in flight is refused.
+	// NewRequestID returns request envelope ids. When nil, ids are 32 lower-case hex
+	// digits: a random half drawn once per client, then a counter. An id that is still in
+	// flight is refused.
 	NewRequestID func() string
 	// OnTransfer, when set, is called on every state change and chunk of a transfer. It runs
 	// on the goroutine that calls HandleMessage (or Close) and must return quickly.
@@ -94,7 +96,7 @@ func (o Options) withDefaults() Options {
 		o.Clock = time.Now
 	}
 	if o.NewRequestID == nil {
-		o.NewRequestID = randomID
+		o.NewRequestID = sequentialIDs()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -102,8 +104,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func randomID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand contract since Go 1.24)
-	return hex.EncodeToString(b[:])
+// sequentialIDs returns the default NewRequestID: ids unique per client (and, with the
+// random half, across clients) without drawing randomness for every request.
+func sequentialIDs() func() string {
+	var prefix [8]byte
+	_, _ = rand.Read(prefix[:]) // never fails (crypto/rand contract since Go 1.24)
+	var id [32]byte
+	hex.Encode(id[:16], prefix[:])
+	var n atomic.Uint64
+	return func() string {
+		b := id
+		for i, v := len(b)-1, n.Add(1); i >= 16; i, v = i-1, v>>4 {
+			b[i] = "0123456789abcdef"[v&15]
+		}
+		return string(b[:])
+	}
 }

@@ -13,6 +13,7 @@ import (
 // TestReceive: a transfer announced outside a tool response (annotation.submit) is received
 // by the same machinery as a result's: its frames, stalls and the end of the session.
 func TestReceive(t *testing.T) {
+	t.Parallel()
 	t.Run("Complete", func(t *testing.T) {
 		hs := newHarness(t, Options{}, nil)
 		dir := filepath.Join(t.TempDir(), "annotations")

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"sync"
 	"time"
 
@@ -75,7 +76,9 @@ type TrafficEvent struct {
 	Frames        int
 }
 
-// trafficRequest reports a request just before it is written.
+// trafficRequest reports a request just before it is written. body is in a pooled buffer
+// that is reused once the request is written: the event gets a copy, which a recorder may
+// keep.
 func (c *Client) trafficRequest(p *pending, msgBytes int, body []byte) {
 	if c.opts.OnTraffic == nil {
 		return
@@ -83,7 +86,7 @@ func (c *Client) trafficRequest(p *pending, msgBytes int, body []byte) {
 	c.opts.OnTraffic(TrafficEvent{
 		SessionID: c.opts.SessionID, At: p.sent, Kind: TrafficRequest, Type: p.op, RequestID: p.id,
 		ToolIDs: p.tools, Bytes: msgBytes, PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeOK,
-		Payload: body,
+		Payload: bytes.Clone(body),
 	})
 }
 
@@ -108,7 +111,7 @@ func (c *Client) trafficDenied(op string, calls []wire.Call, err error) {
 	body, _ := wire.Marshal(payload)
 	c.opts.OnTraffic(TrafficEvent{
 		SessionID: c.opts.SessionID, At: time.Now(), Kind: TrafficDenied, Type: op, ToolIDs: toolsOf(payload),
-		PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeError, ErrorCode: r.Err.Code, Payload: body,
+		PayloadBytes: len(body), EncodedBytes: len(body), Outcome: OutcomeError, ErrorCode: string(r.Err.Code), Payload: body,
 	})
 }
 
@@ -122,11 +125,13 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 		ToolIDs: p.tools, Bytes: msgBytes, EncodedBytes: len(env.Payload), PayloadBytes: len(env.Payload),
 		Duration: time.Since(p.sent), Outcome: OutcomeOK, Payload: env.Payload,
 	}
-	if r.payload != nil {
-		ev.Payload = r.payload
-		ev.PayloadBytes = len(r.payload)
+	if n := r.inflatedLen(); n > 0 {
+		if pj := r.payloadJSON(); pj != nil {
+			ev.Payload = pj
+		}
+		ev.PayloadBytes = n
 		// A wrapper is only ever used when it is smaller than what it wraps.
-		ev.Compressed = len(r.payload) > len(env.Payload)
+		ev.Compressed = n > len(env.Payload)
 	}
 	switch e := r.err.(type) {
 	case nil:
@@ -134,11 +139,19 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 			ev.Outcome = OutcomeError
 		}
 	case *wire.Error:
-		ev.Outcome, ev.ErrorCode = OutcomeError, e.Code
+		ev.Outcome, ev.ErrorCode = OutcomeError, string(e.Code)
 	default:
 		ev.Outcome = OutcomeMalformed
 	}
 	c.opts.OnTraffic(ev)
+}
+
+// inflatedLen is the length of the response's payload JSON.
+func (r *response) inflatedLen() int {
+	if r.payload != nil {
+		return len(r.payload)
+	}
+	return r.inflated
 }
 
 // toolsOf returns the tool ids a request payload names.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -26,6 +28,7 @@ func (l *trafficLog) events() []TrafficEvent {
 }
 
 func TestTrafficCallsAndErrors(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	big := `{"text":"` + strings.Repeat("abc", wire.CompressionThreshold) + `"}`
 	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {
@@ -70,6 +73,7 @@ func TestTrafficCallsAndErrors(t *testing.T) {
 }
 
 func TestTrafficBatchToolIDs(t *testing.T) {
+	t.Parallel()
 	app := newFakeApp(t, readTool)
 	app.onBatch = func(req *wire.Envelope, b wire.Batch) []msg {
 		return []msg{reply(t, req, wire.TypeBatchResult, `{"success":false,"completed":1,"requested":2,"stoppedEarly":true,"results":[]}`)}
@@ -87,6 +91,7 @@ func TestTrafficBatchToolIDs(t *testing.T) {
 }
 
 func TestTrafficTransfer(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(100_000)
 	app := transferApp(t, desc(id1, "shot.png", len(data)), chunks(id1, data, 30_000)...)
 	var log trafficLog
@@ -113,5 +118,38 @@ func TestTrafficTransfer(t *testing.T) {
 	defer progress.mu.Unlock()
 	if n := len(progress.ps); n != 6 { // still forwarded: announce, 4 chunks, complete
 		t.Errorf("OnTransfer saw %d reports", n)
+	}
+}
+
+// TestTrafficRequestPayloadKept: a request's traffic payload belongs to the event. The
+// client writes requests in pooled buffers and reuses them for later requests, while a
+// recorder keeps events after the call (it stores them on its own goroutine).
+func TestTrafficRequestPayloadKept(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var calls []TrafficEvent
+	app := newFakeApp(t, threeTools()...)
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite, OnTraffic: func(ev TrafficEvent) {
+		if ev.Kind == TrafficRequest && ev.Type == wire.TypeCall {
+			mu.Lock()
+			calls = append(calls, ev)
+			mu.Unlock()
+		}
+	}}, app.handler())
+	for _, call := range []wire.Call{{ToolID: "a.read"}, {ToolID: "b.write", Arguments: jsontext.Value(`{"n":1}`)}} {
+		if _, err := hs.c.Call(t.Context(), call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 2 {
+		t.Fatalf("%d call requests reported", len(calls))
+	}
+	for i, want := range []string{"a.read", "b.write"} {
+		var c wire.Call
+		if err := wire.Unmarshal(calls[i].Payload, &c); err != nil || c.ToolID != want {
+			t.Errorf("request %d payload %s (%v), want a call of %s", i, calls[i].Payload, err, want)
+		}
 	}
 }

@@ -70,6 +70,7 @@ func (l *progressLog) add(p TransferProgress) {
 }
 
 func TestTransferHappyPath(t *testing.T) {
+	t.Parallel()
 	data := randomBytes(200_000)
 	app := transferApp(t, desc(id1, "screenshot.png", len(data)), chunks(id1, data, 64<<10)...)
 	var log progressLog
@@ -116,6 +117,7 @@ func TestTransferHappyPath(t *testing.T) {
 }
 
 func TestTransferSeveralInOneResponse(t *testing.T) {
+	t.Parallel()
 	d1, d2, d3 := randomBytes(70_000), randomBytes(10), []byte{}
 	app := newFakeApp(t, readTool)
 	app.onBatch = func(req *wire.Envelope, b wire.Batch) []msg {
@@ -168,6 +170,7 @@ func TestTransferSeveralInOneResponse(t *testing.T) {
 }
 
 func TestTransferFailures(t *testing.T) {
+	t.Parallel()
 	ten := []byte("0123456789")
 	cases := []struct {
 		name   string
@@ -213,6 +216,7 @@ func TestTransferFailures(t *testing.T) {
 }
 
 func TestTransferUnknownIDRejected(t *testing.T) {
+	t.Parallel()
 	data := []byte("hello")
 	frames := append([]msg{frame(frameChunk, id2, 0, 0, data), {2, []byte("ASFT-short")}}, chunks(id1, data, 64)...)
 	app := transferApp(t, desc(id1, "f.txt", len(data)), frames...)
@@ -230,6 +234,7 @@ func TestTransferUnknownIDRejected(t *testing.T) {
 }
 
 func TestTransferConnectionDrop(t *testing.T) {
+	t.Parallel()
 	app := transferApp(t, desc(id1, "f.bin", 100), frame(frameChunk, id1, 0, 0, []byte("partial")), msg{typ: dropConnection})
 	dir := t.TempDir()
 	hs := newHarness(t, Options{ArtifactDir: dir}, app.handler())
@@ -250,6 +255,7 @@ func TestTransferConnectionDrop(t *testing.T) {
 }
 
 func TestTransferStalls(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		app := transferApp(t, desc(id1, "f.bin", 100), frame(frameChunk, id1, 0, 0, []byte("partial")))
 		dir := t.TempDir()
@@ -275,6 +281,7 @@ func TestTransferStalls(t *testing.T) {
 }
 
 func TestTransferSlowButSteadyIsNotAStall(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		data := randomBytes(40)
 		app := transferApp(t, desc(id1, "f.bin", len(data)))
@@ -300,6 +307,7 @@ func TestTransferSlowButSteadyIsNotAStall(t *testing.T) {
 }
 
 func TestTransferContextCancel(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		app := transferApp(t, desc(id1, "f.bin", 100), frame(frameChunk, id1, 0, 0, []byte("partial")))
 		dir := t.TempDir()
@@ -326,6 +334,7 @@ func TestTransferContextCancel(t *testing.T) {
 }
 
 func TestTransferLimits(t *testing.T) {
+	t.Parallel()
 	result := `[` + desc(id1, "big.bin", 1000) + `,` + desc(id2, "ok.bin", 3) + `,` + desc(id3, "third.bin", 3) + `]`
 	frames := append(chunks(id1, randomBytes(1000), 512), chunks(id2, []byte("abc"), 3)...)
 	frames = append(frames, chunks(id3, []byte("abc"), 3)...)
@@ -351,6 +360,7 @@ func TestTransferLimits(t *testing.T) {
 }
 
 func TestTransferBadDescriptors(t *testing.T) {
+	t.Parallel()
 	result := `[` + strings.Replace(desc("XYZ", "a", 3), `"sizeBytes":3`, `"sizeBytes":3`, 1) + `,` +
 		strings.Replace(desc(id1, "b", 3), `"sizeBytes":3`, `"sizeBytes":-3`, 1) + `,` +
 		strings.Replace(desc(id2, "c", 3), `"sizeBytes":3`, `"sizeBytes":"3"`, 1) + `,` +
@@ -377,6 +387,7 @@ func TestTransferBadDescriptors(t *testing.T) {
 }
 
 func TestTransferDefaultDirectory(t *testing.T) {
+	t.Parallel()
 	app := transferApp(t, desc(id1, "x.txt", 2), chunks(id1, []byte("hi"), 2)...)
 	hs := newHarness(t, Options{}, app.handler())
 	hs.c.opts.ArtifactDir = "" // the harness sets one; test the default
@@ -393,6 +404,7 @@ func TestTransferDefaultDirectory(t *testing.T) {
 }
 
 func TestSanitizeFileName(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"screenshot.png":                   "screenshot.png",
 		"../../etc/passwd":                 "passwd",
@@ -418,6 +430,7 @@ func TestSanitizeFileName(t *testing.T) {
 // TestWithProgressPerCall: two calls running at once each see the progress of their own
 // transfers only; Options.OnTransfer still sees both.
 func TestWithProgressPerCall(t *testing.T) {
+	t.Parallel()
 	data := map[string][]byte{id1: randomBytes(150_000), id2: randomBytes(90_000)}
 	app := newFakeApp(t, readTool)
 	app.onCall = func(req *wire.Envelope, c wire.Call) []msg {

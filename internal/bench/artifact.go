@@ -113,7 +113,7 @@ func (r *run) artifact(ctx context.Context, s session) error {
 			heap = sampleHeap()
 		}
 		start := time.Now()
-		err := r.echo.sendStream(ctx, size, wire.DefaultChunkSize)
+		err := r.echo.receiveStream(ctx, size, wire.DefaultChunkSize)
 		d := time.Since(start)
 		var grew heapGrowth
 		if heap != nil {

@@ -8,43 +8,55 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
-// The baseline is the same transport (package transport over coder/websocket, loopback TCP)
-// with the protocol taken out: no envelopes, no JSON, no catalog, no schemas, no handlers.
-// A request is a text message of the request's size that the server answers at once, from
-// its reader, with a text message of the response's size; a stream is binary messages of
-// the ASFT frames' size whose payload the server writes to a file, as the host does.
+// The baseline is the protocol's connection with the protocol taken out: the same
+// transport (package transport over coder/websocket, loopback TCP) and the same roles —
+// the measuring side accepts the connection and sends requests, as the host does, and the
+// other side dials and answers, as an app does — but no envelopes, no JSON, no catalog,
+// no schemas, no handlers. The roles matter for large messages: a WebSocket client masks
+// what it sends, which coder/websocket does in 4 KiB writes, so a 64 KiB answer costs its
+// client sender more than a server sender; the baseline's answers travel from client to
+// server like the app's.
+//
+// A second baseline, at /plain, is the same echo over coder/websocket used directly (its
+// Read and Write, no package transport), to show what package transport itself costs.
 //
 // Messages, all text except stream chunks:
 //
-//	'R' <16 hex id> <10 digit response size> <padding>   request → response of that size
-//	'S' <20 digit size>                                  start of a stream of size payload bytes
-//	'D'                                                  the stream is on disk
+//	'R' <16 hex id> <10 digit response size> <padding>   request → response of that size,
+//	                                                      'R' <16 hex id> <padding>
+//	'S' <20 digit size> <10 digit chunk>                  request → a stream of size payload
+//	                                                      bytes in binary messages of an ASFT
+//	                                                      frame's size (header and chunk)
 const (
 	kindRequest = 'R'
 	kindStream  = 'S'
-	kindDone    = 'D'
 
 	requestHeader = 1 + 16 + 10
 	responseIDEnd = 1 + 16
+	streamHeader  = 1 + 20 + 10
 )
 
 // baseline is the loopback WebSocket server the protocol is compared with.
 type baseline struct {
-	ln  net.Listener
-	srv *http.Server
-	url string
-	dir string // where streams are written
-	// wg tracks the server and its connections' handlers, which http.Server.Close does not
-	// wait for once they are hijacked.
+	ln       net.Listener
+	srv      *http.Server
+	url      string
+	dir      string              // where streams are written
+	accepted chan transport.Conn // server ends, to the dial waiting for them
+	// wg tracks the server, its handlers (which http.Server.Close does not wait for once
+	// they are hijacked) and the answering ends.
 	wg sync.WaitGroup
 }
 
@@ -54,44 +66,113 @@ func startBaseline(dir string) (*baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: baseline listener: %w", err)
 	}
-	b := &baseline{ln: ln, url: "ws://" + ln.Addr().String() + "/", dir: dir}
+	b := &baseline{ln: ln, url: "ws://" + ln.Addr().String(), dir: dir, accepted: make(chan transport.Conn)}
 	b.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.wg.Add(1)
 		defer b.wg.Done()
-		b.serve(w, r)
+		b.accept(w, r)
 	})}
 	b.wg.Go(func() { _ = b.srv.Serve(ln) })
 	return b, nil
 }
 
-// close stops the server and waits for its handlers; close the clients first.
+// close stops the server and waits for its handlers and answering ends; close the
+// clients first.
 func (b *baseline) close() {
 	_ = b.srv.Close()
 	b.wg.Wait()
 }
 
-// serve answers one connection until it closes.
-func (b *baseline) serve(w http.ResponseWriter, r *http.Request) {
-	conn, err := transport.Accept(w, r, transport.AcceptOptions{})
-	if err != nil {
-		return
-	}
-	defer conn.Close(transport.StatusNormalClosure, "")
-	ctx := context.Background()
-	var resp []byte
-	for {
-		typ, msg, err := conn.Read(ctx)
+// accept upgrades one connection and hands its server end to the dial waiting for it.
+func (b *baseline) accept(w http.ResponseWriter, r *http.Request) {
+	var conn transport.Conn
+	if r.URL.Path == plainPath {
+		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
-		if typ != transport.MessageText || len(msg) == 0 {
+		ws.SetReadLimit(transport.DefaultReadLimit)
+		conn = plainConn{ws}
+	} else {
+		c, err := transport.Accept(w, r, transport.AcceptOptions{})
+		if err != nil {
 			return
 		}
-		switch msg[0] {
-		case kindRequest:
-			if len(msg) < requestHeader {
-				return
-			}
+		conn = c
+	}
+	select {
+	case b.accepted <- conn:
+	case <-r.Context().Done():
+		_ = conn.Close(transport.StatusGoingAway, "")
+	}
+}
+
+// dial connects to the baseline over package transport and returns the server end, from
+// which requests are sent; the client end answers them.
+func (b *baseline) dial(ctx context.Context) (*echoClient, error) {
+	conn, err := transport.Dial(ctx, b.url+"/", transport.DialOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("bench: baseline dial: %w", err)
+	}
+	return b.pair(ctx, conn)
+}
+
+// dialPlain is dial over coder/websocket used directly.
+func (b *baseline) dialPlain(ctx context.Context) (*echoClient, error) {
+	ws, _, err := websocket.Dial(ctx, b.url+plainPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: baseline dial: %w", err)
+	}
+	ws.SetReadLimit(transport.DefaultReadLimit)
+	return b.pair(ctx, plainConn{ws})
+}
+
+// pair starts answering on the client end and returns the server end's caller.
+func (b *baseline) pair(ctx context.Context, client transport.Conn) (*echoClient, error) {
+	select {
+	case server := <-b.accepted:
+		b.wg.Go(func() { answer(client) })
+		return newEchoClient(server, b.dir), nil
+	case <-ctx.Done():
+		_ = client.Close(transport.StatusGoingAway, "")
+		return nil, ctx.Err()
+	}
+}
+
+// plainPath is where the baseline answers over coder/websocket used directly.
+const plainPath = "/plain"
+
+// plainConn is a coder/websocket connection used as its documentation shows (Read and
+// Write with a context that never ends), behind the Conn interface only so that the echo's
+// code is shared.
+type plainConn struct{ ws *websocket.Conn }
+
+func (c plainConn) Read(ctx context.Context) (transport.MessageType, []byte, error) {
+	typ, msg, err := c.ws.Read(ctx)
+	return transport.MessageType(typ), msg, err
+}
+
+func (c plainConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
+	return c.ws.Write(ctx, websocket.MessageType(typ), data)
+}
+
+func (c plainConn) Close(code transport.StatusCode, reason string) error {
+	return c.ws.Close(websocket.StatusCode(code), reason)
+}
+
+// answer answers requests on conn, from its reader as an app's leader does, until the
+// connection ends; then it closes it.
+func answer(conn transport.Conn) {
+	defer conn.Close(transport.StatusNormalClosure, "")
+	ctx := context.Background()
+	var resp, chunk []byte
+	for {
+		typ, msg, err := conn.Read(ctx)
+		if err != nil || typ != transport.MessageText || len(msg) == 0 {
+			return
+		}
+		switch {
+		case msg[0] == kindRequest && len(msg) >= requestHeader:
 			n, err := strconv.Atoi(string(msg[responseIDEnd:requestHeader]))
 			if err != nil || n < responseIDEnd || n > int(transport.DefaultReadLimit) {
 				return
@@ -104,13 +185,21 @@ func (b *baseline) serve(w http.ResponseWriter, r *http.Request) {
 			if conn.Write(ctx, transport.MessageText, resp) != nil {
 				return
 			}
-		case kindStream:
-			size, err := strconv.ParseInt(string(msg[1:]), 10, 64)
-			if err != nil || size < 0 || b.receive(ctx, conn, size) != nil {
+		case msg[0] == kindStream && len(msg) == streamHeader:
+			size, err1 := strconv.ParseInt(string(msg[1:21]), 10, 64)
+			n, err2 := strconv.Atoi(string(msg[21:]))
+			if err1 != nil || err2 != nil || size < 0 || n < 1 || n > int(transport.DefaultReadLimit)-wire.FrameHeaderSize {
 				return
 			}
-			if conn.Write(ctx, transport.MessageText, []byte{kindDone}) != nil {
-				return
+			if cap(chunk) < wire.FrameHeaderSize+n {
+				chunk = make([]byte, wire.FrameHeaderSize+n)
+			}
+			for off := int64(0); off < size; {
+				m := int(min(int64(n), size-off))
+				if conn.Write(ctx, transport.MessageBinary, chunk[:wire.FrameHeaderSize+m]) != nil {
+					return
+				}
+				off += int64(m)
 			}
 		default:
 			return
@@ -118,55 +207,36 @@ func (b *baseline) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// receive writes size payload bytes of binary messages (each an ASFT-sized frame: header,
-// then payload) to a file, then deletes it.
-func (b *baseline) receive(ctx context.Context, conn transport.Conn, size int64) error {
-	f, err := os.CreateTemp(b.dir, "baseline-stream-*.bin")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	for got := int64(0); got < size; {
-		typ, msg, err := conn.Read(ctx)
-		if err != nil {
-			return err
-		}
-		if typ != transport.MessageBinary || len(msg) <= wire.FrameHeaderSize {
-			return errors.New("bench: baseline stream: unexpected message")
-		}
-		n, err := f.Write(msg[wire.FrameHeaderSize:])
-		if err != nil {
-			return err
-		}
-		transport.Recycle(msg) // as the host does with a frame on disk
-		got += int64(n)
-	}
-	return f.Close()
-}
-
-// echoClient is the caller's side of the baseline: one connection, one reader goroutine
-// matching responses to callers by id, as a protocol client must.
+// echoClient is the requesting side of the baseline: one connection, one reader goroutine
+// matching responses to callers by id and writing streams to files, as a protocol client
+// must.
 type echoClient struct {
 	conn   transport.Conn
+	dir    string
 	nextID atomic.Uint64
+	spare  chan chan struct{} // answered requests' channels, for reuse
 
 	mu      sync.Mutex
-	pending map[string]chan struct{}
-	stream  chan struct{} // the server's 'D'; one stream at a time
-	err     error         // why the reader stopped
+	pending map[string]chan struct{} // capacity 1, answered with a send
+	stream  *stream                  // the stream being received; one at a time
+	err     error                    // why the reader stopped
 
 	done chan struct{}
 }
 
-func (b *baseline) dial(ctx context.Context) (*echoClient, error) {
-	conn, err := transport.Dial(ctx, b.url, transport.DialOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("bench: baseline dial: %w", err)
-	}
-	c := &echoClient{conn: conn, pending: map[string]chan struct{}{}, stream: make(chan struct{}, 1), done: make(chan struct{})}
+// stream is a stream being received into a file.
+type stream struct {
+	f        *os.File
+	left     int64
+	err      error
+	finished chan struct{}
+}
+
+func newEchoClient(conn transport.Conn, dir string) *echoClient {
+	c := &echoClient{conn: conn, dir: dir, pending: map[string]chan struct{}{}, spare: make(chan chan struct{}, 64),
+		done: make(chan struct{})}
 	go c.read()
-	return c, nil
+	return c
 }
 
 func (c *echoClient) read() {
@@ -174,8 +244,8 @@ func (c *echoClient) read() {
 	ctx := context.Background()
 	for {
 		typ, msg, err := c.conn.Read(ctx)
-		if err == nil && (typ != transport.MessageText || len(msg) == 0) {
-			err = errors.New("bench: baseline: unexpected message")
+		if err == nil && len(msg) == 0 {
+			err = errors.New("bench: baseline: empty message")
 		}
 		if err != nil {
 			c.mu.Lock()
@@ -184,17 +254,35 @@ func (c *echoClient) read() {
 			return
 		}
 		switch {
-		case msg[0] == kindDone:
-			c.stream <- struct{}{}
+		case typ == transport.MessageBinary:
+			c.receive(msg)
 		case msg[0] == kindRequest && len(msg) >= responseIDEnd:
 			c.mu.Lock()
 			ch := c.pending[string(msg[1:responseIDEnd])]
 			delete(c.pending, string(msg[1:responseIDEnd]))
 			c.mu.Unlock()
 			if ch != nil {
-				close(ch)
+				ch <- struct{}{}
 			}
 		}
+	}
+}
+
+// receive writes one stream chunk's payload to the stream's file, as the host does with a
+// frame.
+func (c *echoClient) receive(msg []byte) {
+	c.mu.Lock()
+	s := c.stream
+	c.mu.Unlock()
+	if s == nil || s.left <= 0 || len(msg) < wire.FrameHeaderSize {
+		return
+	}
+	n, err := s.f.Write(msg[wire.FrameHeaderSize:])
+	transport.Recycle(msg) // as the host does with a frame on disk
+	s.left -= int64(n)
+	if err != nil || s.left <= 0 {
+		s.err = err
+		close(s.finished)
 	}
 }
 
@@ -213,27 +301,40 @@ func (c *echoClient) readErr() error {
 }
 
 // roundTrip sends a request message of reqSize bytes and waits for the response of
-// respSize bytes.
+// respSize bytes. It makes what a protocol client must make per request (an id string for
+// the map) and reuses the rest, so that the baseline's own overhead flatters nothing.
 func (c *echoClient) roundTrip(ctx context.Context, reqSize, respSize int) error {
 	reqSize = max(reqSize, requestHeader)
 	respSize = max(respSize, responseIDEnd)
-	msg := make([]byte, reqSize)
+	buf := echoBuffers.Get().(*[]byte)
+	defer echoBuffers.Put(buf)
+	msg := slices.Grow((*buf)[:0], reqSize)[:reqSize]
+	*buf = msg
 	msg[0] = kindRequest
-	id := fmt.Appendf(nil, "%016x", c.nextID.Add(1))
-	copy(msg[1:], id)
-	copy(msg[responseIDEnd:], fmt.Appendf(nil, "%010d", respSize))
+	putDigits(msg[1:responseIDEnd], c.nextID.Add(1), 16)
+	putDigits(msg[responseIDEnd:requestHeader], uint64(respSize), 10)
 	for i := requestHeader; i < reqSize; i++ {
 		msg[i] = 'x'
 	}
-	ch := make(chan struct{})
+	id := string(msg[1:responseIDEnd])
+	var ch chan struct{}
+	select {
+	case ch = <-c.spare:
+	default:
+		ch = make(chan struct{}, 1)
+	}
 	c.mu.Lock()
-	c.pending[string(id)] = ch
+	c.pending[id] = ch
 	c.mu.Unlock()
 	if err := c.conn.Write(ctx, transport.MessageText, msg); err != nil {
 		return fmt.Errorf("bench: baseline write: %w", err)
 	}
 	select {
 	case <-ch:
+		select { // answered: ch is empty and unreferenced again
+		case c.spare <- ch:
+		default:
+		}
 		return nil
 	case <-c.done:
 		return c.readErr()
@@ -242,23 +343,47 @@ func (c *echoClient) roundTrip(ctx context.Context, reqSize, respSize int) error
 	}
 }
 
-// sendStream streams size payload bytes in binary messages of an ASFT frame's size
-// (header plus chunk bytes of payload) and waits until the server has them on disk.
-func (c *echoClient) sendStream(ctx context.Context, size int64, chunk int) error {
-	if err := c.conn.Write(ctx, transport.MessageText, fmt.Appendf(nil, "%c%020d", kindStream, size)); err != nil {
+var echoBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// putDigits writes n into dst as len(dst) digits of base (10 or 16), zero-padded.
+func putDigits(dst []byte, n uint64, base uint64) {
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = "0123456789abcdef"[n%base]
+		n /= base
+	}
+}
+
+// receiveStream asks for size payload bytes in binary messages of an ASFT frame's size
+// (header plus chunk bytes of payload), writes them to a file in the baseline's
+// directory and returns once they are all on disk; the file is then deleted.
+func (c *echoClient) receiveStream(ctx context.Context, size int64, chunk int) error {
+	f, err := os.CreateTemp(c.dir, "baseline-stream-*.bin")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	s := &stream{f: f, left: size, finished: make(chan struct{})}
+	if size == 0 {
+		close(s.finished)
+	}
+	c.mu.Lock()
+	c.stream = s
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.stream = nil
+		c.mu.Unlock()
+	}()
+	if err := c.conn.Write(ctx, transport.MessageText, fmt.Appendf(nil, "%c%020d%010d", kindStream, size, chunk)); err != nil {
 		return fmt.Errorf("bench: baseline write: %w", err)
 	}
-	buf := make([]byte, wire.FrameHeaderSize+chunk)
-	for off := int64(0); off < size; {
-		n := int(min(int64(chunk), size-off))
-		if err := c.conn.Write(ctx, transport.MessageBinary, buf[:wire.FrameHeaderSize+n]); err != nil {
-			return fmt.Errorf("bench: baseline write: %w", err)
-		}
-		off += int64(n)
-	}
 	select {
-	case <-c.stream:
-		return nil
+	case <-s.finished:
+		if s.err != nil {
+			return s.err
+		}
+		return f.Close()
 	case <-c.done:
 		return c.readErr()
 	case <-ctx.Done():

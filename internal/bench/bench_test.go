@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func TestMain(m *testing.M) {
@@ -24,6 +25,7 @@ func tinyOptions(t *testing.T) Options {
 }
 
 func TestRunLocal(t *testing.T) {
+	t.Parallel()
 	opts := tinyOptions(t)
 	var steps []string
 	opts.Progress = func(m string) { steps = append(steps, m) }
@@ -47,25 +49,35 @@ func TestRunLocal(t *testing.T) {
 		checkFigure(t, f)
 	}
 	for _, name := range []string{
+		"CPU per call, 1 caller", "CPU per call vs coder/websocket, 1 caller",
 		"call throughput, 1 caller", "call p50, 1 caller", "call p90, 1 caller", "call p99, 1 caller",
+		"CPU per call, 3 callers", "CPU per call vs coder/websocket, 3 callers",
 		"call throughput, 3 callers", "call p50, 3 callers", "call p99, 3 callers",
 		"batch of 32 calls", "40 KiB result, call", "40 KiB result, wire bytes",
 		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth",
-		"index, 3 tools", "definitions, 3 tools", "unchanged, 3 tools", "index, 7 tools", "unchanged, 7 tools",
+		"index, 3 tools", "definitions, 3 tools", "full, 3 tools", "unchanged, 3 tools",
+		"index, first query, 3 tools", "definitions, first query, 3 tools", "full, first query, 3 tools",
+		"index, 7 tools", "unchanged, 7 tools",
 	} {
 		if _, ok := byName[name]; !ok {
 			t.Errorf("no figure %q", name)
 		}
 	}
 	// The targets the project commits to; the unchanged answer's applies from 10,000 tools.
-	for name, op := range map[string]string{"call throughput, 3 callers": AtLeast, "200 KiB artifact, throughput": AtLeast,
-		"200 KiB artifact, peak live heap growth": AtMost} {
+	for name, op := range map[string]string{"CPU per call, 1 caller": AtMost, "CPU per call, 3 callers": AtMost,
+		"index, 3 tools": AtMost, "definitions, 7 tools": AtMost, "full, 7 tools": AtMost,
+		"200 KiB artifact, throughput": AtLeast, "200 KiB artifact, peak live heap growth": AtMost} {
 		if f := byName[name]; f.Target == nil || f.Target.Op != op || f.Met == nil {
 			t.Errorf("%s: target %+v, met %v", name, f.Target, f.Met)
 		}
 	}
-	if f := byName["unchanged, 7 tools"]; f.Target != nil {
-		t.Errorf("unchanged below 10,000 tools has a target: %+v", f.Target)
+	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs coder/websocket, 3 callers"} {
+		if f := byName[name]; f.Target != nil {
+			t.Errorf("%s has a target: %+v", name, f.Target)
+		}
+	}
+	if r.Load != nil && (r.Load.OtherCPUs < 0 || r.Load.LoadAverage < 0) {
+		t.Errorf("load: %+v", r.Load)
 	}
 	// A 40 KiB result is above the compression threshold: it travels wrapped and smaller.
 	if f := byName["40 KiB result, wire bytes"]; f.BaselineValue < 40<<10 || f.Value >= f.BaselineValue {
@@ -79,7 +91,7 @@ func TestRunLocal(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"FIGURE", "BASELINE", "RATIO", "TARGET", "MET", "call throughput, 3 callers", "Targets met:"} {
+	for _, s := range []string{"FIGURE", "BASELINE", "RATIO", "TARGET", "MET", "CPU per call, 3 callers", "µs CPU", "CPUs busy", "Targets met:"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}
@@ -121,11 +133,12 @@ func checkFigure(t *testing.T, f Figure) {
 // TestRunSession drives the demo app through the control API of a host in this process,
 // as ansight bench --session does through a resident host's socket.
 func TestRunSession(t *testing.T) {
+	t.Parallel()
 	opts := tinyOptions(t)
 	dir := t.TempDir()
 	h, d := startDemo(t, dir, "com.ansight.bench.session")
 	defer d.close()
-	local := control.NewLocal(h.srv, control.LocalOptions{})
+	local := hostapi.NewLocal(h.srv, hostapi.LocalOptions{})
 
 	r, err := RunSession(t.Context(), local, d.sessionID, opts)
 	if err != nil {
@@ -182,6 +195,7 @@ func TestRunSession(t *testing.T) {
 }
 
 func TestOptionsCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(*Options)
@@ -223,6 +237,7 @@ func TestOptionsCheck(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		op           string
 		bound, ratio float64
@@ -234,12 +249,15 @@ func TestTargets(t *testing.T) {
 		{AtMost, 0.02, 0.01, true},
 		{AtMost, 0.02, 0.03, false},
 	} {
-		r := &Report{}
-		r.add(Figure{Name: "f", Value: tc.ratio * 100, BaselineValue: 100, Target: &Target{Op: tc.op, Ratio: tc.bound}})
-		f := r.Figures[0]
-		if f.Met == nil || *f.Met != tc.met || r.TargetsMet() != tc.met {
-			t.Errorf("%s %v at ratio %v: met %v, want %v", tc.op, tc.bound, tc.ratio, f.Met, tc.met)
-		}
+		t.Run(fmt.Sprintf("%s %v at %v", tc.op, tc.bound, tc.ratio), func(t *testing.T) {
+			t.Parallel()
+			r := &Report{}
+			r.add(Figure{Name: "f", Value: tc.ratio * 100, BaselineValue: 100, Target: &Target{Op: tc.op, Ratio: tc.bound}})
+			f := r.Figures[0]
+			if f.Met == nil || *f.Met != tc.met || r.TargetsMet() != tc.met {
+				t.Errorf("%s %v at ratio %v: met %v, want %v", tc.op, tc.bound, tc.ratio, f.Met, tc.met)
+			}
+		})
 	}
 	// A figure without a baseline cannot meet its target.
 	r := &Report{}
@@ -253,14 +271,18 @@ func TestTargets(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	l := latencies{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
 	for _, tc := range []struct {
 		p    float64
 		want time.Duration
 	}{{50, 5}, {90, 9}, {99, 10}, {100, 10}, {1, 1}, {10, 1}, {11, 2}} {
-		if got := l.percentile(tc.p); got != tc.want {
-			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
-		}
+		t.Run(fmt.Sprint("p", tc.p), func(t *testing.T) {
+			t.Parallel()
+			if got := l.percentile(tc.p); got != tc.want {
+				t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
+			}
+		})
 	}
 	if latencies(nil).percentile(50) != 0 || median(nil) != 0 {
 		t.Error("empty samples")
@@ -280,6 +302,7 @@ func TestStats(t *testing.T) {
 
 // TestBaseline checks the echo and the stream against a server whose connection closes.
 func TestBaseline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := startBaseline(dir)
 	if err != nil {
@@ -290,13 +313,23 @@ func TestBaseline(t *testing.T) {
 		b.close()
 		t.Fatal(err)
 	}
+	plain, err := b.dialPlain(t.Context())
+	if err != nil {
+		c.close()
+		b.close()
+		t.Fatal(err)
+	}
 	for _, sz := range [][2]int{{1, 1}, {100, 5000}, {70000, 300}} {
 		if err := c.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
 			t.Fatal(sz, err)
 		}
+		if err := plain.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
+			t.Fatal("plain", sz, err)
+		}
 	}
+	plain.close()
 	for _, size := range []int64{0, 1, 65536, 200000} {
-		if err := c.sendStream(t.Context(), size, 65536); err != nil {
+		if err := c.receiveStream(t.Context(), size, 65536); err != nil {
 			t.Fatal(size, err)
 		}
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,9 +13,9 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// timed runs op n times from callers goroutines and returns every run's duration and the
-// wall-clock time of the whole. The first error stops every caller.
-func timed(ctx context.Context, n, callers int, op func(context.Context) error) (latencies, time.Duration, error) {
+// timed runs op n times from callers goroutines and returns every run's duration and what
+// the whole used: wall-clock and CPU time. The first error stops every caller.
+func timed(ctx context.Context, n, callers int, op func(context.Context) error) (latencies, span, error) {
 	callers = max(1, min(callers, n))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -25,9 +26,14 @@ func timed(ctx context.Context, n, callers int, op func(context.Context) error) 
 		firstErr error
 	)
 	per := make([]latencies, callers)
-	start := time.Now()
-	for c := range callers {
+	for c := range per {
 		per[c] = make(latencies, 0, n/callers+1)
+	}
+	// Collect the garbage of what ran before, so that this round pays for its own
+	// collections only: a round after a more allocating one would otherwise pay for both.
+	runtime.GC()
+	start := sampleUsage()
+	for c := range callers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
 				t := time.Now()
@@ -40,53 +46,68 @@ func timed(ctx context.Context, n, callers int, op func(context.Context) error) 
 		})
 	}
 	wg.Wait()
-	wall := time.Since(start)
+	used := until(start, sampleUsage())
 	if firstErr != nil {
-		return nil, 0, firstErr
+		return nil, span{}, firstErr
 	}
 	all := make(latencies, 0, n)
 	for _, l := range per {
 		all = append(all, l...)
 	}
-	return all, wall, nil
+	return all, used, nil
 }
 
-// pair is a measurement and its baseline over alternating rounds.
-type pair struct {
-	lat, baseLat   latencies
-	rate, baseRate []float64
+// series is what one operation of an alternation measured, round by round.
+type series struct {
+	lat  latencies // every operation's duration, pooled over the rounds
+	rate []float64 // operations per second, per round
+	cpu  []float64 // CPU µs per operation (this process: both ends), per round
 }
 
-// alternate runs op and base for n operations each with callers goroutines, round after
-// round, and pools what they measured.
-func (r *run) alternate(ctx context.Context, n, callers int, op, base func(context.Context) error) (*pair, error) {
-	p := &pair{}
+// rounds is an alternation's outcome: one series per operation, and the CPUs other
+// processes kept busy during each round (-1 where unknown).
+type rounds struct {
+	ops    []series
+	others []float64
+}
+
+// alternate runs each of ops for n operations with callers goroutines, one after the
+// other, round after round, so that the load of other processes falls on all alike.
+func (r *run) alternate(ctx context.Context, n, callers int, ops ...func(context.Context) error) (*rounds, error) {
+	out := &rounds{ops: make([]series, len(ops))}
 	for range r.opts.Rounds {
-		lat, wall, err := timed(ctx, n, callers, op)
-		if err != nil {
-			return nil, err
+		for i, op := range ops {
+			lat, used, err := timed(ctx, n, callers, op)
+			if err != nil {
+				return nil, err
+			}
+			s := &out.ops[i]
+			s.lat = append(s.lat, lat...)
+			s.rate = append(s.rate, perSecond(n, used.Wall.D()))
+			s.cpu = append(s.cpu, used.PerOp(n))
+			out.others = append(out.others, used.Others)
 		}
-		p.lat = append(p.lat, lat...)
-		p.rate = append(p.rate, perSecond(n, wall))
-		lat, wall, err = timed(ctx, n, callers, base)
-		if err != nil {
-			return nil, err
-		}
-		p.baseLat = append(p.baseLat, lat...)
-		p.baseRate = append(p.baseRate, perSecond(n, wall))
 	}
-	return p, nil
+	return out, nil
 }
 
-// callPair is a call as an operation and its baseline: a WebSocket echo of the same
-// request and response sizes.
+// othersNote says how busy other processes kept the machine during the rounds.
+func (rs *rounds) othersNote() string {
+	if len(rs.others) == 0 || rs.others[0] < 0 {
+		return "the load of other processes is unknown here"
+	}
+	return fmt.Sprintf("other processes kept %.2f CPUs busy meanwhile (median round)", median(rs.others))
+}
+
+// callPair is a call as an operation and its baselines: WebSocket echoes of the same
+// request and response sizes, over package transport and over coder/websocket directly.
 type callPair struct {
-	op, echo          func(context.Context) error
+	op, echo, plain   func(context.Context) error
 	reqSize, respSize int
 	payload           []byte // the response payload of the first call
 }
 
-// callAndEcho makes call once, to learn its response, and returns it with its echo.
+// callAndEcho makes call once, to learn its response, and returns it with its echoes.
 func (r *run) callAndEcho(ctx context.Context, s session, call wire.Call) (callPair, error) {
 	out, err := s.call(ctx, call)
 	if err != nil {
@@ -99,6 +120,7 @@ func (r *run) callAndEcho(ctx context.Context, s session, call wire.Call) (callP
 	return callPair{
 		op:      func(ctx context.Context) error { _, err := s.call(ctx, call); return err },
 		echo:    func(ctx context.Context) error { return r.echo.roundTrip(ctx, req, resp) },
+		plain:   func(ctx context.Context) error { return r.plain.roundTrip(ctx, req, resp) },
 		reqSize: req, respSize: resp, payload: out.payload,
 	}, nil
 }
@@ -106,46 +128,60 @@ func (r *run) callAndEcho(ctx context.Context, s session, call wire.Call) (callP
 // emptyArguments is the small tool's arguments.
 var emptyArguments = jsontext.Value(`{}`)
 
+// Baselines of the call figures.
+const (
+	echoBaseline  = "WebSocket echo, same bytes"
+	plainBaseline = "coder/websocket echo, same bytes"
+)
+
 // calls measures small calls, one caller then Callers at a time, against a WebSocket echo of
-// the same message sizes at the same concurrency.
+// the same message sizes at the same concurrency, and against the same echo over
+// coder/websocket used directly. The targets are on CPU per call.
 func (r *run) calls(ctx context.Context, s session) error {
 	m, err := r.callAndEcho(ctx, s, wire.Call{ToolID: r.opts.Tool, Arguments: emptyArguments})
 	if err != nil {
 		return err
 	}
-	op, echo, reqSize, respSize := m.op, m.echo, m.reqSize, m.respSize
-	// Warm both paths up: connections, pools, the host's catalog cache.
-	if _, err := r.alternate(ctx, min(r.opts.Calls, 200), 1, op, echo); err != nil {
+	// Warm every path up: connections, pools, the host's catalog cache.
+	if _, err := r.alternate(ctx, min(r.opts.Calls, 200), 1, m.op, m.echo, m.plain); err != nil {
 		return err
 	}
-	baseline := "WebSocket echo, same bytes"
-	sizes := fmt.Sprintf("%s: request %d B, response %d B; %d calls in each of %d rounds", r.opts.Tool, reqSize, respSize, r.opts.Calls, r.opts.Rounds)
+	sizes := fmt.Sprintf("%s: request %d B, response %d B; %d calls in each of %d rounds", r.opts.Tool, m.reqSize, m.respSize, r.opts.Calls, r.opts.Rounds)
 	callerCounts := []int{1}
 	if r.opts.Callers > 1 {
 		callerCounts = append(callerCounts, r.opts.Callers)
 	}
+	if r.viaControl {
+		r.report.skip("call CPU", "the host and the app run in other processes, so this process's CPU time is not the call's")
+	}
 	for i, callers := range callerCounts {
-		p, err := r.alternate(ctx, r.opts.Calls, callers, op, echo)
+		rs, err := r.alternate(ctx, r.opts.Calls, callers, m.op, m.echo, m.plain)
 		if err != nil {
 			return err
 		}
+		call, echo, plain := &rs.ops[0], &rs.ops[1], &rs.ops[2]
 		who := "1 caller"
 		if callers > 1 {
 			who = fmt.Sprintf("%d callers", callers)
 		}
-		var target *Target
-		if callers == r.opts.Callers {
-			target = r.target(AtLeast, 0.67)
-		}
 		note := ""
 		if i == 0 {
-			note = sizes
+			note = sizes + "; "
+		}
+		if !r.viaControl {
+			r.report.add(Figure{Group: "calls", Name: "CPU per call, " + who, Unit: UnitCPUMicros,
+				Value: median(call.cpu), Baseline: echoBaseline, BaselineValue: median(echo.cpu), Target: r.target(AtMost, 1.3),
+				Note: note + "user + system time of this process (host, app and callers: both ends), median round; " + rs.othersNote()})
+			r.report.add(Figure{Group: "calls", Name: "CPU per call vs coder/websocket, " + who, Unit: UnitCPUMicros,
+				Value: median(call.cpu), Baseline: plainBaseline, BaselineValue: median(plain.cpu),
+				Note: fmt.Sprintf("the echo without package transport; package transport's echo took %.1f µs", median(echo.cpu))})
 		}
 		r.report.add(Figure{Group: "calls", Name: "call throughput, " + who, Unit: UnitCallsPerSec,
-			Value: median(p.rate), Baseline: baseline, BaselineValue: median(p.baseRate), Target: target, Note: note})
+			Value: median(call.rate), Baseline: echoBaseline, BaselineValue: median(echo.rate),
+			Note: fmt.Sprintf("wall clock, slowed by other processes' load; coder/websocket echo %.0f calls/s", median(plain.rate))})
 		for _, pc := range []float64{50, 90, 99} {
 			r.report.add(Figure{Group: "calls", Name: fmt.Sprintf("call p%.0f, %s", pc, who), Unit: UnitMicros,
-				Value: micros(p.lat.percentile(pc)), Baseline: baseline, BaselineValue: micros(p.baseLat.percentile(pc))})
+				Value: micros(call.lat.percentile(pc)), Baseline: echoBaseline, BaselineValue: micros(echo.lat.percentile(pc))})
 		}
 	}
 	return nil
@@ -171,11 +207,11 @@ func (r *run) batch(ctx context.Context, s session) error {
 	if _, err := r.alternate(ctx, 2, 1, op, singles); err != nil {
 		return err
 	}
-	p, err := r.alternate(ctx, n, 1, op, singles)
+	rs, err := r.alternate(ctx, n, 1, op, singles)
 	if err != nil {
 		return err
 	}
-	batch, seq := p.lat.percentile(50), p.baseLat.percentile(50)
+	batch, seq := rs.ops[0].lat.percentile(50), rs.ops[1].lat.percentile(50)
 	r.report.add(Figure{Group: "batch", Name: fmt.Sprintf("batch of %d calls", len(calls)), Unit: UnitMicros,
 		Value: micros(batch), Baseline: fmt.Sprintf("%d single calls in a row", len(calls)), BaselineValue: micros(seq),
 		Note: fmt.Sprintf("median of %d; per call %.1f µs in a batch, %.1f µs alone; 1 round trip instead of %d",

@@ -2,11 +2,12 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/usage"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -17,6 +18,8 @@ import (
 // with: compare two builds with benchstat, e.g.
 //
 //	go test -run '^$' -bench 'SmallCall|Echo' -count 8 ./internal/bench > new.txt
+//
+// The targets are on the ratio of cpu-µs/op, call to echo, median of 5 runs.
 
 // BenchmarkSmallCall calls the demo app's app.get_state through the host's protocol client.
 func BenchmarkSmallCall(b *testing.B) {
@@ -29,31 +32,43 @@ func BenchmarkSmallCall(b *testing.B) {
 
 // BenchmarkEcho is BenchmarkSmallCall's baseline: a bare WebSocket echo of the same message
 // sizes over the same transport.
-func BenchmarkEcho(b *testing.B) {
-	ctx := b.Context()
+func BenchmarkEcho(b *testing.B) { benchCallers(b, smallCallEchoes(b).echo) }
+
+// BenchmarkPlainEcho is the same echo over coder/websocket used directly.
+func BenchmarkPlainEcho(b *testing.B) { benchCallers(b, smallCallEchoes(b).plain) }
+
+// smallCallEchoes sizes the small call's echoes on a demo app it closes again.
+func smallCallEchoes(b *testing.B) callPair {
 	dir := b.TempDir()
 	_, d := startDemo(b, dir, "com.ansight.bench")
-	call := wire.Call{ToolID: DefaultTool, Arguments: emptyArguments}
-	out, err := d.call(ctx, call)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reqSize, respSize, err := messageSizes(d.id(), wire.TypeCall, wire.TypeResult, call, out.payload)
-	d.close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	defer d.close()
+	return smallCall(b, d, dir)
+}
+
+// smallCall returns the demo app's small call and its echoes, as RunLocal measures them,
+// with a baseline in dir closed when tb ends.
+func smallCall(tb testing.TB, d *demoApp, dir string) callPair {
+	tb.Helper()
 	base, err := startBaseline(dir)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer base.close()
-	echo, err := base.dial(ctx)
+	tb.Cleanup(base.close)
+	r := &run{}
+	for _, c := range []struct {
+		dst  **echoClient
+		dial func(*baseline, context.Context) (*echoClient, error)
+	}{{&r.echo, (*baseline).dial}, {&r.plain, (*baseline).dialPlain}} {
+		if *c.dst, err = c.dial(base, tb.Context()); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup((*c.dst).close)
+	}
+	m, err := r.callAndEcho(tb.Context(), d, wire.Call{ToolID: DefaultTool, Arguments: emptyArguments})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer echo.close()
-	benchCallers(b, func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) })
+	return m
 }
 
 // benchCallers runs op b.N times from 1, then 8 goroutines, after a warm-up, and reports
@@ -69,7 +84,7 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 		b.Run(map[int]string{1: "callers=1", 8: "callers=8"}[callers], func(b *testing.B) {
 			b.ReportAllocs()
 			var wg sync.WaitGroup
-			cpu := cpuTime()
+			cpu := usage.ProcessCPU()
 			b.ResetTimer()
 			for c := range callers {
 				wg.Go(func() {
@@ -83,16 +98,48 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(micros(usage.ProcessCPU()-cpu)/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
 
-// cpuTime is the user and system CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+// BenchmarkCallVsEcho is the target's figure as go test measures it: rounds of small calls
+// and of their echo alternate in one process, as in ansight bench, so that the load of
+// other processes falls on both alike; it reports the CPU per call of each (cpu-µs/call,
+// cpu-µs/echo) and the median of the rounds' ratios (cpu-ratio), 1 and 8 callers.
+func BenchmarkCallVsEcho(b *testing.B) {
+	ctx := b.Context()
+	dir := b.TempDir()
+	_, d := startDemo(b, dir, "com.ansight.bench")
+	defer d.close()
+	m := smallCall(b, d, dir)
+	ops := []func(context.Context) error{m.op, m.echo}
+	for _, op := range ops { // warm up
+		if _, _, err := timed(ctx, 200, 1, op); err != nil {
+			b.Fatal(err)
+		}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	const rounds = 10
+	for _, callers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			n := max(1, b.N/rounds)
+			var cpu [2]time.Duration
+			ratios := make([]float64, 0, rounds)
+			for range rounds {
+				var perOp [2]float64
+				for i, op := range ops {
+					_, used, err := timed(ctx, n, callers, op)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cpu[i] += used.Process.D()
+					perOp[i] = used.PerOp(n)
+				}
+				ratios = append(ratios, perOp[0]/perOp[1])
+			}
+			b.ReportMetric(micros(cpu[0])/float64(n*rounds), "cpu-µs/call")
+			b.ReportMetric(micros(cpu[1])/float64(n*rounds), "cpu-µs/echo")
+			b.ReportMetric(median(ratios), "cpu-ratio")
+		})
+	}
 }

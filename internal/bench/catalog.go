@@ -8,9 +8,10 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// catalogs measures the three catalog answers at each tool count, each with a demo app of
-// its own: the index and the definitions against a WebSocket echo of the same bytes, the
-// unchanged answer against the index it saves.
+// catalogs measures the catalog answers at each tool count, each with a demo app of its
+// own, in CPU per query (both ends): index, definitions and full, repeated and first
+// asked, against a WebSocket echo of the same bytes; the unchanged answer against the
+// index it saves.
 func (r *run) catalogs(ctx context.Context, h *localHost) error {
 	for _, n := range r.opts.ToolCounts {
 		r.opts.progress(fmt.Sprintf("catalog, %d tools", n))
@@ -27,47 +28,61 @@ func (r *run) catalogs(ctx context.Context, h *localHost) error {
 	return nil
 }
 
+// firstLimits is how many different limits the first-query measurement goes through: more
+// answers than either end keeps, so that every query is one neither has answered before,
+// and few enough that the answers keep nearly the size of the full one.
+const firstLimits = 16
+
 func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n int) error {
-	index := wire.Query{Detail: wire.DetailIndex}
-	first, err := c.Query(ctx, index)
+	first, err := c.Query(ctx, wire.Query{Detail: wire.DetailIndex})
 	if err != nil {
 		return err
 	}
-	unchanged := wire.Query{Detail: wire.DetailIndex, IfRevision: first.Revision, IfAvailabilityRevision: first.AvailabilityRevision}
-	definitions := wire.Query{Detail: wire.DetailDefinitions}
 	total := len(first.Tools)
 	if first.TotalCount != nil {
 		total = *first.TotalCount
 	}
 	what := fmt.Sprintf("%d tools", n)
 
-	// measure times q against an echo of its messages' sizes; check verifies the answer.
-	measure := func(q wire.Query, check func(*wire.Catalog) error) (*pair, *wire.Catalog, int, error) {
-		cat, err := c.Query(ctx, q)
+	// measure runs the queries qs (round robin) against an echo of the first one's
+	// message sizes; check verifies every answer.
+	type measured struct {
+		query, echo *series
+		rs          *rounds
+		cat         *wire.Catalog
+		respBytes   int
+	}
+	measure := func(check func(*wire.Catalog) error, qs ...wire.Query) (*measured, error) {
+		cat, err := c.Query(ctx, qs[0])
 		if err == nil {
 			err = check(cat)
 		}
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, err
 		}
 		answer, err := wire.Marshal(cat)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, err
 		}
-		reqSize, respSize, err := messageSizes(sessionID, wire.TypeQuery, wire.TypeCatalog, q, answer)
+		reqSize, respSize, err := messageSizes(sessionID, wire.TypeQuery, wire.TypeCatalog, qs[0], answer)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, err
 		}
+		var next int
 		op := func(ctx context.Context) error {
-			cat, err := c.Query(ctx, q)
+			cat, err := c.Query(ctx, qs[next%len(qs)])
+			next++
 			if err == nil {
 				err = check(cat)
 			}
 			return err
 		}
 		echo := func(ctx context.Context) error { return r.echo.roundTrip(ctx, reqSize, respSize) }
-		p, err := r.alternate(ctx, r.opts.Queries, 1, op, echo)
-		return p, cat, respSize, err
+		rs, err := r.alternate(ctx, r.opts.Queries, 1, op, echo)
+		if err != nil {
+			return nil, err
+		}
+		return &measured{query: &rs.ops[0], echo: &rs.ops[1], rs: rs, cat: cat, respBytes: respSize}, nil
 	}
 	full := func(cat *wire.Catalog) error {
 		if cat.Unchanged || len(cat.Tools) == 0 {
@@ -75,29 +90,48 @@ func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n 
 		}
 		return nil
 	}
-
-	idx, idxCat, idxBytes, err := measure(index, full)
-	if err != nil {
-		return err
+	wallNote := func(m *measured) string {
+		return fmt.Sprintf("wall p50 %s against the echo's %s; %s",
+			formatValue(micros(m.query.lat.percentile(50)), UnitMicros), formatValue(micros(m.echo.lat.percentile(50)), UnitMicros), m.rs.othersNote())
 	}
-	r.report.add(Figure{Group: "catalog", Name: "index, " + what, Unit: UnitMicros,
-		Value: micros(idx.lat.percentile(50)), Baseline: "WebSocket echo, same bytes", BaselineValue: micros(idx.baseLat.percentile(50)),
-		Note: fmt.Sprintf("%d of %d visible tools (the query limit), %s on the wire", len(idxCat.Tools), total, formatValue(float64(idxBytes), UnitBytes))})
 
-	defs, defsCat, defsBytes, err := measure(definitions, full)
-	if err != nil {
-		return err
+	var firstIndex *measured
+	for _, detail := range []string{wire.DetailIndex, wire.DetailDefinitions, wire.DetailFull} {
+		// The same query again and again: the answer of an unchanged catalog.
+		again, err := measure(full, wire.Query{Detail: detail})
+		if err != nil {
+			return err
+		}
+		r.report.add(Figure{Group: "catalog", Name: detail + ", " + what, Unit: UnitCPUMicros,
+			Value: median(again.query.cpu), Baseline: echoBaseline, BaselineValue: median(again.echo.cpu), Target: r.target(AtMost, 5),
+			Note: fmt.Sprintf("the same query repeated; %d of %d visible tools (the query limit), %s on the wire; %s",
+				len(again.cat.Tools), total, formatValue(float64(again.respBytes), UnitBytes), wallNote(again))})
+
+		// A query neither end has answered before: each with another limit.
+		top := min(total, wire.MaxQueryLimit)
+		qs := make([]wire.Query, min(firstLimits, top))
+		for i := range qs {
+			qs[i] = wire.Query{Detail: detail, Limit: top - i}
+		}
+		once, err := measure(full, qs...)
+		if err != nil {
+			return err
+		}
+		r.report.add(Figure{Group: "catalog", Name: detail + ", first query, " + what, Unit: UnitCPUMicros,
+			Value: median(once.query.cpu), Baseline: echoBaseline, BaselineValue: median(once.echo.cpu),
+			Note: fmt.Sprintf("a query neither end answered before (limits %d down to %d in turn); %s", top, top-len(qs)+1, wallNote(once))})
+		if detail == wire.DetailIndex {
+			firstIndex = once
+		}
 	}
-	r.report.add(Figure{Group: "catalog", Name: "definitions, " + what, Unit: UnitMicros,
-		Value: micros(defs.lat.percentile(50)), Baseline: "WebSocket echo, same bytes", BaselineValue: micros(defs.baseLat.percentile(50)),
-		Note: fmt.Sprintf("%d definitions with schemas, %s on the wire", len(defsCat.Tools), formatValue(float64(defsBytes), UnitBytes))})
 
-	same, _, sameBytes, err := measure(unchanged, func(cat *wire.Catalog) error {
+	unchanged := wire.Query{Detail: wire.DetailIndex, IfRevision: first.Revision, IfAvailabilityRevision: first.AvailabilityRevision}
+	same, err := measure(func(cat *wire.Catalog) error {
 		if !cat.Unchanged || len(cat.Tools) != 0 || cat.AvailabilityRevision != "" {
 			return fmt.Errorf("bench: expected the unchanged answer, got %d tools (unchanged %t)", len(cat.Tools), cat.Unchanged)
 		}
 		return nil
-	})
+	}, unchanged)
 	if err != nil {
 		return err
 	}
@@ -105,9 +139,10 @@ func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n 
 	if n >= 10000 {
 		target = r.target(AtMost, 1.0/50)
 	}
-	r.report.add(Figure{Group: "catalog", Name: "unchanged, " + what, Unit: UnitMicros,
-		Value: micros(same.lat.percentile(50)), Baseline: "index, same catalog", BaselineValue: micros(idx.lat.percentile(50)),
+	r.report.add(Figure{Group: "catalog", Name: "unchanged, " + what, Unit: UnitCPUMicros,
+		Value: median(same.query.cpu), Baseline: "index, first query", BaselineValue: median(firstIndex.query.cpu),
 		Target: target,
-		Note:   fmt.Sprintf("%d B on the wire; WebSocket echo of the same bytes: %s", sameBytes, formatValue(micros(same.baseLat.percentile(50)), UnitMicros))})
+		Note: fmt.Sprintf("%d B on the wire, what a host holding the revision gets instead of the index; echo of the same bytes %s; %s",
+			same.respBytes, formatValue(median(same.echo.cpu), UnitCPUMicros), wallNote(same))})
 	return nil
 }

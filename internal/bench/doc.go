@@ -12,10 +12,14 @@
 // figures include the control API's HTTP hop, and targets do not apply); only the
 // measurements whose tools the app offers run.
 //
-// Both return a Report: figures with their baseline, ratio, target and verdict. Targets are
-// ratios, never absolute times, so they hold on any machine; the harness itself asserts
-// nothing about timing.
+// Both return a Report: figures with their baseline, ratio, target and verdict, and the load
+// other processes put on the machine meanwhile. Targets are ratios, never absolute times,
+// so they hold on any machine; the call and catalog targets are on CPU time per operation
+// (getrusage: both ends are in this process), which a busy machine distorts much less than
+// wall-clock time. The harness itself asserts nothing about timing.
 //
 // Baselines alternate with the measurement they belong to, round by round, so that load
-// from other processes falls on both alike; the median round is reported.
+// from other processes falls on both alike; the median round is reported. The echo takes
+// the protocol's roles: the measuring side accepts and requests as a host, the other dials
+// and answers as an app.
 package bench

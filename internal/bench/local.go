@@ -63,16 +63,18 @@ func (h *localHost) connectDemo(ctx context.Context, appID string, syntheticTool
 		return nil, fmt.Errorf("bench: connect the demo app: %w", err)
 	}
 	// Dial returns once the host acknowledged session.open; the registry holds the session
-	// by then, the loop only guards against a reader that has not caught up.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		for _, s := range h.srv.Sessions() {
-			if info := s.Info(); info.AppID == appID && info.State == host.StateConnected && info.Opened {
-				return &demoApp{conn: conn, directSession: directSession{client: s.Tools(), sessionID: s.ID()}}, nil
-			}
-		}
+	// by then, the wait only guards against a reader that has not caught up.
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := h.srv.WaitSession(wait, func(s *host.Session) bool {
+		info := s.Info()
+		return info.AppID == appID && info.State == host.StateConnected && info.Opened
+	})
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("bench: the demo app's session %s did not open on the host: %w", appID, err)
 	}
-	conn.Close()
-	return nil, fmt.Errorf("bench: the demo app's session %s did not open on the host", appID)
+	return &demoApp{conn: conn, directSession: directSession{client: s.Tools(), sessionID: s.ID()}}, nil
 }
 
 func (d *demoApp) close() { d.conn.Close() }

@@ -14,7 +14,9 @@ const Schema = "ansight.bench/v1"
 
 // Units of Figure values.
 const (
-	UnitMicros      = "µs"
+	UnitMicros = "µs"
+	// UnitCPUMicros is CPU time (user + system, getrusage) per operation.
+	UnitCPUMicros   = "cpu-µs"
 	UnitCallsPerSec = "calls/s"
 	UnitMBPerSec    = "MB/s"
 	UnitBytes       = "bytes"
@@ -24,8 +26,10 @@ const (
 type Report struct {
 	Schema string `json:"schema"`
 	// Subject says what was measured: the in-process demo app, or a resident host's session.
-	Subject string   `json:"subject"`
-	Machine Machine  `json:"machine"`
+	Subject string  `json:"subject"`
+	Machine Machine `json:"machine"`
+	// Load is what the rest of the machine did during the run; nil where unknown.
+	Load    *Load    `json:"load,omitzero"`
 	Options Options  `json:"options"`
 	Figures []Figure `json:"figures"`
 	// Skipped lists the measurements that did not apply, with the reason.
@@ -48,6 +52,28 @@ type Machine struct {
 func thisMachine() Machine {
 	return Machine{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+}
+
+// Load says how busy other processes kept the machine during a run. Wall-clock figures
+// (latencies, throughput) are slowed by it; CPU figures much less, which is why the call
+// targets are on CPU per call.
+type Load struct {
+	// OtherCPUs is the average number of CPUs that other processes kept busy: the
+	// machine's busy time (/proc/stat) less this process's CPU time, over the run.
+	OtherCPUs float64 `json:"otherCpus"`
+	// LoadAverage is the machine's 1-minute load average at the end of the run.
+	LoadAverage float64 `json:"loadAverage"`
+}
+
+// busyLoad is the share of the machine's CPUs other processes must keep busy for the
+// report to warn that wall-clock figures reflect them.
+const busyLoad = 0.25
+
+func machineLoad(s span) *Load {
+	if s.Others < 0 {
+		return nil
+	}
+	return &Load{OtherCPUs: s.Others, LoadAverage: s.Load1}
 }
 
 // Figure is one measured value beside its baseline. Ratio is always Value / BaselineValue;
@@ -137,8 +163,18 @@ func (r *Report) skip(measurement, format string, args ...any) {
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ansight bench: %s\n", r.Subject)
-	fmt.Fprintf(&b, "%s %s/%s, %d CPUs, GOMAXPROCS %d; %s\n\n", r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch,
+	fmt.Fprintf(&b, "%s %s/%s, %d CPUs, GOMAXPROCS %d; %s\n", r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch,
 		r.Machine.CPUs, r.Machine.GOMAXPROCS, (time.Duration(r.DurationMS) * time.Millisecond).String())
+	switch l := r.Load; {
+	case l == nil:
+		b.WriteString("load of other processes: unknown on this system\n")
+	case l.OtherCPUs >= busyLoad*float64(r.Machine.CPUs):
+		fmt.Fprintf(&b, "busy machine: other processes kept %.1f of %d CPUs busy on average (load average %.1f); "+
+			"wall-clock figures (latency, throughput) are slowed by them, CPU per call much less\n", l.OtherCPUs, r.Machine.CPUs, l.LoadAverage)
+	default:
+		fmt.Fprintf(&b, "other processes kept %.2f of %d CPUs busy on average (load average %.1f)\n", l.OtherCPUs, r.Machine.CPUs, l.LoadAverage)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIGURE\tVALUE\tBASELINE\tBASELINE VALUE\tRATIO\tTARGET\tMET")
 	for _, f := range r.Figures {
@@ -208,11 +244,15 @@ func formatValue(v float64, unit string) string {
 			return fmt.Sprintf("%.1f KiB", v/(1<<10))
 		}
 		return fmt.Sprintf("%.0f B", v)
-	case UnitMicros:
-		if v >= 10000 {
-			return fmt.Sprintf("%.1f ms", v/1000)
+	case UnitMicros, UnitCPUMicros:
+		what := ""
+		if unit == UnitCPUMicros {
+			what = " CPU"
 		}
-		return fmt.Sprintf("%.1f µs", v)
+		if v >= 10000 {
+			return fmt.Sprintf("%.1f ms%s", v/1000, what)
+		}
+		return fmt.Sprintf("%.1f µs%s", v, what)
 	}
 	if v >= 100 {
 		return fmt.Sprintf("%.0f %s", v, unit)

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -108,7 +108,8 @@ func (o *Options) progress(m string) {
 type run struct {
 	opts   Options
 	report *Report
-	echo   *echoClient
+	echo   *echoClient // the WebSocket echo over package transport
+	plain  *echoClient // the same echo over coder/websocket used directly
 	// viaControl: figures include the control API's hop; targets do not apply.
 	viaControl bool
 	// local: the app runs in this process, so its heap is measurable.
@@ -146,7 +147,7 @@ func RunLocal(ctx context.Context, opts Options) (*Report, error) {
 // include the control API's hop (HTTP over a Unix socket and the host process), so targets
 // do not apply; catalog measurements, which need the protocol client in process, are
 // skipped, as are measurements whose tool the app does not offer.
-func RunSession(ctx context.Context, b control.Backend, sessionID string, opts Options) (*Report, error) {
+func RunSession(ctx context.Context, b hostapi.Backend, sessionID string, opts Options) (*Report, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -183,11 +184,18 @@ func withScratch(ctx context.Context, opts Options, subject string, body func(r 
 		return nil, err
 	}
 	defer echo.close()
-	r := &run{opts: opts, echo: echo, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
+	plain, err := base.dialPlain(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer plain.close()
+	r := &run{opts: opts, echo: echo, plain: plain, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
+	used := sampleUsage()
 	if err := body(r, dir); err != nil {
 		return nil, err
 	}
 	r.report.DurationMS = time.Since(start).Milliseconds()
+	r.report.Load = machineLoad(until(used, sampleUsage()))
 	return r.report, nil
 }
 

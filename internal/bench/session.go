@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -92,9 +92,9 @@ func batchFailure(res wire.BatchResult) error {
 	return nil
 }
 
-// controlSession calls through a control.Backend (a resident host's control API).
+// controlSession calls through a hostapi.Backend (a resident host's control API).
 type controlSession struct {
-	backend   control.Backend
+	backend   hostapi.Backend
 	sessionID string
 }
 
@@ -102,7 +102,7 @@ func (s *controlSession) protocol() *tools.Client { return nil }
 func (s *controlSession) id() string              { return s.sessionID }
 
 func (s *controlSession) call(ctx context.Context, c wire.Call) (outcome, error) {
-	res, err := s.backend.Call(ctx, s.sessionID, control.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID}, nil)
+	res, err := s.backend.Call(ctx, s.sessionID, hostapi.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID}, nil)
 	if err != nil {
 		return outcome{}, fmt.Errorf("bench: %s: %w", c.ToolID, err)
 	}
@@ -121,7 +121,7 @@ func (s *controlSession) call(ctx context.Context, c wire.Call) (outcome, error)
 	if !res.Success || res.Result == nil {
 		msg := "the call failed"
 		if res.Error != nil {
-			msg = res.Error.Code + ": " + res.Error.Message
+			msg = string(res.Error.Code) + ": " + res.Error.Message
 		}
 		return outcome{}, fmt.Errorf("bench: %s: %s", c.ToolID, msg)
 	}
@@ -134,9 +134,9 @@ func (s *controlSession) call(ctx context.Context, c wire.Call) (outcome, error)
 }
 
 func (s *controlSession) batch(ctx context.Context, calls []wire.Call) error {
-	req := control.BatchRequest{Calls: make([]control.CallRequest, len(calls))}
+	req := hostapi.BatchRequest{Calls: make([]hostapi.CallRequest, len(calls))}
 	for i, c := range calls {
-		req.Calls[i] = control.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID}
+		req.Calls[i] = hostapi.CallRequest{ToolID: c.ToolID, Arguments: c.Arguments, CallID: c.CallID}
 	}
 	res, err := s.backend.Batch(ctx, s.sessionID, req, nil)
 	if err != nil {
@@ -145,7 +145,7 @@ func (s *controlSession) batch(ctx context.Context, calls []wire.Call) error {
 	if !res.Success || res.Result == nil {
 		msg := "the batch failed"
 		if res.Error != nil {
-			msg = res.Error.Code + ": " + res.Error.Message
+			msg = string(res.Error.Code) + ": " + res.Error.Message
 		}
 		return fmt.Errorf("bench: batch: %s", msg)
 	}
@@ -155,7 +155,7 @@ func (s *controlSession) batch(ctx context.Context, calls []wire.Call) error {
 func (s *controlSession) hasTool(ctx context.Context, toolID string) (bool, error) {
 	t, err := s.backend.Tool(ctx, s.sessionID, toolID)
 	if err != nil {
-		if code := control.CodeOfAPI(err); code == wire.CodeNotFound || code == control.CodeNotFound {
+		if code := wire.CodeOf(err); code == wire.CodeNotFound || code == wire.CodeResourceNotFound {
 			return false, nil
 		}
 		return false, fmt.Errorf("bench: tool %s: %w", toolID, err)

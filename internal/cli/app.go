@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -9,9 +10,10 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -26,29 +28,32 @@ Discover with a focused, compact query first, then fetch one definition, then ca
   ansight app tools <session> --tool-id ui.perform_action --detail full
   ansight app call <session> ui.query_nodes --arguments '{"textContains":"save"}'`,
 	}
-	cmd.AddCommand(newAppToolsCmd(g), newAppCallCmd(g), newAppBatchCmd(g), newAppScreenshotCmd(g))
+	cmd.AddCommand(newAppToolsCmd(g), newAppCallCmd(g), newAppBatchCmd(g), newAppScreenshotCmd(g), newAppPushFileCmd(g))
 	return cmd
 }
 
 func newAppToolsCmd(g *globals) *cobra.Command {
 	var sel sessionSelector
-	var req control.ToolsRequest
+	var req hostapi.ToolsRequest
+	var includeUnavailable bool
 	cmd := &cobra.Command{
 		Use:   "tools [session]",
 		Short: "List or search a connected app's tools",
 		Long: `List or search the tools of a connected app.
 
-Summary entries carry no schemas; --detail full adds them. Entries the host would refuse
-to call show why (denial): a policy above the session's grant, or a tool that is not
-available in the app's current state.`,
-		Example: `  ansight app tools demo-001
-  ansight app tools demo-001 --query "note" --policy write --max-results 5
-  ansight app tools demo-001 --tool-id notes.create --detail full --json
-  ansight app tools --app-id dev.ansight.demo --if-revision sha256:...`,
+Summary entries carry no schemas; --detail full adds them. Every tool is listed, also
+those the host would refuse to call, with why (a policy above the session's grant, a tool
+not available in the app's current state); --executable-only leaves those out. --query
+searches the tools' schemas too (their properties' names, descriptions and enum values).
+Without --max-results every match is listed.`,
+		Example: `  ansight app tools com-ansight-demo-notes-001
+  ansight app tools com-ansight-demo-notes-001 --query "note" --policy write --max-results 5
+  ansight app tools com-ansight-demo-notes-001 --tool-id notes.create --detail full --json
+  ansight app tools --app-id com.ansight.demo.notes --id-prefix ui. --include-unavailable`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			if req.Detail != "" && req.Detail != control.DetailSummary && req.Detail != control.DetailFull {
+			if req.Detail != "" && req.Detail != hostapi.DetailSummary && req.Detail != hostapi.DetailFull {
 				return usageErrorf("--detail must be summary or full")
 			}
 			if req.Policy != "" {
@@ -58,6 +63,9 @@ available in the app's current state.`,
 			}
 			if req.MaxResults < 0 {
 				return usageErrorf("--max-results must be positive")
+			}
+			if req.ExecutableOnly && includeUnavailable {
+				return usageErrorf("give --executable-only or --include-unavailable, not both")
 			}
 			ctx := c.Context()
 			b, id, err := g.session(ctx, &sel, args)
@@ -71,27 +79,33 @@ available in the app's current state.`,
 			if g.json {
 				return writeJSON(g.env.Stdout, tools)
 			}
-			printTools(g.env.Stdout, tools, req.Detail == control.DetailFull)
+			printTools(g.env.Stdout, tools, req.Detail == hostapi.DetailFull)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	sel.addFlag(cmd)
-	f.StringVar(&req.Query, "query", "", "words that must all occur in a tool's id, name, description, category or keywords")
+	f.StringVar(&req.Query, "query", "", "words that must all occur in a tool's id, name, description, category, keywords or schemas")
 	f.StringVar(&req.Feature, "feature", "", "more words, AND-ed with --query")
 	f.StringVar(&req.Category, "category", "", "only tools of this category")
+	f.StringVar(&req.IDPrefix, "id-prefix", "", "only tools whose id starts with this (ui.)")
 	f.StringSliceVar(&req.ToolIDs, "tool-id", nil, "only these tools (exact ids; repeat or comma-separate)")
 	f.StringVar(&req.Policy, "policy", "", "only tools of this policy: read, write or critical")
 	f.BoolVar(&req.ExecutableOnly, "executable-only", false, "only tools the host would call now")
-	f.IntVar(&req.MaxResults, "max-results", 0, "at most this many tools (default: all)")
-	f.StringVar(&req.Detail, "detail", control.DetailSummary, "summary (no schemas) or full (with schemas)")
+	f.BoolVar(&includeUnavailable, "include-unavailable", false, "also tools the host would not call now, with the reason (the default here; the official CLI's focused searches leave them out)")
+	f.IntVar(&req.MaxResults, "max-results", 0, "at most this many tools (default: all of them; the official CLI's default is 20)")
+	f.StringVar(&req.Detail, "detail", hostapi.DetailSummary, "summary (no schemas) or full (with schemas)")
 	f.StringVar(&req.IfRevision, "if-revision", "", "answer 'unchanged' when the catalog still has this revision")
 	return cmd
 }
 
-func printTools(w io.Writer, t *control.Tools, full bool) {
+func printTools(w io.Writer, t *hostapi.Tools, full bool) {
 	if t.Unchanged {
 		printf(w, "unchanged (revision %s)\n", t.Revision)
+		return
+	}
+	if len(t.Tools) == 0 {
+		printf(w, "no tools match (the app has %d, revision %s)\n", t.TotalCount, shortRevision(t.Revision))
 		return
 	}
 	tw := newTable(w).colourBy(1, policyColour).colourBy(2, stateColour)
@@ -124,14 +138,14 @@ func printTools(w io.Writer, t *control.Tools, full bool) {
 // entryState is "ok" or why the host would not call the tool.
 func entryState(e *wire.ToolEntry) string {
 	if e.Denial != nil {
-		return "blocked:" + e.Denial.Code
+		return "blocked:" + string(e.Denial.Code)
 	}
 	if e.Runtime != nil && !e.Runtime.Available {
 		code := e.Runtime.Code
 		if code == "" {
 			code = wire.CodeUnavailable
 		}
-		return "unavailable:" + code
+		return "unavailable:" + string(code)
 	}
 	if !e.IsExecutable() {
 		return "not executable"
@@ -157,11 +171,11 @@ call succeeds. Artifacts (screenshots, files) are saved as files whose paths are
 The host waits 20 s for the app's answer; give --timeout for tools that take longer
 (ui.wait up to 60 s, large downloads).
 Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 denied.`,
-		Example: `  ansight app call demo-001 notes.list
-  ansight app call demo-001 notes.create --arguments '{"title":"Groceries"}' --after-tree
-  echo '{"textContains":"save"}' | ansight app call demo-001 ui.query_nodes --arguments -
-  ansight app call --app-id dev.ansight.demo ui.get_screenshot --json
-  ansight app call demo-001 ui.wait --arguments '{"textContains":"Saved","condition":"exists","timeoutMilliseconds":45000}' --timeout 60s`,
+		Example: `  ansight app call com-ansight-demo-notes-001 notes.list
+  ansight app call com-ansight-demo-notes-001 notes.create --arguments '{"title":"Groceries"}' --after-tree
+  echo '{"textContains":"save"}' | ansight app call com-ansight-demo-notes-001 ui.query_nodes --arguments -
+  ansight app call --app-id com.ansight.demo.notes ui.get_screenshot --json
+  ansight app call com-ansight-demo-notes-001 ui.wait --arguments '{"textContains":"Saved","condition":"exists","timeoutMilliseconds":45000}' --timeout 60s`,
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: g.completeSessionThenTool,
 		RunE: func(c *cobra.Command, pos []string) error {
@@ -171,13 +185,13 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 				return err
 			}
 			if arguments.Kind() != '{' {
-				return usageErrorf("--arguments must be a JSON object")
+				return usageErrorf(`--arguments must be a JSON object like '{"title":"Groceries"}', not %s`, jsonKind(arguments))
 			}
 			ms, err := timeoutMS(timeout)
 			if err != nil {
 				return err
 			}
-			req := control.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
+			req := hostapi.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
 			req.After, err = g.afterInput(after, afterFile, afterTree, afterShot, afterDelay, c.Flags().Changed("after-delay-ms"))
 			if err != nil {
 				return err
@@ -194,7 +208,7 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 				return hostErr(err)
 			}
 			if outDir != "" {
-				if err := moveArtifacts(res.Artifacts, outDir); err != nil {
+				if err := moveArtifacts(res, outDir); err != nil {
 					return err
 				}
 			}
@@ -223,10 +237,39 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 	return cmd
 }
 
+// screenshotFormat decides a screenshot's format from --format and the -o file name: they
+// must agree, and a name with another extension needs --format.
+func screenshotFormat(format, output string) (string, error) {
+	if format != "" && format != "png" && format != "jpeg" {
+		return "", usageErrorf("--format must be png or jpeg")
+	}
+	byName := ""
+	switch ext := strings.ToLower(filepath.Ext(output)); ext {
+	case ".png":
+		byName = "png"
+	case ".jpg", ".jpeg":
+		byName = "jpeg"
+	case "":
+	default:
+		if format == "" {
+			return "", usageErrorf("-o %s: name the file .png, .jpg or .jpeg, or give --format", output)
+		}
+	}
+	switch {
+	case format != "" && byName != "" && format != byName:
+		return "", usageErrorf("-o %s is a %s file name, but --format is %s", output, byName, format)
+	case format != "":
+		return format, nil
+	case byName != "":
+		return byName, nil
+	}
+	return "png", nil
+}
+
 // timeoutMS converts --timeout to a request's timeoutMs (0: the host's default).
 func timeoutMS(d time.Duration) (int64, error) {
 	ms := d.Milliseconds()
-	if d < 0 || ms > control.MaxTimeoutMS || (d > 0 && ms == 0) {
+	if d < 0 || ms > hostapi.MaxTimeoutMS || (d > 0 && ms == 0) {
 		return 0, usageErrorf("--timeout must be between 1ms and 1h")
 	}
 	return ms, nil
@@ -265,18 +308,11 @@ func (g *globals) afterInput(inline, file string, tree, shot bool, delay int, de
 }
 
 // toolExit maps a tool error to the exit code scripts rely on.
-func toolExit(e *control.ToolError) error {
+func toolExit(e *hostapi.ToolError) error {
 	if e == nil {
 		return nil
 	}
-	code := ExitFailure
-	switch e.Kind {
-	case control.KindDenied:
-		code = ExitAccessDenied
-	case control.KindUnavailable:
-		code = ExitToolUnavailable
-	}
-	return &exitError{code: code, err: silentError{}}
+	return &exitError{code: exitCodeOfKind(e.Kind), err: silentError{}}
 }
 
 // silentError ends a command whose outcome was already printed.
@@ -284,7 +320,7 @@ type silentError struct{}
 
 func (silentError) Error() string { return "" }
 
-func printCall(out, errw io.Writer, res *control.Call) {
+func printCall(out, errw io.Writer, res *hostapi.Call) {
 	if res.Error != nil {
 		printToolError(errw, res.Error)
 		return
@@ -296,19 +332,27 @@ func printCall(out, errw io.Writer, res *control.Call) {
 		if len(res.Result.Result) > 0 {
 			printf(out, "%s\n", jsonBlock(res.Result.Result, ""))
 		}
-		for _, name := range sortedKeys(res.Result.Evidence) {
-			o := res.Result.Evidence[name]
-			if o.Success {
-				printf(out, "evidence %s: ok (%s, %d bytes)\n", name, o.ToolID, len(o.Result))
-			} else if o.Error != nil {
-				printf(out, "evidence %s: failed: %s: %s\n", name, o.Error.Code, o.Error.Message)
-			}
-		}
+		printEvidence(out, res.Result.Evidence, "")
 	}
 	printArtifacts(out, res.Artifacts)
 }
 
-func printArtifacts(w io.Writer, arts []control.Artifact) {
+// printEvidence writes one line per evidence outcome of a call.
+func printEvidence(w io.Writer, evidence map[string]wire.Outcome, indent string) {
+	for _, name := range sortedKeys(evidence) {
+		o := evidence[name]
+		if o.Success {
+			printf(w, "%sevidence %s: ok (%s, %d bytes)\n", safe(indent), name, o.ToolID, len(o.Result))
+		} else if o.Error != nil {
+			printf(w, "%sevidence %s: failed: %s: %s\n", safe(indent), name, o.Error.Code, o.Error.Message)
+			if o.Error.Code == wire.CodeNotFound {
+				printf(w, "%s  hint: the app has no UI tools (%s is not in its catalog), so it cannot capture %s evidence\n", safe(indent), o.ToolID, name)
+			}
+		}
+	}
+}
+
+func printArtifacts(w io.Writer, arts []hostapi.Artifact) {
 	for _, a := range arts {
 		if a.Status == "complete" {
 			printf(w, "saved %s (%s, %s)\n", a.Path, a.MimeType, humanBytes(a.SizeBytes))
@@ -318,12 +362,18 @@ func printArtifacts(w io.Writer, arts []control.Artifact) {
 	}
 }
 
-func printToolError(w io.Writer, e *control.ToolError) {
+func printToolError(w io.Writer, e *hostapi.ToolError) {
 	by := ""
 	if e.RefusedByHost {
 		by = " (refused by the host; the app was not called)"
 	}
 	printf(w, "error %s: %s%s\n", e.Code, e.Message, safe(by))
+	printErrorDetails(w, e)
+}
+
+// printErrorDetails writes what a tool error carries besides its code and message, and a
+// hint for the codes that have a next step.
+func printErrorDetails(w io.Writer, e *hostapi.ToolError) {
 	if e.Retryable {
 		fmt.Fprintln(w, "  retryable: yes")
 	}
@@ -338,21 +388,43 @@ func printToolError(w io.Writer, e *control.ToolError) {
 	}
 }
 
-// moveArtifacts moves completed artifacts into dir and rewrites their paths.
-func moveArtifacts(arts []control.Artifact, dir string) error {
+// moveArtifacts moves a call's completed artifacts into dir and rewrites their paths,
+// in the artifact list and in the result's transfer descriptors (artifactPath).
+func moveArtifacts(res *hostapi.Call, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for i := range arts {
-		a := &arts[i]
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for i := range res.Artifacts {
+		a := &res.Artifacts[i]
 		if a.Status != "complete" || a.Path == "" {
 			continue
 		}
-		dst := filepath.Join(dir, filepath.Base(a.Path))
-		if err := moveFile(a.Path, dst); err != nil {
+		if err := relocate(res, a, filepath.Join(abs, filepath.Base(a.Path))); err != nil {
 			return err
 		}
-		a.Path = dst
+	}
+	return nil
+}
+
+// relocate moves artifact a of res to dst (an absolute path) and makes res say so: the
+// artifact's path, and every artifactPath of the result and its evidence that named it.
+func relocate(res *hostapi.Call, a *hostapi.Artifact, dst string) error {
+	if err := moveFile(a.Path, dst); err != nil {
+		return err
+	}
+	oldQ, _ := json.Marshal(a.Path)
+	newQ, _ := json.Marshal(dst)
+	a.Path = dst
+	if r := res.Result; r != nil {
+		r.Result = jsontext.Value(bytes.ReplaceAll(r.Result, oldQ, newQ))
+		for name, o := range r.Evidence {
+			o.Result = jsontext.Value(bytes.ReplaceAll(o.Result, oldQ, newQ))
+			r.Evidence[name] = o
+		}
 	}
 	return nil
 }
@@ -380,122 +452,24 @@ func moveFile(src, dst string) error {
 	return os.Remove(src)
 }
 
-func newAppBatchCmd(g *globals) *cobra.Command {
-	var sel sessionSelector
-	var calls, callsFile string
-	var continueOnError bool
-	var timeout time.Duration
-	cmd := &cobra.Command{
-		Use:   "batch [session]",
-		Short: "Run 1 to 32 calls in order, as one request",
-		Long: `Run 1 to 32 tool calls sequentially in the app, as one request.
-
---calls is a JSON array of {"toolId", "arguments"?, "after"?, "callId"?}. The batch stops
-at the first failed call unless --continue-on-error is given.`,
-		Example: `  ansight app batch demo-001 --calls '[{"toolId":"notes.list"},{"toolId":"ui.get_visual_tree"}]'
-  ansight app batch demo-001 --calls-file steps.json --continue-on-error --json`,
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			raw, err := g.jsonInput("calls", calls, callsFile, "")
-			if err != nil {
-				return err
-			}
-			if len(raw) == 0 {
-				return usageErrorf("give the calls with --calls or --calls-file")
-			}
-			var list []control.CallRequest
-			if err := wire.Unmarshal(raw, &list); err != nil {
-				return usageErrorf("--calls must be a JSON array of {toolId, arguments, after, callId}: %v", err)
-			}
-			if len(list) == 0 || len(list) > wire.MaxBatchSize {
-				return usageErrorf("a batch has 1 to %d calls, not %d", wire.MaxBatchSize, len(list))
-			}
-			ms, err := timeoutMS(timeout)
-			if err != nil {
-				return err
-			}
-			ctx := c.Context()
-			b, id, err := g.session(ctx, &sel, args)
-			if err != nil {
-				return err
-			}
-			bar := g.progress()
-			res, err := b.Batch(ctx, id, control.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
-			bar.done()
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				if err := writeJSON(g.env.Stdout, res); err != nil {
-					return err
-				}
-			} else {
-				printBatch(g.env.Stdout, g.env.Stderr, res)
-			}
-			if res.Error != nil {
-				return toolExit(res.Error)
-			}
-			if !res.Success {
-				return &exitError{code: ExitFailure, err: silentError{}}
-			}
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	sel.addFlag(cmd)
-	f.StringVar(&calls, "calls", "", "the calls, a JSON array ('-': standard input)")
-	f.StringVar(&callsFile, "calls-file", "", "read the calls from this file ('-': standard input)")
-	f.BoolVar(&continueOnError, "continue-on-error", false, "run the remaining calls after a failure")
-	f.DurationVar(&timeout, "timeout", 0, "how long to wait for the batch's answer (default 20s, at most 1h)")
-	return cmd
-}
-
-func printBatch(out, errw io.Writer, res *control.Batch) {
-	if res.Error != nil {
-		printToolError(errw, res.Error)
-		return
-	}
-	r := res.Result
-	tw := newTable(out).colourBy(3, func(outcome string) string {
-		if outcome == "ok" {
-			return colourGreen
-		}
-		return colourRed
-	})
-	tw.header("#", "TOOL", "CALL ID", "OUTCOME")
-	for _, it := range r.Results {
-		outcome := "ok"
-		if !it.Success {
-			outcome = "failed"
-			if it.Error != nil {
-				outcome = it.Error.Code + ": " + oneLine(it.Error.Message, 60)
-			}
-		}
-		tw.row(fmt.Sprint(it.Index), it.ToolID, it.CallID, outcome)
-	}
-	tw.flush()
-	stopped := ""
-	if r.StoppedEarly {
-		stopped = ", stopped early"
-	}
-	printf(out, "\n%d of %d calls ran%s in %d ms\n", r.Completed, r.Requested, safe(stopped), res.DurationMS)
-	printArtifacts(out, res.Artifacts)
-}
-
 func newAppScreenshotCmd(g *globals) *cobra.Command {
 	var sel sessionSelector
 	var output, format string
 	var maxWidth int
 	cmd := &cobra.Command{
-		Use:               "screenshot [session]",
-		Short:             "Save the app's current screen as an image file",
-		Example:           "  ansight app screenshot demo-001 -o screen.png\n  ansight app screenshot --app-id dev.ansight.demo --format jpeg",
+		Use:   "screenshot [session]",
+		Short: "Save the app's current screen as an image file",
+		Long: `Save the app's current screen as an image file, through the app's ui.get_screenshot.
+
+The format follows the file name given with -o (.png, .jpg or .jpeg), or --format; a
+name whose extension says another format than --format is refused.`,
+		Example:           "  ansight app screenshot com-ansight-demo-notes-001 -o screen.png\n  ansight app screenshot --app-id com.ansight.demo.notes -o screen.jpg --max-width 320",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			if format != "png" && format != "jpeg" {
-				return usageErrorf("--format must be png or jpeg")
+			var err error
+			if format, err = screenshotFormat(format, output); err != nil {
+				return err
 			}
 			ctx := c.Context()
 			b, id, err := g.session(ctx, &sel, args)
@@ -508,7 +482,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 			}
 			raw, _ := json.Marshal(shotArgs)
 			bar := g.progress()
-			res, err := b.Call(ctx, id, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
+			res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
 			bar.done()
 			if err != nil {
 				return hostErr(err)
@@ -518,10 +492,13 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 					writeJSON(g.env.Stdout, res)
 				} else {
 					printToolError(g.env.Stderr, res.Error)
+					if res.Error.Code == wire.CodeNotFound {
+						printf(g.env.Stderr, "  the app has no UI tools: %s is not in its catalog, so it cannot take screenshots\n", wire.ScreenshotToolID)
+					}
 				}
 				return toolExit(res.Error)
 			}
-			var art *control.Artifact
+			var art *hostapi.Artifact
 			for i := range res.Artifacts {
 				if res.Artifacts[i].Status == "complete" {
 					art = &res.Artifacts[i]
@@ -538,11 +515,13 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 				}
 				output = fmt.Sprintf("screenshot-%s-%s%s", id, time.Now().Format("20060102-150405"), ext)
 			}
-			if err := moveFile(art.Path, output); err != nil {
+			abs, err := filepath.Abs(output)
+			if err != nil {
 				return err
 			}
-			abs, _ := filepath.Abs(output)
-			art.Path = abs
+			if err := relocate(res, art, abs); err != nil {
+				return err
+			}
 			if g.json {
 				return writeJSON(g.env.Stdout, res)
 			}
@@ -553,7 +532,7 @@ func newAppScreenshotCmd(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	sel.addFlag(cmd)
 	f.StringVarP(&output, "output", "o", "", "file to write (default: screenshot-<session>-<time>.png in the current directory)")
-	f.StringVar(&format, "format", "png", "png or jpeg")
+	f.StringVar(&format, "format", "", "png or jpeg (default: from the -o file name, else png)")
 	f.IntVar(&maxWidth, "max-width", 0, "scale the image down to at most this width")
 	return cmd
 }

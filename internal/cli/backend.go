@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // stateDir is the host state directory for this run.
@@ -18,20 +19,32 @@ func (g *globals) stateDirPath() (string, error) {
 	if g.stateDir != "" {
 		return g.stateDir, nil
 	}
-	return control.DefaultStateDir()
+	return hostapi.DefaultStateDir()
 }
 
-// backend returns a client of the resident host's control API.
-func (g *globals) backend() (control.Backend, error) {
+// backend returns a client of the resident host's control API, or of the fleet that
+// --fleet names (one per run).
+func (g *globals) backend() (hostapi.Backend, error) {
+	if g.backendMade != nil {
+		return g.backendMade, nil
+	}
+	if cfg, ok := g.fleetConfig(); ok {
+		c, err := g.fleetClient(cfg)
+		if err != nil {
+			return nil, err
+		}
+		g.backendMade = c
+		return c, nil
+	}
 	dir, err := g.stateDirPath()
 	if err != nil {
 		return nil, err
 	}
-	return control.NewClient(filepath.Join(dir, control.SocketName)), nil
+	return hostapi.NewClient(filepath.Join(dir, hostapi.SocketName)), nil
 }
 
 // session connects to the resident host and resolves the session a command names.
-func (g *globals) session(ctx context.Context, sel *sessionSelector, args []string) (control.Backend, string, error) {
+func (g *globals) session(ctx context.Context, sel *sessionSelector, args []string) (hostapi.Backend, string, error) {
 	b, err := g.backend()
 	if err != nil {
 		return nil, "", err
@@ -45,14 +58,19 @@ func hostErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, control.ErrHostUnavailable) {
+	if e := fleetErr(err); e != nil {
+		return e
+	}
+	if errors.Is(err, hostapi.ErrHostUnavailable) {
 		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
 	}
-	switch control.CodeOfAPI(err) {
-	case control.CodeSessionNotFound, control.CodeSessionAmbiguous:
-		return &exitError{code: ExitFailure, err: err, hint: "list sessions with 'ansight session list'"}
-	case control.CodeSessionClosed:
-		return &exitError{code: ExitFailure, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
+	switch wire.CodeOf(err) {
+	case wire.CodeSessionNotFound: // the message names 'ansight session list'
+		return &exitError{code: ExitNoSession, err: err}
+	case wire.CodeSessionAmbiguous:
+		return &exitError{code: ExitUsage, err: err, hint: "name one session id (ansight session list)"}
+	case wire.CodeSessionClosed:
+		return &exitError{code: ExitNoSession, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
 	}
 	return err
 }
@@ -68,7 +86,7 @@ func (s *sessionSelector) addFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.appID, "app-id", "", "select the session of this app (when exactly one is connected)")
 }
 
-func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args []string) (string, error) {
+func (s *sessionSelector) resolve(ctx context.Context, b hostapi.Backend, args []string) (string, error) {
 	if len(args) > 0 && args[0] != "" {
 		if s.appID != "" {
 			return "", usageErrorf("give a session id or --app-id, not both")
@@ -79,9 +97,9 @@ func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args [
 	if err != nil {
 		return "", hostErr(err)
 	}
-	var matches []control.Session
+	var matches []hostapi.Session
 	for _, ss := range list.Sessions {
-		if ss.State != control.StateConnected {
+		if ss.State != hostapi.StateConnected {
 			continue
 		}
 		if s.appID == "" || ss.AppID == s.appID {
@@ -92,9 +110,9 @@ func (s *sessionSelector) resolve(ctx context.Context, b control.Backend, args [
 	case len(matches) == 1:
 		return matches[0].ID, nil
 	case len(matches) == 0 && s.appID != "":
-		return "", &exitError{code: ExitFailure, err: fmt.Errorf("no connected session of app %q", s.appID), hint: "list sessions with 'ansight session list'"}
+		return "", &exitError{code: ExitNoSession, err: fmt.Errorf("no connected session of app %q (see 'ansight session list')", s.appID)}
 	case len(matches) == 0:
-		return "", &exitError{code: ExitFailure, err: errors.New("no app is connected"), hint: "start an app with the Ansight SDK (or 'ansight demo --keep-running'), then 'ansight session list'"}
+		return "", &exitError{code: ExitNoSession, err: errors.New("no app is connected"), hint: "start an app with the Ansight SDK (or 'ansight demo --keep-running'), then 'ansight session list'"}
 	}
 	ids := make([]string, len(matches))
 	for i, m := range matches {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/bench"
-	"github.com/ansight-go/ansight/internal/control"
 )
 
 func TestBenchOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		flags   benchFlags
@@ -68,7 +69,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errw.String()
 }
 
-func TestBenchJSON(t *testing.T) {
+func TestBenchJSON(t *testing.T) { // not parallel: it replaces benchLocal and benchSession
 	tinyBench(t)
 	code, out, errw := runCLI(t, "bench", "--json", "--callers", "2")
 	if code != ExitOK {
@@ -130,12 +131,14 @@ func TestBenchJSON(t *testing.T) {
 			t.Errorf("no %s figures", g)
 		}
 	}
-	if targets != 3 { // throughput, artifact throughput, artifact memory (unchanged's needs 10,000 tools)
+	// CPU per call with 1 and 2 callers, repeated index, definitions and full queries,
+	// artifact throughput and memory (unchanged's needs 10,000 tools).
+	if targets != 7 {
 		t.Errorf("%d targets", targets)
 	}
 }
 
-func TestBenchTable(t *testing.T) {
+func TestBenchTable(t *testing.T) { // not parallel: it replaces benchLocal and benchSession
 	tinyBench(t)
 	code, out, errw := runCLI(t, "bench", "--quick", "--callers", "1")
 	if code != ExitOK {
@@ -152,6 +155,7 @@ func TestBenchTable(t *testing.T) {
 }
 
 func TestBenchErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -176,11 +180,11 @@ func TestBenchErrors(t *testing.T) {
 
 // TestBenchSession runs --session against a stub backend: the command hands the session id
 // and options to the measurements and prints their report.
-func TestBenchSession(t *testing.T) {
+func TestBenchSession(t *testing.T) { // not parallel: it replaces benchLocal and benchSession
 	session := benchSession
 	t.Cleanup(func() { benchSession = session })
 	var gotID string
-	benchSession = func(ctx context.Context, b control.Backend, id string, o bench.Options) (*bench.Report, error) {
+	benchSession = func(ctx context.Context, b hostapi.Backend, id string, o bench.Options) (*bench.Report, error) {
 		gotID = id
 		if b == nil || o.Tool != "x.read" {
 			t.Errorf("backend %v, options %+v", b, o)

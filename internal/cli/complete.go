@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // completeSessions offers the connected session ids (shell completion).
@@ -41,7 +41,7 @@ func (g *globals) sessionIDs() []string {
 	}
 	var ids []string
 	for _, ss := range s.Sessions {
-		if ss.State == control.StateConnected {
+		if ss.State == hostapi.StateConnected {
 			ids = append(ids, termText(ss.ID)+"\t"+termText(ss.AppID))
 		}
 	}
@@ -62,7 +62,7 @@ func (g *globals) toolIDs(session string) []string {
 			return nil
 		}
 	}
-	t, err := b.Tools(ctx, session, control.ToolsRequest{})
+	t, err := b.Tools(ctx, session, hostapi.ToolsRequest{})
 	if err != nil {
 		return nil
 	}

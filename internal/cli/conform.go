@@ -161,10 +161,8 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	events, unsubscribe := rh.srv.Subscribe(16)
 	stopApp := func() {}
 	cleanup := func() {
-		unsubscribe()
 		stopApp()
 		rh.close()
 		os.RemoveAll(dir)
@@ -180,29 +178,22 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		st, _ := rh.local.Status(ctx)
 		fmt.Fprintf(g.env.Stderr, "ansight conform: waiting up to %s for an app (enrollment udp://%s)\n", f.timeout, st.Discovery)
 	}
-	wait := time.NewTimer(f.timeout)
-	defer wait.Stop()
-	for {
-		for _, s := range rh.srv.Sessions() {
-			if s.Opened() {
-				t := conformance.NewTapTarget(s.ID(), s.Send)
-				mu.Lock()
-				target, targetID = t, s.ID()
-				mu.Unlock()
-				if !g.json {
-					printf(g.env.Stderr, "ansight conform: session %s (%s)\n", s.ID(), s.AppID())
-				}
-				return t, func() { t.Close(); cleanup() }, nil
-			}
-		}
-		select {
-		case <-events:
-		case <-wait.C:
-			cleanup()
-			return nil, nil, fmt.Errorf("no app session opened within %s", f.timeout)
-		case <-ctx.Done():
-			cleanup()
+	wait, cancelWait := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("no app session opened within %s", f.timeout))
+	defer cancelWait()
+	sess, err := rh.srv.WaitSession(wait, (*host.Session).Opened)
+	if err != nil {
+		cleanup()
+		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
+		return nil, nil, err
 	}
+	t := conformance.NewTapTarget(sess.ID(), sess.Send)
+	mu.Lock()
+	target, targetID = t, sess.ID()
+	mu.Unlock()
+	if !g.json {
+		printf(g.env.Stderr, "ansight conform: session %s (%s)\n", sess.ID(), sess.AppID())
+	}
+	return t, func() { t.Close(); cleanup() }, nil
 }

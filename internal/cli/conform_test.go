@@ -20,6 +20,7 @@ func runConformCLI(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestConformDemo(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runConformCLI(t, "conform", "--demo")
 	if code != ExitOK || !strings.Contains(out, "conformance: PASS") || !strings.Contains(out, "PASS  catalog.unchanged") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -27,6 +28,7 @@ func TestConformDemo(t *testing.T) {
 }
 
 func TestConformDemoJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runConformCLI(t, "conform", "--demo", "--json", "--check", "batch", "--check", "catalog.unchanged")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -54,6 +56,7 @@ func TestConformDemoJSON(t *testing.T) {
 }
 
 func TestConformUsage(t *testing.T) {
+	t.Parallel()
 	for _, k := range []struct {
 		args []string
 		code int
@@ -64,9 +67,12 @@ func TestConformUsage(t *testing.T) {
 		// No app comes: the wait ends with a failure, not a hang.
 		{[]string{"conform", "--discovery", "127.0.0.1:0", "--timeout", "200ms"}, ExitFailure, ""},
 	} {
-		code, out, errOut := runConformCLI(t, k.args...)
-		if code != k.code || !strings.Contains(out, k.out) {
-			t.Errorf("%v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", k.args, code, k.code, out, errOut)
-		}
+		t.Run(strings.Join(k.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runConformCLI(t, k.args...)
+			if code != k.code || !strings.Contains(out, k.out) {
+				t.Errorf("%v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", k.args, code, k.code, out, errOut)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/jpeg"
@@ -11,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/fleet"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -26,6 +29,7 @@ func newDemoCmd(g *globals) *cobra.Command {
 	var playerAddr string
 	var noPlayer bool
 	var shotPath string
+	var fleetHost string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a host and a demo app, and walk through the protocol (no phone needed)",
@@ -37,19 +41,21 @@ as a file, and calls the host refuses.
 
 With --keep-running, both stay up afterwards and the other commands work against them:
   ansight session list
-  ansight app tools --app-id com.ansight.demo.notes`,
+  ansight app tools --app-id com.ansight.demo.notes
+With --keep-running and --fleet, the host also joins that device lab (see 'host run').`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if noPlayer || !keep {
 				playerAddr = ""
 			}
-			return runDemo(c.Context(), g, keep, shotPath, playerAddr)
+			return runDemo(c.Context(), g, keep, shotPath, playerAddr, fleetHost)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
 	cmd.Flags().StringVar(&shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
 	cmd.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "with --keep-running: loopback address of the web player")
 	cmd.Flags().BoolVar(&noPlayer, "no-player", false, "with --keep-running: do not serve the web player")
+	addFleetHostFlag(cmd, &fleetHost)
 	return cmd
 }
 
@@ -94,13 +100,18 @@ func (d *demoWalk) done(name string, ok bool, summary string) {
 	d.printf("   → %s: %s\n", mark, summary)
 }
 
-func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr string) error {
+func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, fleetHost string) error {
 	var stateDir string
 	if keep {
 		dir, err := g.stateDirPath()
 		if err != nil {
 			return err
 		}
+		lock, err := lockStateDir(dir) // before the tour, not after it
+		if err != nil {
+			return err
+		}
+		defer lock.release()
 		stateDir = dir
 	} else {
 		dir, err := os.MkdirTemp("", "ansight-demo-")
@@ -119,10 +130,25 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 	}
 	// The control socket opens only after the walkthrough (below), so that other commands
 	// never race with it.
-	rh, err := startHost(ctx, hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
-		record: keep})
+	cfg := hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
+		record: keep}
+	if !keep && (g.fleet.url != "" || fleetHost != "") {
+		return usageErrorf("the demo joins a fleet only with --keep-running")
+	}
+	if keep { // a walkthrough alone never joins a fleet, even with $ANSIGHT_FLEET set
+		if err := g.joinFleetConfig(&cfg, fleetHost, discard); err != nil {
+			return err
+		}
+	}
+	rh, err := startHost(ctx, cfg)
+	if err != nil && discovery != "127.0.0.1:0" && errors.Is(err, syscall.EADDRINUSE) {
+		// Another host took the standard port since freeOrDefault looked (two demos
+		// started at once): any port will do.
+		cfg.discovery = "127.0.0.1:0"
+		rh, err = startHost(ctx, cfg)
+	}
 	if err != nil {
-		return err
+		return hostErr(err)
 	}
 	defer rh.close()
 
@@ -138,9 +164,9 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 	defer stopApp()
 	b := rh.local
 	sessions, _ := b.Sessions(ctx)
-	var sess control.Session
+	var sess hostapi.Session
 	for _, s := range sessions.Sessions {
-		if s.AppID == demoAppID && s.State == control.StateConnected {
+		if s.AppID == demoAppID && s.State == hostapi.StateConnected {
 			sess = s
 		}
 	}
@@ -177,6 +203,10 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 			if rh.playerURL != "" {
 				w.printf("Or open the web player: %s\n", rh.playerURL)
 			}
+			if rh.member != nil {
+				w.printf("The host is in fleet %s as %s: 'ansight --fleet %s session list' shows it from any machine.\n",
+					rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
+			}
 			w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
 		}
 		select {
@@ -189,10 +219,10 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr st
 	return nil
 }
 
-func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPath string) error {
+func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPath string) error {
 	// 1. Discovery: the compact index.
 	w.step(1, "Discovery: the compact index (no schemas)")
-	idx, err := b.Tools(ctx, sid, control.ToolsRequest{})
+	idx, err := b.Tools(ctx, sid, hostapi.ToolsRequest{})
 	if err != nil {
 		return err
 	}
@@ -202,7 +232,7 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 	}
 	w.done("index", idx.Count > 0, fmt.Sprintf("%d tools in %d bytes, revision %s", idx.Count, len(idxBytes), shortRevision(idx.Revision)))
 
-	again, err := b.Tools(ctx, sid, control.ToolsRequest{IfRevision: idx.Revision})
+	again, err := b.Tools(ctx, sid, hostapi.ToolsRequest{IfRevision: idx.Revision})
 	if err != nil {
 		return err
 	}
@@ -219,7 +249,7 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 
 	// 3. A read call.
 	w.step(3, "A read call: notes.list")
-	res, err := b.Call(ctx, sid, control.CallRequest{ToolID: "notes.list", Arguments: jsontext.Value(`{}`)}, nil)
+	res, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: "notes.list", Arguments: jsontext.Value(`{}`)}, nil)
 	if err != nil {
 		return err
 	}
@@ -228,7 +258,7 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 
 	// 4. A write call with evidence.
 	w.step(4, "A write call with post-call evidence: notes.create, then the visual tree")
-	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: "notes.create",
+	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "notes.create",
 		Arguments: jsontext.Value(`{"title":"Try ansight","body":"Created by ansight demo"}`),
 		After:     &wire.After{Include: []string{wire.EvidenceVisualTree}}}, nil)
 	if err != nil {
@@ -245,7 +275,7 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 
 	// 5. A batch.
 	w.step(5, "A batch: tap the new note's row, then read the screen, in one request")
-	find, err := b.Call(ctx, sid, control.CallRequest{ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)}, nil)
+	find, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)}, nil)
 	if err != nil {
 		return err
 	}
@@ -254,7 +284,7 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 		w.done("batch", false, "ui.query_nodes found no row for the new note: "+resultSnippet(find))
 	} else {
 		tap, _ := json.Marshal(map[string]any{"reference": ref, "action": "tap"})
-		batch, err := b.Batch(ctx, sid, control.BatchRequest{Calls: []control.CallRequest{
+		batch, err := b.Batch(ctx, sid, hostapi.BatchRequest{Calls: []hostapi.CallRequest{
 			{CallID: "open", ToolID: "ui.perform_action", Arguments: tap},
 			{CallID: "state", ToolID: "app.get_state", Arguments: jsontext.Value(`{}`)},
 			{CallID: "title", ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"role":"textField","maxResults":2}`)},
@@ -266,25 +296,25 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 			for _, it := range batch.Result.Results {
 				outcome := compactJSON(it.Result, 70)
 				if !it.Success && it.Error != nil {
-					outcome = it.Error.Code + ": " + it.Error.Message
+					outcome = string(it.Error.Code) + ": " + it.Error.Message
 				}
 				w.printf("   [%d] %-17s %-6s %s\n", it.Index, it.ToolID, it.CallID, outcome)
 			}
 			w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls in one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
 		} else {
-			w.done("batch", false, batch.Error.Code+": "+batch.Error.Message)
+			w.done("batch", false, string(batch.Error.Code)+": "+batch.Error.Message)
 		}
 	}
 
 	// 6. A screenshot over the binary stream.
 	w.step(6, "A screenshot: ui.get_screenshot, the PNG streamed over ASFT")
-	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: jsontext.Value(`{"format":"png"}`)}, nil)
+	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: jsontext.Value(`{"format":"png"}`)}, nil)
 	if err != nil {
 		return err
 	}
 	shotOK, summary := false, "no screenshot"
 	if res.Error != nil {
-		summary = res.Error.Code + ": " + res.Error.Message
+		summary = string(res.Error.Code) + ": " + res.Error.Message
 	}
 	for _, a := range res.Artifacts {
 		if a.Status != "complete" {
@@ -310,21 +340,21 @@ func demoSteps(ctx context.Context, w *demoWalk, b control.Backend, sid, shotPat
 
 	// 7. Calls the host refuses, and one the app refuses.
 	w.step(7, "Refusals: a critical tool above the session's grant, and a tool not available yet")
-	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: "notes.delete_all", Arguments: jsontext.Value(`{}`)}, nil)
+	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "notes.delete_all", Arguments: jsontext.Value(`{}`)}, nil)
 	if err != nil {
 		return err
 	}
-	w.done("denied", res.Error != nil && res.Error.Kind == control.KindDenied, refusalSummary(res))
-	res, err = b.Call(ctx, sid, control.CallRequest{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)}, nil)
+	w.done("denied", res.Error != nil && res.Error.Kind == wire.KindDenied, refusalSummary(res))
+	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)}, nil)
 	if err != nil {
 		return err
 	}
-	w.done("unavailable", res.Error != nil && res.Error.Kind == control.KindUnavailable, refusalSummary(res))
+	w.done("unavailable", res.Error != nil && res.Error.Kind == wire.KindUnavailable, refusalSummary(res))
 	return nil
 }
 
 // firstReference returns the node reference of the first match of a ui.query_nodes result.
-func firstReference(res *control.Call) (jsontext.Value, bool) {
+func firstReference(res *hostapi.Call) (jsontext.Value, bool) {
 	if res.Result == nil {
 		return nil, false
 	}
@@ -339,7 +369,7 @@ func firstReference(res *control.Call) (jsontext.Value, bool) {
 	return r.Matches[0].Reference, true
 }
 
-func refusalSummary(res *control.Call) string {
+func refusalSummary(res *hostapi.Call) string {
 	if res.Error == nil {
 		return "the call was not refused"
 	}
@@ -350,9 +380,9 @@ func refusalSummary(res *control.Call) string {
 	return fmt.Sprintf("%s refused by %s: %s", res.Error.Code, by, res.Error.Message)
 }
 
-func resultSnippet(res *control.Call) string {
+func resultSnippet(res *hostapi.Call) string {
 	if res.Error != nil {
-		return res.Error.Code + ": " + res.Error.Message
+		return string(res.Error.Code) + ": " + res.Error.Message
 	}
 	if res.Result == nil {
 		return "(none)"

@@ -16,9 +16,10 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
@@ -52,25 +53,35 @@ type hostConfig struct {
 	jpeg pairing.JpegCapturePolicy
 	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
 	maxSessions int
+	// fleet, when set, joins the host to that device lab under the name fleetHost; its
+	// player then shows every host of the fleet.
+	fleet     *fleet.Config
+	fleetHost string
 }
 
 // runningHost is a started host with its control backend.
 type runningHost struct {
 	srv     *host.Server
-	local   *control.Local
+	local   *hostapi.Local
 	socket  string
 	httpSrv *http.Server
 	// stopControl ends the control API's requests (its server's base context).
 	stopControl context.CancelFunc
 	done        chan struct{} // closed when a client asks the host to stop
-	// player is the web console, when started; playerURL opens it (with the run's token).
-	player    *player.Player
-	playerSrv *http.Server
-	playerURL string
+	// player is the web console, when started, at playerAddr; playerURL opens it (with
+	// its token, kept in the state directory: see player.go).
+	player     *player.Player
+	playerSrv  *http.Server
+	playerAddr string
+	playerURL  string
+	stateDir   string
 	// unpoint removes the pointer to this host's state directory (see locate.go).
 	unpoint func()
 	// rec keeps the session recordings, when recording.
 	rec *recording.Recorder
+	// member is the host's membership of a fleet; fleetView the fleet as its player sees it.
+	member    *fleet.Member
+	fleetView *fleet.Client
 }
 
 // startHost starts a host server and, when asked, its control API.
@@ -120,7 +131,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		return nil, err
 	}
 	rh.srv = srv
-	rh.local = control.NewLocal(srv, control.LocalOptions{
+	rh.local = hostapi.NewLocal(srv, hostapi.LocalOptions{
 		Version:  versionString(cfg.version),
 		StateDir: cfg.stateDir,
 		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
@@ -128,6 +139,12 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	})
 	if cfg.tap == nil {
 		go prefetchCatalogs(srv)
+	}
+	if cfg.fleet != nil {
+		if err := rh.joinFleet(ctx, cfg, opts.Tools.ArtifactDir); err != nil {
+			rh.close()
+			return nil, err
+		}
 	}
 	if cfg.player != "" {
 		if err := rh.servePlayer(cfg, opts.Tools.ArtifactDir); err != nil {
@@ -165,11 +182,31 @@ func prefetchCatalogs(srv *host.Server) {
 	}
 }
 
+// joinFleet makes the host a member of cfg.fleet and, for its player, a client of the
+// whole fleet that serves this host's own sessions in process.
+func (rh *runningHost) joinFleet(ctx context.Context, cfg hostConfig, artifactDir string) error {
+	m, err := fleet.Join(ctx, rh.srv, rh.local, fleet.MemberOptions{Config: *cfg.fleet, Host: cfg.fleetHost, Version: versionString(cfg.version)})
+	if err != nil {
+		return err
+	}
+	rh.member = m
+	if cfg.player == "" {
+		return nil
+	}
+	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: *cfg.fleet, ArtifactDir: filepath.Join(artifactDir, "fleet"), Version: versionString(cfg.version),
+		Home: &fleet.Home{Name: cfg.fleetHost, Backend: rh.local, Events: rh.srv.Subscribe}})
+	if err != nil {
+		return err
+	}
+	rh.fleetView = c
+	return nil
+}
+
 // serveControl makes the host reachable by the other commands through the control socket
 // in stateDir.
 func (rh *runningHost) serveControl(stateDir string) error {
-	rh.socket = filepath.Join(stateDir, control.SocketName)
-	l, err := control.Listen(rh.socket)
+	rh.socket = filepath.Join(stateDir, hostapi.SocketName)
+	l, err := hostapi.Listen(rh.socket)
 	if err != nil {
 		return err
 	}
@@ -177,7 +214,7 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	// host closes, rather than holding its shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
 	rh.stopControl = cancel
-	rh.httpSrv = &http.Server{Handler: control.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
+	rh.httpSrv = &http.Server{Handler: hostapi.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go rh.httpSrv.Serve(l)
 	rh.unpoint = pointToHost(stateDir)
@@ -187,7 +224,16 @@ func (rh *runningHost) serveControl(stateDir string) error {
 // servePlayer starts the web player on cfg.player. When that is the default address and
 // it is taken (another host runs), any free loopback port will do.
 func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
-	p, err := player.New(rh.local, rh.srv, player.Options{ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
+	token, err := playerToken(cfg.stateDir, false)
+	if err != nil {
+		return err
+	}
+	var backend hostapi.Backend = rh.local
+	var events player.Events = rh.srv
+	if rh.fleetView != nil {
+		backend, events = rh.fleetView, rh.fleetView
+	}
+	p, err := player.New(backend, events, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
 	if err != nil {
 		return err
 	}
@@ -199,9 +245,11 @@ func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
 		p.Close()
 		return err
 	}
-	rh.player, rh.playerURL = p, p.URL(l.Addr().String())
+	rh.player, rh.playerAddr, rh.stateDir = p, l.Addr().String(), cfg.stateDir
+	rh.playerURL = p.URL(rh.playerAddr)
 	rh.playerSrv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go rh.playerSrv.Serve(l)
+	rh.local.SetPlayer(rh)
 	return nil
 }
 
@@ -220,6 +268,12 @@ func (rh *runningHost) close() {
 		cancel()
 		os.Remove(rh.socket)
 		rh.unpoint()
+	}
+	if rh.fleetView != nil {
+		rh.fleetView.Close()
+	}
+	if rh.member != nil {
+		rh.member.Close() // leaves the fleet before the sessions end
 	}
 	rh.srv.Close()
 	if rh.rec != nil {
@@ -285,7 +339,7 @@ const demoAppID = "com.ansight.demo.notes"
 // startEmbedded starts a host in this process (without a control socket) and, when
 // withDemo, the demo app connected to it. The MCP bridge uses it for --embedded-host and
 // --demo. stop shuts both down.
-func startEmbedded(ctx context.Context, g *globals, withDemo bool) (control.Backend, func(), error) {
+func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Backend, func(), error) {
 	dir, err := os.MkdirTemp("", "ansight-embedded-")
 	if err != nil {
 		return nil, nil, err

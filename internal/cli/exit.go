@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ansight-go/ansight/wire"
 )
 
-// Exit codes: scripts may rely on them.
+// Exit codes: scripts may rely on them. Those the official CLI shares mean the same; of its
+// others, 3 (configuration), 10 (test failed), 11 (telemetry finding) and 12 (artifact
+// difference) belong to commands this CLI does not have, and are never used (docs/cli.md).
 const (
 	ExitOK              = 0   // success
 	ExitFailure         = 1   // any other failure (including a tool that ran and failed)
@@ -14,6 +18,7 @@ const (
 	ExitHostUnavailable = 4   // no resident host to talk to (start one with `ansight host run`)
 	ExitToolUnavailable = 5   // the tool is unknown, or not available in the app's current state
 	ExitAccessDenied    = 6   // policy: the grant, the guard or --allow-critical forbids it
+	ExitNoSession       = 7   // no such session, none connected, or it disconnected
 	ExitInterrupted     = 130 // interrupted (Ctrl-C)
 )
 
@@ -33,17 +38,29 @@ func usageErrorf(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// exitCodeOfKind is the exit code of a failed tool call of kind k: the CLI's one mapping
+// from the error vocabulary (wire.Kind).
+func exitCodeOfKind(k wire.Kind) int {
+	switch k {
+	case wire.KindDenied:
+		return ExitAccessDenied
+	case wire.KindUnavailable:
+		return ExitToolUnavailable
+	}
+	return ExitFailure
+}
+
 // exitCodeOf maps an error to the process exit code.
 func exitCodeOf(ctx context.Context, err error) int {
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return ExitInterrupted
+	}
 	var e *exitError
 	if errors.As(err, &e) {
 		return e.code
-	}
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		return ExitInterrupted
 	}
 	return ExitFailure
 }

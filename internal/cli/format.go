@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -175,6 +177,19 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalSize returns the size of the terminal w writes to, in characters; 80×24 when w
+// is not a terminal or does not say.
+func terminalSize(w io.Writer) (cols, rows int) {
+	if f, ok := w.(*os.File); ok && isTerminal(w) {
+		var ws struct{ rows, cols, x, y uint16 }
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+		if errno == 0 && ws.cols > 0 && ws.rows > 0 {
+			return int(ws.cols), int(ws.rows)
+		}
+	}
+	return 80, 24
 }
 
 func mkdirFor(path string) error {

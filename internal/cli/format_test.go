@@ -11,6 +11,7 @@ import (
 // TestTableColours: colours only on a terminal, and a coloured table lines up exactly as
 // the plain one once the escapes are removed.
 func TestTableColours(t *testing.T) {
+	t.Parallel()
 	render := func(colour bool) string {
 		var b bytes.Buffer
 		tw := newTable(&b).colourBy(1, policyColour).colourBy(2, stateColour)
@@ -36,6 +37,7 @@ func TestTableColours(t *testing.T) {
 }
 
 func TestTermText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain text, ünïcode ✓ and a \\ backslash": "plain text, ünïcode ✓ and a \\ backslash",
 		"clipboard\x1b]52;c;ZXZpbA==\x07":          `clipboard\x1b]52;c;ZXZpbA==\a`,
@@ -60,6 +62,7 @@ func TestTermText(t *testing.T) {
 // TestPrintfSanitises: every string-like argument is sanitised, safe text is not, and the
 // format's own newlines stay.
 func TestPrintfSanitises(t *testing.T) {
+	t.Parallel()
 	type named string
 	var b bytes.Buffer
 	printf(&b, "%s|%s|%v|%s|%d\n", "a\x1bb", named("c\x07"), errors.New("e\x1b[2J"), safe("ok\n"), 7)

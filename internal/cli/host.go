@@ -9,8 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
@@ -27,6 +28,7 @@ func newHostCmd(g *globals) *cobra.Command {
 	var jpegInterval time.Duration
 	var jpegQuality int
 	var maxSessions int
+	var fleetHost string
 	run := &cobra.Command{
 		Use:   "run",
 		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
@@ -38,14 +40,26 @@ By default everything listens on loopback: desktop apps, iOS simulators and Andr
 emulators on this machine connect in local mode. --lan serves phones and other machines,
 which pair with an invite ('ansight pairing issue --qr'): it listens on every address,
 IPv4 and IPv6, and takes the WebSocket port from 56500-56599, the official host's range,
-so that firewall rules written for it work (--websocket-port pins another port or range).`,
-		Example: "  ansight host run\n  ansight host run --lan\n  ansight host run --lan --websocket-port 56510\n  ansight host run --discovery 127.0.0.1:46123",
-		Args:    cobra.NoArgs,
+so that firewall rules written for it work (--websocket-port pins another port or range).
+
+--fleet joins a device lab: the host announces its sessions to the fleet's NATS server
+and serves the fleet's requests for them, under the grants it holds; its player shows
+every host of the fleet. Other machines then reach its sessions with
+'ansight --fleet <url> session list' and 'app call'. See docs/fleet.md.`,
+		Example: "  ansight host run\n  ansight host run --lan\n  ansight host run --lan --websocket-port 56510\n  ansight host run --discovery 127.0.0.1:46123\n" +
+			"  ansight host run --fleet nats://lab.example:4222 --fleet-host-name bench-3\n" +
+			"  ANSIGHT_FLEET_PASSWORD=… ansight host run --fleet tls://lab.example:4222 --fleet-user lab-host",
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dir, err := g.stateDirPath()
 			if err != nil {
 				return err
 			}
+			lock, err := lockStateDir(dir) // before binding anything
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
@@ -81,12 +95,16 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			if noPlayer {
 				playerAddr = ""
 			}
-			rh, err := startHost(c.Context(), hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
+			cfg := hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
 				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr,
 				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: pairing.JpegCapturePolicy{
-					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}})
-			if err != nil {
+					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
+			if err := g.joinFleetConfig(&cfg, fleetHost, logger); err != nil {
 				return err
+			}
+			rh, err := startHost(c.Context(), cfg)
+			if err != nil {
+				return hostErr(err)
 			}
 			defer rh.close()
 			st, _ := rh.local.Status(c.Context())
@@ -101,6 +119,9 @@ so that firewall rules written for it work (--websocket-port pins another port o
 				}
 				if u := st.Recording; u != nil {
 					printf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
+				}
+				if cfg.fleet != nil {
+					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
 				}
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
@@ -129,15 +150,19 @@ so that firewall rules written for it work (--websocket-port pins another port o
 	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval of the live screen frames apps are asked to stream")
 	run.Flags().IntVar(&jpegQuality, "jpeg-quality", 60, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
 	run.Flags().IntVar(&maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
+	addFleetHostFlag(run, &fleetHost)
 
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show whether a host is running, and where",
+		Short: "Show whether a host is running, and where (with --fleet: the fleet's hosts)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			b, err := g.backend()
 			if err != nil {
 				return err
+			}
+			if fc, ok := b.(*fleet.Client); ok {
+				return g.printFleetHosts(fc)
 			}
 			st, err := b.Status(c.Context())
 			if err != nil {
@@ -158,6 +183,11 @@ so that firewall rules written for it work (--websocket-port pins another port o
 			}
 			tw.row("sessions:", sessions)
 			tw.row("files:", st.FileLimit.String())
+			if st.Player != "" {
+				tw.row("player:", st.Player+" (open it: ansight player open)")
+			} else {
+				tw.row("player:", "off (--no-player)")
+			}
 			tw.row("state:", st.StateDir)
 			tw.row("recordings:", recordingUsage(st.Recording))
 			tw.flush()
@@ -206,7 +236,7 @@ func recordingUsage(u *recording.Usage) string {
 
 // listenNote says how a listener of the status listens: dual-stack, and the port range
 // the WebSocket port came from.
-func listenNote(st *control.Status, websocket bool) string {
+func listenNote(st *hostapi.Status, websocket bool) string {
 	var notes []string
 	if st.DualStack {
 		notes = append(notes, "IPv4 and IPv6")

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/privdir"
 )
 
@@ -39,7 +39,7 @@ func plainStateDir() (string, error) {
 // the plain default directory, when the environment chose it and it is another one. The
 // returned function removes the pointer if it still names stateDir.
 func pointToHost(stateDir string) (remove func()) {
-	fromEnv, err := control.DefaultStateDir()
+	fromEnv, err := hostapi.DefaultStateDir()
 	if err != nil || fromEnv != stateDir {
 		return func() {}
 	}
@@ -81,7 +81,7 @@ func (g *globals) hostSockets() ([]string, error) {
 	}
 	var out []string
 	for _, d := range dirs {
-		if s := filepath.Join(d, control.SocketName); !slices.Contains(out, s) {
+		if s := filepath.Join(d, hostapi.SocketName); !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}

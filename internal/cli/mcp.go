@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/mcpbridge"
 	"github.com/ansight-go/ansight/pairing"
 )
@@ -49,6 +50,8 @@ environment: when neither --state-dir nor ANSIGHT_STATE_DIR is given, it also fi
 whose state directory came from XDG_STATE_HOME or ANSIGHT_STATE_DIR in your terminal.
 --embedded-host runs a host inside this process instead; --demo also starts the demo app, to
 try everything without an app of your own.
+With --fleet, agents see every session of a device lab's hosts (docs/fleet.md), each under
+its host's grants.
 
 Agents get compact meta-tools: ansight_list_sessions, ansight_search_app_tools (no schemas:
 small context), ansight_describe_app_tool, ansight_call_app_tool, ansight_call_app_tools
@@ -67,8 +70,8 @@ refused unless their origin is allowed with --allow-origin.
 Client configuration (stdio), see the README's "Use with AI agents":
   claude mcp add ansight -- ansight mcp
   {"mcpServers": {"ansight": {"command": "ansight", "args": ["mcp"]}}}`,
-		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n" +
-			"  ansight mcp --expose-app-tools com.example.notes --allow-critical",
+		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n  ansight mcp --fleet nats://lab.example:4222\n" +
+			"  ansight mcp --expose-app-tools com.ansight.demo.notes --allow-critical",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return g.runMCP(c, f) },
 	}
@@ -116,7 +119,16 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		ExposeAppTools: f.expose, ImageMaxSize: f.imageMaxSize, MaxResultBytes: f.maxResultBytes, Logger: logger,
 		HTTPNoAuth: f.noAuth, AllowedOrigins: f.allowOrigins,
 	}
-	var backend control.Backend
+	// A refused --http address is a usage error, before anything starts.
+	var l net.Listener
+	if f.http != "" {
+		var err error
+		if l, err = mcpbridge.ListenLoopback(f.http); err != nil {
+			return &exitError{code: ExitUsage, err: err, hint: "use 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"}
+		}
+		defer l.Close()
+	}
+	var backend hostapi.Backend
 	if f.embedded || f.demo {
 		b, stop, err := startEmbedded(ctx, g, f.demo)
 		if err != nil {
@@ -135,15 +147,24 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		}
 		defer os.RemoveAll(dir)
 		opts.ResultDir = dir
+	} else if cfg, ok := g.fleetConfig(); ok {
+		b, err := g.fleetClient(cfg) // a device lab: every host's sessions
+		if err != nil {
+			return err
+		}
+		backend = b
+		if dir, err := g.stateDirPath(); err == nil {
+			opts.ResultDir = filepath.Join(dir, "mcp-results")
+		}
 	} else {
 		locate, err := g.locateHost()
 		if err != nil {
 			return err
 		}
-		b := control.NewLocatingClient(locate)
+		b := hostapi.NewLocatingClient(locate)
 		// Agent clients start servers before anyone starts a host: serve anyway (tools then
 		// answer host_unavailable with a hint), but tell the user now.
-		if _, err := b.Status(ctx); errors.Is(err, control.ErrHostUnavailable) {
+		if _, err := b.Status(ctx); errors.Is(err, hostapi.ErrHostUnavailable) {
 			logger.Warn("no ansight host is running: start one with 'ansight host run' (or use --embedded-host / --demo)")
 		}
 		backend = b
@@ -153,10 +174,6 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 	}
 
 	if f.http != "" {
-		l, err := mcpbridge.ListenLoopback(f.http)
-		if err != nil {
-			return &exitError{code: ExitUsage, err: err, hint: "use 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"}
-		}
 		endpoint := fmt.Sprintf("http://%s%s", l.Addr(), mcpbridge.HTTPPath)
 		if f.noAuth {
 			fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s without authentication (Ctrl-C to stop)\n", endpoint)

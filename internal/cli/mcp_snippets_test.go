@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // agentSnippet is one client configuration from the README: how the client would start the
@@ -139,7 +139,7 @@ func TestAgentSnippets(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("ANSIGHT_STATE_DIR", "")
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "xdg"))
-	stateDir, err := control.DefaultStateDir()
+	stateDir, err := hostapi.DefaultStateDir()
 	if err != nil {
 		t.Fatal(err)
 	}

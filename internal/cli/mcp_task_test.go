@@ -31,6 +31,7 @@ func (c countingWriteCloser) Close() error { return c.c.Close() }
 // of a snapshot of each demo screen against the raw ui.get_visual_tree result. It asserts
 // the task's outcomes, not sizes (they are reported with -v; docs/mcp.md has the figures).
 func TestMCPAgentTaskBytes(t *testing.T) {
+	t.Parallel()
 	var up, down atomic.Int64
 	cs, wait := mcpRunCounted(t, &up, &down, "--demo")
 	defer wait()

@@ -102,6 +102,7 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args any, v any)
 // TestMCPDemo drives 'ansight mcp --demo' (a real host and the demo app in process) over
 // stdio with the go-sdk client: the path an agent client takes.
 func TestMCPDemo(t *testing.T) {
+	t.Parallel()
 	cs, wait := mcpRun(t, "--demo")
 	list, err := cs.ListTools(t.Context(), nil)
 	if err != nil || len(list.Tools) != 8 {
@@ -174,6 +175,7 @@ func TestMCPDemo(t *testing.T) {
 }
 
 func TestMCPFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"mcp", "--http", "0.0.0.0:0", "--embedded-host"},
 		{"mcp", "--screenshot-max-width", "10"},
@@ -193,6 +195,7 @@ func TestMCPFlags(t *testing.T) {
 // TestMCPHTTP serves --http on a free loopback port and checks it answers MCP there, with
 // the token it printed and not without.
 func TestMCPHTTP(t *testing.T) {
+	t.Parallel()
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	code := make(chan int, 1)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -33,7 +33,7 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := control.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), control.SocketName))
+	b := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
 	st, err := b.Status(ctx)
 	ts.Check(err)
 
@@ -122,13 +122,20 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 	// The frames are handled in order before this request.
 	ask("client.done", `{"type":"CONTROL_REQ","id":"client.done","replyTo":null,"action":"session.complete","payload":{"reason":"client log stream complete"},"success":true,"message":null}`)
 
-	list, err := b.Sessions(ctx)
-	ts.Check(err)
-	for _, s := range list.Sessions {
-		if s.AppID == appID {
-			ts.Setenv("OFFICIAL", s.ID)
-			return
+	// The app closes its connection, as the SDKs do after session.complete; the command
+	// returns once the host lists the session as disconnected, so that scripts see it so.
+	conn.Close(transport.StatusNormalClosure, "Client session closed.")
+	waitHost(ts, "the official app's session, disconnected", func(ctx context.Context, c *hostapi.Client) bool {
+		list, err := c.Sessions(ctx)
+		if err != nil {
+			return false
 		}
-	}
-	ts.Fatalf("officialapp: no session of %s", appID)
+		for _, s := range list.Sessions {
+			if s.AppID == appID && s.State == hostapi.StateDisconnected {
+				ts.Setenv("OFFICIAL", s.ID)
+				return true
+			}
+		}
+		return false
+	})
 }

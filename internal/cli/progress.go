@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // progressBar draws artifact transfers on stderr when it is a terminal; otherwise it does
@@ -26,7 +26,7 @@ func (g *globals) progress() *progressBar {
 	return &progressBar{w: g.env.Stderr}
 }
 
-func (p *progressBar) update(pr control.Progress) {
+func (p *progressBar) update(pr hostapi.Progress) {
 	if p.w == nil {
 		return
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // The browse commands (session logs, metrics, network, events, touches, trees, crashes,
@@ -41,7 +42,7 @@ type browseSpec struct {
 	// the records themselves: crashes and annotations keep their own schemas.
 	json func(sessionID string, recs []recording.Record) any
 	// fallback, when set, answers for a host that records nothing.
-	fallback func(ctx context.Context, g *globals, b control.Backend, sessionID string) error
+	fallback func(ctx context.Context, g *globals, b hostapi.Backend, sessionID string) error
 }
 
 // browseFlags are the flags every browse command shares.
@@ -127,8 +128,8 @@ const recordsJSONHelp = `
 --json prints one ansight.session-records/v1 object; with --follow, one record per line.`
 
 // request reads the flags into a records request; now anchors durations.
-func (f browseFlags) request(spec browseSpec, now time.Time) (control.RecordsRequest, error) {
-	req := control.RecordsRequest{Kinds: spec.kinds, Level: f.level, Search: f.search}
+func (f browseFlags) request(spec browseSpec, now time.Time) (hostapi.RecordsRequest, error) {
+	req := hostapi.RecordsRequest{Kinds: spec.kinds, Level: f.level, Search: f.search}
 	var err error
 	if req.Since, err = parseWhen(f.since, now); err != nil {
 		return req, usageErrorf("--since: %v", err)
@@ -166,13 +167,13 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 }
 
 // browse runs one browse command.
-func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec browseSpec, f browseFlags, req control.RecordsRequest) error {
+func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec browseSpec, f browseFlags, req hostapi.RecordsRequest) error {
 	view := &browseView{channels: map[int]channelInfo{}}
 	if spec.channel {
 		// The channels' names and units: those declared so far, and (the declarations
 		// come with the samples) those declared while following.
-		p, err := b.Records(ctx, id, control.RecordsRequest{Kinds: []recording.Kind{recording.KindChannel}, Limit: recording.MaxLimit})
-		if err != nil && control.CodeOfAPI(err) != control.CodeRecordingOff {
+		p, err := b.Records(ctx, id, hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindChannel}, Limit: recording.MaxLimit})
+		if err != nil && wire.CodeOf(err) != wire.CodeRecordingOff {
 			return recordingErr(err)
 		}
 		if err == nil {
@@ -234,7 +235,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 	switch {
 	case f.tail > 0:
 		req.Newest, req.Limit = true, f.tail
-		var p *control.Records
+		var p *hostapi.Records
 		if p, err = b.Records(ctx, id, req); err == nil {
 			slices.Reverse(p.Records)
 			for _, r := range p.Records {
@@ -253,7 +254,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 	default:
 		req.Limit = recording.MaxLimit
 		for {
-			var p *control.Records
+			var p *hostapi.Records
 			if p, err = b.Records(ctx, id, req); err != nil {
 				break
 			}
@@ -268,7 +269,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 			req.After = p.Next
 		}
 	}
-	if control.CodeOfAPI(err) == control.CodeRecordingOff && spec.fallback != nil && !f.follow {
+	if wire.CodeOf(err) == wire.CodeRecordingOff && spec.fallback != nil && !f.follow {
 		return spec.fallback(ctx, g, b, id)
 	}
 	if err != nil {
@@ -286,7 +287,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 		if listed == nil {
 			listed = []recording.Record{}
 		}
-		return writeJSON(out, control.Records{Schema: control.SchemaRecords, SessionID: id, Records: listed})
+		return writeJSON(out, hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: id, Records: listed})
 	case tw == nil && !f.follow:
 		printf(out, "no %s in session %s\n", safe(spec.noun), id)
 	}
@@ -295,7 +296,7 @@ func (g *globals) browse(ctx context.Context, b control.Backend, id string, spec
 
 // recordingErr is hostErr with the hint for a host that records nothing.
 func recordingErr(err error) error {
-	if control.CodeOfAPI(err) == control.CodeRecordingOff {
+	if wire.CodeOf(err) == wire.CodeRecordingOff {
 		return &exitError{code: ExitFailure, err: err, hint: "restart the host without --no-record to record sessions"}
 	}
 	return hostErr(err)
@@ -363,8 +364,8 @@ func browseSpecs() []browseSpec {
 			long: `Show the log lines an app sent (client.log, CLIENT_LOG, the Go SDK's slog handler) with the
 session's events (connected, opened, disconnected, foreground, background), oldest first.
 The level of a line is what the app said, else what its text starts with ([Error], E/, level=warn).`,
-			example: "  ansight session logs com-example-app-001\n  ansight session logs com-example-app-001 --level warn --since 10m\n" +
-				"  ansight session logs com-example-app-001 -f --tail 20\n  ansight session logs com-example-app-001 --search payment --json",
+			example: "  ansight session logs com-ansight-demo-notes-001\n  ansight session logs com-ansight-demo-notes-001 --level warn --since 10m\n" +
+				"  ansight session logs com-ansight-demo-notes-001 -f --tail 20\n  ansight session logs com-ansight-demo-notes-001 --search payment --json",
 			kinds: []recording.Kind{recording.KindLog, recording.KindState, recording.KindAppState}, level: true, search: true,
 			header: []string{"TIME", "LEVEL", "LINE"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -381,7 +382,7 @@ The level of a line is what the app said, else what its text starts with ([Error
 			use: "metrics", noun: "metric samples", short: "Show an app's metric samples",
 			long: `Show the metric samples an app sent (CLIENT_METRICS, the Go SDK's runtime metrics), with the
 names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
-			example: "  ansight session metrics com-example-app-001\n  ansight session metrics com-example-app-001 --channel goroutines -f",
+			example: "  ansight session metrics com-ansight-demo-notes-001\n  ansight session metrics com-ansight-demo-notes-001 --channel goroutines -f",
 			kinds:   []recording.Kind{recording.KindMetric}, channel: true,
 			header: []string{"TIME", "CHANNEL", "VALUE"},
 			row: func(v *browseView, r recording.Record) []string {
@@ -401,7 +402,7 @@ names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
 			long: `Show the HTTP requests an app reported (CLIENT_NETWORK_REQUEST, the Go SDK's RoundTripper):
 method, URL, status and duration. The host sanitised them when it received them: values of
 credential headers and query parameters read <redacted>.`,
-			example: "  ansight session network com-example-app-001\n  ansight session network com-example-app-001 --search /api/orders --json",
+			example: "  ansight session network com-ansight-demo-notes-001\n  ansight session network com-ansight-demo-notes-001 --search /api/orders --json",
 			kinds:   []recording.Kind{recording.KindNetwork}, search: true,
 			header: []string{"TIME", "REQUEST", "DURATION"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -411,7 +412,7 @@ credential headers and query parameters read <redacted>.`,
 		{
 			use: "events", noun: "events", short: "Show the events an app reported",
 			long:    `Show the events an app reported (CLIENT_EVENTS): navigation, lifecycle, its own.`,
-			example: "  ansight session events com-example-app-001 --since 1h",
+			example: "  ansight session events com-ansight-demo-notes-001 --since 1h",
 			kinds:   []recording.Kind{recording.KindEvent}, search: true,
 			header: []string{"TIME", "TYPE", "EVENT"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -424,7 +425,7 @@ credential headers and query parameters read <redacted>.`,
 		{
 			use: "touches", noun: "touches", short: "Show the touches an app reported",
 			long:    `Show the touches an app reported (CLIENT_TOUCH_INPUT, ansight.touches.v1): action, pointer and position.`,
-			example: "  ansight session touches com-example-app-001 --json",
+			example: "  ansight session touches com-ansight-demo-notes-001 --json",
 			kinds:   []recording.Kind{recording.KindTouch},
 			header:  []string{"TIME", "TOUCH"},
 			row: func(_ *browseView, r recording.Record) []string {
@@ -435,7 +436,7 @@ credential headers and query parameters read <redacted>.`,
 			use: "trees", noun: "visual trees", short: "List the visual-tree snapshots an app sent",
 			long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
 source, snapshot, node count, and the file holding the tree.`,
-			example: "  ansight session trees com-example-app-001",
+			example: "  ansight session trees com-ansight-demo-notes-001",
 			kinds:   []recording.Kind{recording.KindTree}, search: true,
 			header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},
 			row: func(v *browseView, r recording.Record) []string {
@@ -453,7 +454,7 @@ source, snapshot, node count, and the file holding the tree.`,
 			use: "artifacts", noun: "artifacts", short: "List the files an app's tools delivered",
 			long: `List the files an app's tools delivered over ASFT (screenshots, generated files, profiles):
 name, type, size, and the recording's copy of the file (a link to the host's, not a second copy).`,
-			example: "  ansight session artifacts com-example-app-001",
+			example: "  ansight session artifacts com-ansight-demo-notes-001",
 			kinds:   []recording.Kind{recording.KindArtifact}, search: true,
 			header: []string{"TIME", "NAME", "TYPE", "SIZE", "FILE"},
 			row: func(v *browseView, r recording.Record) []string {
@@ -521,8 +522,8 @@ parameters read <redacted>). --redact removes more before the archive leaves the
 the values of the headers, JSON members, query parameters and name=value pairs named, in
 every record and JSON file; 'default' stands for the usual credentials
 (authorization, cookie, set-cookie, token, password, secret, api_key, …).`,
-		Example: "  ansight session export com-example-app-001 -o session.zip\n" +
-			"  ansight session export com-example-app-001 -o session.zip --redact default,x-session-id,email",
+		Example: "  ansight session export com-ansight-demo-notes-001 -o session.zip\n" +
+			"  ansight session export com-ansight-demo-notes-001 -o session.zip --redact default,x-session-id,email",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -550,9 +551,9 @@ every record and JSON file; 'default' stands for the usual credentials
 			defer os.Remove(tmp.Name()) // gone once renamed
 			bar := g.progress()
 			w := &counted{w: tmp, report: func(n int64) {
-				bar.update(control.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
+				bar.update(hostapi.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
 			}}
-			err = b.Export(c.Context(), id, control.ExportRequest{Redact: redact}, w)
+			err = b.Export(c.Context(), id, hostapi.ExportRequest{Redact: redact}, w)
 			bar.done()
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
@@ -673,7 +674,7 @@ record and file is checked before anything is stored.`,
 			}
 			bar := g.progress()
 			s, err := b.Import(c.Context(), &counted{r: f, report: func(n int64) {
-				bar.update(control.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
+				bar.update(hostapi.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
 			}})
 			bar.done()
 			if err != nil {
@@ -704,7 +705,7 @@ func newSessionDeleteCmd(g *globals) *cobra.Command {
 		Long: `Delete everything the host recorded of a session: its records and their files. The files
 the host keeps on its own side (artifacts, crash reports, annotations under <state>/artifacts)
 stay; a connected session goes on recording from now on.`,
-		Example:           "  ansight session delete com-example-app-001",
+		Example:           "  ansight session delete com-ansight-demo-notes-001",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {

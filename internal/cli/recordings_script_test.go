@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // cmdFollow runs a --follow command until it has printed LINES lines, with a trigger in
@@ -98,7 +98,7 @@ func cmdAPI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: api STATUS PATH")
 	}
-	socket := filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), control.SocketName)
+	socket := filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName)
 	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/recording"
 )
 
@@ -15,7 +15,7 @@ import (
 // recording's crash records, whose data is the host's description of each report (a host
 // that records nothing lists its session directory instead).
 func newSessionCrashesCmd(g *globals) *cobra.Command {
-	show := func(w io.Writer, v *control.Crashes) {
+	show := func(w io.Writer, v *hostapi.Crashes) {
 		if len(v.Crashes) == 0 {
 			printf(w, "no crash reports in session %s\n", v.SessionID)
 			return
@@ -41,9 +41,9 @@ report.json as the app sent it, and native.trace or metrickit.json when it carri
 		header: []string{"OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT"},
 		row:    func(_ *browseView, r recording.Record) []string { return crashRow(dataOf[host.CrashReport](r)) },
 		json: func(id string, recs []recording.Record) any {
-			return &control.Crashes{Schema: control.SchemaCrashes, SessionID: id, Crashes: keptJSON[host.CrashReport](recs)}
+			return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: id, Crashes: keptJSON[host.CrashReport](recs)}
 		},
-		fallback: kept(control.Backend.Crashes, show),
+		fallback: kept(hostapi.Backend.Crashes, show),
 	})
 }
 
@@ -53,7 +53,7 @@ func crashRow(r host.CrashReport) []string {
 
 // newSessionAnnotationsCmd lists the annotated-feedback bundles an app sent in a session.
 func newSessionAnnotationsCmd(g *globals) *cobra.Command {
-	show := func(w io.Writer, v *control.Annotations) {
+	show := func(w io.Writer, v *hostapi.Annotations) {
 		if len(v.Annotations) == 0 {
 			printf(w, "no annotations in session %s\n", v.SessionID)
 			return
@@ -77,9 +77,9 @@ one record per line).`,
 		header:  []string{"CAPTURED", "SIZE", "ANNOTATION", "BUNDLE"},
 		row:     func(_ *browseView, r recording.Record) []string { return annotationRow(dataOf[host.Annotation](r)) },
 		json: func(id string, recs []recording.Record) any {
-			return &control.Annotations{Schema: control.SchemaAnnotations, SessionID: id, Annotations: keptJSON[host.Annotation](recs)}
+			return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: id, Annotations: keptJSON[host.Annotation](recs)}
 		},
-		fallback: kept(control.Backend.Annotations, show),
+		fallback: kept(hostapi.Backend.Annotations, show),
 	})
 }
 
@@ -89,8 +89,8 @@ func annotationRow(a host.Annotation) []string {
 
 // kept lists what the host keeps in a session's directory, for a host that records
 // nothing: fetched with list, printed as JSON with --json, else by show.
-func kept[T any](list func(control.Backend, context.Context, string) (T, error), show func(io.Writer, T)) func(context.Context, *globals, control.Backend, string) error {
-	return func(ctx context.Context, g *globals, b control.Backend, id string) error {
+func kept[T any](list func(hostapi.Backend, context.Context, string) (T, error), show func(io.Writer, T)) func(context.Context, *globals, hostapi.Backend, string) error {
+	return func(ctx context.Context, g *globals, b hostapi.Backend, id string) error {
 		v, err := list(b, ctx, id)
 		if err != nil {
 			return hostErr(err)

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // Env is what a run of the command tree sees of its process.
@@ -23,12 +25,23 @@ type Env struct {
 type globals struct {
 	json     bool
 	stateDir string
+	fleet    fleetFlags
 	env      Env
+	// ctx is the run's context; cleanup runs when the command ends.
+	ctx     context.Context
+	cleanup []func()
+	// backendOnce holds the backend of the run once made.
+	backendMade hostapi.Backend
 }
 
 // Main runs the command tree and returns the process exit code.
 func Main(ctx context.Context, env Env) int {
-	g := &globals{env: env}
+	g := &globals{env: env, ctx: ctx}
+	defer func() {
+		for _, f := range g.cleanup {
+			f()
+		}
+	}()
 	root := newRoot(g) // defines the flags, resetting g.json
 	// --json is read before parsing too, so that errors cobra reports before it parses
 	// flags (an unknown command) still come out as JSON.
@@ -67,17 +80,24 @@ Start here:
   ansight app tools <session>        what an app offers
   ansight app call <session> <tool> --arguments '{...}'
 
+A device lab: 'ansight host run --fleet nats://…' joins this host to a fleet over NATS;
+'ansight --fleet nats://… session list' (and app, mcp) then drive the sessions of every
+host of the fleet. See docs/fleet.md.
+
 Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
-6 access denied, 130 interrupted.`,
+6 access denied, 7 no such session, 130 interrupted.`,
+		Version:       versionString(g.env.Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("ansight {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: err, hint: "see '" + c.CommandPath() + " --help'"}
 	})
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "write one JSON object to stdout (stable, versioned)")
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
-	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g))
+	g.fleet.register(root)
+	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g))
 	return root
 }
 
@@ -105,11 +125,15 @@ func (g *globals) reportError(err error, code int) {
 	if errors.As(err, &e) {
 		hint = e.hint
 	}
+	msg := err.Error()
+	if code == ExitInterrupted {
+		msg = "interrupted" // not "context canceled"
+	}
 	if g.json {
-		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: err.Error(), ExitCode: code, Hint: hint}})
+		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: msg, ExitCode: code, Hint: hint}})
 		return
 	}
-	printf(g.env.Stderr, "ansight: %s\n", err) // a host's error may quote an app
+	printf(g.env.Stderr, "ansight: %s\n", msg) // a host's error may quote an app
 	if hint != "" {
 		printf(g.env.Stderr, "hint: %s\n", hint)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // TestMain lets scripts exec the real command tree as "ansight" (a re-executed test
@@ -47,9 +47,12 @@ func TestScripts(t *testing.T) {
 			"imagesize":   cmdImageSize,
 			"filemode":    cmdFileMode,
 			"officialapp": cmdOfficialApp,
+			"fileapp":     cmdFileApp,
 			"waithost":    cmdWaitHost,
 			"follow":      cmdFollow,
 			"api":         cmdAPI,
+			"natsserver":  cmdNATSServer,
+			"waitfleet":   cmdWaitFleet,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {
@@ -87,13 +90,13 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 // cmdWaitSession waits until the host in $ANSIGHT_STATE_DIR has a connected session and
 // sets $SESSION to its id.
 func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
-	waitHost(ts, "a connected session", func(ctx context.Context, c *control.Client) bool {
+	waitHost(ts, "a connected session", func(ctx context.Context, c *hostapi.Client) bool {
 		s, err := c.Sessions(ctx)
 		if err != nil {
 			return false
 		}
 		for _, ss := range s.Sessions {
-			if ss.State == control.StateConnected {
+			if ss.State == hostapi.StateConnected {
 				ts.Setenv("SESSION", ss.ID)
 				return true
 			}
@@ -104,15 +107,15 @@ func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdWaitHost waits until the host in $ANSIGHT_STATE_DIR answers on its control socket.
 func cmdWaitHost(ts *testscript.TestScript, neg bool, args []string) {
-	waitHost(ts, "the host", func(ctx context.Context, c *control.Client) bool {
+	waitHost(ts, "the host", func(ctx context.Context, c *hostapi.Client) bool {
 		_, err := c.Status(ctx)
 		return err == nil
 	})
 }
 
 // waitHost polls the host of $ANSIGHT_STATE_DIR until ready holds, for at most 45 s.
-func waitHost(ts *testscript.TestScript, what string, ready func(context.Context, *control.Client) bool) {
-	c := control.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), control.SocketName))
+func waitHost(ts *testscript.TestScript, what string, ready func(context.Context, *hostapi.Client) bool) {
+	c := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
 	deadline := time.Now().Add(45 * time.Second)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -6,21 +6,33 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/fleet"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func newSessionCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions, browse, export and import their recordings"}
-	var all bool
+	var all, connected bool
+	var appID, state string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List app sessions (connected first)",
 		Long: `List the app sessions the host holds: connected ones first, then those that disconnected
 lately. --all adds every recording the host keeps — sessions of earlier runs of the host
-and imported ones included — with its size.`,
-		Example: "  ansight session list\n  ansight session list --all --json",
+and imported ones included — with its size. --app-id and --state keep the sessions of one
+app, or in one state (--connected is the official CLI's --state connected).`,
+		Example: "  ansight session list\n  ansight session list --app-id com.ansight.demo.notes --state connected\n  ansight session list --all --json",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if connected {
+				if state != "" && state != hostapi.StateConnected {
+					return usageErrorf("give --connected or --state, not both")
+				}
+				state = hostapi.StateConnected
+			}
+			if state != "" && state != hostapi.StateConnected && state != hostapi.StateDisconnected {
+				return usageErrorf("--state must be connected or disconnected")
+			}
 			b, err := g.backend()
 			if err != nil {
 				return err
@@ -36,29 +48,51 @@ and imported ones included — with its size.`,
 				}
 				s = withRecordings(s, rec)
 			}
+			filtered := appID != "" || state != ""
+			if filtered {
+				s.Sessions = slices.DeleteFunc(s.Sessions, func(ss hostapi.Session) bool {
+					return appID != "" && ss.AppID != appID || state != "" && ss.State != state
+				})
+			}
 			if g.json {
 				return writeJSON(g.env.Stdout, s)
 			}
+			if len(s.Sessions) == 0 && filtered {
+				fmt.Fprintln(g.env.Stdout, "no sessions match")
+				return nil
+			}
 			if len(s.Sessions) == 0 {
+				if fc, ok := b.(*fleet.Client); ok {
+					printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
+					return nil
+				}
 				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
 				if !all {
 					fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
 				}
 				return nil
 			}
-			tw := newTable(g.env.Stdout).colourBy(4, stateColour).colourBy(5, policyColour)
+			// A fleet's listing (--fleet) has a HOST column: the host each session is on.
+			withHost := slices.ContainsFunc(s.Sessions, func(ss hostapi.Session) bool { return ss.Host != "" })
 			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
+			at := 0
+			if withHost {
+				head, at = append([]string{"HOST"}, head...), 1
+			}
 			if all {
 				head = append(head, "RECORDED")
 			}
+			tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
 			tw.header(head...)
 			for _, ss := range s.Sessions {
 				tools := "-"
 				if ss.ToolCount > 0 {
 					tools = fmt.Sprint(ss.ToolCount)
 				}
-				grant := string(ss.MaxToolPolicy)
-				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, grant, tools, ago(ss.ConnectedAt)}
+				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt)}
+				if withHost {
+					row = append([]string{ss.Host}, row...)
+				}
 				if all {
 					row = append(row, recordedSize(ss.Recording))
 				}
@@ -69,6 +103,38 @@ and imported ones included — with its size.`,
 		},
 	}
 	list.Flags().BoolVarP(&all, "all", "a", false, "also list the recordings of sessions the host no longer holds (earlier runs, imports)")
+	list.Flags().StringVar(&appID, "app-id", "", "only the sessions of this app")
+	list.Flags().StringVar(&state, "state", "", "only sessions in this state: connected or disconnected")
+	list.Flags().BoolVar(&connected, "connected", false, "only connected sessions (--state connected)")
+	disconnect := &cobra.Command{
+		Use:   "disconnect <session>",
+		Short: "Close a session's connection",
+		Long: `Close a connected session's connection, as the app closing it would: its pending calls
+fail, and it stays listed as disconnected. An app whose SDK reconnects by itself comes back
+as the same session; to keep it out, revoke its pairing ('ansight pairing revoke').`,
+		Example:           "  ansight session disconnect com-ansight-demo-notes-001",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			d, err := b.Disconnect(c.Context(), args[0])
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, d)
+			}
+			if d.Disconnected {
+				printf(g.env.Stdout, "disconnected session %s\n", d.SessionID)
+			} else {
+				printf(g.env.Stdout, "session %s was not connected\n", d.SessionID)
+			}
+			return nil
+		},
+	}
 	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
@@ -88,7 +154,7 @@ and imported ones included — with its size.`,
 			}
 			tw := newTable(g.env.Stdout)
 			for _, kv := range [][2]string{
-				{"session", s.ID}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
+				{"session", s.ID}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
 				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
@@ -104,7 +170,7 @@ and imported ones included — with its size.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, disconnect)
 	for _, spec := range browseSpecs() {
 		cmd.AddCommand(newBrowseCmd(g, spec))
 	}
@@ -113,17 +179,17 @@ and imported ones included — with its size.`,
 }
 
 // sessionJSON is one session as --json prints it: with its schema.
-func sessionJSON(s *control.Session) any {
+func sessionJSON(s *hostapi.Session) any {
 	return struct {
 		Schema string `json:"schema"`
-		*control.Session
-	}{control.SchemaSession, s}
+		*hostapi.Session
+	}{hostapi.SchemaSession, s}
 }
 
 // withRecordings lists the registry's sessions, then the recordings of the others; each
 // session gets its recording's figures.
-func withRecordings(live, recorded *control.Sessions) *control.Sessions {
-	out := &control.Sessions{Schema: live.Schema, Sessions: slices.Clone(live.Sessions)}
+func withRecordings(live, recorded *hostapi.Sessions) *hostapi.Sessions {
+	out := &hostapi.Sessions{Schema: live.Schema, Sessions: slices.Clone(live.Sessions)}
 	index := map[string]int{}
 	for i, s := range out.Sessions {
 		index[s.ID] = i
@@ -139,7 +205,7 @@ func withRecordings(live, recorded *control.Sessions) *control.Sessions {
 }
 
 // recordedSize shows a session's recording in a list: its size, and "imported".
-func recordedSize(r *control.Recording) string {
+func recordedSize(r *hostapi.Recording) string {
 	switch {
 	case r == nil:
 		return "-"
@@ -150,7 +216,7 @@ func recordedSize(r *control.Recording) string {
 }
 
 // recordingLine describes a session's recording for session show.
-func recordingLine(s *control.Session) string {
+func recordingLine(s *hostapi.Session) string {
 	r := s.Recording
 	if r == nil {
 		return ""

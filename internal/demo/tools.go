@@ -17,8 +17,8 @@ import (
 
 // Tool failure codes of the demo app.
 const (
-	CodeNoteNotFound         = "note_not_found"
-	CodeSyncAccountNotLoaded = "sync_account_not_loaded"
+	CodeNoteNotFound         wire.Code = "note_not_found"
+	CodeSyncAccountNotLoaded wire.Code = "sync_account_not_loaded"
 )
 
 // Register adds the standard UI tools over the model's screen and the app's own tools to

@@ -18,6 +18,7 @@ import (
 	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -78,7 +79,7 @@ func TestCatalog(t *testing.T) {
 		}
 		// Every published schema compiles, so the runtime validates every call's arguments.
 		for _, s := range []jsontext.Value{e.ArgumentsSchema, e.ResultSchema} {
-			if _, err := catalog.CompileSchema(s); err != nil {
+			if _, err := schema.Compile(s); err != nil {
 				t.Errorf("%s: %v\n%s", id, err, s)
 			}
 		}
@@ -206,7 +207,7 @@ func TestSyncTools(t *testing.T) {
 			t.Errorf("%s before sign-in: %+v", id, err)
 		}
 		d := obj(t, err.Details)
-		if d["available"] != false || d["code"] != CodeSyncAccountNotLoaded || d["remediation"] == nil || d["requiredState"] != "account.signedIn" {
+		if d["available"] != false || d["code"] != string(CodeSyncAccountNotLoaded) || d["remediation"] == nil || d["requiredState"] != "account.signedIn" {
 			t.Errorf("%s details = %v", id, d)
 		}
 	}

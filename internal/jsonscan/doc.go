@@ -13,4 +13,8 @@
 //
 // The accept/reject decisions match github.com/go-json-experiment/json/jsontext with its
 // default (strict) options; a fuzz test holds the two against each other.
+//
+// [TopStrings] is the opposite, and the only lenient reader: it picks a few top-level
+// strings out of a message the strict rules refuse, so that the app, the host and the
+// session layer can still route it or answer it by id.
 package jsonscan

@@ -40,8 +40,10 @@ type Span struct {
 
 // Since returns the span from s to now. children is the CPU time that processes this one
 // waits for (a child fleet) used during the span: it is not counted in Others.
-func (s Sample) Since(children time.Duration) Span {
-	end := Now()
+func (s Sample) Since(children time.Duration) Span { return s.Until(Now(), children) }
+
+// Until returns the span from s to end (see Since).
+func (s Sample) Until(end Sample, children time.Duration) Span {
 	wall, process := end.Wall.Sub(s.Wall), end.Process-s.Process
 	sp := Span{Wall: Millis(wall), Process: Millis(process), Others: -1, Load1: LoadAverage(), CPUs: runtime.NumCPU()}
 	if s.MachineKnown && end.MachineKnown && wall > 0 {
@@ -50,6 +52,14 @@ func (s Sample) Since(children time.Duration) Span {
 		sp.Others = max(0, float64(end.Machine-s.Machine-process-children)/float64(wall))
 	}
 	return sp
+}
+
+// PerOp is the process's CPU time per operation, in µs.
+func (sp Span) PerOp(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return float64(sp.Process) / float64(time.Microsecond) / float64(n)
 }
 
 // Cores is the process's CPU time over the wall time: the CPUs it kept busy on average.

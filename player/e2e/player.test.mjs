@@ -11,7 +11,7 @@ import http from 'node:http';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import crypto from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 const playerURL = process.env.PLAYER_URL;
@@ -478,6 +478,98 @@ test('the timeline scrubs an imported recording and shows a call\'s request and 
   const label = await marker.getAttribute('aria-label');
   await marker.click();
   await page.waitForFunction((l) => document.querySelector('#tl-call h3')?.textContent === l, label);
+});
+
+// The host stops under an open page and comes back (issue 14.2). The page started by the
+// test, if any, is stopped at the end.
+let restarted = null;
+after(() => {
+  if (restarted && restarted.exitCode === null) {
+    try { execFileSync(process.env.ANSIGHT, ['host', 'stop'], { env: process.env }); } catch { restarted.kill(); }
+  }
+});
+
+// hostPID is the pid of the host answering on ANSIGHT_STATE_DIR.
+function hostPID() {
+  return JSON.parse(execFileSync(process.env.ANSIGHT, ['host', 'status', '--json'], { env: process.env }).toString()).pid;
+}
+
+// gone waits until process pid has ended.
+async function gone(pid) {
+  for (let i = 0; i < 600; i++) {
+    try { process.kill(pid, 0); } catch { return; }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`host ${pid} did not stop`);
+}
+
+// dropNetworkErrors forgets the console errors a browser logs for refused connections and
+// refused requests (expected while the host is away), keeping every other error.
+function dropNetworkErrors(from) {
+  const kept = consoleErrors.slice(from).filter((e) => !/Failed to load resource|ERR_CONNECTION_REFUSED|EventSource/.test(e));
+  consoleErrors.length = from;
+  consoleErrors.push(...kept);
+}
+
+test('when the host stops the page says so and greys out, and recovers when it is back', async () => {
+  const ansight = process.env.ANSIGHT;
+  assert.ok(ansight, 'ANSIGHT (the binary) is required');
+  const errorsBefore = consoleErrors.length;
+  await page.goto(playerURL);
+  await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).first().waitFor();
+  await page.waitForSelector('#live:not(.off)');
+  assert.equal(await page.isHidden('#banner'), true, 'no banner while the host runs');
+
+  const pid = hostPID();
+  execFileSync(ansight, ['host', 'stop'], { env: process.env });
+  await page.waitForSelector('#banner.banner-gone:not([hidden])');
+  assert.match(await page.textContent('#banner'), /The host is not running\..*reconnects by itself.*ansight host run/);
+  assert.ok(await page.evaluate(() => document.body.classList.contains('offline')), 'the sessions grey out');
+  assert.equal(await page.textContent('#live'), 'offline');
+  await shot('16-host-gone');
+
+  // A host again, on the same state directory and player address: the page reconnects by
+  // itself (the access token is kept in the state directory) and redraws.
+  await gone(pid);
+  const tmp = mkdtempSync(join(tmpdir(), 'ansight-e2e-restart-'));
+  restarted = spawn(ansight, ['demo', '--keep-running', '--player', base.host, '--screenshot', join(tmp, 'again.png')],
+    { env: process.env, stdio: 'ignore' });
+  await page.waitForSelector('#banner', { state: 'hidden', timeout: 60000 });
+  await page.waitForSelector('#live:not(.off)');
+  assert.equal(await page.evaluate(() => document.body.classList.contains('offline')), false);
+  await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).filter({ hasText: 'connected' }).first().waitFor();
+  await shot('17-host-back');
+  dropNetworkErrors(errorsBefore);
+});
+
+test('a tab whose access ended says how to get in again, on the page and after a reload', async () => {
+  const ansight = process.env.ANSIGHT;
+  const errorsBefore = consoleErrors.length;
+  await page.goto(playerURL);
+  await page.waitForSelector('#live:not(.off)');
+  // A new token (as after a restart that lost it): the open page is locked out.
+  const fresh = JSON.parse(execFileSync(ansight, ['player', 'url', '--new-token', '--json'], { env: process.env }).toString());
+  assert.equal(fresh.renewed, true);
+  await page.waitForSelector('#banner.banner-locked:not([hidden])');
+  assert.match(await page.textContent('#banner'), /This page's access ended:.*new access token.*ansight player open/);
+  assert.equal(await page.textContent('#live'), 'locked out');
+  await shot('18-locked-out');
+
+  // Reloaded, the stale tab gets a page (styled, not a bare "Unauthorized") that says how.
+  const res = await page.reload();
+  assert.equal(res.status(), 401);
+  assert.match(await page.textContent('h1'), /Open the player again/);
+  assert.match(await page.textContent('main'), /ansight player open/);
+  assert.match(await page.textContent('main'), /ansight player url/);
+  const radius = await page.evaluate(() => getComputedStyle(document.querySelector('.refused-card')).borderTopLeftRadius);
+  assert.equal(radius, '8px', 'the refusal page has the player\'s style');
+  await shot('19-stale-tab');
+
+  // The new URL lets the tab in again.
+  assert.equal((await page.goto(fresh.url)).status(), 200);
+  await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).first().waitFor();
+  await page.waitForSelector('#live:not(.off)');
+  dropNetworkErrors(errorsBefore);
 });
 
 test('the page logged no errors', () => {

@@ -107,13 +107,93 @@ function route() {
   document.title = `${pages.find((p) => p.key === r.page).label} · ansight player`;
 }
 
-// Live updates. EventSource reconnects by itself (the server says after 2 s); the first
-// message of every connection is the full session list.
+// Live updates, and what the page does when the host goes away. The first message of every
+// event stream is the full session list. When the stream ends, a request tells why: no
+// answer (the host stopped: a banner says so, the sessions grey out, and the page tries
+// again until a host answers, then redraws), or 401 (this tab's access ended: the host
+// came back with a new token; the banner says how to get in again).
+const banner = document.getElementById('banner');
 let firstSessions = true;
+let source = null;
+let offline = false;
+let lockedOut = false;
+let attempts = 0;
+
+function showBanner(kind, title, text, command) {
+  banner.textContent = '';
+  banner.className = 'banner banner-' + kind;
+  banner.append(h('strong', title), ' ', text, command ? h('code', command) : null);
+  banner.hidden = false;
+}
+
+function goOffline() {
+  if (lockedOut) return;
+  offline = true;
+  document.body.classList.add('offline');
+  live.classList.add('off');
+  live.textContent = 'offline';
+  live.title = 'Live updates: the host does not answer';
+  showBanner('gone', 'The host is not running.', 'This page reconnects by itself once it is back; start it with ', 'ansight host run');
+}
+
+function lockOut() {
+  if (lockedOut) return;
+  lockedOut = true;
+  source?.close();
+  document.body.classList.add('offline');
+  live.classList.add('off');
+  live.textContent = 'locked out';
+  live.title = 'This page\'s access ended';
+  showBanner('locked', 'This page\'s access ended:', 'the host came back with a new access token, or it was renewed. ' +
+    'Open the player again from a terminal on this machine: ', 'ansight player open');
+}
+
+function backOnline() {
+  attempts = 0;
+  live.classList.remove('off');
+  live.textContent = 'live';
+  live.title = 'Live updates: connected';
+  if (!offline) return;
+  offline = false;
+  document.body.classList.remove('offline');
+  banner.hidden = true;
+  state.indexes.clear(); // the app may have reconnected with another catalog
+  rendered = null;       // redraw the page: what it showed may have failed meanwhile
+  route();
+}
+
+// probe asks the player whether it answers, after the stream ended.
+async function probe() {
+  let res = null;
+  try {
+    res = await fetch('/api/status', { headers: { Accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+  } catch { /* no answer: the host is gone */ }
+  if (res?.status === 401) {
+    lockOut();
+    return;
+  }
+  if (res?.ok) {
+    connect();
+    return;
+  }
+  goOffline();
+  attempts++;
+  setTimeout(probe, Math.min(1000 * attempts, 5000));
+}
+
 function connect() {
+  if (lockedOut) return;
   const es = new EventSource('/api/events');
-  es.addEventListener('open', () => { live.classList.remove('off'); live.title = 'Live updates: connected'; });
-  es.addEventListener('error', () => { live.classList.add('off'); live.title = 'Live updates: reconnecting…'; });
+  source = es;
+  es.addEventListener('open', backOnline);
+  es.addEventListener('error', () => {
+    es.close();
+    if (source !== es) return;
+    source = null;
+    live.classList.add('off');
+    live.title = 'Live updates: reconnecting…';
+    setTimeout(probe, attempts ? 1000 : 200);
+  });
   es.addEventListener('sessions', (m) => {
     state.sessions = JSON.parse(m.data).sessions || [];
     drawPicker();
@@ -131,6 +211,9 @@ function connect() {
     emit('frame', f);
   });
 }
+
+// A request refused for the token (util.js api) means the same as a refused stream.
+window.addEventListener('ansight-locked-out', lockOut);
 
 document.addEventListener('keydown', (e) => {
   if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;

@@ -73,6 +73,7 @@ export async function api(method, path, body) {
   let v = null;
   try { v = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
   if (!res.ok) {
+    if (res.status === 401) window.dispatchEvent(new Event('ansight-locked-out'));
     throw new ApiError(res.status, v?.code || 'http_' + res.status, v?.message || res.statusText);
   }
   return v;

@@ -221,7 +221,7 @@ func TestResponseTruncated(t *testing.T) {
 }
 
 // TestRequestTruncated: the app cannot parse the cut request but can read its id, so it
-// answers tool_protocol_invalid_request (spec §1), a clear error for that caller only.
+// answers tool_protocol_invalid_request (docs/protocol/messages.md#invalid-requests), a clear error for that caller only.
 func TestRequestTruncated(t *testing.T) {
 	leakCheck(t)
 	f := newFixture(t)

@@ -93,17 +93,16 @@ func (r *running) await(t *testing.T, want connect.State) connect.StateChange {
 // openSession waits for the app's opened, connected session on srv.
 func openSession(t *testing.T, srv *host.Server) *host.Session {
 	t.Helper()
-	deadline := time.Now().Add(stuckAfter)
-	for time.Now().Before(deadline) {
-		for _, s := range srv.Sessions() {
-			if in := s.Info(); in.AppID == faultAppID && in.Opened && in.State == host.StateConnected {
-				return s
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), stuckAfter)
+	defer cancel()
+	s, err := srv.WaitSession(ctx, func(s *host.Session) bool {
+		in := s.Info()
+		return in.AppID == faultAppID && in.Opened && in.State == host.StateConnected
+	})
+	if err != nil {
+		t.Fatalf("no open session for the app: %v", err)
 	}
-	t.Fatal("no open session for the app")
-	return nil
+	return s
 }
 
 func sessionEcho(t *testing.T, s *host.Session, nonce string) {

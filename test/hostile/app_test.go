@@ -162,17 +162,19 @@ func (h *evilHost) answer(t *testing.T, id string) []byte {
 type expectation struct {
 	// code is the tool.error code of the single answer; "" means the message is dropped
 	// unanswered, unless answer is set.
-	code string
+	code wire.Code
 	// answer is the response type of a message that is legitimately answered.
 	answer string
 	// item is the error code of the first item of a tool.batch.result answer.
-	item string
+	item wire.Code
 }
 
-func dropped() expectation              { return expectation{} }
-func rejected(code string) expectation  { return expectation{code: code} }
-func answered(typ string) expectation   { return expectation{answer: typ} }
-func itemError(code string) expectation { return expectation{answer: wire.TypeBatchResult, item: code} }
+func dropped() expectation                { return expectation{} }
+func rejected(code wire.Code) expectation { return expectation{code: code} }
+func answered(typ string) expectation     { return expectation{answer: typ} }
+func itemError(code wire.Code) expectation {
+	return expectation{answer: wire.TypeBatchResult, item: code}
+}
 
 // check compares the messages that came back for a hostile message with want.
 func (want expectation) check(t *testing.T, got [][]byte) {
@@ -317,9 +319,10 @@ var appCases = []struct {
 	// in memory, even when it arrives compressed (6 million names, 42 MB inflated).
 	{"AfterIncludeHuge", req(wire.TypeCall, wrapped(`{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"include":[`, `"tree",`, 6000000, `"tree"]}}`)), false, rejected(payloadInvalid)},
 
-	// tool.query payloads: the spec reads them leniently (a non-object payload is {}, an
-	// unknown detail is full, members of the wrong type are ignored): answered with the
-	// catalog. Duplicate names are still refused, like anywhere in a message.
+	// tool.query payloads are read leniently (docs/protocol/catalog.md#query: a non-object
+	// payload is {}, an unknown detail is full, members of the wrong type are ignored):
+	// answered with the catalog. Duplicate names are still refused, like anywhere in a
+	// message.
 	{"QueryPayloadNotObject", queryMsg(`[]`), false, answered(wire.TypeCatalog)},
 	{"QueryDetailNumber", queryMsg(`{"detail":5}`), false, answered(wire.TypeCatalog)},
 	{"QueryDetailUnknown", queryMsg(`{"detail":"everything"}`), false, answered(wire.TypeCatalog)},

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/internal/cli"
-	"github.com/ansight-go/ansight/internal/control"
 )
 
 // The command tree under attack: a test host's control API is served on a socket in a
@@ -20,19 +20,19 @@ import (
 // serveControl serves h's control API in a new state directory and returns the directory.
 func serveControl(t *testing.T, h *testHost) string {
 	t.Helper()
-	return serveControlWith(t, h, control.LocalOptions{})
+	return serveControlWith(t, h, hostapi.LocalOptions{})
 }
 
 // serveControlWith is serveControl with the control API's options (a recorder).
-func serveControlWith(t *testing.T, h *testHost, opts control.LocalOptions) string {
+func serveControlWith(t *testing.T, h *testHost, opts hostapi.LocalOptions) string {
 	t.Helper()
 	dir := t.TempDir()
-	l, err := control.Listen(filepath.Join(dir, control.SocketName))
+	l, err := hostapi.Listen(filepath.Join(dir, hostapi.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.StateDir = dir
-	srv := &http.Server{Handler: control.NewHandler(control.NewLocal(h.Server, opts))}
+	srv := &http.Server{Handler: hostapi.NewHandler(hostapi.NewLocal(h.Server, opts))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

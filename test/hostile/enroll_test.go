@@ -19,7 +19,8 @@ import (
 // validConnect is a well-formed ENROLLMENT_CONNECT with placeholders for mutation.
 const validConnect = `{"type":"ENROLLMENT_CONNECT","ver":2,"requestId":"hostile","enrollmentMode":"local","inviteId":"local:dev.ansight.udp","appId":"dev.ansight.udp","deviceId":"dev-1","deviceName":"d","accessToken":"TOKEN","processSessionId":"go.1"}`
 
-// datagramCases must be refused: dropped unanswered (malformed datagrams get no answer),
+// datagramCases must be refused: dropped unanswered (malformed datagrams get no answer:
+// docs/protocol/session.md#enrollment),
 // or, when only a duplicate name or an over-long string is wrong in an otherwise readable
 // request (issue 12.6), answered with refused and no grant.
 var datagramCases = []struct {
@@ -128,12 +129,10 @@ func TestSessionHijack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(transport.StatusNormalClosure, "")
-	deadline := time.Now().Add(waitLimit)
-	for len(h.Sessions()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the attacker's connection made no session")
-		}
-		time.Sleep(2 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if _, err := h.WaitSession(ctx, func(s *host.Session) bool { return s != victim.sess }); err != nil {
+		t.Fatalf("the attacker's connection made no session: %v", err)
 	}
 	if victim.sess.State() != host.StateConnected {
 		t.Fatal("the victim's session was taken over")

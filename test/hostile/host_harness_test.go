@@ -286,18 +286,16 @@ func connectAs(t *testing.T, h *testHost, id identity, req *pairing.EnrollmentCo
 	if r := e.control(t, pairing.ActionSessionOpen, `{"appId":"`+appID+`"}`); !r.Success {
 		t.Fatalf("session.open refused: %s", r.Message)
 	}
-	deadline := time.Now().Add(waitLimit)
-	for e.sess == nil {
-		for _, s := range h.Sessions() {
-			if in := s.Info(); in.AppID == appID && in.DeviceID == e.id.deviceID && in.Opened && in.State == host.StateConnected {
-				e.sess = s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session never opened")
-		}
-		time.Sleep(2 * time.Millisecond)
+	ctx, cancelWait := context.WithTimeout(t.Context(), waitLimit)
+	defer cancelWait()
+	sess, err := h.WaitSession(ctx, func(s *host.Session) bool {
+		in := s.Info()
+		return in.AppID == appID && in.DeviceID == e.id.deviceID && in.Opened && in.State == host.StateConnected
+	})
+	if err != nil {
+		t.Fatalf("the session never opened: %v", err)
 	}
+	e.sess = sess
 	return e
 }
 

@@ -89,19 +89,16 @@ func connectRaw(t *testing.T, h *testHost, a rawApp) (transport.Conn, *host.Sess
 	if a.profile != "" {
 		control(pairing.ActionDeviceProfile, a.profile)
 	}
-	deadline := time.Now().Add(waitLimit)
-	for {
-		for _, s := range h.Sessions() {
-			in := s.Info()
-			if in.AppID == a.appID && in.Opened && in.State == host.StateConnected && (a.profile == "" || in.Profile != nil) {
-				return conn, s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the raw app's session never opened")
-		}
-		time.Sleep(2 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	s, err := h.WaitSession(ctx, func(s *host.Session) bool {
+		in := s.Info()
+		return in.AppID == a.appID && in.Opened && in.State == host.StateConnected && (a.profile == "" || in.Profile != nil)
+	})
+	if err != nil {
+		t.Fatalf("the raw app's session never opened: %v", err)
 	}
+	return conn, s
 }
 
 // quote writes s as a JSON string.

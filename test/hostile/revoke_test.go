@@ -86,7 +86,7 @@ func TestRevokeLocalGrantFromCLI(t *testing.T) {
 	}
 	var list struct {
 		Grants []struct {
-			ID       string `json:"id"`
+			ID       string `json:"grantId"`
 			Mode     string `json:"mode"`
 			AppID    string `json:"appId"`
 			DeviceID string `json:"deviceId"`

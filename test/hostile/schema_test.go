@@ -14,6 +14,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/player"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -68,19 +69,19 @@ func TestHostileSchemaAtIntake(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cat.Tool("raw.deep")
-	if e == nil || e.Denial == nil || e.Denial.Code != tools.CodeSchemaTooComplex || len(e.ArgumentsSchema) != 0 || !strings.Contains(e.Denial.Reason, "expands") {
+	if e == nil || e.Denial == nil || e.Denial.Code != wire.CodeSchemaTooComplex || len(e.ArgumentsSchema) != 0 || !strings.Contains(e.Denial.Reason, "expands") {
 		t.Fatalf("the %d-byte hostile schema entered the host's catalog: %+v", len(deep), e)
 	}
 	if f := cat.Tool("raw.fine"); f == nil || f.Denial != nil {
 		t.Fatalf("a sound tool of the same app was affected: %+v", f)
 	}
 	_, err = sess.Tools().Call(ctx, wire.Call{ToolID: "raw.deep", Arguments: jsontext.Value(`{"v":5}`)})
-	if r, ok := errors.AsType[*tools.RefusalError](err); !ok || r.Err.Code != tools.CodeSchemaTooComplex {
+	if r, ok := errors.AsType[*tools.RefusalError](err); !ok || r.Err.Code != wire.CodeSchemaTooComplex {
 		t.Fatalf("calling the tool: %v, want a refusal by the host", err)
 	}
 
 	_, err = sess.Tools().Call(ctx, wire.Call{ToolID: "raw.recursive", Arguments: jsontext.Value(deepValue(18))})
-	if r, ok := errors.AsType[*tools.RefusalError](err); !ok || r.Err.Code != wire.CodeArgumentsSchemaInvalid || !strings.Contains(string(r.Err.Details), catalog.CodeValidationBudget) {
+	if r, ok := errors.AsType[*tools.RefusalError](err); !ok || r.Err.Code != wire.CodeArgumentsSchemaInvalid || !strings.Contains(string(r.Err.Details), schema.CodeValidationBudget) {
 		t.Fatalf("a value 18 deep against multiplying alternatives: %v, want a refusal for the validation budget", err)
 	}
 
@@ -104,7 +105,7 @@ func TestHostileArgumentsToApp(t *testing.T) {
 	h.send(t, transport.MessageText, []byte(callMsg(`{"toolId":"h.tree","arguments":`+deepValue(18)+`}`)))
 	got := h.answer(t, "hostile")
 	rejected(wire.CodeArgumentsSchemaInvalid).check(t, [][]byte{got})
-	if !strings.Contains(string(got), catalog.CodeValidationBudget) {
+	if !strings.Contains(string(got), schema.CodeValidationBudget) {
 		t.Fatalf("the refusal does not name the budget: %s", got)
 	}
 	h.probe(t)

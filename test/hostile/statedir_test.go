@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/control"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // TestSharedStateDir: a state directory that other users can write to (a shared directory
@@ -34,12 +34,12 @@ func TestSharedStateDir(t *testing.T) {
 			if (err != nil) != tc.refused {
 				t.Errorf("host.New: %v, want refused=%v", err, tc.refused)
 			}
-			l, err := control.Listen(filepath.Join(dir, control.SocketName))
+			l, err := hostapi.Listen(filepath.Join(dir, hostapi.SocketName))
 			if err == nil {
 				l.Close()
 			}
 			if (err != nil) != tc.refused {
-				t.Errorf("control.Listen: %v, want refused=%v", err, tc.refused)
+				t.Errorf("hostapi.Listen: %v, want refused=%v", err, tc.refused)
 			}
 			fi, err := os.Stat(dir)
 			if err != nil {

@@ -9,5 +9,8 @@
 //     x/image, the QR encoder, SQLite, NATS) nor the tooling's own packages, and their
 //     module graph is reported: go.sum lines, graph edges, compiled packages;
 //   - TestHostDrivesAppFromOutside: a host and an app built from public packages only,
-//     connected over real sockets, the host calling the app's tool.
+//     connected over real sockets, the host calling the app's tool;
+//   - TestToolingFromOutside: over that host, the public host API (hostapi) serves an MCP
+//     server (mcpbridge), which a real MCP client calls the app's tool through, and the web
+//     player (player), which lists the session and builds the tool's form.
 package outside

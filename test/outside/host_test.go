@@ -2,67 +2,81 @@ package outside_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/mcpbridge"
+	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/wire"
 )
 
-// A host and an app built from public packages only, connected over real loopback sockets
-// (UDP enrollment, authenticated WebSocket): the host reads the app's catalog and calls its
-// tool. This is what a module outside ansight-go can assemble today.
-func TestHostDrivesAppFromOutside(t *testing.T) {
-	t.Parallel()
+const outsideAppID = "com.example.outside"
+
+type greetIn struct {
+	Name string `json:"name"`
+}
+
+type greetOut struct {
+	Text string `json:"text"`
+}
+
+// hostWithApp starts a host and an app built from public packages only, connected over real
+// loopback sockets (UDP enrollment, authenticated WebSocket), and returns the host with the
+// app's open session. Everything stops when the test ends.
+func hostWithApp(t *testing.T, ctx context.Context) (*host.Server, *host.Session) {
+	t.Helper()
 	srv, err := host.New(host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, unsubscribe := srv.Subscribe(64)
-	defer unsubscribe()
 	if err := srv.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 
-	type in struct {
-		Name string `json:"name"`
-	}
-	type out struct {
-		Text string `json:"text"`
-	}
 	a := app.New(app.Options{})
 	err = app.Register(a, catalog.Definition{ID: "demo.greet", Name: "Greet", Category: "demo", Policy: wire.PolicyRead,
 		Description: "Greets someone by name."},
-		func(ctx context.Context, c *app.Call, in in) (out, error) {
-			return out{Text: "Hello, " + in.Name + "!"}, nil
+		func(ctx context.Context, c *app.Call, in greetIn) (greetOut, error) {
+			return greetOut{Text: "Hello, " + in.Name + "!"}, nil
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}}
-	conn, err := connect.Dial(ctx, a, local, connect.Options{AppID: "com.example.outside", StateDir: t.TempDir()})
+	conn, err := connect.Dial(ctx, a, local, connect.Options{AppID: outsideAppID, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 
-	var sess *host.Session
-	for sess == nil {
-		select {
-		case ev := <-events:
-			if ev.Info.AppID == "com.example.outside" && ev.Info.Opened {
-				sess = ev.Session
-			}
-		case <-ctx.Done():
-			t.Fatal("the host never saw the app's session open")
-		}
+	sess, err := srv.WaitSession(ctx, func(s *host.Session) bool { return s.AppID() == outsideAppID && s.Opened() })
+	if err != nil {
+		t.Fatalf("the host never saw the app's session open: %v", err)
 	}
+	return srv, sess
+}
+
+// A host and an app built from public packages only: the host reads the app's catalog and
+// calls its tool. This is what a module outside ansight-go can assemble.
+func TestHostDrivesAppFromOutside(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, sess := hostWithApp(t, ctx)
+
 	cat, err := sess.Tools().Catalog(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +88,88 @@ func TestHostDrivesAppFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got out
+	var got greetOut
 	if err := wire.Unmarshal(res.Payload.Result, &got); err != nil || got.Text != "Hello, Ada!" {
 		t.Errorf("result = %s (%v)", res.Raw, err)
 	}
+}
+
+// The host's tooling assembled from outside, over the same public host API (hostapi): an
+// MCP server (mcpbridge) that a real MCP client (the official Go SDK's) calls the app's tool
+// through, and the web player, which lists the session and builds the tool's form.
+func TestToolingFromOutside(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	srv, sess := hostWithApp(t, ctx)
+	var backend hostapi.Backend = hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"})
+
+	t.Run("mcp server", func(t *testing.T) {
+		bridge := mcpbridge.New(backend, mcpbridge.Options{Name: "outside"})
+		clientT, serverT := mcp.NewInMemoryTransports()
+		served := make(chan error, 1)
+		go func() { served <- bridge.Run(ctx, serverT) }()
+		client := mcp.NewClient(&mcp.Implementation{Name: "outside-client", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, clientT, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool,
+			Arguments: map[string]any{"toolId": "demo.greet", "arguments": map[string]any{"name": "Ada"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		if res.IsError || !strings.Contains(text, "Hello, Ada!") {
+			t.Errorf("ansight_call_app_tool = error %v, %s", res.IsError, text)
+		}
+		cs.Close()
+		if err := <-served; err != nil {
+			t.Errorf("bridge.Run = %v", err)
+		}
+	})
+
+	t.Run("player", func(t *testing.T) {
+		const token = "outside-token-0123456789"
+		p, err := player.New(backend, srv, player.Options{Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		web := httptest.NewServer(p)
+		defer web.Close()
+		get := func(path string) string {
+			t.Helper()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, web.URL+path+"?token="+token, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := web.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %s %s (%v)", path, resp.Status, body, err)
+			}
+			return string(body)
+		}
+		if body := get("/api/sessions"); !strings.Contains(body, `"`+sess.ID()+`"`) {
+			t.Errorf("the player does not list the session %s: %s", sess.ID(), body)
+		}
+		var tool player.ToolForm
+		if err := wire.Unmarshal(jsontext.Value(get("/api/sessions/"+sess.ID()+"/tools/demo.greet")), &tool); err != nil {
+			t.Fatal(err)
+		}
+		if f := tool.Form; f == nil || f.Kind != player.KindObject || len(f.Properties) != 1 ||
+			f.Properties[0].Name != "name" || f.Properties[0].Field.Kind != player.KindString {
+			t.Errorf("form of demo.greet = %+v", f)
+		}
+	})
 }

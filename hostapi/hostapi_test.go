@@ -1,0 +1,229 @@
+package hostapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+)
+
+// fakeBackend answers with canned values and records what it was asked.
+type fakeBackend struct {
+	Backend // unimplemented methods panic: a test that reaches them is wrong
+	calls   []CallRequest
+	tools   ToolsRequest
+}
+
+func (f *fakeBackend) Status(context.Context) (*Status, error) {
+	return &Status{Schema: SchemaStatus, Version: "test", PID: 42}, nil
+}
+
+func (f *fakeBackend) Session(_ context.Context, id string) (*Session, error) {
+	if id != "app-001" {
+		return nil, errSessionNotFound(id)
+	}
+	return &Session{ID: id, AppID: "com.example", State: StateConnected}, nil
+}
+
+func (f *fakeBackend) Tools(_ context.Context, id string, req ToolsRequest) (*Tools, error) {
+	f.tools = req
+	return &Tools{Schema: SchemaTools, SessionID: id, Revision: "r1", Count: 1, TotalCount: 1,
+		Tools: []wire.ToolEntry{{ID: "a.read", Name: "A", Policy: wire.PolicyRead}}}, nil
+}
+
+func (f *fakeBackend) Call(_ context.Context, id string, req CallRequest, progress func(Progress)) (*Call, error) {
+	f.calls = append(f.calls, req)
+	if progress != nil {
+		progress(Progress{TransferID: "t1", ReceivedBytes: 5, SizeBytes: 10})
+		progress(Progress{TransferID: "t1", ReceivedBytes: 10, SizeBytes: 10, Done: true})
+	}
+	if req.ToolID == "x.denied" {
+		return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID,
+			Error: &ToolError{Error: wire.Error{Code: wire.CodePolicyNotGranted, Message: "no"}, Kind: wire.KindDenied, RefusedByHost: true}}, nil
+	}
+	if req.ToolID == "x.timeout" {
+		return nil, apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "no answer")
+	}
+	return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID, Success: true,
+		Result: &wire.Result{ToolID: req.ToolID, Success: true, Result: jsontext.Value(`{"ok":true}`)}}, nil
+}
+
+// serve runs the handler over a real Unix socket made by Listen.
+func serve(t *testing.T, b Backend) *Client {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctl") // short: Unix socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "state", SocketName)
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: NewHandler(b)}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return NewClient(path)
+}
+
+func TestListenIsPrivate(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	c := serve(t, &fakeBackend{})
+	for path, want := range map[string]os.FileMode{c.socket: 0o600, filepath.Dir(c.socket): 0o700} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %04o, want %04o", path, got, want)
+		}
+	}
+	// A second host on the same state directory is refused while the first one lives.
+	if _, err := Listen(c.socket); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second Listen: %v", err)
+	}
+}
+
+func TestListenReplacesStaleSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	dir, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, SocketName)
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A host that died leaves its socket file behind: unlinking is disabled so Close keeps it.
+	l.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	l.Close()
+	l2, err := Listen(path)
+	if err != nil {
+		t.Fatalf("stale socket not replaced: %v", err)
+	}
+	l2.Close()
+}
+
+func TestClientRoundTrip(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	fb := &fakeBackend{}
+	c := serve(t, fb)
+	ctx := t.Context()
+
+	st, err := c.Status(ctx)
+	if err != nil || st.PID != 42 || st.Schema != SchemaStatus {
+		t.Fatalf("Status = %+v, %v", st, err)
+	}
+	if _, err := c.Session(ctx, "nope"); wire.CodeOf(err) != wire.CodeSessionNotFound {
+		t.Errorf("unknown session: %v", err)
+	}
+	tools, err := c.Tools(ctx, "app-001", ToolsRequest{Query: "a b", Policy: "read", MaxResults: 3})
+	if err != nil || tools.Count != 1 || tools.Tools[0].ID != "a.read" {
+		t.Fatalf("Tools = %+v, %v", tools, err)
+	}
+	if fb.tools.Query != "a b" || fb.tools.MaxResults != 3 {
+		t.Errorf("request reached the backend as %+v", fb.tools)
+	}
+
+	var progress []Progress
+	res, err := c.Call(ctx, "app-001", CallRequest{ToolID: "a.read", Arguments: jsontext.Value(`{"n":1}`)}, func(p Progress) { progress = append(progress, p) })
+	if err != nil || !res.Success || string(res.Result.Result) != `{"ok":true}` {
+		t.Fatalf("Call = %+v, %v", res, err)
+	}
+	if len(progress) != 2 || !progress[1].Done {
+		t.Errorf("progress = %+v", progress)
+	}
+	if got := string(fb.calls[0].Arguments); got != `{"n":1}` {
+		t.Errorf("arguments reached the backend as %s", got)
+	}
+
+	// A tool's refusal is data, not an error.
+	res, err = c.Call(ctx, "app-001", CallRequest{ToolID: "x.denied"}, nil)
+	if err != nil || res.Error == nil || res.Error.Kind != wire.KindDenied || !res.Error.RefusedByHost {
+		t.Fatalf("denied call = %+v, %v", res, err)
+	}
+	// A host failure is an *APIError, streamed or not.
+	for _, p := range []func(Progress){nil, func(Progress) {}} {
+		if _, err := c.Call(ctx, "app-001", CallRequest{ToolID: "x.timeout"}, p); wire.CodeOf(err) != wire.CodeTimeout {
+			t.Errorf("timeout call: %v", err)
+		}
+	}
+}
+
+func TestHandlerRejectsBadBodies(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	c := serve(t, &fakeBackend{})
+	for _, body := range []string{`{"toolId":"a","toolId":"b"}`, `{"ToolId":"a"}`, `[1]`, `{`} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://ansight/v1/sessions/app-001/call", strings.NewReader(body))
+		resp, err := c.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("body %s: status %d, want 400", body, resp.StatusCode)
+		}
+	}
+	if err := c.do(t.Context(), http.MethodGet, "/v1/nothing", nil, nil); wire.CodeOf(err) != wire.CodeResourceNotFound {
+		t.Errorf("unknown endpoint: %v", err)
+	}
+}
+
+func TestNoHost(t *testing.T) {
+	t.Parallel()
+	c := NewClient(filepath.Join(t.TempDir(), "none.sock"))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Status(ctx); !errors.Is(err, ErrHostUnavailable) {
+		t.Errorf("Status without a host: %v", err)
+	}
+}
+
+func TestFilterTools(t *testing.T) {
+	t.Parallel()
+	f := false
+	entries := []wire.ToolEntry{
+		{ID: "notes.create", Name: "Create note", Description: "Adds a note.", Category: "notes", Policy: wire.PolicyWrite, Keywords: "add new"},
+		{ID: "notes.list", Name: "List notes", Description: "Lists notes.", Category: "notes", Policy: wire.PolicyRead},
+		{ID: "sync.push", Name: "Push", Description: "Pushes changes.", Category: "sync", Policy: wire.PolicyWrite,
+			Runtime: &wire.Runtime{Available: false, Code: "not_signed_in"}, Executable: &f},
+		{ID: "app.reset", Name: "Reset", Description: "Resets everything.", Category: "app", Policy: wire.PolicyCritical,
+			Denial: &wire.Denial{Code: wire.CodePolicyNotGranted}},
+	}
+	ids := func(req ToolsRequest) string {
+		var out []string
+		for _, e := range FilterTools(entries, req) {
+			out = append(out, e.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		req  ToolsRequest
+		want string
+	}{
+		{ToolsRequest{}, "notes.create,notes.list,sync.push,app.reset"},
+		{ToolsRequest{Query: "NOTE add"}, "notes.create"},
+		{ToolsRequest{Query: "notes", Feature: "list"}, "notes.list"},
+		{ToolsRequest{Category: "sync"}, "sync.push"},
+		{ToolsRequest{Policy: "WRITE"}, "notes.create,sync.push"},
+		{ToolsRequest{Policy: "delete"}, "app.reset"},
+		{ToolsRequest{ExecutableOnly: true}, "notes.create,notes.list"},
+		{ToolsRequest{ToolIDs: []string{"app.reset", "nope"}}, "app.reset"},
+		{ToolsRequest{Query: "zzz"}, ""},
+	} {
+		t.Run(fmt.Sprintf("%+v", tc.req), func(t *testing.T) {
+			t.Parallel()
+			if got := ids(tc.req); got != tc.want {
+				t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
+			}
+		})
+	}
+}

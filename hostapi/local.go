@@ -1,0 +1,828 @@
+package hostapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/netip"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Local is the Backend of a host running in this process.
+type Local struct {
+	srv       *host.Server
+	rec       *recording.Recorder // nil when the host records nothing
+	version   string
+	stateDir  string
+	startedAt time.Time
+	shutdown  func()
+	player    atomic.Pointer[PlayerAccessor]
+}
+
+var _ Backend = (*Local)(nil)
+
+// PlayerAccessor is what the control API needs of a web player (Local.SetPlayer).
+type PlayerAccessor interface {
+	// PlayerAddress is the player's URL without its token.
+	PlayerAddress() string
+	// PlayerURL is the URL that opens the player, with its access token; renew makes a
+	// new token first.
+	PlayerURL(renew bool) (string, error)
+}
+
+// SetPlayer makes Status show the player and Player answer; the player starts after the
+// backend it sits on, so it is set afterwards.
+func (l *Local) SetPlayer(p PlayerAccessor) { l.player.Store(&p) }
+
+// LocalOptions configures a Local backend.
+type LocalOptions struct {
+	// Version is reported by Status.
+	Version string
+	// StateDir is reported by Status.
+	StateDir string
+	// Shutdown is called (once, asynchronously) when a client asks the host to stop.
+	Shutdown func()
+	// Recorder keeps the host's session recordings (host.Options.Recorder); nil when it
+	// records nothing.
+	Recorder *recording.Recorder
+}
+
+// NewLocal wraps a host server.
+func NewLocal(srv *host.Server, opts LocalOptions) *Local {
+	return &Local{srv: srv, rec: opts.Recorder, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(), shutdown: opts.Shutdown}
+}
+
+// withProgress makes the call made with ctx report its own transfers' progress to f.
+func withProgress(ctx context.Context, f func(Progress)) context.Context {
+	if f == nil {
+		return ctx
+	}
+	return tools.WithProgress(ctx, func(p tools.TransferProgress) {
+		f(Progress{TransferID: p.TransferID, FileName: p.FileName, ReceivedBytes: p.ReceivedBytes, SizeBytes: p.SizeBytes,
+			Done: p.Status != tools.StatusReceiving})
+	})
+}
+
+// Status implements Backend.
+func (l *Local) Status(context.Context) (*Status, error) {
+	n := 0
+	for _, s := range l.srv.Sessions() {
+		if s.State() == host.StateConnected {
+			n++
+		}
+	}
+	st := &Status{
+		Schema: SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
+		Discovery: l.srv.DiscoveryAddr().String(), WebSocket: l.srv.WebSocketAddr().String(),
+		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n, FileLimit: l.srv.FileLimit(),
+		DualStack: host.DualStack(l.srv.DiscoveryAddr()) && host.DualStack(l.srv.WebSocketAddr()),
+	}
+	if r := l.srv.WebSocketPorts(); !r.IsZero() {
+		st.WebSocketPorts = r.String()
+	}
+	if l.rec != nil {
+		u := l.rec.Usage()
+		st.Recording = &u
+	}
+	if p := l.player.Load(); p != nil {
+		st.Player = (*p).PlayerAddress()
+	}
+	return st, nil
+}
+
+// Player implements Backend.
+func (l *Local) Player(_ context.Context, renew bool) (*PlayerAccess, error) {
+	p := l.player.Load()
+	if p == nil {
+		return nil, apiErrorf(http.StatusNotFound, wire.CodePlayerOff, "this host serves no web player (it runs with --no-player)")
+	}
+	u, err := (*p).PlayerURL(renew)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "player: %v", err)
+	}
+	return &PlayerAccess{Schema: SchemaPlayer, Address: (*p).PlayerAddress(), URL: u, Renewed: renew}, nil
+}
+
+// Disconnect implements Backend.
+func (l *Local) Disconnect(_ context.Context, id string) (*Disconnection, error) {
+	s, ok := l.srv.Session(id)
+	if !ok {
+		return nil, errSessionNotFound(id)
+	}
+	out := &Disconnection{Schema: SchemaDisconnect, SessionID: id, Disconnected: s.State() == host.StateConnected}
+	s.Disconnect()
+	return out, nil
+}
+
+// Sessions implements Backend.
+func (l *Local) Sessions(context.Context) (*Sessions, error) {
+	list := l.srv.Sessions()
+	out := &Sessions{Schema: SchemaSessions, Sessions: make([]Session, 0, len(list))}
+	for _, s := range list {
+		out.Sessions = append(out.Sessions, sessionOf(s))
+	}
+	return out, nil
+}
+
+// Session implements Backend: a session of the registry, else the last description of a
+// recorded one.
+func (l *Local) Session(ctx context.Context, id string) (*Session, error) {
+	var sum *recording.Summary
+	if l.rec != nil {
+		if v, err := l.rec.Session(ctx, id); err == nil {
+			sum = &v
+		}
+	}
+	var v Session
+	if s, ok := l.srv.Session(id); ok {
+		v = sessionOf(s)
+	} else if sum != nil {
+		v = sessionOfInfo(recordedInfo(*sum))
+	} else {
+		return nil, errSessionNotFound(id)
+	}
+	if sum != nil {
+		v.Recording = recordingOf(*sum)
+	}
+	return &v, nil
+}
+
+// Crashes implements Backend.
+func (l *Local) Crashes(_ context.Context, id string) (*Crashes, error) {
+	list, err := records(l.srv, id, l.srv.Crashes)
+	if err != nil {
+		return nil, err
+	}
+	return &Crashes{Schema: SchemaCrashes, SessionID: id, Crashes: list}, nil
+}
+
+// Annotations implements Backend.
+func (l *Local) Annotations(_ context.Context, id string) (*Annotations, error) {
+	list, err := records(l.srv, id, l.srv.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	return &Annotations{Schema: SchemaAnnotations, SessionID: id, Annotations: list}, nil
+}
+
+// records lists a session's records with list; a session the host does not know and
+// whose directory holds nothing is not found.
+func records[T any](srv *host.Server, id string, list func(string) ([]T, error)) ([]T, error) {
+	_, known := srv.Session(id)
+	out, err := list(id)
+	switch {
+	case err != nil && !known:
+		return nil, errSessionNotFound(id)
+	case err != nil:
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+	case len(out) == 0 && !known:
+		return nil, errSessionNotFound(id)
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
+func sessionOf(s *host.Session) Session {
+	v := sessionOfInfo(s.Info())
+	if c := s.Tools(); c != nil {
+		if cat := c.Cached(); cat != nil {
+			v.Revision, v.AvailabilityRevision, v.ToolCount = cat.Revision, cat.AvailabilityRevision, len(cat.Tools)
+		}
+	}
+	return v
+}
+
+// sessionOfInfo describes a session from what the host says of it.
+func sessionOfInfo(in host.SessionInfo) Session {
+	v := Session{
+		ID: in.ID, AppID: in.AppID, DeviceID: in.DeviceID, DeviceName: in.DeviceName, Platform: in.Platform,
+		State: string(in.State), AppState: in.AppState, MaxToolPolicy: in.MaxToolPolicy,
+		ConnectedAt: in.ConnectedAt, DisconnectedAt: in.DisconnectedAt,
+		CrashReports: in.CrashReports, Annotations: in.Annotations,
+	}
+	if p := in.Profile; p != nil {
+		v.AppName, v.AppVersion = p.App.AppName, p.App.VersionName
+		v.SDK = strings.TrimSpace(p.SDK.Name + " " + p.SDK.Version)
+		if p.Device.OSVersion != "" {
+			v.Platform = strings.TrimSpace(v.Platform + " " + p.Device.OSVersion)
+		}
+	}
+	return v
+}
+
+// recordedInfo is a recording's last description of its session: the host's SessionInfo as
+// recorded (an imported archive's may hold anything: what does not read is left out),
+// completed from the summary. A session that is not in the registry is not connected.
+func recordedInfo(sum recording.Summary) host.SessionInfo {
+	var in host.SessionInfo
+	if len(sum.Info) > 0 {
+		json.Unmarshal(sum.Info, &in) // best effort, as said
+	}
+	in.ID = sum.ID
+	if in.AppID == "" {
+		in.AppID = sum.AppID
+	}
+	if in.DeviceID == "" {
+		in.DeviceID = sum.DeviceID
+	}
+	if in.DeviceName == "" {
+		in.DeviceName = sum.DeviceName
+	}
+	if in.ConnectedAt.IsZero() {
+		in.ConnectedAt = sum.FirstAt
+	}
+	if in.DisconnectedAt.IsZero() {
+		in.DisconnectedAt = sum.LastAt
+	}
+	in.State = host.StateDisconnected
+	return in
+}
+
+func recordingOf(sum recording.Summary) *Recording {
+	return &Recording{Origin: sum.Origin, FirstAt: sum.FirstAt, LastAt: sum.LastAt, Records: sum.Records, Bytes: sum.Bytes,
+		Dropped: sum.Dropped, Evicted: sum.Evicted}
+}
+
+// Recordings implements Backend.
+func (l *Local) Recordings(ctx context.Context) (*Sessions, error) {
+	out := &Sessions{Schema: SchemaRecordings, Sessions: []Session{}}
+	if l.rec == nil {
+		return out, nil
+	}
+	list, err := l.rec.Sessions(ctx)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+	}
+	for _, sum := range list {
+		var v Session
+		if s, ok := l.srv.Session(sum.ID); ok {
+			v = sessionOf(s)
+		} else {
+			v = sessionOfInfo(recordedInfo(sum))
+		}
+		v.Recording = recordingOf(sum)
+		out.Sessions = append(out.Sessions, v)
+	}
+	return out, nil
+}
+
+// recorded checks that the host records and that it knows session id (connected, or
+// recorded).
+func (l *Local) recorded(id string) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if _, ok := l.srv.Session(id); !ok && !l.rec.Recorded(id) {
+		return errSessionNotFound(id)
+	}
+	return nil
+}
+
+// query turns a request into the recorder's query.
+func (req RecordsRequest) query(id string) (recording.Query, error) {
+	q := recording.Query{Session: id, Kinds: req.Kinds, Since: req.Since, Until: req.Until, Search: req.Search,
+		Channel: req.Channel, After: req.After, Newest: req.Newest, Limit: req.Limit}
+	for _, k := range req.Kinds {
+		if !k.Valid() {
+			return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown record kind %q (kinds: %s)", k, kindList())
+		}
+	}
+	level, ok := recording.ParseLevel(req.Level)
+	if !ok {
+		return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown log level %q (debug, info, warn, error)", req.Level)
+	}
+	q.Level = level
+	if req.Limit < 0 {
+		return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "limit must not be negative")
+	}
+	return q, nil
+}
+
+func kindList() string {
+	names := make([]string, len(recording.Kinds))
+	for i, k := range recording.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Records implements Backend.
+func (l *Local) Records(ctx context.Context, id string, req RecordsRequest) (*Records, error) {
+	if err := l.recorded(id); err != nil {
+		return nil, err
+	}
+	q, err := req.query(id)
+	if err != nil {
+		return nil, err
+	}
+	l.flush(ctx)
+	p, err := l.rec.Records(ctx, q)
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+	}
+	return &Records{Schema: SchemaRecords, SessionID: id, Records: p.Records, Next: p.Next}, nil
+}
+
+// maxFlushWait bounds how long a query waits for the recorder to write what the host
+// received before it (a writer far behind, under heavy load, answers with what it wrote).
+const maxFlushWait = time.Second
+
+// flush lets a query see what the host received before it.
+func (l *Local) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, maxFlushWait)
+	defer cancel()
+	l.rec.Flush(ctx)
+}
+
+// Follow implements Backend.
+func (l *Local) Follow(ctx context.Context, id string, req RecordsRequest, fn func(recording.Record) error) error {
+	if err := l.recorded(id); err != nil {
+		return err
+	}
+	q, err := req.query(id)
+	if err != nil {
+		return err
+	}
+	err = l.rec.Follow(ctx, q, fn)
+	if errors.Is(err, recording.ErrClosed) {
+		return apiErrorf(http.StatusServiceUnavailable, wire.CodeSessionClosed, "the host stopped recording (it is shutting down)")
+	}
+	return err
+}
+
+// Blob implements Backend.
+func (l *Local) Blob(ctx context.Context, id string, seq int64) (*Blob, error) {
+	if err := l.recorded(id); err != nil {
+		return nil, err
+	}
+	rec, err := l.rec.Record(ctx, seq)
+	if err != nil || rec.Session != id || rec.Blob == "" {
+		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "session %s has no file for record %d (evicted, or never kept)", id, seq)
+	}
+	f, err := l.rec.OpenBlob(rec)
+	if err != nil {
+		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "record %d: %v", seq, err)
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "record %d: %v", seq, err)
+	}
+	name := path.Base(rec.Blob)
+	return &Blob{Name: name, MimeType: blobMimeType(name), SizeBytes: size, Body: f}, nil
+}
+
+// blobMimeType names the media type of a record's file by its extension.
+func blobMimeType(name string) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// Export implements Backend.
+func (l *Local) Export(ctx context.Context, id string, req ExportRequest, w io.Writer) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if !l.rec.Recorded(id) {
+		return errSessionNotFound(id)
+	}
+	if err := l.rec.Flush(ctx); err != nil { // what the session sent until now is in it
+		return err
+	}
+	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: redactNames(req.Redact), Producer: "ansight " + l.version})
+	if errors.Is(err, recording.ErrNotFound) {
+		return errSessionNotFound(id)
+	}
+	return err
+}
+
+// DeleteRecording implements Backend.
+func (l *Local) DeleteRecording(ctx context.Context, id string) error {
+	if l.rec == nil {
+		return errRecordingOff
+	}
+	if err := l.rec.Flush(ctx); err != nil { // nothing queued for it comes back after
+		return err
+	}
+	err := l.rec.Delete(ctx, id)
+	if errors.Is(err, recording.ErrNotFound) {
+		return errSessionNotFound(id)
+	}
+	return err
+}
+
+// redactNames expands an export's redaction list: "default" stands for
+// recording.DefaultRedact.
+func redactNames(list []string) []string {
+	var out []string
+	for _, n := range list {
+		if n = strings.TrimSpace(n); strings.EqualFold(n, "default") {
+			out = append(out, recording.DefaultRedact...)
+		} else if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Import implements Backend: the archive is spooled to a private file beside the
+// recordings (a zip is read from its end), bounded by the recordings' budget.
+func (l *Local) Import(ctx context.Context, archive io.Reader) (*Session, error) {
+	if l.rec == nil {
+		return nil, errRecordingOff
+	}
+	f, err := os.CreateTemp(l.rec.Dir(), "upload-*.zip")
+	if err != nil {
+		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	max := l.rec.Usage().MaxBytes
+	n, err := io.Copy(f, io.LimitReader(archive, max+1))
+	if err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "read the archive: %v", err)
+	}
+	if n > max {
+		return nil, apiErrorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
+	}
+	sum, err := l.rec.Import(ctx, f, n, recording.ImportOptions{})
+	if err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
+	}
+	v := sessionOfInfo(recordedInfo(sum))
+	v.Recording = recordingOf(sum)
+	return &v, nil
+}
+
+// client returns the tool client of a connected session.
+func (l *Local) client(id string) (*tools.Client, error) {
+	s, ok := l.srv.Session(id)
+	if !ok {
+		return nil, errSessionNotFound(id)
+	}
+	if s.State() != host.StateConnected {
+		return nil, apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "session %s is disconnected", id)
+	}
+	return s.Tools(), nil
+}
+
+// Tools implements Backend.
+func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var cat *tools.Catalog
+	// A search looks into the schemas too, so it needs the definitions (fetched once, then
+	// cached by definitionRevision).
+	if req.Detail == DetailFull || req.Query != "" || req.Feature != "" {
+		cat, err = c.Catalog(ctx)
+	} else {
+		cat, err = c.Index(ctx)
+	}
+	if err != nil {
+		return nil, hostError(err)
+	}
+	out := &Tools{Schema: SchemaTools, SessionID: sessionID, Revision: cat.Revision, AvailabilityRevision: cat.AvailabilityRevision,
+		TotalCount: len(cat.Tools), Categories: cat.Categories}
+	if req.IfRevision != "" && req.IfRevision == cat.Revision {
+		out.Unchanged = true
+		out.Tools = []wire.ToolEntry{}
+		return out, nil
+	}
+	out.Tools = FilterTools(cat.Tools, req)
+	if req.MaxResults > 0 && len(out.Tools) > req.MaxResults {
+		out.Tools, out.Truncated = out.Tools[:req.MaxResults], true
+	}
+	if req.Detail != DetailFull {
+		for i := range out.Tools {
+			out.Tools[i].ArgumentsSchema, out.Tools[i].ResultSchema, out.Tools[i].ArgumentEncoding = nil, nil, ""
+		}
+	}
+	out.Count = len(out.Tools)
+	return out, nil
+}
+
+// FilterTools applies a ToolsRequest's filters (not MaxResults) to catalog entries,
+// returning a new slice. Terms match as the app's own query filter does, and in the
+// entries' schemas too when they carry them.
+func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
+	search := catalog.ParseSearch(req.Query, req.Feature)
+	var policy wire.Policy
+	if req.Policy != "" {
+		policy, _ = wire.ParsePolicy(req.Policy)
+	}
+	out := make([]wire.ToolEntry, 0, len(entries))
+	for _, e := range entries {
+		switch {
+		case len(req.ToolIDs) > 0 && !slices.Contains(req.ToolIDs, e.ID):
+		case !strings.HasPrefix(e.ID, req.IDPrefix):
+		case req.Category != "" && e.Category != req.Category:
+		case req.Policy != "" && e.Policy != policy:
+		case req.ExecutableOnly && (e.Denial != nil || !e.IsExecutable()):
+		case !search.MatchesWithSchemas(&e):
+		default:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Tool implements Backend.
+func (l *Local) Tool(ctx context.Context, sessionID, toolID string) (*Tool, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	e, err := c.Describe(ctx, toolID)
+	if err != nil {
+		if wire.CodeOf(err) == wire.CodeNotFound {
+			return nil, apiErrorf(http.StatusNotFound, wire.CodeNotFound, "%s", err.Error())
+		}
+		return nil, hostError(err)
+	}
+	rev := ""
+	if cat := c.Cached(); cat != nil {
+		rev = cat.Revision
+	}
+	return &Tool{Schema: SchemaTool, SessionID: sessionID, Revision: rev, Tool: *e}, nil
+}
+
+// Call implements Backend.
+func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	start := time.Now()
+	res, err := c.Call(withProgress(ctx, progress), req.wireCall())
+	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
+	if te := toolError(err); te != nil {
+		out.Error = te
+		return out, nil
+	}
+	if err != nil {
+		return nil, hostError(err)
+	}
+	out.Success = true
+	out.Result = &res.Payload
+	out.Artifacts = artifactsOf(res.Artifacts)
+	return out, nil
+}
+
+// Batch implements Backend.
+func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error) {
+	c, err := l.client(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	calls := make([]wire.Call, len(req.Calls))
+	for i, r := range req.Calls {
+		if r.TimeoutMS != 0 {
+			return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
+		}
+		calls[i] = r.wireCall()
+	}
+	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	start := time.Now()
+	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
+	out := &Batch{Schema: SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
+	if te := toolError(err); te != nil {
+		out.Error = te
+		return out, nil
+	}
+	if err != nil {
+		return nil, hostError(err)
+	}
+	out.Result = &res.Payload
+	out.Success = res.Payload.Success
+	out.Artifacts = artifactsOf(res.Artifacts)
+	out.Refused = res.Refused
+	return out, nil
+}
+
+// withAnswerTimeout gives ctx the deadline a request's timeoutMs asks for: the tool client
+// waits for the app's answer until then rather than its default 20 s.
+func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.CancelFunc, error) {
+	switch {
+	case ms == 0:
+		return ctx, func() {}, nil
+	case ms < 0 || ms > MaxTimeoutMS:
+		return nil, nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	return ctx, cancel, nil
+}
+
+// wireCall is the tool call r asks for.
+func (r CallRequest) wireCall() wire.Call {
+	return wire.Call{ToolID: r.ToolID, Arguments: r.Arguments, CallID: r.CallID, After: r.After}
+}
+
+func artifactsOf(list []tools.Artifact) []Artifact {
+	out := make([]Artifact, 0, len(list))
+	for _, a := range list {
+		v := Artifact{TransferID: a.TransferID, Path: a.Path, FileName: a.FileName, MimeType: a.MimeType, SizeBytes: a.SizeBytes, Status: tools.StatusComplete}
+		if a.Err != nil {
+			v.Status, v.Error, v.Path = tools.StatusFailed, a.Err.Error(), ""
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// toolError turns a tool's error or a host refusal into data; other errors give nil.
+func toolError(err error) *ToolError {
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		return nil
+	}
+	te := &ToolError{Error: *we, Kind: we.Kind()}
+	if refusal, refused := errors.AsType[*tools.RefusalError](err); refused {
+		te.RefusedByHost = true
+		if refusal.Index >= 0 {
+			te.Index, te.ToolID = &refusal.Index, refusal.ToolID
+		}
+		if te.Kind == wire.KindFailed {
+			// The tool did not run: what the host refuses is never the tool's failure. (Every
+			// refusal has a code of its own kind, or an unavailable tool's runtime details.)
+			te.Kind = wire.KindUnavailable
+		}
+	}
+	return te
+}
+
+// hostError maps a tool client's transport failure to an *APIError.
+func hostError(err error) error {
+	var te *tools.TransportError
+	if errors.As(err, &te) {
+		switch {
+		case errors.Is(err, tools.ErrTimeout), errors.Is(err, context.DeadlineExceeded): // timeoutMs
+			return apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "%v", err)
+		case errors.Is(err, tools.ErrProtocol):
+			return apiErrorf(http.StatusBadGateway, wire.CodeProtocol, "%v", err)
+		case errors.Is(err, context.Canceled):
+			return err
+		}
+		return apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "%v", err)
+	}
+	return err
+}
+
+// IssueInvite implements Backend.
+func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, error) {
+	app := req.AppID
+	if app == "" {
+		app = pairing.AnyApp
+	}
+	if err := checkHostAddresses(req.HostAddresses); err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
+	}
+	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, AppName: req.AppName, Duration: time.Duration(req.DurationSeconds) * time.Second,
+		MaxToolPolicy: req.MaxToolPolicy, HostAddresses: req.HostAddresses})
+	if err != nil {
+		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
+	}
+	v := inviteOf(inv, time.Now())
+	v.Schema = SchemaInvite
+	v.Code = code
+	if d := inv.Document; d != nil && d.Discovery != nil {
+		v.HostAddresses = d.Discovery.HostAddresses
+	}
+	return &v, nil
+}
+
+// checkHostAddresses accepts IP addresses and host names, a few of them.
+func checkHostAddresses(list []string) error {
+	if len(list) > MaxHostAddresses {
+		return fmt.Errorf("at most %d host addresses, not %d", MaxHostAddresses, len(list))
+	}
+	for _, a := range list {
+		if _, err := netip.ParseAddr(a); err == nil {
+			continue
+		}
+		if !validHostName(a) {
+			return fmt.Errorf("host address %q is neither an IP address nor a host name", a)
+		}
+	}
+	return nil
+}
+
+// validHostName reports whether s is a DNS name: dot-separated labels of letters, digits
+// and inner hyphens, 253 bytes at most.
+func validHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func inviteOf(inv host.Invite, now time.Time) Invite {
+	v := Invite{ID: inv.ID, AppID: inv.AppID, AppName: inv.AppName, MaxToolPolicy: inv.MaxToolPolicy, IssuedAt: inv.IssuedAt,
+		ExpiresAt: inv.ExpiresAt, GrantExpiresAt: inv.GrantExpiresAt, Uses: inv.Uses, MaxUses: inv.MaxUses, RevokedAt: inv.RevokedAt, State: "open"}
+	if v.AppID == pairing.AnyApp {
+		v.AppID = ""
+	}
+	switch {
+	case !inv.RevokedAt.IsZero():
+		v.State = "revoked"
+	case inv.MaxUses > 0 && inv.Uses >= inv.MaxUses:
+		v.State = "used"
+	case !now.Before(inv.ExpiresAt):
+		v.State = "expired"
+	}
+	return v
+}
+
+// Invites implements Backend.
+func (l *Local) Invites(context.Context) (*Invites, error) {
+	now := time.Now()
+	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}, Grants: []Grant{}}
+	for _, inv := range l.srv.ListInvites() {
+		out.Invites = append(out.Invites, inviteOf(inv, now))
+	}
+	for _, g := range l.srv.Grants() {
+		out.Grants = append(out.Grants, grantOf(g, now))
+	}
+	return out, nil
+}
+
+func grantOf(g host.Grant, now time.Time) Grant {
+	v := Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
+		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt,
+		LastUsedAt: g.LastUsedAt, State: "active"}
+	if g.Mode == host.GrantInvite {
+		v.InviteID = g.ConfigID
+	}
+	switch {
+	case !g.RevokedAt.IsZero():
+		v.State = "revoked"
+	case now.After(g.ExpiresAt):
+		v.State = "expired"
+	}
+	return v
+}
+
+// Revoke implements Backend.
+func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
+	r, err := l.srv.Revoke(id)
+	if err != nil {
+		if errors.Is(err, host.ErrNotFound) {
+			return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
+		}
+		return nil, err
+	}
+	return &Revocation{Schema: SchemaRevoke, ID: r.ID, Revoked: true, Kind: r.Kind, GrantIDs: r.GrantIDs, SessionsEnded: r.Sessions}, nil
+}
+
+// Shutdown implements Backend.
+func (l *Local) Shutdown(context.Context) error {
+	if l.shutdown == nil {
+		return apiErrorf(http.StatusNotImplemented, wire.CodeBadRequest, "this host cannot be stopped through the control API")
+	}
+	go l.shutdown()
+	return nil
+}

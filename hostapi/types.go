@@ -1,0 +1,522 @@
+package hostapi
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire"
+)
+
+// Schemas of the API's objects; the CLI prints them as its --json output.
+const (
+	SchemaStatus      = "ansight.host-status/v1"
+	SchemaSessions    = "ansight.sessions/v1"
+	SchemaSession     = "ansight.session/v1"
+	SchemaTools       = "ansight.app-tools/v1"
+	SchemaTool        = "ansight.app-tool/v1"
+	SchemaCall        = "ansight.app-call/v1"
+	SchemaBatch       = "ansight.app-batch/v1"
+	SchemaInvite      = "ansight.pairing-invite/v2"
+	SchemaInvites     = "ansight.pairing-invites/v2"
+	SchemaGrant       = "ansight.pairing-grant/v1"
+	SchemaDisconnect  = "ansight.session-disconnect/v1"
+	SchemaPlayer      = "ansight.player/v1"
+	SchemaRevoke      = "ansight.pairing-revoke/v1"
+	SchemaError       = "ansight.error/v1"
+	SchemaCrashes     = "ansight.session-crashes/v1"
+	SchemaAnnotations = "ansight.session-annotations/v1"
+	SchemaRecords     = "ansight.session-records/v1"
+	SchemaRecordings  = "ansight.recordings/v1"
+)
+
+// Status describes the running host.
+type Status struct {
+	Schema    string    `json:"schema"`
+	Version   string    `json:"version"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+	// Discovery is the UDP enrollment address apps send ENROLLMENT_CONNECT to.
+	Discovery string `json:"discovery"`
+	// WebSocket is the address of the WebSocket listener apps upgrade on.
+	WebSocket string `json:"webSocket"`
+	// WebSocketPorts is the port range the listener's port was taken from ("56500-56599"),
+	// when one was given.
+	WebSocketPorts string `json:"webSocketPorts,omitzero"`
+	LAN            bool   `json:"lan"`
+	// DualStack is true when both listeners take IPv4 and IPv6 (bound to "[::]").
+	DualStack bool   `json:"dualStack,omitzero"`
+	StateDir  string `json:"stateDir"`
+	Sessions  int    `json:"sessions"`
+	// FileLimit is the host process's open-file limit, raised at start as far as the
+	// system allows, and what its session bound needs (FileLimit.Enough).
+	FileLimit host.FileLimit `json:"fileLimit"`
+	// Player is the web player's address, without its access token ('ansight player url'
+	// prints the URL with it); absent when the host serves no player.
+	Player string `json:"player,omitzero"`
+	// Recording is the recordings' use of their budgets; absent when the host records
+	// nothing (--no-record).
+	Recording *recording.Usage `json:"recording,omitzero"`
+}
+
+// Disconnection says what Disconnect did.
+type Disconnection struct {
+	Schema    string `json:"schema"`
+	SessionID string `json:"sessionId"`
+	// Disconnected is false when the session had no connection already.
+	Disconnected bool `json:"disconnected"`
+}
+
+// PlayerAccess is how to open the web player. URL carries the access token: show it to
+// the user, never log it.
+type PlayerAccess struct {
+	Schema string `json:"schema"`
+	// Address is the player's URL without the token, as Status shows it.
+	Address string `json:"address"`
+	URL     string `json:"url"`
+	// Renewed is true when the token was just renewed (pages opened before are locked out).
+	Renewed bool `json:"renewed,omitzero"`
+}
+
+// Session describes one app session, live or recently disconnected.
+type Session struct {
+	ID            string      `json:"id"`
+	AppID         string      `json:"appId"`
+	AppName       string      `json:"appName,omitzero"`
+	AppVersion    string      `json:"appVersion,omitzero"`
+	DeviceID      string      `json:"deviceId,omitzero"`
+	DeviceName    string      `json:"deviceName,omitzero"`
+	Platform      string      `json:"platform,omitzero"`
+	SDK           string      `json:"sdk,omitzero"`
+	State         string      `json:"state"`
+	AppState      string      `json:"appState,omitzero"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	ConnectedAt   time.Time   `json:"connectedAt"`
+	// DisconnectedAt is set once the session's connection ended.
+	DisconnectedAt time.Time `json:"disconnectedAt,omitzero"`
+	// Revision and AvailabilityRevision are those of the last catalog the host fetched.
+	Revision             string `json:"revision,omitzero"`
+	AvailabilityRevision string `json:"availabilityRevision,omitzero"`
+	ToolCount            int    `json:"toolCount,omitzero"`
+	// CrashReports and Annotations count what the app handed over in this session: crash
+	// reports of its crashed processes (listed by GET …/crashes) and annotated-feedback
+	// bundles (GET …/annotations).
+	CrashReports int `json:"crashReports,omitzero"`
+	Annotations  int `json:"annotations,omitzero"`
+	// Host is the fleet host the session is on, in a fleet's listing (package fleet); its
+	// ID is then "<session>@<host>". Empty for a host's own listing.
+	Host string `json:"host,omitzero"`
+	// Recording describes what the host recorded of the session, when it records (set by
+	// Session and Recordings, not by Sessions).
+	Recording *Recording `json:"recording,omitzero"`
+}
+
+// Recording describes a session's recording: what the host keeps of it, also after the
+// app has gone and across restarts of the host (docs/recordings.md).
+type Recording struct {
+	// Origin is "live" (recorded by this host) or "import" (ansight session import).
+	Origin string `json:"origin"`
+	// FirstAt and LastAt span what the host received, by its clock.
+	FirstAt time.Time `json:"firstAt"`
+	LastAt  time.Time `json:"lastAt"`
+	Records int64     `json:"records"`
+	Bytes   int64     `json:"bytes"`
+	// Dropped counts telemetry messages lost to a full intake buffer, Evicted records
+	// removed for the budgets.
+	Dropped int64 `json:"dropped,omitzero"`
+	Evicted int64 `json:"evicted,omitzero"`
+}
+
+// RecordsRequest selects records of a session's recording. The zero value of every filter
+// selects all; the CLI's browse commands (session logs, network, …) are kind filters.
+type RecordsRequest struct {
+	// Kinds keeps only these kinds (log, metric, network, …; all when empty).
+	Kinds []recording.Kind `json:"kinds,omitempty"`
+	// Since and Until keep records with Since <= at < Until.
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Level keeps log records of this level or above: debug, info, warn, error.
+	Level string `json:"level,omitzero"`
+	// Search keeps records whose one-line text contains it (ASCII case ignored).
+	Search string `json:"search,omitzero"`
+	// Channel keeps records of one metric channel.
+	Channel *int `json:"channel,omitzero"`
+	// After is the paging cursor: Records.Next of the previous page.
+	After int64 `json:"after,omitzero"`
+	// Newest returns the newest records first (the tail of a log).
+	Newest bool `json:"newest,omitzero"`
+	// Limit bounds a page (500 when 0, at most 10,000).
+	Limit int `json:"limit,omitzero"`
+}
+
+// Values encodes the request as the query parameters of GET …/records: kind (comma
+// separated), since and until (RFC 3339), level, search, channel, after, newest, limit.
+func (r RecordsRequest) Values() url.Values {
+	v := url.Values{}
+	if len(r.Kinds) > 0 {
+		kinds := make([]string, len(r.Kinds))
+		for i, k := range r.Kinds {
+			kinds[i] = string(k)
+		}
+		v.Set("kind", strings.Join(kinds, ","))
+	}
+	for name, t := range map[string]time.Time{"since": r.Since, "until": r.Until} {
+		if !t.IsZero() {
+			v.Set(name, t.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	for name, s := range map[string]string{"level": r.Level, "search": r.Search} {
+		if s != "" {
+			v.Set(name, s)
+		}
+	}
+	if r.Channel != nil {
+		v.Set("channel", strconv.Itoa(*r.Channel))
+	}
+	if r.After != 0 {
+		v.Set("after", strconv.FormatInt(r.After, 10))
+	}
+	if r.Newest {
+		v.Set("newest", "true")
+	}
+	if r.Limit != 0 {
+		v.Set("limit", strconv.Itoa(r.Limit))
+	}
+	return v
+}
+
+// ParseRecordsRequest reads the query parameters Values writes (kind may also repeat).
+func ParseRecordsRequest(v url.Values) (RecordsRequest, error) {
+	var r RecordsRequest
+	for _, list := range v["kind"] {
+		for k := range strings.SplitSeq(list, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				r.Kinds = append(r.Kinds, recording.Kind(k))
+			}
+		}
+	}
+	var err error
+	for name, t := range map[string]*time.Time{"since": &r.Since, "until": &r.Until} {
+		if s := v.Get(name); s != "" && err == nil {
+			if *t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+				err = fmt.Errorf("%s: want an RFC 3339 time, got %q", name, s)
+			}
+		}
+	}
+	r.Level, r.Search = v.Get("level"), v.Get("search")
+	integer := func(name string, bits int) int64 {
+		s := v.Get(name)
+		if s == "" || err != nil {
+			return 0
+		}
+		n, perr := strconv.ParseInt(s, 10, bits)
+		if perr != nil {
+			err = fmt.Errorf("%s: want an integer, got %q", name, s)
+		}
+		return n
+	}
+	if v.Has("channel") {
+		ch := int(integer("channel", 32))
+		r.Channel = &ch
+	}
+	r.After = integer("after", 64)
+	r.Limit = int(integer("limit", 32))
+	if s := v.Get("newest"); s != "" && err == nil {
+		if r.Newest, err = strconv.ParseBool(s); err != nil {
+			err = fmt.Errorf("newest: want true or false, got %q", s)
+		}
+	}
+	return r, err
+}
+
+// Records is one page of a session's recording, in the order the host received the
+// records (newest first with Newest).
+type Records struct {
+	Schema    string             `json:"schema"`
+	SessionID string             `json:"sessionId"`
+	Records   []recording.Record `json:"records"`
+	// Next is the cursor of the following page (RecordsRequest.After), absent on the last.
+	Next int64 `json:"next,omitzero"`
+}
+
+// Blob is a record's file (a frame's JPEG, a tree, an artifact, a crash report), open for
+// reading. Close it.
+type Blob struct {
+	Name      string
+	MimeType  string
+	SizeBytes int64
+	Body      io.ReadCloser
+}
+
+// ExportRequest adjusts a session's export.
+type ExportRequest struct {
+	// Redact lists header and field names whose values are replaced by "<redacted>" in
+	// every record and JSON file of the archive (network records are sanitised on intake in
+	// any case); "default" stands for the usual credentials (recording.DefaultRedact).
+	Redact []string `json:"redact,omitempty"`
+}
+
+// Crashes lists the crash reports a session keeps, most recent first: each with its files
+// (report.json as the app sent it, native.trace and metrickit.json decoded) in the
+// session's directory.
+type Crashes struct {
+	Schema    string             `json:"schema"`
+	SessionID string             `json:"sessionId"`
+	Crashes   []host.CrashReport `json:"crashes"`
+}
+
+// Annotations lists the annotated-feedback bundles a session keeps, most recent first.
+type Annotations struct {
+	Schema      string            `json:"schema"`
+	SessionID   string            `json:"sessionId"`
+	Annotations []host.Annotation `json:"annotations"`
+}
+
+// Session states.
+const (
+	StateConnected    = "connected"
+	StateDisconnected = "disconnected"
+)
+
+// Sessions is a list of sessions.
+type Sessions struct {
+	Schema   string    `json:"schema"`
+	Sessions []Session `json:"sessions"`
+}
+
+// ToolsRequest filters a session's catalog. The host answers from its catalog cache
+// (refreshed with a conditional index query), so filtering costs the app nothing.
+type ToolsRequest struct {
+	// Query and Feature are free text: every term must occur in the tool's id, name,
+	// description, category, keywords or prerequisites, or in its schemas (the names,
+	// titles, descriptions and enum values of their properties).
+	Query   string `json:"query,omitzero"`
+	Feature string `json:"feature,omitzero"`
+	// Category keeps tools of exactly this category.
+	Category string `json:"category,omitzero"`
+	// IDPrefix keeps tools whose id starts with it ("ui.").
+	IDPrefix string `json:"idPrefix,omitzero"`
+	// ToolIDs keeps exactly these tools.
+	ToolIDs []string `json:"toolIds,omitempty"`
+	// Policy keeps tools of this policy (read, write, critical).
+	Policy string `json:"policy,omitzero"`
+	// ExecutableOnly keeps only tools the host would call now.
+	ExecutableOnly bool `json:"executableOnly,omitzero"`
+	// MaxResults caps the list (0: no cap); Truncated says when it cut.
+	MaxResults int `json:"maxResults,omitzero"`
+	// Detail is "summary" (index entries, no schemas; the default) or "full" (schemas).
+	Detail string `json:"detail,omitzero"`
+	// IfRevision: when the catalog revision still equals it, the answer is Unchanged and
+	// lists nothing.
+	IfRevision string `json:"ifRevision,omitzero"`
+}
+
+// Detail levels of a ToolsRequest.
+const (
+	DetailSummary = "summary"
+	DetailFull    = "full"
+)
+
+// Tools is a (filtered) catalog of one session. Entries carry the host's denial when it
+// would refuse to call them.
+type Tools struct {
+	Schema               string           `json:"schema"`
+	SessionID            string           `json:"sessionId"`
+	Revision             string           `json:"revision"`
+	AvailabilityRevision string           `json:"availabilityRevision,omitzero"`
+	Unchanged            bool             `json:"unchanged,omitzero"`
+	TotalCount           int              `json:"totalCount"`
+	Count                int              `json:"count"`
+	Truncated            bool             `json:"truncated,omitzero"`
+	Categories           map[string]int   `json:"categories,omitzero"`
+	Tools                []wire.ToolEntry `json:"tools"`
+}
+
+// Tool is one tool's full definition.
+type Tool struct {
+	Schema    string         `json:"schema"`
+	SessionID string         `json:"sessionId"`
+	Revision  string         `json:"revision"`
+	Tool      wire.ToolEntry `json:"tool"`
+}
+
+// CallRequest is one tool call.
+type CallRequest struct {
+	ToolID    string         `json:"toolId"`
+	Arguments jsontext.Value `json:"arguments,omitzero"`
+	CallID    string         `json:"callId,omitzero"`
+	After     *wire.After    `json:"after,omitzero"`
+	// TimeoutMS is how long the host waits for the app's answer, in milliseconds, up to
+	// MaxTimeoutMS (0: the host's default, 20 s). Tools may take longer: ui.wait up to
+	// 60 s, downloads more. Not allowed on the calls of a batch: give the batch's.
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
+}
+
+// MaxTimeoutMS bounds CallRequest.TimeoutMS and BatchRequest.TimeoutMS: one hour.
+const MaxTimeoutMS = 3600_000
+
+// Call is the outcome of a call: the tool's result, or its error (tool failures are data:
+// Success false with Error set; Kind says how to react).
+type Call struct {
+	Schema    string       `json:"schema"`
+	SessionID string       `json:"sessionId"`
+	ToolID    string       `json:"toolId"`
+	Success   bool         `json:"success"`
+	Result    *wire.Result `json:"result,omitzero"`
+	Error     *ToolError   `json:"error,omitzero"`
+	Artifacts []Artifact   `json:"artifacts,omitempty"`
+	// DurationMS is the host-measured round trip, transfers included.
+	DurationMS int64 `json:"durationMs"`
+}
+
+// BatchRequest is a sequential batch of 1..32 calls.
+type BatchRequest struct {
+	ContinueOnError bool          `json:"continueOnError,omitzero"`
+	Calls           []CallRequest `json:"calls"`
+	// TimeoutMS is how long the host waits for the whole batch's answer (see CallRequest).
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
+}
+
+// Batch is the outcome of a batch. A batch refused as a whole (or failed before any call
+// ran) has Error set and no Result.
+type Batch struct {
+	Schema     string            `json:"schema"`
+	SessionID  string            `json:"sessionId"`
+	Success    bool              `json:"success"`
+	Result     *wire.BatchResult `json:"result,omitzero"`
+	Error      *ToolError        `json:"error,omitzero"`
+	Artifacts  []Artifact        `json:"artifacts,omitempty"`
+	DurationMS int64             `json:"durationMs"`
+	// Refused lists the indexes of the calls the host refused to send (continueOnError:
+	// each fails on its own, its item in Result carries the refusal; the others ran).
+	Refused []int `json:"refused,omitempty"`
+}
+
+// ToolError is a tool.error or a host refusal, with the Kind a script or agent reacts to.
+type ToolError struct {
+	wire.Error
+	// Kind: "denied" (policy, grant, guard), "unavailable" (unknown tool, not available in
+	// the app's state), "invalid" (arguments or request), or "failed" (the tool failed):
+	// the error's own (wire.Error.Kind), except that a host refusal is never "failed".
+	Kind wire.Kind `json:"kind"`
+	// RefusedByHost is true when the host refused to send the call (the app saw nothing).
+	RefusedByHost bool `json:"refusedByHost,omitzero"`
+	// Index and ToolID name the call that made the host refuse a whole batch (nothing ran).
+	Index  *int   `json:"index,omitzero"`
+	ToolID string `json:"toolId,omitzero"`
+}
+
+// Artifact is a file received over ASFT and saved by the host.
+type Artifact struct {
+	TransferID string `json:"transferId"`
+	Path       string `json:"path,omitzero"`
+	FileName   string `json:"fileName,omitzero"`
+	MimeType   string `json:"mimeType,omitzero"`
+	SizeBytes  int64  `json:"sizeBytes"`
+	Status     string `json:"status"`
+	Error      string `json:"error,omitzero"`
+}
+
+// Progress reports an artifact transfer while a call runs.
+type Progress struct {
+	TransferID    string `json:"transferId"`
+	FileName      string `json:"fileName,omitzero"`
+	ReceivedBytes int64  `json:"receivedBytes"`
+	SizeBytes     int64  `json:"sizeBytes"`
+	Done          bool   `json:"done,omitzero"`
+}
+
+// InviteRequest issues a pairing invite for a phone or another machine.
+type InviteRequest struct {
+	// AppID restricts the invite to one app ("" or "*": any app).
+	AppID string `json:"appId,omitzero"`
+	// AppName labels the invite, as the app's pairing screen shows it (default: AppID).
+	AppName string `json:"appName,omitzero"`
+	// DurationSeconds is how long the pairing should last (0: the host's default, 30
+	// days). The invite itself can be used for at most 24 hours of it (10 minutes for
+	// any app); the grant it leads to lasts the whole duration, 90 days at most.
+	DurationSeconds int64 `json:"durationSeconds,omitzero"`
+	// MaxToolPolicy is the grant of the paired client (default read).
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy,omitzero"`
+	// HostAddresses, when set, replace the addresses the invite tells apps to try (at
+	// most MaxHostAddresses IP addresses or host names).
+	HostAddresses []string `json:"hostAddresses,omitempty"`
+}
+
+// MaxHostAddresses bounds InviteRequest.HostAddresses.
+const MaxHostAddresses = 8
+
+// Invite is an issued invite. Code is the secret: show it once, never log it. Its members
+// are named as in the invite document (and the official CLI's output): inviteId, appId,
+// appName, expiresAt, grantExpiresAt, maxToolPolicy.
+type Invite struct {
+	Schema         string      `json:"schema,omitzero"`
+	ID             string      `json:"inviteId"`
+	AppID          string      `json:"appId,omitzero"`
+	AppName        string      `json:"appName,omitzero"`
+	MaxToolPolicy  wire.Policy `json:"maxToolPolicy"`
+	IssuedAt       time.Time   `json:"issuedAt"`
+	ExpiresAt      time.Time   `json:"expiresAt"`
+	GrantExpiresAt time.Time   `json:"grantExpiresAt"`
+	Uses           int         `json:"uses"`
+	MaxUses        int         `json:"maxUses"`
+	RevokedAt      time.Time   `json:"revokedAt,omitzero"`
+	Code           string      `json:"code,omitzero"`
+	// HostAddresses are the addresses the invite tells apps to try.
+	HostAddresses []string `json:"hostAddresses,omitempty"`
+	// State is "open", "used", "expired" or "revoked".
+	State string `json:"state"`
+}
+
+// Invites lists issued invites (without their secrets) and the grants the host holds:
+// every pairing, local or made with an invite, revoked and expired ones included until the
+// host prunes them.
+type Invites struct {
+	Schema  string   `json:"schema"`
+	Invites []Invite `json:"invites"`
+	Grants  []Grant  `json:"grants"`
+}
+
+// Grant is a pairing: what one app installation (app id and device id) may do, until when.
+// Local-mode grants are made on an app's first connection; invite grants when a device
+// uses an invite.
+type Grant struct {
+	Schema        string      `json:"schema,omitzero"`
+	ID            string      `json:"grantId"`
+	Mode          string      `json:"mode"`              // "local" or "invite"
+	InviteID      string      `json:"inviteId,omitzero"` // the invite an invite grant was made with
+	AppID         string      `json:"appId"`
+	DeviceID      string      `json:"deviceId"`
+	DeviceName    string      `json:"deviceName,omitzero"`
+	MaxToolPolicy wire.Policy `json:"maxToolPolicy"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	ExpiresAt     time.Time   `json:"expiresAt"`
+	RevokedAt     time.Time   `json:"revokedAt,omitzero"`
+	LastUsedAt    time.Time   `json:"lastUsedAt,omitzero"`
+	State         string      `json:"state"` // "active", "expired" or "revoked"
+}
+
+// Revocation says what a revoke withdrew: an invite (and every grant made with it) or one
+// grant, and how many live sessions it ended.
+type Revocation struct {
+	Schema        string   `json:"schema"`
+	ID            string   `json:"id"`
+	Revoked       bool     `json:"revoked"`
+	Kind          string   `json:"kind"` // "invite" or "grant"
+	GrantIDs      []string `json:"grantIds,omitempty"`
+	SessionsEnded int      `json:"sessionsEnded"`
+}
+
+// Error is the body of every non-2xx answer of the HTTP API.
+type Error struct {
+	Schema  string    `json:"schema"`
+	Code    wire.Code `json:"code"`
+	Message string    `json:"message"`
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/files"
+	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/hostapi"
+)
+
+// fileAppID is the app cmdFileApp plays.
+const fileAppID = "com.example.files"
+
+// cmdFileApp connects an app with the SDK's file tools and no UI tools to the resident host
+// of $ANSIGHT_STATE_DIR, in local mode, serving $WORK/appfiles as root "docs"; it sets
+// $FILEAPP to its session id and runs until the script ends.
+func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: fileapp")
+	}
+	b := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	st, err := b.Status(ctx)
+	cancel()
+	ts.Check(err)
+	dir := ts.MkAbs("appfiles")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
+	ts.Check(files.Register(a, files.Options{Roots: []files.Root{{Alias: "docs", Path: dir}}}))
+	ap, err := netip.ParseAddrPort(st.Discovery)
+	ts.Check(err)
+	port := int(ap.Port())
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		connect.Run(runCtx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}, connect.Options{
+			AppID: fileAppID, AppName: "Files", DeviceName: "files (test)", StateDir: ts.MkAbs("fileapp-state"),
+			Logger: slog.New(slog.DiscardHandler), ReconnectDelay: 200 * time.Millisecond,
+		})
+	}()
+	ts.Defer(func() { stop(); <-done })
+	waitHost(ts, "the file app's session", func(ctx context.Context, c *hostapi.Client) bool {
+		s, err := c.Sessions(ctx)
+		if err != nil {
+			return false
+		}
+		for _, ss := range s.Sessions {
+			if ss.AppID == fileAppID && ss.State == hostapi.StateConnected {
+				ts.Setenv("FILEAPP", ss.ID)
+				return true
+			}
+		}
+		return false
+	})
+}

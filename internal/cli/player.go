@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/player"
+)
+
+// The player's access token lives in the state directory, beside the pairing store, so
+// that a tab stays open across restarts of the host: a host stopped under an open page
+// comes back with the same token, and the page reconnects by itself. Only the user can
+// read it (the directory is private, the file 0600), as only the user can reach the
+// control socket, which is worth more. 'ansight player url --new-token' replaces it, which
+// locks every open page out.
+
+// playerTokenName is the token's file in the state directory.
+const playerTokenName = "player-token"
+
+// playerToken returns the token kept in stateDir, or makes one (and keeps it) when there is
+// none, it is unreadable or not private, or renew asks for a new one.
+func playerToken(stateDir string, renew bool) (string, error) {
+	path := filepath.Join(stateDir, playerTokenName)
+	if !renew {
+		if tok, ok := readPlayerToken(path); ok {
+			return tok, nil
+		}
+	}
+	tok := player.NewToken()
+	tmp, err := os.CreateTemp(stateDir, ".player-token-*")
+	if err != nil {
+		return "", fmt.Errorf("player token: %w", err)
+	}
+	_, err = tmp.WriteString(tok + "\n")
+	if err == nil {
+		err = tmp.Chmod(0o600)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("player token: %w", err)
+	}
+	return tok, nil
+}
+
+// readPlayerToken reads a kept token: a private regular file holding one token.
+func readPlayerToken(path string) (string, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() > 256 {
+		return "", false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 32 || strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		return "", false
+	}
+	return tok, true
+}
+
+// PlayerAddress implements hostapi.PlayerAccessor.
+func (rh *runningHost) PlayerAddress() string { return "http://" + rh.playerAddr + "/" }
+
+// PlayerURL implements hostapi.PlayerAccessor.
+func (rh *runningHost) PlayerURL(renew bool) (string, error) {
+	if renew {
+		tok, err := playerToken(rh.stateDir, true)
+		if err != nil {
+			return "", err
+		}
+		rh.player.SetToken(tok)
+	}
+	return rh.player.URL(rh.playerAddr), nil
+}
+
+func newPlayerCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "player",
+		Short: "Open the web player of the running host, or print its address",
+		Long: `The web player is served by 'ansight host run' and 'ansight demo --keep-running' on this
+machine, behind an access token that only you can get: these commands ask the host for it
+through its control socket. The token survives restarts of the host, so open pages
+reconnect by themselves; --new-token replaces it and locks every open page out.`,
+	}
+	var renew bool
+	url := &cobra.Command{
+		Use:     "url",
+		Short:   "Print the player's address with its access token",
+		Example: "  ansight player url\n  ansight player url --new-token",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			a, err := b.Player(c.Context(), renew)
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, a)
+			}
+			fmt.Fprintln(g.env.Stdout, a.URL)
+			if renew {
+				fmt.Fprintln(g.env.Stderr, "a new access token: pages opened with the old one are locked out")
+			}
+			return nil
+		},
+	}
+	url.Flags().BoolVar(&renew, "new-token", false, "replace the access token first (every open page is locked out)")
+	open := &cobra.Command{
+		Use:   "open",
+		Short: "Open the player in the default browser",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			a, err := b.Player(c.Context(), false)
+			if err != nil {
+				return hostErr(err)
+			}
+			if err := openBrowser(a.URL); err != nil {
+				printf(g.env.Stderr, "could not open a browser (%v): open this address yourself:\n", err)
+				fmt.Fprintln(g.env.Stdout, a.URL)
+				return nil
+			}
+			printf(g.env.Stdout, "opened %s in the browser\n", a.Address)
+			return nil
+		},
+	}
+	cmd.AddCommand(url, open)
+	return cmd
+}
+
+// openBrowser opens url with the system's opener. $BROWSER wins, as with other tools.
+func openBrowser(url string) error {
+	var name string
+	switch {
+	case os.Getenv("BROWSER") != "":
+		name = os.Getenv("BROWSER")
+	case runtime.GOOS == "darwin":
+		name = "open"
+	default:
+		name = "xdg-open"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+			return fmt.Errorf("no %s", name)
+		}
+		return err
+	}
+	// The URL goes as an argument, never through a shell.
+	cmd := exec.Command(path, url)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}

@@ -1,0 +1,345 @@
+package wire
+
+import (
+	"reflect"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
+)
+
+// A catalog answer is the largest payload a host decodes often: up to 1,000 tools with
+// their schemas, half a megabyte of JSON. Like tool.call and tool.result (fastdecode.go)
+// it is decoded by hand in the strict pass, and every string and schema of the catalog
+// lands in one allocation each instead of one per value; the json package decodes only
+// the few members that are small or rare (evaluatedAtUtc, categories, changes, an entry's
+// runtime, executable and denial), from their own bytes, after the strict scan of them.
+// Any member of an unexpected JSON kind (null, a number for a string) gives up with
+// errSlowPath before the destination is touched. FuzzFastDecode holds the two paths
+// against each other.
+
+var (
+	catalogShape   = shapeOf(reflect.TypeFor[Catalog]())
+	toolEntryShape = shapeOf(reflect.TypeFor[ToolEntry]())
+)
+
+// Where a catalog's deferred strings and schemas go.
+const (
+	catSchema uint8 = iota
+	catRevision
+	catDetail
+	catAvailabilityRevision
+	toolID
+	toolName
+	toolDescription
+	toolCategory
+	toolKeywords
+	toolArgumentEncoding
+	toolDefinitionRevision
+	toolPrerequisite // element elem of PrerequisiteToolIDs
+	toolArguments    // ArgumentsSchema, a raw value
+	toolResult       // ResultSchema, a raw value
+)
+
+// deferredValue is a string or raw value of a catalog waiting for the catalog's single
+// allocation of each: s.strs (or s.raws)[start:end] goes to field of tool, or to
+// prerequisite id elem of them all. Places are named, not pointed to, because Tools grows
+// while it is read.
+type deferredValue struct {
+	tool, elem int
+	field      uint8
+	start, end int
+}
+
+// catalogState is what readCatalog keeps in the scanner while it reads.
+type catalogState struct {
+	cat      *Catalog
+	tool     int // the entry being read
+	raws     []byte
+	deferred []deferredValue
+	// prereqs counts the prerequisite ids read; lists says whose they are: every entry's
+	// list is a piece of one slice of them all.
+	prereqs int
+	lists   []prereqList
+}
+
+// prereqList is the prerequisite ids of one entry: elements start to end of all of them.
+type prereqList struct{ tool, start, end int }
+
+// fastCatalog is fastDecode of a *Catalog; the scanner is set on the input.
+func (s *scanner) fastCatalog(dst *Catalog) error {
+	var c Catalog
+	s.strs = s.strs[:0]
+	s.cs = catalogState{cat: &c, raws: s.cs.raws[:0], deferred: s.cs.deferred[:0], lists: s.cs.lists[:0]}
+	if err := s.fast(catalogShape, (*scanner).readCatalog); err != nil {
+		return err
+	}
+	var strs string
+	if len(s.strs) > 0 {
+		strs = string(s.strs)
+	}
+	var raws []byte
+	if len(s.cs.raws) > 0 {
+		raws = append([]byte(nil), s.cs.raws...)
+	}
+	var prereqs []string
+	if len(s.cs.lists) > 0 {
+		prereqs = make([]string, s.cs.prereqs)
+		for _, l := range s.cs.lists {
+			c.Tools[l.tool].PrerequisiteToolIDs = prereqs[l.start:l.end:l.end]
+		}
+	}
+	for _, d := range s.cs.deferred {
+		if d.field == toolArguments || d.field == toolResult {
+			v := jsontext.Value(raws[d.start:d.end:d.end])
+			if e := &c.Tools[d.tool]; d.field == toolArguments {
+				e.ArgumentsSchema = v
+			} else {
+				e.ResultSchema = v
+			}
+			continue
+		}
+		if d.field == toolPrerequisite {
+			prereqs[d.elem] = strs[d.start:d.end]
+			continue
+		}
+		*c.stringOf(d) = strs[d.start:d.end]
+	}
+	*dst = c
+	return nil
+}
+
+// stringOf returns the string a deferred value goes to.
+func (c *Catalog) stringOf(d deferredValue) *string {
+	switch d.field {
+	case catSchema:
+		return &c.Schema
+	case catRevision:
+		return &c.Revision
+	case catDetail:
+		return &c.Detail
+	case catAvailabilityRevision:
+		return &c.AvailabilityRevision
+	}
+	e := &c.Tools[d.tool]
+	switch d.field {
+	case toolID:
+		return &e.ID
+	case toolName:
+		return &e.Name
+	case toolDescription:
+		return &e.Description
+	case toolCategory:
+		return &e.Category
+	case toolKeywords:
+		return &e.Keywords
+	case toolArgumentEncoding:
+		return &e.ArgumentEncoding
+	}
+	return &e.DefinitionRevision
+}
+
+// deferString reads a string member into s.strs for field; anything else takes the slow
+// path.
+func (s *scanner) deferString(field uint8, elem int) error {
+	if s.js.Peek() != '"' {
+		return errSlowPath
+	}
+	raw, escaped, err := s.js.String()
+	if err != nil {
+		return err
+	}
+	start := len(s.strs)
+	if escaped {
+		s.strs = jsonscan.AppendUnescaped(s.strs, raw[1:len(raw)-1])
+	} else {
+		s.strs = append(s.strs, raw[1:len(raw)-1]...)
+	}
+	s.cs.deferred = append(s.cs.deferred, deferredValue{tool: s.cs.tool, elem: elem, field: field, start: start, end: len(s.strs)})
+	return nil
+}
+
+// deferRaw copies any value into s.cs.raws for field.
+func (s *scanner) deferRaw(field uint8) error {
+	v, err := s.js.Value()
+	if err != nil {
+		return err
+	}
+	start := len(s.cs.raws)
+	s.cs.raws = append(s.cs.raws, v...)
+	s.cs.deferred = append(s.cs.deferred, deferredValue{tool: s.cs.tool, field: field, start: start, end: len(s.cs.raws)})
+	return nil
+}
+
+// decodeMember scans the value of field f strictly by its shape, then has the json
+// package decode those bytes into v: for members that are small or rare.
+func (s *scanner) decodeMember(f *field, v any) error {
+	s.js.Peek()
+	start := s.js.Pos()
+	if err := s.value(f.shape); err != nil {
+		return err
+	}
+	return decodeChecked(s.data[start:s.js.Pos()], v)
+}
+
+// integer reads a JSON integer that fits an int; anything else takes the slow path.
+func (s *scanner) integer() (*int, error) {
+	if c := s.js.Peek(); c != '-' && (c < '0' || c > '9') {
+		return nil, errSlowPath
+	}
+	v, err := s.js.Value()
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return nil, errSlowPath // a fraction, an exponent or out of range
+	}
+	return &n, nil
+}
+
+// boolean reads true or false; anything else takes the slow path.
+func (s *scanner) boolean(dst *bool) error {
+	switch s.js.Peek() {
+	case 't':
+		*dst = true
+	case 'f':
+		*dst = false
+	default:
+		return errSlowPath
+	}
+	return s.js.Skip()
+}
+
+func (s *scanner) readCatalog(f *field) error {
+	c := s.cs.cat
+	var err error
+	switch string(f.name) {
+	case "schema":
+		return s.deferString(catSchema, 0)
+	case "revision":
+		return s.deferString(catRevision, 0)
+	case "detail":
+		return s.deferString(catDetail, 0)
+	case "availabilityRevision":
+		return s.deferString(catAvailabilityRevision, 0)
+	case "unchanged":
+		return s.boolean(&c.Unchanged)
+	case "count":
+		c.Count, err = s.integer()
+		return err
+	case "totalCount":
+		c.TotalCount, err = s.integer()
+		return err
+	case "tools":
+		return s.readTools()
+	case "evaluatedAtUtc":
+		return s.decodeMember(f, &c.EvaluatedAtUtc)
+	case "categories":
+		return s.decodeMember(f, &c.Categories)
+	case "changes":
+		return s.decodeMember(f, &c.Changes)
+	}
+	return errSlowPath
+}
+
+// readTools reads the tools array, each entry an object.
+func (s *scanner) readTools() error {
+	c := s.cs.cat
+	if s.js.Peek() != '[' {
+		return errSlowPath
+	}
+	if err := s.js.EnterArray(); err != nil {
+		return err
+	}
+	c.Tools = make([]ToolEntry, 0, min(len(s.data)/256, 1024))
+	for i := 0; ; i++ {
+		more, err := s.js.Element(i)
+		if err != nil || !more {
+			return err
+		}
+		if s.js.Peek() != '{' {
+			return errSlowPath
+		}
+		c.Tools = append(c.Tools, ToolEntry{})
+		s.cs.tool = i
+		if err := s.members(toolEntryShape, (*scanner).readToolEntry); err != nil {
+			return inPath(err, strconv.Itoa(i))
+		}
+	}
+}
+
+func (s *scanner) readToolEntry(f *field) error {
+	e := &s.cs.cat.Tools[s.cs.tool]
+	switch string(f.name) {
+	case "id":
+		return s.deferString(toolID, 0)
+	case "name":
+		return s.deferString(toolName, 0)
+	case "description":
+		return s.deferString(toolDescription, 0)
+	case "category":
+		return s.deferString(toolCategory, 0)
+	case "keywords":
+		return s.deferString(toolKeywords, 0)
+	case "argumentEncoding":
+		return s.deferString(toolArgumentEncoding, 0)
+	case "definitionRevision":
+		return s.deferString(toolDefinitionRevision, 0)
+	case "argumentsSchema":
+		return s.deferRaw(toolArguments)
+	case "resultSchema":
+		return s.deferRaw(toolResult)
+	case "policy":
+		if s.js.Peek() != '"' {
+			return errSlowPath
+		}
+		raw, escaped, err := s.js.String()
+		if err != nil {
+			return err
+		}
+		for _, p := range [...]Policy{PolicyRead, PolicyWrite, PolicyCritical} {
+			if !escaped && string(raw[1:len(raw)-1]) == string(p) {
+				e.Policy = p
+				return nil
+			}
+		}
+		p, perr := ParsePolicy(string(unquote(raw, escaped))) // another case, "delete"
+		if perr != nil {
+			return errSlowPath // the json package words the error
+		}
+		e.Policy = p
+		return nil
+	case "prerequisiteToolIds":
+		if s.js.Peek() != '[' {
+			return errSlowPath
+		}
+		if err := s.js.EnterArray(); err != nil {
+			return err
+		}
+		l := prereqList{tool: s.cs.tool, start: s.cs.prereqs}
+		for i := 0; ; i++ {
+			more, err := s.js.Element(i)
+			if err != nil {
+				return err
+			}
+			if !more {
+				l.end = s.cs.prereqs
+				s.cs.lists = append(s.cs.lists, l)
+				return nil
+			}
+			if err := s.deferString(toolPrerequisite, s.cs.prereqs); err != nil {
+				return inPath(err, strconv.Itoa(i))
+			}
+			s.cs.prereqs++
+		}
+	case "runtime":
+		return s.decodeMember(f, &e.Runtime)
+	case "executable":
+		return s.decodeMember(f, &e.Executable)
+	case "denial":
+		return s.decodeMember(f, &e.Denial)
+	}
+	return errSlowPath
+}
