@@ -35,7 +35,7 @@ const (
 	DefaultMaxRetained = 64
 	// DefaultMaxLocalGrants bounds the local-mode grants the pairing store keeps.
 	DefaultMaxLocalGrants = 512
-	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-source enrollment
+	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-sender enrollment
 	// rate: a burst of this many datagrams, then one per interval. The SDKs probe every 5 s.
 	DefaultEnrollmentBurst    = 10
 	DefaultEnrollmentInterval = time.Second
