@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"time"
 
@@ -38,7 +39,7 @@ type ticket struct {
 // invite's use), then sends the answers.
 
 // maxEnrollBatch bounds the datagrams decided under one acquisition of s.mu.
-const maxEnrollBatch = 64
+const maxEnrollBatch = 16
 
 // serveEnrollment serves the enrollment socket until it closes.
 func (s *Server) serveEnrollment(udp *net.UDPConn) {
@@ -106,6 +107,11 @@ func (s *Server) answerEnrollments(udp *net.UDPConn, q *enrollQueue) {
 				s.log.Debug("host: enrollment reply", "to", batch[i].src.String(), "err", err)
 			}
 		}
+		q.recycle(batch)
+		// Let the reader run: in a burst it waits in the run queue rather than in the
+		// network poller (see datagramReader), for a processor this loop would otherwise
+		// hold until its time slice ends.
+		runtime.Gosched()
 	}
 }
 

@@ -34,7 +34,18 @@ type enrollQueue struct {
 	bytes  int
 	ready  chan struct{} // signalled when items are added or the queue closes
 	closed bool
+	// free holds the buffers of answered datagrams for the reader to copy into: a reader
+	// that does not allocate is never made to help the collector, which, during a flood
+	// (when the answerer allocates fast), would keep it from draining the socket.
+	free [][]byte
 }
+
+// Buffers of answered datagrams kept for reuse: enough for a few batches, of the size
+// most enrollment datagrams fit.
+const (
+	maxFreeBuffers = 4 * maxEnrollBatch
+	freeBufferSize = 1 << 10
+)
 
 func newEnrollQueue() *enrollQueue { return &enrollQueue{ready: make(chan struct{}, 1)} }
 
@@ -47,7 +58,13 @@ func (q *enrollQueue) push(src netip.AddrPort, data []byte) bool {
 		q.mu.Unlock()
 		return false
 	}
-	q.items = append(q.items, queuedDatagram{src: src, data: append([]byte(nil), data...)})
+	var buf []byte
+	if n := len(q.free); n > 0 && len(data) <= freeBufferSize {
+		buf, q.free = q.free[n-1], q.free[:n-1]
+	} else {
+		buf = make([]byte, 0, max(len(data), freeBufferSize))
+	}
+	q.items = append(q.items, queuedDatagram{src: src, data: append(buf[:0], data...)})
 	q.bytes += cost
 	q.mu.Unlock()
 	select {
@@ -90,6 +107,17 @@ func (q *enrollQueue) take(buf []queuedDatagram, n int) []queuedDatagram {
 		q.mu.Unlock()
 		<-q.ready
 	}
+}
+
+// recycle hands back the buffers of datagrams taken and answered.
+func (q *enrollQueue) recycle(batch []queuedDatagram) {
+	q.mu.Lock()
+	for _, d := range batch {
+		if cap(d.data) == freeBufferSize && len(q.free) < maxFreeBuffers {
+			q.free = append(q.free, d.data)
+		}
+	}
+	q.mu.Unlock()
 }
 
 // close ends take; what is still queued is dropped.

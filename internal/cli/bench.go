@@ -32,8 +32,10 @@ type benchFlags struct {
 	duration time.Duration
 	inFlight int
 
-	// --enroll-flood: the enrollment flood (internal/reliability).
+	// --enroll-flood: the enrollment flood (internal/reliability); flooder: the
+	// misbehaving socket's datagrams (-1: as many as the apps).
 	enrollFlood int
+	flooder     int
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -95,6 +97,7 @@ answer, CPU). See docs/performance.md.`,
 	fl.DurationVar(&f.duration, "duration", reliability.DefaultDuration, "with --load: how long every session sends requests")
 	fl.IntVar(&f.inFlight, "in-flight", reliability.DefaultInFlight, "with --load: requests each session keeps in flight (1..64)")
 	fl.IntVar(&f.enrollFlood, "enroll-flood", 0, "instead: this many apps send ENROLLMENT_CONNECT at once, each from its own socket, while one socket floods; report answered, lost, time to answer and CPU")
+	fl.IntVar(&f.flooder, "flooder", -1, "with --enroll-flood: datagrams the flooding socket sends (default: as many as the apps; 0: no flooder)")
 	return cmd
 }
 

@@ -17,6 +17,12 @@ func runEnrollFlood(ctx context.Context, g *globals, f benchFlags) error {
 		return usageErrorf("--enroll-flood must be 1..100000, not %d", f.enrollFlood)
 	}
 	opts := reliability.FloodOptions{Apps: f.enrollFlood}
+	switch {
+	case f.flooder == 0:
+		opts.Flooder = -1 // none
+	case f.flooder > 0:
+		opts.Flooder = f.flooder
+	}
 	if !g.json {
 		opts.Progress = func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
 	}
