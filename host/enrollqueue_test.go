@@ -100,3 +100,33 @@ func TestEnrollQueueWakes(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestEnrollQueueRecycles: the buffers of answered datagrams are copied into again, and a
+// recycled buffer never shows a later datagram's bytes to the earlier one's holder before
+// it was handed back.
+func TestEnrollQueueRecycles(t *testing.T) {
+	t.Parallel()
+	q := newEnrollQueue()
+	src := netip.MustParseAddrPort("127.0.0.1:40000")
+	q.push(src, []byte("first"))
+	batch := q.take(nil, 1)
+	first := batch[0].data
+	q.push(src, []byte("second"))
+	if string(first) != "first" {
+		t.Fatalf("a buffer still held was reused: %q", first)
+	}
+	q.take(batch, 1)
+	q.recycle(batch[:1])
+	q.push(src, []byte("third"))
+	third := q.take(nil, 1)[0].data
+	if string(third) != "third" || &third[:1][0] != &batch[0].data[:1][0] {
+		t.Fatalf("the recycled buffer was not used: %q", third)
+	}
+	big := make([]byte, freeBufferSize+1)
+	q.push(src, big)
+	taken := q.take(nil, 1)
+	q.recycle(taken)
+	if len(q.free) != 0 {
+		t.Fatal("a buffer of another size was kept")
+	}
+}
