@@ -136,6 +136,11 @@ type Child struct {
 // Start runs role in a child process and sends it config. The child inherits the
 // environment; extraEnv ("NAME=value") is added to it.
 func Start(role string, config any, extraEnv ...string) (*Child, error) {
+	// A child whose main does not call Main runs as a normal process with the role in its
+	// environment; were it to start a child in turn, each would start the next.
+	if parent, ok := os.LookupEnv(roleEnv); ok {
+		return nil, fmt.Errorf("childproc: this process was started for role %q but did not run it (its main must call childproc.Main): it may not start another", parent)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("childproc: %w", err)

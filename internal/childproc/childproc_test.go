@@ -100,3 +100,13 @@ func TestUnknownRole(t *testing.T) {
 		t.Fatalf("Receive: %v, want no such role", err)
 	}
 }
+
+// TestNoChildOfAChild: a process started for a role that did not run it (its main does
+// not call Main) cannot start children: a chain of them would never end.
+func TestNoChildOfAChild(t *testing.T) {
+	t.Setenv(roleEnv, "test-echo")
+	if c, err := Start("test-echo", echoConfig{}); err == nil {
+		c.Kill()
+		t.Fatal("a child of a child was started")
+	}
+}

@@ -118,6 +118,9 @@ func benchOptions(f benchFlags) (bench.Options, error) {
 }
 
 func runBench(ctx context.Context, g *globals, f benchFlags) error {
+	if f.load && f.enrollFlood != 0 {
+		return usageErrorf("--load and --enroll-flood are two runs: give one of them")
+	}
 	if f.load {
 		return runLoad(ctx, g, f)
 	}
