@@ -5,27 +5,8 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// syncBuffer is a log destination safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFileLimit: Start raises the open-file limit as far as it may and judges it against
 // MaxSessions; a bound the limit cannot hold is said in the log and in FileLimit.
@@ -42,13 +23,14 @@ func TestFileLimit(t *testing.T) {
 		t.Fatalf("the default bound is judged too high for %+v: %s", l, l)
 	}
 
-	var logs syncBuffer
+	var logs bytes.Buffer   // read once the server is closed: its goroutines are done
 	huge := int(l.Hard) + 1 // beyond what this process may raise its limit to, unless privileged
 	h2 := newHarness(t, func(o *Options) {
 		o.MaxSessions = huge
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
 	l2 := h2.FileLimit()
+	h2.Close()
 	if l2.Soft >= uint64(l2.Needed) {
 		t.Skipf("this process may raise its limit to %d: nothing is too low", l2.Soft)
 	}

@@ -167,21 +167,11 @@ func runLoad(ctx context.Context, g *globals, f benchFlags) error {
 	if f.sessions < 1 || f.sessions > 10000 || f.inFlight < 1 || f.inFlight > 64 {
 		return usageErrorf("--sessions must be 1..10000 and --in-flight 1..64")
 	}
-	opts := reliability.LoadOptions{Sessions: f.sessions, Duration: f.duration, InFlight: f.inFlight, AppProcess: true}
-	if !g.json {
-		opts.Progress = func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
-	}
+	opts := reliability.LoadOptions{Sessions: f.sessions, Duration: f.duration, InFlight: f.inFlight, AppProcess: true,
+		Progress: stressProgress(g)}
 	rep, err := benchLoad(ctx, opts)
 	if err != nil {
 		return err
 	}
-	if g.json {
-		err = writeJSON(g.env.Stdout, rep)
-	} else {
-		err = writeReport(g.env.Stdout, rep.WriteText)
-	}
-	if err != nil {
-		return err
-	}
-	return rep.Check()
+	return writeStressReport(g, rep)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/ansight-go/ansight/internal/reliability"
 )
@@ -23,13 +24,30 @@ func runEnrollFlood(ctx context.Context, g *globals, f benchFlags) error {
 	case f.flooder > 0:
 		opts.Flooder = f.flooder
 	}
-	if !g.json {
-		opts.Progress = func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
-	}
+	opts.Progress = stressProgress(g)
 	rep, err := benchFlood(ctx, opts)
 	if err != nil {
 		return err
 	}
+	return writeStressReport(g, rep)
+}
+
+// stressProgress tells the phases of --load and --enroll-flood on stderr (nothing with
+// --json).
+func stressProgress(g *globals) func(string) {
+	if g.json {
+		return nil
+	}
+	return func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
+}
+
+// writeStressReport prints the report of --load or --enroll-flood, as JSON or for people,
+// and returns what the run fell short of.
+func writeStressReport(g *globals, rep interface {
+	WriteText(io.Writer) error
+	Check() error
+}) error {
+	var err error
 	if g.json {
 		err = writeJSON(g.env.Stdout, rep)
 	} else {

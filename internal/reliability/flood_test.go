@@ -3,7 +3,6 @@ package reliability
 import (
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,14 +59,6 @@ func TestEnrollFlood(t *testing.T) {
 func runFlood(t *testing.T, opts FloodOptions) *FloodReport {
 	t.Helper()
 	rep, err := RunEnrollFlood(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	rep.WriteText(&b)
-	t.Log("\n" + b.String())
-	if err := rep.Check(); err != nil {
-		t.Fatal(err)
-	}
+	logAndCheck(t, rep, err)
 	return rep
 }

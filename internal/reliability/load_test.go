@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -68,6 +69,17 @@ func TestLoad(t *testing.T) {
 func runLoad(t *testing.T, opts LoadOptions) *LoadReport {
 	t.Helper()
 	rep, err := RunLoad(t.Context(), opts)
+	logAndCheck(t, rep, err)
+	return rep
+}
+
+// logAndCheck fails the test on err, else logs rep and fails the test when it fails its
+// checks.
+func logAndCheck(t *testing.T, rep interface {
+	WriteText(io.Writer) error
+	Check() error
+}, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +89,6 @@ func runLoad(t *testing.T, opts LoadOptions) *LoadReport {
 	if err := rep.Check(); err != nil {
 		t.Fatal(err)
 	}
-	return rep
 }
 
 func TestHistogram(t *testing.T) {
