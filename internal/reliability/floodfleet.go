@@ -145,22 +145,19 @@ func runFloodFleet(ctx context.Context, p *childproc.Parent) error {
 		a.conn.SetReadDeadline(deadline)
 		readers.Go(func() {
 			buf := make([]byte, pairing.MaxDatagramBytes)
-			for {
-				n, _, err := a.conn.ReadFromUDPAddrPort(buf)
-				if err != nil {
-					return
-				}
-				res, err := pairing.ParseEnrollmentResult(buf[:n])
-				if err != nil || res.RequestID != a.id {
-					a.result = &pairing.EnrollmentResult{Reason: "mismatched"}
-				} else {
-					a.result = res
-				}
-				a.answered.Store(time.Now().UnixNano())
-				if pending.Add(-1) == 0 {
-					close(allIn)
-				}
+			n, _, err := a.conn.ReadFromUDPAddrPort(buf) // an app reads its one answer
+			if err != nil {
 				return
+			}
+			res, err := pairing.ParseEnrollmentResult(buf[:n])
+			if err != nil || res.RequestID != a.id {
+				a.result = &pairing.EnrollmentResult{Reason: "mismatched"}
+			} else {
+				a.result = res
+			}
+			a.answered.Store(time.Now().UnixNano())
+			if pending.Add(-1) == 0 {
+				close(allIn)
 			}
 		})
 	}
