@@ -107,10 +107,11 @@ func (s *Server) answerEnrollments(udp *net.UDPConn, q *enrollQueue) {
 				s.log.Debug("host: enrollment reply", "to", batch[i].src.String(), "err", err)
 			}
 		}
-		q.recycle(batch)
-		// Let the reader run: in a burst it waits in the run queue rather than in the
-		// network poller (see datagramReader), for a processor this loop would otherwise
-		// hold until its time slice ends.
+		q.recycle(batch) // the requests decoded from them hold copies of their strings
+		// Let the reader run: woken by new datagrams while both processors are busy (this
+		// loop, the collector), it would otherwise wait for this goroutine's time slice to
+		// end, while the socket's buffer fills (batches of 16 and this yield lost datagrams
+		// in 6 of 30 floods, batches of 64 without it in 6 of 10).
 		runtime.Gosched()
 	}
 }
