@@ -61,7 +61,7 @@ func authorizeLocal(st *store, req *pairing.EnrollmentConnect, now time.Time) au
 			DeviceName: pairing.NormalizeDeviceName(req.DeviceName), SecretHash: pairing.HashToken(req.AccessToken),
 			MaxToolPolicy: wire.PolicyWrite, CreatedAt: now, ExpiresAt: now.Add(pairing.MaxGrantLifetime),
 		}
-		st.data.Grants = append(st.data.Grants, g)
+		st.addGrant(g)
 		return authorization{grant: g, reason: pairing.ReasonOK, changed: true}
 	}
 	if !pairing.TokenMatchesHash(req.AccessToken, g.SecretHash) {
@@ -108,6 +108,6 @@ func authorizeInvite(st *store, req *pairing.EnrollmentConnect, now time.Time) a
 		SecretHash: pairing.HashToken(req.AccessToken), MaxToolPolicy: inv.MaxToolPolicy,
 		CreatedAt: now, ExpiresAt: inv.GrantExpiresAt,
 	}
-	st.data.Grants = append(st.data.Grants, g)
+	st.addGrant(g)
 	return authorization{grant: g, reason: pairing.ReasonOK, changed: true}
 }
