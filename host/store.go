@@ -145,7 +145,7 @@ type storeSnapshot struct {
 // an empty store with a fresh host id; a corrupt one is an error rather than silently
 // dropping every grant.
 func openStore(dir string) (*store, error) {
-	s := &store{dir: dir, data: storeData{Schema: storeSchema, HostID: pairing.NewToken(pairing.GrantIDBytes)}}
+	s := &store{dir: dir, data: storeData{Schema: storeSchema, HostID: pairing.NewID(pairing.GrantIDBytes)}}
 	s.index()
 	if dir == "" {
 		return s, nil
