@@ -56,12 +56,12 @@ func authorizeLocal(st *store, req *pairing.EnrollmentConnect, now time.Time) au
 	}
 	if g == nil {
 		g = &grantRecord{
-			GrantID: pairing.NewToken(pairing.GrantIDBytes), Mode: GrantLocal,
-			ConfigID: "local:" + pairing.NewToken(pairing.GrantIDBytes), AppID: appID, DeviceID: deviceID,
+			GrantID: pairing.NewID(pairing.GrantIDBytes), Mode: GrantLocal,
+			ConfigID: "local:" + pairing.NewID(pairing.GrantIDBytes), AppID: appID, DeviceID: deviceID,
 			DeviceName: pairing.NormalizeDeviceName(req.DeviceName), SecretHash: pairing.HashToken(req.AccessToken),
 			MaxToolPolicy: wire.PolicyWrite, CreatedAt: now, ExpiresAt: now.Add(pairing.MaxGrantLifetime),
 		}
-		st.data.Grants = append(st.data.Grants, g)
+		st.addGrant(g)
 		return authorization{grant: g, reason: pairing.ReasonOK, changed: true}
 	}
 	if !pairing.TokenMatchesHash(req.AccessToken, g.SecretHash) {
@@ -103,11 +103,11 @@ func authorizeInvite(st *store, req *pairing.EnrollmentConnect, now time.Time) a
 	}
 	inv.Uses++
 	g := &grantRecord{
-		GrantID: pairing.NewToken(pairing.GrantIDBytes), Mode: GrantInvite, ConfigID: inviteID,
+		GrantID: pairing.NewID(pairing.GrantIDBytes), Mode: GrantInvite, ConfigID: inviteID,
 		AppID: appID, DeviceID: deviceID, DeviceName: pairing.NormalizeDeviceName(req.DeviceName),
 		SecretHash: pairing.HashToken(req.AccessToken), MaxToolPolicy: inv.MaxToolPolicy,
 		CreatedAt: now, ExpiresAt: inv.GrantExpiresAt,
 	}
-	st.data.Grants = append(st.data.Grants, g)
+	st.addGrant(g)
 	return authorization{grant: g, reason: pairing.ReasonOK, changed: true}
 }

@@ -20,7 +20,39 @@ const maxSessionsPerGrant = 4
 // admitLocked decides whether t's upgrade may add a connected session, and names the
 // session it displaces, if any. Connected sessions and admitted upgrades count.
 func (s *Server) admitLocked(t *ticket) (displace *Session, ok bool) {
-	total, ofGrant := 0, 0
+	// The common case, a table with room, needs two counts, kept as sessions come and go;
+	// the shares of every app only matter once it is full.
+	switch {
+	case s.occupied.ofGrant[t.grantID] >= maxSessionsPerGrant:
+		return nil, false
+	case s.occupied.total < s.opts.MaxSessions:
+		return nil, true
+	}
+	return s.displaceLocked(t)
+}
+
+// occupancy counts what the session budget counts — connected sessions and admitted
+// upgrades not yet attached — in all and per grant, so that admitting an upgrade costs no
+// scan of the registry (with thousands of sessions, that scan was most of the host's work
+// while apps connected). The server's lock guards it: attach and detach change a
+// session's connection under it.
+type occupancy struct {
+	total   int
+	ofGrant map[string]int
+}
+
+func (o *occupancy) add(grantID string, d int) {
+	o.total += d
+	if n := o.ofGrant[grantID] + d; n != 0 {
+		o.ofGrant[grantID] = n
+	} else {
+		delete(o.ofGrant, grantID)
+	}
+}
+
+// displaceLocked decides, the table being full, whether t's upgrade displaces the oldest
+// session of the app holding the most.
+func (s *Server) displaceLocked(t *ticket) (displace *Session, ok bool) {
 	perApp := make(map[string]int)
 	oldest := make(map[string]*Session) // the oldest connected session of each app id
 	var oldestAt = make(map[string]time.Time)
@@ -31,27 +63,13 @@ func (s *Server) admitLocked(t *ticket) (displace *Session, ok bool) {
 		if !connected {
 			continue
 		}
-		total++
 		perApp[sess.appID]++
-		if sess.grantID == t.grantID {
-			ofGrant++
-		}
 		if o := oldest[sess.appID]; o == nil || at.Before(oldestAt[sess.appID]) {
 			oldest[sess.appID], oldestAt[sess.appID] = sess, at
 		}
 	}
 	for u := range s.upgrading {
-		total++
 		perApp[u.appID]++
-		if u.grantID == t.grantID {
-			ofGrant++
-		}
-	}
-	switch {
-	case ofGrant >= maxSessionsPerGrant:
-		return nil, false
-	case total < s.opts.MaxSessions:
-		return nil, true
 	}
 	busiest := ""
 	for app, n := range perApp {
@@ -125,7 +143,8 @@ const storeSaveDelay = time.Second
 // lose without harm — a new local grant (made again on the app's next connection), a
 // grant's last use — so that a flood of local enrollments costs at most one write a
 // second instead of a write and an fsync each. Invites, their use and revocations are
-// written at once.
+// written at once. The data is encoded under s.mu and written after it is released:
+// enrollments and upgrades do not wait for the disk.
 func (s *Server) saveSoonLocked() {
 	s.store.dirty = true
 	if s.store.dir == "" || s.saveTimer != nil || s.closed {
@@ -133,12 +152,19 @@ func (s *Server) saveSoonLocked() {
 	}
 	s.saveTimer = time.AfterFunc(storeSaveDelay, func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if s.saveTimer == nil { // Close took over
+			s.mu.Unlock()
 			return
 		}
 		s.saveTimer = nil
-		if err := s.store.save(); err != nil {
+		snap, err := s.store.snapshot()
+		s.saving.Add(1) // Close waits for the write
+		s.mu.Unlock()
+		defer s.saving.Done()
+		if err == nil {
+			err = s.store.write(snap)
+		}
+		if err != nil {
 			s.log.Error("host: pairing store not saved", "err", err)
 		}
 	})

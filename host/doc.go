@@ -23,7 +23,7 @@
 //     answered with a refusal, where the reference (which takes the last duplicate and has
 //     no length bound) answers or ignores it.
 //   - Handshake time, header size, message size, tokens outstanding, concurrent sessions
-//     and enrollment attempts per source address are bounded.
+//     and enrollment attempts per sender (address and port) are bounded.
 //   - A reconnect resumes a session only if appId, processSessionId AND the grant match;
 //     the reference keys on the first two only, which lets any other client take a session
 //     over. The replaced connection is closed and its pending requests fail at once.
@@ -39,5 +39,7 @@
 //
 // Per connection there is exactly one goroutine, the reader: it feeds tool responses and
 // ASFT frames to the session's *tools.Client, answers control requests and drops the rest.
-// UDP datagrams are handled in order by one goroutine. Close stops everything and waits.
+// UDP datagrams are read by one goroutine, which only rate-limits and queues them, and
+// answered in order, in batches, by another (enrollment.go). Close stops everything and
+// waits.
 package host

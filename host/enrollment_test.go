@@ -187,7 +187,22 @@ func TestReasonCodes(t *testing.T) {
 // enroll1 runs the enrollment decision for a source address of the test's choosing: a
 // test cannot send UDP from a non-loopback address.
 func (h *harness) enroll1(req *pairing.EnrollmentConnect, src netip.Addr) pairing.Reason {
-	return h.Server.enroll(req, src, h.clock.Now()).Reason
+	return enrollDirect(h.Server, req, src).Reason
+}
+
+// enrollDirect answers req as if it came from src (port 40000), without UDP and without
+// the rate limit; an answer that does not parse comes back as a Reason saying so.
+func enrollDirect(s *Server, req *pairing.EnrollmentConnect, src netip.Addr) *pairing.EnrollmentResult {
+	b, err := req.Marshal()
+	if err != nil {
+		return &pairing.EnrollmentResult{Reason: pairing.Reason("encode: " + err.Error())}
+	}
+	reply := s.answerBatch([]queuedDatagram{{src: netip.AddrPortFrom(src, 40000), data: b}})[0]
+	res, err := pairing.ParseEnrollmentResult(reply)
+	if err != nil {
+		return &pairing.EnrollmentResult{Reason: pairing.Reason("no result: " + err.Error())}
+	}
+	return res
 }
 
 // TestTokenBudget: the newest enrollment always gets a token. A grant's fifth unused

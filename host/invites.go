@@ -245,11 +245,7 @@ func (s *Server) Revoke(id string) (Revocation, error) {
 		revoked[g.GrantID] = true
 		rev.GrantIDs = append(rev.GrantIDs, g.GrantID)
 	}
-	for k, t := range s.tickets {
-		if revoked[t.grantID] {
-			delete(s.tickets, k)
-		}
-	}
+	s.tickets.removeGrants(revoked)
 	var sessions []*Session
 	for _, sess := range s.sessions {
 		if revoked[sess.grantID] && sess.current() != nil {

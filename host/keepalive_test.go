@@ -45,7 +45,7 @@ func newMemHost(t *testing.T, opts Options) *memHost {
 // connect enrolls a in local mode and upgrades as the official SDKs do (token in the query).
 func (h *memHost) connect(t *testing.T, a app) (transport.Conn, func()) {
 	t.Helper()
-	res := h.enroll(a.local(), loopback, h.now())
+	res := enrollDirect(h.Server, a.local(), loopback)
 	if !res.Accepted {
 		t.Fatalf("enrollment: %s", res.Reason)
 	}

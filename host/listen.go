@@ -97,13 +97,31 @@ func (s *Server) listenWebSocket() (net.Listener, error) {
 	return nil, fmt.Errorf("no free port in %s: %w", r, last)
 }
 
-// listenDiscovery binds the UDP enrollment socket.
+// listenDiscovery binds the UDP enrollment socket and sizes its receive buffer: a burst
+// of enrollments is held there until the reader takes it.
 func (s *Server) listenDiscovery() (*net.UDPConn, error) {
-	return withIPv4Fallback(s.opts.DiscoveryAddr, func(a string) (*net.UDPConn, error) {
+	udp, err := withIPv4Fallback(s.opts.DiscoveryAddr, func(a string) (*net.UDPConn, error) {
 		ua, err := net.ResolveUDPAddr("udp", a)
 		if err != nil {
 			return nil, err
 		}
 		return net.ListenUDP("udp", ua)
 	})
+	if err != nil {
+		return nil, err
+	}
+	st := EnrollmentStats{ReceiveBufferMax: receiveBufferMax()}
+	if n := s.opts.EnrollmentReadBuffer; n > 0 {
+		st.ReceiveBufferAsked = n
+		if err := udp.SetReadBuffer(n); err != nil {
+			s.log.Warn("host: enrollment socket receive buffer not set", "bytes", n, "err", err)
+		}
+	}
+	st.ReceiveBuffer = receiveBuffer(udp)
+	if st.ReceiveBufferMax > 0 && st.ReceiveBufferAsked > st.ReceiveBufferMax {
+		s.log.Warn("host: the system caps the enrollment socket's receive buffer; a burst of enrollments may be dropped",
+			"buffer", st.ReceiveBufferText())
+	}
+	s.enrollStats.buffer = st
+	return udp, nil
 }

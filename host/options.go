@@ -35,10 +35,15 @@ const (
 	DefaultMaxRetained = 64
 	// DefaultMaxLocalGrants bounds the local-mode grants the pairing store keeps.
 	DefaultMaxLocalGrants = 512
-	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-source enrollment
+	// DefaultEnrollmentBurst and DefaultEnrollmentInterval shape the per-sender enrollment
 	// rate: a burst of this many datagrams, then one per interval. The SDKs probe every 5 s.
 	DefaultEnrollmentBurst    = 10
 	DefaultEnrollmentInterval = time.Second
+	// DefaultEnrollmentReadBuffer is the receive buffer asked for the enrollment socket
+	// (SO_RCVBUF): with the enrollment reader it keeps a burst of thousands of datagrams
+	// from being dropped by the kernel. The system may grant less (on Linux at most
+	// net.core.rmem_max, doubled for bookkeeping); EnrollmentStats says what it granted.
+	DefaultEnrollmentReadBuffer = 4 << 20
 	// DefaultControlWriteTimeout bounds writing one control response.
 	DefaultControlWriteTimeout = 10 * time.Second
 	// DefaultKeepAliveInterval is the ping interval that detects dead peers.
@@ -100,11 +105,15 @@ type Options struct {
 	// used least recently; grants with a live session and revoked ones are kept. A pruned
 	// grant is made again on its app's next connection (trust on first use).
 	MaxLocalGrants int
-	// EnrollmentBurst and EnrollmentInterval rate-limit datagrams per source address
-	// (DefaultEnrollmentBurst, DefaultEnrollmentInterval). Datagrams over the limit are
-	// dropped unanswered.
+	// EnrollmentBurst and EnrollmentInterval rate-limit datagrams per sender, that is per
+	// source address and port (DefaultEnrollmentBurst, DefaultEnrollmentInterval); a source
+	// address that is not loopback also shares 16 senders' budgets among its ports.
+	// Datagrams over the limit are dropped unanswered.
 	EnrollmentBurst    int
 	EnrollmentInterval time.Duration
+	// EnrollmentReadBuffer is the receive buffer asked for the enrollment socket, in bytes
+	// (DefaultEnrollmentReadBuffer; negative: the system's default).
+	EnrollmentReadBuffer int
 	// KeepAlive pings each connection (DefaultKeepAliveInterval; a negative Interval
 	// disables pings). Its Busy is set by the server: a session waiting for the app's
 	// answer to a tool request is never dropped for missing pongs; a session silent for
@@ -179,6 +188,9 @@ func (o Options) withDefaults() Options {
 	setDefault(&o.MaxLocalGrants, DefaultMaxLocalGrants)
 	setDefault(&o.EnrollmentBurst, DefaultEnrollmentBurst)
 	setDefault(&o.EnrollmentInterval, DefaultEnrollmentInterval)
+	if o.EnrollmentReadBuffer == 0 {
+		o.EnrollmentReadBuffer = DefaultEnrollmentReadBuffer
+	}
 	if o.KeepAlive.Interval == 0 {
 		o.KeepAlive.Interval = DefaultKeepAliveInterval
 	} else if o.KeepAlive.Interval < 0 {

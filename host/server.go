@@ -28,20 +28,22 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu      sync.Mutex // guards everything below, up to the sockets
-	store   *store
-	records *records
-	tickets map[string]*ticket // by pairing.HashToken(token)
-	// ticketSeq numbers tickets in issue order.
-	ticketSeq uint64
-	sessions  map[string]*Session
+	mu       sync.Mutex // guards everything below, up to the sockets
+	store    *store
+	records  *records
+	tickets  ticketTable // by pairing.HashToken(token)
+	sessions map[string]*Session
+	// resumable indexes sessions by what a reconnection must match (resumableLocked).
+	resumable map[resumeKey]*Session
 	nextSeq   int
 	// upgrading holds the tickets of upgrades admitted for a new connected session that
 	// have not attached yet: they hold a place in the session budget while the handshake
 	// runs.
 	upgrading map[*ticket]bool
-	limiter   *rateLimiter
-	saveTimer *time.Timer // a pending saveSoonLocked
+	// occupied counts connected sessions and upgrading, in all and per grant.
+	occupied  occupancy
+	saveTimer *time.Timer    // a pending saveSoonLocked
+	saving    sync.WaitGroup // its write, once under way
 	started   bool
 	closed    bool
 
@@ -57,6 +59,13 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	events events
+
+	// fileLimit is the open-file limit Start found and raised.
+	fileLimit FileLimit
+
+	// limiter and enrollStats are the enrollment reader's, with locks of their own.
+	limiter     *enrollLimiter
+	enrollStats enrollCounters
 
 	// profileReply is the device.profile answer's payload (Options.JpegCapture).
 	profileReply []byte
@@ -88,10 +97,12 @@ func New(opts Options) (*Server, error) {
 		log:       opts.Logger,
 		store:     st,
 		records:   newRecords(opts.Tools.ArtifactDir, opts.Records),
-		tickets:   make(map[string]*ticket),
+		tickets:   newTicketTable(),
 		sessions:  make(map[string]*Session),
+		resumable: make(map[resumeKey]*Session),
 		upgrading: make(map[*ticket]bool),
-		limiter:   newRateLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
+		occupied:  occupancy{ofGrant: make(map[string]int)},
+		limiter:   newEnrollLimiter(opts.EnrollmentBurst, opts.EnrollmentInterval),
 		ctx:       ctx,
 		cancel:    cancel,
 
@@ -125,6 +136,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.started {
 		return errors.New("host: server already started")
 	}
+	s.checkFileLimitLocked()
 	udp, err := s.listenDiscovery()
 	if err != nil {
 		return fmt.Errorf("host: enrollment socket: %w", err)
@@ -160,7 +172,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}()
 	s.stopWatch = context.AfterFunc(ctx, func() { s.Close() })
 	s.log.Info("host: serving", "discovery", s.udpAddr.String(), "websocket", s.wsAddr.String(), "lan", s.opts.LAN,
-		"dualStack", DualStack(s.wsAddr))
+		"dualStack", DualStack(s.wsAddr), "files", s.fileLimit.String(), "enrollment", s.enrollStats.buffer.ReceiveBufferText())
 	return nil
 }
 
@@ -228,6 +240,7 @@ func (s *Server) Close() error {
 	closing.Wait()
 	s.cancel()
 	s.wg.Wait()
+	s.saving.Wait() // a delayed store write under way when flushLocked ran
 	s.events.closeAll()
 	return err
 }

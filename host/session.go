@@ -230,12 +230,29 @@ func (s *Server) resumableLocked(t *ticket) *Session {
 	if strings.TrimSpace(t.processSessionID) == "" {
 		return nil
 	}
-	for _, sess := range s.sessions {
-		if sess.appID == t.appID && sess.processSessionID == t.processSessionID && sess.grantID == t.grantID {
-			return sess
-		}
+	return s.resumable[resumeKey{t.appID, t.processSessionID, t.grantID}]
+}
+
+// resumeKey is what a reconnection must match to resume a session (resumableLocked). The
+// registry holds at most one session per key: attach resumes the one it finds.
+type resumeKey struct {
+	appID, processSessionID, grantID string
+}
+
+// addSessionLocked and removeSessionLocked keep the registry and its index by resumeKey.
+func (s *Server) addSessionLocked(sess *Session) {
+	s.sessions[sess.id] = sess
+	if strings.TrimSpace(sess.processSessionID) != "" {
+		s.resumable[resumeKey{sess.appID, sess.processSessionID, sess.grantID}] = sess
 	}
-	return nil
+}
+
+func (s *Server) removeSessionLocked(sess *Session) {
+	delete(s.sessions, sess.id)
+	k := resumeKey{sess.appID, sess.processSessionID, sess.grantID}
+	if s.resumable[k] == sess {
+		delete(s.resumable, k)
+	}
 }
 
 // appHint derives the session id prefix from an app id as the reference host does:
@@ -310,7 +327,7 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 			appID: t.appID, deviceID: t.deviceID, grantID: t.grantID, configID: t.configID,
 			processSessionID: t.processSessionID, policy: t.policy,
 		}
-		s.sessions[sess.id] = sess
+		s.addSessionLocked(sess)
 	}
 	topts := s.opts.Tools
 	topts.SessionID = sess.id
@@ -326,8 +343,12 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 	}
 	c := &connection{conn: conn, client: tools.NewClient(conn, topts)}
 
+	s.endUpgradeLocked(t)
 	sess.mu.Lock()
 	old := sess.conn
+	if old == nil {
+		s.occupied.add(sess.grantID, 1)
+	}
 	sess.conn, sess.client = c, c.client
 	sess.state, sess.connectedAt, sess.disconnectedAt = StateConnected, now, time.Time{}
 	sess.deviceName, sess.remote, sess.opened = t.deviceName, remote, false
@@ -352,14 +373,17 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 // a newer connection already replaced this one.
 func (s *Server) detach(sess *Session, c *connection) {
 	now := s.now()
+	s.mu.Lock() // for occupied; then sess.mu, as attach takes them
 	sess.mu.Lock()
 	current := sess.conn == c
 	if current {
 		sess.conn = nil
 		sess.state = StateDisconnected
 		sess.disconnectedAt = now
+		s.occupied.add(sess.grantID, -1)
 	}
 	sess.mu.Unlock()
+	s.mu.Unlock()
 	if !current {
 		return
 	}
@@ -371,6 +395,10 @@ func (s *Server) detach(sess *Session, c *connection) {
 // evict drops the oldest disconnected sessions beyond MaxRetained.
 func (s *Server) evict() {
 	s.mu.Lock()
+	if len(s.sessions) <= s.opts.MaxRetained {
+		s.mu.Unlock() // no more disconnected sessions than sessions: nothing to count
+		return
+	}
 	var gone []*Session
 	for {
 		var oldest *Session
@@ -389,7 +417,7 @@ func (s *Server) evict() {
 		if n <= s.opts.MaxRetained {
 			break
 		}
-		delete(s.sessions, oldest.id)
+		s.removeSessionLocked(oldest)
 		gone = append(gone, oldest)
 	}
 	s.mu.Unlock()

@@ -70,6 +70,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		// The upgrade holds its place until the session is attached, so that concurrent
 		// upgrades cannot all pass the check above.
 		s.upgrading[t] = true
+		s.occupied.add(t.grantID, 1)
 	}
 	s.wg.Add(1) // under mu and before Close's Wait: Close sets closed under mu
 	s.mu.Unlock()
@@ -82,7 +83,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		if adds {
 			adds = false
 			s.mu.Lock()
-			delete(s.upgrading, t)
+			s.endUpgradeLocked(t)
 			s.mu.Unlock()
 		}
 	}
@@ -102,8 +103,8 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	if s.opts.WrapConn != nil {
 		conn = s.opts.WrapConn(conn)
 	}
-	sess, c := s.attach(t, conn, remote.Addr())
-	release() // attached, it counts as connected (briefly twice: never too few)
+	sess, c := s.attach(t, conn, remote.Addr()) // which ends the upgrade's hold when it attaches
+	release()
 	if sess == nil {
 		return
 	}
@@ -168,4 +169,15 @@ func refuse(w http.ResponseWriter, code int) {
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(code)
+}
+
+// endUpgradeLocked gives back the place an admitted upgrade held in the session budget:
+// when it failed, or as its session attaches (then in the same critical section, so that
+// the session is never counted twice: an app counted twice could be taken for the app
+// holding the most and lose a session to a newcomer).
+func (s *Server) endUpgradeLocked(t *ticket) {
+	if s.upgrading[t] {
+		delete(s.upgrading, t)
+		s.occupied.add(t.grantID, -1)
+	}
 }

@@ -91,7 +91,7 @@ func (l *Local) Status(context.Context) (*Status, error) {
 	st := &Status{
 		Schema: SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
 		Discovery: l.srv.DiscoveryAddr().String(), WebSocket: l.srv.WebSocketAddr().String(),
-		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n,
+		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n, FileLimit: l.srv.FileLimit(),
 		DualStack: host.DualStack(l.srv.DiscoveryAddr()) && host.DualStack(l.srv.WebSocketAddr()),
 	}
 	if r := l.srv.WebSocketPorts(); !r.IsZero() {

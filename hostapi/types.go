@@ -55,6 +55,9 @@ type Status struct {
 	DualStack bool   `json:"dualStack,omitzero"`
 	StateDir  string `json:"stateDir"`
 	Sessions  int    `json:"sessions"`
+	// FileLimit is the host process's open-file limit, raised at start as far as the
+	// system allows, and what its session bound needs (FileLimit.Enough).
+	FileLimit host.FileLimit `json:"fileLimit"`
 	// Player is the web player's address, without its access token ('ansight player url'
 	// prints the URL with it); absent when the host serves no player.
 	Player string `json:"player,omitzero"`

@@ -30,6 +30,18 @@ func NewToken(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// NewID returns an identifier of n random bytes, as NewToken does, but never starting with
+// '-' or '_': ids are typed as command-line arguments ('ansight pairing revoke ID'), where a
+// leading '-' reads as a flag. It draws again in that case (1 time in 32), which costs the
+// id under one bit of its randomness.
+func NewID(n int) string {
+	for {
+		if id := NewToken(n); id[0] != '-' && id[0] != '_' {
+			return id
+		}
+	}
+}
+
 // HashToken returns the stored form of a secret: standard, padded base64 of SHA-256 over
 // the token's UTF-8 bytes, unsalted — the official host's format, so that stores stay
 // comparable. Salt would add nothing: every secret here carries at least 192 random bits.

@@ -65,3 +65,15 @@ func TestDecodeAccessToken(t *testing.T) {
 		}
 	}
 }
+
+// TestNewIDNeverLooksLikeAFlag: an id is typed on command lines, where a leading '-' is a
+// flag; a token's first character is '-' or '_' once in 32 draws.
+func TestNewIDNeverLooksLikeAFlag(t *testing.T) {
+	t.Parallel()
+	for range 2000 {
+		id := NewID(GrantIDBytes)
+		if id[0] == '-' || id[0] == '_' || len(id) != 22 {
+			t.Fatalf("NewID = %q", id)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ansight-go/ansight/internal/childproc"
 	"github.com/ansight-go/ansight/internal/cli"
 )
 
@@ -15,6 +16,7 @@ import (
 var version = ""
 
 func main() {
+	childproc.Main() // the app fleets of 'ansight bench --load' and '--enroll-flood'
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.Env{
 		Args:    os.Args[1:],

@@ -46,7 +46,7 @@ func timed(ctx context.Context, n, callers int, op func(context.Context) error) 
 		})
 	}
 	wg.Wait()
-	used := start.until(sampleUsage())
+	used := until(start, sampleUsage())
 	if firstErr != nil {
 		return nil, span{}, firstErr
 	}
@@ -83,9 +83,9 @@ func (r *run) alternate(ctx context.Context, n, callers int, ops ...func(context
 			}
 			s := &out.ops[i]
 			s.lat = append(s.lat, lat...)
-			s.rate = append(s.rate, perSecond(n, used.wall))
-			s.cpu = append(s.cpu, used.perOp(n))
-			out.others = append(out.others, used.others)
+			s.rate = append(s.rate, perSecond(n, used.Wall.D()))
+			s.cpu = append(s.cpu, used.PerOp(n))
+			out.others = append(out.others, used.Others)
 		}
 	}
 	return out, nil

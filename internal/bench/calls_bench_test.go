@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/usage"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -83,7 +84,7 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 		b.Run(map[int]string{1: "callers=1", 8: "callers=8"}[callers], func(b *testing.B) {
 			b.ReportAllocs()
 			var wg sync.WaitGroup
-			cpu := processCPU()
+			cpu := usage.ProcessCPU()
 			b.ResetTimer()
 			for c := range callers {
 				wg.Go(func() {
@@ -97,7 +98,7 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			b.ReportMetric(micros(processCPU()-cpu)/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(micros(usage.ProcessCPU()-cpu)/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
@@ -131,8 +132,8 @@ func BenchmarkCallVsEcho(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					cpu[i] += used.process
-					perOp[i] = used.perOp(n)
+					cpu[i] += used.Process.D()
+					perOp[i] = used.PerOp(n)
 				}
 				ratios = append(ratios, perOp[0]/perOp[1])
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ansight-go/ansight/internal/usage"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -78,7 +79,7 @@ func BenchmarkCatalog(b *testing.B) {
 func benchOps(b *testing.B, op func(context.Context) error) {
 	ctx := b.Context()
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := usage.ProcessCPU()
 	b.ResetTimer()
 	for range b.N {
 		if err := op(ctx); err != nil {
@@ -86,5 +87,5 @@ func benchOps(b *testing.B, op func(context.Context) error) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(micros(processCPU()-cpu)/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(micros(usage.ProcessCPU()-cpu)/float64(b.N), "cpu-µs/op")
 }

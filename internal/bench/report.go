@@ -70,10 +70,10 @@ type Load struct {
 const busyLoad = 0.25
 
 func machineLoad(s span) *Load {
-	if s.others < 0 {
+	if s.Others < 0 {
 		return nil
 	}
-	return &Load{OtherCPUs: s.others, LoadAverage: loadAverage()}
+	return &Load{OtherCPUs: s.Others, LoadAverage: s.Load1}
 }
 
 // Figure is one measured value beside its baseline. Ratio is always Value / BaselineValue;

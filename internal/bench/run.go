@@ -195,7 +195,7 @@ func withScratch(ctx context.Context, opts Options, subject string, body func(r 
 		return nil, err
 	}
 	r.report.DurationMS = time.Since(start).Milliseconds()
-	r.report.Load = machineLoad(used.until(sampleUsage()))
+	r.report.Load = machineLoad(until(used, sampleUsage()))
 	return r.report, nil
 }
 

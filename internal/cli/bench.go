@@ -16,6 +16,7 @@ var (
 	benchLocal   = bench.RunLocal
 	benchSession = bench.RunSession
 	benchLoad    = reliability.RunLoad
+	benchFlood   = reliability.RunEnrollFlood
 )
 
 // benchFlags are the bench command's flags.
@@ -29,6 +30,12 @@ type benchFlags struct {
 	load     bool
 	sessions int
 	duration time.Duration
+	inFlight int
+
+	// --enroll-flood: the enrollment flood (internal/reliability); flooder: the
+	// misbehaving socket's datagrams (-1: as many as the apps).
+	enrollFlood int
+	flooder     int
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -63,10 +70,18 @@ stream's with the heap flat in the size.
 --quick runs everything at full size with fewer repetitions (well under a minute).
 --session measures a session of the resident host through its control API instead: the
 figures then include the control API's hop, targets do not apply, and only the
-measurements whose tools the app offers run.`,
+measurements whose tools the app offers run.
+
+Two other runs stress one host instead, the apps in a child process of this command:
+--load holds --sessions sessions under mixed traffic (lost or misrouted responses, call
+latency, CPU, memory per session); --enroll-flood N sends N apps' ENROLLMENT_CONNECT at
+once, each from its own socket, while one more socket floods (answered, lost, time to
+answer, CPU). See docs/performance.md.`,
 		Example: `  ansight bench --quick
   ansight bench --json > bench.json
-  ansight bench --session com-ansight-demo-notes-001 --tool app.get_state`,
+  ansight bench --session com-ansight-demo-notes-001 --tool app.get_state
+  ansight bench --load --sessions 10000 --duration 30s
+  ansight bench --enroll-flood 10000`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runBench(c.Context(), g, f)
@@ -77,9 +92,12 @@ measurements whose tools the app offers run.`,
 	fl.StringVar(&f.session, "session", "", "measure this session of the resident host (through its control API) instead of the in-process demo app")
 	fl.IntVar(&f.callers, "callers", 8, "concurrent callers of the second call measurement (1..64)")
 	fl.StringVar(&f.tool, "tool", bench.DefaultTool, "the small read tool to call, with {} as arguments")
-	fl.BoolVar(&f.load, "load", false, "instead: hold --sessions app sessions on one in-process host under mixed traffic; report lost or misrouted responses, memory per idle session and goroutines")
+	fl.BoolVar(&f.load, "load", false, "instead: hold --sessions app sessions on a host in this process, the apps in a child process, under mixed traffic; report lost or misrouted responses, call latency, CPU, memory per idle session and goroutines")
 	fl.IntVar(&f.sessions, "sessions", reliability.DefaultSessions, "with --load: concurrent app sessions")
 	fl.DurationVar(&f.duration, "duration", reliability.DefaultDuration, "with --load: how long every session sends requests")
+	fl.IntVar(&f.inFlight, "in-flight", reliability.DefaultInFlight, "with --load: requests each session keeps in flight (1..64)")
+	fl.IntVar(&f.enrollFlood, "enroll-flood", 0, "instead: this many apps send ENROLLMENT_CONNECT at once, each from its own socket, while one socket floods; report answered, lost, time to answer and CPU")
+	fl.IntVar(&f.flooder, "flooder", -1, "with --enroll-flood: datagrams the flooding socket sends (default: as many as the apps; 0: no flooder)")
 	return cmd
 }
 
@@ -100,8 +118,14 @@ func benchOptions(f benchFlags) (bench.Options, error) {
 }
 
 func runBench(ctx context.Context, g *globals, f benchFlags) error {
+	if f.load && f.enrollFlood != 0 {
+		return usageErrorf("--load and --enroll-flood are two runs: give one of them")
+	}
 	if f.load {
 		return runLoad(ctx, g, f)
+	}
+	if f.enrollFlood != 0 {
+		return runEnrollFlood(ctx, g, f)
 	}
 	opts, err := benchOptions(f)
 	if err != nil {
@@ -138,21 +162,16 @@ func runLoad(ctx context.Context, g *globals, f benchFlags) error {
 	if f.session != "" {
 		return usageErrorf("--load runs its own host and apps; it cannot be combined with --session")
 	}
-	opts := reliability.LoadOptions{Sessions: f.sessions, Duration: f.duration}
-	if !g.json {
-		opts.Progress = func(p string) { fmt.Fprintf(g.env.Stderr, "%s...\n", p) }
+	// The apps run in a child process: each side has its own file descriptors (10,000
+	// sessions need 10,000 on each), and the host's memory and CPU are measured alone.
+	if f.sessions < 1 || f.sessions > 10000 || f.inFlight < 1 || f.inFlight > 64 {
+		return usageErrorf("--sessions must be 1..10000 and --in-flight 1..64")
 	}
+	opts := reliability.LoadOptions{Sessions: f.sessions, Duration: f.duration, InFlight: f.inFlight, AppProcess: true,
+		Progress: stressProgress(g)}
 	rep, err := benchLoad(ctx, opts)
 	if err != nil {
 		return err
 	}
-	if g.json {
-		err = writeJSON(g.env.Stdout, rep)
-	} else {
-		err = writeReport(g.env.Stdout, rep.WriteText)
-	}
-	if err != nil {
-		return err
-	}
-	return rep.Check()
+	return writeStressReport(g, rep)
 }

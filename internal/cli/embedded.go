@@ -51,6 +51,8 @@ type hostConfig struct {
 	recordBytes int64
 	// jpeg is the live-screen policy answered to device.profile.
 	jpeg pairing.JpegCapturePolicy
+	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
+	maxSessions int
 	// fleet, when set, joins the host to that device lab under the name fleetHost; its
 	// player then shows every host of the fleet.
 	fleet     *fleet.Config
@@ -96,6 +98,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Logger:         cfg.logger,
 		Tap:            cfg.tap,
 		JpegCapture:    cfg.jpeg,
+		MaxSessions:    cfg.maxSessions,
 	}
 	if cfg.record {
 		rec, err := recording.Open(recording.Options{Dir: filepath.Join(cfg.stateDir, "recordings"), MaxBytes: cfg.recordBytes, Logger: cfg.logger})

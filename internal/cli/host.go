@@ -27,6 +27,7 @@ func newHostCmd(g *globals) *cobra.Command {
 	var recordMiB int64
 	var jpegInterval time.Duration
 	var jpegQuality int
+	var maxSessions int
 	var fleetHost string
 	run := &cobra.Command{
 		Use:   "run",
@@ -96,7 +97,7 @@ every host of the fleet. Other machines then reach its sessions with
 			}
 			cfg := hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
 				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr,
-				record: !noRecord, recordBytes: recordMiB << 20, jpeg: pairing.JpegCapturePolicy{
+				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: pairing.JpegCapturePolicy{
 					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
 			if err := g.joinFleetConfig(&cfg, fleetHost, logger); err != nil {
 				return err
@@ -125,6 +126,9 @@ every host of the fleet. Other machines then reach its sessions with
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
 				}
+				if !st.FileLimit.Enough() {
+					printf(g.env.Stdout, "  warning     %s\n", st.FileLimit)
+				}
 				fmt.Fprintln(g.env.Stdout, "Press Ctrl-C to stop.")
 			}
 			select {
@@ -145,6 +149,7 @@ every host of the fleet. Other machines then reach its sessions with
 	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
 	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval of the live screen frames apps are asked to stream")
 	run.Flags().IntVar(&jpegQuality, "jpeg-quality", 60, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
+	run.Flags().IntVar(&maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
 	addFleetHostFlag(run, &fleetHost)
 
 	status := &cobra.Command{
@@ -172,7 +177,12 @@ every host of the fleet. Other machines then reach its sessions with
 			tw.row("enrollment:", "udp://"+st.Discovery+listenNote(st, false))
 			tw.row("websocket:", "ws://"+st.WebSocket+"/ws"+listenNote(st, true))
 			tw.row("lan:", fmt.Sprint(st.LAN))
-			tw.row("sessions:", fmt.Sprint(st.Sessions)+" connected")
+			sessions := fmt.Sprint(st.Sessions) + " connected"
+			if st.FileLimit.Sessions > 0 {
+				sessions += fmt.Sprintf(", at most %d", st.FileLimit.Sessions)
+			}
+			tw.row("sessions:", sessions)
+			tw.row("files:", st.FileLimit.String())
 			if st.Player != "" {
 				tw.row("player:", st.Player+" (open it: ansight player open)")
 			} else {

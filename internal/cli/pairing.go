@@ -397,7 +397,10 @@ func newPairingRevokeCmd(g *globals) *cobra.Command {
 		Long: `Revoke an invite or a pairing (grant), by the id 'ansight pairing list' shows. Revoking an
 invite also revokes every pairing made with it. The live sessions of a revoked pairing end
 at once, and the app's stored credential is refused from then on. Both stay listed, as
-revoked.`,
+revoked.
+
+A pairing made by an older host may have an id that starts with '-': put it after '--'
+(ansight pairing revoke -- -zfR_icLhB0DPQf3vuwN6Q).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			b, err := g.backend()

@@ -18,11 +18,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/internal/childproc"
 )
 
 // TestMain lets scripts exec the real command tree as "ansight" (a re-executed test
 // binary), so background hosts run in their own processes as they do for users.
 func TestMain(m *testing.M) {
+	childproc.Main() // bench --load and --enroll-flood run their apps in a child
 	testscript.Main(m, map[string]func(){
 		"ansight": func() {
 			os.Exit(Main(context.Background(), Env{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))

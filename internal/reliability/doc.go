@@ -3,20 +3,30 @@
 // handshake and mixed tool traffic, all with the production packages (host, host/tools,
 // app, app/connect).
 //
-// [RunLoad] starts a host and N apps in this process, holds the N sessions while every
-// session runs a mix of catalog queries, calls and batches for a fixed duration, and
-// returns a [LoadReport]: requests completed, requests lost (ended with an error) or
-// misrouted (answered with another request's or another session's data: every call
-// carries a nonce that the app's tool echoes), host memory per idle session, and the
-// goroutine count before, during and after (it must come back to its baseline once the
-// sessions and then the host have closed).
+// [RunLoad] starts a host and N apps, holds the N sessions while every session runs a mix
+// of catalog queries, calls and batches for a fixed duration, and returns a [LoadReport]:
+// requests completed, requests lost (ended with an error) or misrouted (answered with
+// another request's or another session's data: every call carries a nonce that the app's
+// tool echoes), call latency, CPU time, memory per idle session, and the goroutine count
+// before, during and after (it must come back to its baseline once the sessions and then
+// the host have closed).
 //
-// Memory: both ends of every session live in this process, so the plain heap delta per
-// session counts host and app. The host's share is attributed from an exact heap profile
+// The apps run in this process, or with LoadOptions.AppProcess in a child process of this
+// executable (package childproc), so that each side has its own file descriptors — 10,000
+// sessions need 10,000 on each side — heap and CPU time. In a child, the host's memory and
+// CPU are this process's own. In this process, the heap delta per session counts host and
+// app, and the host's share is attributed from an exact heap profile
 // (runtime.MemProfileRate = 1 while the sessions connect): live bytes whose allocation stack
 // runs through the host packages or the host's HTTP server are the host's.
 //
-// Enrollment: every app enrolls from 127.0.0.1, and the host rate-limits enrollment per
-// source address (10 datagrams, then one a second, by default). RunLoad raises the host's
-// burst to cover every session, and its session and token caps likewise; see LoadOptions.
+// Budgets: every app is an installation of its own (its app id and device), so the
+// per-installation bounds and the per-sender enrollment rate keep their defaults; the
+// bounds on what all apps together hold (sessions, unused tokens, local grants) are raised
+// for the run, see hostOptions.
+//
+// [RunEnrollFlood] sends N apps' ENROLLMENT_CONNECT at once, each from a socket of its own
+// in a child process, while one more socket floods, to a host with default budgets, and
+// returns a [FloodReport]: apps answered within the window, later or never, time to
+// answer, what the host read, rate-limited and dropped, the kernel's drops on its socket,
+// and the CPU time of both sides.
 package reliability

@@ -15,6 +15,7 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/internal/usage"
 )
 
 // Defaults of LoadOptions.
@@ -50,6 +51,11 @@ type LoadOptions struct {
 	// NoHeapProfile skips the attribution of heap bytes to the host (it sets
 	// runtime.MemProfileRate to 1 while the sessions connect, which slows allocation).
 	NoHeapProfile bool
+	// AppProcess runs the apps in a child process of this executable (see childproc: its
+	// main must call childproc.Main), so that the host and the apps each have their own
+	// file descriptors, heap and CPU time: the host's figures are then measured directly
+	// (no heap profile), and the apps' are reported beside them.
+	AppProcess bool
 	// Logger receives the host's and the apps' logs (discarded when nil).
 	Logger *slog.Logger
 	// Progress, when set, is told which phase starts.
@@ -87,6 +93,9 @@ func (o LoadOptions) withDefaults() (LoadOptions, error) {
 	if o.Progress == nil {
 		o.Progress = func(string) {}
 	}
+	if o.AppProcess {
+		o.NoHeapProfile = true // the host is alone in this process
+	}
 	return o, nil
 }
 
@@ -108,7 +117,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		}
 		defer os.RemoveAll(dir)
 	}
-	rep := &LoadReport{Sessions: opts.Sessions, InFlight: opts.InFlight, BatchSize: opts.BatchSize}
+	rep := &LoadReport{Sessions: opts.Sessions, InFlight: opts.InFlight, BatchSize: opts.BatchSize, AppProcess: opts.AppProcess}
 
 	opts.Progress("baseline")
 	settle()
@@ -128,6 +137,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		}
 	}()
 	rep.Goroutines.HostIdle = idleGoroutines(ctx)
+	rep.FileLimit = srv.FileLimit()
 
 	// The exact heap profile starts here so that the host-idle snapshot and the
 	// all-connected one differ only by what the sessions allocated.
@@ -138,16 +148,27 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	settle()
 	idleBefore := snapshotMemory(!opts.NoHeapProfile)
 
-	opts.Progress(fmt.Sprintf("connecting %d sessions", opts.Sessions))
-	appsCtx, stopApps := context.WithCancel(context.WithoutCancel(ctx))
+	where := ""
+	if opts.AppProcess {
+		where = " (apps in a child process)"
+	}
+	opts.Progress(fmt.Sprintf("connecting %d sessions%s", opts.Sessions, where))
 	start := time.Now()
-	fleet := startFleet(appsCtx, srv, dir, opts)
-	sessions, err := fleet.awaitConnected(ctx, srv, opts.ConnectTimeout)
-	rep.ConnectTime = time.Since(start)
+	var fleet appFleet
+	port := int(srv.DiscoveryAddr().Port())
+	if opts.AppProcess {
+		fleet, err = startChildFleet(port, dir, opts)
+	} else {
+		fleet = startFleet(ctx, port, dir, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := awaitConnected(ctx, srv, fleet, opts.Sessions, opts.ConnectTimeout)
+	rep.ConnectTime = usage.Millis(time.Since(start))
 	if err != nil {
 		runtime.MemProfileRate = prevRate
-		stopApps()
-		fleet.wait()
+		fleet.stop()
 		return nil, err
 	}
 
@@ -157,16 +178,29 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	rep.Goroutines.Connected = runtime.NumGoroutine()
 	rep.Memory = memoryFigures(idleBefore, idle, opts.Sessions, !opts.NoHeapProfile)
 	rep.Goroutines.HostPerSession = float64(idle.hostGoroutines-idleBefore.hostGoroutines) / float64(opts.Sessions)
+	if opts.AppProcess {
+		// The host is alone in this process: its whole heap and stacks are its own.
+		apps, err := fleet.(*childFleet).measure()
+		if err != nil {
+			fleet.stop()
+			return nil, err
+		}
+		rep.Memory = separateMemoryFigures(idleBefore, idle, apps, opts.Sessions)
+		rep.Goroutines.HostPerSession = float64(idle.goroutines-idleBefore.goroutines) / float64(opts.Sessions)
+	}
 
 	opts.Progress(fmt.Sprintf("load for %v", opts.Duration))
+	load, appsCPU := usage.Now(), fleet.cpu()
 	runWorkload(ctx, sessions, opts, rep)
+	appsCPU = fleet.cpu() - appsCPU
+	rep.Machine = load.Since(appsCPU)
+	rep.HostCPU, rep.AppsCPU = rep.Machine.Process, usage.Millis(appsCPU)
 
 	rep.Held = countConnected(srv)
 	rep.Reconnects = fleet.reconnects()
 
 	opts.Progress("closing sessions")
-	stopApps()
-	fleet.wait()
+	fleet.stop()
 	rep.RunErrors = fleet.runErrors()
 	waitDisconnected(ctx, srv, opts.SettleTimeout)
 	rep.Goroutines.AfterSessions = settleGoroutines(ctx, rep.Goroutines.HostIdle, opts.SettleTimeout)
@@ -178,50 +212,67 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	return rep, nil
 }
 
-// hostOptions configures the host for many sessions from one source address.
+// hostOptions configures the host for opts.Sessions apps, each its own installation (app
+// id and device), connected at once. The budgets that bound what all apps together may
+// hold are raised for the run: sessions, unused tokens (every app enrolls at the same
+// moment, and a token dropped for a newer one would make its app enroll again) and local
+// grants (a grant pruned between an app's enrollment and its upgrade would refuse the
+// upgrade). The per-installation bounds and the enrollment rate keep their defaults: each
+// app enrolls from a socket of its own.
 func hostOptions(opts LoadOptions) host.Options {
 	n := opts.Sessions
 	return host.Options{
-		DiscoveryAddr: "127.0.0.1:0",
-		ListenAddr:    "127.0.0.1:0",
-		HostName:      "ansight-load",
-		MaxSessions:   n + 8,
-		MaxTokens:     max(host.DefaultMaxTokens, 2*n),
-		MaxRetained:   n + 8,
-		// Every app enrolls from 127.0.0.1: the per-source limit must admit them all at
-		// once, retries included, or the run would measure the limiter.
-		EnrollmentBurst:    3*n + 16,
-		EnrollmentInterval: time.Millisecond,
-		Tools:              tools.Options{Timeout: opts.CallTimeout, MaxPending: max(tools.DefaultMaxPending, 2*opts.InFlight)},
-		Logger:             opts.Logger,
+		DiscoveryAddr:  "127.0.0.1:0",
+		ListenAddr:     "127.0.0.1:0",
+		HostName:       "ansight-load",
+		MaxSessions:    n + 8,
+		MaxTokens:      max(host.DefaultMaxTokens, 2*n),
+		MaxRetained:    n + 8,
+		MaxLocalGrants: max(host.DefaultMaxLocalGrants, n+8),
+		Tools:          tools.Options{Timeout: opts.CallTimeout, MaxPending: max(tools.DefaultMaxPending, 2*opts.InFlight)},
+		Logger:         opts.Logger,
 	}
 }
 
-// fleet is the running apps.
+// appFleet is the running apps, in this process or in a child.
+type appFleet interface {
+	// runErrors are the apps' connect.Run errors so far.
+	runErrors() []string
+	// reconnects counts connections beyond the first of each app.
+	reconnects() int
+	// cpu is the apps' process's CPU time so far (0 when they share this process).
+	cpu() time.Duration
+	// stop stops every app and waits for them.
+	stop()
+}
+
+// fleet is the running apps of this process.
 type fleet struct {
 	wg     sync.WaitGroup
+	cancel context.CancelFunc
 	mu     sync.Mutex
 	errs   []error
 	conns  []atomic.Int32 // StateConnected reports per app
-	tags   []string
-	appIDs map[string]int
 }
 
 func appID(i int) string { return fmt.Sprintf("dev.ansight.load.app%04d", i) }
 
-func startFleet(ctx context.Context, srv *host.Server, dir string, opts LoadOptions) *fleet {
-	f := &fleet{conns: make([]atomic.Int32, opts.Sessions), appIDs: make(map[string]int, opts.Sessions)}
-	port := int(srv.DiscoveryAddr().Port())
+func appTag(i int) string { return fmt.Sprintf("app%04d", i) }
+
+// startFleet starts opts.Sessions apps that enroll at the discovery port; they run until
+// stop (ctx's values only are used).
+func startFleet(ctx context.Context, port int, dir string, opts LoadOptions) *fleet {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f := &fleet{cancel: cancel, conns: make([]atomic.Int32, opts.Sessions)}
 	for i := range opts.Sessions {
-		tag := fmt.Sprintf("app%04d", i)
-		f.tags = append(f.tags, tag)
-		f.appIDs[appID(i)] = i
+		tag := appTag(i)
 		a, err := newLoadApp(tag, opts.Logger)
 		if err != nil {
 			f.fail(err)
 			continue
 		}
-		// Two hundred enrollments arrive at once and are answered one after another.
+		// Thousands of enrollments may arrive at once and are answered in order: wait
+		// longer than the SDKs' second before probing again.
 		local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}, EnrollTimeout: 5 * time.Second}
 		o := connect.Options{
 			AppID: appID(i), AppName: "load " + tag, AppVersion: "1.0", DeviceName: "load-" + tag,
@@ -248,7 +299,23 @@ func (f *fleet) fail(err error) {
 	f.mu.Unlock()
 }
 
-func (f *fleet) wait() { f.wg.Wait() }
+func (f *fleet) stop() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+func (f *fleet) cpu() time.Duration { return 0 }
+
+// connected counts the apps that have connected at least once.
+func (f *fleet) connected() int {
+	n := 0
+	for i := range f.conns {
+		if f.conns[i].Load() > 0 {
+			n++
+		}
+	}
+	return n
+}
 
 func (f *fleet) runErrors() []string {
 	f.mu.Lock()
@@ -276,31 +343,38 @@ type loadSession struct {
 	sess  *host.Session
 }
 
-// awaitConnected waits until every app has an opened, connected session on the host.
-func (f *fleet) awaitConnected(ctx context.Context, srv *host.Server, timeout time.Duration) ([]loadSession, error) {
+// awaitConnected waits until each of the n apps has an opened, connected session on the
+// host.
+func awaitConnected(ctx context.Context, srv *host.Server, f appFleet, n int, timeout time.Duration) ([]loadSession, error) {
+	appIDs := make(map[string]int, n)
+	for i := range n {
+		appIDs[appID(i)] = i
+	}
 	deadline := time.Now().Add(timeout)
+	// Listing thousands of sessions is not free: look less often the more there are.
+	poll := 20*time.Millisecond + time.Duration(n)*10*time.Microsecond
 	for {
 		var got []loadSession
 		for _, s := range srv.Sessions() {
 			in := s.Info()
-			i, ok := f.appIDs[in.AppID]
+			i, ok := appIDs[in.AppID]
 			if ok && in.Opened && in.State == host.StateConnected {
-				got = append(got, loadSession{index: i, tag: f.tags[i], sess: s})
+				got = append(got, loadSession{index: i, tag: appTag(i), sess: s})
 			}
 		}
-		if len(got) == len(f.tags) {
+		if len(got) == n {
 			return got, nil
 		}
 		if errs := f.runErrors(); len(errs) > 0 {
 			return nil, fmt.Errorf("reliability: an app stopped: %s", errs[0])
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("reliability: %d of %d sessions connected after %v", len(got), len(f.tags), timeout)
+			return nil, fmt.Errorf("reliability: %d of %d sessions connected after %v", len(got), n, timeout)
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -8,9 +9,14 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/ansight-go/ansight/internal/childproc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	childproc.Main() // the fleets of the flood and of the load in a child process
+	goleak.VerifyTestMain(m)
+}
 
 // TestLoadSmall runs the whole harness at a size CI affords: a few sessions for a moment.
 func TestLoadSmall(t *testing.T) {
@@ -20,13 +26,27 @@ func TestLoadSmall(t *testing.T) {
 	}
 }
 
+// TestLoadSmallAppProcess runs the harness with the apps in a child process of the test
+// binary: the host's memory is measured alone, the apps' beside it.
+func TestLoadSmallAppProcess(t *testing.T) {
+	rep := runLoad(t, LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir(), AppProcess: true})
+	m := rep.Memory
+	if m.HostHeapPerSession <= 0 || m.AppHeapPerSession <= 0 || rep.AppsCPU <= 0 || rep.HostCPU <= 0 {
+		t.Errorf("memory %+v, CPU host %v apps %v: a side was not measured", m, rep.HostCPU, rep.AppsCPU)
+	}
+	if rep.FileLimit.Sessions != 4+8 {
+		t.Errorf("file limit %+v", rep.FileLimit)
+	}
+}
+
 // TestLoad is the full run: 200 sessions for 10 s (ANSIGHT_LOAD=1; ANSIGHT_LOAD_SESSIONS and
-// ANSIGHT_LOAD_DURATION override the size).
+// ANSIGHT_LOAD_DURATION override the size, ANSIGHT_LOAD_APP_PROCESS=1 runs the apps in a
+// child process).
 func TestLoad(t *testing.T) {
 	if os.Getenv("ANSIGHT_LOAD") != "1" {
 		t.Skip("set ANSIGHT_LOAD=1 to run the load test")
 	}
-	opts := LoadOptions{Dir: t.TempDir(), Progress: func(p string) { t.Log(p) }}
+	opts := LoadOptions{Dir: t.TempDir(), Progress: func(p string) { t.Log(p) }, AppProcess: os.Getenv("ANSIGHT_LOAD_APP_PROCESS") == "1"}
 	if s := os.Getenv("ANSIGHT_LOAD_SESSIONS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -49,6 +69,17 @@ func TestLoad(t *testing.T) {
 func runLoad(t *testing.T, opts LoadOptions) *LoadReport {
 	t.Helper()
 	rep, err := RunLoad(t.Context(), opts)
+	logAndCheck(t, rep, err)
+	return rep
+}
+
+// logAndCheck fails the test on err, else logs rep and fails the test when it fails its
+// checks.
+func logAndCheck(t *testing.T, rep interface {
+	WriteText(io.Writer) error
+	Check() error
+}, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +89,6 @@ func runLoad(t *testing.T, opts LoadOptions) *LoadReport {
 	if err := rep.Check(); err != nil {
 		t.Fatal(err)
 	}
-	return rep
 }
 
 func TestHistogram(t *testing.T) {

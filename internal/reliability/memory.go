@@ -53,12 +53,13 @@ type memSnapshot struct {
 	heap, stack    uint64 // HeapAlloc, StackInuse
 	hostHeap       int64  // live profiled bytes allocated by the host
 	hostGoroutines int    // goroutines whose stack runs through the host
+	goroutines     int    // all goroutines
 }
 
 func snapshotMemory(profile bool) memSnapshot {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := memSnapshot{heap: ms.HeapAlloc, stack: ms.StackInuse, hostGoroutines: countHostGoroutines()}
+	s := memSnapshot{heap: ms.HeapAlloc, stack: ms.StackInuse, hostGoroutines: countHostGoroutines(), goroutines: runtime.NumGoroutine()}
 	if profile {
 		s.hostHeap = hostHeapBytes()
 	}

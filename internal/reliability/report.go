@@ -6,6 +6,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/internal/usage"
 )
 
 // LoadReport is the outcome of a load run.
@@ -15,12 +18,14 @@ type LoadReport struct {
 	Sessions   int `json:"sessions"`
 	Held       int `json:"held"`
 	Reconnects int `json:"reconnects"`
-	// InFlight and BatchSize are the run's settings.
-	InFlight  int `json:"inFlight"`
-	BatchSize int `json:"batchSize"`
+	// InFlight and BatchSize are the run's settings; AppProcess says the apps ran in a
+	// child process (the host's memory and CPU are then its own).
+	InFlight   int  `json:"inFlight"`
+	BatchSize  int  `json:"batchSize"`
+	AppProcess bool `json:"appProcess"`
 	// ConnectTime is how long all the sessions took to connect; Elapsed the load phase.
-	ConnectTime time.Duration `json:"connectTime"`
-	Elapsed     time.Duration `json:"elapsed"`
+	ConnectTime usage.Millis `json:"connectMs"`
+	Elapsed     usage.Millis `json:"elapsedMs"`
 
 	// Requests completed and checked: queries (the catalog is the session's own), calls
 	// and batches (every result carries the request's nonce and the session's tag).
@@ -41,8 +46,17 @@ type LoadReport struct {
 
 	// CallP50 and CallP99 are the round trips of single calls seen by the host's callers,
 	// with every session busy (upper edges of 9 % buckets).
-	CallP50 time.Duration `json:"callP50"`
-	CallP99 time.Duration `json:"callP99"`
+	CallP50 usage.Millis `json:"callP50Ms"`
+	CallP99 usage.Millis `json:"callP99Ms"`
+
+	// HostCPU is the host process's CPU time during the load phase (the apps' too when
+	// they share its process), AppsCPU the app process's; Machine the load phase's wall
+	// time and the machine's other work.
+	HostCPU usage.Millis `json:"hostCpuMs"`
+	AppsCPU usage.Millis `json:"appsCpuMs,omitzero"`
+	Machine usage.Span   `json:"machine"`
+	// FileLimit is the host process's open-file limit and what its sessions need.
+	FileLimit host.FileLimit `json:"fileLimit"`
 
 	Memory     Memory     `json:"memory"`
 	Goroutines Goroutines `json:"goroutines"`
@@ -51,9 +65,14 @@ type LoadReport struct {
 // Memory is measured with every session connected and idle, after garbage collection,
 // against the host idle before any app connected.
 type Memory struct {
-	// HostHeapPerSession is the host's live heap per session, from the exact heap profile
-	// (0 when LoadOptions.NoHeapProfile).
-	HostHeapPerSession int64 `json:"hostHeapPerSession"`
+	// HostHeapPerSession is the host's live heap per session: with the apps in a child
+	// process, this process's growth; otherwise from the exact heap profile (0 when
+	// LoadOptions.NoHeapProfile). HostStackPerSession is the host's goroutine stacks per
+	// session (apps in a child process only), AppHeapPerSession the app process's heap
+	// per session.
+	HostHeapPerSession  int64 `json:"hostHeapPerSession"`
+	HostStackPerSession int64 `json:"hostStackPerSession,omitzero"`
+	AppHeapPerSession   int64 `json:"appHeapPerSession,omitzero"`
 	// HeapPerSession is the process's live heap per session: host and app ends together.
 	HeapPerSession int64 `json:"heapPerSession"`
 	// StackPerSession is goroutine stack memory per session, both ends.
@@ -113,7 +132,7 @@ func (r *LoadReport) Check() error {
 
 // WriteText writes the report for people.
 func (r *LoadReport) WriteText(w io.Writer) error {
-	secs := r.Elapsed.Seconds()
+	secs := r.Elapsed.D().Seconds()
 	rate := func(n int64) float64 {
 		if secs == 0 {
 			return 0
@@ -121,23 +140,40 @@ func (r *LoadReport) WriteText(w io.Writer) error {
 		return float64(n) / secs
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "load: %d sessions (held %d, reconnects %d), %d in flight each, connected in %v\n",
-		r.Sessions, r.Held, r.Reconnects, r.InFlight, r.ConnectTime.Round(time.Millisecond))
+	where := "apps in this process"
+	if r.AppProcess {
+		where = "apps in a child process"
+	}
+	fmt.Fprintf(&b, "load: %d sessions (held %d, reconnects %d), %d in flight each, %s, connected in %v\n",
+		r.Sessions, r.Held, r.Reconnects, r.InFlight, where, r.ConnectTime.D().Round(time.Millisecond))
 	fmt.Fprintf(&b, "  requests   %d in %v (%.0f/s): %d calls, %d batches of %d (%d items), %d queries\n",
-		r.Requests(), r.Elapsed.Round(time.Millisecond), rate(r.Requests()), r.Calls, r.Batches, r.BatchSize, r.BatchItems, r.Queries)
+		r.Requests(), r.Elapsed.D().Round(time.Millisecond), rate(r.Requests()), r.Calls, r.Batches, r.BatchSize, r.BatchItems, r.Queries)
 	fmt.Fprintf(&b, "  tool calls %d incl. batch items (%.0f/s); call p50 %v, p99 %v\n",
 		r.Calls+r.BatchItems, rate(r.Calls+r.BatchItems), r.CallP50, r.CallP99)
 	fmt.Fprintf(&b, "  responses  lost %d, failed %d, misrouted %d\n", r.Lost, r.Failed, r.Misrouted)
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "    %s\n", p)
 	}
+	if n := r.Requests(); n > 0 {
+		cpu := fmt.Sprintf("host %v (%.0f µs per request)", r.HostCPU.D().Round(time.Millisecond), float64(r.HostCPU.D().Microseconds())/float64(n))
+		if r.AppProcess {
+			cpu += fmt.Sprintf(", apps %v (%.0f µs per request)", r.AppsCPU.D().Round(time.Millisecond), float64(r.AppsCPU.D().Microseconds())/float64(n))
+		} else {
+			cpu = "host and apps " + strings.TrimPrefix(cpu, "host ")
+		}
+		fmt.Fprintf(&b, "  CPU        %s; %s\n", cpu, r.Machine.Conditions())
+	}
 	m := r.Memory
-	if m.HostHeapPerSession != 0 {
+	if r.AppProcess {
+		fmt.Fprintf(&b, "  memory     host heap %s, stacks %s per idle session; apps' heap %s per session\n",
+			bytesText(m.HostHeapPerSession), bytesText(m.HostStackPerSession), bytesText(m.AppHeapPerSession))
+	} else if m.HostHeapPerSession != 0 {
 		fmt.Fprintf(&b, "  memory     host heap %s per idle session; both ends: heap %s, stacks %s per session\n",
 			bytesText(m.HostHeapPerSession), bytesText(m.HeapPerSession), bytesText(m.StackPerSession))
 	} else {
 		fmt.Fprintf(&b, "  memory     both ends: heap %s, stacks %s per idle session\n", bytesText(m.HeapPerSession), bytesText(m.StackPerSession))
 	}
+	fmt.Fprintf(&b, "  files      %s\n", r.FileLimit)
 	g := r.Goroutines
 	fmt.Fprintf(&b, "  goroutines baseline %d, host idle %d, connected %d (host %.1f per session), after sessions %d, after host %d\n",
 		g.Baseline, g.HostIdle, g.Connected, g.HostPerSession, g.AfterSessions, g.AfterHost)

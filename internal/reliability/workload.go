@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/usage"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -48,12 +49,12 @@ func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, 
 		}
 	}
 	wg.Wait()
-	rep.Elapsed = time.Since(start)
+	rep.Elapsed = usage.Millis(time.Since(start))
 	rep.Queries, rep.Calls = c.queries.Load(), c.calls.Load()
 	rep.Batches, rep.BatchItems = c.batches.Load(), c.batchItems.Load()
 	rep.Lost, rep.Failed, rep.Misrouted = c.lost.Load(), c.failed.Load(), c.misrouted.Load()
 	rep.Problems = c.samples
-	rep.CallP50, rep.CallP99 = c.latency.quantile(0.50), c.latency.quantile(0.99)
+	rep.CallP50, rep.CallP99 = usage.Millis(c.latency.quantile(0.50)), usage.Millis(c.latency.quantile(0.99))
 }
 
 // worker sends a fixed mix until the deadline: per 8 requests, one catalog query, two

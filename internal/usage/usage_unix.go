@@ -1,14 +1,14 @@
 //go:build unix
 
-package bench
+package usage
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user and system CPU time this process has used (getrusage).
-func processCPU() time.Duration {
+// ProcessCPU is the user and system CPU time this process has used (getrusage).
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
