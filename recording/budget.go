@@ -46,9 +46,9 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 		var rows *sql.Rows
 		var err error
 		if session == "" {
-			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, size, blob FROM records ORDER BY seq LIMIT ?`, evictChunk)
+			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, size, blob, pack FROM records ORDER BY seq LIMIT ?`, evictChunk)
 		} else {
-			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, size, blob FROM records WHERE session = ? ORDER BY seq LIMIT ?`, session, evictChunk)
+			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, size, blob, pack FROM records WHERE session = ? ORDER BY seq LIMIT ?`, session, evictChunk)
 		}
 		if err != nil {
 			return err
@@ -56,11 +56,12 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 		var last int64
 		freed := map[string][2]int64{} // session → bytes, records
 		var files []string
+		packs := map[string]string{} // frame packs the records were in, and their sessions
 		var total int64
 		for rows.Next() && total < need {
 			var seq, size int64
-			var sess, blob string
-			if err := rows.Scan(&seq, &sess, &size, &blob); err != nil {
+			var sess, blob, pack string
+			if err := rows.Scan(&seq, &sess, &size, &blob, &pack); err != nil {
 				rows.Close()
 				return err
 			}
@@ -70,7 +71,10 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 			f[1]++
 			freed[sess] = f
 			total += size
-			if blob != "" {
+			switch {
+			case pack != "":
+				packs[pack] = sess
+			case blob != "":
 				files = append(files, filepath.Join(r.dir, filepath.FromSlash(blob)))
 			}
 		}
@@ -101,6 +105,9 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 		}
 		for _, f := range files {
 			os.Remove(f)
+		}
+		if err := r.removeUnusedPacks(packs); err != nil {
+			return err
 		}
 		r.mu.Lock()
 		for id, f := range freed {
@@ -152,6 +159,7 @@ func (r *Recorder) deleteLocked(ctx context.Context, sessionID string) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	r.closePack(sessionID)
 	os.RemoveAll(filepath.Join(r.dir, BlobDir, sessionDir(sessionID)))
 	r.mu.Lock()
 	delete(r.sessions, sessionID)

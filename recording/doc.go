@@ -9,9 +9,11 @@
 //
 // A [Recorder] owns one directory: an SQLite database (recordings.db, through the pure-Go
 // modernc.org/sqlite driver, so the host stays one static binary) holds the index and the
-// time-ordered records; large blobs — JPEG frames, visual trees, artifacts, crash reports,
-// large tool payloads — are files beside it under blobs/<session>/<kind>/<seq>.<ext>.
-// [Open] reopens what an earlier process recorded.
+// time-ordered records; large blobs — visual trees, artifacts, crash reports, large tool
+// payloads — are files beside it under blobs/<session>/<kind>/<seq>.<ext>, and live
+// frames' JPEGs are appended to packs, blobs/<session>/frame/<seq>.frames, a few MiB each
+// (a file per frame cost the writer a file creation ten times a second per session).
+// [Open] reopens what an earlier process recorded, upgrading an older database.
 //
 // # Intake
 //
@@ -19,7 +21,9 @@
 // [Recorder.RecordMessage], [Recorder.RecordControl], [Recorder.RecordSession] and
 // [Recorder.RecordTraffic], and the files it keeps itself — crash reports, annotation
 // bundles — with [Recorder.RecordKept]. They never block the session's reader: they queue,
-// and one goroutine parses, writes files and commits rows in batches. A file the host keeps
+// and one goroutine parses, writes files and commits rows in batches, one batch for what
+// arrived in each 5 ms, yielding its processor to the readers as it goes (a tool
+// response comes through a session's reader). A file the host keeps
 // (an artifact, a report, a bundle) is hard-linked at once rather than copied, so that it
 // is stored once and survives its owner moving it away. The queue is bounded
 // (Options.QueueBytes, Options.QueueMessages): when it is full, telemetry is dropped and

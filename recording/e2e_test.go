@@ -128,6 +128,22 @@ type replayApp struct {
 
 func serveReplay(t *testing.T, conn transport.Conn) *replayApp {
 	t.Helper()
+	a := notesApp(t)
+	ra := &replayApp{conn: conn, replies: make(chan []byte, 64), served: make(chan error, 1)}
+	go func() {
+		ra.served <- a.Serve(t.Context(), conn, app.ServeOptions{OnMessage: func(typ transport.MessageType, data []byte) {
+			if typ == transport.MessageText && bytes.Contains(data, []byte(`"CONTROL_RESP"`)) {
+				ra.replies <- data
+			}
+		}})
+	}()
+	return ra
+}
+
+// notesApp is a tool runtime with a read tool (notes.count) and a critical one
+// (notes.purge).
+func notesApp(t *testing.T) *app.App {
+	t.Helper()
 	a := app.New(app.Options{})
 	type countOut struct {
 		Count int `json:"count"`
@@ -144,15 +160,7 @@ func serveReplay(t *testing.T, conn transport.Conn) *replayApp {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ra := &replayApp{conn: conn, replies: make(chan []byte, 64), served: make(chan error, 1)}
-	go func() {
-		ra.served <- a.Serve(t.Context(), conn, app.ServeOptions{OnMessage: func(typ transport.MessageType, data []byte) {
-			if typ == transport.MessageText && bytes.Contains(data, []byte(`"CONTROL_RESP"`)) {
-				ra.replies <- data
-			}
-		}})
-	}()
-	return ra
+	return a
 }
 
 func (ra *replayApp) send(t *testing.T, typ transport.MessageType, data []byte) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -38,28 +39,52 @@ func parseObject(data []byte) (object, error) {
 }
 
 // members splits a checked JSON value into its members; it fails unless v is an object.
+// Each member's value is a slice of v (the recorder owns the messages it parses, and
+// nothing changes them), read with a pooled decoder that parses v in place: the writer
+// parses thousands of messages a second, and a decoder and a copy of each value per
+// object were most of a recording host's garbage.
 func members(v jsontext.Value) (object, error) {
 	if v.Kind() != '{' {
 		return nil, errNotObject
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true))
-	if _, err := dec.ReadToken(); err != nil {
+	d := decoders.Get().(*inPlaceDecoder)
+	defer d.put()
+	d.buf = *bytes.NewBuffer(v)
+	d.dec.Reset(&d.buf, jsontext.AllowDuplicateNames(true))
+	if _, err := d.dec.ReadToken(); err != nil {
 		return nil, err
 	}
 	var obj object
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+	for d.dec.PeekKind() != '}' {
+		tok, err := d.dec.ReadToken()
 		if err != nil {
 			return nil, err
 		}
 		name := tok.String() // before the next read voids the token
-		val, err := dec.ReadValue()
+		val, err := d.dec.ReadValue()
 		if err != nil {
 			return nil, err
 		}
-		obj = append(obj, member{name, val.Clone()})
+		end := int(d.dec.InputOffset())
+		obj = append(obj, member{name, v[end-len(val) : end : end]})
 	}
 	return obj, nil
+}
+
+// inPlaceDecoder is a decoder that reads a bytes.Buffer over a value: jsontext then
+// parses the value's own bytes rather than copying them.
+type inPlaceDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var decoders = sync.Pool{New: func() any { return new(inPlaceDecoder) }}
+
+// put returns d to the pool without a reference to the value it read.
+func (d *inPlaceDecoder) put() {
+	d.buf = bytes.Buffer{}
+	d.dec.Reset(&d.buf)
+	decoders.Put(d)
 }
 
 // get returns the value of name, or nil.
@@ -125,20 +150,11 @@ func str(v jsontext.Value) (string, bool) {
 	if v.Kind() != '"' {
 		return "", false
 	}
-	var s string
-	if err := unquote(v, &s); err != nil {
+	b, err := jsontext.AppendUnquote(nil, bytes.Trim(v, " \t\r\n"))
+	if err != nil {
 		return "", false
 	}
-	return s, true
-}
-
-func unquote(v jsontext.Value, s *string) error {
-	tok, err := jsontext.NewDecoder(bytes.NewReader(v)).ReadToken()
-	if err != nil {
-		return err
-	}
-	*s = tok.String()
-	return nil
+	return string(b), true
 }
 
 // num returns a JSON number's value, or that of a string holding a number (some SDKs

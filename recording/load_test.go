@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/internal/demo"
@@ -23,10 +24,11 @@ import (
 )
 
 // TestRecordingLoad measures the recorder under the load of issue 15 (not in CI; set
-// ANSIGHT_RECORDING_LOAD=1): every one of ANSIGHT_RECORDING_LOAD_SESSIONS sessions (50)
-// streams 50 telemetry messages a second (the official shapes, in turn) and 10 JPEG frames
-// a second for ANSIGHT_RECORDING_LOAD_DURATION (60 s), while one caller calls a tool on the
-// sessions in turn, 50 calls a second. The same caller runs first for a third of the
+// ANSIGHT_RECORDING_LOAD=1): every one of ANSIGHT_RECORDING_LOAD_SESSIONS sessions (50), a
+// Go app connected through app/connect, streams 50 telemetry messages a second (the
+// official shapes, in turn) and 10 JPEG frames a second through its session's Send (the
+// app/telemetry Link) for ANSIGHT_RECORDING_LOAD_DURATION (60 s), while one caller calls a
+// tool on the sessions in turn, 50 calls a second. The same caller runs first for a third of the
 // duration without telemetry: the baseline of the latency ratio. It reports disk and
 // memory used, records written, dropped, thinned and evicted, and CPU time. See
 // docs/performance.md.
@@ -41,13 +43,15 @@ func TestRecordingLoad(t *testing.T) {
 	dir := t.TempDir()
 	rec := openRecorder(t, dir)
 	srv := startHost(t, rec, func(o *host.Options) { o.EnrollmentBurst = 2 * sessions })
-	var conns []*replayApp
+	var apps []*connect.Session
+	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}}
 	for i := range sessions {
-		ra := serveReplay(t, enrollAndDial(t, srv, fmt.Sprintf("dev.ansight.load.app%03d", i)))
-		for _, req := range officialControl[:3] {
-			ra.control(t, req)
+		s, err := connect.Dial(t.Context(), notesApp(t), local, connect.Options{AppID: fmt.Sprintf("dev.ansight.load.app%03d", i), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
 		}
-		conns = append(conns, ra)
+		t.Cleanup(func() { s.Close() })
+		apps = append(apps, s)
 	}
 	wait, cancelWait := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancelWait()
@@ -133,11 +137,18 @@ func TestRecordingLoad(t *testing.T) {
 	ctx, cancel = context.WithTimeout(t.Context(), duration)
 	var sent, sentFrames, writeErrs atomic.Int64
 	var senders sync.WaitGroup
-	for i, ra := range conns {
+	// The senders stop at ctx's end but write with the test's context: a write whose
+	// context ends mid-message fails and tears its connection down (coder/websocket), which
+	// counted up to one write error per sender at the end of every run without anything
+	// being wrong. A write error is now a failure.
+	for i, a := range apps {
 		senders.Add(2)
 		go func() { // telemetry
 			defer senders.Done()
-			tick := time.NewTicker(time.Second / msgsPerSec)
+			tick := phasedTicker(ctx, time.Second/msgsPerSec, i, sessions)
+			if tick == nil {
+				return
+			}
 			defer tick.Stop()
 			for n := i; ; n++ {
 				select {
@@ -145,7 +156,10 @@ func TestRecordingLoad(t *testing.T) {
 					return
 				case <-tick.C:
 				}
-				if ra.conn.Write(ctx, transport.MessageText, lines[n%len(lines)]) != nil {
+				if ctx.Err() != nil {
+					return // the tick and the end came together
+				}
+				if a.Send(t.Context(), transport.MessageText, lines[n%len(lines)]) != nil {
 					writeErrs.Add(1)
 					continue
 				}
@@ -154,7 +168,10 @@ func TestRecordingLoad(t *testing.T) {
 		}()
 		go func() { // frames
 			defer senders.Done()
-			tick := time.NewTicker(time.Second / framesPerSec)
+			tick := phasedTicker(ctx, time.Second/framesPerSec, i, sessions)
+			if tick == nil {
+				return
+			}
 			defer tick.Stop()
 			var buf []byte
 			for {
@@ -162,8 +179,11 @@ func TestRecordingLoad(t *testing.T) {
 				case <-ctx.Done():
 					return
 				case now := <-tick.C:
+					if ctx.Err() != nil {
+						return
+					}
 					buf, _ = wire.AppendASJP(buf[:0], wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: int32(w), Height: int32(h), JPEG: img})
-					if ra.conn.Write(ctx, transport.MessageBinary, buf) != nil {
+					if a.Send(t.Context(), transport.MessageBinary, buf) != nil {
 						writeErrs.Add(1)
 						continue
 					}
@@ -205,9 +225,26 @@ func TestRecordingLoad(t *testing.T) {
 	if out := os.Getenv("ANSIGHT_RECORDING_LOAD_OUT"); out != "" {
 		os.WriteFile(out, []byte(r.String()), 0o644)
 	}
+	if n := writeErrs.Load(); n > 0 {
+		t.Errorf("%d writes failed", n)
+	}
 	if after.Dropped != before.Dropped {
 		t.Errorf("%d telemetry messages dropped within the budget", after.Dropped-before.Dropped)
 	}
+}
+
+// phasedTicker starts a ticker of period at the i-th of n points spread evenly over the
+// period, or returns nil if ctx ends first. Devices do not send in step: tickers started
+// together made all the sessions send at the same instant, the caller's ticks too (the
+// same 20 ms period), so every call met a burst of 50 messages to read at once — a
+// harness artifact that by itself put p99 at 2.5 ms with recording off.
+func phasedTicker(ctx context.Context, period time.Duration, i, n int) *time.Ticker {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(period * time.Duration(i) / time.Duration(n)):
+	}
+	return time.NewTicker(period)
 }
 
 func cmpLen(a, b []byte) int { return len(a) - len(b) }

@@ -287,6 +287,9 @@ func (r *Recorder) OpenBlob(rec Record) (io.ReadSeekCloser, error) {
 	if rec.Blob == "" {
 		return nil, fmt.Errorf("%w: record %d has no file", ErrNotFound, rec.Seq)
 	}
+	if rec.pack != "" {
+		return r.openPacked(rec)
+	}
 	rel := filepath.FromSlash(rec.Blob)
 	if !filepath.IsLocal(rel) {
 		return nil, fmt.Errorf("recording: invalid file name %q", rec.Blob)

@@ -100,8 +100,9 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	queue    []item
-	queued   int64 // bytes of droppable items in queue
-	nqueued  int   // droppable items in queue
+	spare    []item // a written batch's array, for queue (recycle)
+	queued   int64  // bytes of droppable items in queue
+	nqueued  int    // droppable items in queue
 	sessions map[string]*sessionStats
 	total    int64 // bytes of all records
 	records  int64
@@ -110,12 +111,21 @@ type Recorder struct {
 	evicted  int64
 	closed   bool
 	changed  chan struct{} // closed and replaced after each commit: Follow's wake-up
-	wake     chan struct{}
 	done     chan struct{}
+	// The writer wakes up on tick, armed by the item that finds the queue empty, so that
+	// it writes what commitInterval gathered in one batch; wake is for what cannot wait
+	// (a barrier, a backlog, Close). See enqueue.
+	tick *time.Timer
+	wake chan struct{}
 
 	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
 	writeMu sync.Mutex
-	nextSeq int64 // under writeMu
+	nextSeq int64                // under writeMu
+	packs   map[string]*openPack // under writeMu: each session's frame pack in progress
+	packUse int64                // under writeMu: counts frames appended, to order packs by use
+	// packBytes is the size at which a frame pack is full (defaultPackBytes; tests make
+	// it smaller).
+	packBytes int64
 
 	staged atomic.Int64 // names the links stage makes
 }
@@ -183,8 +193,10 @@ func Open(opts Options) (*Recorder, error) {
 	r := &Recorder{
 		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
 		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
-		done: make(chan struct{}),
+		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]*openPack{},
+		packBytes: defaultPackBytes,
 	}
+	r.tick.Stop()
 	if err := r.load(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -259,6 +271,11 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	r.signal()
 	<-r.done
+	r.writeMu.Lock()
+	for s := range r.packs {
+		r.closePack(s)
+	}
+	r.writeMu.Unlock()
 	return r.db.Close()
 }
 
@@ -383,6 +400,21 @@ func (r *Recorder) Recorded(sessionID string) bool {
 	return ok
 }
 
+// commitInterval is how long the writer lets intake gather before it writes: one batch,
+// one transaction and one wake-up of the writer for everything the sessions sent
+// meanwhile, rather than one for each message, and short enough that a batch is a
+// fraction of a millisecond of work. Under TestRecordingLoad, 5 ms gave tool calls a p99
+// of 1.6–2.7 ms where 10 ms gave 3.8 ms and 50 ms 3.8–4.5 ms (for the same CPU): while
+// the writer runs a batch, a tool response that has just arrived can wait for it. That is
+// also the delay before a record reaches Follow and the queries.
+const commitInterval = 5 * time.Millisecond
+
+// enqueue queues it for the writer, dropping telemetry when the queue is full. It wakes
+// the writer only when the queue holds a full batch; otherwise the item that finds the
+// queue empty arms the writer's tick. A session's reader that woke the writer for each
+// message would have the writer run next on its processor (the Go scheduler runs a
+// goroutine that was just readied before the others that are waiting), ahead of the
+// other sessions' readers and so of their tool responses.
 func (r *Recorder) enqueue(it item) {
 	n := int64(len(it.data) + len(it.traffic.Payload))
 	r.mu.Lock()
@@ -401,9 +433,20 @@ func (r *Recorder) enqueue(it item) {
 		r.nqueued++
 		r.queued += n
 	}
+	if len(r.queue) == 0 {
+		r.tick.Reset(commitInterval)
+	}
 	r.queue = append(r.queue, it)
+	full := r.backlog()
 	r.mu.Unlock()
-	r.signal()
+	if full {
+		r.signal()
+	}
+}
+
+// backlog reports whether the queue holds a full batch; r.mu is held.
+func (r *Recorder) backlog() bool {
+	return len(r.queue) >= maxBatchItems || r.queued >= maxBatchBytes
 }
 
 func (r *Recorder) signal() {

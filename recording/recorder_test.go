@@ -351,6 +351,7 @@ func TestBudgetsEvictOldestFirst(t *testing.T) {
 	r := open(t, t.TempDir(), func(o *Options) {
 		o.MaxBytes, o.MaxSessionBytes, o.MinFrameInterval = 200<<10, 120<<10, -1
 	})
+	r.packBytes = 16 << 10 // four frames a pack
 	img := bytes.Repeat([]byte{0xff}, 4000)
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 50, CapturedAt: time.Now(), Width: 1, Height: 1, JPEG: img})
 	for _, sess := range []string{"a-001", "b-001"} {
@@ -374,13 +375,31 @@ func TestBudgetsEvictOldestFirst(t *testing.T) {
 	if recs[len(recs)-1].Seq != r.nextSeq {
 		t.Errorf("newest record evicted")
 	}
-	files := 0
+	// The frames are packed: a pack goes with the last of its frames, so what is left on
+	// disk is the remaining frames and less than a pack more per session, and each
+	// remaining frame reads back.
 	for _, sess := range []string{"a-001", "b-001"} {
+		var live, disk int64
+		for _, rec := range all(t, r, Query{Session: sess}) {
+			live += rec.BlobBytes
+			f, err := r.OpenBlob(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			if !bytes.Equal(b, img) {
+				t.Fatalf("record %d reads back %d bytes, not its frame", rec.Seq, len(b))
+			}
+		}
 		entries, _ := os.ReadDir(r.dir + "/" + BlobDir + "/" + sess + "/frame")
-		files += len(entries)
-	}
-	if int64(files) != u.Records {
-		t.Errorf("%d frame files for %d records", files, u.Records)
+		for _, e := range entries {
+			info, _ := e.Info()
+			disk += info.Size()
+		}
+		if disk < live || disk >= live+r.packBytes {
+			t.Errorf("%s: %d bytes of packs in %d files for %d bytes of frames", sess, disk, len(entries), live)
+		}
 	}
 }
 

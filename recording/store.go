@@ -19,8 +19,8 @@ const (
 )
 
 // schemaVersion is the database layout's version, kept in meta. A database of a newer
-// version is refused rather than misread.
-const schemaVersion = 1
+// version is refused rather than misread; an older one is upgraded (upgrades).
+const schemaVersion = 2
 
 // schema creates the tables. Times are Unix microseconds; data is the record's JSON.
 //
@@ -54,9 +54,23 @@ var schema = []string{
 		data BLOB,
 		blob TEXT NOT NULL DEFAULT '',
 		blob_bytes INTEGER NOT NULL DEFAULT 0,
-		size INTEGER NOT NULL
+		size INTEGER NOT NULL,
+		pack TEXT NOT NULL DEFAULT '',
+		pack_offset INTEGER NOT NULL DEFAULT 0
 	)`,
+}
+
+// indexes are created after the upgrades, which add the columns some of them cover.
+// records_pack finds whether any record still refers to a frame pack (pack.go).
+var indexes = []string{
 	`CREATE INDEX IF NOT EXISTS records_session ON records(session, seq)`,
+	`CREATE INDEX IF NOT EXISTS records_pack ON records(pack) WHERE pack != ''`,
+}
+
+// upgrades[v-1] turns a database of version v into one of version v+1.
+var upgrades = [][]string{
+	// 2: live frames in packs (a blob file per frame before).
+	{`ALTER TABLE records ADD COLUMN pack TEXT NOT NULL DEFAULT ''`, `ALTER TABLE records ADD COLUMN pack_offset INTEGER NOT NULL DEFAULT 0`},
 }
 
 // openDB opens (creating) the database in dir. WAL lets queries run while the writer
@@ -96,12 +110,47 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if err != nil {
 			return fmt.Errorf("recording: write schema version: %w", err)
 		}
-		return nil
 	case err != nil:
 		return fmt.Errorf("recording: read schema version: %w", err)
+	default:
+		if err := upgrade(ctx, db, v); err != nil {
+			return err
+		}
 	}
-	if n, _ := strconv.Atoi(v); n != schemaVersion {
+	for _, stmt := range indexes {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("recording: create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+// upgrade brings a database of version v to schemaVersion, in one transaction.
+func upgrade(ctx context.Context, db *sql.DB, v string) error {
+	n, _ := strconv.Atoi(v)
+	if n < 1 || n > schemaVersion {
 		return fmt.Errorf("recording: database schema version %s, this build reads %d", v, schemaVersion)
+	}
+	if n == schemaVersion {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording: upgrade schema: %w", err)
+	}
+	defer tx.Rollback()
+	for _, step := range upgrades[n-1:] {
+		for _, stmt := range step {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("recording: upgrade schema from version %d: %w", n, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema'`, strconv.Itoa(schemaVersion)); err != nil {
+		return fmt.Errorf("recording: upgrade schema: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("recording: upgrade schema: %w", err)
 	}
 	return nil
 }

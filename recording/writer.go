@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"time"
 
 	"github.com/ansight-go/ansight/transport"
@@ -23,17 +26,27 @@ const (
 )
 
 // writer is the recorder's only intake goroutine: it takes queued items in batches,
-// parses them, writes their files and commits their rows, then applies the budgets.
+// parses them, writes their files and commits their rows, then applies the budgets. It
+// runs when the tick that the first queued item armed fires (or at once for a barrier, a
+// backlog or Close) and writes everything queued by then, in as many batches as it takes.
 func (r *Recorder) writer() {
 	defer close(r.done)
-	for range r.wake {
+	for {
+		select {
+		case <-r.wake:
+		case <-r.tick.C:
+		}
 		for {
-			batch, closed := r.take()
+			batch, more, closed := r.take()
 			if len(batch) > 0 {
 				r.writeBatch(batch)
+				r.recycle(batch)
+			}
+			if more {
 				continue
 			}
 			if closed {
+				r.tick.Stop()
 				r.mu.Lock()
 				close(r.changed)
 				r.mu.Unlock()
@@ -44,8 +57,10 @@ func (r *Recorder) writer() {
 	}
 }
 
-// take removes the next batch from the queue and reports whether the recorder is closing.
-func (r *Recorder) take() ([]item, bool) {
+// take removes the next batch from the queue. more says that what was queued did not fit
+// in one batch: the writer takes the rest at once. closed says that the recorder is
+// closing.
+func (r *Recorder) take() (batch []item, more, closed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, bytes := 0, 0
@@ -59,14 +74,37 @@ func (r *Recorder) take() ([]item, bool) {
 		}
 		n++
 	}
-	batch := r.queue[:n:n]
+	batch = r.queue[:n]
 	if n == len(r.queue) {
-		r.queue = nil
+		r.queue, r.spare = r.spare, nil
 	} else {
 		r.queue = append([]item(nil), r.queue[n:]...)
 	}
-	return batch, r.closed
+	more = len(r.queue) > 0
+	return batch, more, r.closed
 }
+
+// yieldEvery is how many items or rows the writer handles between two yields of its
+// processor (runtime.Gosched), which it also yields after each file it creates. The
+// writer is background work: without yields, the sessions' readers queued on the same
+// processor (and the tool responses they carry) would wait for all of a batch; the Go
+// scheduler preempts a goroutine only after 10 ms.
+const yieldEvery = 32
+
+// recycle keeps a written batch's array for the queue to fill again, unless it is larger
+// than a batch of the usual size: the queue then grows without a new array every time.
+func (r *Recorder) recycle(batch []item) {
+	if cap(batch) > maxSpareItems {
+		return
+	}
+	clear(batch) // the messages are written: let them go
+	r.mu.Lock()
+	r.spare = batch[:0]
+	r.mu.Unlock()
+}
+
+// maxSpareItems bounds the queue array recycle keeps (an item is half a KiB).
+const maxSpareItems = 4096
 
 // pendingEntry is an entry with the session it belongs to.
 type pendingEntry struct {
@@ -93,6 +131,9 @@ func (r *Recorder) writeBatch(batch []item) {
 	}()
 	updates := map[string]*sessionUpdate{}
 	for i := range batch {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched()
+		}
 		it := &batch[i]
 		var es []entry
 		switch it.op {
@@ -151,11 +192,13 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 		return nil, err
 	}
 	var files []string
+	packs := packWriter{r: r}
 	fail := func(err error) ([]Record, error) {
 		tx.Rollback()
 		for _, f := range files {
 			os.Remove(f)
 		}
+		packs.finish(false)
 		return nil, err
 	}
 	// Session rows first: every record's session exists, spans cover the batch.
@@ -203,8 +246,8 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			}
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size, pack, pack_offset)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fail(err)
 	}
@@ -212,6 +255,9 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	seq := r.nextSeq
 	out := make([]Record, 0, len(entries))
 	for i := range entries {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched()
+		}
 		e := &entries[i]
 		seq++
 		rec := Record{Seq: seq, Session: e.session, Kind: e.kind, At: e.at.UTC(), Level: e.level, Text: e.text,
@@ -220,7 +266,16 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			ch := e.channel
 			rec.Channel = &ch
 		}
-		if len(e.blob) > 0 || e.link != "" {
+		switch {
+		case e.kind == KindFrame && len(e.blob) > 0 && e.link == "":
+			rel, _ := r.blobPath(e.session, e.kind, seq, e.ext)
+			pack, off, err := packs.append(e.session, seq, e.blob)
+			if err != nil {
+				r.log.Warn("recording: frame not kept", "session", e.session, "err", err)
+			} else {
+				rec.Blob, rec.BlobBytes, rec.pack, rec.packOffset = rel, int64(len(e.blob)), pack, off
+			}
+		case len(e.blob) > 0 || e.link != "":
 			rel, abs := r.blobPath(e.session, e.kind, seq, e.ext)
 			n, err := writeBlob(abs, e.blob, e.link, e.owned)
 			if err != nil {
@@ -229,6 +284,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 				files = append(files, abs)
 				rec.Blob, rec.BlobBytes = rel, n
 			}
+			runtime.Gosched() // creating a file can block for a millisecond: let the readers run first
 		}
 		rec.Size = e.size(rec.BlobBytes)
 		var ch any
@@ -236,7 +292,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			ch = *rec.Channel
 		}
 		if _, err := ins.ExecContext(ctx, seq, rec.Session, string(rec.Kind), micros(rec.At), int(rec.Level), rec.Text, ch,
-			rec.Value, []byte(rec.Data), rec.Blob, rec.BlobBytes, rec.Size); err != nil {
+			rec.Value, []byte(rec.Data), rec.Blob, rec.BlobBytes, rec.Size, rec.pack, rec.packOffset); err != nil {
 			return fail(err)
 		}
 		out = append(out, rec)
@@ -260,6 +316,7 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
+	packs.finish(true)
 	r.nextSeq = seq
 	r.mu.Lock()
 	for id := range spans {
@@ -317,11 +374,19 @@ func (r *Recorder) blobPath(session string, kind Kind, seq int64, ext string) (r
 // writeBlob writes data, or moves (when owned) or links (else copies) the file at link, to
 // path and returns its size.
 func writeBlob(path string, data []byte, link string, owned bool) (int64, error) {
+	if link == "" {
+		// The directory exists but for a session's first file of a kind: try the file
+		// first, saving a system call on every frame.
+		err := os.WriteFile(path, data, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+				err = os.WriteFile(path, data, 0o600)
+			}
+		}
+		return int64(len(data)), err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return 0, err
-	}
-	if link == "" {
-		return int64(len(data)), os.WriteFile(path, data, 0o600)
 	}
 	info, err := os.Stat(link)
 	if err != nil {
@@ -363,7 +428,8 @@ func scanRecord(s interface{ Scan(...any) error }) (Record, error) {
 	var level int
 	var ch sql.NullInt64
 	var data []byte
-	if err := s.Scan(&rec.Seq, &rec.Session, &kind, &at, &level, &rec.Text, &ch, &rec.Value, &data, &rec.Blob, &rec.BlobBytes, &rec.Size); err != nil {
+	if err := s.Scan(&rec.Seq, &rec.Session, &kind, &at, &level, &rec.Text, &ch, &rec.Value, &data, &rec.Blob, &rec.BlobBytes, &rec.Size,
+		&rec.pack, &rec.packOffset); err != nil {
 		return rec, err
 	}
 	rec.Kind, rec.At, rec.Level = Kind(kind), time.UnixMicro(at).UTC(), Level(level)
@@ -378,4 +444,4 @@ func scanRecord(s interface{ Scan(...any) error }) (Record, error) {
 }
 
 // recordColumns are the columns scanRecord reads, in order.
-const recordColumns = `seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size`
+const recordColumns = `seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size, pack, pack_offset`

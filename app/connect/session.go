@@ -29,6 +29,7 @@ const clientCloseReason = "Client session closed."
 type Session struct {
 	cfg      *config
 	conn     transport.Conn
+	writes   *writeOrder
 	ctl      *controlChannel
 	endpoint string // redacted URL
 	cancel   context.CancelFunc
@@ -46,13 +47,13 @@ type Session struct {
 // it has seen session.open), then returns; the handshake is the caller's next step.
 func startSession(ctx context.Context, c *config, conn transport.Conn, endpoint string, serve serveFunc) *Session {
 	done := make(chan struct{})
-	s := &Session{cfg: c, conn: conn, endpoint: endpoint, done: done}
-	s.ctl = newControlChannel(conn, c.log, done)
+	s := &Session{cfg: c, conn: conn, writes: newWriteOrder(conn), endpoint: endpoint, done: done}
+	s.ctl = newControlChannel(s.writes.first(), c.log, done)
 	// The reader outlives the dial context: only Close, a failure or the peer end it.
 	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	go func() {
-		err := serve(serveCtx, conn, s.ctl.handle)
+		err := serve(serveCtx, s.writes.first(), s.ctl.handle)
 		if err == nil {
 			err = errors.New("connect: app runtime stopped serving")
 		}
@@ -139,9 +140,11 @@ func (s *Session) stopTelemetry() {
 	}
 }
 
-// Send writes one message on the session's connection (telemetry's Link).
+// Send writes one message on the session's connection (telemetry's Link), after the tool
+// responses, transfers and control requests waiting to be written: telemetry never holds
+// up a tool call (see writeOrder).
 func (s *Session) Send(ctx context.Context, typ transport.MessageType, data []byte) error {
-	return s.conn.Write(ctx, typ, data)
+	return s.writes.send(ctx, typ, data)
 }
 
 // Control sends a control request and waits for the host's answer (telemetry's Link).

@@ -48,6 +48,8 @@ type Options struct {
 // Link is a session's connection as Telemetry uses it; connect's session provides it.
 type Link interface {
 	// Send writes one message; it may block until the connection takes it or ctx ends.
+	// connect's session writes it after the tool responses and control requests waiting
+	// to be written, so that telemetry never holds up a tool call.
 	Send(ctx context.Context, typ transport.MessageType, data []byte) error
 	// Control sends a control request and waits for the host's answer.
 	Control(ctx context.Context, action string, payload any) (ok bool, message string, err error)

@@ -1,0 +1,82 @@
+package connect
+
+import (
+	"context"
+	"sync"
+
+	"github.com/ansight-go/ansight/transport"
+)
+
+// writeOrder puts a session's tool responses, transfers and control requests ahead of its
+// telemetry on the one connection they share. Telemetry (Session.Send: network requests,
+// metric samples, screen frames) is written one message at a time, and only while no
+// other write is in progress or waiting, so a response waits for at most the one
+// telemetry message already on its way, never for the frames and samples queued behind
+// it. A long transfer holds telemetry back for its duration; the senders' own timeouts
+// then drop it, counted (app/telemetry).
+type writeOrder struct {
+	conn transport.Conn
+	bulk chan struct{} // held by the telemetry write in progress
+
+	mu     sync.Mutex
+	urgent int           // other writes in progress or waiting
+	idle   chan struct{} // closed while urgent is 0
+}
+
+func newWriteOrder(conn transport.Conn) *writeOrder {
+	idle := make(chan struct{})
+	close(idle)
+	return &writeOrder{conn: conn, bulk: make(chan struct{}, 1), idle: idle}
+}
+
+// first is the connection as the app's runtime and the control channel write to it.
+func (o *writeOrder) first() transport.Conn { return firstConn{o.conn, o} }
+
+// firstConn is a connection whose writes go before telemetry.
+type firstConn struct {
+	transport.Conn
+	o *writeOrder
+}
+
+func (c firstConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
+	c.o.mu.Lock()
+	if c.o.urgent == 0 {
+		c.o.idle = make(chan struct{})
+	}
+	c.o.urgent++
+	c.o.mu.Unlock()
+	defer func() {
+		c.o.mu.Lock()
+		if c.o.urgent--; c.o.urgent == 0 {
+			close(c.o.idle)
+		}
+		c.o.mu.Unlock()
+	}()
+	return c.Conn.Write(ctx, typ, data)
+}
+
+// Abort forwards transport.Abort, which the app's runtime uses to end its reads.
+func (c firstConn) Abort() error { return transport.Abort(c.Conn) }
+
+// send writes one telemetry message once no other write is in progress or waiting.
+func (o *writeOrder) send(ctx context.Context, typ transport.MessageType, data []byte) error {
+	select {
+	case o.bulk <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-o.bulk }()
+	for {
+		o.mu.Lock()
+		idle, free := o.idle, o.urgent == 0
+		o.mu.Unlock()
+		if free {
+			return o.conn.Write(ctx, typ, data)
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
