@@ -94,13 +94,17 @@ func (p *progress) stop(final []hostapi.Artifact) {
 
 func (p *progress) send(ctx context.Context) {
 	defer close(p.done)
-	notify := func() {
+	// notify sends what is new and says whether it sent anything: only a notification sent
+	// starts the interval, so that a wake with nothing to report (a transfer announced, no
+	// byte received yet) does not hold back the first real one.
+	notify := func() bool {
 		n, ok := p.next()
 		if !ok {
-			return
+			return false
 		}
 		// A client that went away makes this fail; the call's own answer reports that.
 		_ = p.notify(ctx, n)
+		return true
 	}
 	for {
 		select {
@@ -111,7 +115,9 @@ func (p *progress) send(ctx context.Context) {
 			return
 		case <-p.wake:
 		}
-		notify()
+		if !notify() {
+			continue
+		}
 		t := time.NewTimer(progressInterval)
 		select {
 		case <-p.end:

@@ -154,3 +154,33 @@ func TestProgressFinal(t *testing.T) {
 		}
 	})
 }
+
+// TestProgressAfterAnnounce: a transfer announced with nothing received yet sends no
+// notification and must not start the interval, so the first bytes are reported at once
+// (a 16 MB transfer on loopback ends within the interval, and a notification written just
+// before the response can be dropped by the client, so waiting lost every one).
+func TestProgressAfterAnnounce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var sent []*mcp.ProgressNotificationParams
+		var mu sync.Mutex
+		p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
+			mu.Lock()
+			sent = append(sent, n)
+			mu.Unlock()
+			return nil
+		})
+		report := p.report()
+		report(hostapi.Progress{TransferID: "t", FileName: "f.bin", SizeBytes: 1000})
+		synctest.Wait()
+		report(hostapi.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: 400, SizeBytes: 1000})
+		synctest.Wait() // no time passes: the notification must not wait for the interval
+		mu.Lock()
+		n := len(sent)
+		mu.Unlock()
+		if n != 1 || sent[0].Progress != 400 {
+			t.Fatalf("after the first bytes: %+v", sent)
+		}
+		p.stop(nil)
+	})
+}
