@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -114,6 +115,11 @@ func TestCredentials(t *testing.T) {
 			_, err = Dial(context.Background(), ClientOptions{Config: bad})
 			if err == nil || strings.Contains(err.Error(), tc.secret) {
 				t.Fatalf("wrong credentials: %v", err)
+			}
+			// Refused credentials are told apart from an unreachable server (the CLI's
+			// exit code 6, not 4); an untrusted server certificate is not a refusal.
+			if refused := errors.Is(err, ErrCredentialsRefused); refused != (tc.scheme == "") || refused == errors.Is(err, ErrUnreachable) {
+				t.Fatalf("wrong credentials: refused %v, unreachable %v: %v", refused, errors.Is(err, ErrUnreachable), err)
 			}
 		})
 	}

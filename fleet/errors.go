@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
@@ -16,6 +19,39 @@ import (
 // ErrUnreachable means the fleet's NATS server could not be reached. Errors that wrap it
 // are hostapi.ErrHostUnavailable too.
 var ErrUnreachable = errors.New("the fleet's NATS server is unreachable")
+
+// ErrCredentialsRefused means the fleet's NATS server refused the credentials given (a
+// wrong user, password, token, NKey or .creds file, or expired or revoked ones): asking
+// again will not help, unlike an unreachable server.
+var ErrCredentialsRefused = errors.New("the fleet's NATS server refused the credentials")
+
+// refusedError is a connection the NATS server refused for its credentials.
+type refusedError struct {
+	url string // redacted
+	err error
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("the fleet's NATS server %s refused the credentials: %v", e.url, e.err)
+}
+
+func (e *refusedError) Unwrap() []error { return []error{ErrCredentialsRefused, e.err} }
+
+// authRefusal reports whether err is the server refusing the client's credentials. The
+// NATS client returns the server's -ERR line as a new error ("nats: authorization
+// violation"), not one of its sentinel errors, so the text is what can be matched.
+func authRefusal(err error) bool {
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"authorization violation", "authentication expired", "authentication revoked", "user authentication"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // unreachableError is a failure to connect to the fleet's NATS server.
 type unreachableError struct {

@@ -99,6 +99,9 @@ const fleetHint = "check the fleet's NATS URL and credentials, and that the host
 
 // fleetErr gives the fleet's own failures their exit codes and hints; others are nil.
 func fleetErr(err error) error {
+	if errors.Is(err, fleet.ErrCredentialsRefused) {
+		return &exitError{code: ExitAccessDenied, err: err, hint: "check the fleet credentials: --fleet-user with $" + envFleetPassword + ", $" + envFleetToken + ", --fleet-nkey, --fleet-creds, or the ones in the URL"}
+	}
 	if errors.Is(err, fleet.ErrUnreachable) || wire.CodeOf(err) == wire.CodeHostUnavailable {
 		return &exitError{code: ExitHostUnavailable, err: err, hint: fleetHint}
 	}

@@ -26,7 +26,13 @@ import (
 // startNATS starts a NATS server in this process on a free loopback port and returns its
 // URL and a function that stops it.
 func startNATS() (string, func(), error) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	return startNATSWith(&server.Options{})
+}
+
+// startNATSWith starts a NATS server with opts on a free loopback port.
+func startNATSWith(opts *server.Options) (string, func(), error) {
+	opts.Host, opts.Port, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, true
+	s, err := server.NewServer(opts)
 	if err != nil {
 		return "", nil, err
 	}
@@ -146,6 +152,22 @@ func TestFleetUnreachable(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Main(t.Context(), Env{Args: []string{"--fleet", "nats://ci:hunter2@127.0.0.1:1", "session", "list"}, Stdout: &out, Stderr: &errb})
 	if code != ExitHostUnavailable || bytes.Contains(errb.Bytes(), []byte("hunter2")) || !bytes.Contains(errb.Bytes(), []byte("NATS")) {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+}
+
+// TestFleetCredentialsRefused: wrong fleet credentials are an access refusal (exit 6, with
+// what to check), not an unreachable host (exit 4), and the password is not shown.
+func TestFleetCredentialsRefused(t *testing.T) {
+	url, stop, err := startNATSWith(&server.Options{Username: "lab", Password: "right-pass"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var out, errb bytes.Buffer
+	bad := strings.Replace(url, "nats://", "nats://lab:hunter2@", 1)
+	code := Main(t.Context(), Env{Args: []string{"--fleet", bad, "session", "list"}, Stdout: &out, Stderr: &errb})
+	if code != ExitAccessDenied || bytes.Contains(errb.Bytes(), []byte("hunter2")) || !bytes.Contains(errb.Bytes(), []byte("credentials")) {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
 }
