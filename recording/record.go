@@ -3,6 +3,7 @@ package recording
 import (
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -169,4 +170,18 @@ func ParseLevel(s string) (Level, bool) {
 		return LevelError, true
 	}
 	return 0, false
+}
+
+// MarshalJSONTo writes a metric sample's value even when it is 0: a sample of 0 is a value,
+// not a missing one, and readers of the control API may count on it. Other kinds leave a
+// zero value out (a request without a known duration).
+func (r Record) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Record // the same fields, without this method
+	if r.Kind != KindMetric {
+		return json.MarshalEncode(enc, plain(r))
+	}
+	return json.MarshalEncode(enc, struct {
+		plain
+		Value float64 `json:"value"` // shadows the embedded one, which omits a zero
+	}{plain(r), r.Value})
 }
