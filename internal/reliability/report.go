@@ -45,7 +45,7 @@ type LoadReport struct {
 	RunErrors []string `json:"runErrors,omitempty"`
 
 	// CallP50 and CallP99 are the round trips of single calls seen by the host's callers,
-	// with every session busy (upper edges of 9 % buckets).
+	// with every session busy (within 1/16, never above the longest).
 	CallP50 usage.Millis `json:"callP50Ms"`
 	CallP99 usage.Millis `json:"callP99Ms"`
 

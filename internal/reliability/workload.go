@@ -180,9 +180,13 @@ func batch(ctx context.Context, s loadSession, nonce string, size int, c *counte
 }
 
 // histogram counts durations in logarithmic buckets: 8 per power of two (resolution about
-// 9 %), from 1 ns to 2^40 ns (18 minutes).
+// 9 %), from 1 ns to 2^40 ns (18 minutes), and keeps the smallest and largest duration
+// added: a quantile is its bucket's midpoint held within them, so that it is never above
+// the maximum (a bucket's upper edge overstated it by up to 12.5 %: "p99 1.572ms, max
+// 1.481ms") and a histogram of one value answers that value.
 type histogram struct {
-	buckets [41 * 8]atomic.Int64
+	buckets  [41 * 8]atomic.Int64
+	min, max atomic.Int64 // nanoseconds; min is 0 until the first add
 }
 
 func bucketOf(d time.Duration) int {
@@ -197,16 +201,35 @@ func bucketOf(d time.Duration) int {
 	return min(e*8+int(frac), 41*8-1)
 }
 
-// upper returns the largest duration of bucket b.
-func upper(b int) time.Duration {
+// middle returns the midpoint of bucket b: within 1/16 of any duration in it.
+func middle(b int) time.Duration {
 	e, frac := b/8, uint64(b%8)
 	lo := (uint64(1) << e) + (frac<<e)/8
-	return time.Duration(lo + (uint64(1)<<e)/8)
+	return time.Duration(lo + (uint64(1)<<e)/16)
 }
 
-func (h *histogram) add(d time.Duration) { h.buckets[bucketOf(d)].Add(1) }
+func (h *histogram) add(d time.Duration) {
+	d = max(d, 1)
+	h.buckets[bucketOf(d)].Add(1)
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			break
+		}
+	}
+	for {
+		m := h.min.Load()
+		if (m != 0 && int64(d) >= m) || h.min.CompareAndSwap(m, int64(d)) {
+			break
+		}
+	}
+}
 
-// quantile returns the upper edge of the bucket holding quantile q (0 when empty).
+// maximum returns the largest duration added (0 when empty).
+func (h *histogram) maximum() time.Duration { return time.Duration(h.max.Load()) }
+
+// quantile returns quantile q: the smallest or largest duration added for the first and
+// last rank, else the midpoint of the bucket holding it, within them (0 when empty).
 func (h *histogram) quantile(q float64) time.Duration {
 	var total int64
 	for i := range h.buckets {
@@ -216,12 +239,20 @@ func (h *histogram) quantile(q float64) time.Duration {
 		return 0
 	}
 	rank := int64(q*float64(total-1)) + 1
+	switch rank { // the extremes are known exactly
+	case 1:
+		return time.Duration(h.min.Load())
+	case total:
+		return h.maximum()
+	}
+	b := len(h.buckets) - 1
 	var seen int64
 	for i := range h.buckets {
 		seen += h.buckets[i].Load()
 		if seen >= rank {
-			return upper(i)
+			b = i
+			break
 		}
 	}
-	return upper(len(h.buckets) - 1)
+	return min(max(middle(b), time.Duration(h.min.Load())), h.maximum())
 }
