@@ -25,6 +25,24 @@ func TestLoadSmall(t *testing.T) {
 	if rep.Calls == 0 || rep.Batches == 0 || rep.Queries == 0 {
 		t.Errorf("the mix is incomplete: %d calls, %d batches, %d queries", rep.Calls, rep.Batches, rep.Queries)
 	}
+	checkBaseline(t, rep)
+}
+
+// checkBaseline: the at-rest baseline ran the mix and measured latency and CPU.
+func checkBaseline(t *testing.T, rep *LoadReport) {
+	t.Helper()
+	base := rep.Baseline
+	if base.Requests == 0 || base.Calls == 0 || base.CallP50 <= 0 || base.CallP99 < base.CallP50 || base.HostCPU <= 0 || base.Machine.Wall <= 0 {
+		t.Errorf("baseline %+v", base)
+	}
+	if rep.AppProcess && base.AppsCPU <= 0 {
+		t.Errorf("baseline: the apps' CPU was not measured: %+v", base)
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "  at rest ") || !strings.Contains(b.String(), "  load/rest ") {
+		t.Errorf("the report does not show the baseline:\n%s", b.String())
+	}
 }
 
 // TestLoadSmallAppProcess runs the harness with the apps in a child process of the test
@@ -38,6 +56,7 @@ func TestLoadSmallAppProcess(t *testing.T) {
 	if rep.FileLimit.Sessions != 4+8 {
 		t.Errorf("file limit %+v", rep.FileLimit)
 	}
+	checkBaseline(t, rep)
 }
 
 // TestLoad is the full run: 200 sessions for 10 s (ANSIGHT_LOAD=1; ANSIGHT_LOAD_SESSIONS and

@@ -37,6 +37,42 @@ func (c *counters) problem(kind *atomic.Int64, format string, args ...any) {
 	c.mu.Unlock()
 }
 
+// problems adds c's lost, failed and misrouted requests to rep's.
+func (c *counters) problems(rep *LoadReport) {
+	rep.Lost += c.lost.Load()
+	rep.Failed += c.failed.Load()
+	rep.Misrouted += c.misrouted.Load()
+	c.mu.Lock()
+	rep.Problems = append(rep.Problems, c.samples[:min(len(c.samples), maxSamples-len(rep.Problems))]...)
+	c.mu.Unlock()
+}
+
+// runBaseline measures the workload's mix at rest, the baseline of the load's figures in
+// the same run: one worker on session s, every other session connected and idle, for
+// opts.Baseline after a tenth of that to warm up (the session's first requests). Its lost,
+// failed or misrouted requests are the report's too.
+func runBaseline(ctx context.Context, s loadSession, f appFleet, opts LoadOptions, rep *LoadReport) {
+	var warm counters
+	worker(ctx, s, 0, time.Now().Add(opts.Baseline/10), opts, &warm)
+	warm.problems(rep)
+
+	var c counters
+	start, apps := usage.Now(), f.cpu()
+	worker(ctx, s, 0, time.Now().Add(opts.Baseline), opts, &c)
+	apps = f.cpu() - apps
+	machine := start.Since(apps)
+	c.problems(rep)
+	rep.Baseline = LoadBaseline{
+		Requests: c.queries.Load() + c.calls.Load() + c.batches.Load(),
+		Calls:    c.calls.Load(),
+		CallP50:  usage.Millis(c.latency.quantile(0.50)),
+		CallP99:  usage.Millis(c.latency.quantile(0.99)),
+		HostCPU:  machine.Process,
+		AppsCPU:  usage.Millis(apps),
+		Machine:  machine,
+	}
+}
+
 // runWorkload runs opts.InFlight workers on every session until opts.Duration has passed.
 func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, rep *LoadReport) {
 	var c counters
@@ -52,8 +88,7 @@ func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, 
 	rep.Elapsed = usage.Millis(time.Since(start))
 	rep.Queries, rep.Calls = c.queries.Load(), c.calls.Load()
 	rep.Batches, rep.BatchItems = c.batches.Load(), c.batchItems.Load()
-	rep.Lost, rep.Failed, rep.Misrouted = c.lost.Load(), c.failed.Load(), c.misrouted.Load()
-	rep.Problems = c.samples
+	c.problems(rep)
 	rep.CallP50, rep.CallP99 = usage.Millis(c.latency.quantile(0.50)), usage.Millis(c.latency.quantile(0.99))
 }
 
