@@ -106,7 +106,9 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 // BenchmarkCallVsEcho is the target's figure as go test measures it: rounds of small calls
 // and of their echo alternate in one process, as in ansight bench, so that the load of
 // other processes falls on both alike; it reports the CPU per call of each (cpu-µs/call,
-// cpu-µs/echo) and the median of the rounds' ratios (cpu-ratio), 1 and 8 callers.
+// cpu-µs/echo) beside its wall time per call (wall-µs/call, wall-µs/echo: the rounds' wall
+// time over their calls, the inverse of throughput; ns/op mixes both sides' rounds), and
+// the median of the rounds' ratios of CPU (cpu-ratio), 1 and 8 callers.
 func BenchmarkCallVsEcho(b *testing.B) {
 	ctx := b.Context()
 	dir := b.TempDir()
@@ -123,7 +125,7 @@ func BenchmarkCallVsEcho(b *testing.B) {
 	for _, callers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
 			n := max(1, b.N/rounds)
-			var cpu [2]time.Duration
+			var cpu, wall [2]time.Duration
 			ratios := make([]float64, 0, rounds)
 			for range rounds {
 				var perOp [2]float64
@@ -133,12 +135,15 @@ func BenchmarkCallVsEcho(b *testing.B) {
 						b.Fatal(err)
 					}
 					cpu[i] += used.Process.D()
+					wall[i] += used.Wall.D()
 					perOp[i] = used.PerOp(n)
 				}
 				ratios = append(ratios, perOp[0]/perOp[1])
 			}
 			b.ReportMetric(micros(cpu[0])/float64(n*rounds), "cpu-µs/call")
 			b.ReportMetric(micros(cpu[1])/float64(n*rounds), "cpu-µs/echo")
+			b.ReportMetric(micros(wall[0])/float64(n*rounds), "wall-µs/call")
+			b.ReportMetric(micros(wall[1])/float64(n*rounds), "wall-µs/echo")
 			b.ReportMetric(median(ratios), "cpu-ratio")
 		})
 	}

@@ -74,7 +74,8 @@ measurements whose tools the app offers run.
 
 Two other runs stress one host instead, the apps in a child process of this command:
 --load holds --sessions sessions under mixed traffic (lost or misrouted responses, call
-latency, CPU, memory per session); --enroll-flood N sends N apps' ENROLLMENT_CONNECT at
+latency and CPU per request beside the same mix on one session at rest, measured first in
+the same run; memory per session); --enroll-flood N sends N apps' ENROLLMENT_CONNECT at
 once, each from its own socket, while one more socket floods (answered, lost, time to
 answer, CPU). See docs/performance.md.`,
 		Example: `  ansight bench --quick
@@ -92,7 +93,7 @@ answer, CPU). See docs/performance.md.`,
 	fl.StringVar(&f.session, "session", "", "measure this session of the resident host (through its control API) instead of the in-process demo app")
 	fl.IntVar(&f.callers, "callers", 8, "concurrent callers of the second call measurement (1..64)")
 	fl.StringVar(&f.tool, "tool", bench.DefaultTool, "the small read tool to call, with {} as arguments")
-	fl.BoolVar(&f.load, "load", false, "instead: hold --sessions app sessions on a host in this process, the apps in a child process, under mixed traffic; report lost or misrouted responses, call latency, CPU, memory per idle session and goroutines")
+	fl.BoolVar(&f.load, "load", false, "instead: hold --sessions app sessions on a host in this process, the apps in a child process, under mixed traffic; report lost or misrouted responses, call latency and CPU per request beside the same mix at rest, memory per idle session and goroutines")
 	fl.IntVar(&f.sessions, "sessions", reliability.DefaultSessions, "with --load: concurrent app sessions")
 	fl.DurationVar(&f.duration, "duration", reliability.DefaultDuration, "with --load: how long every session sends requests")
 	fl.IntVar(&f.inFlight, "in-flight", reliability.DefaultInFlight, "with --load: requests each session keeps in flight (1..64)")

@@ -19,7 +19,8 @@ func TestBenchLoadFlags(t *testing.T) {
 	benchLoad = func(ctx context.Context, o reliability.LoadOptions) (*reliability.LoadReport, error) {
 		got = o
 		return &reliability.LoadReport{Sessions: o.Sessions, Held: o.Sessions, Calls: 1, AppProcess: true,
-			ConnectTime: usage.Millis(1500 * time.Millisecond), CallP50: usage.Millis(250 * time.Microsecond)}, nil
+			ConnectTime: usage.Millis(1500 * time.Millisecond), CallP50: usage.Millis(250 * time.Microsecond),
+			Baseline: reliability.LoadBaseline{Requests: 10, Calls: 6, CallP50: usage.Millis(40 * time.Microsecond)}}, nil
 	}
 	code, out, errw := runCLI(t, "bench", "--load", "--sessions", "3", "--in-flight", "1", "--duration", "2s", "--json")
 	if code != ExitOK {
@@ -28,7 +29,7 @@ func TestBenchLoadFlags(t *testing.T) {
 	if !got.AppProcess || got.Sessions != 3 || got.InFlight != 1 || got.Duration != 2*time.Second {
 		t.Errorf("options %+v", got)
 	}
-	for _, want := range []string{`"connectMs": 1500`, `"callP50Ms": 0.25`, `"appProcess": true`} {
+	for _, want := range []string{`"connectMs": 1500`, `"callP50Ms": 0.25`, `"appProcess": true`, `"baseline": {`, `"callP50Ms": 0.04`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %s in %s", want, out)
 		}

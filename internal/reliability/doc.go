@@ -9,7 +9,9 @@
 // another request's or another session's data: every call carries a nonce that the app's
 // tool echoes), call latency, CPU time, memory per idle session, and the goroutine count
 // before, during and after (it must come back to its baseline once the sessions and then
-// the host have closed).
+// the host have closed). Latency and CPU per request come with their baseline from the same
+// run: before the load, with every session connected, one worker sends the same mix on one
+// session, one request at a time, for LoadOptions.Baseline (a second).
 //
 // The apps run in this process, or with LoadOptions.AppProcess in a child process of this
 // executable (package childproc), so that each side has its own file descriptors — 10,000

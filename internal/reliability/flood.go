@@ -86,7 +86,7 @@ type FloodReport struct {
 	Mismatched int            `json:"mismatched"`
 	// SendTime is how long the fleet took to send every app's datagram; LastAnswer the
 	// time from the burst's start to the last answer; P50, P99 and Max the time from an
-	// app's datagram to its answer.
+	// app's datagram to its answer (the quantiles within 1/16, never above Max).
 	SendTime   usage.Millis `json:"sendMs"`
 	LastAnswer usage.Millis `json:"lastAnswerMs"`
 	P50        usage.Millis `json:"p50Ms"`
@@ -225,7 +225,7 @@ func (r *FloodReport) WriteText(w io.Writer) error {
 		refused = fmt.Sprintf("refused %v", r.Refusals)
 	}
 	fmt.Fprintf(&b, "  answers    %d accepted, %s, %d mismatched\n", r.Accepted, refused, r.Mismatched)
-	fmt.Fprintf(&b, "  time to answer p50 %v, p99 %v, max %v\n", r.P50, r.P99, r.Max.D().Round(time.Microsecond))
+	fmt.Fprintf(&b, "  time to answer p50 %v, p99 %v, max %v\n", r.P50.D().Round(time.Microsecond), r.P99.D().Round(time.Microsecond), r.Max.D().Round(time.Microsecond))
 	fmt.Fprintf(&b, "  flooder    %d of %d answered (its budget: %d)\n", r.FlooderAnswered, r.FlooderSent, r.FlooderAllowed)
 	e := r.Enrollment
 	drops := "unknown"

@@ -218,7 +218,7 @@ func runFloodFleet(ctx context.Context, p *childproc.Parent) error {
 	res := floodResult{Sent: len(apps), SendTime: usage.Millis(sendEnd.Sub(t0)), FlooderSent: flooderSent,
 		FlooderAnswered: int(flooderAnswered.Load()), Refusals: map[string]int{}}
 	var lat histogram
-	var last, longest time.Duration
+	var last time.Duration
 	for _, a := range apps {
 		at := a.answered.Load()
 		if at == 0 {
@@ -231,9 +231,7 @@ func runFloodFleet(ctx context.Context, p *childproc.Parent) error {
 			res.Late++
 		}
 		last = max(last, answered.Sub(t0))
-		d := answered.Sub(a.sent)
-		lat.add(d)
-		longest = max(longest, d)
+		lat.add(answered.Sub(a.sent))
 		switch {
 		case a.result.Reason == "mismatched":
 			res.Mismatched++
@@ -243,7 +241,7 @@ func runFloodFleet(ctx context.Context, p *childproc.Parent) error {
 			res.Refusals[string(a.result.Reason)]++
 		}
 	}
-	res.LastAnswer, res.Max = usage.Millis(last), usage.Millis(longest)
+	res.LastAnswer, res.Max = usage.Millis(last), usage.Millis(lat.maximum())
 	res.P50, res.P99 = usage.Millis(lat.quantile(0.5)), usage.Millis(lat.quantile(0.99))
 	res.CPU = usage.Millis(usage.ProcessCPU() - cpu0)
 	if err := p.Send(res); err != nil {

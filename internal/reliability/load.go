@@ -22,6 +22,7 @@ import (
 const (
 	DefaultSessions       = 200
 	DefaultDuration       = 10 * time.Second
+	DefaultBaseline       = time.Second
 	DefaultInFlight       = 2
 	DefaultBatchSize      = 4
 	DefaultConnectTimeout = 2 * time.Minute
@@ -35,6 +36,10 @@ type LoadOptions struct {
 	Sessions int
 	// Duration is how long every session keeps sending requests (DefaultDuration).
 	Duration time.Duration
+	// Baseline is how long the at-rest baseline runs before the load: the same mix of
+	// requests from one worker on one session, the others connected and idle
+	// (DefaultBaseline, or Duration when that is shorter).
+	Baseline time.Duration
 	// InFlight is the number of concurrent requests per session (DefaultInFlight): more
 	// than one makes requests of one session interleave on its connection.
 	InFlight int
@@ -84,6 +89,7 @@ func (o LoadOptions) withDefaults() (LoadOptions, error) {
 		return o, errors.New("reliability: at most 10000 sessions and 64 requests in flight per session")
 	}
 	set(&o.Duration, DefaultDuration)
+	set(&o.Baseline, min(DefaultBaseline, o.Duration))
 	set(&o.ConnectTimeout, DefaultConnectTimeout)
 	set(&o.SettleTimeout, DefaultSettleTimeout)
 	set(&o.CallTimeout, DefaultCallTimeout)
@@ -188,6 +194,9 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		rep.Memory = separateMemoryFigures(idleBefore, idle, apps, opts.Sessions)
 		rep.Goroutines.HostPerSession = float64(idle.goroutines-idleBefore.goroutines) / float64(opts.Sessions)
 	}
+
+	opts.Progress(fmt.Sprintf("baseline at rest for %v: one session, one request at a time", opts.Baseline))
+	runBaseline(ctx, sessions[0], fleet, opts, rep)
 
 	opts.Progress(fmt.Sprintf("load for %v", opts.Duration))
 	load, appsCPU := usage.Now(), fleet.cpu()

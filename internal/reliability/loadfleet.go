@@ -15,8 +15,10 @@ import (
 
 // The load's apps in a child process (LoadOptions.AppProcess, role loadFleetRole): the
 // child runs startFleet and reports how many apps connected, their errors and its CPU
-// time every quarter of a second, and its memory when asked; closing its input stops the
-// apps, and its last report says how they ended.
+// time every quarter of a second, and its memory or its CPU time at once when asked (a
+// phase of a second, the at-rest baseline, needs its CPU time at its start and end, not a
+// quarter of a second off); closing its input stops the apps, and its last report says how
+// they ended.
 const loadFleetRole = "reliability-load-apps"
 
 func init() { childproc.Register(loadFleetRole, runLoadFleet) }
@@ -27,9 +29,10 @@ type loadFleetConfig struct {
 	Dir      string `json:"dir"`
 }
 
-// fleetRequest asks the child for its memory figures.
+// fleetRequest asks the child for its memory figures, or for its CPU time now.
 type fleetRequest struct {
 	Measure bool `json:"measure"`
+	CPU     bool `json:"cpu,omitempty"`
 }
 
 // fleetStatus is the child's report.
@@ -38,8 +41,10 @@ type fleetStatus struct {
 	Reconnects int          `json:"reconnects"` // connections beyond the first of each app
 	Errors     []string     `json:"errors,omitempty"`
 	CPU        usage.Millis `json:"cpuMs"`
-	// Memory answers a fleetRequest.
-	Memory *fleetMemory `json:"memory,omitempty"`
+	// Memory answers a fleetRequest for it; CPUAnswer says the report answers one for the
+	// CPU time.
+	Memory    *fleetMemory `json:"memory,omitempty"`
+	CPUAnswer bool         `json:"cpuAnswer,omitempty"`
 	// Final is the report after every app stopped.
 	Final bool `json:"final,omitempty"`
 }
@@ -89,6 +94,13 @@ func runLoadFleet(ctx context.Context, p *childproc.Parent) error {
 				st.Final = true
 				return p.Send(st)
 			}
+			if r.CPU {
+				st := status()
+				st.CPUAnswer = true
+				if err := p.Send(st); err != nil {
+					return err
+				}
+			}
 			if r.Measure {
 				settle()
 				now := snapshotMemory(false)
@@ -112,7 +124,8 @@ func runLoadFleet(ctx context.Context, p *childproc.Parent) error {
 type childFleet struct {
 	child  *childproc.Child
 	memory chan fleetMemory
-	final  chan struct{} // closed once the last report, or the child's end, was read
+	cpuNow chan time.Duration // answers to a request for the CPU time
+	final  chan struct{}      // closed once the last report, or the child's end, was read
 
 	mu     sync.Mutex
 	last   fleetStatus
@@ -125,7 +138,7 @@ func startChildFleet(port int, dir string, opts LoadOptions) (*childFleet, error
 	if err != nil {
 		return nil, err
 	}
-	f := &childFleet{child: c, memory: make(chan fleetMemory, 1), final: make(chan struct{})}
+	f := &childFleet{child: c, memory: make(chan fleetMemory, 1), cpuNow: make(chan time.Duration, 1), final: make(chan struct{})}
 	go f.read()
 	return f, nil
 }
@@ -148,6 +161,12 @@ func (f *childFleet) read() {
 		f.mu.Unlock()
 		if st.Memory != nil {
 			f.memory <- *st.Memory
+		}
+		if st.CPUAnswer {
+			select {
+			case f.cpuNow <- st.CPU.D():
+			default: // an answer nobody waited for is still there: cpu drops it
+			}
 		}
 		if st.Final {
 			return
@@ -188,7 +207,20 @@ func (f *childFleet) reconnects() int {
 	return f.last.Reconnects
 }
 
+// cpu asks the child for its CPU time now; when it cannot answer, the last report's.
 func (f *childFleet) cpu() time.Duration {
+	select {
+	case <-f.cpuNow: // the answer to a request that timed out
+	default:
+	}
+	if f.child.Send(fleetRequest{CPU: true}) == nil {
+		select {
+		case d := <-f.cpuNow:
+			return d
+		case <-f.final:
+		case <-time.After(10 * time.Second):
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.last.CPU.D()

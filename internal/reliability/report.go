@@ -35,7 +35,8 @@ type LoadReport struct {
 	BatchItems int64 `json:"batchItems"`
 	// Lost requests ended without their response (a transport error: timeout, session
 	// closed); Failed ones were answered with tool.error; Misrouted ones were answered with
-	// another request's or another session's data. All three must be zero.
+	// another request's or another session's data; the baseline's count too. All three
+	// must be zero.
 	Lost      int64 `json:"lost"`
 	Failed    int64 `json:"failed"`
 	Misrouted int64 `json:"misrouted"`
@@ -45,7 +46,7 @@ type LoadReport struct {
 	RunErrors []string `json:"runErrors,omitempty"`
 
 	// CallP50 and CallP99 are the round trips of single calls seen by the host's callers,
-	// with every session busy (upper edges of 9 % buckets).
+	// with every session busy (within 1/16, never above the longest).
 	CallP50 usage.Millis `json:"callP50Ms"`
 	CallP99 usage.Millis `json:"callP99Ms"`
 
@@ -55,11 +56,30 @@ type LoadReport struct {
 	HostCPU usage.Millis `json:"hostCpuMs"`
 	AppsCPU usage.Millis `json:"appsCpuMs,omitzero"`
 	Machine usage.Span   `json:"machine"`
+	// Baseline is the same mix at rest, measured in the same run just before the load.
+	Baseline LoadBaseline `json:"baseline,omitzero"`
 	// FileLimit is the host process's open-file limit and what its sessions need.
 	FileLimit host.FileLimit `json:"fileLimit"`
 
 	Memory     Memory     `json:"memory"`
 	Goroutines Goroutines `json:"goroutines"`
+}
+
+// LoadBaseline is the load's mix of requests at rest: one worker on one session, one
+// request at a time, every other session connected and idle, measured just before the
+// load in the same run. The load's latency and CPU per request are compared with it.
+type LoadBaseline struct {
+	// Requests completed (a batch counts once), Calls among them.
+	Requests int64 `json:"requests"`
+	Calls    int64 `json:"calls"`
+	// CallP50 and CallP99 are the round trips of single calls.
+	CallP50 usage.Millis `json:"callP50Ms"`
+	CallP99 usage.Millis `json:"callP99Ms"`
+	// HostCPU, AppsCPU and Machine are as LoadReport's, over the baseline's span (whose
+	// Wall is its duration).
+	HostCPU usage.Millis `json:"hostCpuMs"`
+	AppsCPU usage.Millis `json:"appsCpuMs,omitzero"`
+	Machine usage.Span   `json:"machine"`
 }
 
 // Memory is measured with every session connected and idle, after garbage collection,
@@ -149,19 +169,29 @@ func (r *LoadReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  requests   %d in %v (%.0f/s): %d calls, %d batches of %d (%d items), %d queries\n",
 		r.Requests(), r.Elapsed.D().Round(time.Millisecond), rate(r.Requests()), r.Calls, r.Batches, r.BatchSize, r.BatchItems, r.Queries)
 	fmt.Fprintf(&b, "  tool calls %d incl. batch items (%.0f/s); call p50 %v, p99 %v\n",
-		r.Calls+r.BatchItems, rate(r.Calls+r.BatchItems), r.CallP50, r.CallP99)
+		r.Calls+r.BatchItems, rate(r.Calls+r.BatchItems), roundMicros(r.CallP50), roundMicros(r.CallP99))
 	fmt.Fprintf(&b, "  responses  lost %d, failed %d, misrouted %d\n", r.Lost, r.Failed, r.Misrouted)
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "    %s\n", p)
 	}
 	if n := r.Requests(); n > 0 {
-		cpu := fmt.Sprintf("host %v (%.0f µs per request)", r.HostCPU.D().Round(time.Millisecond), float64(r.HostCPU.D().Microseconds())/float64(n))
+		cpu := fmt.Sprintf("host %v (%.0f µs per request)", r.HostCPU.D().Round(time.Millisecond), perRequest(r.HostCPU, n))
 		if r.AppProcess {
-			cpu += fmt.Sprintf(", apps %v (%.0f µs per request)", r.AppsCPU.D().Round(time.Millisecond), float64(r.AppsCPU.D().Microseconds())/float64(n))
+			cpu += fmt.Sprintf(", apps %v (%.0f µs per request)", r.AppsCPU.D().Round(time.Millisecond), perRequest(r.AppsCPU, n))
 		} else {
 			cpu = "host and apps " + strings.TrimPrefix(cpu, "host ")
 		}
 		fmt.Fprintf(&b, "  CPU        %s; %s\n", cpu, r.Machine.Conditions())
+	}
+	if base := r.Baseline; base.Requests > 0 {
+		fmt.Fprintf(&b, "  at rest    the same mix on 1 session, 1 request at a time, the others idle: %d requests in %v (%.0f/s), call p50 %v, p99 %v\n",
+			base.Requests, base.Machine.Wall.D().Round(time.Millisecond), float64(base.Requests)/base.Machine.Wall.D().Seconds(),
+			roundMicros(base.CallP50), roundMicros(base.CallP99))
+		fmt.Fprintf(&b, "             CPU %s; %s\n", r.cpuText(base.HostCPU, base.AppsCPU, base.Requests), base.Machine.Conditions())
+		if n := r.Requests(); n > 0 {
+			fmt.Fprintf(&b, "  load/rest  call p50 %s, p99 %s; CPU per request %s\n",
+				ratioText(r.CallP50.D(), base.CallP50.D()), ratioText(r.CallP99.D(), base.CallP99.D()), r.cpuRatios(base, n))
+		}
 	}
 	m := r.Memory
 	if r.AppProcess {
@@ -187,6 +217,60 @@ func (r *LoadReport) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func perRequest(cpu usage.Millis, n int64) float64 {
+	return float64(cpu.D().Nanoseconds()) / 1e3 / float64(n)
+}
+
+func roundMicros(d usage.Millis) time.Duration { return d.D().Round(time.Microsecond) }
+
+// cpuText is CPU per request: "host 31 µs, apps 27 µs per request", or "host and apps
+// 58 µs per request" when they share a process.
+func (r *LoadReport) cpuText(host, apps usage.Millis, n int64) string {
+	if r.AppProcess {
+		return fmt.Sprintf("host %.0f µs, apps %.0f µs per request", perRequest(host, n), perRequest(apps, n))
+	}
+	return fmt.Sprintf("host and apps %.0f µs per request", perRequest(host, n))
+}
+
+// cpuRatios compares the load's CPU per request with the baseline's.
+func (r *LoadReport) cpuRatios(base LoadBaseline, n int64) string {
+	ratio := func(load, rest usage.Millis) string {
+		return ratioFloat(perRequest(load, n), perRequest(rest, base.Requests), "µs")
+	}
+	if r.AppProcess {
+		return "host " + ratio(r.HostCPU, base.HostCPU) + ", apps " + ratio(r.AppsCPU, base.AppsCPU)
+	}
+	return "host and apps " + ratio(r.HostCPU, base.HostCPU)
+}
+
+// ratioText is "604ms / 41µs = 14732×".
+func ratioText(load, rest time.Duration) string {
+	load, rest = load.Round(time.Microsecond), rest.Round(time.Microsecond)
+	if rest <= 0 {
+		return fmt.Sprintf("%v / %v", load, rest)
+	}
+	return fmt.Sprintf("%v / %v = %s×", load, rest, ratioDigits(float64(load)/float64(rest)))
+}
+
+// ratioFloat is "29 / 23 µs = 1.26×".
+func ratioFloat(load, rest float64, unit string) string {
+	if rest <= 0 {
+		return fmt.Sprintf("%.0f / %.0f %s", load, rest, unit)
+	}
+	return fmt.Sprintf("%.0f / %.0f %s = %s×", load, rest, unit, ratioDigits(load/rest))
+}
+
+// ratioDigits gives a ratio three significant digits, no more than its integer part.
+func ratioDigits(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 func bytesText(n int64) string {

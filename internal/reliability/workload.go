@@ -37,6 +37,42 @@ func (c *counters) problem(kind *atomic.Int64, format string, args ...any) {
 	c.mu.Unlock()
 }
 
+// problems adds c's lost, failed and misrouted requests to rep's.
+func (c *counters) problems(rep *LoadReport) {
+	rep.Lost += c.lost.Load()
+	rep.Failed += c.failed.Load()
+	rep.Misrouted += c.misrouted.Load()
+	c.mu.Lock()
+	rep.Problems = append(rep.Problems, c.samples[:min(len(c.samples), maxSamples-len(rep.Problems))]...)
+	c.mu.Unlock()
+}
+
+// runBaseline measures the workload's mix at rest, the baseline of the load's figures in
+// the same run: one worker on session s, every other session connected and idle, for
+// opts.Baseline after a tenth of that to warm up (the session's first requests). Its lost,
+// failed or misrouted requests are the report's too.
+func runBaseline(ctx context.Context, s loadSession, f appFleet, opts LoadOptions, rep *LoadReport) {
+	var warm counters
+	worker(ctx, s, 0, time.Now().Add(opts.Baseline/10), opts, &warm)
+	warm.problems(rep)
+
+	var c counters
+	start, apps := usage.Now(), f.cpu()
+	worker(ctx, s, 0, time.Now().Add(opts.Baseline), opts, &c)
+	apps = f.cpu() - apps
+	machine := start.Since(apps)
+	c.problems(rep)
+	rep.Baseline = LoadBaseline{
+		Requests: c.queries.Load() + c.calls.Load() + c.batches.Load(),
+		Calls:    c.calls.Load(),
+		CallP50:  usage.Millis(c.latency.quantile(0.50)),
+		CallP99:  usage.Millis(c.latency.quantile(0.99)),
+		HostCPU:  machine.Process,
+		AppsCPU:  usage.Millis(apps),
+		Machine:  machine,
+	}
+}
+
 // runWorkload runs opts.InFlight workers on every session until opts.Duration has passed.
 func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, rep *LoadReport) {
 	var c counters
@@ -52,8 +88,7 @@ func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, 
 	rep.Elapsed = usage.Millis(time.Since(start))
 	rep.Queries, rep.Calls = c.queries.Load(), c.calls.Load()
 	rep.Batches, rep.BatchItems = c.batches.Load(), c.batchItems.Load()
-	rep.Lost, rep.Failed, rep.Misrouted = c.lost.Load(), c.failed.Load(), c.misrouted.Load()
-	rep.Problems = c.samples
+	c.problems(rep)
 	rep.CallP50, rep.CallP99 = usage.Millis(c.latency.quantile(0.50)), usage.Millis(c.latency.quantile(0.99))
 }
 
@@ -180,9 +215,13 @@ func batch(ctx context.Context, s loadSession, nonce string, size int, c *counte
 }
 
 // histogram counts durations in logarithmic buckets: 8 per power of two (resolution about
-// 9 %), from 1 ns to 2^40 ns (18 minutes).
+// 9 %), from 1 ns to 2^40 ns (18 minutes), and keeps the smallest and largest duration
+// added: a quantile is its bucket's midpoint held within them, so that it is never above
+// the maximum (a bucket's upper edge overstated it by up to 12.5 %: "p99 1.572ms, max
+// 1.481ms") and a histogram of one value answers that value.
 type histogram struct {
-	buckets [41 * 8]atomic.Int64
+	buckets  [41 * 8]atomic.Int64
+	min, max atomic.Int64 // nanoseconds; min is 0 until the first add
 }
 
 func bucketOf(d time.Duration) int {
@@ -197,16 +236,35 @@ func bucketOf(d time.Duration) int {
 	return min(e*8+int(frac), 41*8-1)
 }
 
-// upper returns the largest duration of bucket b.
-func upper(b int) time.Duration {
+// middle returns the midpoint of bucket b: within 1/16 of any duration in it.
+func middle(b int) time.Duration {
 	e, frac := b/8, uint64(b%8)
 	lo := (uint64(1) << e) + (frac<<e)/8
-	return time.Duration(lo + (uint64(1)<<e)/8)
+	return time.Duration(lo + (uint64(1)<<e)/16)
 }
 
-func (h *histogram) add(d time.Duration) { h.buckets[bucketOf(d)].Add(1) }
+func (h *histogram) add(d time.Duration) {
+	d = max(d, 1)
+	h.buckets[bucketOf(d)].Add(1)
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			break
+		}
+	}
+	for {
+		m := h.min.Load()
+		if (m != 0 && int64(d) >= m) || h.min.CompareAndSwap(m, int64(d)) {
+			break
+		}
+	}
+}
 
-// quantile returns the upper edge of the bucket holding quantile q (0 when empty).
+// maximum returns the largest duration added (0 when empty).
+func (h *histogram) maximum() time.Duration { return time.Duration(h.max.Load()) }
+
+// quantile returns quantile q: the smallest or largest duration added for the first and
+// last rank, else the midpoint of the bucket holding it, within them (0 when empty).
 func (h *histogram) quantile(q float64) time.Duration {
 	var total int64
 	for i := range h.buckets {
@@ -216,12 +274,20 @@ func (h *histogram) quantile(q float64) time.Duration {
 		return 0
 	}
 	rank := int64(q*float64(total-1)) + 1
+	switch rank { // the extremes are known exactly
+	case 1:
+		return time.Duration(h.min.Load())
+	case total:
+		return h.maximum()
+	}
+	b := len(h.buckets) - 1
 	var seen int64
 	for i := range h.buckets {
 		seen += h.buckets[i].Load()
 		if seen >= rank {
-			return upper(i)
+			b = i
+			break
 		}
 	}
-	return upper(len(h.buckets) - 1)
+	return min(max(middle(b), time.Duration(h.min.Load())), h.maximum())
 }
