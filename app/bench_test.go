@@ -214,3 +214,17 @@ func BenchmarkHandleCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkArtifactStream sends a 1 MiB artifact as ASFT frames of the default chunk size
+// to a writer that drops them: the read and frame buffers come from the runtime's pool.
+func BenchmarkArtifactStream(b *testing.B) {
+	data := strings.Repeat("a", 1<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		t := &transfer{id: "0123456789abcdef0123456789abcdef", size: int64(len(data)), chunk: ChunkSize, r: strings.NewReader(data)}
+		if err := t.stream(context.Background(), discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

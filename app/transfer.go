@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/ansight-go/ansight/internal/bpool"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -61,10 +62,7 @@ func (t *transfer) close() {
 // frameBuffers recycles the buffers of frames and of reads of the default chunk size: one
 // transfer needs one of each, 64 KiB plus a header. Other sizes are rare (a caller's
 // chunkBytes) and get buffers of their own.
-var frameBuffers = sync.Pool{New: func() any {
-	b := make([]byte, 0, frameHeaderSize+ChunkSize)
-	return &b
-}}
+var frameBuffers = bpool.New(frameHeaderSize+ChunkSize, frameHeaderSize+ChunkSize)
 
 // buffers returns a read and a frame buffer for t's chunk size, and a function that
 // releases them.
@@ -73,7 +71,7 @@ func (t *transfer) buffers() (read, frame *[]byte, release func()) {
 		r, f := make([]byte, t.chunk), make([]byte, 0, frameHeaderSize+t.chunk)
 		return &r, &f, func() {}
 	}
-	read, frame = frameBuffers.Get().(*[]byte), frameBuffers.Get().(*[]byte)
+	read, frame = frameBuffers.Get(), frameBuffers.Get()
 	return read, frame, func() { frameBuffers.Put(read); frameBuffers.Put(frame) }
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/bpool"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -35,14 +36,12 @@ func (s *Set) AnswerPayload(q *wire.Query, unavailable map[string]wire.Runtime, 
 	}
 	a := s.answers.get(key)
 	if a == nil {
-		buf := answerBuffers.Get().(*[]byte)
-		b, at := s.appendFull((*buf)[:0], q, detail, unavailable)
+		buf := answerBuffers.Get()
+		b, at := s.appendFull(*buf, q, detail, unavailable)
 		var err error
 		a, err = newCachedAnswer(b, at, detail)
-		if cap(b) <= maxPooledAnswer {
-			*buf = b[:0]
-			answerBuffers.Put(buf)
-		}
+		*buf = b
+		answerBuffers.Put(buf)
 		if err != nil {
 			return nil, err
 		}
@@ -112,11 +111,9 @@ func newCachedAnswer(b []byte, at int, detail string) (*cachedAnswer, error) {
 }
 
 // answerBuffers recycles the buffers answers are assembled in before they are compressed:
-// half a megabyte for a thousand definitions.
-var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledAnswer bounds the buffers kept in answerBuffers.
-const maxPooledAnswer = 4 << 20
+// half a megabyte for a thousand definitions. A new buffer starts empty (the first answer
+// sizes it); one above 4 MiB is not kept.
+var answerBuffers = bpool.New(0, 4<<20)
 
 // maxCachedAnswers bounds the answers a Set keeps: the few queries a host repeats
 // (index, definitions, full), not every filter ever asked for.

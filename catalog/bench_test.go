@@ -85,6 +85,20 @@ func BenchmarkAnswer10kAvailabilityChanged(b *testing.B) {
 	}
 }
 
+// BenchmarkAnswerPayload10kMiss asks for one of 50 categories (200 tools) in turn, which
+// the answer cache (8 answers) never holds: every answer is assembled anew in a pooled
+// buffer and compressed.
+func BenchmarkAnswerPayload10kMiss(b *testing.B) {
+	s, down := benchSet()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		q := wire.Query{Query: fmt.Sprintf("area%02d", i%50)}
+		if _, err := s.AnswerPayload(&q, down, testNow); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkNewSet10k(b *testing.B) {
 	s, _ := benchSet()
 	defs := make([]Definition, 0, len(s.Tools()))

@@ -211,25 +211,31 @@ func (m *Member) changed() {
 
 // announceLoop sends the presence every heartbeat, and soon after changes.
 func (m *Member) announceLoop() {
-	t := time.NewTicker(m.opts.Heartbeat)
+	m.every(m.opts.Heartbeat, m.kick, func() { m.announce(false) })
+}
+
+// every calls fn each period until the member stops, and soon after a signal on kick (nil:
+// none) too: changeDelay later, so that one call covers a burst of changes.
+func (m *Member) every(period time.Duration, kick <-chan struct{}, fn func()) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-m.ctx.Done():
 			return
 		case <-t.C:
-		case <-m.kick:
+		case <-kick:
 			select {
 			case <-time.After(changeDelay):
 			case <-m.ctx.Done():
 				return
 			}
-			select { // the changes of the delay are in this message
-			case <-m.kick:
+			select { // the changes of the delay are in this call
+			case <-kick:
 			default:
 			}
 		}
-		m.announce(false)
+		fn()
 	}
 }
 
@@ -363,14 +369,7 @@ func (m *Member) maxBody() int { return int(m.nc.MaxPayload()) - headroom }
 // aliveLoop tells the requesters of the requests in progress that the host still works on
 // them.
 func (m *Member) aliveLoop() {
-	t := time.NewTicker(m.opts.Alive)
-	defer t.Stop()
-	for {
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-t.C:
-		}
+	m.every(m.opts.Alive, nil, func() {
 		m.mu.Lock()
 		replies := make([]string, 0, len(m.inflight))
 		for r := range m.inflight {
@@ -380,7 +379,7 @@ func (m *Member) aliveLoop() {
 		for _, r := range replies {
 			m.publish(r, kindAlive, nil)
 		}
-	}
+	})
 }
 
 // publish sends one answer message.

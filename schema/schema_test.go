@@ -211,10 +211,12 @@ func TestValidate(t *testing.T) {
 		if tc.want == "" || strings.Contains(tc.want, "invalid_json") {
 			continue
 		}
-		fast, std := full(eng["fast"](jsontext.Value(tc.instance))), full(eng["std"](jsontext.Value(tc.instance)))
-		if fast != std {
-			t.Errorf("%s: messages differ\nfast %s\nstd  %s", tc.name, fast, std)
-		}
+		t.Run("same messages/"+tc.name, func(t *testing.T) {
+			fast, std := full(eng["fast"](jsontext.Value(tc.instance))), full(eng["std"](jsontext.Value(tc.instance)))
+			if fast != std {
+				t.Errorf("messages differ\nfast %s\nstd  %s", fast, std)
+			}
+		})
 	}
 }
 
@@ -227,14 +229,16 @@ func TestValidateComposed(t *testing.T) {
 	if s.fast != nil {
 		t.Fatal("composed schema took the fast path")
 	}
-	for _, tc := range []struct{ instance, want string }{
-		{`{"a":"x","b":2}`, ""},
-		{`{"a":"x","b":0}`, "$.b minimum"},
-		{`{"a":"x","c":1}`, "$.c additional_property_not_allowed"},
+	for _, tc := range []struct{ name, instance, want string }{
+		{"valid", `{"a":"x","b":2}`, ""},
+		{"referenced minimum", `{"a":"x","b":0}`, "$.b minimum"},
+		{"closed across allOf", `{"a":"x","c":1}`, "$.c additional_property_not_allowed"},
 	} {
-		if got := brief(s.Validate(jsontext.Value(tc.instance))); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.instance, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := brief(s.Validate(jsontext.Value(tc.instance))); got != tc.want {
+				t.Errorf("%s: %q, want %q", tc.instance, got, tc.want)
+			}
+		})
 	}
 	any, err := Compile(jsontext.Value(`{"anyOf":[{"type":"string"},{"type":"integer"}]}`))
 	if err != nil {
@@ -253,9 +257,11 @@ func TestValidateBoundsViolations(t *testing.T) {
 	}
 	inst := "[" + strings.Repeat("1,", 100) + "1]"
 	for name, v := range map[string]func(jsontext.Value) []Violation{"fast": s.fast.validate, "std": s.validateStd} {
-		if n := len(v(jsontext.Value(inst))); n != MaxViolations {
-			t.Errorf("%s: %d violations, want %d", name, n, MaxViolations)
-		}
+		t.Run(name, func(t *testing.T) {
+			if n := len(v(jsontext.Value(inst))); n != MaxViolations {
+				t.Errorf("%d violations, want %d", n, MaxViolations)
+			}
+		})
 	}
 }
 
@@ -283,18 +289,22 @@ func TestDecimal(t *testing.T) {
 		{"123456789012345678901", "123456789012345678900", 1}, {"1E400", "1e399", 1}, {"0", "1e-400", -1},
 	}
 	for _, tc := range tests {
-		if got := compareDecimal([]byte(tc.a), []byte(tc.b)); got != tc.want {
-			t.Errorf("compare(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-		if got := compareDecimal([]byte(tc.b), []byte(tc.a)); got != -tc.want {
-			t.Errorf("compare(%s, %s) = %d, want %d", tc.b, tc.a, got, -tc.want)
-		}
+		t.Run("compare/"+tc.a+"~"+tc.b, func(t *testing.T) {
+			if got := compareDecimal([]byte(tc.a), []byte(tc.b)); got != tc.want {
+				t.Errorf("compare(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+			}
+			if got := compareDecimal([]byte(tc.b), []byte(tc.a)); got != -tc.want {
+				t.Errorf("compare(%s, %s) = %d, want %d", tc.b, tc.a, got, -tc.want)
+			}
+		})
 	}
 	for lit, want := range map[string]bool{"1": true, "1.0": true, "1.5": false, "1e2": true, "1.25e1": false, "1.25e2": true, "0": true, "-0.0": true, "1e-1": false} {
-		d := parseDecimal([]byte(lit))
-		if d.isInteger() != want {
-			t.Errorf("isInteger(%s) = %v", lit, !want)
-		}
+		t.Run("isInteger/"+lit, func(t *testing.T) {
+			d := parseDecimal([]byte(lit))
+			if got := d.isInteger(); got != want {
+				t.Errorf("isInteger(%s) = %v", lit, got)
+			}
+		})
 	}
 }
 
@@ -312,10 +322,12 @@ func ExampleSchema_Validate() {
 func TestValidateHugeNumbers(t *testing.T) {
 	t.Parallel()
 	for name, v := range engines(t, `{"type":"array","items":{"type":"integer","minimum":0,"maximum":10}}`) {
-		got := brief(v(jsontext.Value(`[1e1000000,-1e1000000,1e-1000000,5]`)))
-		if want := "$[0] maximum; $[1] minimum; $[2] type_mismatch"; got != want {
-			t.Errorf("%s: %q, want %q", name, got, want)
-		}
+		t.Run(name, func(t *testing.T) {
+			got := brief(v(jsontext.Value(`[1e1000000,-1e1000000,1e-1000000,5]`)))
+			if want := "$[0] maximum; $[1] minimum; $[2] type_mismatch"; got != want {
+				t.Errorf("%q, want %q", got, want)
+			}
+		})
 	}
 	if tameNumber("12e3") != "12e3" || tameNumber("-5e999") != "-1e400" || tameNumber("5e-999") != "1e-400" || tameNumber("0e99999") != "0e99999" {
 		t.Error("tameNumber")

@@ -39,6 +39,44 @@ func BenchmarkEcho(b *testing.B) {
 	})
 }
 
+// BenchmarkFrameEcho is BenchmarkEcho with a message the size of an ASFT frame (56-byte
+// header, 64 KiB chunk) over WebSocket, each end handing back what it read (Recycle), as a
+// host receiving an artifact does.
+func BenchmarkFrameEcho(b *testing.B) {
+	frame := make([]byte, 56+64<<10)
+	client, server := transporttest.NewLoopbackPair(b, transporttest.Options{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			typ, data, err := server.Read(ctx)
+			if err != nil {
+				return
+			}
+			err = server.Write(ctx, typ, data)
+			transport.Recycle(data)
+			if err != nil {
+				return
+			}
+		}
+	})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if err := client.Write(ctx, transport.MessageBinary, frame); err != nil {
+			b.Fatal(err)
+		}
+		_, data, err := client.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		transport.Recycle(data)
+	}
+	b.StopTimer()
+	transporttest.CloseBoth(client, server)
+	wg.Wait()
+}
+
 func benchEcho(b *testing.B, client, server transport.Conn, ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { transporttest.Echo(ctx, server) })

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/ansight-go/ansight/internal/bpool"
 )
 
 // KeepAlive configures pings on a WebSocket connection. The zero value disables them.
@@ -136,7 +138,8 @@ func readMessage(r io.Reader, binary bool) ([]byte, error) {
 	}()
 	n := 0
 	for {
-		c := scratchChunks.Get().(*[]byte)
+		c := scratchChunks.Get()
+		*c = (*c)[:scratchChunk] // read into the whole chunk
 		chunks = append(chunks, c)
 		m, err := io.ReadFull(r, *c)
 		n += m
@@ -149,7 +152,7 @@ func readMessage(r io.Reader, binary bool) ([]byte, error) {
 	}
 	var out []byte
 	if binary && n > scratchChunk && n <= recycledCap {
-		out = (*recycled.Get().(*[]byte))[:n]
+		out = (*recycled.Get())[:n]
 	} else {
 		out = make([]byte, n)
 	}
@@ -176,12 +179,14 @@ func Recycle(msg []byte) {
 // frame (56-byte header and 64 KiB of payload) with room to spare.
 const recycledCap = 64<<10 + 1<<10
 
-var recycled = sync.Pool{New: func() any { b := make([]byte, 0, recycledCap); return &b }}
+// recycled holds buffers of exactly recycledCap: Recycle keeps no other, so that Read can
+// take any of them for a message up to that size.
+var recycled = bpool.New(recycledCap, recycledCap)
 
 // scratchChunk is the size of the pooled chunks messages are read into.
 const scratchChunk = 16 << 10
 
-var scratchChunks = sync.Pool{New: func() any { b := make([]byte, scratchChunk); return &b }}
+var scratchChunks = bpool.New(scratchChunk, scratchChunk)
 
 func (c *wsConn) Write(ctx context.Context, typ MessageType, data []byte) error {
 	if !typ.valid() {

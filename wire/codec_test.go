@@ -268,10 +268,12 @@ func TestAppendEnvelope(t *testing.T) {
 		"blank id":      {Type: "t", ID: " "},
 		"invalid UTF-8": {Type: "t", ID: "i", SessionID: "\xff"},
 	} {
-		out, err := AppendEnvelope([]byte("keep"), e)
-		if err == nil || string(out) != "keep" {
-			t.Errorf("%s: got %q, %v; want an error and dst unchanged", name, out, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			out, err := AppendEnvelope([]byte("keep"), e)
+			if err == nil || string(out) != "keep" {
+				t.Errorf("got %q, %v; want an error and dst unchanged", out, err)
+			}
+		})
 	}
 }
 

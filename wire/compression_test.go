@@ -220,10 +220,12 @@ func TestDecodePayloadTolerance(t *testing.T) {
 		"unknown member":             `{"$ansightEncoding":"gzip-base64-json","x-level":9,"data":"` + b64 + `"}`,
 		"concatenated gzip members":  string(wrap(int64(2*len(plain)), append(gzipBytes(t, plain[:5]), gzipBytes(t, plain[5:])...))),
 	} {
-		got, err := DecodePayload([]byte(in), 0)
-		if err != nil || !bytes.Equal(got, plain) && name != "concatenated gzip members" {
-			t.Errorf("%s: got %s, %v", name, got, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			got, err := DecodePayload([]byte(in), 0)
+			if err != nil || !bytes.Equal(got, plain) && name != "concatenated gzip members" {
+				t.Errorf("got %s, %v", got, err)
+			}
+		})
 	}
 }
 

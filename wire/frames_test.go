@@ -97,9 +97,11 @@ func TestAppendFrameErrors(t *testing.T) {
 		"complete with payload": {Type: FrameComplete, TransferID: testTransferID, Payload: []byte{1}},
 		"chunk too large":       {Type: FrameChunk, TransferID: testTransferID, Payload: make([]byte, MaxChunkSize+1)},
 	} {
-		if out, err := AppendFrame([]byte("keep"), f); err == nil || string(out) != "keep" {
-			t.Errorf("%s: got %d bytes, %v; want an error and dst unchanged", name, len(out), err)
-		}
+		t.Run(name, func(t *testing.T) {
+			if out, err := AppendFrame([]byte("keep"), f); err == nil || string(out) != "keep" {
+				t.Errorf("got %d bytes, %v; want an error and dst unchanged", len(out), err)
+			}
+		})
 	}
 }
 

@@ -40,32 +40,34 @@ func TestContractExamples(t *testing.T) {
 	t.Parallel()
 	targets := map[string]any{"query": new(Query), "catalog": new(Catalog), "call": new(Call), "batch": new(Batch)}
 	for name, msg := range examples(t) {
-		e, err := DecodeEnvelope(msg)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if e.SessionID != "session_1" || e.Capability != CapabilityToolExec || e.SentAt.IsZero() {
-			t.Errorf("%s: envelope %+v", name, e)
-		}
-		body, err := DecodePayload(e.Payload, 0)
-		if name == "catalog-compressed" { // its data is an elided placeholder
-			checkErr(t, err, "not valid base64")
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := Unmarshal(body, targets[name]); err != nil {
-			t.Fatalf("%s payload: %v", name, err)
-		}
-		if b, ok := targets[name].(*Batch); ok {
-			for i, raw := range b.Calls {
-				var c Call
-				if err := Unmarshal(raw, &c); err != nil || c.ToolID == "" {
-					t.Fatalf("batch call %d: %v", i, err)
+		t.Run(name, func(t *testing.T) {
+			e, err := DecodeEnvelope(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.SessionID != "session_1" || e.Capability != CapabilityToolExec || e.SentAt.IsZero() {
+				t.Errorf("envelope %+v", e)
+			}
+			body, err := DecodePayload(e.Payload, 0)
+			if name == "catalog-compressed" { // its data is an elided placeholder
+				checkErr(t, err, "not valid base64")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Unmarshal(body, targets[name]); err != nil {
+				t.Fatalf("payload: %v", err)
+			}
+			if b, ok := targets[name].(*Batch); ok {
+				for i, raw := range b.Calls {
+					var c Call
+					if err := Unmarshal(raw, &c); err != nil || c.ToolID == "" {
+						t.Fatalf("batch call %d: %v", i, err)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

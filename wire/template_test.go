@@ -140,9 +140,11 @@ func TestSharedPrefix(t *testing.T) {
 		"corrupt":       corrupt,
 		"truncated":     next[:len(next)-6],
 	} {
-		if tail, ok := p.Tail(raw, 0); ok {
-			t.Errorf("%s: Tail = %q", name, tail)
-		}
+		t.Run(name, func(t *testing.T) {
+			if tail, ok := p.Tail(raw, 0); ok {
+				t.Errorf("Tail = %q", tail)
+			}
+		})
 	}
 	if _, ok := p.Tail(next, int64(len(json1)-1)); ok {
 		t.Error("Tail ignores the inflated size limit")

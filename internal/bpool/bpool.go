@@ -1,6 +1,3 @@
-// Package bpool recycles the byte buffers messages are assembled in, so that writing a
-// message does not allocate one. A writer gets a buffer, appends the message to it, hands
-// it to a connection (whose Write does not keep it) and puts it back.
 package bpool
 
 import "sync"

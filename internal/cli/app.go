@@ -196,16 +196,9 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 			if err != nil {
 				return err
 			}
-			ctx := c.Context()
-			b, id, err := g.session(ctx, &sel, sessArgs)
+			res, err := transfer(g, c.Context(), &sel, sessArgs, hostapi.Backend.Call, req)
 			if err != nil {
 				return err
-			}
-			bar := g.progress()
-			res, err := b.Call(ctx, id, req, bar.update)
-			bar.done()
-			if err != nil {
-				return hostErr(err)
 			}
 			if outDir != "" {
 				if err := moveArtifacts(res, outDir); err != nil {

@@ -53,6 +53,33 @@ func (g *globals) session(ctx context.Context, sel *sessionSelector, args []stri
 	return b, id, err
 }
 
+// ask sends the resident host one request about one thing (a session, a pairing), as
+// ask(g, ctx, hostapi.Backend.Session, id): the host's failures come with their exit codes
+// and hints (hostErr).
+func ask[A, R any](g *globals, ctx context.Context, req func(hostapi.Backend, context.Context, A) (R, error), arg A) (R, error) {
+	b, err := g.backend()
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	r, err := req(b, ctx, arg)
+	return r, hostErr(err)
+}
+
+// transfer sends a request that may bring artifacts back (hostapi.Backend.Call or Batch) to
+// the session a command names, showing the transfers' progress on a terminal.
+func transfer[Q, R any](g *globals, ctx context.Context, sel *sessionSelector, args []string, send func(hostapi.Backend, context.Context, string, Q, func(hostapi.Progress)) (R, error), req Q) (R, error) {
+	b, id, err := g.session(ctx, sel, args)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	bar := g.progress()
+	res, err := send(b, ctx, id, req, bar.update)
+	bar.done()
+	return res, hostErr(err)
+}
+
 // hostErr gives host failures their exit codes and hints.
 func hostErr(err error) error {
 	if err == nil {

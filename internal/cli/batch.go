@@ -53,16 +53,10 @@ call's error with its details (the schema violations of bad arguments).`,
 			if err != nil {
 				return err
 			}
-			ctx := c.Context()
-			b, id, err := g.session(ctx, &sel, args)
+			req := hostapi.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}
+			res, err := transfer(g, c.Context(), &sel, args, hostapi.Backend.Batch, req)
 			if err != nil {
 				return err
-			}
-			bar := g.progress()
-			res, err := b.Batch(ctx, id, hostapi.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}, bar.update)
-			bar.done()
-			if err != nil {
-				return hostErr(err)
 			}
 			if g.json {
 				if err := writeJSON(g.env.Stdout, res); err != nil {

@@ -403,13 +403,9 @@ A pairing made by an older host may have an id that starts with '-': put it afte
 (ansight pairing revoke -- -zfR_icLhB0DPQf3vuwN6Q).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
+			r, err := ask(g, c.Context(), hostapi.Backend.Revoke, args[0])
 			if err != nil {
 				return err
-			}
-			r, err := b.Revoke(c.Context(), args[0])
-			if err != nil {
-				return hostErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, r)

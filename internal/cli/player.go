@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
 )
 
@@ -104,13 +105,9 @@ reconnect by themselves; --new-token replaces it and locks every open page out.`
 		Example: "  ansight player url\n  ansight player url --new-token",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			b, err := g.backend()
+			a, err := ask(g, c.Context(), hostapi.Backend.Player, renew)
 			if err != nil {
 				return err
-			}
-			a, err := b.Player(c.Context(), renew)
-			if err != nil {
-				return hostErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, a)
@@ -128,13 +125,9 @@ reconnect by themselves; --new-token replaces it and locks every open page out.`
 		Short: "Open the player in the default browser",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			b, err := g.backend()
+			a, err := ask(g, c.Context(), hostapi.Backend.Player, false)
 			if err != nil {
 				return err
-			}
-			a, err := b.Player(c.Context(), false)
-			if err != nil {
-				return hostErr(err)
 			}
 			if err := openBrowser(a.URL); err != nil {
 				printf(g.env.Stderr, "could not open a browser (%v): open this address yourself:\n", err)

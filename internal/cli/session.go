@@ -116,13 +116,9 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
+			d, err := ask(g, c.Context(), hostapi.Backend.Disconnect, args[0])
 			if err != nil {
 				return err
-			}
-			d, err := b.Disconnect(c.Context(), args[0])
-			if err != nil {
-				return hostErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, d)
@@ -141,13 +137,9 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
+			s, err := ask(g, c.Context(), hostapi.Backend.Session, args[0])
 			if err != nil {
 				return err
-			}
-			s, err := b.Session(c.Context(), args[0])
-			if err != nil {
-				return hostErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, sessionJSON(s))
