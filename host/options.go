@@ -141,6 +141,8 @@ type Options struct {
 	// JpegCapture is the live-screen policy answered to device.profile (sessionJpegCapture).
 	// The zero value asks the app to stream its own frames (mode "app") every
 	// DefaultJpegIntervalMilliseconds at DefaultJpegQuality; this host captures none itself.
+	// New refuses an interval or a quality out of range (MinJpegIntervalMilliseconds to
+	// MaxJpegIntervalMilliseconds, MinJpegQuality to MaxJpegQuality); zero takes the default.
 	JpegCapture pairing.JpegCapturePolicy
 
 	// Tap, when set, is offered every inbound message of every session before anything

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -99,13 +100,32 @@ func (s *Server) recordSession(sess *Session, kind EventKind, info SessionInfo) 
 }
 
 // Defaults of the live-screen policy answered to device.profile (the official SDKs' own
-// defaults).
+// defaults), and the values Options.JpegCapture may give instead.
 const (
 	DefaultJpegIntervalMilliseconds = 2000
 	DefaultJpegQuality              = 60
+
+	// MinJpegIntervalMilliseconds is the shortest interval: 20 frames a second, the most
+	// the Go SDK streams. MaxJpegIntervalMilliseconds is ten minutes.
+	MinJpegIntervalMilliseconds = 50
+	MaxJpegIntervalMilliseconds = 600_000
+	MinJpegQuality              = 1
+	MaxJpegQuality              = 100
 )
 
-// deviceProfileReply is the device.profile answer's payload: the sessionJpegCapture policy.
+// checkJpegCapture refuses a live-screen policy out of range; zero values take the defaults.
+func checkJpegCapture(p pairing.JpegCapturePolicy) error {
+	if ms := p.IntervalMilliseconds; ms != 0 && (ms < MinJpegIntervalMilliseconds || ms > MaxJpegIntervalMilliseconds) {
+		return fmt.Errorf("host: JpegCapture.IntervalMilliseconds %d is out of range %d-%d", ms, MinJpegIntervalMilliseconds, MaxJpegIntervalMilliseconds)
+	}
+	if q := p.Quality; q != 0 && (q < MinJpegQuality || q > MaxJpegQuality) {
+		return fmt.Errorf("host: JpegCapture.Quality %d is out of range %d-%d", q, MinJpegQuality, MaxJpegQuality)
+	}
+	return nil
+}
+
+// deviceProfileReply is the device.profile answer's payload: the sessionJpegCapture policy
+// (checked by New), with the defaults where it says nothing.
 func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
 	if p.Mode == "" {
 		p.Mode = pairing.JpegCaptureApp
@@ -113,10 +133,10 @@ func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
 	if p.FallbackMode == "" {
 		p.FallbackMode = pairing.JpegCaptureApp
 	}
-	if p.IntervalMilliseconds <= 0 {
+	if p.IntervalMilliseconds == 0 {
 		p.IntervalMilliseconds = DefaultJpegIntervalMilliseconds
 	}
-	if p.Quality <= 0 || p.Quality > 100 {
+	if p.Quality == 0 {
 		p.Quality = DefaultJpegQuality
 	}
 	b, err := json.Marshal(pairing.DeviceProfileReply{SessionJpegCapture: p}, json.Deterministic(true))

@@ -84,6 +84,9 @@ func New(opts Options) (*Server, error) {
 	if err := opts.WebSocketPorts.check(); err != nil {
 		return nil, err
 	}
+	if err := checkJpegCapture(opts.JpegCapture); err != nil {
+		return nil, err
+	}
 	if _, port, _ := net.SplitHostPort(opts.ListenAddr); !opts.WebSocketPorts.IsZero() && port != "0" {
 		return nil, fmt.Errorf("host: listen address %q has a port and WebSocketPorts is set: give one of them", opts.ListenAddr)
 	}

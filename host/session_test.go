@@ -61,6 +61,43 @@ func TestControlInterop(t *testing.T) {
 	waitFor(t, "disconnected", func() bool { return sess.State() == StateDisconnected })
 }
 
+// TestDeviceProfileAnswersTheJpegCapture: the live-screen policy the host is given
+// (ansight host run --jpeg-interval, --jpeg-quality) is what an app is told, not the
+// defaults.
+func TestDeviceProfileAnswersTheJpegCapture(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(o *Options) {
+		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 500, Quality: 85, MaxWidth: 480}
+	})
+	conn := h.connect(t, newApp("com.example.app"))
+	const want = `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app","fallbackMode":"app","intervalMilliseconds":500,"quality":85,"maxWidth":480}},"success":true,"message":"Device profile received."}`
+	if got := control(t, conn, sdkProfile); got != want {
+		t.Errorf("reply to device.profile\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestNewRefusesJpegCaptureOutOfRange: a quality or an interval out of range is an error,
+// not a silent fallback to the defaults.
+func TestNewRefusesJpegCaptureOutOfRange(t *testing.T) {
+	t.Parallel()
+	for _, p := range []pairing.JpegCapturePolicy{{Quality: 500}, {Quality: -1}, {IntervalMilliseconds: -3000},
+		{IntervalMilliseconds: MinJpegIntervalMilliseconds - 1}, {IntervalMilliseconds: MaxJpegIntervalMilliseconds + 1}} {
+		_, err := New(Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", StateDir: t.TempDir(), JpegCapture: p})
+		if err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("New with %+v = %v, want out of range", p, err)
+		}
+	}
+	for _, p := range []pairing.JpegCapturePolicy{{}, {Quality: MinJpegQuality, IntervalMilliseconds: MinJpegIntervalMilliseconds},
+		{Quality: MaxJpegQuality, IntervalMilliseconds: MaxJpegIntervalMilliseconds}} {
+		s, err := New(Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", StateDir: t.TempDir(), JpegCapture: p})
+		if err != nil {
+			t.Errorf("New with %+v = %v", p, err)
+			continue
+		}
+		s.Close()
+	}
+}
+
 // TestControlBadPayloads: wrong payload types get success:false, never silence or a crash.
 func TestControlBadPayloads(t *testing.T) {
 	t.Parallel()

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
@@ -84,21 +86,21 @@ func Register(a *app.App, opts Options) error {
 				func(_ context.Context, c *app.Call, in struct{}) (profileResult, error) { return d.heap(c) })
 		},
 		func() error {
-			return app.Register(a, def(CPUProfileToolID, "CPU profile",
+			return app.Register(a, withArgs(def(CPUProfileToolID, "CPU profile",
 				"Profiles the process's CPU use for seconds (1-30, default 5) and streams the pprof file; one at a time.",
-				"go pprof cpu profile performance hot path", wire.PolicyWrite),
+				"go pprof cpu profile performance hot path", wire.PolicyWrite), cpuArgsSchema),
 				func(ctx context.Context, c *app.Call, in cpuArgs) (profileResult, error) { return d.cpu(ctx, c, in) })
 		},
 	}
 	if tel := opts.Telemetry; tel != nil {
 		regs = append(regs, func() error {
-			return app.Register(a, def(LogTailToolID, "Log tail",
+			return app.Register(a, withArgs(def(LogTailToolID, "Log tail",
 				"The most recent log lines the app logged through its telemetry slog handler, oldest first.",
-				"logs tail recent lines slog", wire.PolicyRead),
+				"logs tail recent lines slog", wire.PolicyRead), logArgsSchema),
 				func(_ context.Context, _ *app.Call, in logArgs) (logResult, error) {
 					n := MaxLogTail
-					if in.Lines != nil {
-						n = max(1, min(*in.Lines, MaxLogTail))
+					if in.Lines != nil { // within the schema's bounds
+						n = *in.Lines
 					}
 					lines := tel.LogTail(n)
 					return logResult{Lines: lines, Count: len(lines)}, nil
@@ -117,6 +119,21 @@ func def(id, name, desc, keywords string, p wire.Policy) catalog.Definition {
 	return catalog.Definition{ID: id, Name: name, Description: desc, Category: "diagnostics", Policy: p,
 		Keywords: keywords}
 }
+
+// withArgs gives a definition an arguments schema written out, for bounds the schema
+// inferred from the Go type cannot state: the call is then refused with the bound it
+// broke (arguments_invalid), rather than run with a value silently clamped.
+func withArgs(d catalog.Definition, schema string) catalog.Definition {
+	d.ArgumentsSchema = jsontext.Value(schema)
+	return d
+}
+
+var (
+	cpuArgsSchema = fmt.Sprintf(`{"type":"object","properties":{"seconds":{"type":"integer","minimum":1,"maximum":%d,"default":%d,`+
+		`"description":"How long to profile, in seconds."}}}`, int(MaxCPUProfile/time.Second), int(DefaultCPUProfile/time.Second))
+	logArgsSchema = fmt.Sprintf(`{"type":"object","properties":{"lines":{"type":"integer","minimum":1,"maximum":%d,`+
+		`"description":"How many recent lines (default: all kept)."}}}`, MaxLogTail)
+)
 
 type diag struct {
 	cpuMu sync.Mutex // held while a CPU profile runs
@@ -265,8 +282,9 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// cpuArgs are diag.cpu_profile's arguments (cpuArgsSchema).
 type cpuArgs struct {
-	Seconds *int `json:"seconds,omitzero" jsonschema:"How long to profile, 1 to 30 seconds (default 5)."`
+	Seconds *int `json:"seconds,omitzero"`
 }
 
 type profileResult struct {
@@ -287,8 +305,8 @@ func (d *diag) heap(c *app.Call) (profileResult, error) {
 
 func (d *diag) cpu(ctx context.Context, c *app.Call, in cpuArgs) (profileResult, error) {
 	dur := DefaultCPUProfile
-	if in.Seconds != nil {
-		dur = time.Duration(max(1, min(*in.Seconds, int(MaxCPUProfile/time.Second)))) * time.Second
+	if in.Seconds != nil { // within the schema's bounds
+		dur = time.Duration(*in.Seconds) * time.Second
 	}
 	if !d.cpuMu.TryLock() {
 		return profileResult{}, &wire.Error{Code: CodeProfileBusy, Message: "a CPU profile is already running; try again when it ends"}
@@ -320,8 +338,9 @@ func artifact(c *app.Call, kind string, secs float64, data []byte) profileResult
 		Artifact: c.SendArtifact(name, "application/vnd.google.protobuf", int64(len(data)), bytes.NewReader(data))}
 }
 
+// logArgs are diag.log_tail's arguments (logArgsSchema).
 type logArgs struct {
-	Lines *int `json:"lines,omitzero" jsonschema:"How many recent lines (1 to 1000, default all kept)."`
+	Lines *int `json:"lines,omitzero"`
 }
 
 type logResult struct {

@@ -11,7 +11,8 @@
 //     prefix); histograms are summarised by count and quantiles;
 //   - diag.goroutines (read): the goroutine dump, with stacks, bounded to 4 MiB;
 //   - diag.heap_profile (read): a pprof heap profile, streamed as an ASFT artifact;
-//   - diag.cpu_profile (write): a pprof CPU profile over 1 to 30 seconds (5 by default),
+//   - diag.cpu_profile (write): a pprof CPU profile over 1 to 30 seconds (5 by default;
+//     the schema states the bounds, so a call out of them is refused, not clamped),
 //     streamed as an ASFT artifact;
 //   - diag.log_tail (read, with Options.Telemetry): the last lines logged through the
 //     telemetry slog handler.

@@ -122,6 +122,14 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// CloseIdleConnections closes the base transport's idle connections, so that
+// http.Client.CloseIdleConnections still reaches it through the wrapper.
+func (rt *roundTripper) CloseIdleConnections() {
+	if c, ok := rt.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // headers lists h as [{name, value}] (one entry per value), sensitive values redacted.
 func headers(h http.Header) []header {
 	out := []header{}

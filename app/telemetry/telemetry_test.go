@@ -162,6 +162,26 @@ func TestRoundTripperReportsRedactedMetadata(t *testing.T) {
 	}
 }
 
+// closeCounter is a transport that counts CloseIdleConnections.
+type closeCounter struct {
+	http.RoundTripper
+	closed int
+}
+
+func (c *closeCounter) CloseIdleConnections() { c.closed++ }
+
+// TestRoundTripperClosesIdleConnections: an http.Client over the wrapper still closes its
+// base transport's idle connections (a client that stops leaves none behind).
+func TestRoundTripperClosesIdleConnections(t *testing.T) {
+	t.Parallel()
+	base := &closeCounter{RoundTripper: http.DefaultTransport}
+	client := &http.Client{Transport: New(Options{MetricsInterval: -1}).RoundTripper(base)}
+	client.CloseIdleConnections()
+	if base.closed != 1 {
+		t.Errorf("CloseIdleConnections reached the base %d times, want 1", base.closed)
+	}
+}
+
 func TestRuntimeMetrics(t *testing.T) {
 	t.Parallel()
 	tel := New(Options{MetricsInterval: 10 * time.Millisecond})

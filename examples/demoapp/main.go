@@ -8,11 +8,13 @@
 //	go run ./examples/demoapp --files-dir ~/demo-files                 # serve and receive files there
 //
 // The app itself (notes, simulated screen, files and artifacts) is package internal/demo;
-// this command only parses flags and connects it with package app/connect. Besides the
-// notes and the UI tools, the app serves the files of one directory, root "demo"
-// (files.list_directory, files.begin_binary_download, files.push_file; package app/files),
-// and exports its notes as an artifact (artifacts.request). Without --files-dir the
-// directory is a fresh temporary one, removed when the app stops.
+// this command only parses flags and connects it with package app/connect, with the SDK's
+// telemetry (package app/telemetry): its logs, its syncs' HTTP requests (to a sync server
+// of its own on loopback), runtime metrics and its live screen are recorded by the host.
+// Besides the notes and the UI tools, the app serves the files of one directory, root
+// "demo" (files.list_directory, files.begin_binary_download, files.push_file; package
+// app/files), and exports its notes as an artifact (artifacts.request). Without
+// --files-dir the directory is a fresh temporary one, removed when the app stops.
 package main
 
 import (
@@ -26,6 +28,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
@@ -80,13 +83,27 @@ func run() int {
 	default:
 		mode = connect.Local{HostAddress: *host, DiscoveryPorts: ports}
 	}
-	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, OnState: report}
-	if *verbose {
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-
-	a := app.New(app.Options{Guard: catalog.Guard{DiscoveryEnabled: true, ExecutionEnabled: true, MaxPolicy: policy}})
 	model := demo.New(demo.Options{Scale: *scale, SyntheticTools: *synthetic})
+
+	// Telemetry: the app's logs, its HTTP requests, runtime metrics and, when the host
+	// asks, its screen go to the host, which records them (ansight session logs|network|
+	// metrics, the player's live screen and timeline).
+	tel := telemetry.New(telemetry.Options{Screen: model})
+	var console slog.Handler = slog.DiscardHandler
+	if *verbose {
+		console = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
+	}
+	logger := slog.New(tel.Handler(console, nil))
+	stopSync, err := model.ServeSync(tel.RoundTripper(nil)) // the notes' sync: HTTP to a loopback server
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	defer stopSync()
+	opts := connect.Options{AppID: *appID, AppName: "Ansight demo notes", StateDir: *stateDir, OnState: report,
+		Logger: logger, Telemetry: tel}
+
+	a := app.New(app.Options{Guard: catalog.Guard{DiscoveryEnabled: true, ExecutionEnabled: true, MaxPolicy: policy}, Logger: logger})
 	if err := model.Register(a); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,6 +22,7 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -200,6 +202,7 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 		if !g.json {
 			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.socket)
 			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)
+			w.printf("   ansight session logs %s -f\n   ansight session network %s\n", sess.ID, sess.ID)
 			if rh.playerURL != "" {
 				w.printf("Or open the web player: %s\n", rh.playerURL)
 			}
@@ -350,6 +353,56 @@ func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPat
 		return err
 	}
 	w.done("unavailable", res.Error != nil && res.Error.Kind == wire.KindUnavailable, refusalSummary(res))
+
+	// 8. Telemetry: an HTTP request of the app, reported by the SDK and recorded.
+	w.step(8, "Telemetry: the app syncs its notes over HTTP; the SDK reports the request to the host")
+	return demoSync(ctx, w, b, sid)
+}
+
+// demoSync signs in, pushes the notes to the demo's sync server (an HTTP request made
+// through the SDK's telemetry RoundTripper) and signs out again, leaving the app as it
+// was. When the host records, it waits for the request's network record.
+func demoSync(ctx context.Context, w *demoWalk, b hostapi.Backend, sid string) error {
+	calls := []hostapi.CallRequest{
+		{ToolID: "account.sign_in", Arguments: jsontext.Value(`{"userName":"demo"}`)},
+		{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)},
+		{ToolID: "account.sign_out", Arguments: jsontext.Value(`{}`)},
+	}
+	var push *hostapi.Call
+	for _, c := range calls {
+		res, err := b.Call(ctx, sid, c, nil)
+		if err != nil {
+			return err
+		}
+		if !res.Success {
+			w.done("telemetry", false, c.ToolID+": "+resultSnippet(res))
+			return nil
+		}
+		if c.ToolID == "sync.push" {
+			push = res
+		}
+	}
+	w.printf("   sync.push: %s\n", resultSnippet(push))
+	// The record comes after the call's answer (telemetry never holds up a tool call):
+	// follow the recording until it is there.
+	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var rec recording.Record
+	errFound := errors.New("found")
+	err := b.Follow(fctx, sid, hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindNetwork}}, func(r recording.Record) error {
+		rec = r
+		return errFound
+	})
+	switch {
+	case errors.Is(err, errFound):
+		w.done("telemetry", true, fmt.Sprintf("recorded: %s (ansight session network %s)", rec.Text, sid))
+	case wire.CodeOf(err) == wire.CodeRecordingOff:
+		w.done("telemetry", true, "the notes went to the sync server (this host records nothing: 'ansight demo --keep-running' keeps the request)")
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		w.done("telemetry", false, "the sync's network request was not recorded: "+fmt.Sprint(err))
+	}
 	return nil
 }
 

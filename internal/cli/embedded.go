@@ -284,18 +284,25 @@ func (rh *runningHost) close() {
 // startDemoApp runs the demo app in this process, connected to the host's discovery
 // port in local mode. It returns a function that stops the app (sending session.complete).
 func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger *slog.Logger, onState func(connect.StateChange), withTelemetry bool) (func(), error) {
-	// With telemetry the demo sends what an official SDK streams: its logs, runtime metrics
-	// and, as the host asks, its simulated screen, so that the player has a live screen and
-	// the recording logs and metrics. The conformance run leaves it out: its host speaks
-	// the tool protocol alone.
+	// With telemetry the demo sends what an official SDK streams: its logs, runtime metrics,
+	// its syncs' HTTP requests (to a sync server of its own on loopback) and, as the host
+	// asks, its simulated screen, so that the player has a live screen and the recording
+	// logs, metrics and network requests. The conformance run leaves it out: its host
+	// speaks the tool protocol alone.
 	model := demo.New(demo.Options{})
 	var tel *telemetry.Telemetry
+	stopSync := func() {}
 	if withTelemetry {
 		tel = telemetry.New(telemetry.Options{Screen: model})
 		logger = slog.New(tel.Handler(logger.Handler(), nil))
+		var err error
+		if stopSync, err = model.ServeSync(tel.RoundTripper(nil)); err != nil {
+			return nil, err
+		}
 	}
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: logger})
 	if err := model.Register(a); err != nil {
+		stopSync()
 		return nil, err
 	}
 	port := int(rh.srv.DiscoveryAddr().Port())
@@ -309,7 +316,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done; stopSync() }, nil
 }
 
 // connectDemoApp is startDemoApp that returns once the app's session is connected.

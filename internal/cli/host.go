@@ -51,6 +51,9 @@ every host of the fleet. Other machines then reach its sessions with
 			"  ANSIGHT_FLEET_PASSWORD=… ansight host run --fleet tls://lab.example:4222 --fleet-user lab-host",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := checkJpegFlags(jpegInterval, jpegQuality); err != nil {
+				return err
+			}
 			dir, err := g.stateDirPath()
 			if err != nil {
 				return err
@@ -147,8 +150,8 @@ every host of the fleet. Other machines then reach its sessions with
 	run.Flags().BoolVar(&noPlayer, "no-player", false, "do not serve the web player")
 	run.Flags().BoolVar(&noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
 	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
-	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval of the live screen frames apps are asked to stream")
-	run.Flags().IntVar(&jpegQuality, "jpeg-quality", 60, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
+	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval (50ms-10m) of the live screen frames apps are asked to stream")
+	run.Flags().IntVar(&jpegQuality, "jpeg-quality", host.DefaultJpegQuality, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
 	run.Flags().IntVar(&maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
 	addFleetHostFlag(run, &fleetHost)
 
@@ -248,4 +251,16 @@ func listenNote(st *hostapi.Status, websocket bool) string {
 		return ""
 	}
 	return " (" + strings.Join(notes, "; ") + ")"
+}
+
+// checkJpegFlags refuses a live-screen interval or quality that the host would refuse.
+func checkJpegFlags(interval time.Duration, quality int) error {
+	lo, hi := host.MinJpegIntervalMilliseconds*time.Millisecond, host.MaxJpegIntervalMilliseconds*time.Millisecond
+	if interval < lo || interval > hi {
+		return usageErrorf("--jpeg-interval %s is out of range: give %s to %s", interval, lo, hi)
+	}
+	if quality < host.MinJpegQuality || quality > host.MaxJpegQuality {
+		return usageErrorf("--jpeg-quality %d is out of range: give %d to %d", quality, host.MinJpegQuality, host.MaxJpegQuality)
+	}
+	return nil
 }

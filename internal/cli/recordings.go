@@ -100,7 +100,7 @@ func newBrowseCmd(g *globals, spec browseSpec) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.since, "since", "", "only records since this time: a duration back from now (10m, 2h) or an RFC 3339 time")
 	fl.StringVar(&f.until, "until", "", "only records before this time (as --since)")
-	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing new records as the host records them (Ctrl-C ends)")
+	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing new records as the host records them (Ctrl-C ends, exit 0)")
 	fl.IntVarP(&f.tail, "tail", "n", 0, "only the last N records (with --follow: then the new ones)")
 	if spec.level {
 		fl.StringVar(&f.level, "level", "", "only log lines of this level or above: debug, info, warn, error (session events are kept)")
@@ -268,6 +268,11 @@ func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec
 			}
 			req.After = p.Next
 		}
+	}
+	if f.follow && err != nil && ctx.Err() != nil {
+		// Ctrl-C is how a follow ends: exit 0, and nothing more on stdout, which with
+		// --json is a stream of records one per line that a reader must be able to trust.
+		err = nil
 	}
 	if wire.CodeOf(err) == wire.CodeRecordingOff && spec.fallback != nil && !f.follow {
 		return spec.fallback(ctx, g, b, id)

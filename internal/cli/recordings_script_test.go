@@ -20,7 +20,8 @@ import (
 // cmdFollow runs a --follow command until it has printed LINES lines, with a trigger in
 // between: follow LINES args... -- trigger args... starts the command, waits for its
 // first LINES-1 lines, runs the trigger (a command of the tree, which must succeed), waits
-// for the last line, then interrupts it as Ctrl-C does (exit 130). Its output becomes
+// for the last line, then interrupts it as Ctrl-C does, which must end it with exit 0 and
+// nothing more on stdout (--json: one record a line, nothing else). Its output becomes
 // stdout. Waits are bounded (45 s each) but never timed: no figure depends on speed.
 func cmdFollow(ts *testscript.TestScript, neg bool, args []string) {
 	sep := -1
@@ -66,8 +67,11 @@ func cmdFollow(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	waitLines(lines)
 	cancel()
-	if c := <-code; c != ExitInterrupted {
-		ts.Fatalf("follow: interrupted, the command exited %d, want %d", c, ExitInterrupted)
+	if c := <-code; c != ExitOK {
+		ts.Fatalf("follow: interrupted, the command exited %d, want %d (Ctrl-C is how a follow ends)", c, ExitOK)
+	}
+	if n := out.lines(); n != lines {
+		ts.Fatalf("follow: %d lines after the interrupt, %d before: nothing may follow the records:\n%s", n, lines, out.String())
 	}
 	ts.Stdout().Write([]byte(out.String()))
 }

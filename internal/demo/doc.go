@@ -13,6 +13,10 @@
 // and sync.push (unavailable until an account is signed in), app.get_state, app.reset,
 // and tools for benchmarks (synthetic tools, a large result, a generated file).
 // [Model.RegisterFiles] adds the file tools over a directory and the notes export.
+// [Model.ServeSync] makes sync real: it starts a small sync server on loopback and sends
+// every sync (sync.push, the Sync button) to it as an HTTP request through the
+// http.RoundTripper it is given — the telemetry package's, in the demo, so that the host
+// records each sync as a network request.
 //
 // The package is internal: it serves the CLI ("ansight demo", "ansight conform", "ansight
 // bench"), the benchmarks and the tests, and its surface (synthetic tools, the conformance

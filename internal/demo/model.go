@@ -67,6 +67,10 @@ type Model struct {
 	lastSync  time.Time
 	syncUntil time.Time
 	status    string // transient status line message; "" shows the account state
+	// sync, when set, uploads the notes to the demo's sync server (ServeSync); syncErr is
+	// the failure of the Sync button's upload, shown when its progress ends.
+	sync    *syncClient
+	syncErr error
 
 	screen string
 	search string
@@ -101,6 +105,7 @@ func (m *Model) reset(samples bool) {
 	now := m.now().UTC()
 	m.notes, m.nextID = nil, 0
 	m.dark, m.account, m.pending, m.lastSync, m.syncUntil, m.status = false, "", 0, time.Time{}, time.Time{}, ""
+	m.syncErr = nil
 	m.toList()
 	if samples {
 		for i, s := range sampleNotes {
@@ -121,6 +126,11 @@ func (m *Model) toList() {
 // a sync completes without a goroutine. Callers hold mu.
 func (m *Model) settle() {
 	if !m.syncUntil.IsZero() && !m.now().Before(m.syncUntil) {
+		if err := m.syncErr; err != nil {
+			m.syncUntil, m.syncErr = time.Time{}, nil
+			m.status = "Sync failed: " + err.Error()
+			return
+		}
 		m.lastSync = m.syncUntil.UTC()
 		m.syncUntil = time.Time{}
 		m.status = fmt.Sprintf("Synced %d %s at %s", len(m.notes), plural(len(m.notes), "note", "notes"), m.lastSync.Format("15:04"))
@@ -282,6 +292,7 @@ func (m *Model) signOut() bool {
 	defer m.mu.Unlock()
 	was := m.account != ""
 	m.account, m.pending, m.lastSync, m.syncUntil, m.status = "", 0, time.Time{}, time.Time{}, ""
+	m.syncErr = nil
 	return was
 }
 

@@ -78,7 +78,8 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 		return map[string]any{"screen": screenEditor}, nil
 	case "list.sync":
 		m.syncUntil = m.now().Add(syncDuration)
-		m.status = ""
+		m.status, m.syncErr = "", nil
+		m.uploadInBackground()
 		return map[string]any{"syncing": true}, nil
 	case "editor.back":
 		m.toList()

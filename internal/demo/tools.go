@@ -19,6 +19,7 @@ import (
 const (
 	CodeNoteNotFound         wire.Code = "note_not_found"
 	CodeSyncAccountNotLoaded wire.Code = "sync_account_not_loaded"
+	CodeSyncFailed           wire.Code = "sync_failed"
 )
 
 // Register adds the standard UI tools over the model's screen and the app's own tools to
@@ -189,6 +190,7 @@ type pushResult struct {
 	Account     string    `json:"account"`
 	Pushed      int       `json:"pushed" jsonschema:"changes sent"`
 	SyncedAtUtc time.Time `json:"syncedAtUtc"`
+	Revision    int       `json:"revision,omitzero" jsonschema:"the sync server's revision of the account's notes (with a sync server)"`
 }
 
 // syncAvailability makes the sync tools unavailable until an account is signed in.
@@ -231,13 +233,17 @@ func (m *Model) registerAccount(a *app.App) error {
 				return &s, nil
 			}, app.WithAvailability(m.syncAvailability)),
 		app.Register(a, def("sync.push", "Push changes", "sync", wire.PolicyWrite, "sync push upload send changes",
-			"Sends the pending changes to the account now. Unavailable until an account is signed in.", noArguments),
+			"Sends the notes to the account's sync server now. Unavailable until an account is signed in.", noArguments),
 			func(ctx context.Context, c *app.Call, _ struct{}) (*pushResult, error) {
+				rev, err := m.upload(ctx)
+				if err != nil && !errors.Is(err, errSignedOut) {
+					return nil, &wire.Error{Code: CodeSyncFailed, Message: "The sync server could not be reached: " + err.Error(), Retryable: true}
+				}
 				account, pushed, at, ok := m.push()
 				if !ok { // signed out between the availability check and now
 					return nil, &wire.Error{Code: accountNotLoaded.Code, Message: accountNotLoaded.Reason, Retryable: true}
 				}
-				return &pushResult{Account: account, Pushed: pushed, SyncedAtUtc: at}, nil
+				return &pushResult{Account: account, Pushed: pushed, SyncedAtUtc: at, Revision: rev}, nil
 			}, app.WithAvailability(m.syncAvailability)),
 	)
 }

@@ -12,5 +12,8 @@
 //     connected over real sockets, the host calling the app's tool;
 //   - TestToolingFromOutside: over that host, the public host API (hostapi) serves an MCP
 //     server (mcpbridge), which a real MCP client calls the app's tool through, and the web
-//     player (player), which lists the session and builds the tool's form.
+//     player (player), which lists the session and builds the tool's form;
+//   - TestDiagnosticsThroughMCPFromOutside: a Go service with app/diag registered, looked
+//     inside through the MCP bridge by the official Go MCP SDK's client: runtime info, the
+//     log tail, a heap profile received as a file, a CPU profile out of bounds refused.
 package outside

@@ -3,17 +3,22 @@ package outside_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/diag"
+	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
@@ -34,8 +39,9 @@ type greetOut struct {
 
 // hostWithApp starts a host and an app built from public packages only, connected over real
 // loopback sockets (UDP enrollment, authenticated WebSocket), and returns the host with the
-// app's open session. Everything stops when the test ends.
-func hostWithApp(t *testing.T, ctx context.Context) (*host.Server, *host.Session) {
+// app's open session. The app has the tool demo.greet, and those register adds. Everything
+// stops when the test ends.
+func hostWithApp(t *testing.T, ctx context.Context, register ...func(*app.App) error) (*host.Server, *host.Session) {
 	t.Helper()
 	srv, err := host.New(host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0"})
 	if err != nil {
@@ -54,6 +60,11 @@ func hostWithApp(t *testing.T, ctx context.Context) (*host.Server, *host.Session
 		})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range register {
+		if err := r(a); err != nil {
+			t.Fatal(err)
+		}
 	}
 	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}}
 	conn, err := connect.Dial(ctx, a, local, connect.Options{AppID: outsideAppID, StateDir: t.TempDir()})
@@ -105,32 +116,9 @@ func TestToolingFromOutside(t *testing.T) {
 	var backend hostapi.Backend = hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"})
 
 	t.Run("mcp server", func(t *testing.T) {
-		bridge := mcpbridge.New(backend, mcpbridge.Options{Name: "outside"})
-		clientT, serverT := mcp.NewInMemoryTransports()
-		served := make(chan error, 1)
-		go func() { served <- bridge.Run(ctx, serverT) }()
-		client := mcp.NewClient(&mcp.Implementation{Name: "outside-client", Version: "1"}, nil)
-		cs, err := client.Connect(ctx, clientT, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool,
-			Arguments: map[string]any{"toolId": "demo.greet", "arguments": map[string]any{"name": "Ada"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var text string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				text += tc.Text
-			}
-		}
-		if res.IsError || !strings.Contains(text, "Hello, Ada!") {
-			t.Errorf("ansight_call_app_tool = error %v, %s", res.IsError, text)
-		}
-		cs.Close()
-		if err := <-served; err != nil {
-			t.Errorf("bridge.Run = %v", err)
+		cs := mcpClient(t, ctx, backend)
+		if isErr, text := callAppTool(t, ctx, cs, "demo.greet", map[string]any{"name": "Ada"}); isErr || !strings.Contains(text, "Hello, Ada!") {
+			t.Errorf("ansight_call_app_tool = error %v, %s", isErr, text)
 		}
 	})
 
@@ -172,4 +160,79 @@ func TestToolingFromOutside(t *testing.T) {
 			t.Errorf("form of demo.greet = %+v", f)
 		}
 	})
+}
+
+// mcpClient serves backend with an MCP server (mcpbridge) and connects a real MCP client,
+// the official Go SDK's, to it in memory. Both stop when the test ends.
+func mcpClient(t *testing.T, ctx context.Context, backend hostapi.Backend) *mcp.ClientSession {
+	t.Helper()
+	bridge := mcpbridge.New(backend, mcpbridge.Options{Name: "outside"})
+	clientT, serverT := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- bridge.Run(ctx, serverT) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "outside-client", Version: "1"}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if err := <-served; err != nil {
+			t.Errorf("bridge.Run = %v", err)
+		}
+	})
+	return cs
+}
+
+// callAppTool calls an app's tool through the bridge's ansight_call_app_tool and returns
+// whether the result is an error, and its text.
+func callAppTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, toolID string, args map[string]any) (bool, string) {
+	t.Helper()
+	in := map[string]any{"toolId": toolID}
+	if args != nil {
+		in["arguments"] = args
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool, Arguments: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	return res.IsError, text
+}
+
+// A Go service that registers app/diag in one line, looked inside by an agent through the
+// MCP bridge: its runtime, a heap profile received as a file, its log tail, and a CPU
+// profile asked for too long, refused with the bound.
+func TestDiagnosticsThroughMCPFromOutside(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	tel := telemetry.New(telemetry.Options{MetricsInterval: -1})
+	slog.New(tel.Handler(nil, nil)).Warn("cache miss storm", "misses", 412)
+	srv, _ := hostWithApp(t, ctx, func(a *app.App) error { return diag.Register(a, diag.Options{Telemetry: tel}) })
+	cs := mcpClient(t, ctx, hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"}))
+
+	if isErr, text := callAppTool(t, ctx, cs, diag.RuntimeToolID, nil); isErr || !strings.Contains(text, `"goVersion":"go1.`) {
+		t.Errorf("%s = error %v, %.300s", diag.RuntimeToolID, isErr, text)
+	}
+	if isErr, text := callAppTool(t, ctx, cs, diag.LogTailToolID, map[string]any{"lines": 10}); isErr || !strings.Contains(text, "cache miss storm") {
+		t.Errorf("%s = error %v, %.300s", diag.LogTailToolID, isErr, text)
+	}
+	isErr, text := callAppTool(t, ctx, cs, diag.HeapProfileToolID, nil)
+	var out struct {
+		Artifacts []hostapi.Artifact `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(text), &out); err != nil || isErr || len(out.Artifacts) != 1 || out.Artifacts[0].Status != "complete" {
+		t.Fatalf("%s = error %v, %.500s (%v)", diag.HeapProfileToolID, isErr, text, err)
+	}
+	if b, err := os.ReadFile(out.Artifacts[0].Path); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // gzip: a pprof file
+		t.Errorf("the heap profile file %s: %d bytes, %v", out.Artifacts[0].Path, len(b), err)
+	}
+	if isErr, text := callAppTool(t, ctx, cs, diag.CPUProfileToolID, map[string]any{"seconds": 31}); !isErr || !strings.Contains(text, "maximum") {
+		t.Errorf("%s for 31 s = error %v, %.300s; want refused with the maximum", diag.CPUProfileToolID, isErr, text)
+	}
 }
