@@ -771,7 +771,7 @@ func inviteOf(inv host.Invite, now time.Time) Invite {
 		v.State = "revoked"
 	case inv.MaxUses > 0 && inv.Uses >= inv.MaxUses:
 		v.State = "used"
-	case !now.Before(inv.ExpiresAt):
+	case now.After(inv.ExpiresAt): // as the host decides (host/authorize.go)
 		v.State = "expired"
 	}
 	return v

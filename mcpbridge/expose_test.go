@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -227,6 +229,7 @@ func TestExposedNames(t *testing.T) {
 		long, long + "2", "x",
 	}
 	names := exposedNames(ids)
+	servers := docServerNames(t)
 	want := map[string]string{
 		"notes_create":      "notes_create",
 		"ui.get_screenshot": "ui_get_screenshot",
@@ -244,8 +247,10 @@ func TestExposedNames(t *testing.T) {
 		if !clientToolName.MatchString(name) || len(name) > maxExposedNameLength || strings.HasPrefix(name, "ansight_") {
 			t.Errorf("%s: name %q", id, name)
 		}
-		if len("mcp__ansight__"+name) > 64 {
-			t.Errorf("%s: %q is too long with Claude Code's prefix", id, name)
+		for _, server := range servers {
+			if full := "mcp__" + server + "__" + name; len(full) > 64 {
+				t.Errorf("%s: %s is %d characters, over 64", id, full, len(full))
+			}
 		}
 		if other, dup := seen[name]; dup {
 			t.Errorf("%s and %s are both %q", id, other, name)
@@ -260,6 +265,43 @@ func TestExposedNames(t *testing.T) {
 	if again := exposedNames(reversed); !maps.Equal(again, names) {
 		t.Errorf("names depend on the order: %v vs %v", again, names)
 	}
+}
+
+// docServerNames are the MCP server names the README and docs/mcp.md give clients:
+// 'claude mcp add [flags] NAME …' and the keys of "mcpServers" / "servers" objects.
+func docServerNames(t *testing.T) []string {
+	t.Helper()
+	withValue := map[string]bool{"-s": true, "--scope": true, "-t": true, "--transport": true, "-H": true, "--header": true, "-e": true, "--env": true}
+	jsonKey := regexp.MustCompile(`^\s*"([A-Za-z0-9_.-]+)": \{ "(?:type|command|url)"`)
+	seen := map[string]bool{}
+	for _, file := range []string{"../README.md", "../docs/mcp.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if m := jsonKey.FindStringSubmatch(line); m != nil {
+				seen[m[1]] = true
+			}
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "claude mcp add ")
+			if !ok {
+				continue
+			}
+			f := strings.Fields(rest)
+			for i := 0; i < len(f); i++ {
+				if withValue[f[i]] {
+					i++
+				} else if !strings.HasPrefix(f[i], "-") {
+					seen[f[i]] = true
+					break
+				}
+			}
+		}
+	}
+	if !seen["ansight"] || !seen["ansight-demo"] {
+		t.Fatalf("server names found in the docs: %v; want ansight and ansight-demo among them", seen)
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // TestToolHints reads the hints an app may put in keywords.

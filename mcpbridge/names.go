@@ -16,9 +16,11 @@ import (
 // clientToolName is the strictest tool name pattern popular clients enforce.
 var clientToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// maxExposedNameLength leaves room for a client's prefix: mcp__ansight__ is 14 characters,
-// and 64-14 = 50; 48 leaves two more for a longer server name.
-const maxExposedNameLength = 48
+// maxExposedNameLength leaves room for a client's prefix, mcp__<server>__: the server
+// name's length + 7 + the tool name's must stay within 64. 45 fits the server names the
+// README and docs/mcp.md give (the longest, "ansight-demo", makes mcp__ansight-demo__, 19
+// characters) and any other of up to 12 characters.
+const maxExposedNameLength = 45
 
 // hashSuffixLength is the length of "_" and the hex digits that tell apart names that
 // would otherwise be the same.

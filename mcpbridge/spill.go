@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -145,8 +146,39 @@ func (br *Bridge) spill(v jsontext.Value, what string) *truncation {
 		return t
 	}
 	t.ResultID, t.Path = id, path
-	t.Note = fmt.Sprintf("%s is %d bytes, over this bridge's cap of %d: saved. Read parts with ansight_read_result {\"resultId\":%q,\"pointer\":\"/member\"}, or open the file.", what, len(v), br.opts.MaxResultBytes, id)
+	t.Note = fmt.Sprintf("%s is %d bytes, over this bridge's cap of %d: saved. Read parts with ansight_read_result {\"resultId\":%q,\"pointer\":%q}, or open the file.",
+		what, len(v), br.opts.MaxResultBytes, id, examplePointer(v, t.Outline, ""))
 	return t
+}
+
+// examplePointer is the pointer a note suggests for reading a part of v, below base, taken
+// from v's outline o so that it exists: an array's first item; of an object, the first
+// member the outline describes by size (too large to show, so the one worth reading), else
+// its first member.
+func examplePointer(v jsontext.Value, o any, base string) string {
+	switch v.Kind() {
+	case '[':
+		return base + "/0"
+	case '{':
+		m, ok := o.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := slices.Sorted(maps.Keys(m))
+		keys = slices.DeleteFunc(keys, func(k string) bool { _, isNote := m[k].(string); return k == "…" && isNote })
+		if len(keys) == 0 {
+			break
+		}
+		pick := keys[0]
+		for _, k := range keys {
+			if _, described := m[k].(string); described {
+				pick = k
+				break
+			}
+		}
+		return base + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(pick)
+	}
+	return base
 }
 
 // outline describes a JSON value in a few hundred bytes: an object's members (small ones
@@ -359,7 +391,7 @@ func readPart(v jsontext.Value, pointer string, offset, budget int) (readResultO
 		}
 	default:
 		out.Outline = outline(v)
-		out.Note = "Too large to return whole: read a member with pointer (e.g. " + strconv.Quote(pointer+"/name") + ")."
+		out.Note = "Too large to return whole: read a member with pointer (e.g. " + strconv.Quote(examplePointer(v, out.Outline, pointer)) + ")."
 	}
 	return out, nil
 }

@@ -57,6 +57,10 @@ func TestResultCap(t *testing.T) {
 	if o, ok := tr.Outline.(map[string]any); !ok || o["count"] != float64(20000) || !strings.HasPrefix(o["items"].(string), "array of 20000 items") {
 		t.Fatalf("outline: %#v", tr.Outline)
 	}
+	// The note's example names a member the outline shows: the first too large to show.
+	if want := `{"resultId":"` + tr.ResultID + `","pointer":"/items"}`; !strings.Contains(tr.Note, want) {
+		t.Errorf("note %q does not suggest %s", tr.Note, want)
+	}
 
 	read := func(args map[string]any) readResultOutput {
 		t.Helper()
@@ -82,8 +86,8 @@ func TestResultCap(t *testing.T) {
 	if s := read(map[string]any{"pointer": "/note", "maxBytes": 1024}); s.Text == nil || len(*s.Text) > 1024 || s.NextOffset == 0 || s.Total != 10000 {
 		t.Fatalf("string slice: %+v", s)
 	}
-	if whole := read(map[string]any{}); whole.Outline == nil || whole.Value != nil {
-		t.Fatalf("the whole result is outlined: %+v", whole)
+	if whole := read(map[string]any{}); whole.Outline == nil || whole.Value != nil || !strings.Contains(whole.Note, `(e.g. "/items")`) {
+		t.Fatalf("the whole result is outlined, with a pointer to one of its members: %+v", whole)
 	}
 	for _, args := range []map[string]any{
 		{"resultId": "result-20260101-000000-00000000"},

@@ -197,10 +197,10 @@ func (r *Recorder) Export(ctx context.Context, sessionID string, w io.Writer, op
 	if err != nil {
 		return err
 	}
-	if err := zipFile(zw, ManifestName, mb, true); err != nil {
+	if err := zipFile(zw, ManifestName, mb, true, m.ExportedAt); err != nil {
 		return err
 	}
-	if err := zipFile(zw, RecordsName, recs.Bytes(), true); err != nil {
+	if err := zipFile(zw, RecordsName, recs.Bytes(), true, m.ExportedAt); err != nil {
 		return err
 	}
 	for _, rec := range blobs {
@@ -239,7 +239,7 @@ func (r *Recorder) zipBlob(zw *zip.Writer, rec Record, rd *redactor) error {
 		if wire.Unmarshal(b, &v) == nil {
 			b = rd.json(v)
 		}
-		return zipFile(zw, name, b, true)
+		return zipFile(zw, name, b, true, rec.At)
 	}
 	compress := path.Ext(rec.Blob) != ".jpg"
 	method := zip.Store
@@ -254,8 +254,10 @@ func (r *Recorder) zipBlob(zw *zip.Writer, rec Record, rd *redactor) error {
 	return err
 }
 
-func zipFile(zw *zip.Writer, name string, data []byte, deflate bool) error {
-	h := &zip.FileHeader{Name: name, Method: zip.Store}
+// zipFile adds a file to the archive, modified at modified: an entry without a time shows
+// as of 1980 in archive tools.
+func zipFile(zw *zip.Writer, name string, data []byte, deflate bool, modified time.Time) error {
+	h := &zip.FileHeader{Name: name, Method: zip.Store, Modified: modified}
 	if deflate {
 		h.Method = zip.Deflate
 	}

@@ -498,6 +498,20 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if tr := m.Traffic; tr.Calls != 1 || tr.Denied != 1 || tr.Errors != 0 || tr.BytesSent != 100 || tr.BytesReceived != 250 || tr.Tools["notes.get"] != 1 {
 		t.Errorf("traffic summary %+v", tr)
 	}
+	// Entries carry times (archive tools show 1980 for none): the manifest and the records
+	// the export's, each record's file its record's.
+	when := map[string]time.Time{ManifestName: m.ExportedAt, RecordsName: m.ExportedAt}
+	for _, rec := range before {
+		if rec.Blob != "" {
+			when[archiveBlobName(rec)] = rec.At
+		}
+	}
+	for _, f := range zr.File {
+		want, ok := when[f.Name]
+		if !ok || !f.Modified.Equal(want.Truncate(time.Second)) {
+			t.Errorf("%s: modified %v, want %v", f.Name, f.Modified, want)
+		}
+	}
 	sum, err := r.Import(context.Background(), bytes.NewReader(zipBuf.Bytes()), int64(zipBuf.Len()), ImportOptions{})
 	if err != nil {
 		t.Fatal(err)

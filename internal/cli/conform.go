@@ -156,7 +156,8 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		return t != nil && s.ID() == id && t.Feed(typ, data)
 	}
 	discard := slog.New(slog.DiscardHandler)
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: f.lan, logger: discard, version: g.env.Version, tap: tap})
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: f.lan, logger: discard, version: g.env.Version, tap: tap,
+		bindFlags: conformBindFlags})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -133,7 +132,7 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 	// The control socket opens only after the walkthrough (below), so that other commands
 	// never race with it.
 	cfg := hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
-		record: keep}
+		record: keep, bindFlags: demoBindFlags}
 	if !keep && (g.fleet.url != "" || fleetHost != "") {
 		return usageErrorf("the demo joins a fleet only with --keep-running")
 	}
@@ -143,7 +142,8 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 		}
 	}
 	rh, err := startHost(ctx, cfg)
-	if err != nil && discovery != "127.0.0.1:0" && errors.Is(err, syscall.EADDRINUSE) {
+	var inUse *addrInUseError
+	if err != nil && discovery != "127.0.0.1:0" && errors.As(err, &inUse) && inUse.what == listenerEnrollment {
 		// Another host took the standard port since freeOrDefault looked (two demos
 		// started at once): any port will do.
 		cfg.discovery = "127.0.0.1:0"

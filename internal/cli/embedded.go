@@ -45,6 +45,9 @@ type hostConfig struct {
 	tap func(*host.Session, transport.MessageType, []byte) bool
 	// player is the loopback address of the web player ("" for none).
 	player string
+	// bindFlags name the command's flags that choose the addresses above, for the message
+	// when one is taken (bind.go).
+	bindFlags bindFlags
 	// record keeps session recordings in <stateDir>/recordings, within recordBytes
 	// (recording.DefaultMaxBytes when 0).
 	record      bool
@@ -118,13 +121,29 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 			p.OnFrame(id, f)
 		}
 	}
+	// The player binds first: a taken player address fails the start before the host
+	// logs that it serves.
+	var playerLn net.Listener
+	if cfg.player != "" {
+		l, err := listenPlayer(cfg)
+		if err != nil {
+			if rh.rec != nil {
+				rh.rec.Close()
+			}
+			return nil, err
+		}
+		playerLn = l
+	}
 	srv, err := host.New(opts)
 	if err == nil {
 		if err = srv.Start(ctx); err != nil {
-			err = fmt.Errorf("start host: %w", err)
+			err = hostStartErr(fmt.Errorf("start host: %w", err), cfg)
 		}
 	}
 	if err != nil {
+		if playerLn != nil {
+			playerLn.Close()
+		}
 		if rh.rec != nil {
 			rh.rec.Close()
 		}
@@ -142,12 +161,15 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	}
 	if cfg.fleet != nil {
 		if err := rh.joinFleet(ctx, cfg, opts.Tools.ArtifactDir); err != nil {
+			if playerLn != nil {
+				playerLn.Close()
+			}
 			rh.close()
 			return nil, err
 		}
 	}
-	if cfg.player != "" {
-		if err := rh.servePlayer(cfg, opts.Tools.ArtifactDir); err != nil {
+	if playerLn != nil {
+		if err := rh.servePlayer(cfg, playerLn, opts.Tools.ArtifactDir); err != nil {
 			rh.close()
 			return nil, err
 		}
@@ -221,11 +243,21 @@ func (rh *runningHost) serveControl(stateDir string) error {
 	return nil
 }
 
-// servePlayer starts the web player on cfg.player. When that is the default address and
-// it is taken (another host runs), any free loopback port will do.
-func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
+// listenPlayer binds the web player's address, cfg.player. When that is the default
+// address and it is taken (another host runs), any free loopback port will do.
+func listenPlayer(cfg hostConfig) (net.Listener, error) {
+	l, err := player.Listen(cfg.player)
+	if err != nil && cfg.player == player.DefaultAddr {
+		l, err = player.Listen("127.0.0.1:0")
+	}
+	return l, addrInUse(err, listenerPlayer, cfg.player, cfg.bindFlags, false)
+}
+
+// servePlayer serves the web player on l, which it closes on failure.
+func (rh *runningHost) servePlayer(cfg hostConfig, l net.Listener, artifactDir string) error {
 	token, err := playerToken(cfg.stateDir, false)
 	if err != nil {
+		l.Close()
 		return err
 	}
 	var backend hostapi.Backend = rh.local
@@ -235,14 +267,7 @@ func (rh *runningHost) servePlayer(cfg hostConfig, artifactDir string) error {
 	}
 	p, err := player.New(backend, events, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
 	if err != nil {
-		return err
-	}
-	l, err := player.Listen(cfg.player)
-	if err != nil && cfg.player == player.DefaultAddr {
-		l, err = player.Listen("127.0.0.1:0")
-	}
-	if err != nil {
-		p.Close()
+		l.Close()
 		return err
 	}
 	rh.player, rh.playerAddr, rh.stateDir = p, l.Addr().String(), cfg.stateDir

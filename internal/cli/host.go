@@ -99,7 +99,7 @@ every host of the fleet. Other machines then reach its sessions with
 				playerAddr = ""
 			}
 			cfg := hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
-				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr,
+				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr, bindFlags: hostRunBindFlags,
 				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: pairing.JpegCapturePolicy{
 					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
 			if err := g.joinFleetConfig(&cfg, fleetHost, logger); err != nil {

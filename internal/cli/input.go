@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tailscale/hujson"
@@ -77,13 +79,25 @@ func parseJWCC(data []byte) (jsontext.Value, error) {
 	}
 	std, err := hujson.Standardize(bytes.Clone(v))
 	if err != nil {
-		return nil, err
+		return nil, withoutParserName(err)
 	}
 	out := jsontext.Value(std)
 	if err := out.Compact(strict...); err != nil {
-		return nil, err
+		return nil, withoutParserName(err)
 	}
 	return out, nil
+}
+
+// withoutParserName is err without the parser's package name ("hujson: line 1, column
+// 13: …"): the user wrote JSON, not a hujson or jsontext value.
+func withoutParserName(err error) error {
+	msg := err.Error()
+	for _, p := range []string{"hujson: ", "jsontext: "} {
+		if s, ok := strings.CutPrefix(msg, p); ok {
+			return errors.New(s)
+		}
+	}
+	return err
 }
 
 // strict refuses what Compact lets through by default: duplicate names, invalid UTF-8.

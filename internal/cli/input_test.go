@@ -27,4 +27,14 @@ func TestParseJWCC(t *testing.T) {
 	if _, err := parseJWCC([]byte(strings.Repeat("[", 2_000_000) + ",")); err == nil || !strings.Contains(err.Error(), "nested deeper") {
 		t.Errorf("deep nesting: %v", err)
 	}
+	// Errors name the place in the input, not the parser's package.
+	for in, want := range map[string]string{
+		`{"a": 1, "b": }`: "line 1, column 15: invalid character '}' at start of value",
+		`{"a":1,"a":2,}`:  `duplicate object member name "a"`,
+	} {
+		_, err := parseJWCC([]byte(in))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("parseJWCC(%q): %v; want %s…", in, err, want)
+		}
+	}
 }

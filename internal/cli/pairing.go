@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -47,8 +48,9 @@ func newPairingIssueCmd(g *globals) *cobra.Command {
 		Long: `Issue a single-use invite for one app (or, without an app id, any app: then it can be
 used for 10 minutes only).
 
---duration is how long the pairing lasts (default 30 days, at most 90): Go durations
-(15m, 1h30m) and days, weeks and months (7d, 2w, 1mo = 30 days). The invite itself must be
+--duration is how long the pairing lasts (default 30 days; from 1 minute to 90 days, and
+anything else is refused): Go durations (15m, 1h30m) and days, weeks and months (7d, 2w,
+1mo = 30 days). The invite itself must be
 used within the first 24 hours of it.
 
 The official CLI's spellings work too: the app id as an argument or --app-id, and
@@ -79,6 +81,10 @@ The official CLI's spellings work too: the app id as an argument or --app-id, an
 				d, err := parsePairingDuration(duration)
 				if err != nil {
 					return usageErrorf("--duration: %v", err)
+				}
+				// The host would cut a longer pairing to its limit without a word.
+				if d < minPairingDuration || d > pairing.MaxGrantLifetime {
+					return usageErrorf("--duration %s is out of range: a pairing lasts from 1 minute to 90 days (15m, 12h, 7d, 1mo…)", strings.TrimSpace(duration))
 				}
 				req.DurationSeconds = int64(d.Round(time.Second) / time.Second)
 			}
@@ -142,7 +148,7 @@ The official CLI's spellings work too: the app id as an argument or --app-id, an
 	f := cmd.Flags()
 	f.StringVar(&req.AppID, "app-id", "", "only this app may use the invite (default: any app)")
 	f.StringVar(&req.AppName, "name", "", "the invite's name, as the app's pairing screen shows it (default: the app id)")
-	f.StringVar(&duration, "duration", "", "how long the pairing lasts: 15m, 12h, 7d, 2w, 1mo (default 30 days)")
+	f.StringVar(&duration, "duration", "", "how long the pairing lasts, 1 minute to 90 days: 15m, 12h, 7d, 2w, 1mo (default 30 days)")
 	f.StringVar(&policy, "max-tool-policy", "read", "the pairing's grant: read, write or critical")
 	f.StringSliceVar(&req.HostAddresses, "host-address", nil, "the address apps should reach this host at (repeat for several; default: this machine's LAN addresses)")
 	f.BoolVar(&qr, "qr", false, "print a QR code on the terminal (when it fits) and save it as a PNG")
@@ -162,6 +168,10 @@ func aliasFlags(f *pflag.FlagSet, aliases map[string]string) {
 		return pflag.NormalizedName(name)
 	})
 }
+
+// minPairingDuration is the shortest pairing 'pairing issue' makes: a shorter one expires
+// before anyone could use its invite. The longest is pairing.MaxGrantLifetime (90 days).
+const minPairingDuration = time.Minute
 
 // parsePairingDuration reads a duration as the official CLI takes it: Go's units plus d
 // (day), w (week) and mo (month, 30 days), combined as in 1d12h.

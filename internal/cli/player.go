@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -122,17 +124,19 @@ reconnect by themselves; --new-token replaces it and locks every open page out.`
 	url.Flags().BoolVar(&renew, "new-token", false, "replace the access token first (every open page is locked out)")
 	open := &cobra.Command{
 		Use:   "open",
-		Short: "Open the player in the default browser",
+		Short: "Open the player in the default browser ($BROWSER, else xdg-open or open); exit 1 if it could not",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			a, err := ask(g, c.Context(), hostapi.Backend.Player, false)
 			if err != nil {
 				return err
 			}
-			if err := openBrowser(a.URL); err != nil {
-				printf(g.env.Stderr, "could not open a browser (%v): open this address yourself:\n", err)
+			if err := openBrowser(c.Context(), a.URL); err != nil {
+				if g.json {
+					return fmt.Errorf("could not open a browser (%v): 'ansight player url' prints the address to open", err)
+				}
 				fmt.Fprintln(g.env.Stdout, a.URL)
-				return nil
+				return fmt.Errorf("could not open a browser (%v): open the address above yourself ('ansight player url' prints it again)", err)
 			}
 			printf(g.env.Stdout, "opened %s in the browser\n", a.Address)
 			return nil
@@ -142,8 +146,15 @@ reconnect by themselves; --new-token replaces it and locks every open page out.`
 	return cmd
 }
 
-// openBrowser opens url with the system's opener. $BROWSER wins, as with other tools.
-func openBrowser(url string) error {
+// openerWait is how long openBrowser waits for the opener's exit status. Openers such as
+// xdg-open and open exit once the browser has the URL, with a failure status when none
+// could take it; an opener still running after this is a browser itself ($BROWSER=firefox),
+// which has the page.
+const openerWait = 2 * time.Second
+
+// openBrowser opens url with the system's opener, and fails when the opener is missing or
+// exits with a failure status. $BROWSER wins, as with other tools.
+func openBrowser(ctx context.Context, url string) error {
 	var name string
 	switch {
 	case os.Getenv("BROWSER") != "":
@@ -165,6 +176,17 @@ func openBrowser(url string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	go cmd.Wait()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t := time.NewTimer(openerWait)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	case <-t.C:
+	case <-ctx.Done():
+	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestOpenBrowser(t *testing.T) {
 	}
 	t.Setenv("BROWSER", script)
 	const url = "http://127.0.0.1:47231/?token=a;b&c=$(id)"
-	if err := openBrowser(url); err != nil {
+	if err := openBrowser(t.Context(), url); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

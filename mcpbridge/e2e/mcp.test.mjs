@@ -36,11 +36,11 @@ const META_TOOLS = [
 
 // The tool name pattern Claude Desktop and claude.ai enforce (a failing name hides the
 // server's whole tool set); Claude Code prefixes mcp__<server>__ and keeps the result
-// within 64 characters.
+// within 64 characters, with the README's longest server name (ansight-demo) too.
 const CLIENT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 function checkName(name) {
   assert.match(name, CLIENT_NAME, `tool name ${name}`);
-  assert.ok(`mcp__ansight__${name}`.length <= 64, `${name} is too long with a client prefix`);
+  assert.ok(`mcp__ansight-demo__${name}`.length <= 64, `${name} is too long with a client prefix`);
 }
 
 // pngSize reads a PNG's width and height (IHDR).

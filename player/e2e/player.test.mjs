@@ -526,6 +526,15 @@ test('when the host stops the page says so and greys out, and recovers when it i
   assert.match(await page.textContent('#banner'), /The host is not running\..*reconnects by itself.*ansight host run/);
   assert.ok(await page.evaluate(() => document.body.classList.contains('offline')), 'the sessions grey out');
   assert.equal(await page.textContent('#live'), 'offline');
+  // What the host last said may no longer hold: no session is shown as connected, the
+  // header says the host is gone, and so do the picker and the session's own pages.
+  assert.match(await page.textContent('#session-count'), /^host gone · \d+ sessions?, state unknown$/);
+  assert.equal(await page.locator('tr[data-session] .badge.state-connected').count(), 0, 'no session still says connected');
+  const row = page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).first();
+  assert.equal(await row.locator('.badge.state-unknown').textContent(), 'unknown');
+  assert.match(await row.locator('.badge.state-unknown').getAttribute('title'), /host is not running/);
+  const options = await page.locator('#session-select option').allTextContents();
+  assert.ok(options.length > 0 && options.every((o) => o.endsWith('(state unknown)')), `picker: ${options}`);
   await shot('16-host-gone');
 
   // A host again, on the same state directory and player address: the page reconnects by
@@ -538,6 +547,8 @@ test('when the host stops the page says so and greys out, and recovers when it i
   await page.waitForSelector('#live:not(.off)');
   assert.equal(await page.evaluate(() => document.body.classList.contains('offline')), false);
   await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).filter({ hasText: 'connected' }).first().waitFor();
+  assert.match(await page.textContent('#session-count'), /^\d+ connected · \d+ disconnected$/);
+  assert.equal(await page.locator('.badge.state-unknown').count(), 0, 'states are known again');
   await shot('17-host-back');
   dropNetworkErrors(errorsBefore);
 });

@@ -3,7 +3,7 @@
 // #/s/<id>/traffic, #/s/<id>/timeline).
 
 import { h, typing } from './util.js';
-import { state, emit, sessionById } from './state.js';
+import { state, emit, sessionById, sessionState } from './state.js';
 import { renderSessions } from './sessions.js';
 import { renderScreen } from './screen.js';
 import { renderTools } from './tools.js';
@@ -62,7 +62,8 @@ function drawPicker() {
   picker.textContent = '';
   if (!state.sessions.length) picker.append(h('option', { value: '' }, 'no session'));
   for (const s of state.sessions) {
-    picker.append(h('option', { value: s.id }, `${s.appName || s.appId} · ${s.id}${s.state === 'connected' ? '' : ' (disconnected)'}`));
+    const st = sessionState(s);
+    picker.append(h('option', { value: s.id }, `${s.appName || s.appId} · ${s.id}${st === 'connected' ? '' : ` (${st === 'unknown' ? 'state unknown' : st})`}`));
   }
   if (sid) picker.value = sid;
   picker.disabled = !state.sessions.length;
@@ -111,7 +112,9 @@ function route() {
 // event stream is the full session list. When the stream ends, a request tells why: no
 // answer (the host stopped: a banner says so, the sessions grey out, and the page tries
 // again until a host answers, then redraws), or 401 (this tab's access ended: the host
-// came back with a new token; the banner says how to get in again).
+// came back with a new token; the banner says how to get in again). Either way the
+// sessions' last known states may no longer hold: they show as unknown until the host
+// sends them again.
 const banner = document.getElementById('banner');
 let firstSessions = true;
 let source = null;
@@ -126,9 +129,18 @@ function showBanner(kind, title, text, command) {
   banner.hidden = false;
 }
 
+// hostGone marks the sessions' states unknown (or known again) and redraws what shows them.
+function hostGone(gone) {
+  if (state.hostGone === gone) return;
+  state.hostGone = gone;
+  drawPicker();
+  emit('host', gone);
+}
+
 function goOffline() {
   if (lockedOut) return;
   offline = true;
+  hostGone(true);
   document.body.classList.add('offline');
   live.classList.add('off');
   live.textContent = 'offline';
@@ -140,6 +152,7 @@ function lockOut() {
   if (lockedOut) return;
   lockedOut = true;
   source?.close();
+  hostGone(true);
   document.body.classList.add('offline');
   live.classList.add('off');
   live.textContent = 'locked out';
@@ -155,6 +168,7 @@ function backOnline() {
   live.title = 'Live updates: connected';
   if (!offline) return;
   offline = false;
+  hostGone(false);
   document.body.classList.remove('offline');
   banner.hidden = true;
   state.indexes.clear(); // the app may have reconnected with another catalog

@@ -3,16 +3,26 @@
 // its properties and a ready-made node reference.
 
 import { h, put, api, enc, copyButton, policyBadge, fmtAgo, typing } from './util.js';
-import { state, on, sessionById, callTool } from './state.js';
+import { state, on, sessionById, sessionState, hostGoneTitle, callTool } from './state.js';
 import { errorCard } from './result.js';
 import { renderRecords } from './records.js';
 
 export function renderScreen(main, sid) {
   const s = sessionById(sid);
+  const badge = s ? h('span.badge') : null;
+  const drawBadge = () => {
+    if (!badge) return;
+    const st = sessionState(s);
+    badge.className = 'badge state-' + st;
+    badge.textContent = st;
+    badge.title = st === 'unknown' ? hostGoneTitle : '';
+  };
+  drawBadge();
+  const offHost = on('host', drawBadge);
   const head = h('div.page-head',
     h('h1', s ? (s.appName || s.appId) : sid),
     h('span.muted.mono', sid),
-    s ? h('span.badge.state-' + s.state, s.state) : null,
+    badge,
     s ? policyBadge(s.maxToolPolicy) : null,
     h('div.spacer'));
   const captureBtn = h('button.primary#capture', { type: 'button', title: 'Capture the screen and its tree (r)' }, 'Capture');
@@ -261,5 +271,5 @@ export function renderScreen(main, sid) {
   if (s && s.state === 'connected') capture();
   else status.append(h('div.notice', 'This session is disconnected: nothing to capture.'));
 
-  return () => { offFrame(); records.close(); ro.disconnect(); document.removeEventListener('keydown', onKey); };
+  return () => { offFrame(); offHost(); records.close(); ro.disconnect(); document.removeEventListener('keydown', onKey); };
 }

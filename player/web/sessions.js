@@ -3,7 +3,7 @@
 // opening on its timeline.
 
 import { h, api, fmtAgo, fmtBytes, fmtTime, shortRev, policyBadge, debounce } from './util.js';
-import { state, on } from './state.js';
+import { state, on, sessionState, hostGoneTitle } from './state.js';
 
 export function renderSessions(main) {
   const body = h('tbody');
@@ -52,18 +52,21 @@ export function renderSessions(main) {
     table.hidden = list.length === 0;
     empty.hidden = list.length !== 0;
     const connected = list.filter((s) => s.state === 'connected').length;
-    main.querySelector('#session-count').textContent = `${connected} connected · ${list.length - connected} disconnected`;
+    main.querySelector('#session-count').textContent = state.hostGone
+      ? `host gone · ${list.length} ${list.length === 1 ? 'session' : 'sessions'}, state unknown`
+      : `${connected} connected · ${list.length - connected} disconnected`;
     for (const s of list) {
+      const st = sessionState(s);
       const open = () => { location.hash = `#/s/${encodeURIComponent(s.id)}`; };
       const tr = h('tr', {
-        class: s.state === 'connected' ? 'row-live' : 'row-gone', tabindex: 0, dataset: { session: s.id },
+        class: st === 'connected' ? 'row-live' : 'row-gone', tabindex: 0, dataset: { session: s.id },
         onclick: open, onkeydown: (e) => { if (e.key === 'Enter') open(); },
       },
       h('td', h('div.strong', s.appName || s.appId), h('div.muted.mono', s.appId + (s.appVersion ? ' · ' + s.appVersion : '')),
         h('div.muted.mono.small', s.id)),
       h('td', s.deviceName || '—', s.deviceId ? h('div.muted.mono.small', s.deviceId) : null),
       h('td', s.platform || '—', s.sdk ? h('div.muted.small', s.sdk) : null),
-      h('td', h('span.badge.state-' + s.state, s.state), s.appState ? h('div.muted.small', s.appState) : null),
+      h('td', h('span.badge.state-' + st, { title: st === 'unknown' ? hostGoneTitle : null }, st), s.appState ? h('div.muted.small', s.appState) : null),
       h('td', policyBadge(s.maxToolPolicy)),
       h('td', h('span.mono', { title: s.revision || '' }, shortRev(s.revision)), s.toolCount ? h('div.muted.small', `${s.toolCount} tools`) : null),
       h('td', { title: s.connectedAt }, fmtAgo(s.connectedAt),
@@ -75,6 +78,7 @@ export function renderSessions(main) {
   draw();
   drawRecordings();
   const off = on('sessions', () => { draw(); drawRecordings(); });
+  const offHost = on('host', draw);
   const timer = setInterval(draw, 15000); // relative times
-  return () => { off(); clearInterval(timer); };
+  return () => { off(); offHost(); clearInterval(timer); };
 }

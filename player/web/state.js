@@ -8,7 +8,17 @@ export const state = {
   batch: [],          // calls composed for the batch page: { toolId, callId, arguments }
   indexes: new Map(), // session id → { key, promise } of the compact tool index
   frames: new Map(),  // session id → the latest live frame (player.FrameInfo)
+  hostGone: false,    // the host does not answer (or locked this page out): states are unknown
 };
+
+// sessionState is the state to show for session s: "unknown" while the host is gone, since
+// the last state it sent may no longer hold (the 'host' event says when that changes).
+export function sessionState(s) {
+  return state.hostGone ? 'unknown' : s.state;
+}
+
+// hostGoneTitle explains an "unknown" state.
+export const hostGoneTitle = 'The host is not running: this session\'s state is unknown';
 
 const listeners = new Map();
 

@@ -6,7 +6,7 @@
 // end unless moved back); a disconnected or imported one is replayed as kept.
 
 import { h, api, enc, fmtTime, fmtMs, fmtBytes, debounce } from './util.js';
-import { on, sessionById } from './state.js';
+import { on, sessionById, sessionState, hostGoneTitle } from './state.js';
 import { jsonTree } from './jsontree.js';
 
 // What the timeline reads of a recording, and how much of it at most: a page beyond stops
@@ -344,8 +344,10 @@ export function renderTimeline(main, sid) {
     }
     if (!s) return;
     title.textContent = 'Timeline · ' + (s.appName || s.appId);
-    stateBadge.className = 'badge state-' + s.state;
-    stateBadge.textContent = s.recording?.origin === 'import' ? 'imported' : s.state;
+    const st = sessionState(s);
+    stateBadge.className = 'badge state-' + st;
+    stateBadge.textContent = s.recording?.origin === 'import' ? 'imported' : st;
+    stateBadge.title = st === 'unknown' && s.recording?.origin !== 'import' ? hostGoneTitle : '';
     followBtn.hidden = s.state !== 'connected';
   };
 
@@ -355,12 +357,13 @@ export function renderTimeline(main, sid) {
   const offFrame = on('frame', (f) => { if (f.sessionId === sid) refresh(); });
   const offTraffic = on('traffic', (e) => { if (e.sessionId === sid) refresh(); });
   const offSessions = on('sessions', () => { describe(); refresh(); });
+  const offHost = on('host', describe);
   const timer = setInterval(refresh, 3000); // logs, network and touches raise no event
   const ro = new ResizeObserver(debounce(drawLanes, 100));
   ro.observe(track);
   return () => {
     closed = true;
-    offFrame(); offTraffic(); offSessions(); clearInterval(timer); ro.disconnect();
+    offFrame(); offTraffic(); offSessions(); offHost(); clearInterval(timer); ro.disconnect();
     document.removeEventListener('keydown', onKey);
   };
 }
