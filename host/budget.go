@@ -79,6 +79,7 @@ const (
 // candidate is a connected session as the budget sees it when the table is full.
 type candidate struct {
 	sess   *Session
+	conn   *connection
 	called bool
 	used   uint64 // last call stamp when called, else connectOrder
 	share  int    // its app's sessions when over the newcomer's share, else 0
@@ -107,15 +108,15 @@ func (s *Server) displaceLocked(t *ticket) (displace *Session, reason string, ok
 		c := sess.conn
 		connectOrder, prior := sess.connectOrder, sess.priorCall
 		sess.mu.Unlock()
-		if c == nil {
-			continue
+		if c == nil || c.displaced {
+			continue // a displaced connection's place is already the upgrade's that took it
 		}
 		perApp[sess.appID]++
 		if c.client.Calling() {
 			continue // the user is waiting for it
 		}
 		last := max(prior, c.client.LastCall())
-		cand := candidate{sess: sess, called: last != 0, used: connectOrder}
+		cand := candidate{sess: sess, conn: c, called: last != 0, used: connectOrder}
 		if cand.called {
 			cand.used = last
 		}
@@ -137,6 +138,7 @@ func (s *Server) displaceLocked(t *ticket) (displace *Session, reason string, ok
 	if best == nil {
 		return nil, "", false
 	}
+	best.conn.displaced = true
 	if best.share > 0 {
 		return best.sess, reasonOverShare, true
 	}

@@ -67,6 +67,9 @@ type Session struct {
 type connection struct {
 	conn   transport.Conn
 	client *tools.Client
+	// displaced: an upgrade took this connection's place in the session budget, and it is
+	// closing. The server's lock guards it: concurrent upgrades never pick the same one.
+	displaced bool
 }
 
 // SessionInfo is a snapshot of a session, for listing and display.

@@ -3,7 +3,9 @@ package hostile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,6 +211,22 @@ func TestSessionSquatters(t *testing.T) {
 		}
 		if !connected(busy) {
 			t.Fatal("the session with a call running was displaced")
+		}
+		busy.release()
+		if res, err := result(); err != nil || !bytes.Contains(res.Payload.Result, []byte("genuine")) {
+			t.Fatalf("the running call: %v, %v", res, err)
+		}
+	})
+	// Every session has a call running: nothing makes room, and the newcomer gets 503 (the
+	// SDK retries).
+	t.Run("AllBusy", func(t *testing.T) {
+		h := newTestHost(t, func(o *host.Options) { o.MaxSessions = 1 })
+		busy := connectEvil(t, h, "dev.ansight.busy")
+		_, result := busy.holdCall(t)
+		u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+		err := holdSession(t, h, u, newIdentity("dev.ansight.newcomer"))
+		if he, ok := errors.AsType[*transport.HandshakeError](err); !ok || he.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("the newcomer to a table of busy sessions: %v, want 503", err)
 		}
 		busy.release()
 		if res, err := result(); err != nil || !bytes.Contains(res.Payload.Result, []byte("genuine")) {
