@@ -67,6 +67,14 @@ func (c *Client) Revoke(ctx context.Context, id string) (*hostapi.Revocation, er
 	return c.opts.Home.Backend.Revoke(ctx, id)
 }
 
+// Forget implements hostapi.Backend: the Home host's, or refused.
+func (c *Client) Forget(ctx context.Context, id string) (*hostapi.Forgetting, error) {
+	if c.opts.Home == nil {
+		return nil, c.hostOnly("pairings", "ansight pairing forget "+id)
+	}
+	return c.opts.Home.Backend.Forget(ctx, id)
+}
+
 // Shutdown implements hostapi.Backend: the Home host's, or refused.
 func (c *Client) Shutdown(ctx context.Context) error {
 	if c.opts.Home == nil {

@@ -2,31 +2,49 @@ package host
 
 import "time"
 
-// The session budget. MaxSessions bounds the connected sessions; within it, no app
-// installation and no app may keep the others out:
+// The session budget. MaxSessions bounds the connected sessions (admitted upgrades count);
+// within it, no installation, no app and no local process may keep the others out:
 //   - one grant (one installation: app id and device id) holds at most
 //     maxSessionsPerGrant sessions at once;
-//   - when the table is full, a newcomer takes the place of the oldest session of the app
-//     id holding the most sessions, when that app holds at least two more than the
-//     newcomer's own (max-min fairness: the table converges to equal shares per app, and a
-//     newcomer's app never loses a session to its own arrival).
-// A process that keeps MaxSessions distinct app ids connected at once still fills the
-// table: local mode trusts local processes (SECURITY.md).
+//   - when the table is full, a newcomer takes the place of the first session in this
+//     order (displacesBefore):
+//     1. never called before called: a session the host's user ran a tool on (a call or
+//        a batch) goes last. Catalog queries do not count: the host fetches every
+//        session's index as it opens, so they say nothing about the user;
+//     2. sessions of an app holding at least two more than the newcomer's own before the
+//        others, the app holding the most first (max-min fairness: shares per app id
+//        converge, and this rule never takes a session of the newcomer's app);
+//     3. least recently used first: by last call, a session never called by its last
+//        connection.
+//     A session with a call running is never displaced; when every session has one (or
+//     the table is all upgrades), the upgrade gets 503.
+//
+// Why app ids alone are not enough: local mode cannot verify them, so one process that
+// enrolls N made-up app ids holds one session per app and no app is over its share. With
+// the order above such a process still connects as often as it likes, but each connection
+// displaces the least recently used session nobody calls (mostly its own), and the
+// sessions the user is using stay. A displaced app that reconnects displaces in turn the
+// least recently used uncalled session, not the newcomer: the newcomer connected last,
+// and once the user calls it, it is out of reach while any uncalled session is left. So
+// squatters churn among themselves. What a squatter can still do: reconnect MaxSessions-1
+// times in a row before the user first calls a newcomer, pushing it out; its SDK then
+// reconnects and displaces a squatter. SECURITY.md (Budgets) says what users see.
 
 // maxSessionsPerGrant bounds the connected sessions of one grant: a few processes of one
 // app at once.
 const maxSessionsPerGrant = 4
 
 // admitLocked decides whether t's upgrade may add a connected session, and names the
-// session it displaces, if any. Connected sessions and admitted upgrades count.
-func (s *Server) admitLocked(t *ticket) (displace *Session, ok bool) {
+// session it displaces, if any, with the reason to give it. Connected sessions and
+// admitted upgrades count.
+func (s *Server) admitLocked(t *ticket) (displace *Session, reason string, ok bool) {
 	// The common case, a table with room, needs two counts, kept as sessions come and go;
 	// the shares of every app only matter once it is full.
 	switch {
 	case s.occupied.ofGrant[t.grantID] >= maxSessionsPerGrant:
-		return nil, false
+		return nil, "", false
 	case s.occupied.total < s.opts.MaxSessions:
-		return nil, true
+		return nil, "", true
 	}
 	return s.displaceLocked(t)
 }
@@ -39,6 +57,8 @@ func (s *Server) admitLocked(t *ticket) (displace *Session, ok bool) {
 type occupancy struct {
 	total   int
 	ofGrant map[string]int
+	// connects numbers attaches, in order: a session's connectOrder.
+	connects uint64
 }
 
 func (o *occupancy) add(grantID string, d int) {
@@ -50,37 +70,79 @@ func (o *occupancy) add(grantID string, d int) {
 	}
 }
 
-// displaceLocked decides, the table being full, whether t's upgrade displaces the oldest
-// session of the app holding the most.
-func (s *Server) displaceLocked(t *ticket) (displace *Session, ok bool) {
+// Reasons given to a displaced session in its close frame (code 1000).
+const (
+	reasonOverShare = "The host's sessions are full and this app holds more than its share."
+	reasonUnused    = "The host's sessions are full and this session was the least recently used."
+)
+
+// candidate is a connected session as the budget sees it when the table is full.
+type candidate struct {
+	sess   *Session
+	conn   *connection
+	called bool
+	used   uint64 // last call stamp when called, else connectOrder
+	share  int    // its app's sessions when over the newcomer's share, else 0
+}
+
+// displacesBefore orders candidates for displacement (see the order above).
+func displacesBefore(a, b candidate) bool {
+	if a.called != b.called {
+		return !a.called
+	}
+	if a.share != b.share {
+		return a.share > b.share
+	}
+	if a.share > 0 && a.sess.appID != b.sess.appID {
+		return a.sess.appID < b.sess.appID // equal shares: one app at a time, by name
+	}
+	return a.used < b.used
+}
+
+// displaceLocked decides, the table being full, which session t's upgrade displaces.
+func (s *Server) displaceLocked(t *ticket) (displace *Session, reason string, ok bool) {
 	perApp := make(map[string]int)
-	oldest := make(map[string]*Session) // the oldest connected session of each app id
-	var oldestAt = make(map[string]time.Time)
+	var all []candidate
 	for _, sess := range s.sessions {
 		sess.mu.Lock()
-		connected, at := sess.conn != nil, sess.connectedAt
+		c := sess.conn
+		connectOrder, prior := sess.connectOrder, sess.priorCall
 		sess.mu.Unlock()
-		if !connected {
-			continue
+		if c == nil || c.displaced {
+			continue // a displaced connection's place is already the upgrade's that took it
 		}
 		perApp[sess.appID]++
-		if o := oldest[sess.appID]; o == nil || at.Before(oldestAt[sess.appID]) {
-			oldest[sess.appID], oldestAt[sess.appID] = sess, at
+		if c.client.Calling() {
+			continue // the user is waiting for it
 		}
+		last := max(prior, c.client.LastCall())
+		cand := candidate{sess: sess, conn: c, called: last != 0, used: connectOrder}
+		if cand.called {
+			cand.used = last
+		}
+		all = append(all, cand)
 	}
 	for u := range s.upgrading {
 		perApp[u.appID]++
 	}
-	busiest := ""
-	for app, n := range perApp {
-		if oldest[app] != nil && (busiest == "" || n > perApp[busiest] || n == perApp[busiest] && app < busiest) {
-			busiest = app
+	var best *candidate
+	for i := range all {
+		c := &all[i]
+		if n := perApp[c.sess.appID]; c.sess.appID != t.appID && n >= perApp[t.appID]+2 {
+			c.share = n
+		}
+		if best == nil || displacesBefore(*c, *best) {
+			best = c
 		}
 	}
-	if busiest == "" || busiest == t.appID || perApp[busiest] < perApp[t.appID]+2 {
-		return nil, false
+	if best == nil {
+		return nil, "", false
 	}
-	return oldest[busiest], true
+	best.conn.displaced = true
+	if best.share > 0 {
+		return best.sess, reasonOverShare, true
+	}
+	return best.sess, reasonUnused, true
 }
 
 // The grant budget. Local mode makes a grant for every new (app id, device id) that

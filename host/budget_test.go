@@ -66,8 +66,8 @@ func TestSessionsPerGrant(t *testing.T) {
 }
 
 // TestSessionsFairShare: when the table is full, a newcomer takes the place of the oldest
-// session of the app holding the most, while that app holds two more than the newcomer's:
-// shares converge, and then the table refuses.
+// session of the app holding the most, while that app holds two more than the newcomer's
+// (shares converge); at equal shares, of the least recently used session, told why.
 func TestSessionsFairShare(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(o *Options) { o.MaxSessions = 4 })
@@ -84,7 +84,7 @@ func TestSessionsFairShare(t *testing.T) {
 		readAsync(h.connect(t, newApp("com.example.newcomer")))
 		select {
 		case err := <-ends[i]:
-			if closeCode(err) != transport.StatusNormalClosure {
+			if closeCode(err) != transport.StatusNormalClosure || !strings.Contains(err.Error(), "more than its share") {
 				t.Fatalf("the displaced session ended with %v", err)
 			}
 		case <-time.After(10 * time.Second):
@@ -93,9 +93,17 @@ func TestSessionsFairShare(t *testing.T) {
 		waitFor(t, "the displaced session detached", func() bool { return h.connected("com.example.greedy") == 3-i })
 		waitFor(t, "the newcomer attached", func() bool { return h.connected("com.example.newcomer") == i+1 })
 	}
-	// Two each: equal shares, the table refuses.
-	if got := upgradeStatus(t, h.wsURL(h.enroll(t, newApp("com.example.newcomer").local())), transport.DialOptions{}); got != http.StatusServiceUnavailable {
-		t.Fatalf("status %d, want 503 at equal shares", got)
+	// Two each: equal shares. The least recently used session makes room: none was
+	// called, so the one connected first (a greedy one).
+	h.clock.Advance(time.Second)
+	readAsync(h.connect(t, newApp("com.example.newcomer")))
+	select {
+	case err := <-ends[2]:
+		if closeCode(err) != transport.StatusNormalClosure || !strings.Contains(err.Error(), "least recently used") {
+			t.Fatalf("the displaced session ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("at equal shares, the least recently used session was not displaced")
 	}
 }
 

@@ -264,6 +264,33 @@ func (s *Server) Revoke(id string) (Revocation, error) {
 	return rev, err
 }
 
+// ErrGrantActive is returned by Forget for a grant that is neither revoked nor expired.
+var ErrGrantActive = errors.New("host: the pairing is active: revoke it first")
+
+// Forget removes a revoked or expired grant from the store, undoing what its record still
+// does: a revoked local grant refuses its app on that device (RegistrationRevoked), whatever
+// token it presents, until the host drops the record grantRetention after the grant's
+// expiry. Once forgotten, the app's next local enrollment is trusted on first use, as a new
+// grant; an invite grant's device needs a new invite. An active grant is refused with
+// ErrGrantActive (Revoke ends it first), an unknown id with ErrNotFound.
+func (s *Server) Forget(id string) (Grant, error) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.store.grantByID(id)
+	if g == nil {
+		return Grant{}, ErrNotFound
+	}
+	if g.active(now) {
+		return Grant{}, ErrGrantActive
+	}
+	pub := g.public()
+	s.store.removeGrant(g)
+	err := s.store.save() // at once, like the revocation it undoes
+	s.log.Info("host: pairing forgotten", "app", g.AppID, "device", g.DeviceName, "mode", g.Mode)
+	return pub, err
+}
+
 // advertised lists the addresses for invite discovery hints.
 func (s *Server) advertised() []string {
 	if len(s.opts.AdvertiseAddrs) > 0 {

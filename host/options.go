@@ -90,9 +90,10 @@ type Options struct {
 	// (transport.DefaultReadLimit). A larger message closes the connection with 1009.
 	MaxMessageBytes int64
 	// MaxSessions bounds connected sessions (DefaultMaxSessions). One grant holds at most
-	// 4; when the table is full, a newcomer displaces the oldest session of the app id
-	// holding the most, if that app holds two more than the newcomer's (see budget.go);
-	// otherwise the upgrade gets 503.
+	// 4; when the table is full, a newcomer displaces a session that has no call running:
+	// one never called before one called, of an app over its share first, else the least
+	// recently used (see budget.go); when every session has a call running, the upgrade
+	// gets 503.
 	MaxSessions int
 	// MaxTokens bounds outstanding WebSocket tokens (DefaultMaxTokens). An enrollment
 	// beyond drops the oldest unused token (and a grant's fifth drops that grant's

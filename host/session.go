@@ -57,12 +57,19 @@ type Session struct {
 	annotations    int
 	conn           *connection // nil when disconnected
 	client         *tools.Client
+	// For the session budget (budget.go): the order of the last attach among all sessions'
+	// attaches, and the last call stamp of the connections before the current one.
+	connectOrder uint64
+	priorCall    uint64
 }
 
 // connection is one WebSocket of a session.
 type connection struct {
 	conn   transport.Conn
 	client *tools.Client
+	// displaced: an upgrade took this connection's place in the session budget, and it is
+	// closing. The server's lock guards it: concurrent upgrades never pick the same one.
+	displaced bool
 }
 
 // SessionInfo is a snapshot of a session, for listing and display.
@@ -349,6 +356,11 @@ func (s *Server) attach(t *ticket, conn transport.Conn, remote netip.Addr) (*Ses
 	if old == nil {
 		s.occupied.add(sess.grantID, 1)
 	}
+	if sess.client != nil { // a resumed session keeps its use across connections
+		sess.priorCall = max(sess.priorCall, sess.client.LastCall())
+	}
+	s.occupied.connects++
+	sess.connectOrder = s.occupied.connects
 	sess.conn, sess.client = c, c.client
 	sess.state, sess.connectedAt, sess.disconnectedAt = StateConnected, now, time.Time{}
 	sess.deviceName, sess.remote, sess.opened = t.deviceName, remote, false

@@ -59,9 +59,10 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	resumed := s.resumableLocked(t)
 	adds := resumed == nil || resumed.current() == nil // one more connected session
 	var displaced *Session
+	var reason string
 	if adds {
 		var ok bool
-		if displaced, ok = s.admitLocked(t); !ok {
+		if displaced, reason, ok = s.admitLocked(t); !ok {
 			s.mu.Unlock()
 			s.log.Warn("host: refused upgrade: the session budget is spent", "app", t.appID)
 			refuse(w, http.StatusServiceUnavailable)
@@ -76,8 +77,8 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 	if displaced != nil {
-		s.log.Warn("host: sessions full: ending the oldest session of the app holding the most", "session", displaced.id, "for", t.appID)
-		displaced.disconnect(transport.StatusNormalClosure, "The host's sessions are full and this app holds more than its share.")
+		s.log.Warn("host: sessions full: ending a session to make room", "session", displaced.id, "app", displaced.appID, "for", t.appID, "why", reason)
+		displaced.disconnect(transport.StatusNormalClosure, reason)
 	}
 	release := func() {
 		if adds {

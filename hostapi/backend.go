@@ -59,6 +59,9 @@ type Backend interface {
 	// Revoke withdraws an invite (and the grants made with it) or one grant, by id, and
 	// ends their live sessions.
 	Revoke(ctx context.Context, id string) (*Revocation, error)
+	// Forget removes a revoked or expired grant, so that its device is no longer refused:
+	// a local app's next enrollment makes a new grant. An active grant is refused.
+	Forget(ctx context.Context, id string) (*Forgetting, error)
 	// Shutdown asks the host to stop; it returns once the request is accepted.
 	Shutdown(ctx context.Context) error
 }

@@ -256,6 +256,12 @@ func (c *Client) Revoke(ctx context.Context, id string) (*Revocation, error) {
 	return &v, c.do(ctx, http.MethodDelete, "/v1/pairings/"+url.PathEscape(id), nil, &v)
 }
 
+// Forget implements Backend.
+func (c *Client) Forget(ctx context.Context, id string) (*Forgetting, error) {
+	var v Forgetting
+	return &v, c.do(ctx, http.MethodPost, "/v1/pairings/"+url.PathEscape(id)+"/forget", nil, &v)
+}
+
 // Disconnect implements Backend.
 func (c *Client) Disconnect(ctx context.Context, sessionID string) (*Disconnection, error) {
 	var v Disconnection

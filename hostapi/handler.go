@@ -45,6 +45,7 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("POST /v1/invites", h.issueInvite)
 	mux.HandleFunc("GET /v1/invites", h.invites)
 	mux.HandleFunc("DELETE /v1/pairings/{id}", h.revoke)
+	mux.HandleFunc("POST /v1/pairings/{id}/forget", h.forget)
 	mux.HandleFunc("DELETE /v1/invites/{id}", h.revoke) // the path of earlier versions
 	mux.HandleFunc("POST /v1/sessions/{id}/disconnect", h.disconnect)
 	mux.HandleFunc("GET /v1/player", h.player)
@@ -270,6 +271,11 @@ func (h *handler) invites(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) revoke(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Revoke(r.Context(), r.PathValue("id"))
+	respond(w, v, err)
+}
+
+func (h *handler) forget(w http.ResponseWriter, r *http.Request) {
+	v, err := h.b.Forget(r.Context(), r.PathValue("id"))
 	respond(w, v, err)
 }
 

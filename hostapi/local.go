@@ -818,6 +818,20 @@ func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
 	return &Revocation{Schema: SchemaRevoke, ID: r.ID, Revoked: true, Kind: r.Kind, GrantIDs: r.GrantIDs, SessionsEnded: r.Sessions}, nil
 }
 
+// Forget implements Backend.
+func (l *Local) Forget(_ context.Context, id string) (*Forgetting, error) {
+	g, err := l.srv.Forget(id)
+	switch {
+	case errors.Is(err, host.ErrNotFound):
+		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no pairing %q (see 'ansight pairing list')", id)
+	case errors.Is(err, host.ErrGrantActive):
+		return nil, apiErrorf(http.StatusConflict, wire.CodeBadRequest, "pairing %q is active: revoke it first ('ansight pairing revoke %s')", id, id)
+	case err != nil:
+		return nil, err
+	}
+	return &Forgetting{Schema: SchemaForget, ID: g.ID, Forgotten: true, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID}, nil
+}
+
 // Shutdown implements Backend.
 func (l *Local) Shutdown(context.Context) error {
 	if l.shutdown == nil {

@@ -30,6 +30,7 @@ const (
 	SchemaDisconnect  = "ansight.session-disconnect/v1"
 	SchemaPlayer      = "ansight.player/v1"
 	SchemaRevoke      = "ansight.pairing-revoke/v1"
+	SchemaForget      = "ansight.pairing-forget/v1"
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
 	SchemaAnnotations = "ansight.session-annotations/v1"
@@ -512,6 +513,17 @@ type Revocation struct {
 	Kind          string   `json:"kind"` // "invite" or "grant"
 	GrantIDs      []string `json:"grantIds,omitempty"`
 	SessionsEnded int      `json:"sessionsEnded"`
+}
+
+// Forgetting says which revoked or expired grant a forget removed: the app on that device
+// may enroll again (in local mode, as a new grant).
+type Forgetting struct {
+	Schema    string `json:"schema"`
+	ID        string `json:"id"`
+	Forgotten bool   `json:"forgotten"`
+	Mode      string `json:"mode"`
+	AppID     string `json:"appId"`
+	DeviceID  string `json:"deviceId"`
 }
 
 // Error is the body of every non-2xx answer of the HTTP API.

@@ -329,6 +329,7 @@ func (f *fakeBackend) Invites(context.Context) (*hostapi.Invites, error) {
 }
 
 func (f *fakeBackend) Revoke(context.Context, string) (*hostapi.Revocation, error) { return nil, nil }
+func (f *fakeBackend) Forget(context.Context, string) (*hostapi.Forgetting, error) { return nil, nil }
 func (f *fakeBackend) Crashes(context.Context, string) (*hostapi.Crashes, error) {
 	return &hostapi.Crashes{Schema: hostapi.SchemaCrashes}, nil
 }

@@ -50,6 +50,8 @@ type BatchResult struct {
 // afterwards (Close, ctx, a stall longer than Options.Timeout, a bad frame) is reported in
 // Artifacts and in its descriptor's status, not as an error.
 func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) {
+	c.startCall()
+	defer c.endCall()
 	refused, err := c.authorize(ctx, []wire.Call{call}, false)
 	if err == nil && refused[0] != nil {
 		err = refused[0]
@@ -101,6 +103,8 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 	if len(calls) == 0 || len(calls) > wire.MaxBatchSize {
 		return nil, refuse("", -1, wire.CodeBatchSizeInvalid, "a batch holds 1 to %d calls, not %d", wire.MaxBatchSize, len(calls))
 	}
+	c.startCall()
+	defer c.endCall()
 	refused, err := c.authorize(ctx, calls, true)
 	if err == nil && !continueOnError {
 		err = firstRefusal(refused)

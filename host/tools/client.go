@@ -43,6 +43,9 @@ type Client struct {
 
 	unmatched atomic.Int64
 	malformed atomic.Int64
+
+	calling  atomic.Int32  // Calls and Batches running (see use.go)
+	lastCall atomic.Uint64 // the last one's stamp
 }
 
 // pending is one request waiting for its response. Whoever removes it from Client.pending

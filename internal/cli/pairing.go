@@ -26,7 +26,7 @@ own. A phone, or an app on another machine, needs an invite: a single-use code (
 its QR code, valid for a limited time, carrying the grant (maxToolPolicy) of the pairing.
 The host must serve the LAN for them: 'ansight host run --lan'.`,
 	}
-	cmd.AddCommand(newPairingIssueCmd(g), newPairingListCmd(g), newPairingGetCmd(g), newPairingRevokeCmd(g))
+	cmd.AddCommand(newPairingIssueCmd(g), newPairingListCmd(g), newPairingGetCmd(g), newPairingRevokeCmd(g), newPairingForgetCmd(g))
 	return cmd
 }
 
@@ -406,8 +406,17 @@ func newPairingRevokeCmd(g *globals) *cobra.Command {
 		Short: "Revoke an invite (and the pairings made with it) or one pairing",
 		Long: `Revoke an invite or a pairing (grant), by the id 'ansight pairing list' shows. Revoking an
 invite also revokes every pairing made with it. The live sessions of a revoked pairing end
-at once, and the app's stored credential is refused from then on. Both stay listed, as
+at once, and tokens it was issued and has not used stop working. Both stay listed, as
 revoked.
+
+What the device sees afterwards:
+  - a local pairing (an app on this machine or an emulator): that app on that device (its
+    app id and device id) is refused (RegistrationRevoked), whatever token it presents,
+    until you forget the pairing ('ansight pairing forget <id>') or the host drops it, 30
+    days after its expiry (120 days after it was made). Its next enrollment after that is
+    trusted on first use, as a new local pairing.
+  - an invite pairing: the device is refused with the secret it stored; a new invite pairs
+    it again.
 
 A pairing made by an older host may have an id that starts with '-': put it after '--'
 (ansight pairing revoke -- -zfR_icLhB0DPQf3vuwN6Q).`,
@@ -425,6 +434,36 @@ A pairing made by an older host may have an id that starts with '-': put it afte
 			} else {
 				printf(g.env.Stdout, "revoked pairing %s: %d session(s) ended\n", r.ID, r.SessionsEnded)
 			}
+			return nil
+		},
+	}
+}
+
+func newPairingForgetCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "forget <pairing-id>",
+		Short: "Remove a revoked or expired pairing, so that its app may pair again",
+		Long: `Remove a revoked (or expired) pairing from the host, by the id 'ansight pairing list' shows.
+A revoked local pairing keeps refusing its app on that device; once forgotten, the app's
+next enrollment is trusted on first use and makes a new local pairing (with a new id). A
+device paired by an invite needs a new invite. An active pairing is not forgotten: revoke
+it first.`,
+		Example: `  ansight pairing revoke 3kJ9mQ2xV7pL1nR8tY4wZg
+  ansight pairing forget 3kJ9mQ2xV7pL1nR8tY4wZg`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := g.backend()
+			if err != nil {
+				return err
+			}
+			r, err := b.Forget(c.Context(), args[0])
+			if err != nil {
+				return hostErr(err)
+			}
+			if g.json {
+				return writeJSON(g.env.Stdout, r)
+			}
+			printf(g.env.Stdout, "forgot %s pairing %s of %s on %s: it may pair again\n", r.Mode, r.ID, r.AppID, r.DeviceID)
 			return nil
 		},
 	}

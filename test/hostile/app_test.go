@@ -334,9 +334,15 @@ var appCases = []struct {
 	{"QueryIfRevisionNumber", queryMsg(`{"ifRevision":3}`), false, answered(wire.TypeCatalog)},
 	{"QueryDuplicateKey", queryMsg(`{"detail":"index","detail":"full"}`), false, rejected(invalidRequest)},
 	// Work and memory stay linear in the request: long id and word lists are answered.
+	// The word list is a million words so that quadratic matching cannot hide under
+	// waitLimit: linear, it is answered in about a second under -race; quadratic (before
+	// 532ea03), 100,000 words took 15 s, so a million would take about 25 minutes.
 	{"QueryManyDistinctIDs", queryMsg(`{"ids":[` + distinct(150000, `"h.echo%d"`, ",") + `]}`), false, answered(wire.TypeCatalog)},
-	{"QueryManyDistinctWords", queryMsg(`{"query":"` + distinct(100000, "w%x", " ") + `"}`), false, answered(wire.TypeCatalog)},
-	{"QueryManyMatchingWords", queryMsg(`{"query":"` + strings.Repeat("hostile echo fixture ", 100000) + `"}`), false, answered(wire.TypeCatalog)},
+	{"QueryManyDistinctWords", queryMsg(`{"query":"` + distinct(1000000, "w%x", " ") + `"}`), false, answered(wire.TypeCatalog)},
+	// Regression guard: passed before the fix (532ea03) too — repeated words were already
+	// cheap; kept because the fix matches distinct terms against the tools still selected,
+	// and a change there could make repetition costly again.
+	{"QueryManyMatchingWordsGuard", queryMsg(`{"query":"` + strings.Repeat("hostile echo fixture ", 100000) + `"}`), false, answered(wire.TypeCatalog)},
 
 	// tool.batch payloads.
 	{"BatchCallsString", batchMsg(`{"calls":"h.echo"}`), false, rejected(wire.CodeBatchPayloadInvalid)},
@@ -347,7 +353,10 @@ var appCases = []struct {
 	{"BatchContinueOnErrorString", batchMsg(`{"continueOnError":"true","calls":[{"toolId":"h.echo","arguments":{"nonce":"x"}}]}`), false, rejected(wire.CodeBatchPayloadInvalid)},
 	{"BatchItemNotObject", batchMsg(`{"calls":[5]}`), false, itemError(wire.CodeBatchCallInvalid)},
 	{"BatchItemToolAboveGuard", batchMsg(`{"calls":[{"toolId":"h.wipe"}]}`), false, itemError(wire.CodeExecutionDenied)},
-	{"BatchHugeCalls", batchMsg(`{"calls":[` + strings.Repeat(`{},`, 1000000) + `{}]}`), false, rejected(wire.CodeBatchSizeInvalid)},
+	// Regression guard: passed before the fix (532ea03) too — the answer was already
+	// tool_batch_size_invalid, after holding every item (142 MB); kept because the fix
+	// counts items beyond 32 without holding them, and the answer must stay the same.
+	{"BatchHugeCallsGuard", batchMsg(`{"calls":[` + strings.Repeat(`{},`, 1000000) + `{}]}`), false, rejected(wire.CodeBatchSizeInvalid)},
 	{"BatchItemBadAfter", batchMsg(`{"calls":[{"toolId":"h.echo","arguments":{"nonce":"x"},"after":{"delayMilliseconds":-5}}]}`), false, itemError(payloadInvalid)},
 }
 

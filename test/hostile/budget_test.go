@@ -1,12 +1,16 @@
 package hostile
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/pairing"
@@ -145,4 +149,88 @@ func TestLimiterFlood(t *testing.T) {
 		t.Fatalf("the newcomer was refused: %s", res.Reason)
 	}
 	victim.alive(t)
+}
+
+// TestSessionSquatters: one local process enrolls as many made-up app ids as the host has
+// session slots and holds one session each, so that no app is over its share (issue 19.4:
+// the host answered 503 to everyone else). A newcomer still gets a session; sessions the
+// user is using are never the ones that make room.
+func TestSessionSquatters(t *testing.T) {
+	// squat connects n sessions of fresh made-up app ids; each must be admitted.
+	squat := func(t *testing.T, h *testHost, u *udpClient, n int) {
+		t.Helper()
+		for i := range n {
+			if err := holdSession(t, h, u, newIdentity(fmt.Sprintf("dev.ansight.squat%s", pairing.NewToken(6)))); err != nil {
+				t.Fatalf("squatter %d refused: %v", i, err)
+			}
+		}
+	}
+	connected := func(e *evilApp) bool { return e.sess.State() == host.StateConnected }
+	t.Run("ManyAppIDs", func(t *testing.T) {
+		h := newTestHost(t, nil)
+		u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+		squat(t, h, u, host.DefaultMaxSessions)
+		connectEvil(t, h, "dev.ansight.legit").alive(t)
+	})
+	// A session the user has called stays while uncalled ones are left, however often the
+	// squatters reconnect; one with a call running is never displaced. The squatters churn
+	// among themselves.
+	t.Run("InUseStays", func(t *testing.T) {
+		const slots = 4
+		h := newTestHost(t, func(o *host.Options) { o.MaxSessions = slots })
+		u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+		squat(t, h, u, slots)
+		used := connectEvil(t, h, "dev.ansight.used")
+		used.alive(t) // the user calls it
+		busy := connectEvil(t, h, "dev.ansight.busy")
+		_, result := busy.holdCall(t)
+		squat(t, h, u, 3*slots)
+		if !connected(used) || !connected(busy) {
+			t.Fatalf("a session in use was displaced: used %v, busy %v", used.sess.State(), busy.sess.State())
+		}
+		busy.release()
+		if res, err := result(); err != nil || !bytes.Contains(res.Payload.Result, []byte("genuine")) {
+			t.Fatalf("the call running during the churn: %v, %v", res, err)
+		}
+		used.alive(t)
+		busy.alive(t)
+	})
+	// Every session has been called: the newcomer takes the place of the least recently
+	// used one, never of one whose call is still running, even when that call is older.
+	t.Run("CallInFlight", func(t *testing.T) {
+		h := newTestHost(t, func(o *host.Options) { o.MaxSessions = 2 })
+		busy := connectEvil(t, h, "dev.ansight.busy")
+		_, result := busy.holdCall(t)
+		idle := connectEvil(t, h, "dev.ansight.idle")
+		idle.alive(t)
+		connectEvil(t, h, "dev.ansight.newcomer").alive(t)
+		for deadline := time.Now().Add(waitLimit); connected(idle); time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the idle session was not displaced")
+			}
+		}
+		if !connected(busy) {
+			t.Fatal("the session with a call running was displaced")
+		}
+		busy.release()
+		if res, err := result(); err != nil || !bytes.Contains(res.Payload.Result, []byte("genuine")) {
+			t.Fatalf("the running call: %v, %v", res, err)
+		}
+	})
+	// Every session has a call running: nothing makes room, and the newcomer gets 503 (the
+	// SDK retries).
+	t.Run("AllBusy", func(t *testing.T) {
+		h := newTestHost(t, func(o *host.Options) { o.MaxSessions = 1 })
+		busy := connectEvil(t, h, "dev.ansight.busy")
+		_, result := busy.holdCall(t)
+		u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+		err := holdSession(t, h, u, newIdentity("dev.ansight.newcomer"))
+		if he, ok := errors.AsType[*transport.HandshakeError](err); !ok || he.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("the newcomer to a table of busy sessions: %v, want 503", err)
+		}
+		busy.release()
+		if res, err := result(); err != nil || !bytes.Contains(res.Payload.Result, []byte("genuine")) {
+			t.Fatalf("the running call: %v, %v", res, err)
+		}
+	})
 }

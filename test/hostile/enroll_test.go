@@ -209,3 +209,31 @@ func TestPlainRequestKeepsToken(t *testing.T) {
 	}
 	conn.Close(transport.StatusNormalClosure, "")
 }
+
+// TestLongDeviceName: an enrollment whose deviceName is over 512 bytes (450 characters,
+// some of two and three bytes) is accepted with the name cut to pairing.MaxDeviceNameLength
+// characters, as the official host does, where the datagram used to be dropped whole
+// (issue 19.7): a display field is truncated, never a reason to refuse the app.
+func TestLongDeviceName(t *testing.T) {
+	h := newTestHost(t, nil)
+	id := newIdentity("dev.ansight.longname")
+	req := id.enrollment()
+	req.DeviceName = string([]rune(strings.Repeat("Ada’s phone é ", 40))[:450]) // 546 bytes
+	if len(req.DeviceName) <= 512 {
+		t.Fatalf("the name is only %d bytes", len(req.DeviceName))
+	}
+	e := connectAs(t, h, id, req)
+	want := pairing.NormalizeDeviceName(req.DeviceName)
+	if n := len([]rune(want)); n != pairing.MaxDeviceNameLength || !strings.HasPrefix(req.DeviceName, want) {
+		t.Fatalf("the expected name has %d characters: %q", n, want)
+	}
+	if got := e.sess.Info().DeviceName; got != want {
+		t.Fatalf("the session's device name is %q, want the first %d characters %q", got, pairing.MaxDeviceNameLength, want)
+	}
+	for _, g := range h.Grants() {
+		if g.DeviceID == id.deviceID && g.DeviceName != want {
+			t.Fatalf("the grant's device name is %q, want %q", g.DeviceName, want)
+		}
+	}
+	e.alive(t)
+}

@@ -62,23 +62,26 @@ func TestHostileToMCPBridge(t *testing.T) {
 		{"page from another localhost port, with the token", func(r *http.Request) { r.Header.Set("Origin", "http://localhost:3000") }, http.StatusForbidden},
 		{"page from a loopback address", func(r *http.Request) { r.Header.Set("Origin", "http://127.0.0.1:8080") }, http.StatusForbidden},
 		{"page from an IPv6 loopback origin", func(r *http.Request) { r.Header.Set("Origin", "http://[::1]:5173") }, http.StatusForbidden},
-		{"sandboxed page (null origin)", func(r *http.Request) { r.Header.Set("Origin", "null") }, http.StatusForbidden},
 		{"preflight from another localhost port", func(r *http.Request) {
 			r.Method = http.MethodOptions
 			r.Header.Del("Authorization")
 			r.Header.Set("Origin", "http://localhost:3000")
 			r.Header.Set("Access-Control-Request-Method", "POST")
 		}, http.StatusForbidden},
-		{"DNS rebinding (foreign Host)", func(r *http.Request) { r.Host = "rebind.attacker.example" }, http.StatusForbidden},
-		{"process without the token", func(r *http.Request) { r.Header.Del("Authorization") }, http.StatusUnauthorized},
-		{"token of the right length, wrong", func(r *http.Request) {
+		// Regression guards: these passed under the old rule too (it refused origins that
+		// are not http(s) loopback and foreign Hosts, and the token check was in place);
+		// kept because the allow-list replaced that code, and each must stay refused.
+		{"sandboxed page (null origin) (regression guard)", func(r *http.Request) { r.Header.Set("Origin", "null") }, http.StatusForbidden},
+		{"DNS rebinding (foreign Host) (regression guard)", func(r *http.Request) { r.Host = "rebind.attacker.example" }, http.StatusForbidden},
+		{"process without the token (regression guard)", func(r *http.Request) { r.Header.Del("Authorization") }, http.StatusUnauthorized},
+		{"token of the right length, wrong (regression guard)", func(r *http.Request) {
 			r.Header.Set("Authorization", "Bearer "+pairing.NewToken(pairing.AccessTokenBytes))
 		}, http.StatusUnauthorized},
-		{"token in the query string", func(r *http.Request) {
+		{"token in the query string (regression guard)", func(r *http.Request) {
 			r.Header.Del("Authorization")
 			r.URL.RawQuery = "token=" + token
 		}, http.StatusUnauthorized},
-		{"token as Basic credentials", func(r *http.Request) { r.SetBasicAuth("ansight", token) }, http.StatusUnauthorized},
+		{"token as Basic credentials (regression guard)", func(r *http.Request) { r.SetBasicAuth("ansight", token) }, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := post(t, tc.mutate); got != tc.want {

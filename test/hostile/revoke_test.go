@@ -1,8 +1,11 @@
 package hostile
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -73,7 +77,7 @@ func TestRevokeInvite(t *testing.T) {
 
 // TestRevokeLocalGrantFromCLI: local-mode grants are listed by `ansight pairing list` (and
 // --json) and `ansight pairing revoke <grant>` ends the session and refuses the app's
-// token from then on.
+// token from then on, until `ansight pairing forget <grant>`.
 func TestRevokeLocalGrantFromCLI(t *testing.T) {
 	h := newTestHost(t, nil)
 	dir := serveControl(t, h)
@@ -115,6 +119,70 @@ func TestRevokeLocalGrantFromCLI(t *testing.T) {
 	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
 	if res := u.enroll(t, e.id.enrollment()); res.Accepted || res.Reason != pairing.ReasonRegistrationRevoked {
 		t.Fatalf("re-enrollment after the revocation: accepted=%v reason %s, want RegistrationRevoked", res.Accepted, res.Reason)
+	}
+	// The user lets the app in again: forgotten, the revoked grant no longer refuses it,
+	// and its next enrollment makes a new local grant.
+	if run := runCLI(t, dir, "pairing", "forget", grantID); run.code != 0 {
+		t.Fatalf("pairing forget %s: exit %d: %s", grantID, run.code, run.stderr)
+	}
+	if res := u.enroll(t, e.id.enrollment()); !res.Accepted {
+		t.Fatalf("enrollment after forgetting the revoked grant: %s", res.Reason)
+	}
+	bystander.alive(t)
+}
+
+// TestRevokeDuringUpgrade: a token redeemed just before the revocation cannot attach after
+// it. The upgrade below has used its token up and been accepted when its grant is revoked
+// (from the host's connection hook, which runs between the two: deterministic, no timing);
+// the host closes the connection as revoked, and no session is made.
+func TestRevokeDuringUpgrade(t *testing.T) {
+	var revokeNext atomic.Pointer[func()]
+	h := newTestHost(t, func(o *host.Options) {
+		o.WrapConn = func(c transport.Conn) transport.Conn {
+			if f := revokeNext.Swap(nil); f != nil {
+				(*f)()
+			}
+			return c
+		}
+	})
+	bystander := connectEvil(t, h, "dev.ansight.bystander")
+	id := newIdentity("dev.ansight.revoked")
+	u := newUDPClient(t, "127.0.0.1", h.DiscoveryAddr())
+	res := u.enroll(t, id.enrollment())
+	if !res.Accepted {
+		t.Fatalf("enrollment refused: %s", res.Reason)
+	}
+	grantID := ""
+	for _, g := range h.Grants() {
+		if g.DeviceID == id.deviceID {
+			grantID = g.ID
+		}
+	}
+	revoke := func() {
+		if _, err := h.Revoke(grantID); err != nil {
+			t.Error(err)
+		}
+	}
+	revokeNext.Store(&revoke)
+	conn, err := h.upgrade(res)
+	if err != nil {
+		t.Fatalf("the upgrade was refused before the revocation: %v", err)
+	}
+	defer conn.Close(transport.StatusNormalClosure, "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, _, err = conn.Read(ctx)
+	var ce *transport.CloseError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "revoked") {
+		t.Fatalf("the connection of a revoked grant: %v, want closed as revoked", err)
+	}
+	for _, s := range h.Sessions() {
+		if s.Info().DeviceID == id.deviceID {
+			t.Fatalf("a session was made for the revoked grant: %+v", s.Info())
+		}
+	}
+	if res := u.enroll(t, id.enrollment()); res.Accepted || res.Reason != pairing.ReasonRegistrationRevoked {
+		t.Fatalf("re-enrollment after the revocation: accepted=%v reason %s", res.Accepted, res.Reason)
 	}
 	bystander.alive(t)
 }

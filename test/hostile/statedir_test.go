@@ -50,7 +50,10 @@ func TestSharedStateDir(t *testing.T) {
 			}
 		})
 	}
-	t.Run("Missing", func(t *testing.T) {
+	// Regression guard: passed before the fix (c2d4ac5) too — a missing directory was
+	// already created 0700; kept because the fix rewrote how the directory is made
+	// (internal/privdir), and a new state directory must stay private.
+	t.Run("MissingGuard", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "new", "state")
 		srv, err := host.New(host.Options{StateDir: dir})
 		if err != nil {
