@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,14 +105,7 @@ func TestProgressNotifications(t *testing.T) {
 func TestProgressRateLimit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var sent []*mcp.ProgressNotificationParams
-		var mu sync.Mutex
-		p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
-			mu.Lock()
-			sent = append(sent, n)
-			mu.Unlock()
-			return nil
-		})
+		p, sentSoFar := recordProgress(t)
 		report := p.report()
 		const total = 1000
 		for i := 1; i <= total; i++ {
@@ -119,6 +113,7 @@ func TestProgressRateLimit(t *testing.T) {
 			time.Sleep(time.Millisecond) // one second in all
 		}
 		p.stop(nil)
+		sent := sentSoFar()
 		if n := len(sent); n < 2 || n > int(time.Second/progressInterval)+2 {
 			t.Fatalf("%d notifications in 1s", n)
 		}
@@ -138,17 +133,14 @@ func TestProgressRateLimit(t *testing.T) {
 func TestProgressFinal(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var sent []*mcp.ProgressNotificationParams
-		p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
-			sent = append(sent, n)
-			return nil
-		})
+		p, sentSoFar := recordProgress(t)
 		p.report()(hostapi.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: 300, SizeBytes: 1000})
 		synctest.Wait()
 		p.stop([]hostapi.Artifact{
 			{TransferID: "t", FileName: "f.bin", SizeBytes: 1000, Status: "complete"},
 			{TransferID: "u", FileName: "g.bin", SizeBytes: 50, Status: "failed"}, // not reported as received
 		})
+		sent := sentSoFar()
 		if len(sent) != 2 || sent[0].Progress != 300 || sent[1].Progress != 1000 || sent[1].Total != 1000 {
 			t.Fatalf("%+v", sent)
 		}
@@ -162,25 +154,33 @@ func TestProgressFinal(t *testing.T) {
 func TestProgressAfterAnnounce(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var sent []*mcp.ProgressNotificationParams
-		var mu sync.Mutex
-		p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
-			mu.Lock()
-			sent = append(sent, n)
-			mu.Unlock()
-			return nil
-		})
+		p, sent := recordProgress(t)
 		report := p.report()
 		report(hostapi.Progress{TransferID: "t", FileName: "f.bin", SizeBytes: 1000})
 		synctest.Wait()
 		report(hostapi.Progress{TransferID: "t", FileName: "f.bin", ReceivedBytes: 400, SizeBytes: 1000})
 		synctest.Wait() // no time passes: the notification must not wait for the interval
-		mu.Lock()
-		n := len(sent)
-		mu.Unlock()
-		if n != 1 || sent[0].Progress != 400 {
-			t.Fatalf("after the first bytes: %+v", sent)
+		if got := sent(); len(got) != 1 || got[0].Progress != 400 {
+			t.Fatalf("after the first bytes: %+v", got)
 		}
 		p.stop(nil)
 	})
+}
+
+// recordProgress is a progress for token "tok" whose notifications are kept; sent returns
+// those so far.
+func recordProgress(t *testing.T) (*progress, func() []*mcp.ProgressNotificationParams) {
+	var mu sync.Mutex
+	var sent []*mcp.ProgressNotificationParams
+	p := newProgress(t.Context(), "tok", func(_ context.Context, n *mcp.ProgressNotificationParams) error {
+		mu.Lock()
+		sent = append(sent, n)
+		mu.Unlock()
+		return nil
+	})
+	return p, func() []*mcp.ProgressNotificationParams {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sent)
+	}
 }
