@@ -183,7 +183,7 @@ func (a *App) execute(ctx context.Context, t *tool, c *Call) (result jsontext.Va
 	if err != nil {
 		return nil, err
 	}
-	return encodeResult(c.ToolID, v)
+	return encodeResult(c.ToolID, v, t.resultEncoder)
 }
 
 // isCompact reports whether the valid JSON value v holds no whitespace byte at all, so
@@ -204,8 +204,9 @@ func isCompact(v []byte) bool {
 // returns goes into the response payload as is.
 var strictCompact = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)}
 
-// encodeResult turns a handler's result into compact, strictly valid JSON.
-func encodeResult(toolID string, v any) (jsontext.Value, error) {
+// encodeResult turns a handler's result into compact, strictly valid JSON; flat is the
+// typed tool's plan for its result type, if any.
+func encodeResult(toolID string, v any, flat *flatEncoder) (jsontext.Value, error) {
 	switch v := v.(type) {
 	case nil:
 		return jsontext.Value("null"), nil
@@ -216,7 +217,7 @@ func encodeResult(toolID string, v any) (jsontext.Value, error) {
 		}
 		return out, nil
 	}
-	b, err := wire.Marshal(v)
+	b, err := flat.marshal(v)
 	if err != nil {
 		return nil, &wire.Error{Code: wire.CodeExecutionFailed, Message: fmt.Sprintf("The result of tool '%s' could not be encoded: %v", toolID, err)}
 	}
