@@ -30,11 +30,11 @@ type exchange struct {
 // anything runs (docs/protocol/calls.md#processing-order), the after block included. On failure it still returns the
 // toolId and callId it could read, for the batch listing.
 func parseCall(raw jsontext.Value) (wire.Call, *wire.Error) {
-	var c wire.Call
 	if raw.Kind() != '{' {
-		return c, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload must be a JSON object."}
+		return wire.Call{}, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload must be a JSON object."}
 	}
-	if err := wire.Unmarshal(raw, &c); err != nil {
+	c, err := wire.UnmarshalCall(raw)
+	if err != nil {
 		c = readableCall(raw)
 		return c, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload is invalid: " + err.Error()}
 	}

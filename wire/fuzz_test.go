@@ -371,6 +371,13 @@ func FuzzFastDecode(f *testing.F) {
 				t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
 			}
 		}
+		// UnmarshalCall is Unmarshal into a Call, whichever path it takes.
+		var want Call
+		werr := Unmarshal(data, &want)
+		got, err := UnmarshalCall(data)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: UnmarshalCall %+v, %v; Unmarshal %+v, %v", data, got, err, want, werr)
+		}
 	})
 }
 
