@@ -266,18 +266,19 @@ func (a *App) respond(requestID, sessionID, typ string, payload []byte, encoded 
 	}
 	env := wire.Envelope{
 		Type:       typ,
-		ID:         wire.ResponseID(requestID),
 		ReplyTo:    requestID,
 		SessionID:  sessionID,
 		SentAt:     a.clock().UTC(),
 		Capability: wire.CapabilityToolExec,
 		Payload:    p,
 	}
+	buf := responseBuffers.Get()
 	if requestID == "" {
 		env.ID = "tool.error." + a.newID()
+		*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
+	} else {
+		*buf, err = wire.AppendResponse((*buf)[:0], &env) // id wire.ResponseID(requestID)
 	}
-	buf := responseBuffers.Get()
-	*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
 	if err != nil {
 		responseBuffers.Put(buf)
 		return nil, err

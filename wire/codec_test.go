@@ -273,6 +273,28 @@ func TestAppendEnvelope(t *testing.T) {
 			t.Errorf("%s: got %q, %v; want an error and dst unchanged", name, out, err)
 		}
 	}
+
+	// AppendResponse writes the same bytes with the id made from replyTo, escaped or not.
+	for _, replyTo := range []string{"call-1", "a\"\n<é>"} {
+		e := *resp
+		e.ReplyTo, e.ID = replyTo, ""
+		got, err := AppendResponse([]byte("prefix"), &e)
+		e.ID = ResponseID(replyTo)
+		want, werr := AppendEnvelope([]byte("prefix"), &e)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Errorf("AppendResponse %s, %v; AppendEnvelope %s, %v", got, err, want, werr)
+		}
+	}
+	for name, e := range map[string]*Envelope{
+		"no type":       {ReplyTo: "r"},
+		"blank replyTo": {Type: "t", ID: "i", ReplyTo: " "},
+		"invalid UTF-8": {Type: "t", ReplyTo: "\xff"},
+	} {
+		out, err := AppendResponse([]byte("keep"), e)
+		if err == nil || string(out) != "keep" {
+			t.Errorf("AppendResponse, %s: got %q, %v; want an error and dst unchanged", name, out, err)
+		}
+	}
 }
 
 func TestErrorEnvelopeID(t *testing.T) {

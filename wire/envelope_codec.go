@@ -205,12 +205,37 @@ func AppendEnvelope(dst []byte, e *Envelope) ([]byte, error) {
 	case strings.TrimSpace(e.ID) == "":
 		return dst, errors.New("wire: envelope has no id")
 	}
+	return appendEnvelope(dst, e, e.ID, "")
+}
+
+// AppendResponse is AppendEnvelope of the response to request e.ReplyTo, whose id is
+// ResponseID(e.ReplyTo) whatever e.ID says: the id is written, not made into a string
+// first. e.ReplyTo must be non-blank.
+func AppendResponse(dst []byte, e *Envelope) ([]byte, error) {
+	switch {
+	case strings.TrimSpace(e.Type) == "":
+		return dst, errors.New("wire: envelope has no type")
+	case strings.TrimSpace(e.ReplyTo) == "":
+		return dst, errors.New("wire: response has no replyTo")
+	}
+	return appendEnvelope(dst, e, e.ReplyTo, responseSuffix)
+}
+
+// appendEnvelope is AppendEnvelope with the id id+idSuffix; the caller has checked both.
+func appendEnvelope(dst []byte, e *Envelope, id, idSuffix string) ([]byte, error) {
 	orig := len(dst)
 	var err error
 	dst = append(dst, `{"type":`...)
 	dst, err = appendString(dst, e.Type, err)
 	dst = append(dst, `,"id":`...)
-	dst, err = appendString(dst, e.ID, err)
+	if plainString(id) && plainString(idSuffix) {
+		dst = append(dst, '"')
+		dst = append(dst, id...)
+		dst = append(dst, idSuffix...)
+		dst = append(dst, '"')
+	} else {
+		dst, err = appendString(dst, id+idSuffix, err)
+	}
 	if e.ReplyTo != "" {
 		dst = append(dst, `,"replyTo":`...)
 		dst, err = appendString(dst, e.ReplyTo, err)
@@ -242,18 +267,26 @@ func AppendEnvelope(dst []byte, e *Envelope) ([]byte, error) {
 // appendString appends s as a JSON string. Plain ASCII is copied directly; anything else
 // goes through jsontext, which refuses invalid UTF-8. A previous error is kept.
 func appendString(dst []byte, s string, err error) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			out, qerr := jsontext.AppendQuote(dst, s)
-			if err == nil {
-				err = qerr
-			}
-			return out, err
+	if !plainString(s) {
+		out, qerr := jsontext.AppendQuote(dst, s)
+		if err == nil {
+			err = qerr
 		}
+		return out, err
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"'), err
+}
+
+// plainString reports whether s is ASCII that a JSON string holds as is.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // NewResponse builds the response envelope to req (docs/protocol/messages.md#correlation): id "<req.ID>.response",

@@ -125,6 +125,17 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-decoding %s: %v", out, err)
 		}
+		// A response written by AppendResponse is the envelope with its id made by
+		// ResponseID, written by AppendEnvelope.
+		if strings.TrimSpace(e.ReplyTo) != "" {
+			resp, err := AppendResponse([]byte("x"), &e)
+			r := e
+			r.ID = ResponseID(e.ReplyTo)
+			want, werr := AppendEnvelope([]byte("x"), &r)
+			if (err == nil) != (werr == nil) || !bytes.Equal(resp, want) {
+				t.Fatalf("AppendResponse %s, %v; AppendEnvelope %s, %v", resp, err, want, werr)
+			}
+		}
 		if !e.SentAt.Equal(e2.SentAt) || e.Type != e2.Type || e.ID != e2.ID || e.ReplyTo != e2.ReplyTo ||
 			e.SessionID != e2.SessionID || e.Capability != e2.Capability || !bytes.Equal(e.Payload, e2.Payload) {
 			t.Fatalf("round trip changed the envelope:\n%+v\n%+v", e, e2)
