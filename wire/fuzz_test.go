@@ -382,9 +382,24 @@ func FuzzFastDecode(f *testing.F) {
 				t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
 			}
 		}
+		// UnmarshalResultPayload is UnmarshalPayload into a Result, whichever path it
+		// takes; its result is a piece of the payload that an append cannot overwrite.
+		var wantR, gotR Result
+		wp, werr := UnmarshalPayload(data, 0, &wantR)
+		gp, gerr := UnmarshalResultPayload(data, 0, &gotR)
+		if (gerr == nil) != (werr == nil) || gerr == nil && (!bytes.Equal(gp, wp) || !reflect.DeepEqual(gotR, wantR)) {
+			t.Fatalf("%q: UnmarshalResultPayload %+v, %v; UnmarshalPayload %+v, %v", data, gotR, gerr, wantR, werr)
+		}
+		if gerr == nil && len(gotR.Result) > 0 {
+			before := string(gp)
+			_ = append(gotR.Result, "xx"...)
+			if string(gp) != before {
+				t.Fatalf("%q: appending to the result changed the payload", data)
+			}
+		}
 		// UnmarshalCall is Unmarshal into a Call, whichever path it takes.
 		var want Call
-		werr := Unmarshal(data, &want)
+		werr = Unmarshal(data, &want)
 		got, err := UnmarshalCall(data)
 		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: UnmarshalCall %+v, %v; Unmarshal %+v, %v", data, got, err, want, werr)

@@ -19,7 +19,7 @@ type CallResult struct {
 	// their final status, artifactPath and receivedBytes.
 	Payload wire.Result
 	// Raw is the same payload as JSON (decompressed, descriptors rewritten), keeping members
-	// that other SDKs add and Payload drops.
+	// that other SDKs add and Payload drops. Payload.Result may share its bytes.
 	Raw jsontext.Value
 	// Artifacts lists the transfers the result announced, in document order.
 	Artifacts []Artifact

@@ -18,7 +18,9 @@ import (
 // caller. Responses to unknown requests, duplicates and malformed input are dropped and
 // counted, never fatal. The host calls it from the connection's single reader goroutine:
 // transfers announced in a response are registered before HandleMessage returns, so the
-// frames that follow find them. data is not retained.
+// frames that follow find them. A call's result may keep data's bytes (CallResult.Raw
+// and Payload.Result of an uncompressed payload are pieces of it): data must not be
+// modified afterwards.
 func (c *Client) HandleMessage(typ transport.MessageType, data []byte) bool {
 	switch typ {
 	case transport.MessageText:
@@ -103,6 +105,8 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	// One strict pass decodes the (inflated) payload into its type.
 	r := response{typ: env.Type}
 	var v any
+	var payload []byte
+	var err error
 	switch env.Type {
 	case wire.TypeCatalog:
 		if err := c.answers.decode(p.query, env.Payload, c.opts.MaxInflatedBytes, &r); err != nil {
@@ -116,13 +120,17 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		}
 		return r
 	case wire.TypeResult:
-		r.result = new(CallResult) // decoded in place: Call returns it
-		v = &r.result.Payload
+		// Decoded in place (Call returns it), its result sharing the payload's bytes:
+		// Call returns the payload too, as Raw.
+		r.result = new(CallResult)
+		payload, err = wire.UnmarshalResultPayload(env.Payload, c.opts.MaxInflatedBytes, &r.result.Payload)
 	case wire.TypeBatchResult:
 		r.batch = new(wire.BatchResult)
 		v = r.batch
 	}
-	payload, err := wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, v)
+	if v != nil {
+		payload, err = wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, v)
+	}
 	if err != nil {
 		var ok bool
 		if payload, ok = c.lenient(env, &r); !ok {
