@@ -41,6 +41,12 @@ func TestRoundTripAllocations(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"DecodeEnvelopeInto", 2, func() { // the envelope's strings, the arguments' copy
+			var c Call
+			if _, decoded, err := DecodeEnvelopeInto(data, &c, nil); err != nil || !decoded {
+				t.Fatal(decoded, err)
+			}
+		}},
 		{"UnmarshalCall", 1, func() { // the arguments' copy
 			if _, err := UnmarshalCall(callPayload); err != nil {
 				t.Fatal(err)

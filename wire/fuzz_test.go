@@ -102,8 +102,47 @@ func wrapped(t testing.TB) []byte {
 }
 
 func FuzzDecodeEnvelope(f *testing.F) {
+	for _, s := range []string{
+		smallCall,
+		`{"type":"tool.result","id":"r","replyTo":"c","payload":{"toolId":"a","success":true,"result":{"screen":"list","n":1}}}`,
+		`{"type":"tool.result","id":"r","payload":{"toolId":"a","success":true,"evidence":{}}}`,
+		`{"type":"tool.result","id":"r","payload":{"$ansightEncoding":"gzip-base64-json","data":"H4sIAAAAAAAA/6pWKkktLlGyUlAqS8wpTVWqBQQAAP//AQAA//8="}}`,
+		`{"payload":{"toolId":"a","arguments":{}},"type":"tool.call","id":"c"}`,
+		`{"type":"tool.call","id":"c","payload":{"toolId":"a","ToolId":"b"}}`,
+		`{"type":"tool.call","id":"c","payload":{"toolId":"a","after":{"include":["screenshot"]}}}`,
+		`{"type":"tool.call","id":" ","payload":{"toolId":"a"}}`,
+		`{"type":"tool.result","id":"r","payload":{"toolId":"a","result":{"x":1,"x":2}}}`,
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := DecodeEnvelope(data)
+		// DecodeEnvelopeInto answers as DecodeEnvelope does, and a payload it decodes on
+		// the way is what UnmarshalCall or UnmarshalResultPayload make of it.
+		var call Call
+		var result Result
+		fe, decoded, ferr := DecodeEnvelopeInto(data, &call, &result)
+		if (err == nil) != (ferr == nil) || err != nil && err.Error() != ferr.Error() || !reflect.DeepEqual(e, fe) {
+			t.Fatalf("%q: DecodeEnvelopeInto %+v, %v; DecodeEnvelope %+v, %v", data, fe, ferr, e, err)
+		}
+		switch {
+		case !decoded:
+			if !reflect.DeepEqual(call, Call{}) || !reflect.DeepEqual(result, Result{}) {
+				t.Fatalf("%q: not decoded, but %+v, %+v", data, call, result)
+			}
+		case e.Type == TypeCall:
+			want, err := UnmarshalCall(e.Payload)
+			if err != nil || !reflect.DeepEqual(call, want) || !reflect.DeepEqual(result, Result{}) {
+				t.Fatalf("%q: decoded %+v; UnmarshalCall %+v, %v", data, call, want, err)
+			}
+		case e.Type == TypeResult:
+			var want Result
+			if _, err := UnmarshalResultPayload(e.Payload, 0, &want); err != nil || !reflect.DeepEqual(result, want) || !reflect.DeepEqual(call, Call{}) {
+				t.Fatalf("%q: decoded %+v; UnmarshalResultPayload %+v, %v", data, result, want, err)
+			}
+		default:
+			t.Fatalf("%q: decoded a %s payload", data, e.Type)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !reflect.DeepEqual(e, Envelope{}) || !errors.As(err, &de) {
