@@ -38,15 +38,18 @@ func parseCall(raw jsontext.Value) (wire.Call, *wire.Error) {
 		c = readableCall(raw)
 		return c, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload is invalid: " + err.Error()}
 	}
+	return c, checkCall(&c)
+}
+
+// checkCall makes parseCall's checks of a decoded call: a toolId, a valid after block.
+func checkCall(c *wire.Call) *wire.Error {
 	if strings.TrimSpace(c.ToolID) == "" {
-		return c, &wire.Error{Code: wire.CodeCallMissingID, Message: "The tool.call payload has no toolId."}
+		return &wire.Error{Code: wire.CodeCallMissingID, Message: "The tool.call payload has no toolId."}
 	}
 	if c.After != nil {
-		if err := checkAfter(c.After); err != nil {
-			return c, err
-		}
+		return checkAfter(c.After)
 	}
-	return c, nil
+	return nil
 }
 
 // readableCall extracts toolId and callId from a call payload that does not decode as a

@@ -40,7 +40,9 @@ func (c *Client) handleText(data []byte) bool {
 		return false
 	}
 	log := c.opts.Logger
-	env, err := wire.DecodeEnvelope(data)
+	// A tool.result in its common form is decoded in the envelope's pass.
+	var result wire.Result
+	env, decoded, err := wire.DecodeEnvelopeInto(data, nil, &result)
 	if err != nil {
 		h := peekHead(data, true)
 		if !isToolCapability(h) {
@@ -62,7 +64,11 @@ func (c *Client) handleText(data []byte) bool {
 		log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", env.ID, "replyTo", env.ReplyTo)
 		return true
 	}
-	r := c.decodeResponse(p, &env)
+	var decodedResult *wire.Result
+	if decoded {
+		decodedResult = &result
+	}
+	r := c.decodeResponse(p, &env, decodedResult)
 	c.trafficResponse(p, &env, len(data), &r)
 	if r.err != nil {
 		if _, ok := r.err.(*TransportError); ok {
@@ -76,9 +82,10 @@ func (c *Client) handleText(data []byte) bool {
 
 var errNoPayload = errors.New("payload missing")
 
-// decodeResponse reads a response payload for p. For results it registers the announced
+// decodeResponse reads a response payload for p; decoded is the tool.result payload when
+// DecodeEnvelopeInto decoded it already. For results it registers the announced
 // transfers, so that the frames following this message are accepted.
-func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
+func (c *Client) decodeResponse(p *pending, env *wire.Envelope, decoded *wire.Result) response {
 	fail := func(what string, err error) response {
 		return response{err: &TransportError{Op: p.op, RequestID: p.id, Err: protocolError(what, err)}}
 	}
@@ -123,7 +130,11 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		// Decoded in place (Call returns it), its result sharing the payload's bytes:
 		// Call returns the payload too, as Raw.
 		r.result = new(CallResult)
-		payload, err = wire.UnmarshalResultPayload(env.Payload, c.opts.MaxInflatedBytes, &r.result.Payload)
+		if decoded != nil {
+			r.result.Payload, payload = *decoded, env.Payload
+		} else {
+			payload, err = wire.UnmarshalResultPayload(env.Payload, c.opts.MaxInflatedBytes, &r.result.Payload)
+		}
 	case wire.TypeBatchResult:
 		r.batch = new(wire.BatchResult)
 		v = r.batch
