@@ -30,23 +30,26 @@ type exchange struct {
 // anything runs (docs/protocol/calls.md#processing-order), the after block included. On failure it still returns the
 // toolId and callId it could read, for the batch listing.
 func parseCall(raw jsontext.Value) (wire.Call, *wire.Error) {
-	var c wire.Call
 	if raw.Kind() != '{' {
-		return c, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload must be a JSON object."}
+		return wire.Call{}, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload must be a JSON object."}
 	}
-	if err := wire.Unmarshal(raw, &c); err != nil {
+	c, err := wire.UnmarshalCall(raw)
+	if err != nil {
 		c = readableCall(raw)
 		return c, &wire.Error{Code: wire.CodeCallPayloadInvalid, Message: "The tool.call payload is invalid: " + err.Error()}
 	}
+	return c, checkCall(&c)
+}
+
+// checkCall makes parseCall's checks of a decoded call: a toolId, a valid after block.
+func checkCall(c *wire.Call) *wire.Error {
 	if strings.TrimSpace(c.ToolID) == "" {
-		return c, &wire.Error{Code: wire.CodeCallMissingID, Message: "The tool.call payload has no toolId."}
+		return &wire.Error{Code: wire.CodeCallMissingID, Message: "The tool.call payload has no toolId."}
 	}
 	if c.After != nil {
-		if err := checkAfter(c.After); err != nil {
-			return c, err
-		}
+		return checkAfter(c.After)
 	}
-	return c, nil
+	return nil
 }
 
 // readableCall extracts toolId and callId from a call payload that does not decode as a
@@ -183,7 +186,7 @@ func (a *App) execute(ctx context.Context, t *tool, c *Call) (result jsontext.Va
 	if err != nil {
 		return nil, err
 	}
-	return encodeResult(c.ToolID, v)
+	return encodeResult(c.ToolID, v, t.resultEncoder)
 }
 
 // isCompact reports whether the valid JSON value v holds no whitespace byte at all, so
@@ -204,8 +207,9 @@ func isCompact(v []byte) bool {
 // returns goes into the response payload as is.
 var strictCompact = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)}
 
-// encodeResult turns a handler's result into compact, strictly valid JSON.
-func encodeResult(toolID string, v any) (jsontext.Value, error) {
+// encodeResult turns a handler's result into compact, strictly valid JSON; flat is the
+// typed tool's plan for its result type, if any.
+func encodeResult(toolID string, v any, flat *flatEncoder) (jsontext.Value, error) {
 	switch v := v.(type) {
 	case nil:
 		return jsontext.Value("null"), nil
@@ -216,7 +220,7 @@ func encodeResult(toolID string, v any) (jsontext.Value, error) {
 		}
 		return out, nil
 	}
-	b, err := wire.Marshal(v)
+	b, err := flat.marshal(v)
 	if err != nil {
 		return nil, &wire.Error{Code: wire.CodeExecutionFailed, Message: fmt.Sprintf("The result of tool '%s' could not be encoded: %v", toolID, err)}
 	}

@@ -19,6 +19,9 @@ import (
 // request is a text message that claims to be a tool request.
 type request struct {
 	env wire.Envelope // zero when the message could not be decoded (err set)
+	// call is a tool.call's payload when the envelope's pass decoded it (decoded set).
+	call    wire.Call
+	decoded bool
 	// id and sessionID are what could be read of an undecodable message; err says why it
 	// could not be decoded.
 	id, sessionID string
@@ -43,12 +46,13 @@ func (a *App) Handle(ctx context.Context, msg []byte, w MessageWriter) (bool, er
 
 // classify decides whether msg is a tool request, and decodes it.
 func classify(msg []byte) (request, bool) {
-	env, err := wire.DecodeEnvelope(msg)
+	var call wire.Call
+	env, decoded, err := wire.DecodeEnvelopeInto(msg, &call, nil)
 	if err == nil {
 		if !wire.IsRequest(env.Type) || !toolCapability(env.Capability) {
 			return request{}, false
 		}
-		return request{env: env}, true
+		return request{env: env, call: call, decoded: decoded}, true
 	}
 	// The message is not a valid envelope. It is still ours if it claims a tool request
 	// type: then it gets tool_protocol_invalid_request, correlated when its id is readable.
@@ -152,6 +156,12 @@ func (x *exchange) compute(ctx context.Context, req *request) (typ string, paylo
 	if req.err != nil {
 		return "", nil, &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request could not be read: " + req.err.Error()}
 	}
+	if req.decoded { // a tool.call whose payload the envelope's pass decoded
+		if perr := checkCall(&req.call); perr != nil {
+			return "", nil, perr
+		}
+		return x.respondCall(x.run(ctx, req.call, true))
+	}
 	body, err := requestPayload(req.env.Payload)
 	if err != nil {
 		return "", nil, &wire.Error{Code: wire.CodeProtocolInvalidRequest, Message: "The tool request payload could not be decoded: " + err.Error()}
@@ -168,17 +178,7 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		return wire.TypeCatalog, out, failure
 	case wire.TypeCall:
 		out, _ := x.call(ctx, payload, true)
-		if !out.Success {
-			return "", nil, out.Error
-		}
-		x.scratch = responseBuffers.Get()
-		b, err := resultPayload((*x.scratch)[:0], &out)
-		if err != nil {
-			x.dropTransfers()
-			return "", nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The result could not be encoded."}
-		}
-		*x.scratch = b[:0] // keep a grown buffer for the pool
-		return wire.TypeResult, b, nil
+		return x.respondCall(out)
 	default: // wire.TypeBatch; classify admits request types only
 		res, failure := x.batch(ctx, payload)
 		if failure != nil {
@@ -191,6 +191,21 @@ func (x *exchange) dispatch(ctx context.Context, typ string, payload jsontext.Va
 		}
 		return wire.TypeBatchResult, b, nil
 	}
+}
+
+// respondCall returns the response to a tool.call whose outcome is out.
+func (x *exchange) respondCall(out wire.Outcome) (string, []byte, *wire.Error) {
+	if !out.Success {
+		return "", nil, out.Error
+	}
+	x.scratch = responseBuffers.Get()
+	b, err := resultPayload((*x.scratch)[:0], &out)
+	if err != nil {
+		x.dropTransfers()
+		return "", nil, &wire.Error{Code: wire.CodeExecutionException, Message: "The result could not be encoded."}
+	}
+	*x.scratch = b[:0] // keep a grown buffer for the pool
+	return wire.TypeResult, b, nil
 }
 
 // resultPayload appends to dst the tool.result payload of a successful outcome, members
@@ -266,18 +281,19 @@ func (a *App) respond(requestID, sessionID, typ string, payload []byte, encoded 
 	}
 	env := wire.Envelope{
 		Type:       typ,
-		ID:         wire.ResponseID(requestID),
 		ReplyTo:    requestID,
 		SessionID:  sessionID,
 		SentAt:     a.clock().UTC(),
 		Capability: wire.CapabilityToolExec,
 		Payload:    p,
 	}
+	buf := responseBuffers.Get()
 	if requestID == "" {
 		env.ID = "tool.error." + a.newID()
+		*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
+	} else {
+		*buf, err = wire.AppendResponse((*buf)[:0], &env) // id wire.ResponseID(requestID)
 	}
-	buf := responseBuffers.Get()
-	*buf, err = wire.AppendEnvelope((*buf)[:0], &env)
 	if err != nil {
 		responseBuffers.Put(buf)
 		return nil, err

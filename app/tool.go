@@ -39,6 +39,9 @@ type Tool struct {
 	// resultConforms: the handler's results match the result schema by construction
 	// (set by Register for plain result types, see conformsByConstruction).
 	resultConforms bool
+	// resultEncoder writes the handler's flat results without reflection (set by Register,
+	// see flatEncoder); nil for other types.
+	resultEncoder *flatEncoder
 }
 
 // ToolOption adjusts a typed tool registered with Register.
@@ -64,6 +67,7 @@ type tool struct {
 	args, result *schema.Schema // validated for JSON tools only
 	// resultConforms: results need no validation but null (Tool.resultConforms).
 	resultConforms bool
+	resultEncoder  *flatEncoder // Tool.resultEncoder
 }
 
 // Register adds a tool. It fails when the definition is invalid (id, names, policy,
@@ -98,6 +102,7 @@ func (a *App) Register(t Tool) error {
 		args:           args,
 		result:         result,
 		resultConforms: t.resultConforms,
+		resultEncoder:  t.resultEncoder,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

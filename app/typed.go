@@ -62,6 +62,7 @@ func Register[In, Out any](a *App, d catalog.Definition, h func(ctx context.Cont
 		// validating it again would only cost time (a third of the app's share of a
 		// small call). A nil pointer, written as null, is still validated, and fails.
 		resultConforms: inferredResult && conformsByConstruction(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
+		resultEncoder:  newFlatEncoder(reflect.TypeFor[Out]()),
 		Handler: func(ctx context.Context, c *Call) (any, error) {
 			var in In
 			src := []byte(c.Arguments)

@@ -23,6 +23,8 @@ func TestRoundTripAllocations(t *testing.T) {
 	result := jsontext.Value(`{"toolId":"app.echo","success":true,"result":{"text":"hello"}}`)
 	now := time.Now()
 	buf := make([]byte, 0, 1024)
+	callPayload := jsontext.Value(`{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}`)
+	var decoded Result
 	steps := []struct {
 		name string
 		max  float64
@@ -36,6 +38,22 @@ func TestRoundTripAllocations(t *testing.T) {
 		{"Unmarshal Call", 3, func() {
 			var c Call
 			if err := Unmarshal(jsontext.Value(`{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}`), &c); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"DecodeEnvelopeInto", 2, func() { // the envelope's strings, the arguments' copy
+			var c Call
+			if _, decoded, err := DecodeEnvelopeInto(data, &c, nil); err != nil || !decoded {
+				t.Fatal(decoded, err)
+			}
+		}},
+		{"UnmarshalCall", 1, func() { // the arguments' copy
+			if _, err := UnmarshalCall(callPayload); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"UnmarshalResultPayload", 0, func() { // the result shares the payload's bytes
+			if _, err := UnmarshalResultPayload(result, 0, &decoded); err != nil {
 				t.Fatal(err)
 			}
 		}},

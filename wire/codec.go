@@ -30,6 +30,28 @@ func Unmarshal(data []byte, v any) error {
 	return decodeStrict(data, v)
 }
 
+// UnmarshalCall is Unmarshal of a tool.call payload (or a batch item) into a Call it
+// returns by value. The call then stays on the caller's stack in its common form, which
+// Unmarshal's interface argument does not allow: a small call costs one allocation less.
+func UnmarshalCall(data []byte) (Call, error) {
+	if len(data) > DefaultMaxMessageBytes {
+		return Call{}, tooLarge("input", len(data))
+	}
+	var c Call
+	err := fastInto(data, &c, callShape, (*scanner).readCall, func(s *scanner) *Call { return &s.call })
+	if err != errSlowPath {
+		return c, err
+	}
+	return unmarshalCallSlow(data)
+}
+
+// unmarshalCallSlow is UnmarshalCall's generic path, whose Call is on the heap.
+func unmarshalCallSlow(data []byte) (Call, error) {
+	c := new(Call)
+	err := decodeStrict(data, c)
+	return *c, err
+}
+
 // decodeStrict is Unmarshal without the input size limit.
 func decodeStrict(data []byte, v any) error {
 	if err := fastDecode(data, v); err != errSlowPath {

@@ -275,6 +275,28 @@ func TestAppendEnvelope(t *testing.T) {
 			}
 		})
 	}
+
+	// AppendResponse writes the same bytes with the id made from replyTo, escaped or not.
+	for _, replyTo := range []string{"call-1", "a\"\n<é>"} {
+		e := *resp
+		e.ReplyTo, e.ID = replyTo, ""
+		got, err := AppendResponse([]byte("prefix"), &e)
+		e.ID = ResponseID(replyTo)
+		want, werr := AppendEnvelope([]byte("prefix"), &e)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Errorf("AppendResponse %s, %v; AppendEnvelope %s, %v", got, err, want, werr)
+		}
+	}
+	for name, e := range map[string]*Envelope{
+		"no type":       {ReplyTo: "r"},
+		"blank replyTo": {Type: "t", ID: "i", ReplyTo: " "},
+		"invalid UTF-8": {Type: "t", ReplyTo: "\xff"},
+	} {
+		out, err := AppendResponse([]byte("keep"), e)
+		if err == nil || string(out) != "keep" {
+			t.Errorf("AppendResponse, %s: got %q, %v; want an error and dst unchanged", name, out, err)
+		}
+	}
 }
 
 func TestErrorEnvelopeID(t *testing.T) {
@@ -393,5 +415,42 @@ func TestDecodeErrorElidesLongPaths(t *testing.T) {
 	msg := err.Error()
 	if len(msg) > 400 || !utf8.ValidString(msg) || !strings.Contains(msg, "…") || !strings.HasSuffix(de.Path, "/1") {
 		t.Fatalf("%d-byte message %q", len(msg), msg)
+	}
+}
+
+// DecodeEnvelopeInto decodes the common forms in the envelope's pass and leaves the rest
+// to UnmarshalCall and UnmarshalResultPayload (FuzzDecodeEnvelope holds the two ways
+// against each other).
+func TestDecodeEnvelopeInto(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in      string
+		decoded bool
+	}{
+		{smallCall, true},
+		{`{"type":"tool.result","id":"r","replyTo":"c","payload":{"toolId":"a","success":true,"result":{"screen":"list"}}}`, true},
+		{`{"type":"tool.result","id":"r","payload":{"toolId":"a","success":true,"evidence":{}}}`, false},
+		{`{"payload":{"toolId":"a","arguments":{}},"type":"tool.call","id":"c"}`, false}, // type after payload
+		{`{"type":"tool.call","id":"c","payload":{"toolId":"a","after":{"include":["screenshot"]}}}`, false},
+		{`{"type":"tool.call","id":"c","payload":{"$ansightEncoding":"gzip-base64-json","data":""}}`, false},
+		{`{"type":"tool.catalog","id":"c","payload":{"toolId":"a"}}`, false},
+	} {
+		var call Call
+		var result Result
+		e, decoded, err := DecodeEnvelopeInto([]byte(c.in), &call, &result)
+		if err != nil || decoded != c.decoded {
+			t.Errorf("%s: decoded %t, %v; want %t", c.in, decoded, err, c.decoded)
+			continue
+		}
+		switch {
+		case decoded && e.Type == TypeCall && (call.ToolID != "app.echo" || string(call.Arguments) != `{"text":"hello"}`):
+			t.Errorf("%s: %+v", c.in, call)
+		case decoded && e.Type == TypeResult && (result.ToolID != "a" || !result.Success || string(result.Result) != `{"screen":"list"}`):
+			t.Errorf("%s: %+v", c.in, result)
+		}
+	}
+	// Without a destination for its type, the payload is not decoded.
+	if _, decoded, err := DecodeEnvelopeInto([]byte(smallCall), nil, new(Result)); err != nil || decoded {
+		t.Errorf("a call with only a result to fill: decoded %t, %v", decoded, err)
 	}
 }

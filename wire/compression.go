@@ -143,15 +143,40 @@ func DecodePayload(raw []byte, maxInflated int64) ([]byte, error) {
 // when it is not wrapped), which is what v was decoded from. Every failure is a
 // [*DecodeError]; for a wrapped payload, failures of the inflated JSON say so.
 func UnmarshalPayload(raw []byte, maxInflated int64, v any) ([]byte, error) {
+	return unmarshalPayload(raw, maxInflated, func(data []byte) error { return decodeStrict(data, v) })
+}
+
+// UnmarshalResultPayload is [UnmarshalPayload] into a Result whose Result member, in the
+// common form, is a sub-slice of the returned payload rather than a copy of it: for a
+// caller that keeps the payload anyway (the host's client returns both). raw must then
+// not be modified while the Result is in use.
+func UnmarshalResultPayload(raw []byte, maxInflated int64, r *Result) ([]byte, error) {
+	return unmarshalPayload(raw, maxInflated, func(data []byte) error {
+		s := getScanner(data)
+		defer s.put()
+		s.alias = true
+		err := s.fast(resultShape, (*scanner).readResult)
+		if err == nil {
+			*r = s.result
+		}
+		if err != errSlowPath {
+			return err
+		}
+		return decodeStrict(data, r)
+	})
+}
+
+// unmarshalPayload unwraps raw and decodes the JSON with decode (a strict decoder).
+func unmarshalPayload(raw []byte, maxInflated int64, decode func([]byte) error) ([]byte, error) {
 	out, inflated, err := inflatePayload(raw, maxInflated)
 	if err != nil {
 		return nil, err
 	}
 	// The inflated size is bounded by maxInflated, not by the message limit.
-	if inflated {
-		err = decodeStrict(out, v)
+	if !inflated && len(out) > DefaultMaxMessageBytes {
+		err = tooLarge("input", len(out))
 	} else {
-		err = Unmarshal(out, v)
+		err = decode(out)
 	}
 	if err != nil {
 		if inflated {

@@ -13,7 +13,9 @@
 //	body, err := wire.UnmarshalPayload(env.Payload, wire.DefaultMaxInflatedBytes, &call) // unwrap gzip, decode strictly
 //
 // [DecodePayload] unwraps a payload without decoding it (its JSON is checked strictly all
-// the same); [Unmarshal] decodes JSON that is not a payload.
+// the same); [Unmarshal] decodes JSON that is not a payload. [DecodeEnvelopeInto] reads a
+// tool.call or tool.result payload in its common form in the envelope's pass, and leaves
+// any other to the calls above.
 //
 // Every decoding failure is a [*DecodeError] carrying the JSON Pointer of the offending
 // value; answer it with [CodeProtocolInvalidRequest] (or the payload-specific code).

@@ -28,22 +28,37 @@ var envelopeShape = shapeOf(reflect.TypeFor[Envelope]())
 // not interpreted; use [DecodePayload] and then [Unmarshal] into the payload type, which
 // makes the field-name checks. Every failure is a [*DecodeError].
 func DecodeEnvelope(data []byte) (Envelope, error) {
+	e, _, err := DecodeEnvelopeInto(data, nil, nil)
+	return e, err
+}
+
+// DecodeEnvelopeInto is DecodeEnvelope that also decodes, in the same pass, the payload of
+// a tool.call into *call or that of a tool.result into *result (either may be nil): the
+// payload is then read once instead of twice. It does so when the payload is in its
+// common form (see fastDecode), not compressed, and comes after the envelope's type, as
+// every SDK writes them; decoded reports that it did, with the value [UnmarshalCall] or
+// [UnmarshalResultPayload] would give (result.Result is a piece of data, as env.Payload
+// is). Otherwise *call and *result are untouched and the payload is left to those, as
+// after DecodeEnvelope, whose result this is in every case. FuzzDecodeEnvelope holds the
+// two ways against each other.
+func DecodeEnvelopeInto(data []byte, call *Call, result *Result) (env Envelope, decoded bool, err error) {
 	if len(data) > DefaultMaxMessageBytes {
-		return Envelope{}, tooLarge("message", len(data))
+		return Envelope{}, false, tooLarge("message", len(data))
 	}
 	s := getScanner(data)
 	defer s.put()
+	s.fuseCall, s.fuseResult = call != nil, result != nil
 	if s.js.Peek() != '{' {
 		if err := s.js.Skip(); err != nil {
-			return Envelope{}, asDecodeError(err) // not JSON at all
+			return Envelope{}, false, asDecodeError(err) // not JSON at all
 		}
-		return Envelope{}, decodeError("", 0, "envelope is not a JSON object")
+		return Envelope{}, false, decodeError("", 0, "envelope is not a JSON object")
 	}
 	if err := s.members(envelopeShape, (*scanner).readEnvelope); err != nil {
-		return Envelope{}, asDecodeError(err)
+		return Envelope{}, false, asDecodeError(err)
 	}
 	if err := s.end(); err != nil {
-		return Envelope{}, err
+		return Envelope{}, false, err
 	}
 	e := s.env           // built in the pooled scanner, which keeps it off the heap
 	if len(s.strs) > 0 { // one allocation for all the envelope's strings
@@ -57,11 +72,18 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 	}
 	switch {
 	case strings.TrimSpace(e.Type) == "":
-		return Envelope{}, decodeError("/type", -1, "envelope has no type")
+		return Envelope{}, false, decodeError("/type", -1, "envelope has no type")
 	case strings.TrimSpace(e.ID) == "":
-		return Envelope{}, decodeError("/id", -1, "envelope has no id")
+		return Envelope{}, false, decodeError("/id", -1, "envelope has no id")
 	}
-	return e, nil
+	switch {
+	case !s.fused:
+	case e.Type == TypeCall:
+		*call = s.call
+	default:
+		*result = s.result
+	}
+	return e, s.fused, nil
 }
 
 // readEnvelope reads the envelope member f into s.env. Unknown members (other SDKs' fields)
@@ -84,9 +106,41 @@ func (s *scanner) readEnvelope(f *field) error {
 		e.SentAt, err = s.envelopeTime()
 		return err
 	}
-	v, err := s.js.Value() // payload
+	v, err := s.payload()
 	e.Payload = jsontext.Value(v)
 	return err
+}
+
+// payload reads the envelope's payload. Asked to (DecodeEnvelopeInto), it decodes a
+// tool.call or tool.result payload on the way; when that gives up (not the common form,
+// not valid, compressed), it goes back and reads the payload as any value, as if it had
+// not tried, so that DecodeEnvelope's answer does not depend on it.
+func (s *scanner) payload() ([]byte, error) {
+	var sh *shape
+	var read func(*scanner, *field) error
+	switch {
+	case s.fuseCall && s.env.Type == TypeCall:
+		sh, read = callShape, (*scanner).readCall
+	case s.fuseResult && s.env.Type == TypeResult:
+		sh, read = resultShape, (*scanner).readResult
+		s.alias = true // the result is a piece of the payload, as in UnmarshalResultPayload
+	}
+	if sh != nil && s.js.Peek() == '{' {
+		start, m := s.js.Pos(), s.js.Mark()
+		err := s.members(sh, read)
+		s.alias = false
+		if err == nil {
+			v := s.data[start:s.js.Pos()]
+			if w, err := readWrapper(v); err == nil && w == nil {
+				s.fused = true
+				return v, nil
+			}
+		}
+		s.js.Rewind(m)
+		s.call, s.result = Call{}, Result{}
+	}
+	s.alias = false
+	return s.js.Value()
 }
 
 // envelopeString reads a string member into *dst; null reads as "". The protocol's
@@ -205,12 +259,37 @@ func AppendEnvelope(dst []byte, e *Envelope) ([]byte, error) {
 	case strings.TrimSpace(e.ID) == "":
 		return dst, errors.New("wire: envelope has no id")
 	}
+	return appendEnvelope(dst, e, e.ID, "")
+}
+
+// AppendResponse is AppendEnvelope of the response to request e.ReplyTo, whose id is
+// ResponseID(e.ReplyTo) whatever e.ID says: the id is written, not made into a string
+// first. e.ReplyTo must be non-blank.
+func AppendResponse(dst []byte, e *Envelope) ([]byte, error) {
+	switch {
+	case strings.TrimSpace(e.Type) == "":
+		return dst, errors.New("wire: envelope has no type")
+	case strings.TrimSpace(e.ReplyTo) == "":
+		return dst, errors.New("wire: response has no replyTo")
+	}
+	return appendEnvelope(dst, e, e.ReplyTo, responseSuffix)
+}
+
+// appendEnvelope is AppendEnvelope with the id id+idSuffix; the caller has checked both.
+func appendEnvelope(dst []byte, e *Envelope, id, idSuffix string) ([]byte, error) {
 	orig := len(dst)
 	var err error
 	dst = append(dst, `{"type":`...)
 	dst, err = appendString(dst, e.Type, err)
 	dst = append(dst, `,"id":`...)
-	dst, err = appendString(dst, e.ID, err)
+	if plainString(id) && plainString(idSuffix) {
+		dst = append(dst, '"')
+		dst = append(dst, id...)
+		dst = append(dst, idSuffix...)
+		dst = append(dst, '"')
+	} else {
+		dst, err = appendString(dst, id+idSuffix, err)
+	}
 	if e.ReplyTo != "" {
 		dst = append(dst, `,"replyTo":`...)
 		dst, err = appendString(dst, e.ReplyTo, err)
@@ -242,18 +321,26 @@ func AppendEnvelope(dst []byte, e *Envelope) ([]byte, error) {
 // appendString appends s as a JSON string. Plain ASCII is copied directly; anything else
 // goes through jsontext, which refuses invalid UTF-8. A previous error is kept.
 func appendString(dst []byte, s string, err error) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			out, qerr := jsontext.AppendQuote(dst, s)
-			if err == nil {
-				err = qerr
-			}
-			return out, err
+	if !plainString(s) {
+		out, qerr := jsontext.AppendQuote(dst, s)
+		if err == nil {
+			err = qerr
 		}
+		return out, err
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"'), err
+}
+
+// plainString reports whether s is ASCII that a JSON string holds as is.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // NewResponse builds the response envelope to req (docs/protocol/messages.md#correlation): id "<req.ID>.response",

@@ -138,11 +138,16 @@ func (s *scanner) intern(b []byte) string {
 	return v
 }
 
-// raw copies any value, as the json package does for a jsontext.Value.
+// raw copies any value, as the json package does for a jsontext.Value, unless the
+// scanner is told to alias the input (see UnmarshalResultPayload).
 func (s *scanner) raw(dst *jsontext.Value) error {
 	v, err := s.js.Value()
 	if err == nil {
-		*dst = append(jsontext.Value(nil), v...)
+		if s.alias {
+			*dst = v[:len(v):len(v)] // an append must not write over what follows
+		} else {
+			*dst = append(jsontext.Value(nil), v...)
+		}
 	}
 	return err
 }

@@ -104,8 +104,47 @@ func wrapped(t testing.TB) []byte {
 }
 
 func FuzzDecodeEnvelope(f *testing.F) {
+	for _, s := range []string{
+		smallCall,
+		`{"type":"tool.result","id":"r","replyTo":"c","payload":{"toolId":"a","success":true,"result":{"screen":"list","n":1}}}`,
+		`{"type":"tool.result","id":"r","payload":{"toolId":"a","success":true,"evidence":{}}}`,
+		`{"type":"tool.result","id":"r","payload":{"$ansightEncoding":"gzip-base64-json","data":"H4sIAAAAAAAA/6pWKkktLlGyUlAqS8wpTVWqBQQAAP//AQAA//8="}}`,
+		`{"payload":{"toolId":"a","arguments":{}},"type":"tool.call","id":"c"}`,
+		`{"type":"tool.call","id":"c","payload":{"toolId":"a","ToolId":"b"}}`,
+		`{"type":"tool.call","id":"c","payload":{"toolId":"a","after":{"include":["screenshot"]}}}`,
+		`{"type":"tool.call","id":" ","payload":{"toolId":"a"}}`,
+		`{"type":"tool.result","id":"r","payload":{"toolId":"a","result":{"x":1,"x":2}}}`,
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := DecodeEnvelope(data)
+		// DecodeEnvelopeInto answers as DecodeEnvelope does, and a payload it decodes on
+		// the way is what UnmarshalCall or UnmarshalResultPayload make of it.
+		var call Call
+		var result Result
+		fe, decoded, ferr := DecodeEnvelopeInto(data, &call, &result)
+		if (err == nil) != (ferr == nil) || err != nil && err.Error() != ferr.Error() || !reflect.DeepEqual(e, fe) {
+			t.Fatalf("%q: DecodeEnvelopeInto %+v, %v; DecodeEnvelope %+v, %v", data, fe, ferr, e, err)
+		}
+		switch {
+		case !decoded:
+			if !reflect.DeepEqual(call, Call{}) || !reflect.DeepEqual(result, Result{}) {
+				t.Fatalf("%q: not decoded, but %+v, %+v", data, call, result)
+			}
+		case e.Type == TypeCall:
+			want, err := UnmarshalCall(e.Payload)
+			if err != nil || !reflect.DeepEqual(call, want) || !reflect.DeepEqual(result, Result{}) {
+				t.Fatalf("%q: decoded %+v; UnmarshalCall %+v, %v", data, call, want, err)
+			}
+		case e.Type == TypeResult:
+			var want Result
+			if _, err := UnmarshalResultPayload(e.Payload, 0, &want); err != nil || !reflect.DeepEqual(result, want) || !reflect.DeepEqual(call, Call{}) {
+				t.Fatalf("%q: decoded %+v; UnmarshalResultPayload %+v, %v", data, result, want, err)
+			}
+		default:
+			t.Fatalf("%q: decoded a %s payload", data, e.Type)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !reflect.DeepEqual(e, Envelope{}) || !errors.As(err, &de) {
@@ -126,6 +165,17 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		e2, err := DecodeEnvelope(out)
 		if err != nil {
 			t.Fatalf("re-decoding %s: %v", out, err)
+		}
+		// A response written by AppendResponse is the envelope with its id made by
+		// ResponseID, written by AppendEnvelope.
+		if strings.TrimSpace(e.ReplyTo) != "" {
+			resp, err := AppendResponse([]byte("x"), &e)
+			r := e
+			r.ID = ResponseID(e.ReplyTo)
+			want, werr := AppendEnvelope([]byte("x"), &r)
+			if (err == nil) != (werr == nil) || !bytes.Equal(resp, want) {
+				t.Fatalf("AppendResponse %s, %v; AppendEnvelope %s, %v", resp, err, want, werr)
+			}
 		}
 		if !e.SentAt.Equal(e2.SentAt) || e.Type != e2.Type || e.ID != e2.ID || e.ReplyTo != e2.ReplyTo ||
 			e.SessionID != e2.SessionID || e.Capability != e2.Capability || !bytes.Equal(e.Payload, e2.Payload) {
@@ -372,6 +422,28 @@ func FuzzFastDecode(f *testing.F) {
 			if err == nil && !reflect.DeepEqual(pair[0], pair[1]) {
 				t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
 			}
+		}
+		// UnmarshalResultPayload is UnmarshalPayload into a Result, whichever path it
+		// takes; its result is a piece of the payload that an append cannot overwrite.
+		var wantR, gotR Result
+		wp, werr := UnmarshalPayload(data, 0, &wantR)
+		gp, gerr := UnmarshalResultPayload(data, 0, &gotR)
+		if (gerr == nil) != (werr == nil) || gerr == nil && (!bytes.Equal(gp, wp) || !reflect.DeepEqual(gotR, wantR)) {
+			t.Fatalf("%q: UnmarshalResultPayload %+v, %v; UnmarshalPayload %+v, %v", data, gotR, gerr, wantR, werr)
+		}
+		if gerr == nil && len(gotR.Result) > 0 {
+			before := string(gp)
+			_ = append(gotR.Result, "xx"...)
+			if string(gp) != before {
+				t.Fatalf("%q: appending to the result changed the payload", data)
+			}
+		}
+		// UnmarshalCall is Unmarshal into a Call, whichever path it takes.
+		var want Call
+		werr = Unmarshal(data, &want)
+		got, err := UnmarshalCall(data)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: UnmarshalCall %+v, %v; Unmarshal %+v, %v", data, got, err, want, werr)
 		}
 	})
 }

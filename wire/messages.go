@@ -30,7 +30,10 @@ func IsResponse(t string) bool {
 
 // ResponseID is the id a response to request id carries ("<id>.response"). Correlate by
 // ReplyTo, never by this convention.
-func ResponseID(requestID string) string { return requestID + ".response" }
+func ResponseID(requestID string) string { return requestID + responseSuffix }
+
+// responseSuffix makes a response's id from its request's.
+const responseSuffix = ".response"
 
 // Query is the tool.query payload (docs/protocol/catalog.md#query). Every field is optional.
 type Query struct {

@@ -39,6 +39,11 @@ type scanner struct {
 	result Result
 	// interned caches short strings fastDecode made (see intern).
 	interned [61]string
+	// alias: raw values are sub-slices of the input, not copies (UnmarshalResultPayload).
+	alias bool
+	// fuseCall and fuseResult ask DecodeEnvelopeInto's payload pass to decode a tool.call
+	// or tool.result payload; fused reports that it did (into call or result).
+	fuseCall, fuseResult, fused bool
 	// cs is the catalog fastCatalog reads (its strings go to strs).
 	cs catalogState
 }
@@ -68,6 +73,7 @@ func (s *scanner) put() {
 	clear(s.deferred)
 	s.deferred = s.deferred[:0]
 	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
+	s.alias, s.fuseCall, s.fuseResult, s.fused = false, false, false, false
 	// A catalog's scratch is kept up to a large catalog's size, to read the next one.
 	raws, deferred, lists := s.cs.raws[:0], s.cs.deferred[:0], s.cs.lists[:0]
 	if cap(raws) > 1<<20 || cap(deferred) > 1<<14 || cap(lists) > 1<<12 {

@@ -19,14 +19,14 @@ type writeOrder struct {
 	bulk chan struct{} // held by the telemetry write in progress
 
 	mu     sync.Mutex
-	urgent int           // other writes in progress or waiting
-	idle   chan struct{} // closed while urgent is 0
+	urgent int // other writes in progress or waiting
+	// idle is closed when urgent falls to 0. It is made only when a telemetry write
+	// waits for that, not for every response: nil while nobody waits.
+	idle chan struct{}
 }
 
 func newWriteOrder(conn transport.Conn) *writeOrder {
-	idle := make(chan struct{})
-	close(idle)
-	return &writeOrder{conn: conn, bulk: make(chan struct{}, 1), idle: idle}
+	return &writeOrder{conn: conn, bulk: make(chan struct{}, 1)}
 }
 
 // first is the connection as the app's runtime and the control channel write to it.
@@ -40,15 +40,13 @@ type firstConn struct {
 
 func (c firstConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
 	c.o.mu.Lock()
-	if c.o.urgent == 0 {
-		c.o.idle = make(chan struct{})
-	}
 	c.o.urgent++
 	c.o.mu.Unlock()
 	defer func() {
 		c.o.mu.Lock()
-		if c.o.urgent--; c.o.urgent == 0 {
+		if c.o.urgent--; c.o.urgent == 0 && c.o.idle != nil {
 			close(c.o.idle)
+			c.o.idle = nil
 		}
 		c.o.mu.Unlock()
 	}()
@@ -68,7 +66,11 @@ func (o *writeOrder) send(ctx context.Context, typ transport.MessageType, data [
 	defer func() { <-o.bulk }()
 	for {
 		o.mu.Lock()
-		idle, free := o.idle, o.urgent == 0
+		free := o.urgent == 0
+		if !free && o.idle == nil {
+			o.idle = make(chan struct{})
+		}
+		idle := o.idle
 		o.mu.Unlock()
 		if free {
 			return o.conn.Write(ctx, typ, data)

@@ -19,7 +19,7 @@ type CallResult struct {
 	// their final status, artifactPath and receivedBytes.
 	Payload wire.Result
 	// Raw is the same payload as JSON (decompressed, descriptors rewritten), keeping members
-	// that other SDKs add and Payload drops.
+	// that other SDKs add and Payload drops. Payload.Result may share its bytes.
 	Raw jsontext.Value
 	// Artifacts lists the transfers the result announced, in document order.
 	Artifacts []Artifact
@@ -52,7 +52,8 @@ type BatchResult struct {
 func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) {
 	c.startCall()
 	defer c.endCall()
-	refused, err := c.authorize(ctx, []wire.Call{call}, false)
+	var one [1]*RefusalError // on the stack: a call allowed costs no refusal list
+	refused, err := c.authorize(ctx, []wire.Call{call}, false, one[:])
 	if err == nil && refused[0] != nil {
 		err = refused[0]
 	}
@@ -105,7 +106,7 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 	}
 	c.startCall()
 	defer c.endCall()
-	refused, err := c.authorize(ctx, calls, true)
+	refused, err := c.authorize(ctx, calls, true, make([]*RefusalError, len(calls)))
 	if err == nil && !continueOnError {
 		err = firstRefusal(refused)
 	}
@@ -247,13 +248,14 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 // authorize checks the calls the host is asked to send
 // (docs/protocol/authorization.md#host-enforcement): tools absent from the last catalog,
 // above the grant or not executable are refused, and, when validating, arguments that do
-// not match the tool's schema. It returns one entry per call: nil for a call that may be
-// sent, else its refusal; err is a failure to fetch the catalog. It fetches the catalog when
+// not match the tool's schema. It returns one entry per call, in refused (len(calls)
+// long): nil for a call that may be sent, else its refusal; err is a failure to fetch the
+// catalog. It fetches the catalog when
 // none is cached, and the definitions it needs for validation. A refusal that a newer
 // catalog could lift (a tool not listed, or listed as unavailable) is decided on a fresh
 // index: one conditional query, a three-key answer when nothing changed, so the host never
 // refuses on a stale availability.
-func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) ([]*RefusalError, error) {
+func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool, refused []*RefusalError) ([]*RefusalError, error) {
 	st := c.catalogs.load()
 	fresh := false
 	w := want{}
@@ -268,9 +270,9 @@ func (c *Client) authorize(ctx context.Context, calls []wire.Call, batch bool) (
 		fresh = true
 	}
 	for {
-		refused, err := c.check(st, calls, batch)
-		if err != nil || fresh || !slices.ContainsFunc(refused, staleRefusal) {
-			return refused, err
+		out, err := c.check(st, calls, batch, refused)
+		if err != nil || fresh || !slices.ContainsFunc(out, staleRefusal) {
+			return out, err
 		}
 		if st, err = c.refresh(ctx, w); err != nil {
 			return nil, err
@@ -291,9 +293,9 @@ func staleRefusal(r *RefusalError) bool {
 	return true
 }
 
-// check applies authorize's rules to one catalog state.
-func (c *Client) check(st *catalogState, calls []wire.Call, batch bool) ([]*RefusalError, error) {
-	refused := make([]*RefusalError, len(calls))
+// check applies authorize's rules to one catalog state, writing the refusals into refused.
+func (c *Client) check(st *catalogState, calls []wire.Call, batch bool, refused []*RefusalError) ([]*RefusalError, error) {
+	clear(refused) // a second look, on a fresh catalog, starts over
 	for i, call := range calls {
 		index := -1
 		if batch {

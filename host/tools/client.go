@@ -18,6 +18,9 @@ import (
 type Client struct {
 	conn transport.Conn
 	opts Options
+	// systemClock: Options.Clock is time.Now, so a request's sentAt is the time its
+	// deadline counts from, read once (reading the clock is not free).
+	systemClock bool
 
 	opened    chan struct{}
 	openOnce  sync.Once
@@ -97,6 +100,7 @@ type Stats struct {
 // NewClient returns a client that writes requests to conn. The host keeps reading conn and
 // passes every message to HandleMessage.
 func NewClient(conn transport.Conn, opts Options) *Client {
+	systemClock := opts.Clock == nil
 	opts = opts.withDefaults()
 	c := &Client{
 		conn:    conn,
@@ -107,6 +111,7 @@ func NewClient(conn transport.Conn, opts Options) *Client {
 		pending: make(map[string]*pending),
 		spare:   make(chan *pending, spareRequests),
 	}
+	c.systemClock = systemClock
 	c.observeTransfers()
 	c.transfers = newRegistry(&c.opts)
 	c.catalogs.sem = make(chan struct{}, 1)
@@ -296,12 +301,13 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	// that differ per request.
 	p := c.newPending(id, op)
 	p.ctx = ctx
-	p.deadline = time.Now().Add(c.responseWait(ctx))
+	now := time.Now()
+	p.deadline = now.Add(c.responseWait(ctx))
 	if op == wire.TypeQuery {
 		p.query = string(body)
 	}
 	if c.opts.OnTraffic != nil {
-		p.sent, p.tools = time.Now(), tools
+		p.sent, p.tools = now, tools
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
@@ -322,11 +328,15 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	// Every way out from here leaves p out of the map with its channel drained.
 	defer c.recycle(p)
 
+	sentAt := now
+	if !c.systemClock {
+		sentAt = c.opts.Clock()
+	}
 	env := wire.Envelope{
 		Type:       op,
 		ID:         p.id,
 		SessionID:  c.opts.SessionID,
-		SentAt:     c.opts.Clock().UTC(),
+		SentAt:     sentAt.UTC(),
 		Capability: wire.CapabilityToolExec,
 		Payload:    body,
 	}

@@ -18,7 +18,9 @@ import (
 // caller. Responses to unknown requests, duplicates and malformed input are dropped and
 // counted, never fatal. The host calls it from the connection's single reader goroutine:
 // transfers announced in a response are registered before HandleMessage returns, so the
-// frames that follow find them. data is not retained.
+// frames that follow find them. A call's result may keep data's bytes (CallResult.Raw
+// and Payload.Result of an uncompressed payload are pieces of it): data must not be
+// modified afterwards.
 func (c *Client) HandleMessage(typ transport.MessageType, data []byte) bool {
 	switch typ {
 	case transport.MessageText:
@@ -38,7 +40,9 @@ func (c *Client) handleText(data []byte) bool {
 		return false
 	}
 	log := c.opts.Logger
-	env, err := wire.DecodeEnvelope(data)
+	// A tool.result in its common form is decoded in the envelope's pass.
+	var result wire.Result
+	env, decoded, err := wire.DecodeEnvelopeInto(data, nil, &result)
 	if err != nil {
 		h := peekHead(data, true)
 		if !isToolCapability(h) {
@@ -60,7 +64,11 @@ func (c *Client) handleText(data []byte) bool {
 		log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", env.ID, "replyTo", env.ReplyTo)
 		return true
 	}
-	r := c.decodeResponse(p, &env)
+	var decodedResult *wire.Result
+	if decoded {
+		decodedResult = &result
+	}
+	r := c.decodeResponse(p, &env, decodedResult)
 	c.trafficResponse(p, &env, len(data), &r)
 	if r.err != nil {
 		if _, ok := r.err.(*TransportError); ok {
@@ -74,9 +82,10 @@ func (c *Client) handleText(data []byte) bool {
 
 var errNoPayload = errors.New("payload missing")
 
-// decodeResponse reads a response payload for p. For results it registers the announced
+// decodeResponse reads a response payload for p; decoded is the tool.result payload when
+// DecodeEnvelopeInto decoded it already. For results it registers the announced
 // transfers, so that the frames following this message are accepted.
-func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
+func (c *Client) decodeResponse(p *pending, env *wire.Envelope, decoded *wire.Result) response {
 	fail := func(what string, err error) response {
 		return response{err: &TransportError{Op: p.op, RequestID: p.id, Err: protocolError(what, err)}}
 	}
@@ -103,6 +112,8 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 	// One strict pass decodes the (inflated) payload into its type.
 	r := response{typ: env.Type}
 	var v any
+	var payload []byte
+	var err error
 	switch env.Type {
 	case wire.TypeCatalog:
 		if err := c.answers.decode(p.query, env.Payload, c.opts.MaxInflatedBytes, &r); err != nil {
@@ -116,13 +127,21 @@ func (c *Client) decodeResponse(p *pending, env *wire.Envelope) response {
 		}
 		return r
 	case wire.TypeResult:
-		r.result = new(CallResult) // decoded in place: Call returns it
-		v = &r.result.Payload
+		// Decoded in place (Call returns it), its result sharing the payload's bytes:
+		// Call returns the payload too, as Raw.
+		r.result = new(CallResult)
+		if decoded != nil {
+			r.result.Payload, payload = *decoded, env.Payload
+		} else {
+			payload, err = wire.UnmarshalResultPayload(env.Payload, c.opts.MaxInflatedBytes, &r.result.Payload)
+		}
 	case wire.TypeBatchResult:
 		r.batch = new(wire.BatchResult)
 		v = r.batch
 	}
-	payload, err := wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, v)
+	if v != nil {
+		payload, err = wire.UnmarshalPayload(env.Payload, c.opts.MaxInflatedBytes, v)
+	}
 	if err != nil {
 		var ok bool
 		if payload, ok = c.lenient(env, &r); !ok {

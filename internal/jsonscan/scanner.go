@@ -66,6 +66,39 @@ func (s *Scanner) Release() {
 	}
 }
 
+// Mark is a place in the input a Scanner can go back to (Rewind): a reader may try one
+// way of reading a value and, when it gives up halfway, read the value again another way.
+type Mark struct {
+	pos, depth, names, starts, scratch int
+}
+
+// Mark returns the scanner's current place.
+func (s *Scanner) Mark() Mark {
+	return Mark{pos: s.pos, depth: s.depth, names: len(s.names), starts: len(s.starts), scratch: len(s.scratch)}
+}
+
+// Rewind goes back to m, a Mark of the same input taken while the objects and arrays open
+// now and at m were the same or m's enclosed them: everything read since m is forgotten
+// (names recorded in objects entered since, the names read since in the object open at
+// m).
+func (s *Scanner) Rewind(m Mark) {
+	s.pos, s.depth = m.pos, m.depth
+	s.names = s.names[:m.names]
+	clear(s.sets[m.starts:])
+	s.starts, s.sets = s.starts[:m.starts], s.sets[:m.starts]
+	if k := m.starts - 1; k >= 0 && s.sets[k] != nil { // m's object had become a set
+		s.sets[k] = nil
+		if n := len(s.names) - s.starts[k]; n >= setThreshold {
+			set := make(map[string]struct{}, 2*n)
+			for _, p := range s.names[s.starts[k]:] {
+				set[string(s.name(p))] = struct{}{}
+			}
+			s.sets[k] = set
+		}
+	}
+	s.scratch = s.scratch[:m.scratch]
+}
+
 // Pos returns the offset of the next byte to read.
 func (s *Scanner) Pos() int { return s.pos }
 

@@ -227,3 +227,94 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	})
 }
+
+// After Rewind, reading goes on as if nothing had been read since the Mark: the same
+// value comes back, and names read since (in the object open at the Mark, small or large
+// enough to hold a set, and in objects entered since) are forgotten, while those read
+// before still count as duplicates.
+func TestRewind(t *testing.T) {
+	for _, before := range []int{0, 3, setThreshold - 1, setThreshold + 2} {
+		var head strings.Builder
+		head.WriteString("{")
+		for i := range before {
+			fmt.Fprintf(&head, `"n%d":%d,`, i, i)
+		}
+		for _, tail := range []string{
+			`"p":{"x":[1,{"y":"\u00e9"}],"z":2},"q":1}`,
+			`"p":{"x":1,"x":2},"q":1}`, // the value itself is refused
+		} {
+			data := []byte(head.String() + tail)
+			var s Scanner
+			s.Reset(data, 8)
+			if err := s.EnterObject(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range before {
+				if _, _, err := s.Member(i); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Skip(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := s.Mark()
+			// Read on: the member "p", into its value, past names that fill the set.
+			for i := before; i < before+setThreshold+2; i++ {
+				if _, more, err := s.Member(i); err != nil || !more {
+					break
+				}
+				if s.EnterObject() != nil {
+					break
+				}
+				if _, _, err := s.Member(0); err != nil {
+					break
+				}
+			}
+			s.Rewind(m)
+			if s.Pos() != m.pos || s.Depth() != 1 {
+				t.Fatalf("rewound to %d at depth %d", s.Pos(), s.Depth())
+			}
+			name, more, err := s.Member(before)
+			if err != nil || !more || string(name) != "p" {
+				t.Fatalf("after Rewind, the member %q, %v, %v", name, more, err)
+			}
+			v, verr := s.Value()
+			want := tail[len(`"p":`):strings.LastIndex(tail, `,"q"`)]
+			if tail == `"p":{"x":1,"x":2},"q":1}` {
+				if verr == nil {
+					t.Fatal("a duplicate read again is still refused")
+				}
+				continue
+			}
+			if verr != nil || string(v) != want {
+				t.Fatalf("Value %s, %v; want %s", v, verr, want)
+			}
+			if _, _, err := s.Member(before + 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Skip(); err != nil {
+				t.Fatal(err)
+			}
+			if _, more, err := s.Member(before + 2); err != nil || more {
+				t.Fatalf("end of object: %v, %v", more, err)
+			}
+			// A name read before the Mark is still known.
+			if before > 0 {
+				dup := []byte(head.String() + `"n0":1}`)
+				var d Scanner
+				d.Reset(dup, 8)
+				_ = d.EnterObject()
+				for i := range before {
+					_, _, _ = d.Member(i)
+					_ = d.Skip()
+				}
+				m := d.Mark()
+				_, _, _ = d.Member(before)
+				d.Rewind(m)
+				if _, _, err := d.Member(before); err == nil {
+					t.Fatal("a name read before the Mark is no longer a duplicate")
+				}
+			}
+		}
+	}
+}
