@@ -30,7 +30,8 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 	for _, t := range v.gated {
 		if rt := a.availabilityOf(ctx, t); !rt.Available {
 			if unavailable == nil {
-				unavailable = make(map[string]wire.Runtime)
+				unavailable = unavailableMaps.Get().(map[string]wire.Runtime)
+				defer func() { clear(unavailable); unavailableMaps.Put(unavailable) }()
 			}
 			unavailable[t.def.ID] = rt
 		}
@@ -46,6 +47,12 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 	x.encoded = true
 	return out, nil
 }
+
+// unavailableMaps are query's maps of the unavailable tools, reused: an app with tools
+// down would otherwise build one on every query, the unchanged answer's too. The Set
+// reads the map during AnswerPayload and keeps none of it (its availability state is a
+// copy).
+var unavailableMaps = sync.Pool{New: func() any { return make(map[string]wire.Runtime) }}
 
 // parseQuery reads a tool.query payload leniently, as the reference SDK does: a payload
 // that is not an object is {}, members of the wrong type are ignored, ids keep only

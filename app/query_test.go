@@ -91,11 +91,55 @@ func FuzzParseQuery(f *testing.F) {
 // TestParseQueryAllocations: the query a polling host sends (ifRevision) is read without
 // a map or reflection.
 func TestParseQueryAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector inflates allocation counts")
+	}
 	payload := jsontext.Value(`{"detail":"index","ifRevision":"0123456789abcdef","ifAvailabilityRevision":"fedcba9876543210"}`)
 	parseQuery(payload, nil) // the pool's scanner
 	allocs := testing.AllocsPerRun(100, func() { parseQuery(payload, nil) })
 	// The detail and the two revisions' strings; nothing else.
 	if allocs > 3 {
 		t.Errorf("parseQuery of an ifRevision query: %.0f allocations, want at most 3", allocs)
+	}
+}
+
+// TestQueryAvailabilityAcrossQueries: the map of unavailable tools a query builds is
+// reused by later queries (unavailableMaps) and must carry nothing from one to the next.
+func TestQueryAvailabilityAcrossQueries(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	query := func(ifRevision, ifAvailability string) wire.Catalog {
+		t.Helper()
+		msg := `{"type":"tool.query","id":"q","payload":{"detail":"index","ifRevision":"` + ifRevision + `","ifAvailabilityRevision":"` + ifAvailability + `"}}`
+		_, p := response(t, f.handle(t, msg))
+		var cat wire.Catalog
+		if err := wire.Unmarshal(p, &cat); err != nil {
+			t.Fatalf("%v\n%s", err, p)
+		}
+		return cat
+	}
+	f.set("map.loaded", "false")
+	f.set("demo.flaky", "down")
+	both := query("", "")
+	if both.AvailabilityRevision == "" || len(both.Tools) == 0 {
+		t.Fatalf("first answer: %+v", both)
+	}
+	f.set("map.loaded", "true")
+	f.set("demo.flaky", "up")
+	up := query(both.Revision, both.AvailabilityRevision)
+	if up.Unchanged != true || up.AvailabilityRevision == "" || up.AvailabilityRevision == both.AvailabilityRevision {
+		t.Fatalf("all up: %+v", up)
+	}
+	for id, rt := range up.Changes {
+		t.Errorf("all up, yet %s: %+v", id, rt)
+	}
+	f.set("demo.flaky", "down")
+	flaky := query(both.Revision, up.AvailabilityRevision)
+	if len(flaky.Changes) != 1 || flaky.Changes["demo.flaky"].Available {
+		t.Fatalf("only demo.flaky down: %+v", flaky)
+	}
+	f.set("map.loaded", "false")
+	if same := query(both.Revision, both.AvailabilityRevision); !same.Unchanged || same.AvailabilityRevision != "" {
+		t.Fatalf("both down again, as at first: %+v", same)
 	}
 }
