@@ -11,7 +11,8 @@ import (
 
 // BenchmarkCatalog answers tool.query index, definitions and full at 100, 1,000 and 10,000
 // synthetic tools through the host's protocol client — the same query again and again
-// (repeated), and queries neither end answered before (first: another limit each time) —
+// (repeated), queries neither end answered before (first: another limit each time) and
+// the index asked with its revisions (unchanged) —
 // and the WebSocket echo of the same bytes, reporting CPU per query (both ends are in
 // this process).
 func BenchmarkCatalog(b *testing.B) {
@@ -42,6 +43,34 @@ func BenchmarkCatalog(b *testing.B) {
 			cat, err := d.client.Query(ctx, q)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if detail == wire.DetailIndex {
+				// The answer of an unchanged catalog to a host that holds its revisions.
+				same := wire.Query{Detail: detail, IfRevision: cat.Revision, IfAvailabilityRevision: cat.AvailabilityRevision}
+				got, err := d.client.Query(ctx, same)
+				if err != nil {
+					b.Fatal(err)
+				}
+				answer, err := wire.Marshal(got)
+				if err != nil {
+					b.Fatal(err)
+				}
+				reqSize, respSize, err := messageSizes(d.sessionID, wire.TypeQuery, wire.TypeCatalog, same, answer)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Run(fmt.Sprintf("tools=%d/unchanged", n), func(b *testing.B) {
+					benchOps(b, func(ctx context.Context) error {
+						cat, err := d.client.Query(ctx, same)
+						if err == nil && !cat.Unchanged {
+							err = fmt.Errorf("expected the unchanged answer")
+						}
+						return err
+					})
+				})
+				b.Run(fmt.Sprintf("tools=%d/unchanged-echo", n), func(b *testing.B) {
+					benchOps(b, func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) })
+				})
 			}
 			if cat.TotalCount == nil { // definitions do not say
 				cat.TotalCount = new(n)

@@ -27,7 +27,8 @@ type Options struct {
 	// ToolCounts are the numbers of synthetic tools of the catalog measurements (in-process
 	// runs only).
 	ToolCounts []int `json:"toolCounts"`
-	// Queries is the number of catalog queries of each form per round.
+	// Queries is the number of catalog queries of each form per round; the unchanged
+	// answer's rounds, as cheap as calls, have at least Calls/10.
 	Queries int `json:"queries"`
 	// LargeResultBytes is the size of the large result (data.large_result); LargeResults the
 	// number of calls per round.
