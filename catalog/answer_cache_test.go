@@ -45,7 +45,7 @@ func checkPayload(t interface {
 func TestPropertyAnswerPayload(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		defs := genDefs(t)
-		s, err := NewSet(defs, genGuard.Draw(t, "guard"))
+		s, err := NewSet(defs, genGuard().Draw(t, "guard"))
 		if err != nil {
 			t.Skip(err)
 		}

@@ -10,33 +10,44 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-var (
-	genText = rapid.Map(rapid.OneOf(
+// The generators are made per use: a rapid generator is not safe for concurrent use (it
+// caches its description lazily), and the property tests run in parallel.
+func genText() *rapid.Generator[string] {
+	return rapid.Map(rapid.OneOf(
 		rapid.StringMatching(`[A-Za-z0-9 .,_-]{0,20}`),
 		rapid.StringN(0, 12, -1), // any valid UTF-8, control characters included
 	), func(s string) string { return "T" + s })
-	genPolicy = rapid.SampledFrom([]wire.Policy{wire.PolicyRead, wire.PolicyWrite, wire.PolicyCritical})
-	genSchema = rapid.SampledFrom([]string{
+}
+
+func genPolicy() *rapid.Generator[wire.Policy] {
+	return rapid.SampledFrom([]wire.Policy{wire.PolicyRead, wire.PolicyWrite, wire.PolicyCritical})
+}
+
+func genSchema() *rapid.Generator[string] {
+	return rapid.SampledFrom([]string{
 		`{"type":"object"}`,
 		`{"type":"object","properties":{"a":{"type":"string","minLength":1}},"required":["a"]}`,
 		`{"type":"object","additionalProperties":true}`,
 		`{"type":"object","properties":{"n":{"type":"number","maximum":1E2}},"additionalProperties":false}`,
 		`{"type":"object","properties":{"s":{"type":"string","description":"<\u00e9>\n"}}}`,
 	})
-	genGuard = rapid.Custom(func(t *rapid.T) Guard {
-		return Guard{rapid.Bool().Draw(t, "discovery"), rapid.Bool().Draw(t, "execution"), genPolicy.Draw(t, "max")}
+}
+
+func genGuard() *rapid.Generator[Guard] {
+	return rapid.Custom(func(t *rapid.T) Guard {
+		return Guard{rapid.Bool().Draw(t, "discovery"), rapid.Bool().Draw(t, "execution"), genPolicy().Draw(t, "max")}
 	})
-)
+}
 
 func genDefs(t *rapid.T) []Definition {
 	ids := rapid.SliceOfNDistinct(rapid.StringMatching(`[a-c]{1,3}(\.[a-c_]{1,3})?`), 0, 12, rapid.ID[string]).Draw(t, "ids")
 	defs := make([]Definition, len(ids))
 	for i, id := range ids {
 		defs[i] = Definition{
-			ID: id, Name: genText.Draw(t, "name"), Description: genText.Draw(t, "description"),
+			ID: id, Name: genText().Draw(t, "name"), Description: genText().Draw(t, "description"),
 			Category: rapid.SampledFrom([]string{"a", "b", "Ünï", "c d"}).Draw(t, "category"),
-			Policy:   genPolicy.Draw(t, "policy"), ArgumentsSchema: jsontext.Value(genSchema.Draw(t, "args")),
-			ResultSchema:        jsontext.Value(genSchema.Draw(t, "result")),
+			Policy:   genPolicy().Draw(t, "policy"), ArgumentsSchema: jsontext.Value(genSchema().Draw(t, "args")),
+			ResultSchema:        jsontext.Value(genSchema().Draw(t, "result")),
 			Keywords:            rapid.SampledFrom([]string{"", " ", "alpha beta", "\"quoted\""}).Draw(t, "keywords"),
 			PrerequisiteToolIDs: rapid.SliceOfN(rapid.SampledFrom([]string{"a", " b ", "", "a.b"}), 0, 3).Draw(t, "prereqs"),
 			ArgumentEncoding:    rapid.SampledFrom([]string{"", "json", "flattened-string"}).Draw(t, "encoding"),
@@ -49,7 +60,7 @@ func genDown(t *rapid.T, defs []Definition) map[string]wire.Runtime {
 	down := map[string]wire.Runtime{}
 	for _, d := range defs {
 		if rapid.IntRange(0, 3).Draw(t, "down") == 0 {
-			down[d.ID] = wire.Runtime{Code: rapid.SampledFrom([]wire.Code{"", "x_y"}).Draw(t, "code"), Reason: genText.Draw(t, "reason"),
+			down[d.ID] = wire.Runtime{Code: rapid.SampledFrom([]wire.Code{"", "x_y"}).Draw(t, "code"), Reason: genText().Draw(t, "reason"),
 				RequiredState: rapid.SampledFrom([]string{"", "s"}).Draw(t, "state"), Retryable: rapid.Bool().Draw(t, "retryable")}
 		}
 	}
@@ -78,7 +89,7 @@ func TestPropertyRevisionsIgnoreOrder(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		defs := genDefs(t)
-		g := genGuard.Draw(t, "guard")
+		g := genGuard().Draw(t, "guard")
 		down := genDown(t, defs)
 		a, err := NewSet(defs, g)
 		if err != nil {
@@ -115,7 +126,7 @@ func TestPropertyPayloadRoundTrip(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		defs := genDefs(t)
-		s, err := NewSet(defs, genGuard.Draw(t, "guard"))
+		s, err := NewSet(defs, genGuard().Draw(t, "guard"))
 		if err != nil {
 			t.Fatal(err)
 		}

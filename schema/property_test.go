@@ -10,11 +10,17 @@ import (
 	"pgregory.net/rapid"
 )
 
-var (
-	genNumLit = rapid.SampledFrom([]string{"0", "1", "-1", "1.5", "2", "1e1", "10.0", "0.1", "100"})
-	genStrLit = rapid.SampledFrom([]string{"", "a", "ab", "Ünï", "2026-03-20T10:00:00Z", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "x y"})
-	genName   = rapid.SampledFrom([]string{"a", "b", "c", "d e"})
-)
+// The generators are made per use: a rapid generator is not safe for concurrent use (it
+// caches its description lazily), and the property tests run in parallel.
+func genNumLit() *rapid.Generator[string] {
+	return rapid.SampledFrom([]string{"0", "1", "-1", "1.5", "2", "1e1", "10.0", "0.1", "100"})
+}
+
+func genStrLit() *rapid.Generator[string] {
+	return rapid.SampledFrom([]string{"", "a", "ab", "Ünï", "2026-03-20T10:00:00Z", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "x y"})
+}
+
+func genName() *rapid.Generator[string] { return rapid.SampledFrom([]string{"a", "b", "c", "d e"}) }
 
 // genSchemaText draws a schema from the keywords the fast validator implements.
 func genSchemaText(t *rapid.T, depth int) string {
@@ -40,28 +46,28 @@ func genSchemaText(t *rapid.T, depth int) string {
 	case "number", "integer":
 		m = append(m, fmt.Sprintf(`"type":%q`, rapid.SampledFrom([]string{"number", "integer"}).Draw(t, "type")))
 		for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
-			opt(kw, genNumLit.Draw(t, kw))
+			opt(kw, genNumLit().Draw(t, kw))
 		}
 	case "boolean", "null":
 		m = append(m, fmt.Sprintf(`"type":%q`, rapid.SampledFrom([]string{"boolean", "null"}).Draw(t, "type")))
 	case "multi":
 		m = append(m, `"type":["string","null","integer"]`)
-		opt("const", fmt.Sprintf("%q", genStrLit.Draw(t, "const")))
+		opt("const", fmt.Sprintf("%q", genStrLit().Draw(t, "const")))
 	case "enum":
-		vals := rapid.SliceOfN(rapid.OneOf(genNumLit, rapid.Map(genStrLit, func(s string) string { return fmt.Sprintf("%q", s) }),
+		vals := rapid.SliceOfN(rapid.OneOf(genNumLit(), rapid.Map(genStrLit(), func(s string) string { return fmt.Sprintf("%q", s) }),
 			rapid.SampledFrom([]string{"true", "null"})), 1, 3).Draw(t, "enum")
 		m = append(m, `"enum":[`+strings.Join(vals, ",")+`]`)
 	case "object":
 		if rapid.Bool().Draw(t, "typed") {
 			m = append(m, `"type":"object"`)
 		}
-		names := rapid.SliceOfNDistinct(genName, 0, 3, rapid.ID[string]).Draw(t, "props")
+		names := rapid.SliceOfNDistinct(genName(), 0, 3, rapid.ID[string]).Draw(t, "props")
 		var ps []string
 		for _, n := range names {
 			ps = append(ps, fmt.Sprintf("%q:%s", n, genSchemaText(t, depth-1)))
 		}
 		m = append(m, `"properties":{`+strings.Join(ps, ",")+`}`)
-		req := rapid.SliceOfNDistinct(genName, 0, 2, rapid.ID[string]).Draw(t, "required")
+		req := rapid.SliceOfNDistinct(genName(), 0, 2, rapid.ID[string]).Draw(t, "required")
 		if len(req) > 0 {
 			m = append(m, fmt.Sprintf(`"required":["%s"]`, strings.Join(req, `","`)))
 		}
@@ -96,9 +102,9 @@ func genInstance(t *rapid.T, depth int) string {
 	}
 	switch rapid.SampledFrom(kinds).Draw(t, "ikind") {
 	case "num":
-		return genNumLit.Draw(t, "inum")
+		return genNumLit().Draw(t, "inum")
 	case "str":
-		return fmt.Sprintf("%q", genStrLit.Draw(t, "istr"))
+		return fmt.Sprintf("%q", genStrLit().Draw(t, "istr"))
 	case "lit":
 		return rapid.SampledFrom([]string{"true", "false", "null"}).Draw(t, "ilit")
 	case "obj":
