@@ -87,6 +87,10 @@ func (s *Server) IssueInvite(o InviteOptions) (Invite, string, error) {
 	if d <= 0 {
 		d = pairing.DefaultInviteDuration
 	}
+	// Refused rather than cut: a caller asking for 100 days must not believe it got them.
+	if d > pairing.MaxGrantLifetime {
+		return Invite{}, "", fmt.Errorf("host: a pairing lasts at most %d days, not %s", pairing.MaxGrantLifetime/(24*time.Hour), d)
+	}
 	name := strings.TrimSpace(o.AppName)
 	limit := pairing.MaxInviteLifetime
 	if appID == pairing.AnyApp {

@@ -366,6 +366,20 @@ func TestInviteExpired(t *testing.T) {
 	}
 }
 
+// TestInviteDurationBounded: a pairing longer than pairing.MaxGrantLifetime is refused, not
+// cut to it (the control API reported success with 90 days for a request of 100).
+func TestInviteDurationBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	if _, _, err := h.IssueInvite(InviteOptions{AppID: "com.example.app", Duration: 100 * 24 * time.Hour}); err == nil || !strings.Contains(err.Error(), "at most 90 days") {
+		t.Fatalf("100 days: %v", err)
+	}
+	inv, _, err := h.IssueInvite(InviteOptions{AppID: "com.example.app", Duration: pairing.MaxGrantLifetime})
+	if err != nil || !inv.GrantExpiresAt.Equal(inv.IssuedAt.Add(pairing.MaxGrantLifetime)) {
+		t.Fatalf("90 days: %+v, %v", inv, err)
+	}
+}
+
 func TestInviteConsumed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
