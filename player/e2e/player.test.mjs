@@ -420,6 +420,9 @@ test('the timeline of a live session follows the newest frame', async () => {
   // The next frame the app streams moves the cursor and the screen by themselves.
   await page.waitForFunction((src) => document.querySelector('#tl-frame').getAttribute('src') !== src, first);
   assert.ok(await page.locator('.tl-lane-track[data-lane="call"] .tl-mark.call').count() >= 3, 'the demo tour\'s calls');
+  // The tour's sync is a real HTTP request through the SDK's RoundTripper: the Network lane has it.
+  assert.ok(await page.locator('.tl-lane-track[data-lane="network"] .tl-mark').count() >= 1, 'the demo sync\'s network request');
+  await page.waitForSelector('#tl-list tr[data-lane="network"]:has-text("PUT")', { state: 'attached', timeout: 5000 });
   await shot('14-timeline-live');
 });
 
