@@ -27,11 +27,11 @@ const ndjson = "application/x-ndjson"
 func NewHandler(b Backend) http.Handler {
 	h := &handler{b: b}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/status", h.status)
-	mux.HandleFunc("GET /v1/sessions", h.sessions)
-	mux.HandleFunc("GET /v1/sessions/{id}", h.session)
-	mux.HandleFunc("GET /v1/sessions/{id}/crashes", h.crashes)
-	mux.HandleFunc("GET /v1/sessions/{id}/annotations", h.annotations)
+	mux.HandleFunc("GET /v1/status", answer(b.Status))
+	mux.HandleFunc("GET /v1/sessions", answer(b.Sessions))
+	mux.HandleFunc("GET /v1/sessions/{id}", answerByID(b.Session))
+	mux.HandleFunc("GET /v1/sessions/{id}/crashes", answerByID(b.Crashes))
+	mux.HandleFunc("GET /v1/sessions/{id}/annotations", answerByID(b.Annotations))
 	mux.HandleFunc("POST /v1/sessions/{id}/tools", h.tools)
 	mux.HandleFunc("GET /v1/sessions/{id}/tools/{tool}", h.tool)
 	mux.HandleFunc("POST /v1/sessions/{id}/call", h.call)
@@ -39,15 +39,15 @@ func NewHandler(b Backend) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/records", h.records)
 	mux.HandleFunc("GET /v1/sessions/{id}/records/{seq}/blob", h.blob)
 	mux.HandleFunc("GET /v1/sessions/{id}/export", h.export)
-	mux.HandleFunc("GET /v1/recordings", h.recordings)
+	mux.HandleFunc("GET /v1/recordings", answer(b.Recordings))
 	mux.HandleFunc("POST /v1/recordings", h.importRecording)
 	mux.HandleFunc("DELETE /v1/recordings/{id}", h.deleteRecording)
 	mux.HandleFunc("POST /v1/invites", h.issueInvite)
-	mux.HandleFunc("GET /v1/invites", h.invites)
-	mux.HandleFunc("DELETE /v1/pairings/{id}", h.revoke)
-	mux.HandleFunc("POST /v1/pairings/{id}/forget", h.forget)
-	mux.HandleFunc("DELETE /v1/invites/{id}", h.revoke) // the path of earlier versions
-	mux.HandleFunc("POST /v1/sessions/{id}/disconnect", h.disconnect)
+	mux.HandleFunc("GET /v1/invites", answer(b.Invites))
+	mux.HandleFunc("DELETE /v1/pairings/{id}", answerByID(b.Revoke))
+	mux.HandleFunc("POST /v1/pairings/{id}/forget", answerByID(b.Forget))
+	mux.HandleFunc("DELETE /v1/invites/{id}", answerByID(b.Revoke)) // the path of earlier versions
+	mux.HandleFunc("POST /v1/sessions/{id}/disconnect", answerByID(b.Disconnect))
 	mux.HandleFunc("GET /v1/player", h.player)
 	mux.HandleFunc("POST /v1/player/token", h.player)
 	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
@@ -58,31 +58,6 @@ func NewHandler(b Backend) http.Handler {
 }
 
 type handler struct{ b Backend }
-
-func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Status(r.Context())
-	respond(w, v, err)
-}
-
-func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Sessions(r.Context())
-	respond(w, v, err)
-}
-
-func (h *handler) session(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Session(r.Context(), r.PathValue("id"))
-	respond(w, v, err)
-}
-
-func (h *handler) crashes(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Crashes(r.Context(), r.PathValue("id"))
-	respond(w, v, err)
-}
-
-func (h *handler) annotations(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Annotations(r.Context(), r.PathValue("id"))
-	respond(w, v, err)
-}
 
 func (h *handler) tools(w http.ResponseWriter, r *http.Request) {
 	var req ToolsRequest
@@ -116,11 +91,6 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	stream(w, r, func(ctx context.Context, progress func(Progress)) (any, error) {
 		return h.b.Batch(ctx, r.PathValue("id"), req, progress)
 	})
-}
-
-func (h *handler) recordings(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Recordings(r.Context())
-	respond(w, v, err)
 }
 
 // records answers one page of records, or with follow=true streams them as NDJSON, one
@@ -264,26 +234,6 @@ func (h *handler) issueInvite(w http.ResponseWriter, r *http.Request) {
 	respond(w, v, err)
 }
 
-func (h *handler) invites(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Invites(r.Context())
-	respond(w, v, err)
-}
-
-func (h *handler) revoke(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Revoke(r.Context(), r.PathValue("id"))
-	respond(w, v, err)
-}
-
-func (h *handler) forget(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Forget(r.Context(), r.PathValue("id"))
-	respond(w, v, err)
-}
-
-func (h *handler) disconnect(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Disconnect(r.Context(), r.PathValue("id"))
-	respond(w, v, err)
-}
-
 // player answers GET /v1/player, and POST /v1/player/token, which renews the token.
 func (h *handler) player(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Player(r.Context(), r.Method == http.MethodPost)
@@ -404,4 +354,20 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
+}
+
+// answer serves an endpoint whose answer is one Backend method of no argument.
+func answer[T any](f func(context.Context) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := f(r.Context())
+		respond(w, v, err)
+	}
+}
+
+// answerByID serves an endpoint whose answer is one Backend method of the path's {id}.
+func answerByID[T any](f func(context.Context, string) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := f(r.Context(), r.PathValue("id"))
+		respond(w, v, err)
+	}
 }
