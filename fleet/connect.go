@@ -149,11 +149,8 @@ func dial(c Config, name string, h handlers) (*nats.Conn, error) {
 		opts = append(opts, nats.ClientCert(c.CertFile, c.KeyFile))
 	}
 	nc, err := nats.Connect(c.URL, opts...)
-	if err != nil && authRefusal(err) {
-		return nil, &refusedError{url: RedactURL(c.URL), err: err}
-	}
 	if err != nil {
-		return nil, &unreachableError{url: RedactURL(c.URL), err: err}
+		return nil, &connectError{url: RedactURL(c.URL), err: err, refused: authRefusal(err)}
 	}
 	if !nc.HeadersSupported() {
 		nc.Close()

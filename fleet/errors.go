@@ -25,18 +25,6 @@ var ErrUnreachable = errors.New("the fleet's NATS server is unreachable")
 // again will not help, unlike an unreachable server.
 var ErrCredentialsRefused = errors.New("the fleet's NATS server refused the credentials")
 
-// refusedError is a connection the NATS server refused for its credentials.
-type refusedError struct {
-	url string // redacted
-	err error
-}
-
-func (e *refusedError) Error() string {
-	return fmt.Sprintf("the fleet's NATS server %s refused the credentials: %v", e.url, e.err)
-}
-
-func (e *refusedError) Unwrap() []error { return []error{ErrCredentialsRefused, e.err} }
-
 // authRefusal reports whether err is the server refusing the client's credentials. The
 // NATS client returns the server's -ERR line as a new error ("nats: authorization
 // violation"), not one of its sentinel errors, so the text is what can be matched.
@@ -53,17 +41,26 @@ func authRefusal(err error) bool {
 	return false
 }
 
-// unreachableError is a failure to connect to the fleet's NATS server.
-type unreachableError struct {
-	url string // redacted
-	err error
+// connectError is a failure to connect to the fleet's NATS server: refused credentials
+// (ErrCredentialsRefused, which asking again will not mend) or an unreachable server
+// (ErrUnreachable, and hostapi.ErrHostUnavailable for the callers of a Backend).
+type connectError struct {
+	url     string // redacted
+	err     error
+	refused bool
 }
 
-func (e *unreachableError) Error() string {
+func (e *connectError) Error() string {
+	if e.refused {
+		return fmt.Sprintf("the fleet's NATS server %s refused the credentials: %v", e.url, e.err)
+	}
 	return fmt.Sprintf("cannot reach the fleet's NATS server %s: %v", e.url, e.err)
 }
 
-func (e *unreachableError) Unwrap() []error {
+func (e *connectError) Unwrap() []error {
+	if e.refused {
+		return []error{ErrCredentialsRefused, e.err}
+	}
 	return []error{ErrUnreachable, hostapi.ErrHostUnavailable, e.err}
 }
 

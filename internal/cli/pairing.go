@@ -452,13 +452,9 @@ it first.`,
   ansight pairing forget 3kJ9mQ2xV7pL1nR8tY4wZg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
+			r, err := ask(g, c.Context(), hostapi.Backend.Forget, args[0])
 			if err != nil {
 				return err
-			}
-			r, err := b.Forget(c.Context(), args[0])
-			if err != nil {
-				return hostErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, r)
