@@ -72,8 +72,8 @@ type StepResult struct {
 	Output jsontext.Value `json:"output,omitzero"`
 	// Screenshot is a screenshot step's image, or the screen when the step failed; Tree
 	// the visual tree when it failed.
-	Screenshot *Screenshot     `json:"screenshot,omitzero"`
-	Tree       jsontext.Value  `json:"tree,omitzero"`
+	Screenshot *Screenshot    `json:"screenshot,omitzero"`
+	Tree       jsontext.Value `json:"tree,omitzero"`
 	started    time.Time
 }
 

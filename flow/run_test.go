@@ -171,7 +171,7 @@ func TestStepNeverReturns(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, src, want string
-		ms             int64
+		ms              int64
 	}{
 		{"step timeout", "timeout: 1h\nsteps:\n  - call: hang\n    timeout: 3s\n  - call: notes.list\nteardown: [{call: notes.list}]",
 			"the step did not finish within its timeout (3s)", 3000},
