@@ -317,6 +317,7 @@ func (r *reader) yamlValue(n *yaml.Node, depth int) (*value, error) {
 			return v, nil
 		}
 		v.kind = kindObject
+		seen := make(map[string]Pos, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, c := n.Content[i], n.Content[i+1]
 			kpos := Pos{File: r.file, Line: k.Line, Col: k.Column}
@@ -331,11 +332,10 @@ func (r *reader) yamlValue(n *yaml.Node, depth int) (*value, error) {
 					return nil, errorf(kpos, "the key %q is not a string", k.Value)
 				}
 			}
-			for _, seen := range v.names {
-				if seen.text == k.Value {
-					return nil, errorf(kpos, "the key %q is given twice (first at line %d)", k.Value, seen.pos.Line)
-				}
+			if first, dup := seen[k.Value]; dup {
+				return nil, errorf(kpos, "the key %q is given twice (first at line %d)", k.Value, first.Line)
 			}
+			seen[k.Value] = kpos
 			if err := r.count(kpos); err != nil {
 				return nil, err
 			}
