@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 	"github.com/ansight-go/ansight/wire"
 )
 

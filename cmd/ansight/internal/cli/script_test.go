@@ -18,7 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
 )
 
 // TestMain lets scripts exec the real command tree as "ansight" (a re-executed test

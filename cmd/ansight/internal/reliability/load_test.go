@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
 )
 
 func TestMain(m *testing.M) {

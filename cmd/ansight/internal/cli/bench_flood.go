@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ansight-go/ansight/internal/reliability"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/reliability"
 )
 
 // runEnrollFlood runs the enrollment flood; an app left without an answer, a wrong answer

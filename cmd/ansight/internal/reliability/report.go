@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 )
 
 // LoadReport is the outcome of a load run.

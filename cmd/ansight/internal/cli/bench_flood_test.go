@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/reliability"
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/reliability"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 )
 
 // TestBenchLoadFlags: --load runs the apps in a child process with the flags' sizes, and

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/internal/bench"
-	"github.com/ansight-go/ansight/internal/reliability"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/bench"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/reliability"
 )
 
 // The measurements the bench command runs; tests substitute tiny runs.

@@ -15,7 +15,7 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 )
 
 // Defaults of LoadOptions.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 	"github.com/ansight-go/ansight/wire"
 )
 

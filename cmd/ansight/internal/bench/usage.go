@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/ansight-go/ansight/internal/usage"
+import "github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 
 // On a machine that other work shares, wall-clock figures measure that work as much as the
 // protocol: a call waits while another process runs. CPU time does not, or much less, so

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/childproc"
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 	"github.com/ansight-go/ansight/pairing"
 )
 

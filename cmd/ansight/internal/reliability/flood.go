@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/childproc"
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 )
 
 // Defaults of FloodOptions.

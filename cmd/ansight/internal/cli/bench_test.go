@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/internal/bench"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/bench"
 )
 
 func TestBenchOptions(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/internal/childproc"
-	"github.com/ansight-go/ansight/internal/usage"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 )
 
 // The load's apps in a child process (LoadOptions.AppProcess, role loadFleetRole): the
