@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/bench"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 func TestBenchOptions(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // TestMain lets scripts exec the real command tree as "ansight" (a re-executed test

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
+	"github.com/ansight-go/ansight/host"
 )
 
 // Defaults of FloodOptions.

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 )
 
 // Defaults of LoadOptions.

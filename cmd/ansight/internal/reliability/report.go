@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
+	"github.com/ansight-go/ansight/host"
 )
 
 // LoadReport is the outcome of a load run.
