@@ -20,8 +20,8 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
@@ -412,7 +412,7 @@ func TestHostRecordsGoApp(t *testing.T) {
 	srv := startHost(t, rec, func(o *host.Options) {
 		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
 	})
-	model := demo.New(demo.Options{})
+	model := notes.New(notes.Options{})
 	a := app.New(app.Options{})
 	if err := model.Register(a); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@
 //
 // RunLocal starts everything in this process over real loopback sockets — a host
 // (host.Server: UDP enrollment, authenticated WebSocket) and demo apps (package
-// internal/demo, connected with app/connect) — and calls through the host's protocol
+// examples/notes, connected with app/connect) — and calls through the host's protocol
 // client (host/tools), so the figures are the protocol's cost and nothing else's.
 // RunSession measures a session of a resident host through its control API instead (so its
 // figures include the control API's HTTP hop, and targets do not apply); only the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/demo"
 )
 
 // localHost is a host started in this process on loopback ports, with pairing state in
@@ -51,7 +51,7 @@ type demoApp struct {
 // its session is open on the host. Each app gets its own app id, so its session is its own.
 func (h *localHost) connectDemo(ctx context.Context, appID string, syntheticTools int) (*demoApp, error) {
 	a := app.New(app.Options{}) // the default guard: read and write tools
-	if err := demo.New(demo.Options{SyntheticTools: syntheticTools}).Register(a); err != nil {
+	if err := notes.New(notes.Options{SyntheticTools: syntheticTools}).Register(a); err != nil {
 		return nil, fmt.Errorf("bench: demo app: %w", err)
 	}
 	local := connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(h.srv.DiscoveryAddr().Port())}}

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -77,8 +77,8 @@ func (o *Options) check() error {
 		bad("rounds must be 1..100, not %d", o.Rounds)
 	}
 	for _, n := range o.ToolCounts {
-		if n < 1 || n > demo.MaxSyntheticTools {
-			bad("tool counts must be 1..%d, not %d", demo.MaxSyntheticTools, n)
+		if n < 1 || n > notes.MaxSyntheticTools {
+			bad("tool counts must be 1..%d, not %d", notes.MaxSyntheticTools, n)
 		}
 	}
 	if o.Queries < 1 || o.Queries > 100_000 {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/conformance"
+	"github.com/ansight-go/ansight/examples/notes/notestest"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -89,7 +89,7 @@ func runConform(ctx context.Context, g *globals, f conformFlags) error {
 	}
 	defer stop()
 	if f.demo {
-		opts.AllowWrite, opts.Scenario = true, demo.ConformanceScenario()
+		opts.AllowWrite, opts.Scenario = true, notestest.ConformanceScenario()
 	}
 	if !g.json {
 		fmt.Fprintf(g.env.Stderr, "ansight conform: running %d checks\n", len(conformance.Checks()))

@@ -16,11 +16,11 @@ import (
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
@@ -314,7 +314,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	// asks, its simulated screen, so that the player has a live screen and the recording
 	// logs, metrics and network requests. The conformance run leaves it out: its host
 	// speaks the tool protocol alone.
-	model := demo.New(demo.Options{})
+	model := notes.New(notes.Options{})
 	var tel *telemetry.Telemetry
 	stopSync := func() {}
 	if withTelemetry {

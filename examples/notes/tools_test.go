@@ -1,4 +1,4 @@
-package demo
+package notes
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package demo
+package notestest
 
 import (
 	"github.com/go-json-experiment/json/jsontext"
@@ -7,7 +7,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// ConformanceScenario tells the conformance suite how to exercise this app's optional
+// ConformanceScenario tells the conformance suite how to exercise the notes app's optional
 // behaviours: signing in makes the sync tools available (signing out undoes it), a large
 // compressible result, and a generated file streamed over ASFT.
 func ConformanceScenario() conformance.Scenario {

@@ -1,4 +1,4 @@
-// Package demo is the demo app of ansight-go: a small notes app whose screen is simulated
+// Package notes is the demo app of ansight-go: a small notes app whose screen is simulated
 // in memory, so that every part of the protocol can be seen working on a machine without
 // a phone.
 //
@@ -18,9 +18,10 @@
 // http.RoundTripper it is given — the telemetry package's, in the demo, so that the host
 // records each sync as a network request.
 //
-// The package is internal: it serves the CLI ("ansight demo", "ansight conform", "ansight
-// bench"), the benchmarks and the tests, and its surface (synthetic tools, the conformance
-// scenario) follows their needs. People run the demo as a program — "ansight demo" or
-// examples/demoapp, a thin main over this package — and app authors read it as an example
-// of the SDK and of a [ui.Screen].
-package demo
+// The package is public so that app authors can import and read it as an example of the
+// SDK and of a [ui.Screen]; it also serves the CLI ("ansight demo", "ansight conform",
+// "ansight bench"), the benchmarks and the tests, and some of its surface (synthetic tools,
+// a large result) follows their needs. People run it as a program — "ansight demo" or
+// examples/demoapp, a thin main over this package. The conformance suite's scenario for
+// this app is in package notestest, so that the app itself links no test suite.
+package notes
