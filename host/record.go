@@ -9,8 +9,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Recorder keeps what sessions send, for Options.Recorder; recording.Recorder implements
@@ -81,7 +81,7 @@ func (s *Server) recordMessage(sess *Session, typ transport.MessageType, data []
 }
 
 // recordControl hands a control request and its answer to the recorder.
-func (s *Server) recordControl(sess *Session, req *pairing.ControlEnvelope, ok bool, message string) {
+func (s *Server) recordControl(sess *Session, req *session.ControlEnvelope, ok bool, message string) {
 	if s.opts.Recorder != nil {
 		s.opts.Recorder.RecordControl(sess.id, req.Action, req.Payload, ok, message, s.now())
 	}
@@ -114,7 +114,7 @@ const (
 )
 
 // checkJpegCapture refuses a live-screen policy out of range; zero values take the defaults.
-func checkJpegCapture(p pairing.JpegCapturePolicy) error {
+func checkJpegCapture(p session.JpegCapturePolicy) error {
 	if ms := p.IntervalMilliseconds; ms != 0 && (ms < MinJpegIntervalMilliseconds || ms > MaxJpegIntervalMilliseconds) {
 		return fmt.Errorf("host: JpegCapture.IntervalMilliseconds %d is out of range %d-%d", ms, MinJpegIntervalMilliseconds, MaxJpegIntervalMilliseconds)
 	}
@@ -126,12 +126,12 @@ func checkJpegCapture(p pairing.JpegCapturePolicy) error {
 
 // deviceProfileReply is the device.profile answer's payload: the sessionJpegCapture policy
 // (checked by New), with the defaults where it says nothing.
-func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
+func deviceProfileReply(p session.JpegCapturePolicy) jsontext.Value {
 	if p.Mode == "" {
-		p.Mode = pairing.JpegCaptureApp
+		p.Mode = session.JpegCaptureApp
 	}
 	if p.FallbackMode == "" {
-		p.FallbackMode = pairing.JpegCaptureApp
+		p.FallbackMode = session.JpegCaptureApp
 	}
 	if p.IntervalMilliseconds == 0 {
 		p.IntervalMilliseconds = DefaultJpegIntervalMilliseconds
@@ -139,7 +139,7 @@ func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
 	if p.Quality == 0 {
 		p.Quality = DefaultJpegQuality
 	}
-	b, err := json.Marshal(pairing.DeviceProfileReply{SessionJpegCapture: p}, json.Deterministic(true))
+	b, err := json.Marshal(session.DeviceProfileReply{SessionJpegCapture: p}, json.Deterministic(true))
 	if err != nil {
 		return jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
 	}

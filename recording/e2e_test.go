@@ -26,6 +26,7 @@ import (
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Control requests exactly as the official .NET SDK sends them (docs/protocol/session.md#control-actions).
@@ -410,7 +411,7 @@ func TestHostRecordsGoApp(t *testing.T) {
 	t.Parallel()
 	rec := openRecorder(t, t.TempDir())
 	srv := startHost(t, rec, func(o *host.Options) {
-		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
+		o.JpegCapture = session.JpegCapturePolicy{Mode: session.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
 	})
 	model := notes.New(notes.Options{})
 	a := app.New(app.Options{})

@@ -5,16 +5,16 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app/ui"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // streamScreen renders Options.Screen and sends it as ASJP frames at the policy's interval,
 // quality and width (the official SDKs' defaults where it says nothing). Like theirs, the
 // stream is paced by backpressure: the next capture waits for the previous frame to be
 // sent, then for the interval. A frame that fails to render is skipped.
-func (t *Telemetry) streamScreen(ctx context.Context, link Link, p pairing.JpegCapturePolicy) {
+func (t *Telemetry) streamScreen(ctx context.Context, link Link, p session.JpegCapturePolicy) {
 	interval := time.Duration(p.IntervalMilliseconds) * time.Millisecond
 	if interval <= 0 {
 		interval = DefaultFrameInterval

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app/ui"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Defaults of Options.
@@ -107,7 +107,7 @@ func (t *Telemetry) Stats() Stats {
 // runtime metrics, and the screen stream when policy asks for app capture (mode "app" or
 // empty). It replaces an earlier attachment. The returned function stops it and returns
 // once every goroutine it started has.
-func (t *Telemetry) Attach(link Link, policy pairing.JpegCapturePolicy) (detach func()) {
+func (t *Telemetry) Attach(link Link, policy session.JpegCapturePolicy) (detach func()) {
 	t.mu.Lock()
 	prev := t.detach
 	t.detach = nil
@@ -129,7 +129,7 @@ func (t *Telemetry) Attach(link Link, policy pairing.JpegCapturePolicy) (detach 
 	if t.opts.MetricsInterval > 0 {
 		run(t.sampleMetrics)
 	}
-	if t.opts.Screen != nil && policy.Mode != pairing.JpegCaptureHost {
+	if t.opts.Screen != nil && policy.Mode != session.JpegCaptureHost {
 		run(func(ctx context.Context, l Link) { t.streamScreen(ctx, l, policy) })
 	}
 	var once sync.Once

@@ -21,11 +21,11 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // hostConfig is how a command starts a host in its own process.
@@ -53,7 +53,7 @@ type hostConfig struct {
 	record      bool
 	recordBytes int64
 	// jpeg is the live-screen policy answered to device.profile.
-	jpeg pairing.JpegCapturePolicy
+	jpeg session.JpegCapturePolicy
 	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
 	maxSessions int
 	// fleet, when set, joins the host to that device lab under the name fleetHost; its

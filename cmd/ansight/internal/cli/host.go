@@ -12,9 +12,9 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 func newHostCmd(g *globals) *cobra.Command {
@@ -100,8 +100,8 @@ every host of the fleet. Other machines then reach its sessions with
 			}
 			cfg := hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
 				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr, bindFlags: hostRunBindFlags,
-				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: pairing.JpegCapturePolicy{
-					Mode: pairing.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
+				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: session.JpegCapturePolicy{
+					Mode: session.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
 			if err := g.joinFleetConfig(&cfg, fleetHost, logger); err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // cmdOfficialApp plays an app built with the official .NET SDK against the resident host
@@ -65,7 +66,7 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 		for {
 			_, data, err := conn.Read(ctx)
 			ts.Check(err)
-			if resp, err := pairing.ParseControl(data); err == nil && resp.ReplyTo == id {
+			if resp, err := session.ParseControl(data); err == nil && resp.ReplyTo == id {
 				if !resp.Success {
 					ts.Fatalf("officialapp: %s refused: %s", id, resp.Message)
 				}
