@@ -10,6 +10,7 @@ import (
 
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/session"
 )
 
@@ -28,7 +29,7 @@ type Recorder interface {
 	// "disconnected", "removed") with the session's SessionInfo as JSON.
 	RecordSession(sessionID, event string, at time.Time, info []byte)
 	// RecordTraffic is given the session's tool traffic (tools.Options.OnTraffic).
-	RecordTraffic(ev tools.TrafficEvent)
+	RecordTraffic(ev wire.TrafficEvent)
 	// RecordKept is given what the server keeps for a session in its directory, once it
 	// is on disk: a crash report (kind "crash", meta its CrashReport as JSON, path its
 	// report.json) or an annotated-feedback bundle ("annotation", its Annotation, the
@@ -47,9 +48,9 @@ func (s *Server) recordTraffic(topts *tools.Options) {
 		return
 	}
 	next := topts.OnTraffic
-	topts.OnTraffic = func(ev tools.TrafficEvent) {
+	topts.OnTraffic = func(ev wire.TrafficEvent) {
 		forRecorder := ev
-		if ev.Kind == tools.TrafficTransfer && filepath.Base(filepath.Dir(ev.Path)) == annotationsDir {
+		if ev.Kind == wire.TrafficTransfer && filepath.Base(filepath.Dir(ev.Path)) == annotationsDir {
 			// An annotation bundle on its way in: recorded as an annotation once kept
 			// (recordKept), not as an artifact under its temporary name.
 			forRecorder.Path = ""

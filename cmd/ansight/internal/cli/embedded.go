@@ -111,7 +111,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		rh.rec, opts.Recorder = rec, rec
 	}
 	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
-	opts.Tools.OnTraffic = func(ev tools.TrafficEvent) {
+	opts.Tools.OnTraffic = func(ev wire.TrafficEvent) {
 		if p := pl.Load(); p != nil {
 			p.OnTraffic(ev)
 		}
