@@ -19,6 +19,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
+	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
@@ -418,7 +419,7 @@ func TestHostRecordsGoApp(t *testing.T) {
 	if err := model.Register(a); err != nil {
 		t.Fatal(err)
 	}
-	tel := telemetry.New(telemetry.Options{Screen: model, MetricsInterval: 50 * time.Millisecond})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model), MetricsInterval: 50 * time.Millisecond})
 	log := slog.New(tel.Handler(nil, nil))
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	defer web.Close()

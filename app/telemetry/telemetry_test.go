@@ -219,7 +219,7 @@ func (s solidScreen) Render(context.Context) (image.Image, error) {
 
 func TestScreenStreamFollowsThePolicy(t *testing.T) {
 	t.Parallel()
-	tel := New(Options{MetricsInterval: -1, Screen: solidScreen{}})
+	tel := New(Options{MetricsInterval: -1, Frames: ui.FrameSource(solidScreen{})})
 	link := newLink()
 	detach := tel.Attach(link, session.JpegCapturePolicy{Mode: "app", IntervalMilliseconds: 50, Quality: 40, MaxWidth: 200})
 	link.await(t, "two frames", func() bool { return len(link.frames) >= 2 })

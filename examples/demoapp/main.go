@@ -29,6 +29,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
+	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/wire"
@@ -88,7 +89,7 @@ func run() int {
 	// Telemetry: the app's logs, its HTTP requests, runtime metrics and, when the host
 	// asks, its screen go to the host, which records them (ansight session logs|network|
 	// metrics, the player's live screen and timeline).
-	tel := telemetry.New(telemetry.Options{Screen: model})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model)})
 	var console slog.Handler = slog.DiscardHandler
 	if *verbose {
 		console = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})

@@ -15,6 +15,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
+	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/fleet"
@@ -318,7 +319,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	var tel *telemetry.Telemetry
 	stopSync := func() {}
 	if withTelemetry {
-		tel = telemetry.New(telemetry.Options{Screen: model})
+		tel = telemetry.New(telemetry.Options{Frames: ui.FrameSource(model)})
 		logger = slog.New(tel.Handler(logger.Handler(), nil))
 		var err error
 		if stopSync, err = model.ServeSync(tel.RoundTripper(nil)); err != nil {
