@@ -26,7 +26,7 @@ type agentSnippet struct {
 // 'claude mcp add … -- command args' lines and the JSON files of the other clients.
 func readmeSnippets(t *testing.T) []agentSnippet {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 	// Everything else an official SDK streams, in its exact shapes (the recording
 	// package's sample of each message type; CLIENT_DONE would end the session), then
 	// live screen frames.
-	telemetry, err := os.ReadFile(filepath.Join("..", "..", "recording", "testdata", "official-telemetry.jsonl"))
+	telemetry, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "recording", "testdata", "official-telemetry.jsonl"))
 	ts.Check(err)
 	for line := range strings.SplitSeq(strings.TrimSpace(string(telemetry)), "\n") {
 		if !strings.Contains(line, `"CLIENT_DONE"`) {
