@@ -113,7 +113,7 @@ func (m *Model) registerNotes(a *app.App) error {
 				}
 				return &n, nil
 			}),
-		// The hint: words tell MCP clients what a write does (see mcpbridge: HintAdditive).
+		// The hint: words tell MCP clients what a write does (see catalog.HintAdditive).
 		app.Register(a, def("notes.create", "Create note", "notes", wire.PolicyWrite, "note add new write hint:additive",
 			"Adds a note. It appears at the top of the list screen.",
 			`{"type":"object","properties":{`+title+`,`+body+`},"required":["title"]}`),
