@@ -11,8 +11,8 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/files"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/transcript"
 )
 
 // The transcripts in testdata/transcripts replay the official host's exact requests for the

@@ -19,7 +19,7 @@ func TestArgs(t *testing.T) {
 		want    int
 	}{
 		{"maxbytes", 0, false, 42},
-		{"neg", 0, false, 1},   // clamped up
+		{"neg", 0, false, 1},    // clamped up
 		{"absent", 0, false, 9}, // default
 		{"blank", 0, false, 9},
 		{"big", 0, true, 0}, // beyond 32 bits: refused, as the official int.TryParse

@@ -12,8 +12,8 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/data"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/transcript"
 )
 
 // fileFacts matches the size and time of the database file in a listing, which depend on
