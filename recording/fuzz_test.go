@@ -163,14 +163,18 @@ func FuzzReadArchive(f *testing.F) {
 		`{"seq":1,"session":"x","kind":"log","at":"2026-03-20T10:00:00Z","text":"hi","data":[1],"size":1}`}))
 	f.Add([]byte("PK\x03\x04 not a zip"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a, err := openArchive(bytes.NewReader(data), int64(len(data)), 64<<20)
+		dir := t.TempDir()
+		z, err := openZip(bytes.NewReader(data), int64(len(data)), 64<<20, "")
+		if err != nil {
+			return
+		}
+		a, err := openArchive(z, dir)
 		if err != nil {
 			return
 		}
 		defer a.close()
-		dir := t.TempDir()
 		for range 10000 {
-			e, err := a.next(dir)
+			e, err := a.next()
 			if err != nil {
 				return
 			}

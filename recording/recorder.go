@@ -128,6 +128,10 @@ type Recorder struct {
 	packBytes int64
 
 	staged atomic.Int64 // names the links stage makes
+
+	// readOnly: opened by OpenReadOnly, with no writer; intake is ignored and changes are
+	// refused with ErrReadOnly.
+	readOnly bool
 }
 
 // sessionStats is what the recorder keeps in memory about each recording.
@@ -205,10 +209,13 @@ func Open(opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// load reads the totals of existing recordings and closes those left connected.
+// load reads the totals of existing recordings and closes those left connected (but for
+// a read-only recorder, which changes nothing).
 func (r *Recorder) load(ctx context.Context) error {
-	if _, err := r.db.ExecContext(ctx, `UPDATE sessions SET state = 'disconnected' WHERE state = 'connected'`); err != nil {
-		return fmt.Errorf("recording: %w", err)
+	if !r.readOnly {
+		if _, err := r.db.ExecContext(ctx, `UPDATE sessions SET state = 'disconnected' WHERE state = 'connected'`); err != nil {
+			return fmt.Errorf("recording: %w", err)
+		}
 	}
 	rows, err := r.db.QueryContext(ctx, `SELECT id, dropped, evicted FROM sessions`)
 	if err != nil {
@@ -269,6 +276,9 @@ func (r *Recorder) Close() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	if r.readOnly {
+		return r.db.Close()
+	}
 	r.signal()
 	<-r.done
 	r.writeMu.Lock()
@@ -364,6 +374,9 @@ const stagingDir = ".staging"
 // "" when no link can be made (the writer then copies the file from path, if it is still
 // there).
 func (r *Recorder) stage(path string) string {
+	if r.readOnly {
+		return ""
+	}
 	link := filepath.Join(r.dir, BlobDir, stagingDir, strconv.FormatInt(r.staged.Add(1), 10))
 	if os.Link(path, link) != nil {
 		return ""
@@ -374,6 +387,9 @@ func (r *Recorder) stage(path string) string {
 // Flush waits until everything queued before the call is stored (and the budgets
 // applied), or ctx ends.
 func (r *Recorder) Flush(ctx context.Context) error {
+	if r.readOnly {
+		return nil // nothing is ever queued
+	}
 	done := make(chan struct{})
 	r.mu.Lock()
 	if r.closed {
@@ -418,7 +434,7 @@ const commitInterval = 5 * time.Millisecond
 func (r *Recorder) enqueue(it item) {
 	n := int64(len(it.data) + len(it.traffic.Payload))
 	r.mu.Lock()
-	if r.closed {
+	if r.closed || r.readOnly {
 		r.mu.Unlock()
 		return
 	}
