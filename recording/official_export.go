@@ -548,7 +548,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // artifacts writes each artifact's file under artifacts/: at the relative path an
-// official archive gave it, else as <seq>-<name>.
+// official archive gave it, else as <seq>/<name>; the entry's time is the artifact's.
 func (o *officialWriter) artifacts() error {
 	seen := map[string]bool{}
 	return o.x.each([]Kind{KindArtifact}, func(e exported) error {
@@ -562,7 +562,10 @@ func (o *officialWriter) artifacts() error {
 		}
 		if name == "" || seen[strings.ToLower(name)] {
 			file, _ := str(d.get("fileName"))
-			name = fmt.Sprintf("%s%d-%s", officialArtifactsDir, e.Seq, fileSegment(strings.TrimSuffix(file, path.Ext(file)), 100)+strings.ToLower(path.Ext(e.Blob)))
+			if !safeSegment(file) {
+				file = fileSegment(strings.TrimSuffix(file, path.Ext(file)), 100) + strings.ToLower(path.Ext(e.Blob))
+			}
+			name = fmt.Sprintf("%s%d/%s", officialArtifactsDir, e.Seq, file)
 		}
 		seen[strings.ToLower(name)] = true
 		fw, err := zipEntry(o.zw, name, e.At, false)
@@ -577,10 +580,7 @@ func (o *officialWriter) artifacts() error {
 func (o *officialWriter) events() error {
 	return o.x.each([]Kind{KindEvent}, func(e exported) error {
 		d := objectOf(e.Data)
-		id, ok := str(d.get("eventId"))
-		if !ok || id == "" {
-			id = fmt.Sprintf("event-%d", e.Seq)
-		}
+		id := firstNonEmpty(strOf(d.get("eventId")), strOf(d.get("id")), fmt.Sprintf("event-%d", e.Seq))
 		typ, ok := str(d.get("eventType"))
 		if !ok || typ == "" {
 			typ = "Event"
@@ -659,6 +659,12 @@ func (o *officialWriter) session() error {
 	doc := object{{"schema", quoted(officialCaptureV2)}, {"savedAtUtc", officialTime(o.x.now)}, {"session", s.encode()},
 		{"visualTreeSnapshotIndex", jsonArray(o.treeIndex)}}
 	return o.json(officialSessionName, doc.encode())
+}
+
+// strOf is a JSON string's value, "" for anything else.
+func strOf(v jsontext.Value) string {
+	s, _ := str(v)
+	return s
 }
 
 func firstNonEmpty(s ...string) string {

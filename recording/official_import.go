@@ -527,7 +527,11 @@ func (s *officialSource) artifacts() error {
 			return err
 		}
 		meta := object{{"fileName", quoted(path.Base(rel))}, {"relativePath", quoted(rel)}, {"sizeBytes", jsonNumber(float64(s.z.size(name)))}}
-		s.add(entry{kind: KindArtifact, at: s.created, text: clip(rel, maxTextBytes), data: meta.encode(), link: p, owned: true, ext: ext})
+		at := s.created
+		if m := s.z.files[name].Modified; m.Year() > 1980 {
+			at = m.UTC() // the artifact's own time when the writer kept it (our export does)
+		}
+		s.add(entry{kind: KindArtifact, at: at, text: clip(path.Base(rel), maxTextBytes), data: meta.encode(), link: p, owned: true, ext: ext})
 	}
 	if s.session.get("appIcon") != nil && string(s.session.get("appIcon")) != "null" {
 		s.rep.skip("appIcon")
