@@ -312,7 +312,7 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		if len(m.Session.Info) > 0 {
 			m.Session.Info = x.san.json(m.Session.Info, false)
 		}
-		m.Session.DeviceName = x.san.text(m.Session.DeviceName, false)
+		m.Session.DeviceName = x.san.text(m.Session.DeviceName, true)
 	}
 	zw := zip.NewWriter(w)
 	var recs bytes.Buffer

@@ -633,6 +633,9 @@ func (o *officialWriter) session() error {
 	if sdk != "" {
 		defaults = append(defaults, member{"sdkVersion", quoted(sdk)})
 	}
+	if o.x.san != nil {
+		defaults = objectOf(o.x.san.json(defaults.encode(), false))
+	}
 	for _, d := range defaults {
 		if v := s.get(d.name); v == nil || (string(v) == "null" && d.name != "configId") {
 			s = s.set(d.name, d.value)

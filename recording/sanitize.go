@@ -66,9 +66,11 @@ var protectedNames = setOf("actionid", "agentid", "analysisid", "annotationid", 
 	"eventid", "frameid", "geometryid", "processsessionid", "id", "runid", "screenshotframeid", "sessionid", "snapshotid",
 	"sourcesessionid", "streamid", "taskid", "testid", "visualtreesnapshotid")
 
-// sensitiveNames are properties whose values are replaced whole (normalised).
+// sensitiveNames are properties whose values are replaced whole (normalised): the official
+// policy's, and deviceName, which names a person's device as clientName does ("Ann's
+// laptop").
 var sensitiveNames = setOf("address", "author", "authorization", "birthdate", "clientname", "cookie", "dateofbirth", "email",
-	"firstname", "fullname", "lastname", "password", "phone", "secret", "token", "username")
+	"firstname", "fullname", "lastname", "password", "phone", "secret", "token", "username", "devicename")
 
 // contentNames are the members of a sensitive input that hold what was typed or shown.
 var contentNames = setOf("accessibilitylabel", "contentdescription", "label", "placeholder", "text", "title", "value")
@@ -122,7 +124,9 @@ var detectors = []detector{
 		ok: func(s string) bool { n := countDigits(s); return n >= 9 && n <= 15 }},
 	{id: "ipAddress", re: regexp.MustCompile(`(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)`), digitBounded: true},
 	{id: "creditCard", re: regexp.MustCompile(`(?:\d[ -]*?){13,19}`), digitBounded: true, ok: luhn},
-	{id: "credential", re: regexp.MustCompile(`(?i)(?:bearer\s+[a-z0-9._~+/-]+=*|(?:api[_-]?key|access[_-]?token|auth(?:orization)?)[\s:=]+[^\s,;]+|sk-[a-z0-9_-]{12,})`)},
+	// The official rule's "authorization: bearer <token>" stops at "bearer", leaving the
+	// token: here the value may start with "bearer ", so the token goes too.
+	{id: "credential", re: regexp.MustCompile(`(?i)(?:bearer\s+[a-z0-9._~+/-]+=*|(?:api[_-]?key|access[_-]?token|auth(?:orization)?)[\s:=]+(?:bearer\s+)?[^\s,;]+|sk-[a-z0-9_-]{12,})`)},
 }
 
 func countDigits(s string) int {
@@ -177,8 +181,12 @@ func (d detector) matches(s string) [][2]int {
 			break
 		}
 		start, end := from+loc[0], from+loc[1]
-		if (d.digitBounded && (isDigit(s, start-1) || isDigit(s, end))) || (d.ok != nil && !d.ok(s[start:end])) {
-			from = start + 1 // a match at the next position may stand on its own
+		if d.digitBounded && (isDigit(s, start-1) || isDigit(s, end)) {
+			from = start + 1 // not a match here (the look-around); one may start further on
+			continue
+		}
+		if d.ok != nil && !d.ok(s[start:end]) {
+			from = max(end, start+1) // a match, kept as it is: nothing inside it matches either
 			continue
 		}
 		out = append(out, [2]int{start, end})
