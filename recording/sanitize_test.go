@@ -164,7 +164,10 @@ func TestSanitizeExport(t *testing.T) {
 				t.Fatalf("%d frames", len(frames))
 			}
 			boxed, _ := jpeg.Decode(bytes.NewReader(blobOf(t, back, frames[0])))
-			dark := func(x, y int) bool { r, g, b, _ := boxed.At(x, y).RGBA(); return r < 0x2000 && g < 0x2000 && b < 0x2000 }
+			dark := func(x, y int) bool {
+				r, g, b, _ := boxed.At(x, y).RGBA()
+				return r < 0x2000 && g < 0x2000 && b < 0x2000
+			}
 			if !dark(50, 90) || !dark(15, 82) || dark(50, 130) || dark(50, 50) {
 				t.Errorf("the password field is not boxed alone (password %v, button %v, user %v)", dark(50, 90), dark(50, 130), dark(50, 50))
 			}

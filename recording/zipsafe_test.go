@@ -76,7 +76,9 @@ func TestBadArchivesRefusedWhole(t *testing.T) {
 		rc.Close()
 		goodEntries = append(goodEntries, rawEntry{name: f.Name, data: b, declared: -1})
 	}
-	with := func(extra ...rawEntry) []byte { return rawZip(t, append(append([]rawEntry(nil), goodEntries...), extra...)...) }
+	with := func(extra ...rawEntry) []byte {
+		return rawZip(t, append(append([]rawEntry(nil), goodEntries...), extra...)...)
+	}
 	bomb := bytes.Repeat([]byte("a"), 4<<20)
 	line := func(s string) []byte {
 		return rawZip(t, rawEntry{name: ManifestName, data: []byte(testManifest), declared: -1}, rawEntry{name: RecordsName, data: []byte(s), declared: -1})
