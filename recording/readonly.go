@@ -21,9 +21,10 @@ const readOnlyPoll = time.Second
 
 // OpenReadOnly opens the recordings in dir for reading, with no host running: the
 // commands that browse, show and export recordings use it to read the store directly. It
-// changes nothing on disk — no schema upgrade, no clean-up, no state change (sessions a
-// stopped host left connected are reported disconnected) — and SQLite's own locking makes
-// it safe beside a host that starts meanwhile and writes. Intake is ignored; Import and
+// changes nothing — no schema upgrade, no clean-up, no state change (sessions a stopped
+// host left connected are reported disconnected); SQLite may create the database's
+// shared-memory index and an empty log beside it, as every reader of a WAL database does —
+// and SQLite's own locking makes it safe beside a host that starts meanwhile and writes. Intake is ignored; Import and
 // Delete fail with ErrReadOnly. A store of an older layout is refused: the host upgrades
 // it when it next starts.
 func OpenReadOnly(dir string) (*Recorder, error) {

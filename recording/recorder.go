@@ -54,6 +54,11 @@ type Options struct {
 	// redactSensitiveData:false (the official host does). Off by default: secrets are
 	// redacted whatever the app says.
 	HonorNoRedact bool
+	// MaskSensitive masks screens before they are stored (mask.go): frames boxed over the
+	// sensitive nodes of the session's most recent visual tree, or blacked out when none
+	// is recent enough; touches on sensitive nodes, or with no recent tree, not kept. For
+	// sessions of apps that do not mask at the source (the official SDKs).
+	MaskSensitive bool
 	// Logger receives write failures (discarded when nil).
 	Logger *slog.Logger
 	// Clock gives arrival times (time.Now when nil).
@@ -132,6 +137,10 @@ type Recorder struct {
 	// readOnly: opened by OpenReadOnly, with no writer; intake is ignored and changes are
 	// refused with ErrReadOnly.
 	readOnly bool
+
+	// maskTrees is each session's most recent tree (Options.MaskSensitive; the writer's).
+	maskTrees                   map[string]*treeRegions
+	maskedFrames, maskedTouches atomic.Int64
 }
 
 // sessionStats is what the recorder keeps in memory about each recording.
@@ -489,6 +498,10 @@ type Usage struct {
 	Dropped int64 `json:"dropped"`
 	Thinned int64 `json:"thinned"`
 	Evicted int64 `json:"evicted"`
+	// MaskedFrames and MaskedTouches count frames boxed or blacked out and touches not
+	// kept by Options.MaskSensitive, since Open.
+	MaskedFrames  int64 `json:"maskedFrames,omitzero"`
+	MaskedTouches int64 `json:"maskedTouches,omitzero"`
 	// Queued and QueuedBytes are waiting to be written.
 	Queued      int   `json:"queued"`
 	QueuedBytes int64 `json:"queuedBytes"`
@@ -499,7 +512,7 @@ func (r *Recorder) Usage() Usage {
 	r.mu.Lock()
 	u := Usage{Dir: r.dir, Bytes: r.total, MaxBytes: r.opts.MaxBytes, MaxSessionBytes: r.opts.MaxSessionBytes,
 		Sessions: len(r.sessions), Records: r.records, Dropped: r.dropped, Thinned: r.thinned, Evicted: r.evicted,
-		Queued: len(r.queue), QueuedBytes: r.queued}
+		Queued: len(r.queue), QueuedBytes: r.queued, MaskedFrames: r.maskedFrames.Load(), MaskedTouches: r.maskedTouches.Load()}
 	r.mu.Unlock()
 	u.DiskBytes = diskUsage(r.dir)
 	return u

@@ -180,3 +180,32 @@ func TestSanitizeExport(t *testing.T) {
 		})
 	}
 }
+
+// TestMaskSensitiveOnIntake: with Options.MaskSensitive, the recorder never stores the
+// password's taps or an unmasked frame: frames are boxed from the session's most recent
+// tree, or blacked out without one; touches on the password field or with no recent tree
+// are not kept.
+func TestMaskSensitiveOnIntake(t *testing.T) {
+	t.Parallel()
+	r := open(t, t.TempDir(), func(o *Options) { o.MinFrameInterval = -1; o.MaskSensitive = true })
+	sess := signInRecording(t, r)
+	k := byKind(all(t, r, Query{Session: sess}))
+	if len(k[KindTouch]) != 2 {
+		t.Errorf("%d touches kept", len(k[KindTouch]))
+	}
+	for _, tc := range k[KindTouch] {
+		if !strings.Contains(tc.Text, "(50, 130)") {
+			t.Errorf("kept a touch %s", tc.Text)
+		}
+	}
+	if f := k[KindFrame]; len(f) != 2 || !strings.Contains(string(f[0].Data), `"masked":"boxed"`) || !strings.Contains(string(f[1].Data), `"masked":"blackedOut"`) {
+		t.Fatalf("frames %v", f)
+	}
+	img, _ := jpeg.Decode(bytes.NewReader(blobOf(t, r, k[KindFrame][0])))
+	if cr, cg, cb, _ := img.At(50, 90).RGBA(); cr > 0x2000 || cg > 0x2000 || cb > 0x2000 {
+		t.Error("the password field is not boxed in the stored frame")
+	}
+	if u := r.Usage(); u.MaskedFrames != 2 || u.MaskedTouches != 3 {
+		t.Errorf("usage %+v", u)
+	}
+}
