@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -256,15 +255,15 @@ func liveRecording(t *testing.T, r *Recorder) string {
 	r.RecordControl(sess, "client.log", []byte(`{"data":"time=2026-03-20T10:00:01Z level=WARN msg=\"sync slow\""}`), true, "", now.Add(time.Second))
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now.Add(2 * time.Second), Width: 108, Height: 240, JPEG: testJPEGSize(t, 108, 240)})
 	r.RecordMessage(sess, transport.MessageBinary, frame, now.Add(2*time.Second))
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Second), Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
-		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: tools.OutcomeOK, Payload: []byte(`{"toolId":"notes.get"}`)})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Second), Kind: wire.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: wire.TrafficOK, Payload: []byte(`{"toolId":"notes.get"}`)})
 	big := `{"success":true,"data":{"text":"` + strings.Repeat("n", 70<<10) + `"}}`
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Second), Kind: tools.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
-		ToolIDs: []string{"notes.get"}, Bytes: len(big), Outcome: tools.OutcomeOK, Payload: []byte(big)})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Second), Kind: wire.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: len(big), Outcome: wire.TrafficOK, Payload: []byte(big)})
 	art := filepath.Join(t.TempDir(), "export.csv")
 	os.WriteFile(art, []byte("id,title\n1,groceries\n"), 0o600)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now.Add(4 * time.Second), Kind: tools.TrafficTransfer, Type: "ASFT", RequestID: "r2",
-		TransferID: "x1", FileName: "export.csv", MimeType: "text/csv", ReceivedBytes: 21, SizeBytes: 21, Outcome: tools.OutcomeOK, Path: art})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(4 * time.Second), Kind: wire.TrafficTransfer, Type: "ASFT", RequestID: "r2",
+		TransferID: "x1", FileName: "export.csv", MimeType: "text/csv", ReceivedBytes: 21, SizeBytes: 21, Outcome: wire.TrafficOK, Path: art})
 	crash := filepath.Join(t.TempDir(), "report.json")
 	os.WriteFile(crash, []byte(`{"reportId":"c1","kind":"panic"}`), 0o600)
 	r.RecordKept(sess, string(KindCrash), "panic c1", now.Add(5*time.Second), []byte(`{"reportId":"c1","kind":"panic"}`), crash)

@@ -13,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -101,8 +100,8 @@ func signInRecording(t *testing.T, r *Recorder) string {
 	bin := filepath.Join(dir, "db.sqlite")
 	os.WriteFile(bin, []byte("SQLite format 3\x00hunter2"), 0o600)
 	for i, p := range []string{text, bin} {
-		r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: at.Add(3 * time.Second), Kind: tools.TrafficTransfer, Type: "ASFT", RequestID: fmt.Sprint("t", i),
-			TransferID: fmt.Sprint("x", i), FileName: filepath.Base(p), ReceivedBytes: 20, SizeBytes: 20, Outcome: tools.OutcomeOK, Path: p})
+		r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: at.Add(3 * time.Second), Kind: wire.TrafficTransfer, Type: "ASFT", RequestID: fmt.Sprint("t", i),
+			TransferID: fmt.Sprint("x", i), FileName: filepath.Base(p), ReceivedBytes: 20, SizeBytes: 20, Outcome: wire.TrafficOK, Path: p})
 	}
 	waitIdle(t, r)
 	return sess
