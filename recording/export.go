@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"slices"
 	"time"
@@ -314,22 +315,37 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		}
 		m.Session.DeviceName = x.san.text(m.Session.DeviceName, true)
 	}
-	zw := zip.NewWriter(w)
+	// The manifest comes first, then the records, then their files, as archive tools list
+	// them: the files the export changed wait in a private spool file meanwhile.
+	spool, err := os.CreateTemp("", "ansight-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(spool.Name())
+	defer spool.Close()
+	type pending struct {
+		e        exported
+		off, len int64
+	}
+	var files []pending
+	var spooled int64
 	var recs bytes.Buffer
-	err := x.each(nil, func(e exported) error {
+	err = x.each(nil, func(e exported) error {
 		if err := x.ctx.Err(); err != nil {
 			return err
 		}
 		if e.Blob != "" {
-			name := archiveBlobName(e.Record)
-			fw, err := zipEntry(zw, name, e.At, !slices.Contains(storedExt, path.Ext(e.Blob)))
-			if err != nil {
-				return err
+			p := pending{e: e, off: -1}
+			if e.file != nil {
+				if _, err := spool.Write(e.file); err != nil {
+					return err
+				}
+				p.off, p.len = spooled, int64(len(e.file))
+				spooled += p.len
+				p.e.file = nil
 			}
-			if err := x.copyFile(fw, e); err != nil {
-				return err
-			}
-			e.Blob = name
+			files = append(files, p)
+			e.Blob = archiveBlobName(e.Record)
 		}
 		m.Counts[e.Kind]++
 		m.Traffic.add(e.Record)
@@ -348,15 +364,33 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 	for _, n := range m.Counts {
 		m.Session.Records += n
 	}
-	if err := zipFile(zw, RecordsName, recs.Bytes(), true, m.ExportedAt); err != nil {
-		return err
-	}
+	zw := zip.NewWriter(w)
 	mb, err := json.Marshal(m, json.Deterministic(true), jsontext.WithIndent("  "))
 	if err != nil {
 		return err
 	}
 	if err := zipFile(zw, ManifestName, mb, true, m.ExportedAt); err != nil {
 		return err
+	}
+	if err := zipFile(zw, RecordsName, recs.Bytes(), true, m.ExportedAt); err != nil {
+		return err
+	}
+	for _, p := range files {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		fw, err := zipEntry(zw, archiveBlobName(p.e.Record), p.e.At, !slices.Contains(storedExt, path.Ext(p.e.Blob)))
+		if err != nil {
+			return err
+		}
+		if p.off >= 0 {
+			_, err = io.Copy(fw, io.NewSectionReader(spool, p.off, p.len))
+		} else {
+			err = x.copyFile(fw, p.e)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if x.san != nil {
 		if err := x.writeReport(zw); err != nil {
