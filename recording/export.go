@@ -349,13 +349,7 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		}
 		m.Counts[e.Kind]++
 		m.Traffic.add(e.Record)
-		b, err := json.Marshal(e.Record, json.Deterministic(true))
-		if err != nil {
-			return err
-		}
-		recs.Write(b)
-		recs.WriteByte('\n')
-		return nil
+		return appendLine(&recs, e.Record)
 	})
 	if err != nil {
 		return err
@@ -407,6 +401,17 @@ func (x *exporter) writeReport(zw *zip.Writer) error {
 		return err
 	}
 	return zipFile(zw, SanitizeReportName, b, true, x.now)
+}
+
+// appendLine adds a record to a records.jsonl being written.
+func appendLine(buf *bytes.Buffer, rec Record) error {
+	b, err := json.Marshal(rec, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	buf.WriteByte('\n')
+	return nil
 }
 
 // archiveBlobName is a record's file inside our archive: blobs/<kind>/<seq>.<ext>.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -106,13 +105,7 @@ func (o *officialWriter) extension() error {
 			}
 			e.Blob = name
 		}
-		b, err := json.Marshal(e.Record, json.Deterministic(true))
-		if err != nil {
-			return err
-		}
-		recs.Write(b)
-		recs.WriteByte('\n')
-		return nil
+		return appendLine(&recs, e.Record)
 	})
 	if err != nil || recs.Len() == 0 {
 		return err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -349,16 +350,9 @@ func (s *officialSource) requests() error {
 			continue
 		}
 		found = true
-		b, err := s.z.readAll(name, maxOfficialRequest)
-		if err != nil {
+		if err := s.requestFile(name); err != nil {
 			return err
 		}
-		req, err := parseObject(b)
-		if err != nil {
-			s.rep.skip("networkRequest")
-			continue
-		}
-		s.request(req)
 	}
 	if !found {
 		for _, it := range arrayItems(s.session.get("networkRequests")) {
@@ -367,6 +361,22 @@ func (s *officialSource) requests() error {
 			}
 		}
 	}
+	return nil
+}
+
+// requestFile reads one network request file; one that is not a JSON object is skipped,
+// as the official import skips it.
+func (s *officialSource) requestFile(name string) error {
+	b, err := s.z.readAll(name, maxOfficialRequest)
+	if err != nil {
+		return err
+	}
+	req, err := parseObject(b)
+	if err != nil {
+		s.rep.skip("networkRequest")
+		return nil
+	}
+	s.request(req)
 	return nil
 }
 
@@ -581,7 +591,7 @@ func (s *officialSource) importedState(doc object) entry {
 		{"session", rest.encode()}}
 	if s.rep.Skipped != nil {
 		sk := object{}
-		for _, k := range sortedKeys(s.rep.Skipped) {
+		for _, k := range slices.Sorted(maps.Keys(s.rep.Skipped)) {
 			sk = append(sk, member{k, jsonNumber(float64(s.rep.Skipped[k]))})
 		}
 		o = append(o, member{"skipped", sk.encode()})
@@ -637,14 +647,4 @@ func arrayItems(v jsontext.Value) []jsontext.Value {
 		return nil
 	}
 	return out
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

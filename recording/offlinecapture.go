@@ -313,16 +313,9 @@ func (s *offlineSource) requests() error {
 		if !isJSONName(name) {
 			continue
 		}
-		b, err := s.z.readAll(name, maxOfficialRequest)
-		if err != nil {
+		if err := s.requestFile(name); err != nil {
 			return err
 		}
-		req, err := parseObject(b)
-		if err != nil {
-			s.rep.skip("networkRequest")
-			continue
-		}
-		s.request(req)
 	}
 	return nil
 }
