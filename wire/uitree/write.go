@@ -120,12 +120,16 @@ func Types(root *Node) []string {
 	return w.types
 }
 
-// typeName is the name a node is registered under (never blank, as the gate requires).
-func typeName(n *Node) string {
-	if isBlank(n.Type) {
+// typeName is the name a node is registered under.
+func typeName(n *Node) string { return TypeName(n.Type) }
+
+// TypeName is the name Append registers a type under: typ, or "View" when it is blank
+// (the gate refuses blank type names).
+func TypeName(typ string) string {
+	if isBlank(typ) {
 		return "View"
 	}
-	return n.Type
+	return typ
 }
 
 func countNodes(n *Node) int {
@@ -304,15 +308,16 @@ func (w *writer) node(n *Node, children bool) {
 	}
 	w.member("foreground", n.Foreground)
 	w.member("background", n.Background)
-	if n.Text != "" && !n.Secure {
+	hasText := !isBlank(n.Text)
+	if hasText && !n.Secure {
 		text, _ := bounded(n.Text)
 		w.member("text", text)
 	}
-	if n.Text != "" {
+	if hasText {
 		w.member("value", value)
 	}
 	w.raw(`}`)
-	if n.Text == "" && value != "" {
+	if !hasText && value != "" {
 		// visual.value would read as the node's text too; props.value is read only as
 		// its value.
 		w.raw(`,"props":{"value":`)
