@@ -62,6 +62,9 @@ type App struct {
 	// build) so that registering many tools does not rebuild it many times.
 	view  atomic.Pointer[view]
 	build sync.Mutex
+
+	extMu      sync.Mutex
+	extensions map[any]any // App.Extension
 }
 
 // view is an immutable snapshot of what queries answer from.
@@ -185,6 +188,25 @@ func (a *App) current() (*view, error) {
 	v := &view{gen: gen, toolsGen: toolsGen, guard: g, set: set, gated: gated}
 	a.view.Store(v)
 	return v, nil
+}
+
+// Extension returns the value a keeps under key, made by create the first time it is
+// asked for. Packages that add tools keep their per-app state here: registering twice then
+// extends what the first registration published instead of failing on the tools' ids
+// (app/files's artifact providers, for one). key should be a value of an unexported type
+// of the calling package, so that no other package can reach the value.
+func (a *App) Extension(key any, create func() any) any {
+	a.extMu.Lock()
+	defer a.extMu.Unlock()
+	if v, ok := a.extensions[key]; ok {
+		return v
+	}
+	if a.extensions == nil {
+		a.extensions = map[any]any{}
+	}
+	v := create()
+	a.extensions[key] = v
+	return v
 }
 
 // newID returns a fresh identifier from Options.IDs.

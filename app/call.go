@@ -62,14 +62,18 @@ func (c *Call) SetMessage(msg string) {
 //   - Our host (package host) receives the transfer of every descriptor it finds, whatever
 //     the tool and wherever the descriptor is in the result (nested objects, arrays, batch
 //     items, evidence).
-//   - The official host registers a transfer only for the tools ui.get_screenshot,
-//     artifacts.request and files.begin_binary_download, and only when the descriptor is
-//     the result object itself (its deliveryMode, wireProtocol, transferId and sizeBytes
-//     are members of "result"). Frames of any other transfer are dropped and its
-//     descriptor stays "queued". To hand a file to the official host from your own code,
-//     serve it through those tools: package app/files registers files.begin_binary_download
-//     over directories you choose and artifacts.request over artifacts you produce, with
-//     the descriptor where the official host looks for it.
+//   - The official host registers a transfer only from a call of ui.get_screenshot,
+//     artifacts.request or files.begin_binary_download, and only when the descriptor is
+//     that call's result object itself (its deliveryMode, wireProtocol, transferId and
+//     sizeBytes are members of "result"), whether the call is the request, a batch item or
+//     evidence. Frames of any other transfer are dropped and its descriptor stays
+//     "queued". So a tool of your own must not send an artifact if it is to work with the
+//     official host: make the file an artifact of a provider (app/files's
+//     RegisterArtifacts, which serves artifacts.request with the descriptor where the
+//     official host looks for it) and return a files.ArtifactRef pointing at it, as
+//     app/diag does with its profiles; files.begin_binary_download serves files in
+//     directories you choose. apptest.Response.OfficialHost applies the official host's
+//     rule in tests.
 //
 // The name and mime type are the host's hints for the file it writes; the host sanitises
 // the name.

@@ -634,8 +634,9 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	return out, nil
 }
 
-// withAnswerTimeout gives ctx the deadline a request's timeoutMs asks for: the tool client
-// waits for the app's answer until then rather than its default 20 s.
+// withAnswerTimeout gives ctx the caller's limit a request's timeoutMs asks for: the tool
+// client waits for the app's answer and its files that long rather than the limit it
+// derives from the call (tools.WithTimeout).
 func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.CancelFunc, error) {
 	switch {
 	case ms == 0:
@@ -643,7 +644,7 @@ func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.
 	case ms < 0 || ms > MaxTimeoutMS:
 		return nil, nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+	ctx, cancel := tools.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	return ctx, cancel, nil
 }
 

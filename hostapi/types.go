@@ -354,9 +354,11 @@ type CallRequest struct {
 	Arguments jsontext.Value `json:"arguments,omitzero"`
 	CallID    string         `json:"callId,omitzero"`
 	After     *wire.After    `json:"after,omitzero"`
-	// TimeoutMS is how long the host waits for the app's answer, in milliseconds, up to
-	// MaxTimeoutMS (0: the host's default, 20 s). Tools may take longer: ui.wait up to
-	// 60 s, downloads more. Not allowed on the calls of a batch: give the batch's.
+	// TimeoutMS is how long the host waits for the app's answer and its files, in
+	// milliseconds, up to MaxTimeoutMS. 0: the limit the host derives from the call
+	// (ui.wait's timeoutMilliseconds, the tool's hint:duration, the files' size; at least
+	// 20 s, see docs/protocol/calls.md#how-long-the-host-waits). Not allowed on the calls
+	// of a batch: give the batch's.
 	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
 

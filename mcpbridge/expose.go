@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
@@ -330,18 +331,6 @@ const (
 	MetaPolicy = "ansight/policy"
 )
 
-// Hints an app may give in a tool's keywords, for clients that ask the user before a
-// destructive call. The protocol has no field for them; keywords are free text that every
-// SDK publishes and every host passes on, so the hints cost other hosts nothing.
-const (
-	// HintAdditive marks a write tool that only adds (creates a note), never changes or
-	// removes what exists: it is not destructive.
-	HintAdditive = "hint:additive"
-	// HintIdempotent marks a tool that, called again with the same arguments, changes
-	// nothing more (set dark mode on).
-	HintIdempotent = "hint:idempotent"
-)
-
 // annotations are an app tool's MCP hints: read tools are read-only and idempotent; write
 // tools destructive unless marked additive; critical tools always destructive.
 func annotations(e *wire.ToolEntry) *mcp.ToolAnnotations {
@@ -350,24 +339,10 @@ func annotations(e *wire.ToolEntry) *mcp.ToolAnnotations {
 		a.ReadOnlyHint, a.IdempotentHint = true, true
 		return a
 	}
-	additive, idempotent := toolHints(e.Keywords)
-	a.IdempotentHint = idempotent
-	a.DestructiveHint = new(e.Policy == wire.PolicyCritical || !additive)
+	h := catalog.ParseHints(e.Keywords)
+	a.IdempotentHint = h.Idempotent
+	a.DestructiveHint = new(e.Policy == wire.PolicyCritical || !h.Additive)
 	return a
-}
-
-// toolHints reads HintAdditive and HintIdempotent in keywords (words separated by spaces
-// or commas).
-func toolHints(keywords string) (additive, idempotent bool) {
-	for _, w := range strings.FieldsFunc(keywords, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' }) {
-		switch strings.ToLower(w) {
-		case HintAdditive:
-			additive = true
-		case HintIdempotent:
-			idempotent = true
-		}
-	}
-	return additive, idempotent
 }
 
 // clientSchema adapts an app's object schema for MCP clients: the keywords that make

@@ -303,21 +303,3 @@ func docServerNames(t *testing.T) []string {
 	}
 	return slices.Sorted(maps.Keys(seen))
 }
-
-// TestToolHints reads the hints an app may put in keywords.
-func TestToolHints(t *testing.T) {
-	t.Parallel()
-	for kw, want := range map[string][2]bool{
-		"":                                    {false, false},
-		"note add hint:additive":              {true, false},
-		"hint:idempotent,theme":               {false, true},
-		"HINT:ADDITIVE hint:idempotent":       {true, true},
-		"additive idempotent hint additive":   {false, false},
-		"hint:additive-ish hint:idempotently": {false, false},
-	} {
-		a, i := toolHints(kw)
-		if [2]bool{a, i} != want {
-			t.Errorf("%q: additive %v idempotent %v, want %v", kw, a, i, want)
-		}
-	}
-}

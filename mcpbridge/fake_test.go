@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -363,7 +364,7 @@ func demoTools() []wire.ToolEntry {
 	get := tool("notes.get", "notes", wire.PolicyRead, "Get one note by id.\nMore text that the index does not show.")
 	get.PrerequisiteToolIDs = []string{"notes.list"}
 	create := tool("notes.create", "notes", wire.PolicyWrite, "Create a note.")
-	create.Keywords = "note add " + HintAdditive
+	create.Keywords = "note add " + catalog.HintAdditive
 	return []wire.ToolEntry{
 		tool("notes.list", "notes", wire.PolicyRead, "List the notes."),
 		get,

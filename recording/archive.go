@@ -18,7 +18,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -85,7 +84,7 @@ func (s *TrafficSummary) add(rec Record) {
 	}
 	call := d.Type == "tool.call" || d.Type == "tool.batch"
 	switch d.Direction {
-	case string(tools.TrafficRequest):
+	case string(wire.TrafficRequest):
 		s.BytesSent += d.Bytes
 		if call {
 			s.Calls++
@@ -96,16 +95,16 @@ func (s *TrafficSummary) add(rec Record) {
 				s.Tools[id]++
 			}
 		}
-	case string(tools.TrafficResponse):
+	case string(wire.TrafficResponse):
 		s.BytesReceived += d.Bytes
-		if d.Outcome != tools.OutcomeOK {
+		if d.Outcome != wire.TrafficOK {
 			s.Errors++
 		}
-	case string(tools.TrafficDenied):
+	case string(wire.TrafficDenied):
 		s.Denied++
-	case string(tools.TrafficTransfer):
+	case string(wire.TrafficTransfer):
 		s.BytesReceived += d.ReceivedBytes
-		if d.Outcome == tools.OutcomeOK {
+		if d.Outcome == wire.TrafficOK {
 			s.Transfers++
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // Defaults of Options.
@@ -150,7 +150,7 @@ type item struct {
 	ok      bool
 	message string
 	event   string
-	traffic tools.TrafficEvent
+	traffic wire.TrafficEvent
 	// kind, text and path describe a kept file (opKept): path is the file to record, and
 	// staged says it is a link of the recorder's own (see stage), to be moved into place.
 	kind    Kind
@@ -321,9 +321,9 @@ func (r *Recorder) RecordSession(sessionID, event string, at time.Time, info []b
 // tools.Options.OnTraffic). Never dropped. The file of a finished transfer (an artifact)
 // is linked at once (see RecordKept), so that the record keeps it even when the command
 // that asked for it moves it away.
-func (r *Recorder) RecordTraffic(ev tools.TrafficEvent) {
+func (r *Recorder) RecordTraffic(ev wire.TrafficEvent) {
 	it := item{session: ev.SessionID, arrival: ev.At, op: opTraffic, traffic: ev, must: true}
-	if ev.Kind == tools.TrafficTransfer && ev.Outcome == tools.OutcomeOK && ev.Path != "" {
+	if ev.Kind == wire.TrafficTransfer && ev.Outcome == wire.TrafficOK && ev.Path != "" {
 		if link := r.stage(ev.Path); link != "" {
 			it.traffic.Path, it.staged = link, true
 		}

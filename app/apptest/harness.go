@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/app"
-	"github.com/ansight-go/ansight/internal/transcript"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -27,15 +27,19 @@ func New(t testing.TB, a *app.App) *Harness { return &Harness{t: t, app: a} }
 // App is the app under test.
 func (h *Harness) App() *app.App { return h.app }
 
-// Response is one decoded answer: exactly one of Result, Err and Catalog is set. Payload
+// Response is one decoded answer: exactly one of Result, Batch, Err and Catalog is set. Payload
 // is the answer's payload as the app wrote it (possibly gzip-wrapped); Artifacts holds the
-// bytes of every completed ASFT transfer that followed it, by transfer id.
+// bytes of every completed ASFT transfer that followed it, by transfer id; OfficialHost
+// lists the transfers of the answer the official host would receive (OfficialHostTransfers).
+// A tool whose artifacts must reach every host has as many of these as of Artifacts.
 type Response struct {
-	Result    *wire.Result
-	Err       *wire.Error
-	Catalog   *wire.Catalog
-	Payload   jsontext.Value
-	Artifacts map[string][]byte
+	Result       *wire.Result
+	Batch        *wire.BatchResult
+	Err          *wire.Error
+	Catalog      *wire.Catalog
+	Payload      jsontext.Value
+	Artifacts    map[string][]byte
+	OfficialHost []string
 }
 
 // Send writes one request envelope of type typ with the given JSON payload and decodes the
@@ -76,6 +80,9 @@ func (h *Harness) SendContext(ctx context.Context, typ string, payload string) R
 	case wire.TypeResult:
 		r.Result = new(wire.Result)
 		err = wire.Unmarshal(body, r.Result)
+	case wire.TypeBatchResult:
+		r.Batch = new(wire.BatchResult)
+		err = wire.Unmarshal(body, r.Batch)
 	case wire.TypeError:
 		r.Err = new(wire.Error)
 		err = wire.Unmarshal(body, r.Err)
@@ -89,6 +96,7 @@ func (h *Harness) SendContext(ctx context.Context, typ string, payload string) R
 		h.t.Fatalf("decoding %s: %v\n%s", e.Type, err, body)
 	}
 	r.Artifacts = reassemble(h.t, msgs[1:])
+	r.OfficialHost = OfficialHostTransfers(body)
 	return r
 }
 

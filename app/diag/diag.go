@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
@@ -81,13 +82,15 @@ func Register(a *app.App, opts Options) error {
 		},
 		func() error {
 			return app.Register(a, def(HeapProfileToolID, "Heap profile",
-				"A pprof heap profile (in-use and allocated objects and bytes by call site), streamed as a file; open it with `go tool pprof`.",
+				"Takes a pprof heap profile (in-use and allocated objects and bytes by call site) and keeps it as an artifact: "+
+					"the result points at it, artifacts.request streams it; open it with `go tool pprof`.",
 				"go pprof heap memory profile allocations", wire.PolicyRead),
 				func(_ context.Context, c *app.Call, in struct{}) (profileResult, error) { return d.heap(c) })
 		},
 		func() error {
 			return app.Register(a, withArgs(def(CPUProfileToolID, "CPU profile",
-				"Profiles the process's CPU use for seconds (1-30, default 5) and streams the pprof file; one at a time.",
+				"Profiles the process's CPU use for seconds (1-30, default 5) and keeps the pprof file as an artifact: "+
+					"the result points at it, artifacts.request streams it; one profile at a time.",
 				"go pprof cpu profile performance hot path", wire.PolicyWrite), cpuArgsSchema),
 				func(ctx context.Context, c *app.Call, in cpuArgs) (profileResult, error) { return d.cpu(ctx, c, in) })
 		},
@@ -111,6 +114,9 @@ func Register(a *app.App, opts Options) error {
 		if err := r(); err != nil {
 			return fmt.Errorf("diag: %w", err)
 		}
+	}
+	if err := files.RegisterArtifacts(a, d.provider()); err != nil {
+		return fmt.Errorf("diag: %w", err)
 	}
 	return nil
 }
@@ -137,6 +143,7 @@ var (
 
 type diag struct {
 	cpuMu sync.Mutex // held while a CPU profile runs
+	kept  profiles   // what the profile tools captured, served by artifacts.request
 }
 
 type runtimeInfo struct {
@@ -288,19 +295,30 @@ type cpuArgs struct {
 }
 
 type profileResult struct {
-	Kind      string                  `json:"kind"`
-	Seconds   float64                 `json:"seconds,omitempty"`
-	SizeBytes int64                   `json:"sizeBytes"`
-	Hint      string                  `json:"hint"`
-	Artifact  wire.TransferDescriptor `json:"artifact"`
+	Kind      string  `json:"kind" jsonschema:"heap or cpu"`
+	Seconds   float64 `json:"seconds,omitempty" jsonschema:"how long a CPU profile ran"`
+	SizeBytes int64   `json:"sizeBytes"`
+	Hint      string  `json:"hint"`
+	// Artifact points at the kept profile: its bytes come with artifacts.request, which
+	// every host receives (a transfer in this result would not reach the official one).
+	Artifact files.ArtifactRef `json:"artifact"`
 }
 
 func (d *diag) heap(c *app.Call) (profileResult, error) {
+	b, err := heapProfile()
+	if err != nil {
+		return profileResult{}, err
+	}
+	return d.keep(c, "heap", 0, b), nil
+}
+
+// heapProfile writes the runtime's heap profile.
+func heapProfile() ([]byte, error) {
 	var b bytes.Buffer
 	if err := pprof.Lookup("heap").WriteTo(&b, 0); err != nil {
-		return profileResult{}, &wire.Error{Code: CodeProfileFailed, Message: "writing the heap profile failed: " + err.Error()}
+		return nil, &wire.Error{Code: CodeProfileFailed, Message: "writing the heap profile failed: " + err.Error()}
 	}
-	return artifact(c, "heap", 0, b.Bytes()), nil
+	return b.Bytes(), nil
 }
 
 func (d *diag) cpu(ctx context.Context, c *app.Call, in cpuArgs) (profileResult, error) {
@@ -328,14 +346,15 @@ func (d *diag) cpu(ctx context.Context, c *app.Call, in cpuArgs) (profileResult,
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return profileResult{}, err
 	}
-	return artifact(c, "cpu", time.Since(start).Seconds(), b.Bytes()), nil
+	return d.keep(c, "cpu", time.Since(start).Seconds(), b.Bytes()), nil
 }
 
-func artifact(c *app.Call, kind string, secs float64, data []byte) profileResult {
-	name := fmt.Sprintf("%s-%s.pprof", kind, time.Now().UTC().Format("20060102-150405"))
-	return profileResult{Kind: kind, Seconds: math.Round(secs*1000) / 1000, SizeBytes: int64(len(data)),
-		Hint:     "go tool pprof " + name,
-		Artifact: c.SendArtifact(name, "application/vnd.google.protobuf", int64(len(data)), bytes.NewReader(data))}
+// keep keeps a captured profile and returns the result that points at it.
+func (d *diag) keep(c *app.Call, kind string, secs float64, data []byte) profileResult {
+	p := d.kept.add(kind, c.Now(), math.Round(secs*1000)/1000, data)
+	return profileResult{Kind: kind, Seconds: p.seconds, SizeBytes: int64(len(data)),
+		Hint:     fmt.Sprintf("request it with %s (providerId %q, artifactId %q), then: go tool pprof %s", files.RequestArtifactToolID, ProviderID, p.id, p.fileName),
+		Artifact: files.NewArtifactRef(ProviderID, p.id, p.fileName, pprofMimeType, int64(len(data)))}
 }
 
 // logArgs are diag.log_tail's arguments (logArgsSchema).

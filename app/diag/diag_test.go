@@ -14,6 +14,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/diag"
+	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -55,19 +56,86 @@ func TestDiagnosticsTools(t *testing.T) {
 	if r := call(t, h, diag.LogTailToolID, `{"lines":5}`); !strings.Contains(string(r.Payload), `msg=\"service started\" port=8080`) {
 		t.Errorf("log tail = %s", r.Payload)
 	}
-	for _, tc := range []struct{ tool, args string }{{diag.HeapProfileToolID, `{}`}, {diag.CPUProfileToolID, `{"seconds":1}`}} {
+	for _, tc := range []struct{ tool, args, kind string }{{diag.HeapProfileToolID, `{}`, "heap"}, {diag.CPUProfileToolID, `{"seconds":1}`, "cpu"}} {
 		t.Run(tc.tool, func(t *testing.T) {
-			r := call(t, apptest.New(t, h.App()), tc.tool, tc.args)
-			if len(r.Artifacts) != 1 {
-				t.Fatalf("%d artifacts", len(r.Artifacts))
+			h := apptest.New(t, h.App())
+			r := call(t, h, tc.tool, tc.args)
+			if len(r.Artifacts) != 0 {
+				t.Errorf("the tool sent %d transfers itself; the official host would drop them", len(r.Artifacts))
 			}
-			for _, b := range r.Artifacts {
-				// A pprof file is a gzipped protocol buffer.
-				if _, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
-					t.Errorf("the artifact is not a pprof file: %v", err)
-				}
+			var res struct {
+				Kind      string            `json:"kind"`
+				SizeBytes int64             `json:"sizeBytes"`
+				Artifact  files.ArtifactRef `json:"artifact"`
+			}
+			if err := wire.Unmarshal(r.Result.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			ref := res.Artifact
+			if res.Kind != tc.kind || ref.ProviderID != diag.ProviderID || !strings.HasPrefix(ref.ArtifactID, tc.kind+"-") ||
+				ref.Request.ToolID != files.RequestArtifactToolID || ref.SizeBytes != res.SizeBytes {
+				t.Fatalf("result = %s", r.Result.Result)
+			}
+			// The pointer is a ready call: it streams the profile, on either host.
+			args, _ := wire.Marshal(ref.Request.Arguments)
+			got := call(t, h, ref.Request.ToolID, string(args))
+			if len(got.Artifacts) != 1 || len(got.OfficialHost) != 1 || got.Artifacts[got.OfficialHost[0]] == nil {
+				t.Fatalf("artifacts.request: %d transfers, the official host receives %v", len(got.Artifacts), got.OfficialHost)
+			}
+			b := got.Artifacts[got.OfficialHost[0]]
+			// A pprof file is a gzipped protocol buffer.
+			if _, err := gzip.NewReader(bytes.NewReader(b)); err != nil || int64(len(b)) != res.SizeBytes {
+				t.Errorf("the artifact (%d bytes, %d announced) is not a pprof file: %v", len(b), res.SizeBytes, err)
+			}
+			// artifacts.query lists it.
+			if q := call(t, h, files.QueryArtifactsToolID, `{"providerId":"diag"}`); !strings.Contains(string(q.Result.Result), `"id":"`+ref.ArtifactID+`"`) {
+				t.Errorf("artifacts.query = %s", q.Result.Result)
 			}
 		})
+	}
+}
+
+// TestArtifactsOnRequest: the heap profile and the goroutine dump are made when requested
+// through artifacts.request; an unknown (or evicted) id fails with artifact_request_failed.
+func TestArtifactsOnRequest(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	for _, tc := range []struct{ id, want string }{{diag.HeapArtifactID, "\x1f\x8b"}, {diag.GoroutinesArtifactID, "goroutine "}} {
+		r := call(t, h, files.RequestArtifactToolID, `{"providerId":"diag","artifactId":"`+tc.id+`"}`)
+		if len(r.OfficialHost) != 1 || !bytes.HasPrefix(r.Artifacts[r.OfficialHost[0]], []byte(tc.want)) {
+			t.Errorf("%s: official host receives %v; artifact %.40q", tc.id, r.OfficialHost, r.Artifacts)
+		}
+	}
+	if err := h.Fail(files.RequestArtifactToolID, `{"providerId":"diag","artifactId":"cpu-99"}`); err.Code != files.CodeArtifactRequestFailed {
+		t.Errorf("unknown profile: %+v", err)
+	}
+}
+
+// TestKeptProfilesBounded: at most MaxKeptProfiles captured profiles are kept; the oldest
+// goes first.
+func TestKeptProfilesBounded(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	var ids []string
+	for range diag.MaxKeptProfiles + 2 {
+		var res struct {
+			Artifact files.ArtifactRef `json:"artifact"`
+		}
+		v, _ := h.Call(diag.HeapProfileToolID, `{}`)
+		if err := wire.Unmarshal(v, &res); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Artifact.ArtifactID)
+	}
+	q, _ := h.Call(files.QueryArtifactsToolID, `{"providerId":"diag"}`)
+	for i, id := range ids {
+		listed := strings.Contains(string(q), `"id":"`+id+`"`)
+		if want := i >= 2; listed != want {
+			t.Errorf("profile %d (%s) listed = %v, want %v", i, id, listed, want)
+		}
+	}
+	if err := h.Fail(files.RequestArtifactToolID, `{"providerId":"diag","artifactId":"`+ids[0]+`"}`); !strings.Contains(err.Message, "replaced") {
+		t.Errorf("an evicted profile: %+v", err)
 	}
 }
 
@@ -157,8 +225,8 @@ func TestCPUProfileOneAtATime(t *testing.T) {
 		t.Errorf("a profile while the profiler is held = %+v, want %s (in use)", inUse, diag.CodeProfileBusy)
 	}
 	// And once it is free again, a profile runs.
-	if r := call(t, h, diag.CPUProfileToolID, `{"seconds":1}`); len(r.Artifacts) != 1 {
-		t.Errorf("a profile after the others: %d artifacts", len(r.Artifacts))
+	if r := call(t, h, diag.CPUProfileToolID, `{"seconds":1}`); !strings.Contains(string(r.Result.Result), `"artifactId":"cpu-`) {
+		t.Errorf("a profile after the others: %s", r.Result.Result)
 	}
 }
 

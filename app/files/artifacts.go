@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -81,9 +83,18 @@ const (
 )
 
 // RegisterArtifacts adds artifacts.query and artifacts.request (both read) over providers
-// to a. Provider ids must be plain names and unique (any case).
+// to a. Called again on the same app, it adds the providers to the tools the first call
+// registered: each package that produces artifacts (app/diag, the app's own code) registers
+// its providers without knowing of the others. Provider ids must be plain names, unique
+// (any case) among all the providers of the app.
 func RegisterArtifacts(a *app.App, providers ...ArtifactProvider) error {
+	s := a.Extension(artifactsKey{}, func() any { return &artifacts{} }).(*artifacts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	seen := map[string]bool{}
+	for _, p := range s.providers {
+		seen[strings.ToLower(p.ID)] = true
+	}
 	for _, p := range providers {
 		if err := catalog.CheckID(p.ID); err != nil {
 			return fmt.Errorf("files: artifact provider id %q is not a plain name", p.ID)
@@ -96,7 +107,21 @@ func RegisterArtifacts(a *app.App, providers ...ArtifactProvider) error {
 			return fmt.Errorf("files: artifact provider %q has no Create", p.ID)
 		}
 	}
-	s := &artifacts{providers: providers}
+	if !s.registered {
+		if err := s.register(a); err != nil {
+			return err
+		}
+		s.registered = true
+	}
+	s.providers = append(s.providers, providers...)
+	return nil
+}
+
+// artifactsKey keeps an app's artifact providers (App.Extension).
+type artifactsKey struct{}
+
+// register adds the two artifact tools, served by s.
+func (s *artifacts) register(a *app.App) error {
 	if err := app.Register(a, catalog.Definition{ID: QueryArtifactsToolID, Name: "Query artifacts", Category: "artifacts",
 		Policy: wire.PolicyRead, Keywords: "artifact artifacts query list providers export snapshot",
 		Description: "Lists the artifact providers of the app and the artifacts they can produce now; " +
@@ -115,8 +140,52 @@ func RegisterArtifacts(a *app.App, providers ...ArtifactProvider) error {
 	return nil
 }
 
+// artifacts is an app's artifact providers, in the order they were registered.
 type artifacts struct {
-	providers []ArtifactProvider
+	mu         sync.Mutex
+	registered bool // the tools are registered
+	providers  []ArtifactProvider
+}
+
+// list returns the providers registered so far.
+func (s *artifacts) list() []ArtifactProvider {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clip(s.providers)
+}
+
+// ArtifactRef points at an artifact that artifacts.request serves, for a tool whose result
+// is an artifact (a profile it captured, an export it wrote): the tool returns the reference
+// and the caller requests the bytes with Request. The bytes then reach any host, the
+// official one included, which receives transfers only from artifacts.request and a few
+// other tools (see app.Call.SendArtifact).
+type ArtifactRef struct {
+	ProviderID string `json:"providerId"`
+	ArtifactID string `json:"artifactId"`
+	FileName   string `json:"fileName"`
+	MimeType   string `json:"mimeType"`
+	SizeBytes  int64  `json:"sizeBytes"`
+	// Request is the call that streams the artifact: artifacts.request with its provider
+	// and artifact ids.
+	Request ArtifactRequestCall `json:"request"`
+}
+
+// ArtifactRequestCall is a ready-to-send artifacts.request call (toolId and arguments).
+type ArtifactRequestCall struct {
+	ToolID    string `json:"toolId"`
+	Arguments struct {
+		ProviderID string `json:"providerId"`
+		ArtifactID string `json:"artifactId"`
+	} `json:"arguments"`
+}
+
+// NewArtifactRef returns a reference to the artifact artifactID of the provider providerID,
+// with the file hints its artifacts.request will give.
+func NewArtifactRef(providerID, artifactID, fileName, mimeType string, size int64) ArtifactRef {
+	r := ArtifactRef{ProviderID: providerID, ArtifactID: artifactID, FileName: fileName, MimeType: mimeType, SizeBytes: size}
+	r.Request.ToolID = RequestArtifactToolID
+	r.Request.Arguments.ProviderID, r.Request.Arguments.ArtifactID = providerID, artifactID
+	return r
 }
 
 type queryArtifactsArgs struct {
@@ -161,7 +230,7 @@ func (s *artifacts) query(ctx context.Context, c *app.Call, a queryArtifactsArgs
 	match := func(filter *string, value string) bool {
 		return str(filter) == "" || strings.EqualFold(str(filter), value)
 	}
-	for _, p := range s.providers {
+	for _, p := range s.list() {
 		if !match(a.ProviderID, p.ID) {
 			continue
 		}
@@ -236,9 +305,10 @@ type requestArtifactResult struct {
 
 func (s *artifacts) request(ctx context.Context, c *app.Call, a requestArtifactArgs) (*requestArtifactResult, error) {
 	var p *ArtifactProvider
-	for i := range s.providers {
-		if strings.EqualFold(s.providers[i].ID, strings.TrimSpace(a.ProviderID)) {
-			p = &s.providers[i]
+	providers := s.list()
+	for i := range providers {
+		if strings.EqualFold(providers[i].ID, strings.TrimSpace(a.ProviderID)) {
+			p = &providers[i]
 		}
 	}
 	if p == nil {

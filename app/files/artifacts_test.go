@@ -3,7 +3,6 @@ package files_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,33 +168,22 @@ func TestRegisterArtifacts(t *testing.T) {
 			t.Errorf("%s: registered", name)
 		}
 	}
-}
-
-// officialHostTransfers applies the official host's rule for registering ASFT transfers
-// (BinaryToolArtifactTransferManager): a "result" object that is itself the descriptor
-// (deliveryMode websocket_binary, wireProtocol ansight.file-transfer.v1) of a tool in
-// {ui.get_screenshot, artifacts.request, files.begin_binary_download}, the tool id read
-// from the object holding the result. Frames of any other transfer are dropped.
-func officialHostTransfers(t *testing.T, payload []byte) []string {
-	t.Helper()
-	var p struct {
-		ToolID string `json:"toolId"`
-		Result struct {
-			DeliveryMode string `json:"deliveryMode"`
-			WireProtocol string `json:"wireProtocol"`
-			TransferID   string `json:"transferId"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(payload, &p); err != nil { // lenient, like the official host
+	// A second registration adds its providers to the first one's tools; ids stay unique
+	// across them.
+	a := app.New(app.Options{})
+	if err := files.RegisterArtifacts(a, files.ArtifactProvider{ID: "first", Create: create}); err != nil {
 		t.Fatal(err)
 	}
-	switch p.ToolID {
-	case "ui.get_screenshot", "artifacts.request", "files.begin_binary_download":
-		if p.Result.DeliveryMode == "websocket_binary" && p.Result.WireProtocol == "ansight.file-transfer.v1" {
-			return []string{p.Result.TransferID}
-		}
+	if err := files.RegisterArtifacts(a, files.ArtifactProvider{ID: "FIRST", Create: create}); err == nil {
+		t.Error("a provider id registered twice across calls")
 	}
-	return nil
+	if err := files.RegisterArtifacts(a, files.ArtifactProvider{ID: "second", Create: create}); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := apptest.New(t, a).Call(files.QueryArtifactsToolID, `{}`)
+	if !strings.Contains(string(v), `"id":"first"`) || !strings.Contains(string(v), `"id":"second"`) || strings.Contains(string(v), "FIRST") {
+		t.Errorf("artifacts.query after two registrations = %s", v)
+	}
 }
 
 func TestTheOfficialHostRegistersTheTransfers(t *testing.T) {
@@ -215,7 +203,7 @@ func TestTheOfficialHostRegistersTheTransfers(t *testing.T) {
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			r := apptest.New(t, h.App()).Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, c.tool, c.args))
-			ids := officialHostTransfers(t, r.Payload)
+			ids := r.OfficialHost
 			if len(ids) != 1 || len(r.Artifacts) != 1 || r.Artifacts[ids[0]] == nil {
 				t.Errorf("the official host registers %v; the app sent %d transfers", ids, len(r.Artifacts))
 			}

@@ -53,15 +53,17 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 	c.startCall()
 	defer c.endCall()
 	var one [1]*RefusalError // on the stack: a call allowed costs no refusal list
-	refused, err := c.authorize(ctx, []wire.Call{call}, false, one[:])
+	calls := []wire.Call{call}
+	refused, err := c.authorize(ctx, calls, false, one[:])
 	if err == nil && refused[0] != nil {
 		err = refused[0]
 	}
 	if err != nil {
-		c.trafficDenied(wire.TypeCall, []wire.Call{call}, err)
+		c.trafficDenied(wire.TypeCall, calls, err)
 		return nil, err
 	}
-	r, err := c.callRoundTrip(ctx, &call)
+	lim := c.limitFor(ctx, c.catalogs.load(), calls)
+	r, err := c.callRoundTrip(ctx, &call, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +80,7 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 	}
 	res.Raw = r.payload
 	if len(r.transfers) > 0 {
-		res.Raw, res.Artifacts, err = c.settle(ctx, &r)
+		res.Raw, res.Artifacts, err = c.settle(ctx, &r, lim, call.ToolID)
 		if err == nil {
 			res.Payload = wire.Result{}
 			err = wire.Unmarshal(res.Raw, &res.Payload)
@@ -144,13 +146,19 @@ func (c *Client) sendBatch(ctx context.Context, continueOnError bool, calls []wi
 		}
 		b.Calls[j] = raw
 	}
-	r, err := c.roundTrip(ctx, wire.TypeBatch, b)
+	sent := make([]wire.Call, len(send))
+	for j, i := range send {
+		sent[j] = calls[i]
+	}
+	lim := c.limitFor(ctx, c.catalogs.load(), sent)
+	subject := subjectOf(wire.TypeBatch, sent)
+	r, err := c.roundTrip(ctx, wire.TypeBatch, b, lim, subject)
 	if err != nil {
 		return nil, err
 	}
 	res := &BatchResult{Payload: *r.batch, Raw: r.payload}
 	if len(r.transfers) > 0 {
-		res.Raw, res.Artifacts, err = c.settle(ctx, &r)
+		res.Raw, res.Artifacts, err = c.settle(ctx, &r, lim, subject)
 		if err == nil {
 			res.Payload = wire.BatchResult{}
 			err = wire.Unmarshal(res.Raw, &res.Payload)
@@ -207,9 +215,10 @@ func firstRefusal(refused []*RefusalError) error {
 	return nil
 }
 
-// settle waits for r's transfers and returns the payload with their descriptors rewritten.
-func (c *Client) settle(ctx context.Context, r *response) (jsontext.Value, []Artifact, error) {
-	c.waitTransfers(ctx, r.transfers)
+// settle waits for r's transfers, within the limit lim of the request about subject, and
+// returns the payload with their descriptors rewritten.
+func (c *Client) settle(ctx context.Context, r *response, lim Limit, subject string) (jsontext.Value, []Artifact, error) {
+	c.waitTransfers(ctx, r.transfers, &lim, subject)
 	outcomes := make(map[string]outcome, len(r.transfers))
 	artifacts := make([]Artifact, 0, len(r.transfers))
 	for _, t := range r.transfers {
@@ -222,8 +231,26 @@ func (c *Client) settle(ctx context.Context, r *response) (jsontext.Value, []Art
 }
 
 // waitTransfers returns when every transfer has ended. A transfer that receives no frame
-// for Options.Timeout fails as stalled; the end of ctx fails all that are left.
-func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
+// for Options.Timeout fails as stalled; the end of ctx fails all that are left, and so
+// does the end of the time the limit lim of the request about subject gives them: under a
+// caller's limit, what is left of it (ctx's deadline); otherwise their sizes at
+// MinTransferRate (transferAllowance). A nil lim sets no bound but stalls and ctx.
+func (c *Client) waitTransfers(ctx context.Context, ts []*transfer, lim *Limit, subject string) {
+	var over <-chan time.Time
+	var bound Limit
+	if lim != nil {
+		bound = *lim
+		if lim.Basis != BasisCaller {
+			d := c.transferAllowance(ts)
+			allowance := time.NewTimer(d)
+			defer allowance.Stop()
+			over = allowance.C
+			bound = Limit{Timeout: d, Basis: BasisDerived, Reason: "the announced files' size at " + FormatRate(MinTransferRate) + " plus " + FormatDuration(c.opts.Timeout)}
+			if d == c.opts.Timeout {
+				bound.Basis = BasisDefault
+			}
+		}
+	}
 	timer := time.NewTimer(c.opts.Timeout)
 	defer timer.Stop()
 	for _, t := range ts {
@@ -237,7 +264,10 @@ func (c *Client) waitTransfers(ctx context.Context, ts []*transfer) {
 			case <-t.done:
 				waiting = false
 			case <-ctx.Done():
-				c.transfers.abortEach(ts, context.Cause(ctx))
+				c.transfers.abortEach(ts, c.ended(ctx, wire.TypeCall, subject, bound))
+				return
+			case <-over:
+				c.transfers.abortEach(ts, &TimeoutError{Op: wire.TypeCall, Subject: subject, Limit: bound, Transfer: true})
 				return
 			case <-timer.C:
 			}

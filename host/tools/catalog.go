@@ -103,7 +103,7 @@ const maxRefreshRounds = 3
 // catalog may share its tools with earlier and later answers (an answer the app repeats
 // is not decoded again): do not modify it.
 func (c *Client) Query(ctx context.Context, q wire.Query) (*wire.Catalog, error) {
-	r, err := c.roundTrip(ctx, wire.TypeQuery, q)
+	r, err := c.roundTrip(ctx, wire.TypeQuery, q, c.defaultLimit(ctx), querySubject)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (c *Client) fetchIndex(ctx context.Context, old *catalogState) (*catalogSta
 		q.IfRevision, q.IfAvailabilityRevision = old.revision, old.availabilityRevision
 	}
 	for attempt := 0; ; attempt++ {
-		r, err := c.roundTrip(ctx, wire.TypeQuery, q)
+		r, err := c.roundTrip(ctx, wire.TypeQuery, q, c.defaultLimit(ctx), querySubject)
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +222,7 @@ func (c *Client) fetchIndex(ctx context.Context, old *catalogState) (*catalogSta
 func (c *Client) fetchDefinitions(ctx context.Context, st *catalogState, ids []string) (*catalogState, error) {
 	next := st.clone()
 	for chunk := range slices.Chunk(ids, wire.MaxQueryLimit) {
-		r, err := c.roundTrip(ctx, wire.TypeQuery, wire.Query{Detail: wire.DetailDefinitions, IDs: chunk})
+		r, err := c.roundTrip(ctx, wire.TypeQuery, wire.Query{Detail: wire.DetailDefinitions, IDs: chunk}, c.defaultLimit(ctx), querySubject)
 		if err != nil {
 			return nil, err
 		}

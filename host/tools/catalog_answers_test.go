@@ -59,7 +59,7 @@ func TestKeptCatalogAnswers(t *testing.T) {
 	for _, q := range []wire.Query{{Detail: "index"}, {Detail: "definitions"}, {}, {Detail: "full", Limit: 100}} {
 		var first *wire.Catalog
 		for i := range 3 {
-			r, err := c.roundTrip(ctx, wire.TypeQuery, q)
+			r, err := c.roundTrip(ctx, wire.TypeQuery, q, c.defaultLimit(ctx), querySubject)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestKeptCatalogAnswers(t *testing.T) {
 	// The availability changes: index and full answers are new, definitions are not.
 	available.Store(true)
 	for _, q := range []wire.Query{{Detail: "index"}, {Detail: "definitions"}} {
-		r, err := c.roundTrip(ctx, wire.TypeQuery, q)
+		r, err := c.roundTrip(ctx, wire.TypeQuery, q, c.defaultLimit(ctx), querySubject)
 		if err != nil {
 			t.Fatal(err)
 		}

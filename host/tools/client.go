@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -58,11 +59,14 @@ type pending struct {
 	id string
 	op string
 	ch chan response // capacity 1
-	// deadline ends the wait for the response (Options.Timeout after sending).
+	// deadline ends the wait for the response: limit.Timeout after sending.
 	deadline time.Time
-	sent     time.Time // for OnTraffic, set only with it (reading the clock is not free)
-	tools    []string  // for OnTraffic
-	query    string    // a tool.query's payload, which its answer is kept by
+	limit    Limit
+	// subject names what the request is about in its errors: a call's tool id, a batch's.
+	subject string
+	sent    time.Time // for OnTraffic, set only with it (reading the clock is not free)
+	tools   []string  // for OnTraffic
+	query   string    // a tool.query's payload, which its answer is kept by
 	// ctx is the request's: its WithProgress function, if any, is looked up only when the
 	// response announces transfers, not on every call.
 	ctx context.Context
@@ -143,7 +147,7 @@ func (c *Client) Close(cause error) {
 		c.mu.Unlock()
 		close(c.closed)
 		for _, p := range waiting {
-			p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Err: err}}
+			p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Subject: p.subject, Err: err}}
 		}
 		c.transfers.abortAll(err)
 	})
@@ -177,18 +181,6 @@ func (c *Client) newPending(id, op string) *pending {
 	}
 }
 
-// responseWait is how long a request made with ctx waits for its response:
-// Options.Timeout, or longer when ctx has a later deadline. A tool may legitimately take
-// longer than the default (ui.wait takes up to 60 s, a download longer): the caller that
-// expects it says so with its context.
-func (c *Client) responseWait(ctx context.Context) time.Duration {
-	wait := c.opts.Timeout
-	if dl, ok := ctx.Deadline(); ok {
-		wait = max(wait, time.Until(dl))
-	}
-	return wait
-}
-
 // Busy reports whether the client is waiting for the app: a request in flight or a
 // transfer being received. The host's keep-alive never drops a
 // busy session for missing pongs: an SDK that runs tools inside its receive loop answers
@@ -204,6 +196,7 @@ func (c *Client) Busy() bool {
 // channel drained, so that nothing is or will be sent on it.
 func (c *Client) recycle(p *pending) {
 	p.id, p.op, p.deadline, p.sent, p.tools, p.query, p.ctx = "", "", time.Time{}, time.Time{}, nil, "", nil
+	p.limit, p.subject = Limit{}, ""
 	select {
 	case c.spare <- p:
 	default:
@@ -246,7 +239,8 @@ func (c *Client) forget(p *pending) bool {
 // roundTrip sends one request and waits for its response. The returned response has err
 // nil; a tool.error comes back as a *wire.Error, everything else as a *TransportError.
 // The response's transfers, if any, are still running.
-func (c *Client) roundTrip(ctx context.Context, op string, payload any) (response, error) {
+// The request waits for its answer until lim; subject names it in errors.
+func (c *Client) roundTrip(ctx context.Context, op string, payload any, lim Limit, subject string) (response, error) {
 	body, err := wire.Marshal(payload)
 	if err != nil {
 		return response{}, fmt.Errorf("tools: encode %s payload: %w", op, err)
@@ -255,11 +249,11 @@ func (c *Client) roundTrip(ctx context.Context, op string, payload any) (respons
 	if c.opts.OnTraffic != nil {
 		tools = toolsOf(payload)
 	}
-	return c.send(ctx, op, body, tools)
+	return c.send(ctx, op, body, tools, lim, subject)
 }
 
 // callRoundTrip is roundTrip of a tool.call, its payload written into a pooled buffer.
-func (c *Client) callRoundTrip(ctx context.Context, call *wire.Call) (response, error) {
+func (c *Client) callRoundTrip(ctx context.Context, call *wire.Call, lim Limit) (response, error) {
 	buf := messageBuffers.Get()
 	defer messageBuffers.Put(buf)
 	body, err := wire.AppendCall((*buf)[:0], call)
@@ -271,12 +265,12 @@ func (c *Client) callRoundTrip(ctx context.Context, call *wire.Call) (response, 
 	if c.opts.OnTraffic != nil {
 		tools = []string{call.ToolID}
 	}
-	return c.send(ctx, wire.TypeCall, body, tools)
+	return c.send(ctx, wire.TypeCall, body, tools, lim, call.ToolID)
 }
 
 // send is roundTrip of an encoded payload; tools are the tool ids it names, for OnTraffic.
-func (c *Client) send(ctx context.Context, op string, body []byte, tools []string) (response, error) {
-	if err := c.waitOpen(ctx, op); err != nil {
+func (c *Client) send(ctx context.Context, op string, body []byte, tools []string, lim Limit, subject string) (response, error) {
+	if err := c.waitOpen(ctx, op, subject, lim); err != nil {
 		return response{}, err
 	}
 	select {
@@ -285,9 +279,9 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 		select {
 		case c.slots <- struct{}{}:
 		case <-c.closed:
-			return response{}, &TransportError{Op: op, Err: c.closedErr()}
+			return response{}, &TransportError{Op: op, Subject: subject, Err: c.closedErr()}
 		case <-ctx.Done():
-			return response{}, &TransportError{Op: op, Err: context.Cause(ctx)}
+			return response{}, &TransportError{Op: op, Subject: subject, Err: c.ended(ctx, op, subject, lim)}
 		}
 	}
 	defer func() { <-c.slots }()
@@ -300,9 +294,12 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	// answer may arrive before the write returns. The client's one timer handles deadlines
 	// that differ per request.
 	p := c.newPending(id, op)
-	p.ctx = ctx
+	p.ctx, p.limit, p.subject = ctx, lim, subject
 	now := time.Now()
-	p.deadline = now.Add(c.responseWait(ctx))
+	p.deadline = now.Add(lim.Timeout)
+	if dl, ok := ctx.Deadline(); ok && lim.Basis == BasisCaller {
+		p.deadline = dl
+	}
 	if op == wire.TypeQuery {
 		p.query = string(body)
 	}
@@ -311,9 +308,10 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	}
 	c.mu.Lock()
 	if c.closeErr != nil {
+		err := c.closeErr
 		c.mu.Unlock()
 		c.recycle(p)
-		return response{}, &TransportError{Op: op, Err: c.closeErr}
+		return response{}, &TransportError{Op: op, Subject: subject, Err: err}
 	}
 	if _, dup := c.pending[p.id]; dup {
 		c.mu.Unlock()
@@ -356,7 +354,7 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 			if cerr := c.closedErr(); cerr != nil {
 				err = cerr
 			}
-			return response{}, &TransportError{Op: op, RequestID: id, Err: err}
+			return response{}, &TransportError{Op: op, RequestID: id, Subject: subject, Err: err}
 		}
 		// Already answered (or closed) while the write was failing: take that outcome.
 	}
@@ -366,17 +364,17 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	select {
 	case r = <-p.ch: // a response, Close's error, or expire's ErrTimeout
 	case <-ctx.Done():
-		cause = context.Cause(ctx)
+		cause = c.ended(ctx, op, subject, lim)
 	}
 	if cause != nil {
 		if c.forget(p) {
-			return response{}, &TransportError{Op: op, RequestID: id, Err: cause}
+			return response{}, &TransportError{Op: op, RequestID: id, Subject: subject, Err: cause}
 		}
 		// The response was claimed just as the wait ended; it is being delivered.
 		r = <-p.ch
 		if r.err == nil {
 			c.transfers.abortEach(r.transfers, cause)
-			return response{}, &TransportError{Op: op, RequestID: id, Err: cause}
+			return response{}, &TransportError{Op: op, RequestID: id, Subject: subject, Err: cause}
 		}
 	}
 	if r.err != nil {
@@ -419,7 +417,8 @@ func (c *Client) expire() {
 	}
 	c.mu.Unlock()
 	for _, p := range due {
-		p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Err: ErrTimeout}}
+		p.ch <- response{err: &TransportError{Op: p.op, RequestID: p.id, Subject: p.subject,
+			Err: &TimeoutError{Op: p.op, Subject: p.subject, Limit: p.limit}}}
 	}
 }
 
@@ -438,8 +437,18 @@ func (c *Client) write(msg []byte) error {
 // them), up to 64 KiB: not the buffers of huge batches.
 var messageBuffers = bpool.New(512, 64<<10)
 
+// ended is why ctx ended, as a request's cause: a deadline it carried (the caller's limit)
+// is a *TimeoutError like the client's own, anything else context.Cause.
+func (c *Client) ended(ctx context.Context, op, subject string, lim Limit) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) && lim.Basis == BasisCaller {
+		return &TimeoutError{Op: op, Subject: subject, Limit: lim}
+	}
+	return cause
+}
+
 // waitOpen blocks until Open, Close or the end of ctx.
-func (c *Client) waitOpen(ctx context.Context, op string) error {
+func (c *Client) waitOpen(ctx context.Context, op, subject string, lim Limit) error {
 	select {
 	case <-c.opened: // the common case, without the three-way select's locking
 	default:
@@ -447,11 +456,11 @@ func (c *Client) waitOpen(ctx context.Context, op string) error {
 		case <-c.opened:
 		case <-c.closed:
 		case <-ctx.Done():
-			return &TransportError{Op: op, Err: context.Cause(ctx)}
+			return &TransportError{Op: op, Subject: subject, Err: c.ended(ctx, op, subject, lim)}
 		}
 	}
 	if err := c.closedErr(); err != nil {
-		return &TransportError{Op: op, Err: err}
+		return &TransportError{Op: op, Subject: subject, Err: err}
 	}
 	return nil
 }

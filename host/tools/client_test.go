@@ -132,8 +132,11 @@ func TestTimeoutAndLateResponse(t *testing.T) {
 		if !ok || !errors.Is(err, ErrTimeout) || te.Op != wire.TypeQuery || te.RequestID != late.ID {
 			t.Fatalf("err = %v", err)
 		}
-		if wire.CodeOf(err) != "" {
-			t.Errorf("a timeout must not carry a protocol code: %q", wire.CodeOf(err))
+		if wire.CodeOf(err) != wire.CodeTimeout {
+			t.Errorf("a timeout has the code timeout, not %q", wire.CodeOf(err))
+		}
+		if want := "a catalog query did not answer within 5s (the host's default); raise the limit with timeoutMs (up to 1h)"; err.Error() != want {
+			t.Errorf("message %q, want %q", err, want)
 		}
 		if d := time.Since(start); d != 5*time.Second {
 			t.Errorf("timed out after %v", d)
@@ -507,7 +510,7 @@ func TestWriteFailure(t *testing.T) {
 	}
 	c.Close(nil)
 	_, err = c.Query(t.Context(), wire.Query{})
-	if got := err.Error(); got != "tools: tool.query: tools: session closed" {
+	if got := err.Error(); got != "the session closed during a catalog query" {
 		t.Errorf("message %q", got)
 	}
 	if _, err := c.Call(t.Context(), wire.Call{ToolID: "x"}); !errors.Is(err, ErrSessionClosed) {

@@ -16,7 +16,12 @@
 //     absent from the last catalog or not executable, arguments not matching the schema);
 //     it wraps a *wire.Error, so wire.CodeOf works on it too;
 //   - *TransportError: the exchange itself failed (session closed, timeout, cancellation,
-//     a malformed response); it never carries a protocol error code.
+//     a malformed response); it never carries a protocol error code, only, for a request
+//     that hit its limit, the host's wire.CodeTimeout (a *TimeoutError inside).
+//
+// How long a request waits is derived from what it asks for (ui.wait's timeoutMilliseconds,
+// a tool's hint:duration, the size of the files it announces), or set by the caller
+// (WithTimeout); see deadline.go and docs/protocol/calls.md#how-long-the-host-waits.
 //
 // Lifecycle: requests wait until [Client.Open] (the host has acknowledged session.open);
 // [Client.Close] fails every pending request at once and aborts every transfer, deleting

@@ -3,6 +3,11 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/ansight-go/ansight/transport"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -23,19 +28,39 @@ var (
 
 // TransportError reports that a request/response exchange failed for a reason other than
 // the tool: the session closed, the request timed out or was cancelled, the response was
-// malformed. Err is the cause (ErrSessionClosed, ErrTimeout, ErrProtocol, a context error,
-// or the connection's write error) and is matched by errors.Is.
+// malformed. Err is the cause (ErrSessionClosed, a *TimeoutError matching ErrTimeout,
+// ErrProtocol, a context error, or the connection's write error) and is matched by
+// errors.Is.
+//
+// Its message is one line for people: "the app disconnected during ui.wait", "ui.wait did
+// not answer within 20s (the host's default); raise the limit with timeoutMs (up to 1h)";
+// the transport's own chain (close codes, frame errors) stays in Err.
 type TransportError struct {
 	// Op is the request type: tool.query, tool.call or tool.batch.
 	Op string
 	// RequestID is the envelope id of the request, empty if none was sent.
 	RequestID string
+	// Subject names what the request was about: a call's tool id, "a batch of 2 calls
+	// (notes.list, ui.wait)", "a catalog query"; empty when unknown.
+	Subject string
 	// Err is the cause.
 	Err error
 }
 
 // Error describes the failure.
 func (e *TransportError) Error() string {
+	if te, ok := errors.AsType[*TimeoutError](e.Err); ok {
+		return te.Error()
+	}
+	if errors.Is(e.Err, ErrSessionClosed) && e.Subject != "" {
+		switch {
+		case e.Err == ErrSessionClosed: // closed without a cause
+			return "the session closed during " + e.Subject
+		case disconnected(e.Err):
+			return "the app disconnected during " + e.Subject
+		}
+		return "the session ended during " + e.Subject + ": " + strings.TrimPrefix(e.Err.Error(), ErrSessionClosed.Error()+": ")
+	}
 	if e.RequestID == "" {
 		return fmt.Sprintf("tools: %s: %v", e.Op, e.Err)
 	}
@@ -44,6 +69,17 @@ func (e *TransportError) Error() string {
 
 // Unwrap returns the cause.
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// disconnected reports whether a session ended because its connection did (the app closed
+// it, crashed, or the network failed), rather than for a reason of the host's (the
+// session was replaced, revoked, or the host is stopping; those name themselves).
+func disconnected(err error) bool {
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	_, closed := errors.AsType[*transport.CloseError](err)
+	return closed
+}
 
 // RefusalError reports a call or batch this client refused to send: the tool's policy is
 // above the session grant (tool_policy_not_granted), the last catalog does not list the tool

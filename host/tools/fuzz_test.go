@@ -71,5 +71,5 @@ func FuzzHandleMessage(f *testing.F) {
 // settleNow rewrites r's descriptors with the transfers' current state, without waiting.
 func (c *Client) settleNow(r response) ([]byte, []Artifact, error) {
 	c.transfers.abortEach(r.transfers, ErrSessionClosed)
-	return c.settle(context.Background(), &r)
+	return c.settle(context.Background(), &r, Limit{Timeout: c.opts.Timeout}, "")
 }

@@ -52,6 +52,6 @@ func (c *Client) Receive(in Incoming, done func(TransferProgress)) error {
 		return fmt.Errorf("tools: transfer %s: %w", in.TransferID, err)
 	}
 	// A goroutine per transfer watches for stalls; it ends with the transfer.
-	go c.waitTransfers(context.Background(), []*transfer{t})
+	go c.waitTransfers(context.Background(), []*transfer{t}, nil, "")
 	return nil
 }

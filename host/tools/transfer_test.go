@@ -280,10 +280,13 @@ func TestTransferStalls(t *testing.T) {
 	})
 }
 
+// TestTransferSlowButSteadyIsNotAStall: a transfer whose frames come within the stall
+// window succeeds though the whole takes longer than the window, within the time its size
+// allows (MinTransferRate).
 func TestTransferSlowButSteadyIsNotAStall(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		data := randomBytes(40)
+		data := randomBytes(4 * MinTransferRate) // 4 s at the floor rate, plus the 3 s of Timeout
 		app := transferApp(t, desc(id1, "f.bin", len(data)))
 		hs := newHarness(t, Options{Timeout: 3 * time.Second}, app.handler())
 		if _, err := hs.c.Catalog(t.Context()); err != nil {
@@ -291,8 +294,8 @@ func TestTransferSlowButSteadyIsNotAStall(t *testing.T) {
 		}
 		go func() {
 			synctest.Wait() // the result has been handled
-			for _, f := range chunks(id1, data, 4) {
-				time.Sleep(2 * time.Second) // each frame within the timeout, the whole far beyond
+			for _, f := range chunks(id1, data, MinTransferRate) {
+				time.Sleep(time.Second) // each frame within the timeout, the whole (5 s) beyond
 				hs.send(f)
 			}
 		}()

@@ -18,6 +18,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/diag"
+	"github.com/ansight-go/ansight/app/files"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
@@ -205,7 +206,8 @@ func callAppTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, toolI
 }
 
 // A Go service that registers app/diag in one line, looked inside by an agent through the
-// MCP bridge: its runtime, a heap profile received as a file, its log tail, and a CPU
+// MCP bridge: its runtime, a heap profile received as a file (through the artifact its
+// tool points at), its log tail, and a CPU
 // profile asked for too long, refused with the bound.
 func TestDiagnosticsThroughMCPFromOutside(t *testing.T) {
 	t.Parallel()
@@ -222,12 +224,23 @@ func TestDiagnosticsThroughMCPFromOutside(t *testing.T) {
 	if isErr, text := callAppTool(t, ctx, cs, diag.LogTailToolID, map[string]any{"lines": 10}); isErr || !strings.Contains(text, "cache miss storm") {
 		t.Errorf("%s = error %v, %.300s", diag.LogTailToolID, isErr, text)
 	}
+	// The profile tool points at the profile it kept; artifacts.request brings the file.
 	isErr, text := callAppTool(t, ctx, cs, diag.HeapProfileToolID, nil)
+	var ref struct {
+		Result struct {
+			Artifact files.ArtifactRef `json:"artifact"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(text), &ref); err != nil || isErr || ref.Result.Artifact.Request.ToolID != files.RequestArtifactToolID {
+		t.Fatalf("%s = error %v, %.500s (%v)", diag.HeapProfileToolID, isErr, text, err)
+	}
+	req := ref.Result.Artifact.Request
+	isErr, text = callAppTool(t, ctx, cs, req.ToolID, map[string]any{"providerId": req.Arguments.ProviderID, "artifactId": req.Arguments.ArtifactID})
 	var out struct {
 		Artifacts []hostapi.Artifact `json:"artifacts"`
 	}
 	if err := json.Unmarshal([]byte(text), &out); err != nil || isErr || len(out.Artifacts) != 1 || out.Artifacts[0].Status != "complete" {
-		t.Fatalf("%s = error %v, %.500s (%v)", diag.HeapProfileToolID, isErr, text, err)
+		t.Fatalf("%s = error %v, %.500s (%v)", req.ToolID, isErr, text, err)
 	}
 	if b, err := os.ReadFile(out.Artifacts[0].Path); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // gzip: a pprof file
 		t.Errorf("the heap profile file %s: %d bytes, %v", out.Artifacts[0].Path, len(b), err)
