@@ -25,18 +25,18 @@ const (
 
 // Bounds of overlays, the official SDKs' where they have one.
 const (
-	defaultOverlayDuration = 5000             // ms
-	maxOverlayDuration     = 10 * 60 * 1000   // ms
-	maxOverlayRects        = 128              // per overlay
-	maxOverlays            = 64               // live at once (ours: the official SDKs have none)
-	maxOverlayMetadata     = 16               // entries
-	maxOverlayMetadataKey  = 64               // characters
-	maxOverlayMetadataStr  = 256              // characters, longer strings are cut
-	maxOverlayID           = 128              // characters
-	defaultStrokeColor     = "#FF3B30"        // red
-	defaultStrokeWidth     = 2.0              // points, 0..128
-	defaultCornerRadius    = 3.0              // points, 0..256
-	overlayCoordinateSpace = "window"         // what results report: a Screen's window is its tree's space
+	defaultOverlayDuration = 5000           // ms
+	maxOverlayDuration     = 10 * 60 * 1000 // ms
+	maxOverlayRects        = 128            // per overlay
+	maxOverlays            = 64             // live at once (ours: the official SDKs have none)
+	maxOverlayMetadata     = 16             // entries
+	maxOverlayMetadataKey  = 64             // characters
+	maxOverlayMetadataStr  = 256            // characters, longer strings are cut
+	maxOverlayID           = 128            // characters
+	defaultStrokeColor     = "#FF3B30"      // red
+	defaultStrokeWidth     = 2.0            // points, 0..128
+	defaultCornerRadius    = 3.0            // points, 0..256
+	overlayCoordinateSpace = "window"       // what results report: a Screen's window is its tree's space
 )
 
 // OverlayScreen is a Screen that draws the UI tools' diagnostic overlays (ui.show_overlay

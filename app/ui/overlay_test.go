@@ -39,7 +39,9 @@ func (plainScreen) Capture(context.Context) (*ui.Node, error) {
 		{ID: "ok", Type: "Button", Text: "OK", Actions: []string{ui.ActionTap}, Bounds: &ui.Bounds{X: 10, Y: 20, Width: 30, Height: 10}},
 	}}, nil
 }
-func (plainScreen) Perform(context.Context, string, ui.Action) (map[string]any, error) { return nil, nil }
+func (plainScreen) Perform(context.Context, string, ui.Action) (map[string]any, error) {
+	return nil, nil
+}
 func (plainScreen) Render(context.Context) (image.Image, error) {
 	img := image.NewRGBA(image.Rect(0, 0, 200, 400))
 	for i := range img.Pix {

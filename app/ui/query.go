@@ -44,7 +44,9 @@ func (f *filter) matches(n *Node) bool {
 	return true
 }
 
-func containsFold(s, sub string) bool { return strings.Contains(strings.ToLower(s), strings.ToLower(sub)) }
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
 
 // supportsFold reports whether the node lists action, compared case-insensitively.
 func (n *Node) supportsFold(action string) bool {

@@ -105,7 +105,9 @@ func Register(a *app.App, s Screen, opts Options) error {
 					"label/text, supported actions, visibility, enabled state and bounds. Use ui.query_nodes to find "+
 					"nodes and get references for ui.perform_action.",
 				"ui visual tree hierarchy screen nodes elements snapshot inspect", wire.PolicyRead, sc.treeArgs, sc.treeResult),
-				func(ctx context.Context, _ *app.Call, in treeArgs) (jsontext.Value, error) { return t.visualTree(ctx, in) })
+				func(ctx context.Context, _ *app.Call, in treeArgs) (jsontext.Value, error) {
+					return t.visualTree(ctx, in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(QueryNodesToolID, "Query UI nodes",
@@ -151,42 +153,56 @@ func Register(a *app.App, s Screen, opts Options) error {
 				"Describes one node of the latest snapshot (or of a fresh capture when no snapshotId is given): its "+
 					"members in the compact v2 form, its type, and on request its ancestors and descendants.",
 				"ui node inspect details ancestors descendants properties", wire.PolicyRead, sc.inspectArgs, sc.inspectResult),
-				func(ctx context.Context, _ *app.Call, in inspectArgs) (*inspectResult, error) { return t.inspectNode(ctx, in) })
+				func(ctx context.Context, _ *app.Call, in inspectArgs) (*inspectResult, error) {
+					return t.inspectNode(ctx, in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(ShowOverlayToolID, "Show overlay",
 				"Draws an input-transparent diagnostic overlay over the screen — a node's bounds or rectangles — "+
 					"that shows in screenshots and the live screen until it expires (durationMs, 5 s by default) or is removed.",
 				"ui overlay highlight box rectangle diagnostic point", wire.PolicyWrite, sc.showOverlayArgs, sc.overlayResult),
-				func(ctx context.Context, _ *app.Call, in showArgs) (*overlayResult, error) { return t.showOverlay(ctx, in) })
+				func(ctx context.Context, _ *app.Call, in showArgs) (*overlayResult, error) {
+					return t.showOverlay(ctx, in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(UpdateOverlayToolID, "Update overlay",
 				"Changes a live overlay's geometry, style, lifetime or metadata; omitted arguments keep their value.",
 				"ui overlay highlight update move restyle", wire.PolicyWrite, sc.updateOverlayArgs, sc.overlayResult),
-				func(ctx context.Context, _ *app.Call, in updateArgs) (*overlayResult, error) { return t.updateOverlay(ctx, in) })
+				func(ctx context.Context, _ *app.Call, in updateArgs) (*overlayResult, error) {
+					return t.updateOverlay(ctx, in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(RemoveOverlayToolID, "Remove overlay", "Removes a live overlay by id.",
 				"ui overlay highlight remove hide", wire.PolicyWrite, sc.overlayIDArgs, sc.removeOverlayResult),
-				func(_ context.Context, _ *app.Call, in overlayIDArgs) (*removeResult, error) { return t.removeOverlay(in) })
+				func(_ context.Context, _ *app.Call, in overlayIDArgs) (*removeResult, error) {
+					return t.removeOverlay(in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(ClearOverlaysToolID, "Clear overlays",
 				"Removes every live overlay, or those whose metadata has metadataKey (with metadataValue).",
 				"ui overlay highlight clear remove all", wire.PolicyWrite, sc.overlayQueryArgs, sc.overlaysResult),
-				func(_ context.Context, _ *app.Call, in overlayQueryArgs) (*overlaysResult, error) { return t.overlays(in, true) })
+				func(_ context.Context, _ *app.Call, in overlayQueryArgs) (*overlaysResult, error) {
+					return t.overlays(in, true)
+				})
 		},
 		func() error {
 			return app.Register(a, def(GetOverlayToolID, "Get overlay", "Returns a live overlay's geometry, style and metadata.",
 				"ui overlay highlight inspect metadata", wire.PolicyRead, sc.overlayIDArgs, sc.overlayResult),
-				func(_ context.Context, _ *app.Call, in overlayIDArgs) (*overlayResult, error) { return t.getOverlay(in) })
+				func(_ context.Context, _ *app.Call, in overlayIDArgs) (*overlayResult, error) {
+					return t.getOverlay(in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(QueryOverlaysToolID, "Query overlays",
 				"Lists the live overlays, or those whose metadata has metadataKey (with metadataValue).",
 				"ui overlay highlight list query metadata", wire.PolicyRead, sc.overlayQueryArgs, sc.overlaysResult),
-				func(_ context.Context, _ *app.Call, in overlayQueryArgs) (*overlaysResult, error) { return t.overlays(in, false) })
+				func(_ context.Context, _ *app.Call, in overlayQueryArgs) (*overlaysResult, error) {
+					return t.overlays(in, false)
+				})
 		},
 	)
 	for _, register := range registrations {

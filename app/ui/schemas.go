@@ -131,12 +131,12 @@ const (
 
 // schemas holds the arguments and result schema of each tool.
 type schemas struct {
-	treeArgs, treeResult       jsontext.Value
-	queryArgs, queryResult     jsontext.Value
-	actionArgs, actionResult   jsontext.Value
-	waitArgs, waitResult       jsontext.Value
-	screenshotArgs, shotResult jsontext.Value
-	inspectArgs, inspectResult jsontext.Value
+	treeArgs, treeResult                                                jsontext.Value
+	queryArgs, queryResult                                              jsontext.Value
+	actionArgs, actionResult                                            jsontext.Value
+	waitArgs, waitResult                                                jsontext.Value
+	screenshotArgs, shotResult                                          jsontext.Value
+	inspectArgs, inspectResult                                          jsontext.Value
 	showOverlayArgs, updateOverlayArgs, overlayIDArgs, overlayQueryArgs jsontext.Value
 	overlayResult, overlaysResult, removeOverlayResult                  jsontext.Value
 }
