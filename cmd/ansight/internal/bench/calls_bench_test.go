@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +89,7 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 			b.ReportAllocs()
 			var wg sync.WaitGroup
 			cpu := usage.ProcessCPU()
+			reads, writes, counted := ioCalls()
 			b.ResetTimer()
 			for c := range callers {
 				wg.Go(func() {
@@ -100,6 +104,10 @@ func benchCallers(b *testing.B, op func(context.Context) error) {
 			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(micros(usage.ProcessCPU()-cpu)/float64(b.N), "cpu-µs/op")
+			if r, w, ok := ioCalls(); ok && counted {
+				b.ReportMetric(float64(r-reads)/float64(b.N), "reads/op")
+				b.ReportMetric(float64(w-writes)/float64(b.N), "writes/op")
+			}
 		})
 	}
 }
@@ -151,4 +159,27 @@ func BenchmarkCallVsFloor(b *testing.B) {
 			b.ReportMetric(median(ratios[1]), "cpu-ratio-echo")
 		})
 	}
+}
+
+// ioCalls returns the read and write system calls this process made so far (Linux's
+// /proc/self/io syscr and syscw; ok false elsewhere): both ends' socket reads and writes,
+// including reads that found nothing.
+func ioCalls() (reads, writes int64, ok bool) {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, 0, false
+	}
+	var nr, nw int
+	for line := range strings.Lines(string(data)) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		n, err := strconv.ParseInt(value, 10, 64)
+		switch {
+		case err != nil:
+		case name == "syscr":
+			reads, nr = n, nr+1
+		case name == "syscw":
+			writes, nw = n, nw+1
+		}
+	}
+	return reads, writes, nr == 1 && nw == 1
 }
