@@ -532,4 +532,24 @@ func TestDefaultRequestIDs(t *testing.T) {
 			seen[id] = true
 		}
 	}
+	// Callers share a client: ids handed out concurrently, across batches, stay distinct.
+	next := Options{}.withDefaults().NewRequestID
+	ids := make([][]string, 4)
+	var wg sync.WaitGroup
+	for g := range ids {
+		wg.Go(func() {
+			for range 300 {
+				ids[g] = append(ids[g], next())
+			}
+		})
+	}
+	wg.Wait()
+	for _, list := range ids {
+		for _, id := range list {
+			if seen[id] {
+				t.Fatalf("id %q handed out twice", id)
+			}
+			seen[id] = true
+		}
+	}
 }
