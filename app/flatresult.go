@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-
 )
 
 // A typed tool's result is most often a flat struct — strings, booleans and integers

@@ -105,6 +105,7 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 	}
 	msg, err := a.respond(x.requestID, x.sessionID, typ, payload, x.encoded)
 	x.release() // the payload, and the results in it, are in msg now
+
 	if err != nil { // only a bug gets here (the payload is our own JSON): tell the host anyway
 		a.log.ErrorContext(ctx, "encoding a response failed", "request", x.requestID, "err", err)
 		x.dropTransfers()

@@ -62,7 +62,6 @@ func DecodeResponseInto(data []byte, result *Result) (env Envelope, replyTo []by
 	return env, lean.replyTo, decoded, nil
 }
 
-
 // leanStrings is what DecodeResponseInto keeps of the envelope's id and replyTo instead of
 // strings. The scanner holds it by value (scanner.leanOut) and copies it out: a pointer
 // kept in the pooled scanner would move the caller's value to the heap.
