@@ -176,11 +176,11 @@ func (r *run) calls(ctx context.Context, s session) error {
 			r.report.add(Figure{Group: "calls", Name: "CPU per call, " + who, Unit: UnitCPUMicros,
 				Value: median(call.cpu), Baseline: floorBaseline, BaselineValue: median(fl.cpu), Target: r.target(AtMost, 1.2),
 				RatioRange: ratioRange(call.cpu, fl.cpu),
-				Note: note + "user + system time of this process (host, app and callers: both ends), median round; ratio range: the rounds' own; " + rs.othersNote()})
+				Note:       note + "user + system time of this process (host, app and callers: both ends), median round; ratio range: the rounds' own; " + rs.othersNote()})
 			r.report.add(Figure{Group: "calls", Name: "CPU per call vs the older echo, " + who, Unit: UnitCPUMicros,
 				Value: median(call.cpu), Baseline: echoBaseline, BaselineValue: median(echo.cpu),
 				RatioRange: ratioRange(call.cpu, echo.cpu),
-				Note: "last round's baseline (its target was 1.3), reported beside the floor for one release"})
+				Note:       "last round's baseline (its target was 1.3), reported beside the floor for one release"})
 		}
 		r.report.add(Figure{Group: "calls", Name: "call throughput, " + who, Unit: UnitCallsPerSec,
 			Value: median(call.rate), Baseline: floorBaseline, BaselineValue: median(fl.rate),
