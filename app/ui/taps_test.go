@@ -32,7 +32,9 @@ func (signInScreen) Capture(ctx context.Context) (*ui.Node, error) {
 	}}, nil
 }
 
-func (signInScreen) Perform(ctx context.Context, id string, act ui.Action) (map[string]any, error) { return nil, nil }
+func (signInScreen) Perform(ctx context.Context, id string, act ui.Action) (map[string]any, error) {
+	return nil, nil
+}
 
 func (signInScreen) Render(ctx context.Context) (image.Image, error) {
 	img := image.NewRGBA(image.Rect(0, 0, 200, 400))
