@@ -33,21 +33,21 @@ const (
 
 // Defaults and ranges (the official CLI's where it has them).
 const (
-	DefaultMaxNodes       = 256   // snapshot, 1..2000
-	DefaultMaxDepth       = 32    // snapshot and every capture, 1..64
-	DefaultLimit          = 100   // find, 1..1000
-	DefaultWaitTimeoutMs  = 10000 // wait, 100..60000
-	DefaultActionTimeout  = 5000  // actions' auto-wait, 0..60000 (ours: the official verbs do not wait)
-	DefaultPollMs         = 250   // wait, 100..5000
-	DefaultActionPollMs   = 100   // actions' auto-wait
-	DefaultStableSamples  = 3     // wait stable, 2..20
-	DefaultSwipeLength    = 0.4   // 0.05..0.9
-	DefaultSwipeDuration  = 250   // ms, 50..2000
-	DefaultPinchDistance  = 0.25  // 0.05..0.8
-	DefaultPinchDuration  = 300   // ms, 50..2000
-	MaxTimeoutMs          = 60000
-	maxReportedMatches    = 20 // a failed wait lists at most this many
-	maxNearest            = 5
+	DefaultMaxNodes      = 256   // snapshot, 1..2000
+	DefaultMaxDepth      = 32    // snapshot and every capture, 1..64
+	DefaultLimit         = 100   // find, 1..1000
+	DefaultWaitTimeoutMs = 10000 // wait, 100..60000
+	DefaultActionTimeout = 5000  // actions' auto-wait, 0..60000 (ours: the official verbs do not wait)
+	DefaultPollMs        = 250   // wait, 100..5000
+	DefaultActionPollMs  = 100   // actions' auto-wait
+	DefaultStableSamples = 3     // wait stable, 2..20
+	DefaultSwipeLength   = 0.4   // 0.05..0.9
+	DefaultSwipeDuration = 250   // ms, 50..2000
+	DefaultPinchDistance = 0.25  // 0.05..0.8
+	DefaultPinchDuration = 300   // ms, 50..2000
+	MaxTimeoutMs         = 60000
+	maxReportedMatches   = 20 // a failed wait lists at most this many
+	maxNearest           = 5
 )
 
 // Details of a result.

@@ -99,7 +99,9 @@ func (f *form) Perform(_ context.Context, id string, act ui.Action) (map[string]
 	return map[string]any{"done": true}, nil
 }
 
-func (f *form) Render(context.Context) (image.Image, error) { return image.NewRGBA(image.Rect(0, 0, 10, 20)), nil }
+func (f *form) Render(context.Context) (image.Image, error) {
+	return image.NewRGBA(image.Rect(0, 0, 10, 20)), nil
+}
 
 func (f *form) actions() []string {
 	f.mu.Lock()
@@ -344,7 +346,9 @@ func TestHostFailures(t *testing.T) {
 	if err != nil || out.Succeeded || out.Code != wire.CodeNotFound {
 		t.Errorf("tool failure: %+v %v", out, err)
 	}
-	junk := func(context.Context, string, jsontext.Value) (jsontext.Value, error) { return jsontext.Value(`{"nodes":[]}`), nil }
+	junk := func(context.Context, string, jsontext.Value) (jsontext.Value, error) {
+		return jsontext.Value(`{"nodes":[]}`), nil
+	}
 	if out, _ := uiauto.Run(context.Background(), junk, uiauto.Request{Operation: uiauto.OpFind, Selector: uitree.Selector{Text: "x"}}); out.Code != uiauto.CodeTreeInvalid {
 		t.Errorf("not a tree: %+v", out)
 	}
