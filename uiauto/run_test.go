@@ -153,7 +153,7 @@ func TestActions(t *testing.T) {
 		{"tap by automation id", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: "backButton"}}, "back/tap"},
 		{"tap a label reaches its tappable box", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Text: "open"}}, "box/tap"},
 		{"type replaces with setValue", uiauto.Request{Operation: uiauto.OpType, Selector: uitree.Selector{AutomationID: "nameField"}, Value: ptr("Ada")}, "name/setValue=Ada"},
-		{"type appends with typeText", uiauto.Request{Operation: uiauto.OpType, Selector: uitree.Selector{Role: "textbox", Text: "Ada"}, Value: ptr(" L"), Append: true}, "name/typeText= L"},
+		{"type appends with typeText", uiauto.Request{Operation: uiauto.OpType, Selector: uitree.Selector{Role: "textbox", Text: "Name"}, Value: ptr(" L"), Append: true}, "name/typeText= L"},
 		{"append to a typeText field", uiauto.Request{Operation: uiauto.OpType, Selector: uitree.Selector{AutomationID: "noteField"}, Value: ptr("b"), Append: true}, "note/typeText=b"},
 		{"secure field", uiauto.Request{Operation: uiauto.OpType, Selector: uitree.Selector{AutomationID: "pinField"}, Value: ptr("1234")}, "pin/setValue=1234"},
 		{"swipe the first scrollable", uiauto.Request{Operation: uiauto.OpSwipe}, "list/scroll=up map[direction:up durationMs:250 length:0.4]"},
@@ -296,8 +296,8 @@ func TestFindWaitAssert(t *testing.T) {
 			msg    string
 		}{
 			{"exists", uiauto.Request{Selector: uitree.Selector{AutomationID: "nameField"}}, true, ""},
-			{"text and value", uiauto.Request{Selector: uitree.Selector{AutomationID: "nameField"}, ExpectedText: ptr("Ada"), ExpectedValue: ptr("Ada"), ExpectedEnabled: ptr(true)}, true, ""},
-			{"text is case-sensitive", uiauto.Request{Selector: uitree.Selector{AutomationID: "nameField"}, ExpectedText: ptr("ada")}, false, `expected text "ada", found "Ada"`},
+			{"text and value", uiauto.Request{Selector: uitree.Selector{AutomationID: "nameField"}, ExpectedText: ptr("Name"), ExpectedValue: ptr("Ada"), ExpectedEnabled: ptr(true)}, true, ""},
+			{"text is case-sensitive", uiauto.Request{Selector: uitree.Selector{AutomationID: "nameField"}, ExpectedText: ptr("name")}, false, `expected text "name", found "Name"`},
 			{"count", uiauto.Request{Selector: uitree.Selector{Role: "textbox"}, Count: ptr(3)}, true, ""},
 			{"count wrong", uiauto.Request{Selector: uitree.Selector{Role: "textbox"}, Count: ptr(2)}, false, "expected 2 matches, found 3"},
 			{"absent", uiauto.Request{Selector: uitree.Selector{Text: "Ghost"}, Count: ptr(0)}, true, ""},

@@ -601,7 +601,8 @@ func (r *reader) node(parent *Node, depth int) (*Node, error) {
 		// may show it.
 		n.valueMember, n.visualValue, raw.propsValue, raw.propsValue2 = "", "", "", ""
 	}
-	n.Text = firstNonBlank(n.textMember, raw.label, n.valueMember, n.visualText, n.visualValue, raw.propsLabel, raw.propsTitle)
+	n.VisualText = trim(n.VisualText)
+	n.Text = firstNonBlank(n.textMember, raw.label, n.valueMember, n.VisualText, n.visualValue, raw.propsLabel, raw.propsTitle)
 	n.Value = firstNonBlank(n.valueMember, n.visualValue, raw.propsValue2, raw.propsValue)
 	if role := firstNonBlank(raw.role, raw.propsRole); role != "" {
 		n.Role = strings.ToLower(role)
@@ -718,7 +719,7 @@ func (r *reader) visual(n *Node) error {
 		var err error
 		switch name {
 		case "text":
-			n.visualText, _, err = r.str()
+			n.VisualText, _, err = r.str()
 		case "value":
 			n.visualValue, _, err = r.str()
 		case "foreground":
