@@ -42,6 +42,7 @@ const (
 	kindCaption
 	kindStatus
 	kindSmallButton
+	kindSecureField
 )
 
 // actionScroll scrolls the list: ui.perform_action's value is the swipe's direction, up
@@ -66,6 +67,7 @@ type widget struct {
 	disabled     bool
 	back         bool // navigates back (ui.Node.NavigatesBack)
 	focused      bool
+	secure       bool // a secure entry: its text is drawn as dots and never published
 	checked      *bool
 	r            rect
 	children     []*widget
@@ -81,8 +83,11 @@ var (
 
 // view lays out the current screen. Callers hold mu and have called settle.
 func (m *Model) view() *widget {
-	if m.screen == screenEditor {
+	switch m.screen {
+	case screenEditor:
 		return m.editorView()
+	case screenSignIn:
+		return m.signInView()
 	}
 	return m.listView()
 }
@@ -94,6 +99,12 @@ func (m *Model) listView() *widget {
 
 	add(&widget{kind: kindLargeTitle, id: "list.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
 		text: "Notes", r: rect{0, statusBarH, screenWidth, 52}})
+	account := "Sign in"
+	if m.account != "" {
+		account = "Sign out"
+	}
+	add(&widget{kind: kindSecondaryButton, id: "list.account", typ: "Button", role: "button", automationID: "accountButton",
+		text: account, actions: buttonActions, r: rect{262, 57, 112, 36}})
 	add(&widget{kind: kindSearchField, id: "list.search", typ: "SearchField", role: "textbox", automationID: "searchField",
 		label: "Search notes", placeholder: "Search notes", text: m.search, actions: fieldActions,
 		focused: m.focus == "list.search", r: rect{16, 107, 358, 40}})
@@ -166,6 +177,30 @@ func (m *Model) editorView() *widget {
 	return root
 }
 
+// signInView is the sign-in screen: a user name, a password (a secure entry) and a
+// button that signs in once both are filled.
+func (m *Model) signInView() *widget {
+	root := &widget{kind: kindScreen, id: "signin.screen", typ: "Screen", role: "window", label: "Sign in",
+		r: rect{0, 0, screenWidth, screenHeight}}
+	add := func(w *widget) { root.children = append(root.children, w) }
+	add(&widget{kind: kindNavTitle, id: "signin.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
+		text: "Sign in", r: rect{0, statusBarH, screenWidth, 52}})
+	add(&widget{kind: kindBackButton, id: "signin.back", typ: "Button", role: "button", automationID: "backButton",
+		label: "Back", text: "Notes", actions: buttonActions, r: rect{8, 53, 96, 40}})
+	add(&widget{kind: kindCaption, id: "signin.userCaption", typ: "Label", role: "text", text: "User name", r: rect{20, 111, 350, 18}})
+	add(&widget{kind: kindTextField, id: "signin.user", typ: "TextField", role: "textbox", automationID: "userNameField",
+		label: "User name", placeholder: "you@example.com", text: m.signInUser, actions: fieldActions,
+		focused: m.focus == "signin.user", r: rect{16, 133, 358, 44}})
+	add(&widget{kind: kindCaption, id: "signin.passwordCaption", typ: "Label", role: "text", text: "Password", r: rect{20, 193, 350, 18}})
+	add(&widget{kind: kindSecureField, id: "signin.password", typ: "SecureField", role: "textbox", automationID: "passwordField",
+		label: "Password", placeholder: "Password", text: m.signInPassword, actions: fieldActions, secure: true,
+		focused: m.focus == "signin.password", r: rect{16, 215, 358, 44}})
+	add(&widget{kind: kindButton, id: "signin.submit", typ: "Button", role: "button", automationID: "signInButton",
+		text: "Sign in", actions: buttonActions, disabled: strings.TrimSpace(m.signInUser) == "" || m.signInPassword == "",
+		r: rect{16, 283, 358, 50}})
+	return root
+}
+
 // firstLine is a note's preview in the list.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
@@ -189,7 +224,7 @@ func (w *widget) find(id string) *widget {
 func (w *widget) node() *ui.Node {
 	n := &ui.Node{ID: w.id, Type: w.typ, AutomationID: w.automationID, Label: w.label, Text: w.text, Role: w.role,
 		Actions: w.actions, Hidden: w.hidden, Disabled: w.disabled, Checked: w.checked, Focused: w.focused,
-		NavigatesBack: w.back, Bounds: w.r.bounds()}
+		NavigatesBack: w.back, Secure: w.secure, Bounds: w.r.bounds()}
 	for _, c := range w.children {
 		n.Children = append(n.Children, c.node())
 	}
