@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"image"
 	"image/jpeg"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -549,7 +549,9 @@ func TestDemoSignInSanitized(t *testing.T) {
 	act("signin.password", "tap", "")
 	act("signin.password", "typeText", "hunter2")
 	act("signin.submit", "tap", "")
-	waitFor(t, rec, sess.ID(), func(c map[recording.Kind]int64) bool { return c[recording.KindTouch] >= 6 && c[recording.KindTree] >= 4 && c[recording.KindFrame] >= 3 })
+	waitFor(t, rec, sess.ID(), func(c map[recording.Kind]int64) bool {
+		return c[recording.KindTouch] >= 6 && c[recording.KindTree] >= 4 && c[recording.KindFrame] >= 3
+	})
 	if err := rec.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
