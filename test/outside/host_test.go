@@ -22,6 +22,7 @@ import (
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/mcpbridge"
 	"github.com/ansight-go/ansight/player"
@@ -114,7 +115,7 @@ func TestToolingFromOutside(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	srv, sess := hostWithApp(t, ctx)
-	var backend hostapi.Backend = hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"})
+	var backend hostapi.Backend = control.New(srv, control.Options{Version: "outside"})
 
 	t.Run("mcp server", func(t *testing.T) {
 		cs := mcpClient(t, ctx, backend)
@@ -125,7 +126,7 @@ func TestToolingFromOutside(t *testing.T) {
 
 	t.Run("player", func(t *testing.T) {
 		const token = "outside-token-0123456789"
-		p, err := player.New(backend, srv, player.Options{Token: token})
+		p, err := player.New(backend, player.Options{Token: token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +217,7 @@ func TestDiagnosticsThroughMCPFromOutside(t *testing.T) {
 	tel := telemetry.New(telemetry.Options{MetricsInterval: -1})
 	slog.New(tel.Handler(nil, nil)).Warn("cache miss storm", "misses", 412)
 	srv, _ := hostWithApp(t, ctx, func(a *app.App) error { return diag.Register(a, diag.Options{Telemetry: tel}) })
-	cs := mcpClient(t, ctx, hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"}))
+	cs := mcpClient(t, ctx, control.New(srv, control.Options{Version: "outside"}))
 
 	if isErr, text := callAppTool(t, ctx, cs, diag.RuntimeToolID, nil); isErr || !strings.Contains(text, `"goVersion":"go1.`) {
 		t.Errorf("%s = error %v, %.300s", diag.RuntimeToolID, isErr, text)

@@ -21,7 +21,6 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -387,9 +386,9 @@ func demoSync(ctx context.Context, w *demoWalk, b hostapi.Backend, sid string) e
 	// follow the recording until it is there.
 	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	var rec recording.Record
+	var rec hostapi.Record
 	errFound := errors.New("found")
-	err := b.Follow(fctx, sid, hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindNetwork}}, func(r recording.Record) error {
+	err := b.Follow(fctx, sid, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordNetwork}}, func(r hostapi.Record) error {
 		rec = r
 		return errFound
 	})

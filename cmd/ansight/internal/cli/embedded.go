@@ -20,6 +20,7 @@ import (
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
@@ -66,7 +67,7 @@ type hostConfig struct {
 // runningHost is a started host with its control backend.
 type runningHost struct {
 	srv     *host.Server
-	local   *hostapi.Local
+	local   *control.Backend
 	socket  string
 	httpSrv *http.Server
 	// stopControl ends the control API's requests (its server's base context).
@@ -151,7 +152,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		return nil, err
 	}
 	rh.srv = srv
-	rh.local = hostapi.NewLocal(srv, hostapi.LocalOptions{
+	rh.local = control.New(srv, control.Options{
 		Version:  versionString(cfg.version),
 		StateDir: cfg.stateDir,
 		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
@@ -208,7 +209,7 @@ func prefetchCatalogs(srv *host.Server) {
 // joinFleet makes the host a member of cfg.fleet and, for its player, a client of the
 // whole fleet that serves this host's own sessions in process.
 func (rh *runningHost) joinFleet(ctx context.Context, cfg hostConfig, artifactDir string) error {
-	m, err := fleet.Join(ctx, rh.srv, rh.local, fleet.MemberOptions{Config: *cfg.fleet, Host: cfg.fleetHost, Version: versionString(cfg.version)})
+	m, err := fleet.Join(ctx, rh.local, fleet.MemberOptions{Config: *cfg.fleet, Host: cfg.fleetHost, Version: versionString(cfg.version)})
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (rh *runningHost) joinFleet(ctx context.Context, cfg hostConfig, artifactDi
 		return nil
 	}
 	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: *cfg.fleet, ArtifactDir: filepath.Join(artifactDir, "fleet"), Version: versionString(cfg.version),
-		Home: &fleet.Home{Name: cfg.fleetHost, Backend: rh.local, Events: rh.srv.Subscribe}})
+		Home: &fleet.Home{Name: cfg.fleetHost, Backend: rh.local}})
 	if err != nil {
 		return err
 	}
@@ -262,11 +263,10 @@ func (rh *runningHost) servePlayer(cfg hostConfig, l net.Listener, artifactDir s
 		return err
 	}
 	var backend hostapi.Backend = rh.local
-	var events player.Events = rh.srv
 	if rh.fleetView != nil {
-		backend, events = rh.fleetView, rh.fleetView
+		backend = rh.fleetView
 	}
-	p, err := player.New(backend, events, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
+	p, err := player.New(backend, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
 	if err != nil {
 		l.Close()
 		return err

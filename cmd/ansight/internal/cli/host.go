@@ -129,8 +129,8 @@ every host of the fleet. Other machines then reach its sessions with
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
 				}
-				if !st.FileLimit.Enough() {
-					printf(g.env.Stdout, "  warning     %s\n", st.FileLimit)
+				if limit := host.FileLimit(st.FileLimit); !limit.Enough() {
+					printf(g.env.Stdout, "  warning     %s\n", limit)
 				}
 				fmt.Fprintln(g.env.Stdout, "Press Ctrl-C to stop.")
 			}
@@ -185,7 +185,7 @@ every host of the fleet. Other machines then reach its sessions with
 				sessions += fmt.Sprintf(", at most %d", st.FileLimit.Sessions)
 			}
 			tw.row("sessions:", sessions)
-			tw.row("files:", st.FileLimit.String())
+			tw.row("files:", host.FileLimit(st.FileLimit).String())
 			if st.Player != "" {
 				tw.row("player:", st.Player+" (open it: ansight player open)")
 			} else {
@@ -224,7 +224,7 @@ every host of the fleet. Other machines then reach its sessions with
 }
 
 // recordingUsage describes the recordings' use of their budget for host status.
-func recordingUsage(u *recording.Usage) string {
+func recordingUsage(u *hostapi.RecordingUsage) string {
 	if u == nil {
 		return "off (--no-record)"
 	}
