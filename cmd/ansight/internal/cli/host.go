@@ -110,21 +110,21 @@ every host of the fleet. Other machines then reach its sessions with
 				return hostErr(err)
 			}
 			defer rh.close()
-			st, _ := rh.local.Status(c.Context())
+			st, _ := rh.Backend().Status(c.Context())
 			if g.json {
 				writeJSON(g.env.Stdout, st)
 			} else {
 				fmt.Fprintf(g.env.Stdout, "ansight host %s running (pid %d)\n", st.Version, st.PID)
 				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s%s\n  websocket   ws://%s/ws%s\n  control     %s\n",
-					st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.socket)
-				if rh.playerURL != "" {
-					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.playerURL)
+					st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.SocketPath())
+				if rh.PlayerURL() != "" {
+					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.PlayerURL())
 				}
 				if u := st.Recording; u != nil {
 					printf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
 				}
 				if cfg.fleet != nil {
-					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
+					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.Member().Fleet(), rh.Member().Host(), fleet.RedactURL(cfg.fleet.URL))
 				}
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
@@ -136,7 +136,7 @@ every host of the fleet. Other machines then reach its sessions with
 			}
 			select {
 			case <-c.Context().Done():
-			case <-rh.done:
+			case <-rh.Done():
 			}
 			return nil
 		},
