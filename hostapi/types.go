@@ -96,6 +96,10 @@ type RecordingUsage struct {
 	Dropped int64 `json:"dropped"`
 	Thinned int64 `json:"thinned"`
 	Evicted int64 `json:"evicted"`
+	// MaskedFrames and MaskedTouches count frames boxed or blacked out and touches not
+	// kept for sensitive nodes, since the host started.
+	MaskedFrames  int64 `json:"maskedFrames,omitzero"`
+	MaskedTouches int64 `json:"maskedTouches,omitzero"`
 	// Queued and QueuedBytes are waiting to be written.
 	Queued      int   `json:"queued"`
 	QueuedBytes int64 `json:"queuedBytes"`

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -24,4 +25,30 @@ func TestVocabulariesAgree(t *testing.T) {
 			t.Errorf("host event %d is %q in the API, want %q", k, got, api[i])
 		}
 	}
+}
+
+// The API's types that mirror the host's and the recorder's have the same exported fields
+// (in the same order), so that a field added on one side is not silently left out by the
+// copies in convert.go.
+func TestMirroredTypesAgree(t *testing.T) {
+	t.Parallel()
+	for _, pair := range []struct{ ours, theirs any }{
+		{hostapi.CrashReport{}, host.CrashReport{}},
+		{hostapi.Record{}, recording.Record{}},
+	} {
+		a, b := exportedFields(reflect.TypeOf(pair.ours)), exportedFields(reflect.TypeOf(pair.theirs))
+		if !slices.Equal(a, b) {
+			t.Errorf("%T has fields %v, %T has %v", pair.ours, a, pair.theirs, b)
+		}
+	}
+}
+
+func exportedFields(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		if f.IsExported() {
+			names = append(names, f.Name)
+		}
+	}
+	return names
 }
