@@ -100,6 +100,9 @@ type RecordingUsage struct {
 	// kept for sensitive nodes, since the host started.
 	MaskedFrames  int64 `json:"maskedFrames,omitzero"`
 	MaskedTouches int64 `json:"maskedTouches,omitzero"`
+	// MaskedTyped counts typed values (ui.perform_action) replaced for sensitive fields,
+	// since the host started.
+	MaskedTyped int64 `json:"maskedTyped,omitzero"`
 	// Queued and QueuedBytes are waiting to be written.
 	Queued      int   `json:"queued"`
 	QueuedBytes int64 `json:"queuedBytes"`
