@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,11 +14,12 @@ import (
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/transport"
 )
 
-// demoHost is a real host in this process (host.Server behind hostapi.Local) with the demo
+// demoHost is a real host in this process (host.Server behind control.Backend) with the demo
 // notes app connected over UDP enrollment and a WebSocket session, as 'ansight demo' runs
 // them. The local app's grant is the host's default for local apps: write.
 type demoHost struct {
@@ -69,7 +71,7 @@ func startDemoHost(t testing.TB) *demoHost {
 	if err != nil {
 		t.Fatalf("the demo app did not connect: %v", err)
 	}
-	return &demoHost{srv: srv, backend: hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "test", StateDir: dir}), session: s.Info().ID}
+	return &demoHost{srv: srv, backend: control.New(srv, control.Options{Version: "test", StateDir: dir}), session: s.Info().ID}
 }
 
 func (h *demoHost) target() SessionTarget {
@@ -140,4 +142,27 @@ func TestDemoFailureEvidence(t *testing.T) {
 func jsonHas(v []byte, member string) bool {
 	doc, err := parseResult(v)
 	return err == nil && doc.get(member) != nil
+}
+
+// TestDemoStepNeverAnswers: a call the app takes a minute to answer (ui.wait for a node
+// that never appears) ends at the step's timeout, naming the step, and the teardown runs.
+func TestDemoStepNeverAnswers(t *testing.T) {
+	t.Parallel()
+	h := startDemoHost(t)
+	f := parse(t, `schema: ansight.flow/v1
+steps:
+  - call: ui.wait
+    arguments: {condition: exists, textContains: "never on the screen", timeoutMilliseconds: 60000}
+    timeout: 1s
+  - call: notes.list
+teardown:
+  - call: app.get_state
+`)
+	r := Run(context.Background(), f, h.target(), Options{SessionID: h.session})
+	if r.Status != StatusFailed || statuses(r) != "steps:failed steps:skipped teardown:passed" {
+		t.Fatalf("%s %s %+v", r.Status, statuses(r), r.Failure)
+	}
+	if !strings.Contains(r.Failure.Message, "steps[0] call ui.wait (t.yaml:3:5): the step did not finish within its timeout (1s)") {
+		t.Errorf("%s", r.Failure.Message)
+	}
 }
