@@ -330,10 +330,10 @@ func (d *decoder) stepValue(v *value) *Step {
 		return nil
 	}
 	s := &Step{Kind: kinds[0], Pos: v.pos, Attempts: 1}
+	before := len(d.errs)
 	if !d.object(v, "a "+string(s.Kind)+" step", stepKeys[s.Kind]...) {
 		return nil
 	}
-	before := len(d.errs)
 	if n := v.get("name"); n != nil {
 		s.Name, _ = d.nonEmpty(n, "name")
 	}
@@ -358,6 +358,7 @@ func (d *decoder) stepValue(v *value) *Step {
 		s.Tool, _ = d.nonEmpty(body, "call (the tool id)")
 		if a := v.get("arguments"); a != nil {
 			s.args = d.arguments(a, "arguments")
+			s.argsJSON = constJSON(s.args)
 		}
 	case KindBatch:
 		d.batch(v, body, s)
@@ -443,6 +444,7 @@ func (d *decoder) batch(step, body *value, s *Step) {
 		}
 		if a := c.get("arguments"); a != nil {
 			bc.args = d.arguments(a, what+": arguments")
+			bc.argsJSON = constJSON(bc.args)
 		}
 		if id := c.get("callId"); id != nil {
 			bc.callID, _ = d.nonEmpty(id, what+": callId")
@@ -538,20 +540,19 @@ func (d *decoder) ui(k StepKind, body *value) *uiStep {
 			u.samples, _ = d.integer(v, "stableSamples", 2, 20)
 		}
 	case KindAssert:
-		a := &u.assert
-		a.Exists = optBool("exists")
-		a.Absent = flag("absent")
+		u.exists = optBool("exists")
+		u.absent = flag("absent")
 		if v := body.get("count"); v != nil {
 			if n, ok := d.integer(v, "count", 0, 1<<20); ok {
-				a.Count = &n
+				u.count = &n
 			}
 		}
 		u.expectedText, u.expectedValue = str("expectedText"), str("expectedValue")
-		a.ExpectedVisible, a.ExpectedEnabled = optBool("expectedVisible"), optBool("expectedEnabled")
-		if a.Absent && (a.Count == nil || *a.Count != 0) && a.Count != nil {
-			d.fail(body.pos, "absent means count: 0; it contradicts count: %d", *a.Count)
+		u.expectedVisible, u.expectedEnabled = optBool("expectedVisible"), optBool("expectedEnabled")
+		if u.absent && u.count != nil && *u.count != 0 {
+			d.fail(body.pos, "absent means count: 0; it contradicts count: %d", *u.count)
 		}
-		if a.Absent && a.Exists != nil && *a.Exists {
+		if u.absent && u.exists != nil && *u.exists {
 			d.fail(body.pos, "absent contradicts exists: true")
 		}
 	}

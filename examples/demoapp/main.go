@@ -105,7 +105,7 @@ func run() int {
 		Logger: logger, Telemetry: tel}
 
 	a := app.New(app.Options{Guard: catalog.Guard{DiscoveryEnabled: true, ExecutionEnabled: true, MaxPolicy: policy}, Logger: logger})
-	if err := model.Register(a); err != nil {
+	if err := model.RegisterReporting(a, tel); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}
@@ -115,6 +115,12 @@ func run() int {
 		return 1
 	}
 	defer cleanup()
+	closeDB, err := model.RegisterData(a, dir) // notes.db and settings.json in the same directory
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	defer closeDB()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -63,6 +64,12 @@ func (c *Client) handleText(data []byte) bool {
 	}
 	p := c.claimBytes(replyTo)
 	if p == nil {
+		if g, ok := c.lateAnswer(string(replyTo)); ok { // not the common path: a string is fine
+			c.late.Add(1)
+			log.Info("tools: dropped a late answer to a request given up on", "type", env.Type, "replyTo", string(replyTo),
+				"request", g.op, "subject", g.subject, "late", time.Since(g.at).Round(time.Millisecond))
+			return true
+		}
 		c.unmatched.Add(1)
 		if log.Enabled(context.Background(), slog.LevelDebug) {
 			h := peekHead(data, true)
