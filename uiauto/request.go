@@ -80,9 +80,16 @@ type Request struct {
 	Limit int `json:"limit,omitzero"`
 
 	// Value is the text type writes; Append adds it to the field's text instead of
-	// replacing it.
-	Value  *string `json:"value,omitzero"`
-	Append bool    `json:"append,omitzero"`
+	// replacing it. Focused types into the focused field when there is no selector (app
+	// interact's type without a target).
+	Value   *string `json:"value,omitzero"`
+	Append  bool    `json:"append,omitzero"`
+	Focused bool    `json:"focused,omitzero"`
+
+	// X and Y place a tap by coordinates (0..1 of the viewport, both) instead of a
+	// selector: the node there is hit-tested, then its nearest ancestor that takes a tap.
+	X *float64 `json:"x,omitzero"`
+	Y *float64 `json:"y,omitzero"`
 
 	// Condition is wait's: visible (default), hidden, stable.
 	Condition string `json:"condition,omitzero"`
@@ -181,12 +188,32 @@ func (r *Request) Validate() error {
 		}
 		return nil
 	}
+	if (r.X == nil) != (r.Y == nil) {
+		return bad("x and y must be supplied together")
+	}
+	if r.X != nil {
+		if r.Operation != OpTap {
+			return bad("x and y place a tap only")
+		}
+		if sel.HasCriteria() {
+			return bad("use either a selector or coordinates, not both")
+		}
+		for _, p := range []*float64{r.X, r.Y} {
+			if err := between("x and y", *p, 0, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	switch r.Operation {
 	case OpFind, OpTap, OpAssert:
 		return needSelector()
 	case OpType:
 		if r.Value == nil {
 			return bad("ansight ui type requires --value")
+		}
+		if r.Focused && !sel.HasCriteria() {
+			return nil
 		}
 		return needSelector()
 	case OpWait:

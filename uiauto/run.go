@@ -53,6 +53,9 @@ func Run(ctx context.Context, call CallFunc, req Request) (*Outcome, error) {
 	case OpAssert:
 		return r.assert()
 	case OpTap:
+		if req.X != nil {
+			return r.act(r.pointStep)
+		}
 		return r.act(func(t *uitree.Tree) (*step, *Outcome) { return r.selected(t, "tap", nil) })
 	case OpType:
 		return r.act(r.typeStep)
