@@ -129,13 +129,16 @@ type InteractionUINode struct {
 type InteractOptions struct {
 	// SessionID is the session every reply names.
 	SessionID string
-	// Call calls the app's tools.
+	// Call calls the app's tools (the captures of the replies).
 	Call CallFunc
+	// Run runs a command's UI operation; nil runs it here over Call. A host API client
+	// passes its Backend.UI, so that the host resolves the selector.
+	Run func(ctx context.Context, req Request) (*Outcome, error)
 	// TimeoutMs bounds each command, its capture included (100..60000; 15000).
 	TimeoutMs int
-	// Screenshots takes a screenshot after every command (ui.get_screenshot); off, replies
-	// carry the tree only.
-	Screenshots bool
+	// Screenshot, when set, takes a screenshot after every command; nil, replies carry the
+	// tree only.
+	Screenshot func(ctx context.Context) (*InteractionShot, error)
 	// Repository is the official CLI's task repository; tasks are not supported here, and
 	// without it task commands are refused as invalid.
 	Repository string
@@ -149,6 +152,9 @@ type InteractOptions struct {
 func Interact(ctx context.Context, in io.Reader, out io.Writer, opts InteractOptions) error {
 	if opts.TimeoutMs == 0 {
 		opts.TimeoutMs = DefaultCommandTimout
+	}
+	if opts.Run == nil {
+		opts.Run = func(ctx context.Context, req Request) (*Outcome, error) { return Run(ctx, opts.Call, req) }
 	}
 	it := &interaction{opts: opts, out: out}
 	ready := it.command(ctx, InteractionRequest{Command: OpSnapshot})
@@ -469,7 +475,7 @@ func (it *interaction) command(ctx context.Context, req InteractionRequest) Inte
 	}
 	if req.Command != "snapshot" {
 		inputStart := time.Now()
-		out, err := Run(ctx, it.opts.Call, it.operation(req))
+		out, err := it.opts.Run(ctx, it.operation(req))
 		reply.Timing.InputMs = ms(time.Since(inputStart))
 		if err != nil {
 			if wire.CodeOf(err) == wire.CodeBadRequest {
@@ -499,8 +505,8 @@ func (it *interaction) command(ctx context.Context, req InteractionRequest) Inte
 			reply.Message = fmt.Sprintf("%d nodes on screen", len(ui.Nodes))
 		}
 	}
-	if it.opts.Screenshots {
-		if reply.Screenshot, err = it.screenshot(ctx); err != nil {
+	if it.opts.Screenshot != nil {
+		if reply.Screenshot, err = it.opts.Screenshot(ctx); err != nil {
 			return fail(err)
 		}
 	}
@@ -581,28 +587,4 @@ func (it *interaction) ui(ctx context.Context) (*InteractionUI, error) {
 			Enabled: v.Enabled, Actions: v.Actions, AncestorAutomationIDs: v.AncestorAutomationIDs})
 	}
 	return ui, nil
-}
-
-// screenshot takes a screenshot after a command (ui.get_screenshot); the host writes the
-// image beside the session and names its path in the result.
-func (it *interaction) screenshot(ctx context.Context) (*InteractionShot, error) {
-	raw, err := it.opts.Call(ctx, wire.ScreenshotToolID, jsontext.Value(`{"format":"jpeg","quality":80}`))
-	if err != nil {
-		var we *wire.Error
-		if errors.As(err, &we) {
-			return nil, nil // no screenshot: the reply says nothing of one
-		}
-		return nil, err
-	}
-	var r struct {
-		TransferID    string    `json:"transferId"`
-		ArtifactPath  string    `json:"artifactPath"`
-		CapturedAtUtc time.Time `json:"capturedAtUtc"`
-		Width         int       `json:"width"`
-		Height        int       `json:"height"`
-	}
-	if json.Unmarshal(raw, &r) != nil {
-		return nil, nil
-	}
-	return &InteractionShot{FrameID: r.TransferID, ArtifactPath: r.ArtifactPath, CapturedAtUtc: r.CapturedAtUtc, Width: r.Width, Height: r.Height}, nil
 }
