@@ -214,9 +214,6 @@ func (x *exposer) handler(name string) mcp.ToolHandler {
 		if a := req.Params.Arguments; len(a) > 0 && string(a) != "null" {
 			call.Arguments = jsontext.Value(a)
 		}
-		if err := br.expandRef(sid, &call); err != nil {
-			return br.failText(err)
-		}
 		prog := startProgress(ctx, req)
 		res, err := br.call(ctx, sess, call, prog.report())
 		prog.stop(artifactsOf(res))

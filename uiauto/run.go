@@ -65,6 +65,8 @@ func Run(ctx context.Context, call CallFunc, req Request) (*Outcome, error) {
 		return r.act(r.pinchStep)
 	case OpBack:
 		return r.act(r.backStep)
+	case OpAct:
+		return r.act(r.actStep)
 	}
 	panic("uiauto: unvalidated operation " + req.Operation)
 }
@@ -580,6 +582,8 @@ func pastTense(op, action string) string {
 		return "pinched"
 	case OpBack:
 		return "went back with"
+	case OpAct:
+		return action
 	}
 	return action
 }

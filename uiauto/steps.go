@@ -81,6 +81,19 @@ func quote(s string) jsontext.Value {
 	return b
 }
 
+// actStep performs the request's action on the selector's node itself (a node named by
+// its id takes the action or fails: no ancestor stands in for it).
+func (r *runner) actStep(t *uitree.Tree) (*step, *Outcome) {
+	n, err := t.Resolve(r.sel)
+	if err != nil {
+		return nil, r.notFound(t, err)
+	}
+	action := strings.TrimSpace(r.req.Action)
+	st := &step{node: n, action: action, value: r.req.ActionValue, options: r.req.ActionOptions}
+	st.blocker, st.code = blocker(t, n, action)
+	return st, nil
+}
+
 // pointStep taps the node at the request's point (the topmost shown node there, or its
 // nearest ancestor that takes a tap).
 func (r *runner) pointStep(t *uitree.Tree) (*step, *Outcome) {
