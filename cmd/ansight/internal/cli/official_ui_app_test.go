@@ -64,7 +64,7 @@ func runOfficialUIApp(ctx context.Context) error {
 			ResultSchema:    schema(`{"type":"object","additionalProperties":true}`)},
 			Handler: func(context.Context, *app.Call) (any, error) { return s.capture(), nil }},
 		{Definition: catalog.Definition{ID: "ui.perform_action", Name: "Perform Action", Category: "ui", Policy: wire.PolicyWrite,
-			Description: "Performs a semantic action on a node of the latest snapshot.",
+			Description:     "Performs a semantic action on a node of the latest snapshot.",
 			ArgumentsSchema: schema(`{"type":"object","properties":{"reference":{"type":"object","additionalProperties":true},"source":{"type":"string"},"snapshotId":{"type":"string"},"nodeId":{"type":"string"},"action":{"type":"string"},"value":{},"index":{"type":"integer"},"checked":{"type":"boolean"},"options":{"type":"object","additionalProperties":true}},"required":["action"]}`),
 			ResultSchema:    schema(`{"type":"object","additionalProperties":true}`)},
 			Handler: func(_ context.Context, c *app.Call) (any, error) { return s.perform(c.Arguments) }},
