@@ -66,6 +66,10 @@ type Options struct {
 	// CORS headers. Requests from any other page are refused; clients that are not browsers
 	// send no Origin.
 	AllowedOrigins []string
+	// SchemaProfile is how exposed app tools' input schemas are written (default
+	// SchemaExact: as the app wrote them; SchemaPortable: inside the subset every model
+	// provider accepts). The meta-tools' are portable always.
+	SchemaProfile SchemaProfile
 	// PollInterval is how often the exposed session's catalog is checked for changes
 	// (default DefaultPollInterval). The check is a conditional query: cheap when nothing
 	// changed.

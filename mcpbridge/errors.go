@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -134,7 +135,7 @@ func (br *Bridge) hintFor(e *callError) string {
 	case wire.CodeStaleNodeReference, wire.CodeUnknownRef:
 		return "The screen changed since that reference was captured: call ansight_snapshot and use a ref from the new snapshot."
 	case wire.CodeTimeout:
-		return "The app did not answer in time. Retry once; if it fails again, report it."
+		return timeoutHint(e.Message)
 	case wire.CodeArtifactFailed:
 		return "The tool ran (see result) but a file it sent did not reach the host. Repeat a read tool once; after a write tool, check the app's state before repeating anything."
 	case wire.CodeResultNotFound:
@@ -147,6 +148,23 @@ func (br *Bridge) hintFor(e *callError) string {
 		return "Retry once; if it fails again, report it."
 	}
 	return ""
+}
+
+// timeoutHint says what to do about a call the host stopped waiting for: give it more
+// time when it needs it (the limit is in the host's message, "within 25s"), and mind that
+// the app may still be running the first one.
+func timeoutHint(message string) string {
+	next := "a larger timeoutMs"
+	if _, after, ok := strings.Cut(message, " within "); ok {
+		word, _, _ := strings.Cut(after, " ")
+		if d, err := time.ParseDuration(word); err == nil && d > 0 {
+			ms := min(2*d.Milliseconds(), hostapi.MaxTimeoutMS)
+			next = fmt.Sprintf("timeoutMs: %d", ms)
+		}
+	}
+	return "The host stopped waiting at its limit (see message); the app may still be running the call. " +
+		"If the tool needs longer (a long ui.wait, a slow export), call again with " + next + ". " +
+		"Otherwise the app may be busy or stuck: after a write tool, check the app's state before repeating it; retry a read tool once, then report."
 }
 
 // unavailableHint says what makes an unavailable tool available: the app's remediation
