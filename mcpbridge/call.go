@@ -77,7 +77,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
 	br.fitCall(&out)
-	return structured(out, !out.Success, images...)
+	return appStructured(out, !out.Success, images...)
 }
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
@@ -263,5 +263,5 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
 	br.fitBatch(&out)
-	return structured(out, !out.Success, images...)
+	return appStructured(out, !out.Success, images...)
 }

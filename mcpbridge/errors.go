@@ -36,6 +36,9 @@ type callError struct {
 	Kind      wire.Kind      `json:"kind,omitzero"`
 	RefusedBy string         `json:"refusedBy,omitzero"`
 	Hint      string         `json:"hint,omitzero"`
+	// fromApp: the app wrote some of it (a tool's error, a denial's reason, a remediation
+	// in the hint), so its text is framed as the app's.
+	fromApp bool
 }
 
 func (e *callError) Error() string { return string(e.Code) + ": " + e.Message }
@@ -47,7 +50,7 @@ func failf(code wire.Code, format string, args ...any) *callError {
 
 // fromToolError converts the host's view of a failed call.
 func (br *Bridge) fromToolError(te *hostapi.ToolError) *callError {
-	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
+	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind, fromApp: true}
 	if te.RefusedByHost {
 		e.RefusedBy = refusedByHost
 	}
@@ -59,7 +62,7 @@ func (br *Bridge) fromToolError(te *hostapi.ToolError) *callError {
 
 // fromWireError converts an error inside a batch item or evidence.
 func (br *Bridge) fromWireError(we *wire.Error) *callError {
-	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: we.Kind()})
+	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: we.Kind(), fromApp: true})
 }
 
 // asCallError turns a backend failure into an explained callError. Cancellation stays a Go

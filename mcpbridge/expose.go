@@ -263,9 +263,9 @@ func (br *Bridge) appResult(res *hostapi.Call, asStructured bool) (*mcp.CallTool
 		}{t})
 		out.Content = append(out.Content, &mcp.TextContent{Text: string(b)})
 	case len(result) == 0:
-		out.Content = append(out.Content, &mcp.TextContent{Text: cmp.Or(message, "ok")})
+		out.Content = append(out.Content, appText(cmp.Or(message, "ok")))
 	default:
-		out.Content = append(out.Content, &mcp.TextContent{Text: string(result)})
+		out.Content = append(out.Content, appJSON(result))
 		if asStructured && result.Kind() == '{' {
 			out.StructuredContent = result
 		}
@@ -276,7 +276,7 @@ func (br *Bridge) appResult(res *hostapi.Call, asStructured bool) (*mcp.CallTool
 		if a.Image != "" {
 			line += ": image " + a.Image
 		}
-		out.Content = append(out.Content, &mcp.TextContent{Text: line})
+		out.Content = append(out.Content, appText(line)) // the file's name and type are the app's
 	}
 	out.Content = append(out.Content, images...)
 	return out, nil
@@ -295,7 +295,11 @@ func (br *Bridge) failText(err error) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, IsError: true}, nil
+	var text mcp.Content = &mcp.TextContent{Text: string(b)}
+	if ce.fromApp {
+		text = appJSON(b)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{text}, IsError: true}, nil
 }
 
 // mcpTool is the MCP form of an app tool, named as names says (exposedNames), with its
@@ -316,14 +320,17 @@ func mcpTool(e *wire.ToolEntry, names map[string]string, profile SchemaProfile) 
 			return nil, nil, fmt.Errorf("argumentsSchema: %w", err)
 		}
 	}
-	t := &mcp.Tool{Name: name, Title: e.Name, InputSchema: in,
+	// What the app wrote in names and descriptions reaches the model outside any frame:
+	// hidden characters are shown escaped (cleanDescription).
+	in = cleanSchemaText(in)
+	t := &mcp.Tool{Name: name, Title: cleanDescription(e.Name), InputSchema: in,
 		Meta: mcp.Meta{MetaToolID: e.ID, MetaPolicy: string(e.Policy)}}
 	// An output schema binds the result to structured content, which MCP clients want to be
 	// an object: only object results get one.
 	if out, err := clientSchema(e.ResultSchema, false); err == nil && len(e.ResultSchema) > 0 {
-		t.OutputSchema = out
+		t.OutputSchema = cleanSchemaText(out)
 	}
-	desc := cmp.Or(e.Description, e.Name)
+	desc := cleanDescription(cmp.Or(e.Description, e.Name))
 	desc += " [app tool " + e.ID + ", policy " + string(e.Policy) + "]"
 	if len(e.PrerequisiteToolIDs) > 0 {
 		first := make([]string, len(e.PrerequisiteToolIDs))
@@ -346,7 +353,7 @@ const (
 // annotations are an app tool's MCP hints: read tools are read-only and idempotent; write
 // tools destructive unless marked additive; critical tools always destructive.
 func annotations(e *wire.ToolEntry) *mcp.ToolAnnotations {
-	a := &mcp.ToolAnnotations{Title: e.Name, OpenWorldHint: new(false)}
+	a := &mcp.ToolAnnotations{Title: cleanDescription(e.Name), OpenWorldHint: new(false)}
 	if e.Policy == wire.PolicyRead {
 		a.ReadOnlyHint, a.IdempotentHint = true, true
 		return a

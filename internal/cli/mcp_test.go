@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/mcpbridge"
 )
 
 // mcpRun runs 'ansight mcp args...' in process with pipes for stdin and stdout, and
@@ -92,7 +94,7 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args any, v any)
 		t.Fatalf("%s: %v", name, err)
 	}
 	if v != nil {
-		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), v, json.MatchCaseInsensitiveNames(true)); err != nil {
+		if err := json.Unmarshal([]byte(mcpbridge.Unframe(res.Content[0].(*mcp.TextContent).Text)), v, json.MatchCaseInsensitiveNames(true)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
