@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/ansight-go/ansight/internal/transcript"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/transcript"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -19,7 +19,7 @@ import (
 //	-- setup --   lines: "guard <disabled|readonly|readwrite|fullaccess|discovery-only>",
 //	              "set <key>=<value>" (fixture state, e.g. map.loaded=false)
 //	-- send --    one message, sent as written (it may span lines)
-//	-- expect --  the app's messages, one per line, rendered by package internal/transcript
+//	-- expect --  the app's messages, one per line, rendered by package app/internal/transcript
 //	              ("text <json>", "binary ASFT …")
 //
 // go test -run TestTranscripts -update rewrites the expect sections.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ansight-go/ansight/internal/transcript"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )

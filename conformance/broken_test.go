@@ -15,7 +15,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/examples/notes/notestest"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -135,7 +135,7 @@ func forceGzip(payload map[string]any) jsontext.Value {
 // runBroken runs the suite against b and returns the names of the failed checks.
 func runBroken(t *testing.T, b *broken) (*conformance.Report, []string) {
 	t.Helper()
-	rep := conformance.Run(context.Background(), b.serve(t), conformance.Options{AllowWrite: true, Scenario: demo.ConformanceScenario()})
+	rep := conformance.Run(context.Background(), b.serve(t), conformance.Options{AllowWrite: true, Scenario: notestest.ConformanceScenario()})
 	var failed []string
 	for _, r := range rep.Results {
 		if r.Status == conformance.StatusFail {

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/examples/notes/notestest"
 )
 
 // TestDemoPasses runs the whole suite against the demo app over a Pipe: every check
 // passes, and only the checks the demo cannot provoke are skipped.
 func TestDemoPasses(t *testing.T) {
 	target := serveApp(t, newDemoApp(t))
-	rep := conformance.Run(context.Background(), target, conformance.Options{AllowWrite: true, Scenario: demo.ConformanceScenario()})
+	rep := conformance.Run(context.Background(), target, conformance.Options{AllowWrite: true, Scenario: notestest.ConformanceScenario()})
 	var out bytes.Buffer
 	rep.WriteText(&out)
 	t.Log("\n" + out.String())

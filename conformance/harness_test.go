@@ -8,7 +8,7 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -16,7 +16,7 @@ import (
 func newDemoApp(t testing.TB) *app.App {
 	t.Helper()
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
-	if err := demo.New(demo.Options{}).Register(a); err != nil {
+	if err := notes.New(notes.Options{}).Register(a); err != nil {
 		t.Fatal(err)
 	}
 	return a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/conformance"
-	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/examples/notes/notestest"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -34,7 +34,7 @@ func TestDemoOverWebSocket(t *testing.T) {
 	wg.Go(func() { a.Serve(ctx, conn, app.ServeOptions{}) })
 	target := conformance.NewConnTarget(<-accepted, "conformance-ws-001")
 
-	rep := conformance.Run(context.Background(), target, conformance.Options{AllowWrite: true, Scenario: demo.ConformanceScenario()})
+	rep := conformance.Run(context.Background(), target, conformance.Options{AllowWrite: true, Scenario: notestest.ConformanceScenario()})
 	target.Close()
 	cancel()
 	wg.Wait()

@@ -17,9 +17,9 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -184,7 +184,7 @@ func (h *testHost) close() {
 func (h *testHost) connectApp(appID string) string {
 	h.t.Helper()
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: testLog()})
-	if err := demo.New(demo.Options{}).Register(a); err != nil {
+	if err := notes.New(notes.Options{}).Register(a); err != nil {
 		h.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // maxAnnotationBundle bounds one annotated-feedback bundle, as the official host does.
@@ -18,9 +18,9 @@ const maxAnnotationBundle = 512 << 20
 // tool client, whose ASFT machinery receives the frames that follow the answer, into the
 // session's annotations directory. The bundle is kept, and EventAnnotation published, once
 // the last frame is in; a transfer that fails leaves nothing.
-func (s *Server) annotationSubmit(sess *Session, c *connection, req *pairing.ControlEnvelope) (ok bool, message string) {
-	var p pairing.AnnotationSubmit
-	if req.DecodePayload(&p) != nil || p.Schema != pairing.AnnotationSubmitSchema {
+func (s *Server) annotationSubmit(sess *Session, c *connection, req *session.ControlEnvelope) (ok bool, message string) {
+	var p session.AnnotationSubmit
+	if req.DecodePayload(&p) != nil || p.Schema != session.AnnotationSubmitSchema {
 		return false, "Annotated feedback submission is missing a supported schema."
 	}
 	id, okID := normalizeGUID(p.ClientAnnotationID)
@@ -39,7 +39,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *pairing.Con
 	if !okTID || t.SizeBytes == nil || *t.SizeBytes < 0 || *t.SizeBytes > maxAnnotationBundle {
 		return false, "Annotated feedback transfer id or size is invalid."
 	}
-	if t.WireProtocol != wire.FileTransferProtocol || !strings.EqualFold(t.MimeType, pairing.AnnotationMimeType) {
+	if t.WireProtocol != wire.FileTransferProtocol || !strings.EqualFold(t.MimeType, session.AnnotationMimeType) {
 		return false, "Annotated feedback transfer protocol or MIME type is unsupported."
 	}
 	if c == nil {
@@ -50,7 +50,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *pairing.Con
 		return false, "Could not prepare annotated feedback transfer: " + err.Error()
 	}
 	a := Annotation{ID: id, SessionID: sess.id, CapturedAt: captured, FileName: cutUTF8(t.FileName, 255),
-		MimeType: pairing.AnnotationMimeType}
+		MimeType: session.AnnotationMimeType}
 	err = c.client.Receive(tools.Incoming{TransferID: transferID, FileName: id + annotationExt + ".part",
 		MimeType: a.MimeType, SizeBytes: *t.SizeBytes, Dir: dir}, func(tp tools.TransferProgress) {
 		defer release()

@@ -8,9 +8,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // serveConn is the connection's only reader. Each message goes to the first taker:
@@ -64,7 +64,7 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 var errSessionComplete = errors.New("host: session complete")
 
 // clientDoneType is what clientDone looks for before it decodes anything.
-var clientDoneType = []byte(`"` + pairing.TypeClientDone + `"`)
+var clientDoneType = []byte(`"` + session.TypeClientDone + `"`)
 
 // clientDone reports whether a text message is the legacy CLIENT_DONE.
 func clientDone(data []byte) bool {
@@ -74,12 +74,12 @@ func clientDone(data []byte) bool {
 	var m struct {
 		Type string `json:"type"`
 	}
-	return wire.Unmarshal(data, &m) == nil && m.Type == pairing.TypeClientDone
+	return wire.Unmarshal(data, &m) == nil && m.Type == session.TypeClientDone
 }
 
 // controlType is the only member ParseControl needs to tell control traffic from
 // telemetry cheaply: other messages are dropped without a full parse.
-var controlType = []byte(`"` + pairing.TypeControlRequest + `"`)
+var controlType = []byte(`"` + session.TypeControlRequest + `"`)
 
 // handleControl answers one text message if it is a control request, and reports whether
 // the session is complete (the connection must then close).
@@ -88,9 +88,9 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 		s.recordMessage(sess, transport.MessageText, data)
 		return false
 	}
-	req, err := pairing.ParseControl(data)
+	req, err := session.ParseControl(data)
 	if err != nil {
-		if req != nil && req.Type == pairing.TypeControlRequest && req.ID != "" {
+		if req != nil && req.Type == session.TypeControlRequest && req.ID != "" {
 			// Unusable action: still answer, or the SDK tears the session down after 10–15 s.
 			s.reply(sess, c, req.Reply(false, "Invalid control request: "+err.Error(), nil))
 			s.recordControl(sess, req, false, "Invalid control request: "+err.Error())
@@ -100,7 +100,7 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 		}
 		return false
 	}
-	if req.Type != pairing.TypeControlRequest {
+	if req.Type != session.TypeControlRequest {
 		s.recordMessage(sess, transport.MessageText, data)
 		return false
 	}
@@ -108,16 +108,16 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 	s.reply(sess, c, req.Reply(ok, message, payload))
 	s.recordControl(sess, req, ok, message)
 	switch req.Action {
-	case pairing.ActionSessionOpen:
+	case session.ActionSessionOpen:
 		if ok {
 			// Requests flow only once the acknowledgement is on the wire: a Kotlin app
 			// drops a tool.query that arrives before it has installed its handler.
 			c.client.Open()
 			sess.publish(EventUpdated)
 		}
-	case pairing.ActionSessionComplete:
+	case session.ActionSessionComplete:
 		return true // serveConn closes the connection
-	case pairing.ActionDeviceProfile, pairing.ActionAppState, pairing.ActionSessionProperties:
+	case session.ActionDeviceProfile, session.ActionAppState, session.ActionSessionProperties:
 		if ok {
 			sess.publish(EventUpdated)
 		}
@@ -125,7 +125,7 @@ func (s *Server) handleControl(sess *Session, c *connection, data []byte) bool {
 	return false
 }
 
-func (s *Server) reply(sess *Session, c *connection, resp *pairing.ControlEnvelope) {
+func (s *Server) reply(sess *Session, c *connection, resp *session.ControlEnvelope) {
 	b, err := resp.Marshal()
 	if err != nil {
 		s.log.Error("host: encode control response", "session", sess.id, "err", err)
@@ -140,10 +140,10 @@ func (s *Server) reply(sess *Session, c *connection, resp *pairing.ControlEnvelo
 
 // control applies one request to the session, received on connection c (nil in tests that
 // have none), and returns the answer. Messages match the reference host's where it has one.
-func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
+func (s *Server) control(sess *Session, c *connection, req *session.ControlEnvelope) (ok bool, message string, payload jsontext.Value) {
 	switch req.Action {
-	case pairing.ActionSessionOpen:
-		var p pairing.SessionOpen
+	case session.ActionSessionOpen:
+		var p session.SessionOpen
 		if len(req.Payload) != 0 {
 			if err := req.DecodePayload(&p); err != nil {
 				return false, "Invalid session.open payload: " + err.Error(), nil
@@ -164,8 +164,8 @@ func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvel
 		}
 		return true, fmt.Sprintf("Session open accepted for %s.", p.ClientName), nil
 
-	case pairing.ActionDeviceProfile:
-		p, err := pairing.ParseDeviceProfile(req.Payload)
+	case session.ActionDeviceProfile:
+		p, err := session.ParseDeviceProfile(req.Payload)
 		if err != nil {
 			return false, "Invalid device profile payload: " + err.Error(), nil
 		}
@@ -174,8 +174,8 @@ func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvel
 		sess.mu.Unlock()
 		return true, "Device profile received.", s.profileReply
 
-	case pairing.ActionAppState:
-		var p pairing.AppState
+	case session.ActionAppState:
+		var p session.AppState
 		if err := req.DecodePayload(&p); err != nil || p.Normalized() == "" {
 			return false, "App state payload was invalid.", nil
 		}
@@ -184,8 +184,8 @@ func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvel
 		sess.mu.Unlock()
 		return true, "App state received.", nil
 
-	case pairing.ActionSessionProperties:
-		var p pairing.SessionProperties
+	case session.ActionSessionProperties:
+		var p session.SessionProperties
 		if err := req.DecodePayload(&p); err != nil || len(p.CustomProperties) == 0 || p.CustomProperties.Kind() != '{' {
 			return false, "customProperties must be a JSON object.", nil
 		}
@@ -194,9 +194,9 @@ func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvel
 		sess.mu.Unlock()
 		return true, "Session properties received.", nil
 
-	case pairing.ActionClientLog:
+	case session.ActionClientLog:
 		// A null payload, or no data, is an empty line (the official host logs "<empty>").
-		var p pairing.ClientLog
+		var p session.ClientLog
 		if len(req.Payload) != 0 {
 			if err := req.DecodePayload(&p); err != nil {
 				return false, "Client log payload was invalid.", nil
@@ -208,14 +208,14 @@ func (s *Server) control(sess *Session, c *connection, req *pairing.ControlEnvel
 		s.log.Debug("host: client log", "session", sess.id, "line", p.Data)
 		return true, "Client log received.", nil
 
-	case pairing.ActionSessionComplete:
+	case session.ActionSessionComplete:
 		return true, "Session complete acknowledged.", nil
 
-	case pairing.ActionCrashHandoff:
+	case session.ActionCrashHandoff:
 		ok, message := s.crashHandoff(sess, req)
 		return ok, message, nil
 
-	case pairing.ActionAnnotationSubmit:
+	case session.ActionAnnotationSubmit:
 		ok, message := s.annotationSubmit(sess, c, req)
 		return ok, message, nil
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // crashHandoff keeps the crash report of a crash.handoff request delivered by sess, with
@@ -19,21 +19,21 @@ import (
 // target (the session of the process that crashed) of the same app and grant. It answers
 // success only once the report is on disk; a report kept before is answered success again
 // (the app retries when an answer is lost).
-func (s *Server) crashHandoff(sess *Session, req *pairing.ControlEnvelope) (ok bool, message string) {
-	var p pairing.CrashHandoff
-	var r pairing.CrashReportBody
+func (s *Server) crashHandoff(sess *Session, req *session.ControlEnvelope) (ok bool, message string) {
+	var p session.CrashHandoff
+	var r session.CrashReportBody
 	if req.DecodePayload(&p) != nil || len(p.Report) == 0 || p.Report.Kind() != '{' || wire.Unmarshal(p.Report, &r) != nil ||
-		r.Schema != pairing.CrashReportSchema {
-		return false, "A crash handoff requires a current session and an " + pairing.CrashReportSchema + " report."
+		r.Schema != session.CrashReportSchema {
+		return false, "A crash handoff requires a current session and an " + session.CrashReportSchema + " report."
 	}
-	if blank(p.ReportID) || len(p.ReportID) > pairing.MaxCrashIDLength ||
-		blank(p.TargetProcessSessionID) || len(p.TargetProcessSessionID) > pairing.MaxCrashIDLength ||
+	if blank(p.ReportID) || len(p.ReportID) > session.MaxCrashIDLength ||
+		blank(p.TargetProcessSessionID) || len(p.TargetProcessSessionID) > session.MaxCrashIDLength ||
 		p.ReportID != r.ReportID || p.TargetProcessSessionID != r.PreviousProcessSessionID ||
 		blank(sess.processSessionID) || p.DeliveryProcessSessionID != sess.processSessionID ||
 		(r.AppID != nil && *r.AppID != sess.appID) {
 		return false, "Crash report identity does not match the handoff or delivering app."
 	}
-	if len(p.Report) > pairing.MaxCrashReportBytes {
+	if len(p.Report) > session.MaxCrashReportBytes {
 		return false, "Crash report exceeds the 8 MiB handoff limit."
 	}
 	occurred, okTime := parseTimestamp(r.OccurredAtUTC)
@@ -45,14 +45,14 @@ func (s *Server) crashHandoff(sess *Session, req *pairing.ControlEnvelope) (ok b
 		if b64 == nil {
 			continue
 		}
-		if base64.StdEncoding.DecodedLen(len(*b64)) > pairing.MaxCrashTraceBytes+3 {
+		if base64.StdEncoding.DecodedLen(len(*b64)) > session.MaxCrashTraceBytes+3 {
 			return false, "Could not retain crash report: Crash trace exceeds 4 MiB."
 		}
 		b, err := base64.StdEncoding.DecodeString(*b64)
 		if err != nil {
 			return false, "Could not retain crash report: " + name + " is not valid base64."
 		}
-		if len(b) > pairing.MaxCrashTraceBytes {
+		if len(b) > session.MaxCrashTraceBytes {
 			return false, "Could not retain crash report: Crash trace exceeds 4 MiB."
 		}
 		traces[name] = b

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // FuzzHandleDatagram: any datagram either goes unanswered or gets a well-formed result
@@ -54,8 +55,8 @@ func FuzzControl(f *testing.F) {
 	}
 	sess := &Session{srv: srv, id: "fuzz-001"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := pairing.ParseControl(data)
-		if err != nil || req.Type != pairing.TypeControlRequest {
+		req, err := session.ParseControl(data)
+		if err != nil || req.Type != session.TypeControlRequest {
 			return
 		}
 		ok, msg, payload := srv.control(sess, nil, req)
@@ -63,7 +64,7 @@ func FuzzControl(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := pairing.ParseControl(b)
+		resp, err := session.ParseControl(b)
 		if err != nil || resp.ReplyTo != req.ID || resp.Action != req.Action {
 			t.Fatalf("reply %s: %v", b, err)
 		}

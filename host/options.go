@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Defaults of Options.
@@ -144,7 +144,7 @@ type Options struct {
 	// DefaultJpegIntervalMilliseconds at DefaultJpegQuality; this host captures none itself.
 	// New refuses an interval or a quality out of range (MinJpegIntervalMilliseconds to
 	// MaxJpegIntervalMilliseconds, MinJpegQuality to MaxJpegQuality); zero takes the default.
-	JpegCapture pairing.JpegCapturePolicy
+	JpegCapture session.JpegCapturePolicy
 
 	// Tap, when set, is offered every inbound message of every session before anything
 	// else; returning true consumes it. It exists for tools that speak the tool protocol

@@ -9,8 +9,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Recorder keeps what sessions send, for Options.Recorder; recording.Recorder implements
@@ -28,7 +29,7 @@ type Recorder interface {
 	// "disconnected", "removed") with the session's SessionInfo as JSON.
 	RecordSession(sessionID, event string, at time.Time, info []byte)
 	// RecordTraffic is given the session's tool traffic (tools.Options.OnTraffic).
-	RecordTraffic(ev tools.TrafficEvent)
+	RecordTraffic(ev wire.TrafficEvent)
 	// RecordKept is given what the server keeps for a session in its directory, once it
 	// is on disk: a crash report (kind "crash", meta its CrashReport as JSON, path its
 	// report.json) or an annotated-feedback bundle ("annotation", its Annotation, the
@@ -47,9 +48,9 @@ func (s *Server) recordTraffic(topts *tools.Options) {
 		return
 	}
 	next := topts.OnTraffic
-	topts.OnTraffic = func(ev tools.TrafficEvent) {
+	topts.OnTraffic = func(ev wire.TrafficEvent) {
 		forRecorder := ev
-		if ev.Kind == tools.TrafficTransfer && filepath.Base(filepath.Dir(ev.Path)) == annotationsDir {
+		if ev.Kind == wire.TrafficTransfer && filepath.Base(filepath.Dir(ev.Path)) == annotationsDir {
 			// An annotation bundle on its way in: recorded as an annotation once kept
 			// (recordKept), not as an artifact under its temporary name.
 			forRecorder.Path = ""
@@ -81,7 +82,7 @@ func (s *Server) recordMessage(sess *Session, typ transport.MessageType, data []
 }
 
 // recordControl hands a control request and its answer to the recorder.
-func (s *Server) recordControl(sess *Session, req *pairing.ControlEnvelope, ok bool, message string) {
+func (s *Server) recordControl(sess *Session, req *session.ControlEnvelope, ok bool, message string) {
 	if s.opts.Recorder != nil {
 		s.opts.Recorder.RecordControl(sess.id, req.Action, req.Payload, ok, message, s.now())
 	}
@@ -114,7 +115,7 @@ const (
 )
 
 // checkJpegCapture refuses a live-screen policy out of range; zero values take the defaults.
-func checkJpegCapture(p pairing.JpegCapturePolicy) error {
+func checkJpegCapture(p session.JpegCapturePolicy) error {
 	if ms := p.IntervalMilliseconds; ms != 0 && (ms < MinJpegIntervalMilliseconds || ms > MaxJpegIntervalMilliseconds) {
 		return fmt.Errorf("host: JpegCapture.IntervalMilliseconds %d is out of range %d-%d", ms, MinJpegIntervalMilliseconds, MaxJpegIntervalMilliseconds)
 	}
@@ -126,12 +127,12 @@ func checkJpegCapture(p pairing.JpegCapturePolicy) error {
 
 // deviceProfileReply is the device.profile answer's payload: the sessionJpegCapture policy
 // (checked by New), with the defaults where it says nothing.
-func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
+func deviceProfileReply(p session.JpegCapturePolicy) jsontext.Value {
 	if p.Mode == "" {
-		p.Mode = pairing.JpegCaptureApp
+		p.Mode = session.JpegCaptureApp
 	}
 	if p.FallbackMode == "" {
-		p.FallbackMode = pairing.JpegCaptureApp
+		p.FallbackMode = session.JpegCaptureApp
 	}
 	if p.IntervalMilliseconds == 0 {
 		p.IntervalMilliseconds = DefaultJpegIntervalMilliseconds
@@ -139,7 +140,7 @@ func deviceProfileReply(p pairing.JpegCapturePolicy) jsontext.Value {
 	if p.Quality == 0 {
 		p.Quality = DefaultJpegQuality
 	}
-	b, err := json.Marshal(pairing.DeviceProfileReply{SessionJpegCapture: p}, json.Deterministic(true))
+	b, err := json.Marshal(session.DeviceProfileReply{SessionJpegCapture: p}, json.Deterministic(true))
 	if err != nil {
 		return jsontext.Value(`{"sessionJpegCapture":{"mode":"app"}}`)
 	}

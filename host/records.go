@@ -49,8 +49,8 @@ const (
 type RecordLimits struct {
 	// CrashReports and CrashBytes bound a session's crash reports: their number and the
 	// size of all their files (DefaultMaxCrashReports, DefaultMaxCrashBytes). One report
-	// is at most pairing.MaxCrashReportBytes of JSON plus two traces of at most
-	// pairing.MaxCrashTraceBytes.
+	// is at most session.MaxCrashReportBytes of JSON plus two traces of at most
+	// session.MaxCrashTraceBytes.
 	CrashReports int
 	CrashBytes   int64
 	// Annotations and AnnotationBytes bound a session's annotation bundles: their number

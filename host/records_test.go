@@ -15,6 +15,7 @@ import (
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // crashedProcess connects app a as one process, then drops the connection as a crash
@@ -147,7 +148,7 @@ func TestCrashHandoffRefused(t *testing.T) {
 	a.psid = "current"
 	conn := h.connect(t, a)
 	good := dotnetCrashHandoff("r", crashed.processSessionID, crashed.ID(), "current")
-	bigTrace := `"traceBase64":"` + base64.StdEncoding.EncodeToString(make([]byte, pairing.MaxCrashTraceBytes+1)) + `",`
+	bigTrace := `"traceBase64":"` + base64.StdEncoding.EncodeToString(make([]byte, session.MaxCrashTraceBytes+1)) + `",`
 	for _, tc := range []struct{ req, message string }{
 		{strings.Replace(good, `"ansight.crash.v1"`, `"ansight.crash.v2"`, 1), "A crash handoff requires a current session and an ansight.crash.v1 report."},
 		{`{"type":"CONTROL_REQ","id":"r","action":"crash.handoff","payload":{"reportId":"recovered-crash","targetProcessSessionId":"` + crashed.processSessionID +
@@ -160,7 +161,7 @@ func TestCrashHandoffRefused(t *testing.T) {
 		{strings.Replace(good, `"schema":"ansight.crash.v1",`, `"schema":"ansight.crash.v1",`+bigTrace, 1), "Could not retain crash report: Crash trace exceeds 4 MiB."},
 	} {
 		t.Run(tc.message, func(t *testing.T) {
-			resp, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			resp, err := session.ParseControl([]byte(control(t, conn, tc.req)))
 			if err != nil || resp.Success || resp.Message != tc.message {
 				t.Errorf("%.100s…: %+v (%v), want %q", tc.req, resp, err, tc.message)
 			}
@@ -175,7 +176,7 @@ func TestCrashHandoffRefused(t *testing.T) {
 		t.Fatalf("good report refused: %s", got)
 	}
 	second := strings.ReplaceAll(good, "recovered-crash", "second-crash")
-	resp, _ := pairing.ParseControl([]byte(control(t, conn, second)))
+	resp, _ := session.ParseControl([]byte(control(t, conn, second)))
 	if resp.Success || !strings.Contains(resp.Message, "keeps 1 crash reports already") {
 		t.Fatalf("over the limit: %+v", resp)
 	}
@@ -286,7 +287,7 @@ func TestAnnotationSubmit(t *testing.T) {
 		{strings.Replace(dotnetAnnotationSubmit(id, guid, transferID, 10), `.v1",`, `.v2",`, 1), "Annotated feedback submission is missing a supported schema."},
 	} {
 		t.Run(tc.message, func(t *testing.T) {
-			resp, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			resp, err := session.ParseControl([]byte(control(t, conn, tc.req)))
 			if err != nil || resp.Success || resp.Message != tc.message {
 				t.Errorf("%+v (%v), want %q", resp, err, tc.message)
 			}

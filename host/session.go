@@ -13,9 +13,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // State is a session's connection state.
@@ -50,7 +50,7 @@ type Session struct {
 	opened         bool
 	connectedAt    time.Time
 	disconnectedAt time.Time
-	profile        *pairing.DeviceProfile
+	profile        *session.DeviceProfile
 	appState       string
 	properties     jsontext.Value
 	crashReports   int // kept in this session's directory by this host
@@ -90,7 +90,7 @@ type SessionInfo struct {
 	RemoteAddr       string                 `json:"remoteAddr,omitzero"`
 	ConnectedAt      time.Time              `json:"connectedAt"`
 	DisconnectedAt   time.Time              `json:"disconnectedAt,omitzero"`
-	Profile          *pairing.DeviceProfile `json:"profile,omitempty"`
+	Profile          *session.DeviceProfile `json:"profile,omitempty"`
 	Properties       jsontext.Value         `json:"properties,omitzero"`
 	// CrashReports and Annotations count what the app handed over in this session (see
 	// Server.Crashes and Server.Annotations).

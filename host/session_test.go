@@ -11,6 +11,7 @@ import (
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Control requests exactly as the official SDKs send them (docs/protocol/session.md#control-actions).
@@ -67,7 +68,7 @@ func TestControlInterop(t *testing.T) {
 func TestDeviceProfileAnswersTheJpegCapture(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(o *Options) {
-		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 500, Quality: 85, MaxWidth: 480}
+		o.JpegCapture = session.JpegCapturePolicy{Mode: session.JpegCaptureApp, IntervalMilliseconds: 500, Quality: 85, MaxWidth: 480}
 	})
 	conn := h.connect(t, newApp("com.example.app"))
 	const want = `{"type":"CONTROL_RESP","id":null,"replyTo":"client.1","action":"device.profile","payload":{"sessionJpegCapture":{"mode":"app","fallbackMode":"app","intervalMilliseconds":500,"quality":85,"maxWidth":480}},"success":true,"message":"Device profile received."}`
@@ -80,14 +81,14 @@ func TestDeviceProfileAnswersTheJpegCapture(t *testing.T) {
 // not a silent fallback to the defaults.
 func TestNewRefusesJpegCaptureOutOfRange(t *testing.T) {
 	t.Parallel()
-	for _, p := range []pairing.JpegCapturePolicy{{Quality: 500}, {Quality: -1}, {IntervalMilliseconds: -3000},
+	for _, p := range []session.JpegCapturePolicy{{Quality: 500}, {Quality: -1}, {IntervalMilliseconds: -3000},
 		{IntervalMilliseconds: MinJpegIntervalMilliseconds - 1}, {IntervalMilliseconds: MaxJpegIntervalMilliseconds + 1}} {
 		_, err := New(Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", StateDir: t.TempDir(), JpegCapture: p})
 		if err == nil || !strings.Contains(err.Error(), "out of range") {
 			t.Errorf("New with %+v = %v, want out of range", p, err)
 		}
 	}
-	for _, p := range []pairing.JpegCapturePolicy{{}, {Quality: MinJpegQuality, IntervalMilliseconds: MinJpegIntervalMilliseconds},
+	for _, p := range []session.JpegCapturePolicy{{}, {Quality: MinJpegQuality, IntervalMilliseconds: MinJpegIntervalMilliseconds},
 		{Quality: MaxJpegQuality, IntervalMilliseconds: MaxJpegIntervalMilliseconds}} {
 		s, err := New(Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", StateDir: t.TempDir(), JpegCapture: p})
 		if err != nil {
@@ -118,11 +119,11 @@ func TestControlBadPayloads(t *testing.T) {
 		{`{"type":"CONTROL_REQ","id":"l","action":"app.state","Action":"session.complete"}`, ""},
 	} {
 		t.Run(reqName(tc.req), func(t *testing.T) {
-			got, err := pairing.ParseControl([]byte(control(t, conn, tc.req)))
+			got, err := session.ParseControl([]byte(control(t, conn, tc.req)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Success || got.Type != pairing.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
+			if got.Success || got.Type != session.TypeControlResponse || got.ReplyTo == "" || (tc.message != "" && got.Message != tc.message) {
 				t.Errorf("%s: %+v", tc.req, got)
 			}
 		})

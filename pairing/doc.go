@@ -1,8 +1,9 @@
-// Package pairing holds the session-layer wire shared by the host and the SDK's session
+// Package pairing holds the wire of pairing, shared by the host and the SDK's session
 // client: the UDP enrollment datagrams (ENROLLMENT_CONNECT / ENROLLMENT_RESULT, version 2),
 // the enrollment invite (ansight.enrollment-invite.v2), its document and the compact "ans2:"
-// code, the CONTROL_REQ / CONTROL_RESP envelope with its actions and payloads, and the token
-// helpers (random base64url tokens, SHA-256 hashes, constant-time comparison).
+// code, and the token helpers (random base64url tokens, SHA-256 hashes, constant-time
+// comparison). The control channel of a session once paired (CONTROL_REQ / CONTROL_RESP)
+// is package wire/session's.
 //
 // Every parser here reads untrusted network input: sizes are capped before decoding, JSON
 // goes through a strict decoder (duplicate names rejected, names case-sensitive), required

@@ -15,7 +15,6 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -197,14 +196,14 @@ func TestTrafficLog(t *testing.T) {
 	t.Parallel()
 	tp := newTestPlayer(t) // 3 entries per session
 	file := filepath.Join(tp.dir, "s-1", "f.bin")
-	for i, ev := range []tools.TrafficEvent{
-		{SessionID: "s-1", Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1", ToolIDs: []string{"a.b"}, Bytes: 100, Outcome: tools.OutcomeOK},
-		{SessionID: "s-2", Kind: tools.TrafficRequest, Type: wire.TypeQuery, RequestID: "q", Outcome: tools.OutcomeOK},
-		{SessionID: "s-1", Kind: tools.TrafficResponse, Type: wire.TypeResult, RequestID: "r1", Bytes: 3000, PayloadBytes: 40000,
-			EncodedBytes: 2900, Compressed: true, Duration: 1500 * time.Microsecond, Outcome: tools.OutcomeOK},
-		{SessionID: "s-1", Kind: tools.TrafficTransfer, Type: "asft", TransferID: "t1", Path: file, ReceivedBytes: 2_000_000,
-			SizeBytes: 2_000_000, Duration: 2 * time.Second, Frames: 31, Outcome: tools.OutcomeOK},
-		{SessionID: "s-1", Kind: tools.TrafficResponse, Type: wire.TypeError, RequestID: "r2", Outcome: tools.OutcomeError, ErrorCode: "boom"},
+	for i, ev := range []wire.TrafficEvent{
+		{SessionID: "s-1", Kind: wire.TrafficRequest, Type: wire.TypeCall, RequestID: "r1", ToolIDs: []string{"a.b"}, Bytes: 100, Outcome: wire.TrafficOK},
+		{SessionID: "s-2", Kind: wire.TrafficRequest, Type: wire.TypeQuery, RequestID: "q", Outcome: wire.TrafficOK},
+		{SessionID: "s-1", Kind: wire.TrafficResponse, Type: wire.TypeResult, RequestID: "r1", Bytes: 3000, PayloadBytes: 40000,
+			EncodedBytes: 2900, Compressed: true, Duration: 1500 * time.Microsecond, Outcome: wire.TrafficOK},
+		{SessionID: "s-1", Kind: wire.TrafficTransfer, Type: "asft", TransferID: "t1", Path: file, ReceivedBytes: 2_000_000,
+			SizeBytes: 2_000_000, Duration: 2 * time.Second, Frames: 31, Outcome: wire.TrafficOK},
+		{SessionID: "s-1", Kind: wire.TrafficResponse, Type: wire.TypeError, RequestID: "r2", Outcome: wire.TrafficError, ErrorCode: "boom"},
 	} {
 		ev.At = time.Unix(int64(i), 0)
 		tp.OnTraffic(ev)
@@ -240,7 +239,7 @@ func TestTrackedSessionsBounded(t *testing.T) {
 	t.Parallel()
 	tp := newTestPlayer(t)
 	for i := range maxTracked + 10 {
-		tp.OnTraffic(tools.TrafficEvent{SessionID: fmt.Sprint("s-", i), Kind: tools.TrafficRequest})
+		tp.OnTraffic(wire.TrafficEvent{SessionID: fmt.Sprint("s-", i), Kind: wire.TrafficRequest})
 	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
@@ -324,7 +323,7 @@ func TestEvents(t *testing.T) {
 		defer tp.hub.mu.Unlock()
 		return len(tp.hub.subs) == 1
 	})
-	tp.OnTraffic(tools.TrafficEvent{SessionID: "s-1", Kind: tools.TrafficResponse, Type: wire.TypeCatalog, Outcome: tools.OutcomeOK})
+	tp.OnTraffic(wire.TrafficEvent{SessionID: "s-1", Kind: wire.TrafficResponse, Type: wire.TypeCatalog, Outcome: wire.TrafficOK})
 	if name, data := s.next(t); name != eventTraffic || !strings.Contains(data, `"type":"tool.catalog"`) {
 		t.Fatalf("traffic event %s %s", name, data)
 	}

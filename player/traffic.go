@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -103,7 +102,7 @@ type liveFrame struct {
 
 // OnTraffic records one event of the host's tool traffic and streams it to the pages.
 // Give it to the host as tools.Options.OnTraffic; it returns quickly.
-func (p *Player) OnTraffic(ev tools.TrafficEvent) {
+func (p *Player) OnTraffic(ev wire.TrafficEvent) {
 	e := TrafficEntry{
 		SessionID: ev.SessionID, At: ev.At, Kind: string(ev.Kind), Type: ev.Type, RequestID: ev.RequestID,
 		ToolIDs: ev.ToolIDs, Bytes: ev.Bytes, PayloadBytes: ev.PayloadBytes, EncodedBytes: ev.EncodedBytes,
@@ -111,11 +110,11 @@ func (p *Player) OnTraffic(ev tools.TrafficEvent) {
 		ErrorCode: ev.ErrorCode, TransferID: ev.TransferID, FileName: ev.FileName, MimeType: ev.MimeType,
 		ReceivedBytes: ev.ReceivedBytes, SizeBytes: ev.SizeBytes, Frames: ev.Frames,
 	}
-	if ev.Kind == tools.TrafficTransfer {
+	if ev.Kind == wire.TrafficTransfer {
 		if secs := ev.Duration.Seconds(); secs > 0 {
 			e.BytesPerSecond = float64(ev.ReceivedBytes) / secs
 		}
-		if ev.Outcome == tools.OutcomeOK {
+		if ev.Outcome == wire.TrafficOK {
 			e.ArtifactURL = p.artifactURL(ev.Path)
 		}
 	}

@@ -19,13 +19,15 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
+	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Control requests exactly as the official .NET SDK sends them (docs/protocol/session.md#control-actions).
@@ -410,14 +412,14 @@ func TestHostRecordsGoApp(t *testing.T) {
 	t.Parallel()
 	rec := openRecorder(t, t.TempDir())
 	srv := startHost(t, rec, func(o *host.Options) {
-		o.JpegCapture = pairing.JpegCapturePolicy{Mode: pairing.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
+		o.JpegCapture = session.JpegCapturePolicy{Mode: session.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 160}
 	})
-	model := demo.New(demo.Options{})
+	model := notes.New(notes.Options{})
 	a := app.New(app.Options{})
 	if err := model.Register(a); err != nil {
 		t.Fatal(err)
 	}
-	tel := telemetry.New(telemetry.Options{Screen: model, MetricsInterval: 50 * time.Millisecond})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model), MetricsInterval: 50 * time.Millisecond})
 	log := slog.New(tel.Handler(nil, nil))
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	defer web.Close()

@@ -17,8 +17,8 @@ import (
 
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/ui"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/internal/demo"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -70,7 +70,7 @@ func TestRecordingLoad(t *testing.T) {
 			lines = append(lines, l)
 		}
 	}
-	img, w, h, err := ui.Frame(context.Background(), demo.New(demo.Options{}), 360, 60)
+	img, w, h, err := ui.Frame(context.Background(), notes.New(notes.Options{}), 360, 60)
 	if err != nil {
 		t.Fatal(err)
 	}

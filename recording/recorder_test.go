@@ -18,7 +18,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -122,14 +121,14 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 	r.RecordControl(sess, "session.properties", []byte(`{"customProperties":{"user":{"tier":"gold"}},"updatedAtUtc":"2026-03-20T10:02:00+00:00"}`), true, "Session properties received.", now)
 	r.RecordControl(sess, "crash.handoff", []byte(`{"reportId":"6f91","targetProcessSessionId":"p1","report":{"schema":"ansight.crash.v1","platform":"android","kind":"native_crash","occurredAtUtc":"2026-08-13T00:00:00.000Z","traceBase64":"dHJhY2U="}}`), true, "Crash report stored.", now)
 	r.RecordControl(sess, "annotation.submit", []byte(`{"schema":"ansight.annotation.submit.v1"}`), false, "Unsupported control action 'annotation.submit'.", now)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
-		ToolIDs: []string{"notes.count"}, Bytes: 90, PayloadBytes: 40, EncodedBytes: 40, Outcome: tools.OutcomeOK,
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+		ToolIDs: []string{"notes.count"}, Bytes: 90, PayloadBytes: 40, EncodedBytes: 40, Outcome: wire.TrafficOK,
 		Payload: []byte(`{"toolId":"notes.count","arguments":{}}`)})
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Millisecond), Kind: tools.TrafficResponse, Type: wire.TypeResult,
-		RequestID: "r1", ToolIDs: []string{"notes.count"}, Bytes: 120, Duration: 3 * time.Millisecond, Outcome: tools.OutcomeOK,
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Millisecond), Kind: wire.TrafficResponse, Type: wire.TypeResult,
+		RequestID: "r1", ToolIDs: []string{"notes.count"}, Bytes: 120, Duration: 3 * time.Millisecond, Outcome: wire.TrafficOK,
 		Payload: []byte(`{"toolId":"notes.count","success":true,"data":{"count":3}}`)})
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
-		ToolIDs: []string{"files.delete"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficDenied, Type: wire.TypeCall,
+		ToolIDs: []string{"files.delete"}, Outcome: wire.TrafficError, ErrorCode: string(wire.CodePolicyNotGranted)})
 	// What the host keeps on its side: a crash report, an annotation bundle, and an
 	// artifact that the command which asked for it moves away at once.
 	kept := t.TempDir()
@@ -143,8 +142,8 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 	}
 	r.RecordKept(sess, "crash", "native_crash: SIGSEGV", now.Add(-time.Hour), []byte(`{"id":"c1","kind":"native_crash"}`), report)
 	r.RecordKept(sess, "annotation", "annotation 1b4e", now, []byte(`{"id":"1b4e"}`), bundle)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficTransfer, Type: "asft", TransferID: "t1",
-		FileName: "shot.png", MimeType: "image/png", Path: artifact, ReceivedBytes: 17, SizeBytes: 17, Outcome: tools.OutcomeOK})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficTransfer, Type: "asft", TransferID: "t1",
+		FileName: "shot.png", MimeType: "image/png", Path: artifact, ReceivedBytes: 17, SizeBytes: 17, Outcome: wire.TrafficOK})
 	if err := os.Rename(artifact, artifact+".moved"); err != nil { // app screenshot -o
 		t.Fatal(err)
 	}
@@ -326,7 +325,7 @@ func TestFullQueueDropsTelemetryNotTraffic(t *testing.T) {
 	r.writeMu.Lock() // the writer blocks on its first batch
 	for i := range 50 {
 		r.RecordMessage(sess, transport.MessageText, []byte(fmt.Sprintf(`{"type":"CLIENT_LOG","data":"line %d"}`, i)), time.Now())
-		r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: time.Now(), Kind: tools.TrafficRequest, Type: wire.TypeQuery, Outcome: tools.OutcomeOK})
+		r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: time.Now(), Kind: wire.TrafficRequest, Type: wire.TypeQuery, Outcome: wire.TrafficOK})
 	}
 	r.writeMu.Unlock()
 	waitIdle(t, r)
@@ -466,13 +465,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, Quality: 60, CapturedAt: now, Width: 8, Height: 16, JPEG: img})
 	r.RecordMessage(sess, transport.MessageBinary, frame, now)
 	r.RecordControl(sess, "client.log", []byte(`{"data":"login ok session_token=abc123 user=ann"}`), true, "", now)
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
-		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: tools.OutcomeOK, Payload: []byte(`{"toolId":"notes.get"}`)})
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
-		ToolIDs: []string{"notes.get"}, Bytes: 250, Outcome: tools.OutcomeOK,
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 100, Outcome: wire.TrafficOK, Payload: []byte(`{"toolId":"notes.get"}`)})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficResponse, Type: wire.TypeResult, RequestID: "r1",
+		ToolIDs: []string{"notes.get"}, Bytes: 250, Outcome: wire.TrafficOK,
 		Payload: []byte(`{"success":true,"data":{"apiKey":"k-123","headers":[{"name":"X-Tenant","value":"acme"}]}}`)})
-	r.RecordTraffic(tools.TrafficEvent{SessionID: sess, At: now, Kind: tools.TrafficDenied, Type: wire.TypeCall,
-		ToolIDs: []string{"notes.delete_all"}, Outcome: tools.OutcomeError, ErrorCode: string(wire.CodePolicyNotGranted)})
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficDenied, Type: wire.TypeCall,
+		ToolIDs: []string{"notes.delete_all"}, Outcome: wire.TrafficError, ErrorCode: string(wire.CodePolicyNotGranted)})
 	waitIdle(t, r)
 	before := all(t, r, Query{Session: sess})
 

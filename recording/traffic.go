@@ -5,7 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // trafficEntries records one event of a session's tool traffic: the exchange's figures
@@ -13,7 +13,7 @@ import (
 // record's file. A finished transfer also yields an artifact record whose file is the
 // received file, linked (or copied) into the recordings directory; staged says ev.Path is
 // the recorder's own link of it (RecordTraffic), moved into place.
-func trafficEntries(ev tools.TrafficEvent, staged bool) []entry {
+func trafficEntries(ev wire.TrafficEvent, staged bool) []entry {
 	o := object{
 		{"direction", quoted(string(ev.Kind))},
 		{"type", quoted(ev.Type)},
@@ -45,7 +45,7 @@ func trafficEntries(ev tools.TrafficEvent, staged bool) []entry {
 	if ev.ErrorCode != "" {
 		add("errorCode", quoted(clip(ev.ErrorCode, maxTextBytes)))
 	}
-	if ev.Kind == tools.TrafficTransfer {
+	if ev.Kind == wire.TrafficTransfer {
 		add("transferId", quoted(ev.TransferID))
 		add("fileName", quoted(ev.FileName))
 		add("mimeType", quoted(ev.MimeType))
@@ -66,7 +66,7 @@ func trafficEntries(ev tools.TrafficEvent, staged bool) []entry {
 	}
 	e.data = o.encode()
 	out := []entry{e}
-	if ev.Kind == tools.TrafficTransfer && ev.Outcome == tools.OutcomeOK && ev.Path != "" {
+	if ev.Kind == wire.TrafficTransfer && ev.Outcome == wire.TrafficOK && ev.Path != "" {
 		meta := object{{"transferId", quoted(ev.TransferID)}, {"fileName", quoted(ev.FileName)},
 			{"mimeType", quoted(ev.MimeType)}, {"sizeBytes", jsonNumber(float64(ev.ReceivedBytes))}}
 		if ev.RequestID != "" {
@@ -79,7 +79,7 @@ func trafficEntries(ev tools.TrafficEvent, staged bool) []entry {
 }
 
 // trafficSummary is "tool.call notes.count ok", "tool.result notes.count error not_found".
-func trafficSummary(ev tools.TrafficEvent) string {
+func trafficSummary(ev wire.TrafficEvent) string {
 	parts := []string{ev.Type}
 	if len(ev.ToolIDs) > 0 {
 		parts = append(parts, strings.Join(ev.ToolIDs, ","))
@@ -91,7 +91,7 @@ func trafficSummary(ev tools.TrafficEvent) string {
 	if ev.ErrorCode != "" {
 		parts = append(parts, ev.ErrorCode)
 	}
-	if ev.Kind == tools.TrafficDenied {
+	if ev.Kind == wire.TrafficDenied {
 		parts = append([]string{"denied"}, parts...)
 	}
 	return strings.Join(parts, " ")

@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/app"
-	"github.com/ansight-go/ansight/internal/transcript"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )

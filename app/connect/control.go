@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 	"github.com/go-json-experiment/json"
 )
 
@@ -41,11 +41,11 @@ type controlChannel struct {
 	done <-chan struct{} // closed when the connection's reader has stopped
 
 	mu      sync.Mutex
-	pending map[string]chan *pairing.ControlEnvelope
+	pending map[string]chan *session.ControlEnvelope
 }
 
 func newControlChannel(conn transport.Conn, log *slog.Logger, done <-chan struct{}) *controlChannel {
-	return &controlChannel{conn: conn, log: log, done: done, pending: map[string]chan *pairing.ControlEnvelope{}}
+	return &controlChannel{conn: conn, log: log, done: done, pending: map[string]chan *session.ControlEnvelope{}}
 }
 
 // handle takes one inbound non-tool message. It never blocks: the reader must go on.
@@ -54,8 +54,8 @@ func (c *controlChannel) handle(typ transport.MessageType, data []byte) {
 		c.log.Debug("ansight: ignoring binary message from host", "bytes", len(data))
 		return
 	}
-	env, err := pairing.ParseControl(data)
-	if err != nil || env.Type != pairing.TypeControlResponse {
+	env, err := session.ParseControl(data)
+	if err != nil || env.Type != session.TypeControlResponse {
 		// The host sends only tool requests and control responses; anything else is
 		// ignored, as the official SDKs do.
 		c.log.Debug("ansight: ignoring unexpected message from host", "bytes", len(data))
@@ -75,17 +75,17 @@ func (c *controlChannel) handle(typ transport.MessageType, data []byte) {
 // request sends one control request and waits for its response, at most timeout. A
 // timeout, a lost connection and ctx's end are errors; a response with success:false is
 // returned as is, for the caller to judge.
-func (c *controlChannel) request(ctx context.Context, action string, payload any, timeout time.Duration) (*pairing.ControlEnvelope, error) {
+func (c *controlChannel) request(ctx context.Context, action string, payload any, timeout time.Duration) (*session.ControlEnvelope, error) {
 	raw, err := json.Marshal(payload, json.Deterministic(true))
 	if err != nil {
 		return nil, fmt.Errorf("connect: encode %s payload: %w", action, err)
 	}
-	req := pairing.NewControlRequest(action, raw)
+	req := session.NewControlRequest(action, raw)
 	data, err := req.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("connect: encode %s: %w", action, err)
 	}
-	ch := make(chan *pairing.ControlEnvelope, 1)
+	ch := make(chan *session.ControlEnvelope, 1)
 	c.mu.Lock()
 	c.pending[req.ID] = ch
 	c.mu.Unlock()
@@ -119,7 +119,7 @@ func (c *controlChannel) request(ctx context.Context, action string, payload any
 }
 
 // mustSucceed sends a request the session depends on: success:false is a *ControlError.
-func (c *controlChannel) mustSucceed(ctx context.Context, action string, payload any, timeout time.Duration) (*pairing.ControlEnvelope, error) {
+func (c *controlChannel) mustSucceed(ctx context.Context, action string, payload any, timeout time.Duration) (*session.ControlEnvelope, error) {
 	resp, err := c.request(ctx, action, payload, timeout)
 	if err != nil {
 		return nil, err

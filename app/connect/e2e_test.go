@@ -15,6 +15,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // End-to-end tests: the Go SDK against our own host, over real loopback sockets.
@@ -100,8 +101,8 @@ func (r *running) stop(t *testing.T) {
 	r.done <- nil
 }
 
-// session waits for the host's connected, opened session of appID.
-func session(t *testing.T, srv *host.Server) *host.Session {
+// openSession waits for the host's connected, opened session of appID.
+func openSession(t *testing.T, srv *host.Server) *host.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -120,10 +121,10 @@ func TestEndToEndLocalMode(t *testing.T) {
 	srv := startHost(t)
 	r := start(t, notesApp(t), localTo(srv), connect.Options{AppID: appID, AppVersion: "1.0", StateDir: t.TempDir()})
 	r.await(t, connect.StateConnected)
-	s := session(t, srv)
+	s := openSession(t, srv)
 
 	info := s.Info()
-	if info.ProcessSessionID != connect.ProcessSessionID() || info.MaxToolPolicy != wire.PolicyWrite || info.AppState != pairing.AppStateForeground {
+	if info.ProcessSessionID != connect.ProcessSessionID() || info.MaxToolPolicy != wire.PolicyWrite || info.AppState != session.AppStateForeground {
 		t.Errorf("session info = %+v", info)
 	}
 	if p := info.Profile; p == nil || p.SDK.Name != connect.SDKName || p.SDK.Language != "go" || p.App.VersionName != "1.0" {
@@ -170,7 +171,7 @@ func TestEndToEndInviteMode(t *testing.T) {
 	code := issueInvite(t, srv)
 	r := start(t, notesApp(t), connect.Invite{Code: code}, connect.Options{AppID: appID, StateDir: t.TempDir()})
 	r.await(t, connect.StateConnected)
-	s := session(t, srv)
+	s := openSession(t, srv)
 	if p := s.Info().MaxToolPolicy; p != wire.PolicyRead {
 		t.Errorf("invite grant policy = %s, want read", p)
 	}
@@ -199,7 +200,7 @@ func TestEndToEndResumeAfterDrop(t *testing.T) {
 	srv := startHost(t)
 	r := start(t, notesApp(t), localTo(srv), connect.Options{AppID: appID, StateDir: t.TempDir(), ReconnectDelay: 20 * time.Millisecond})
 	r.await(t, connect.StateConnected)
-	first := session(t, srv)
+	first := openSession(t, srv)
 	id := first.ID()
 
 	first.Disconnect() // the host drops the connection
@@ -207,7 +208,7 @@ func TestEndToEndResumeAfterDrop(t *testing.T) {
 		t.Error("a dropped connection reported no error")
 	}
 	r.await(t, connect.StateConnected)
-	again := session(t, srv)
+	again := openSession(t, srv)
 	if again.ID() != id {
 		t.Errorf("session id after reconnect = %s, want %s", again.ID(), id)
 	}

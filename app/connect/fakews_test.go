@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 	"github.com/go-json-experiment/json"
 )
 
@@ -21,17 +21,17 @@ type controlHost struct {
 	preamble [][]byte
 	// awaitTool holds control responses back until the app has answered a tool request.
 	awaitTool bool
-	respond   func(h *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope
+	respond   func(h *controlHost, req *session.ControlEnvelope) *session.ControlEnvelope
 
 	mu       sync.Mutex
-	requests []*pairing.ControlEnvelope
+	requests []*session.ControlEnvelope
 	others   [][]byte // other text messages (tool responses)
 	closeErr error    // how the connection ended
 	done     chan struct{}
 }
 
 // answerAll acknowledges every request, as the official host does for these actions.
-func answerAll(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
+func answerAll(_ *controlHost, req *session.ControlEnvelope) *session.ControlEnvelope {
 	return req.Reply(true, "ok", nil)
 }
 
@@ -44,7 +44,7 @@ func (h *controlHost) run() {
 			return
 		}
 	}
-	var held []*pairing.ControlEnvelope
+	var held []*session.ControlEnvelope
 	for {
 		typ, data, err := h.conn.Read(ctx)
 		if err != nil {
@@ -57,8 +57,8 @@ func (h *controlHost) run() {
 		if typ != transport.MessageText {
 			continue
 		}
-		env, err := pairing.ParseControl(data)
-		if err != nil || env.Type != pairing.TypeControlRequest {
+		env, err := session.ParseControl(data)
+		if err != nil || env.Type != session.TypeControlRequest {
 			h.mu.Lock()
 			h.others = append(h.others, data)
 			h.mu.Unlock()
@@ -81,14 +81,14 @@ func (h *controlHost) run() {
 	}
 }
 
-func (h *controlHost) answer(ctx context.Context, req *pairing.ControlEnvelope) {
+func (h *controlHost) answer(ctx context.Context, req *session.ControlEnvelope) {
 	resp := h.respond(h, req)
 	if resp == nil {
 		return
 	}
 	b, _ := resp.Marshal()
 	h.conn.Write(ctx, transport.MessageText, b)
-	if req.Action == pairing.ActionSessionComplete {
+	if req.Action == session.ActionSessionComplete {
 		// The official host leaves its loop and closes with 1000 after the ack.
 		h.conn.Close(transport.StatusNormalClosure, "WebSocket session complete.")
 	}
@@ -104,7 +104,7 @@ func (h *controlHost) actions() []string {
 	return out
 }
 
-func (h *controlHost) request(action string) *pairing.ControlEnvelope {
+func (h *controlHost) request(action string) *session.ControlEnvelope {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range h.requests {

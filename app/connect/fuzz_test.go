@@ -8,6 +8,7 @@ import (
 
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // FuzzJudgeReply feeds arbitrary datagrams to the enrollment reply logic: it must never
@@ -55,13 +56,13 @@ func FuzzControlHandle(f *testing.F) {
 	f.Add([]byte(`[`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := newControlChannel(nil, discard, nil)
-		ch := make(chan *pairing.ControlEnvelope, 1)
+		ch := make(chan *session.ControlEnvelope, 1)
 		c.pending["client.1"] = ch
 		c.handle(transport.MessageText, data)
 		c.handle(transport.MessageBinary, data)
 		select {
 		case env := <-ch:
-			if env.Type != pairing.TypeControlResponse || env.ReplyTo != "client.1" {
+			if env.Type != session.TypeControlResponse || env.ReplyTo != "client.1" {
 				t.Fatalf("delivered %+v", env)
 			}
 			if _, still := c.pending["client.1"]; still {

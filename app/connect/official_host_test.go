@@ -19,6 +19,7 @@ import (
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 	"github.com/go-json-experiment/json"
 )
 
@@ -164,31 +165,31 @@ func (h *officialHost) serve(s *officialSession, drop bool) {
 		if head.Type != "CONTROL_REQ" {
 			continue
 		}
-		env, err := pairing.ParseControl(data)
+		env, err := session.ParseControl(data)
 		if err != nil {
 			continue
 		}
 		s.mu.Lock()
 		s.actions = append(s.actions, env.Action)
-		if env.Action == pairing.ActionDeviceProfile {
+		if env.Action == session.ActionDeviceProfile {
 			s.profile = env.Payload
 		}
 		n := len(s.actions)
 		s.mu.Unlock()
 		ok, msg, payload := true, "", "null"
 		switch env.Action {
-		case pairing.ActionSessionOpen:
+		case session.ActionSessionOpen:
 			msg = "Session open accepted for test-box."
-		case pairing.ActionDeviceProfile:
+		case session.ActionDeviceProfile:
 			if err := checkProfileTypes(env.Payload); err != nil {
 				ok, msg = false, "Invalid device profile payload: "+err.Error()
 			} else {
 				msg = "Device profile received."
 				payload = `{"sessionJpegCapture":{"mode":"app","source":null,"fallbackMode":"app","intervalMilliseconds":2000,"quality":60,"maxWidth":null}}`
 			}
-		case pairing.ActionAppState:
+		case session.ActionAppState:
 			msg = "App state received."
-		case pairing.ActionSessionComplete:
+		case session.ActionSessionComplete:
 			msg = "Session complete acknowledged."
 		default:
 			ok, msg = false, fmt.Sprintf("Unsupported control action '%s'.", env.Action)
@@ -198,7 +199,7 @@ func (h *officialHost) serve(s *officialSession, drop bool) {
 		if err := s.conn.Write(ctx, transport.MessageText, []byte(resp)); err != nil {
 			return
 		}
-		if env.Action == pairing.ActionSessionComplete {
+		if env.Action == session.ActionSessionComplete {
 			s.conn.Close(transport.StatusNormalClosure, "WebSocket session complete.")
 		}
 		if drop && n == 3 {
@@ -340,7 +341,7 @@ func TestLocalModeAgainstOfficialHost(t *testing.T) {
 	}
 	s := h.session(0)
 	<-s.done
-	want := []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState, pairing.ActionSessionComplete}
+	want := []string{session.ActionSessionOpen, session.ActionDeviceProfile, session.ActionAppState, session.ActionSessionComplete}
 	if strings.Join(s.actions, ",") != strings.Join(want, ",") {
 		t.Errorf("actions = %v, want %v", s.actions, want)
 	}

@@ -3,7 +3,7 @@ package connect
 import (
 	"os"
 
-	"github.com/ansight-go/ansight/pairing"
+	"github.com/ansight-go/ansight/wire/session"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -48,21 +48,21 @@ const profileReasonSessionStart = 1
 // newDeviceProfile builds the device.profile payload. Only members whose JSON type is
 // known are written, because the official host decodes the profile into a typed model and
 // refuses the session on a type mismatch.
-func newDeviceProfile(c *config, now time.Time) pairing.DeviceProfile {
-	return pairing.DeviceProfile{
-		Type:       pairing.DeviceProfileType,
-		Schema:     pairing.DeviceProfileSchema,
+func newDeviceProfile(c *config, now time.Time) session.DeviceProfile {
+	return session.DeviceProfile{
+		Type:       session.DeviceProfileType,
+		Schema:     session.DeviceProfileSchema,
 		SentAt:     now.UnixMilli(),
 		ReasonCode: profileReasonSessionStart,
 		ProfileSeq: profileSeq.Add(1),
-		SDK:        pairing.ProfileSDK{Name: SDKName, PackageID: modulePath, Version: sdkVersion(), Language: "go"},
-		Device: pairing.ProfileDevice{
+		SDK:        session.ProfileSDK{Name: SDKName, PackageID: modulePath, Version: sdkVersion(), Language: "go"},
+		Device: session.ProfileDevice{
 			TimeZone:     timeZoneName(now),
 			OSName:       osName(runtime.GOOS),
 			CPUArch:      runtime.GOARCH,
 			CPUCoreCount: runtime.NumCPU(),
 		},
-		App: pairing.ProfileApp{AppID: c.AppID, AppName: c.AppName, ProcessID: int64(os.Getpid()), VersionName: c.AppVersion},
+		App: session.ProfileApp{AppID: c.AppID, AppName: c.AppName, ProcessID: int64(os.Getpid()), VersionName: c.AppVersion},
 		// Announces that this SDK understands the host's sessionJpegCapture reply; it never
 		// streams JPEG frames itself, so "app" and "host" modes both leave it idle.
 		SessionJpegCaptureControlVersion: 1,

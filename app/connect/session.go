@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // serveFunc runs the app's tool runtime on conn until the connection fails or ctx ends,
@@ -93,11 +93,11 @@ func (s *Session) handshake(ctx context.Context) error {
 		action  string
 		payload any
 	}{
-		{pairing.ActionSessionOpen, pairing.SessionOpen{ClientName: c.DeviceName, ConfigID: c.configID, AppID: c.AppID, OpenedAtUTC: utcNow(now)}},
-		{pairing.ActionDeviceProfile, newDeviceProfile(c, now)},
-		{pairing.ActionAppState, pairing.AppState{State: pairing.AppStateForeground, ChangedAtUTC: utcNow(now)}},
+		{session.ActionSessionOpen, session.SessionOpen{ClientName: c.DeviceName, ConfigID: c.configID, AppID: c.AppID, OpenedAtUTC: utcNow(now)}},
+		{session.ActionDeviceProfile, newDeviceProfile(c, now)},
+		{session.ActionAppState, session.AppState{State: session.AppStateForeground, ChangedAtUTC: utcNow(now)}},
 	}
-	var capture pairing.JpegCapturePolicy
+	var capture session.JpegCapturePolicy
 	for _, st := range steps {
 		resp, err := s.ctl.mustSucceed(ctx, st.action, st.payload, c.ControlTimeout)
 		if err != nil {
@@ -108,8 +108,8 @@ func (s *Session) handshake(ctx context.Context) error {
 			s.abort(code, err)
 			return s.Wait()
 		}
-		if st.action == pairing.ActionDeviceProfile && len(resp.Payload) > 0 {
-			var reply pairing.DeviceProfileReply
+		if st.action == session.ActionDeviceProfile && len(resp.Payload) > 0 {
+			var reply session.DeviceProfileReply
 			if resp.DecodePayload(&reply) == nil {
 				capture = reply.SessionJpegCapture
 			}
@@ -204,8 +204,8 @@ func (s *Session) Close() error {
 		s.mu.Unlock()
 		s.stopTelemetry() // nothing more is sent once session.complete is
 		timeout := min(completeTimeout, s.cfg.ControlTimeout)
-		resp, err := s.ctl.request(context.Background(), pairing.ActionSessionComplete,
-			pairing.SessionComplete{Reason: "client session complete"}, timeout)
+		resp, err := s.ctl.request(context.Background(), session.ActionSessionComplete,
+			session.SessionComplete{Reason: "client session complete"}, timeout)
 		switch {
 		case err != nil:
 			s.cfg.log.Debug("ansight: session.complete not acknowledged", "err", err)

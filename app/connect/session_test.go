@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 	"github.com/go-json-experiment/json"
 )
 
@@ -30,7 +30,7 @@ func TestHandshakeAndCleanClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := d.host(0)
-		want := []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState}
+		want := []string{session.ActionSessionOpen, session.ActionDeviceProfile, session.ActionAppState}
 		if got := h.actions(); !slices.Equal(got, want) {
 			t.Fatalf("actions = %v, want %v", got, want)
 		}
@@ -50,12 +50,12 @@ func TestHandshakeAndCleanClose(t *testing.T) {
 			}
 		}
 		var open map[string]any
-		decodePayload(t, h.request(pairing.ActionSessionOpen), &open)
+		decodePayload(t, h.request(session.ActionSessionOpen), &open)
 		if open["clientName"] != "box" || open["appId"] != testAppID || open["configId"] != "local:"+testAppID || open["openedAtUtc"] == nil {
 			t.Errorf("session.open payload = %v", open)
 		}
 		var prof map[string]any
-		decodePayload(t, h.request(pairing.ActionDeviceProfile), &prof)
+		decodePayload(t, h.request(session.ActionDeviceProfile), &prof)
 		sdk, _ := prof["sdk"].(map[string]any)
 		app, _ := prof["app"].(map[string]any)
 		dev, _ := prof["device"].(map[string]any)
@@ -73,7 +73,7 @@ func TestHandshakeAndCleanClose(t *testing.T) {
 			t.Errorf("profile device = %v", dev)
 		}
 		var state map[string]any
-		decodePayload(t, h.request(pairing.ActionAppState), &state)
+		decodePayload(t, h.request(session.ActionAppState), &state)
 		if state["state"] != "foreground" || state["changedAtUtc"] == nil {
 			t.Errorf("app.state payload = %v", state)
 		}
@@ -82,7 +82,7 @@ func TestHandshakeAndCleanClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-h.done
-		if got := h.actions(); got[len(got)-1] != pairing.ActionSessionComplete {
+		if got := h.actions(); got[len(got)-1] != session.ActionSessionComplete {
 			t.Errorf("last action = %s, want session.complete", got[len(got)-1])
 		}
 		if s.Wait() != nil {
@@ -94,7 +94,7 @@ func TestHandshakeAndCleanClose(t *testing.T) {
 	})
 }
 
-func decodePayload(t *testing.T, env *pairing.ControlEnvelope, v any) {
+func decodePayload(t *testing.T, env *session.ControlEnvelope, v any) {
 	t.Helper()
 	if env == nil {
 		t.Fatal("request missing")
@@ -127,12 +127,12 @@ func TestReaderRunsBeforeSessionOpen(t *testing.T) {
 
 func TestUnansweredControlRequestDropsSession(t *testing.T) {
 	t.Parallel()
-	for _, silentOn := range []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState} {
+	for _, silentOn := range []string{session.ActionSessionOpen, session.ActionDeviceProfile, session.ActionAppState} {
 		t.Run(silentOn, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				d := &pipeDialer{newHost: func(int) *controlHost {
-					return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
+					return &controlHost{respond: func(_ *controlHost, req *session.ControlEnvelope) *session.ControlEnvelope {
 						if req.Action == silentOn {
 							return nil
 						}
@@ -160,12 +160,12 @@ func TestUnansweredControlRequestDropsSession(t *testing.T) {
 
 func TestRefusedControlRequestDropsSession(t *testing.T) {
 	t.Parallel()
-	for _, refused := range []string{pairing.ActionSessionOpen, pairing.ActionDeviceProfile, pairing.ActionAppState} {
+	for _, refused := range []string{session.ActionSessionOpen, session.ActionDeviceProfile, session.ActionAppState} {
 		t.Run(refused, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				d := &pipeDialer{newHost: func(int) *controlHost {
-					return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
+					return &controlHost{respond: func(_ *controlHost, req *session.ControlEnvelope) *session.ControlEnvelope {
 						return req.Reply(req.Action != refused, "nope", nil)
 					}}
 				}}
@@ -227,8 +227,8 @@ func TestCloseWithoutAck(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost {
-			return &controlHost{respond: func(_ *controlHost, req *pairing.ControlEnvelope) *pairing.ControlEnvelope {
-				if req.Action == pairing.ActionSessionComplete {
+			return &controlHost{respond: func(_ *controlHost, req *session.ControlEnvelope) *session.ControlEnvelope {
+				if req.Action == session.ActionSessionComplete {
 					return nil
 				}
 				return req.Reply(true, "", nil)
@@ -255,7 +255,7 @@ func TestConnectCancelledDuringHandshake(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		d := &pipeDialer{newHost: func(int) *controlHost {
-			return &controlHost{respond: func(*controlHost, *pairing.ControlEnvelope) *pairing.ControlEnvelope { return nil }}
+			return &controlHost{respond: func(*controlHost, *session.ControlEnvelope) *session.ControlEnvelope { return nil }}
 		}}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()

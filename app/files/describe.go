@@ -59,7 +59,8 @@ func extension(name string) *string {
 }
 
 // mimeType guesses a MIME type from name's extension. The table is fixed (not the
-// system's mime.types), so results are the same on every machine.
+// system's mime.types), so results are the same on every machine: the official SDKs' table,
+// plus .css and .js.
 func mimeType(name string) string {
 	if m, ok := mimeTypes[strings.ToLower(filepath.Ext(name))]; ok {
 		return m
@@ -69,16 +70,16 @@ func mimeType(name string) string {
 
 var mimeTypes = map[string]string{
 	".aac": "audio/aac", ".bmp": "image/bmp", ".css": "text/css", ".csv": "text/csv",
-	".db": "application/x-sqlite3", ".gif": "image/gif", ".glb": "model/gltf-binary",
-	".gltf": "model/gltf+json", ".gz": "application/gzip", ".heic": "image/heic",
+	".dae": "model/vnd.collada+xml", ".db": "application/x-sqlite3", ".gif": "image/gif", ".glb": "model/gltf-binary",
+	".gltf": "model/gltf+json", ".gz": "application/gzip", ".heic": "image/heic", ".heif": "image/heif",
 	".htm": "text/html", ".html": "text/html", ".ini": "text/plain", ".jpeg": "image/jpeg",
 	".jpg": "image/jpeg", ".js": "text/javascript", ".json": "application/json",
 	".jsonl": "application/x-ndjson", ".log": "text/plain", ".m4a": "audio/mp4",
-	".md": "text/markdown", ".mov": "video/quicktime", ".mp3": "audio/mpeg", ".mp4": "video/mp4",
+	".md": "text/markdown", ".mov": "video/quicktime", ".mp3": "audio/mpeg", ".mp4": "video/mp4", ".obj": "model/obj",
 	".pdf": "application/pdf", ".plist": "application/xml", ".png": "image/png",
 	".sql": "application/sql", ".sqlite": "application/x-sqlite3", ".sqlite3": "application/x-sqlite3",
-	".svg": "image/svg+xml", ".tar": "application/x-tar", ".toml": "application/toml",
-	".tsv": "text/tab-separated-values", ".txt": "text/plain", ".wav": "audio/wav",
+	".stl": "model/stl", ".svg": "image/svg+xml", ".tar": "application/x-tar", ".toml": "application/toml",
+	".tsv": "text/tab-separated-values", ".txt": "text/plain", ".usdz": "model/vnd.usdz+zip", ".wav": "audio/wav",
 	".webp": "image/webp", ".xml": "application/xml", ".yaml": "application/yaml",
 	".yml": "application/yaml", ".zip": "application/zip",
 }

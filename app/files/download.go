@@ -54,25 +54,12 @@ func chunkBytes(p *int) int { return clamp(p, app.ChunkSize, app.MinChunkSize, a
 // download runs files.begin_binary_download: the file is opened now (through the root, so
 // it cannot be outside it) and streamed after the result.
 func (t *tree) download(ctx context.Context, c *app.Call, a downloadArgs) (*downloadResult, error) {
-	g, err := t.resolve(str(a.Root), strings.TrimSpace(a.Path), isFile)
-	if err != nil {
-		return nil, toolFailure(CodeDownloadFailed, g, err)
-	}
-	f, err := openFile(g)
-	if err != nil {
-		return nil, toolFailure(CodeDownloadFailed, g, err)
-	}
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-		err = fsFailure(g, err)
-	case !fi.Mode().IsRegular():
-		err = failure(reasonNotAFile, "%s in root %q is not a regular file", g.slash(), g.root.Alias)
-	case fi.Size() > t.opts.MaxDownloadBytes:
+	g, f, fi, err := t.openRegular(str(a.Root), strings.TrimSpace(a.Path))
+	if err == nil && fi.Size() > t.opts.MaxDownloadBytes {
+		f.Close()
 		err = failure(reasonTooLarge, "%s is %d bytes, more than the %d this app serves", g.slash(), fi.Size(), t.opts.MaxDownloadBytes)
 	}
 	if err != nil {
-		f.Close()
 		return nil, toolFailure(CodeDownloadFailed, g, err)
 	}
 	chunk := chunkBytes(a.ChunkBytes)

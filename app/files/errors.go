@@ -13,6 +13,14 @@ const (
 	CodeListFailed               wire.Code = "filesystem_list_failed"
 	CodeDownloadFailed           wire.Code = "filesystem_binary_download_failed"
 	CodePushFailed               wire.Code = "filesystem_push_failed"
+	CodeReadFailed               wire.Code = "filesystem_read_failed"
+	CodeChecksumFailed           wire.Code = "filesystem_checksum_failed"
+	CodeDownloadChunkFailed      wire.Code = "filesystem_download_failed"
+	CodeVersionMismatch          wire.Code = "filesystem_download_version_mismatch" // the file changed between chunks
+	CodeOffsetInvalid            wire.Code = "filesystem_download_offset_invalid"   // the offset is past the end of the file
+	CodeCopyFailed               wire.Code = "filesystem_copy_failed"
+	CodeMoveFailed               wire.Code = "filesystem_move_failed"
+	CodeDeleteFailed             wire.Code = "filesystem_delete_failed"
 	CodeArtifactProviderNotFound wire.Code = "artifact_provider_not_found"
 	CodeArtifactRequestFailed    wire.Code = "artifact_request_failed"
 )
@@ -30,6 +38,11 @@ const (
 	reasonInvalidFileName = "invalid_file_name" // fileName is not one plain file name
 	reasonInvalidContent  = "invalid_content"   // not exactly one of contentBase64 and text, or bad base64
 	reasonTooLarge        = "too_large"         // above the configured limit
+	reasonInvalidArgument = "invalid_argument"  // an argument missing, not an integer, a boolean, an encoding or an algorithm
+	reasonNotText         = "not_text"          // utf8 asked for bytes that are not UTF-8
+	reasonSamePath        = "same_path"         // a copy or move onto its own source
+	reasonVersionMismatch = "version_mismatch"  // the file changed since the version the caller expects
+	reasonOffsetInvalid   = "offset_invalid"    // an offset past the end of the file
 	reasonIO              = "io_error"          // the file system failed
 )
 

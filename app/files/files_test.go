@@ -104,8 +104,10 @@ func TestRegister(t *testing.T) {
 	s := newSandbox(t)
 	h := s.harness(t, s.options())
 	r := h.Send(wire.TypeQuery, `{"detail":"full"}`)
+	// files.delete_file is critical: the default guard hides it.
 	want := map[string]wire.Policy{files.ListDirectoryToolID: wire.PolicyRead, files.BeginBinaryDownloadToolID: wire.PolicyRead,
-		files.PushFileToolID: wire.PolicyWrite}
+		files.PushFileToolID: wire.PolicyWrite, files.ReadFileToolID: wire.PolicyRead, files.GetFileChecksumToolID: wire.PolicyRead,
+		files.DownloadFileToolID: wire.PolicyRead, files.CopyFileToolID: wire.PolicyWrite, files.MoveFileToolID: wire.PolicyWrite}
 	if len(r.Catalog.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(r.Catalog.Tools), len(want))
 	}
@@ -115,12 +117,22 @@ func TestRegister(t *testing.T) {
 		}
 	}
 
-	// Read-only roots only: no push tool.
-	a := app.New(app.Options{})
+	// With critical tools exposed, files.delete_file is there too.
+	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
+	if err := files.Register(a, s.options()); err != nil {
+		t.Fatal(err)
+	}
+	full := apptest.New(t, a).Send(wire.TypeQuery, `{"ids":["files.delete_file"]}`)
+	if len(full.Catalog.Tools) != 1 || full.Catalog.Tools[0].Policy != wire.PolicyCritical {
+		t.Errorf("files.delete_file under full access: %+v", full.Catalog.Tools)
+	}
+
+	// Read-only roots only: no writing tool.
+	a = app.New(app.Options{Guard: catalog.GuardFullAccess})
 	if err := files.Register(a, files.Options{Roots: []files.Root{{Alias: "logs", Path: s.logs, ReadOnly: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	if r := apptest.New(t, a).Send(wire.TypeQuery, `{}`); len(r.Catalog.Tools) != 2 {
+	if r := apptest.New(t, a).Send(wire.TypeQuery, `{}`); len(r.Catalog.Tools) != 5 {
 		t.Errorf("read-only roots: %d tools", len(r.Catalog.Tools))
 	}
 
@@ -355,7 +367,7 @@ func TestPushFile(t *testing.T) {
 	if read("plain.txt") != "typed text" {
 		t.Errorf("text push wrote %q", read("plain.txt"))
 	}
-	if left, _ := filepath.Glob(filepath.Join(s.docs, "inbox", "today", ".ansight-push-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(s.docs, "inbox", "today", ".ansight-write-*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
 

@@ -1,6 +1,8 @@
 package files_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,12 +15,14 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// FuzzFileTools sends arbitrary arguments to the three file tools over the sandbox (the
-// paths a host sends are the network input that matters here). Whatever the arguments,
-// nothing outside the writable root changes, no tool panics, and a failure is one of the
-// tools' own.
+// FuzzFileTools sends arbitrary arguments to the file tools over the sandbox (the paths a
+// host sends are the network input that matters here). Whatever the arguments, nothing
+// outside the writable root changes, nothing outside the roots is read, no tool panics, and
+// a failure is one of the tools' own.
 func FuzzFileTools(f *testing.F) {
-	tools := []string{files.ListDirectoryToolID, files.BeginBinaryDownloadToolID, files.PushFileToolID}
+	tools := []string{files.ListDirectoryToolID, files.BeginBinaryDownloadToolID, files.PushFileToolID,
+		files.ReadFileToolID, files.GetFileChecksumToolID, files.DownloadFileToolID, files.CopyFileToolID,
+		files.MoveFileToolID, files.DeleteFileToolID}
 	for i, args := range []string{
 		`{}`,
 		`{"root":"docs","path":"notes/../../secret.txt"}`,
@@ -28,6 +32,13 @@ func FuzzFileTools(f *testing.F) {
 		`{"directoryPath":"a/../../b","fileName":"..","contentBase64":"eA==","overwrite":true}`,
 		`{"directoryPath":"docs","fileName":"up","text":"owned","overwrite":true,"root":"docs"}`,
 		`{"path":"escape/docs/readme.md","chunkBytes":0}`,
+		`{"root":"docs","path":"up","encoding":"utf8","maxBytes":"1048576"}`,
+		`{"path":"../secret.txt","algorithms":"all"}`,
+		`{"path":"escape/secret.txt","offsetBytes":"-1","expectedVersion":"x"}`,
+		`{"root":"docs","sourcePath":"up","destinationPath":"copy.txt","overwrite":"1"}`,
+		`{"root":"docs","sourcePath":"readme.md","destinationPath":"escape/owned.md"}`,
+		`{"root":"logs","sourcePath":"app.log","destinationRoot":"docs","destinationPath":"../logs/app.log","overwrite":true}`,
+		`{"root":"docs","path":"escape/logs/app.log"}`,
 	} {
 		f.Add(uint8(i), args)
 	}
@@ -36,7 +47,7 @@ func FuzzFileTools(f *testing.F) {
 			t.Skip("not a JSON object: the envelope would not parse")
 		}
 		s := newSandbox(t)
-		h := s.harness(t, s.options())
+		h := s.fullHarness(t)
 		before := snapshotOutside(t, s)
 		id := tools[int(tool)%len(tools)]
 		r := h.Send(wire.TypeCall, fmt.Sprintf(`{"toolId":%q,"arguments":%s}`, id, args))
@@ -50,12 +61,18 @@ func FuzzFileTools(f *testing.F) {
 			t.Fatalf("%s(%s) changed files outside the writable root:\n%v\n%v", id, args, before, after)
 		}
 		for _, data := range r.Artifacts {
-			if string(data) == "the app's secret" {
+			if string(data) == secret {
 				t.Fatalf("%s(%s) served the secret outside the roots", id, args)
 			}
 		}
+		if r.Result != nil && (bytes.Contains(r.Result.Result, []byte(secret)) || bytes.Contains(r.Result.Result, []byte(base64.StdEncoding.EncodeToString([]byte(secret))))) {
+			t.Fatalf("%s(%s) read the secret outside the roots: %s", id, args, r.Result.Result)
+		}
 	})
 }
+
+// secret is the content of the file beside the roots.
+const secret = "the app's secret"
 
 // snapshotOutside lists every file outside the writable root (the secret beside the roots
 // and the read-only root) with its content.

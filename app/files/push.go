@@ -1,11 +1,13 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,9 +95,9 @@ func (t *tree) push(ctx context.Context, c *app.Call, a pushArgs) (*pushResult, 
 		return nil, err
 	}
 	if overwritten {
-		err = replace(r, dest.rel, content)
+		err = replace(r, dest.rel, bytes.NewReader(content))
 	} else {
-		err = create(r, dest.rel, content)
+		err = create(r, dest.rel, bytes.NewReader(content))
 	}
 	if err != nil {
 		return nil, toolFailure(CodePushFailed, dest, err)
@@ -148,9 +150,9 @@ func (t *tree) content(a pushArgs) ([]byte, error) {
 	return b, nil
 }
 
-// create writes a new file, refusing to replace one created meanwhile. A failed write
-// removes what it wrote.
-func create(r *os.Root, rel string, content []byte) error {
+// create writes a new file from src, refusing to replace one created meanwhile. A failed
+// write removes what it wrote.
+func create(r *os.Root, rel string, src io.Reader) error {
 	f, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return failure(reasonExists, "%s was created meanwhile; set overwrite to replace it", filepath.ToSlash(rel))
@@ -158,20 +160,20 @@ func create(r *os.Root, rel string, content []byte) error {
 	if err != nil {
 		return failure(reasonIO, "creating %s: %v", filepath.ToSlash(rel), unwrapPath(err))
 	}
-	return finish(r, rel, f, content)
+	return finish(r, rel, f, src)
 }
 
-// replace writes content beside rel and renames it over rel: readers see the old file or
-// the new one, never a mix.
-func replace(r *os.Root, rel string, content []byte) error {
+// replace writes src beside rel and renames it over rel: readers see the old file or the
+// new one, never a mix. A symbolic link at rel is replaced, never written through.
+func replace(r *os.Root, rel string, src io.Reader) error {
 	var random [8]byte
 	_, _ = rand.Read(random[:])
-	tmp := filepath.Join(filepath.Dir(rel), ".ansight-push-"+hex.EncodeToString(random[:])+".tmp")
+	tmp := filepath.Join(filepath.Dir(rel), ".ansight-write-"+hex.EncodeToString(random[:])+".tmp")
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return failure(reasonIO, "writing beside %s: %v", filepath.ToSlash(rel), unwrapPath(err))
 	}
-	if err := finish(r, tmp, f, content); err != nil {
+	if err := finish(r, tmp, f, src); err != nil {
 		return err
 	}
 	if err := r.Rename(tmp, rel); err != nil {
@@ -181,9 +183,9 @@ func replace(r *os.Root, rel string, content []byte) error {
 	return nil
 }
 
-// finish writes content to f (the file rel) and closes it, removing it on failure.
-func finish(r *os.Root, rel string, f *os.File, content []byte) error {
-	_, err := f.Write(content)
+// finish writes src to f (the file rel) and closes it, removing it on failure.
+func finish(r *os.Root, rel string, f *os.File, src io.Reader) error {
+	_, err := io.Copy(f, src)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

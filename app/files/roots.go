@@ -41,8 +41,12 @@ type Options struct {
 	Roots []Root
 	// MaxPushBytes bounds the content of one pushed file (DefaultMaxPushBytes when ≤ 0).
 	MaxPushBytes int64
-	// MaxDownloadBytes bounds a served file (DefaultMaxDownloadBytes when ≤ 0).
+	// MaxDownloadBytes bounds a file files.begin_binary_download serves
+	// (DefaultMaxDownloadBytes when ≤ 0).
 	MaxDownloadBytes int64
+	// MaxCopyBytes bounds a file files.copy_file copies, and files.move_file moves across
+	// roots (DefaultMaxCopyBytes when ≤ 0).
+	MaxCopyBytes int64
 }
 
 // tree is the configured roots, checked.
@@ -81,6 +85,9 @@ func newTree(opts Options) (*tree, error) {
 	}
 	if t.opts.MaxDownloadBytes <= 0 {
 		t.opts.MaxDownloadBytes = DefaultMaxDownloadBytes
+	}
+	if t.opts.MaxCopyBytes <= 0 {
+		t.opts.MaxCopyBytes = DefaultMaxCopyBytes
 	}
 	return t, nil
 }

@@ -11,7 +11,8 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/files"
-	"github.com/ansight-go/ansight/internal/transcript"
+	"github.com/ansight-go/ansight/app/internal/transcript"
+	"github.com/ansight-go/ansight/catalog"
 )
 
 // The transcripts in testdata/transcripts replay the official host's exact requests for the
@@ -42,7 +43,8 @@ func TestTranscripts(t *testing.T) {
 	t.Parallel()
 	transcript.Check(t, "testdata/transcripts/*.txtar", func(t *testing.T, ar transcript.Archive) []string {
 		s := newSandbox(t)
-		a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()})
+		// Critical tools are exposed (files.delete_file).
+		a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs(), Guard: catalog.GuardFullAccess})
 		if err := files.Register(a, s.options()); err != nil {
 			t.Fatal(err)
 		}

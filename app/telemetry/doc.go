@@ -10,7 +10,7 @@
 //     the process;
 //   - runtime metric channels (Go heap, goroutines, GC pause) declared with
 //     CLIENT_METRIC_CHANNELS and sampled as CLIENT_METRICS every Options.MetricsInterval;
-//   - a live screen stream of ASJP frames rendered from Options.Screen, when the host's
+//   - a live screen stream of ASJP frames rendered by Options.Frames, when the host's
 //     answer to device.profile asks for app capture, at the interval and quality it says.
 //
 // Nothing here blocks the app: logs and requests wait in bounded queues while no host is
@@ -18,7 +18,7 @@
 // Give the Telemetry to connect.Options.Telemetry; the session attaches it once its
 // handshake is done and detaches it when the connection ends:
 //
-//	tel := telemetry.New(telemetry.Options{Screen: screen})
+//	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(screen)})
 //	slog.SetDefault(slog.New(tel.Handler(slog.NewTextHandler(os.Stderr, nil), nil)))
 //	http.DefaultTransport = tel.RoundTripper(http.DefaultTransport)
 //	err := connect.Run(ctx, a, connect.Local{}, connect.Options{AppID: "com.example.notes", Telemetry: tel})

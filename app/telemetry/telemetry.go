@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ansight-go/ansight/app/ui"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // Defaults of Options.
@@ -37,9 +36,9 @@ type Options struct {
 	// MetricsInterval is the sampling period of the runtime metrics
 	// (DefaultMetricsInterval); negative disables them.
 	MetricsInterval time.Duration
-	// Screen, when set, is rendered for the live screen stream when the host asks for app
-	// capture.
-	Screen ui.Screen
+	// Frames, when set, renders the frames of the live screen stream when the host asks for
+	// app capture; ui.FrameSource makes one of a ui.Screen.
+	Frames FrameSource
 	// ControlTimeout bounds the wait for the host's answer to one client.log (15 s, the
 	// official SDKs' value).
 	ControlTimeout time.Duration
@@ -107,7 +106,7 @@ func (t *Telemetry) Stats() Stats {
 // runtime metrics, and the screen stream when policy asks for app capture (mode "app" or
 // empty). It replaces an earlier attachment. The returned function stops it and returns
 // once every goroutine it started has.
-func (t *Telemetry) Attach(link Link, policy pairing.JpegCapturePolicy) (detach func()) {
+func (t *Telemetry) Attach(link Link, policy session.JpegCapturePolicy) (detach func()) {
 	t.mu.Lock()
 	prev := t.detach
 	t.detach = nil
@@ -129,7 +128,7 @@ func (t *Telemetry) Attach(link Link, policy pairing.JpegCapturePolicy) (detach 
 	if t.opts.MetricsInterval > 0 {
 		run(t.sampleMetrics)
 	}
-	if t.opts.Screen != nil && policy.Mode != pairing.JpegCaptureHost {
+	if t.opts.Frames != nil && policy.Mode != session.JpegCaptureHost {
 		run(func(ctx context.Context, l Link) { t.streamScreen(ctx, l, policy) })
 	}
 	var once sync.Once

@@ -16,9 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ansight-go/ansight/app/ui"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -91,7 +91,7 @@ func TestLogsForwardedAsClientLog(t *testing.T) {
 	log := slog.New(tel.Handler(nil, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	log.Info("before attach", "k", 1) // queued until a session attaches
 	link := newLink()
-	detach := tel.Attach(link, pairing.JpegCapturePolicy{})
+	detach := tel.Attach(link, session.JpegCapturePolicy{})
 	defer detach()
 	log.With("req", "r1").WithGroup("db").Warn("slow query", "ms", 250)
 	link.await(t, "two log lines", func() bool { return len(link.controls) == 2 })
@@ -141,7 +141,7 @@ func TestRoundTripperReportsRedactedMetadata(t *testing.T) {
 		t.Fatal("reached port 1")
 	}
 	link := newLink()
-	detach := tel.Attach(link, pairing.JpegCapturePolicy{})
+	detach := tel.Attach(link, session.JpegCapturePolicy{})
 	defer detach()
 	link.await(t, "two request records", func() bool { return len(link.texts) == 2 })
 	ok, failed := link.texts[0], link.texts[1]
@@ -186,7 +186,7 @@ func TestRuntimeMetrics(t *testing.T) {
 	t.Parallel()
 	tel := New(Options{MetricsInterval: 10 * time.Millisecond})
 	link := newLink()
-	detach := tel.Attach(link, pairing.JpegCapturePolicy{})
+	detach := tel.Attach(link, session.JpegCapturePolicy{})
 	link.await(t, "channels and two samples", func() bool { return len(link.texts) >= 3 })
 	detach()
 	if !strings.Contains(link.texts[0], `"type":"CLIENT_METRIC_CHANNELS"`) || !strings.Contains(link.texts[0], `{"id":10,"name":"Goroutines"`) {
@@ -219,9 +219,9 @@ func (s solidScreen) Render(context.Context) (image.Image, error) {
 
 func TestScreenStreamFollowsThePolicy(t *testing.T) {
 	t.Parallel()
-	tel := New(Options{MetricsInterval: -1, Screen: solidScreen{}})
+	tel := New(Options{MetricsInterval: -1, Frames: ui.FrameSource(solidScreen{})})
 	link := newLink()
-	detach := tel.Attach(link, pairing.JpegCapturePolicy{Mode: "app", IntervalMilliseconds: 50, Quality: 40, MaxWidth: 200})
+	detach := tel.Attach(link, session.JpegCapturePolicy{Mode: "app", IntervalMilliseconds: 50, Quality: 40, MaxWidth: 200})
 	link.await(t, "two frames", func() bool { return len(link.frames) >= 2 })
 	detach()
 	f := link.frames[0]
@@ -230,7 +230,7 @@ func TestScreenStreamFollowsThePolicy(t *testing.T) {
 	}
 	// Host capture: the app streams nothing.
 	link = newLink()
-	detach = tel.Attach(link, pairing.JpegCapturePolicy{Mode: "host", IntervalMilliseconds: 50})
+	detach = tel.Attach(link, session.JpegCapturePolicy{Mode: "host", IntervalMilliseconds: 50})
 	time.Sleep(200 * time.Millisecond) // a window for a wrong frame to show up; none must
 	detach()
 	if len(link.frames) != 0 {

@@ -7,6 +7,14 @@ import (
 	"image/jpeg"
 )
 
+// FrameSource returns s as the frame source of app/telemetry's live screen stream
+// (telemetry.Options.Frames): each frame is [Frame] of s.
+func FrameSource(s Screen) func(ctx context.Context, maxWidth, quality int) ([]byte, int, int, error) {
+	return func(ctx context.Context, maxWidth, quality int) ([]byte, int, int, error) {
+		return Frame(ctx, s, maxWidth, quality)
+	}
+}
+
 // Frame renders the screen as a JPEG for a live screen stream, scaled down to at most
 // maxWidth pixels wide (no scaling when maxWidth <= 0) at quality 1..100, and returns the
 // image's size.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/internal/transcript"
 	"github.com/ansight-go/ansight/app/ui"
-	"github.com/ansight-go/ansight/internal/transcript"
 )
 
 // The transcripts in testdata/transcripts replay requests exactly as the official host
@@ -15,7 +15,7 @@ import (
 // "after":null, and the default arguments it adds: maxDepth 32 and includeComputedStyles
 // false for ui.get_visual_tree; format jpeg, quality 80, maxWidth 1280 and
 // afterScreenUpdates false for ui.get_screenshot) against the toolkit over the test
-// screen, and compare every answer byte for byte (package internal/transcript renders
+// screen, and compare every answer byte for byte (package app/internal/transcript renders
 // them). The app's clock, its transfer ids and the snapshot ids are pinned.
 //
 // go test ./app/ui -run TestTranscripts -update rewrites the expect sections.
@@ -26,7 +26,7 @@ func TestTranscripts(t *testing.T) {
 
 func replay(t *testing.T, ar transcript.Archive) []string {
 	a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()})
-	if err := ui.Register(a, &fakeScreen{}, ui.Options{Now: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()}); err != nil {
+	if err := ui.Register(a, &fakeScreen{}, ui.Options{Now: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs(), Platform: "linux"}); err != nil {
 		t.Fatal(err)
 	}
 	return transcript.Replayer{

@@ -8,8 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ansight-go/ansight/internal/childproc"
-	"github.com/ansight-go/ansight/internal/cli"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

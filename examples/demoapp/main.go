@@ -1,4 +1,4 @@
-// Command demoapp runs the demo notes app (package demo) with the SDK inside and connects
+// Command demoapp runs the demo notes app (package examples/notes) with the SDK inside and connects
 // it to an Ansight host, reconnecting until it is stopped (Ctrl-C).
 //
 //	go run ./examples/demoapp                          # local mode: a host on 127.0.0.1
@@ -7,7 +7,7 @@
 //	go run ./examples/demoapp --url ws://127.0.0.1:8080/ws --token …   # a known endpoint
 //	go run ./examples/demoapp --files-dir ~/demo-files                 # serve and receive files there
 //
-// The app itself (notes, simulated screen, files and artifacts) is package internal/demo;
+// The app itself (notes, simulated screen, files and artifacts) is package examples/notes;
 // this command only parses flags and connects it with package app/connect, with the SDK's
 // telemetry (package app/telemetry): its logs, its syncs' HTTP requests (to a sync server
 // of its own on loopback), runtime metrics and its live screen are recorded by the host.
@@ -29,8 +29,9 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/app/telemetry"
+	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/internal/demo"
+	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -83,12 +84,12 @@ func run() int {
 	default:
 		mode = connect.Local{HostAddress: *host, DiscoveryPorts: ports}
 	}
-	model := demo.New(demo.Options{Scale: *scale, SyntheticTools: *synthetic})
+	model := notes.New(notes.Options{Scale: *scale, SyntheticTools: *synthetic})
 
 	// Telemetry: the app's logs, its HTTP requests, runtime metrics and, when the host
 	// asks, its screen go to the host, which records them (ansight session logs|network|
 	// metrics, the player's live screen and timeline).
-	tel := telemetry.New(telemetry.Options{Screen: model})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model)})
 	var console slog.Handler = slog.DiscardHandler
 	if *verbose {
 		console = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})

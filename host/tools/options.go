@@ -66,9 +66,9 @@ type Options struct {
 	// on the goroutine that calls HandleMessage (or Close) and must return quickly.
 	OnTransfer func(TransferProgress)
 	// OnTraffic, when set, is told about every request sent, every response matched to a
-	// request and every transfer that ended (see TrafficEvent). Like OnTransfer it runs on
+	// request and every transfer that ended (see wire.TrafficEvent). Like OnTransfer it runs on
 	// the goroutine that sends or receives and must return quickly.
-	OnTraffic func(TrafficEvent)
+	OnTraffic func(wire.TrafficEvent)
 	// Logger receives debug logs about dropped responses and frames (discarded when nil).
 	Logger *slog.Logger
 }

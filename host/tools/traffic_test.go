@@ -12,19 +12,19 @@ import (
 
 type trafficLog struct {
 	mu sync.Mutex
-	ev []TrafficEvent
+	ev []wire.TrafficEvent
 }
 
-func (l *trafficLog) add(e TrafficEvent) {
+func (l *trafficLog) add(e wire.TrafficEvent) {
 	l.mu.Lock()
 	l.ev = append(l.ev, e)
 	l.mu.Unlock()
 }
 
-func (l *trafficLog) events() []TrafficEvent {
+func (l *trafficLog) events() []wire.TrafficEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]TrafficEvent(nil), l.ev...)
+	return append([]wire.TrafficEvent(nil), l.ev...)
 }
 
 func TestTrafficCallsAndErrors(t *testing.T) {
@@ -55,18 +55,18 @@ func TestTrafficCallsAndErrors(t *testing.T) {
 		t.Fatalf("%d events: %+v", len(ev), ev)
 	}
 	q, cat, req, res, req2, res2 := ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
-	if q.Kind != TrafficRequest || q.Type != wire.TypeQuery || cat.Kind != TrafficResponse || cat.Type != wire.TypeCatalog ||
-		cat.RequestID != q.RequestID || cat.Outcome != OutcomeOK {
+	if q.Kind != wire.TrafficRequest || q.Type != wire.TypeQuery || cat.Kind != wire.TrafficResponse || cat.Type != wire.TypeCatalog ||
+		cat.RequestID != q.RequestID || cat.Outcome != wire.TrafficOK {
 		t.Errorf("query %+v\ncatalog %+v", q, cat)
 	}
 	if req.Type != wire.TypeCall || len(req.ToolIDs) != 1 || req.ToolIDs[0] != "t.read" || req.SessionID != "s-1" || req.Bytes <= req.PayloadBytes {
 		t.Errorf("request %+v", req)
 	}
 	if res.Type != wire.TypeResult || !res.Compressed || res.PayloadBytes <= res.EncodedBytes || res.Bytes < res.EncodedBytes ||
-		res.RequestID != req.RequestID || res.ToolIDs[0] != "t.read" || res.Outcome != OutcomeOK || res.Duration < 0 {
+		res.RequestID != req.RequestID || res.ToolIDs[0] != "t.read" || res.Outcome != wire.TrafficOK || res.Duration < 0 {
 		t.Errorf("response %+v", res)
 	}
-	if res2.Type != wire.TypeError || res2.Outcome != OutcomeError || res2.ErrorCode != "boom" || res2.Compressed ||
+	if res2.Type != wire.TypeError || res2.Outcome != wire.TrafficError || res2.ErrorCode != "boom" || res2.Compressed ||
 		res2.RequestID != req2.RequestID {
 		t.Errorf("error response %+v", res2)
 	}
@@ -85,7 +85,7 @@ func TestTrafficBatchToolIDs(t *testing.T) {
 	}
 	ev := log.events()
 	last := ev[len(ev)-1]
-	if last.Type != wire.TypeBatchResult || last.Outcome != OutcomeError || len(last.ToolIDs) != 2 || last.ToolIDs[1] != "t.read" {
+	if last.Type != wire.TypeBatchResult || last.Outcome != wire.TrafficError || len(last.ToolIDs) != 2 || last.ToolIDs[1] != "t.read" {
 		t.Errorf("batch response %+v", last)
 	}
 }
@@ -100,9 +100,9 @@ func TestTrafficTransfer(t *testing.T) {
 	if _, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"}); err != nil {
 		t.Fatal(err)
 	}
-	var tr []TrafficEvent
+	var tr []wire.TrafficEvent
 	for _, e := range log.events() {
-		if e.Kind == TrafficTransfer {
+		if e.Kind == wire.TrafficTransfer {
 			tr = append(tr, e)
 		}
 	}
@@ -110,7 +110,7 @@ func TestTrafficTransfer(t *testing.T) {
 		t.Fatalf("transfers %+v", tr)
 	}
 	e := tr[0]
-	if e.TransferID != id1 || e.Outcome != OutcomeOK || e.ReceivedBytes != int64(len(data)) || e.SizeBytes != int64(len(data)) ||
+	if e.TransferID != id1 || e.Outcome != wire.TrafficOK || e.ReceivedBytes != int64(len(data)) || e.SizeBytes != int64(len(data)) ||
 		e.Frames != 4 || e.FileName != "shot.png" || e.Path == "" || e.MimeType != "image/png" {
 		t.Errorf("transfer %+v", e)
 	}
@@ -127,10 +127,10 @@ func TestTrafficTransfer(t *testing.T) {
 func TestTrafficRequestPayloadKept(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var calls []TrafficEvent
+	var calls []wire.TrafficEvent
 	app := newFakeApp(t, threeTools()...)
-	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite, OnTraffic: func(ev TrafficEvent) {
-		if ev.Kind == TrafficRequest && ev.Type == wire.TypeCall {
+	hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite, OnTraffic: func(ev wire.TrafficEvent) {
+		if ev.Kind == wire.TrafficRequest && ev.Type == wire.TypeCall {
 			mu.Lock()
 			calls = append(calls, ev)
 			mu.Unlock()

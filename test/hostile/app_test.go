@@ -14,10 +14,10 @@ import (
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/transport/transporttest"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // The SDK under attack: a malicious host sends hostile tool requests and stray messages to
@@ -84,7 +84,7 @@ func connectApp(t *testing.T, a *app.App) *evilHost {
 				h.bin <- data
 				continue
 			}
-			if req, err := pairing.ParseControl(data); err == nil && req.Type == pairing.TypeControlRequest {
+			if req, err := session.ParseControl(data); err == nil && req.Type == session.TypeControlRequest {
 				b, _ := req.Reply(true, "ok", nil).Marshal()
 				c.Write(context.Background(), transport.MessageText, b)
 				continue

@@ -20,6 +20,7 @@ import (
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // The host under attack: a malicious app enrolls over real UDP, upgrades with its token,
@@ -206,7 +207,7 @@ type evilApp struct {
 
 	held   chan string   // request ids of e.hold calls, as they arrive
 	resume chan struct{} // each receive lets one e.hold call return
-	ctl    chan *pairing.ControlEnvelope
+	ctl    chan *session.ControlEnvelope
 	served chan struct{}
 }
 
@@ -265,7 +266,7 @@ func connectAs(t *testing.T, h *testHost, id identity, req *pairing.EnrollmentCo
 	t.Helper()
 	appID := id.appID
 	e := &evilApp{id: id, held: make(chan string, 4), resume: make(chan struct{}),
-		ctl: make(chan *pairing.ControlEnvelope, 16), served: make(chan struct{})}
+		ctl: make(chan *session.ControlEnvelope, 16), served: make(chan struct{})}
 	conn := h.enrollAndUpgrade(t, req)
 	e.conn = conn
 	rt := newEvilRuntime(t, e)
@@ -273,7 +274,7 @@ func connectAs(t *testing.T, h *testHost, id identity, req *pairing.EnrollmentCo
 	go func() {
 		defer close(e.served)
 		rt.Serve(ctx, conn, app.ServeOptions{OnMessage: func(typ transport.MessageType, data []byte) {
-			if env, err := pairing.ParseControl(data); err == nil && env.Type == pairing.TypeControlResponse {
+			if env, err := session.ParseControl(data); err == nil && env.Type == session.TypeControlResponse {
 				e.ctl <- env
 			}
 		}})
@@ -283,7 +284,7 @@ func connectAs(t *testing.T, h *testHost, id identity, req *pairing.EnrollmentCo
 		conn.Close(transport.StatusNormalClosure, "")
 		<-e.served
 	})
-	if r := e.control(t, pairing.ActionSessionOpen, `{"appId":"`+appID+`"}`); !r.Success {
+	if r := e.control(t, session.ActionSessionOpen, `{"appId":"`+appID+`"}`); !r.Success {
 		t.Fatalf("session.open refused: %s", r.Message)
 	}
 	ctx, cancelWait := context.WithTimeout(t.Context(), waitLimit)
@@ -308,13 +309,13 @@ func (e *evilApp) send(t *testing.T, typ transport.MessageType, data []byte) {
 
 // sendControl writes a raw control request and returns the host's answer to id, or nil
 // when the host sent none before answering a probe.
-func (e *evilApp) sendControl(t *testing.T, raw, id string) *pairing.ControlEnvelope {
+func (e *evilApp) sendControl(t *testing.T, raw, id string) *session.ControlEnvelope {
 	t.Helper()
 	e.send(t, transport.MessageText, []byte(raw))
-	probe := pairing.NewControlRequest(pairing.ActionAppState, jsontext.Value(`{"state":"foreground"}`))
+	probe := session.NewControlRequest(session.ActionAppState, jsontext.Value(`{"state":"foreground"}`))
 	b, _ := probe.Marshal()
 	e.send(t, transport.MessageText, b)
-	var answer *pairing.ControlEnvelope
+	var answer *session.ControlEnvelope
 	for {
 		select {
 		case r := <-e.ctl:
@@ -339,9 +340,9 @@ func (e *evilApp) sendControl(t *testing.T, raw, id string) *pairing.ControlEnve
 }
 
 // control sends a well-formed control request and returns the answer.
-func (e *evilApp) control(t *testing.T, action, payload string) *pairing.ControlEnvelope {
+func (e *evilApp) control(t *testing.T, action, payload string) *session.ControlEnvelope {
 	t.Helper()
-	req := pairing.NewControlRequest(action, jsontext.Value(payload))
+	req := session.NewControlRequest(action, jsontext.Value(payload))
 	b, err := req.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +365,7 @@ func (e *evilApp) control(t *testing.T, action, payload string) *pairing.Control
 func (e *evilApp) alive(t *testing.T) {
 	t.Helper()
 	callEcho(t, e.sess, "alive")
-	if r := e.control(t, pairing.ActionAppState, `{"state":"foreground"}`); !r.Success {
+	if r := e.control(t, session.ActionAppState, `{"state":"foreground"}`); !r.Success {
 		t.Fatalf("app.state refused: %s", r.Message)
 	}
 }

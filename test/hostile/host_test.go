@@ -13,9 +13,9 @@ import (
 
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // hostCase is one hostile exchange with the host. closes marks the cases in which the host
@@ -72,7 +72,7 @@ func controlAnswered(raw string, want bool) func(t *testing.T, h *testHost, e *e
 		if r == nil {
 			t.Fatal("the host did not answer the control request")
 		}
-		if r.Success != want || r.Type != pairing.TypeControlResponse {
+		if r.Success != want || r.Type != session.TypeControlResponse {
 			t.Fatalf("answer %+v, want success=%v", r, want)
 		}
 		if !want && r.Message == "" {
@@ -268,14 +268,14 @@ var hostCases = []hostCase{
 	}},
 
 	// Control requests with wrong payload types, unknown actions, smuggling.
-	{name: "ControlPayloadString", run: controlAnswered(ctlReq(pairing.ActionSessionProperties, `"dark mode"`), false)},
-	{name: "ControlPayloadArray", run: controlAnswered(ctlReq(pairing.ActionAppState, `["foreground"]`), false)},
-	{name: "ControlPayloadNumber", run: controlAnswered(ctlReq(pairing.ActionDeviceProfile, `42`), false)},
-	{name: "ControlPayloadNull", run: controlAnswered(ctlReq(pairing.ActionAppState, `null`), false)},
+	{name: "ControlPayloadString", run: controlAnswered(ctlReq(session.ActionSessionProperties, `"dark mode"`), false)},
+	{name: "ControlPayloadArray", run: controlAnswered(ctlReq(session.ActionAppState, `["foreground"]`), false)},
+	{name: "ControlPayloadNumber", run: controlAnswered(ctlReq(session.ActionDeviceProfile, `42`), false)},
+	{name: "ControlPayloadNull", run: controlAnswered(ctlReq(session.ActionAppState, `null`), false)},
 	// A log line without a payload is an empty line, acknowledged as the official host does
 	// (issue 12.6).
-	{name: "ControlLogPayloadNull", run: controlAnswered(ctlReq(pairing.ActionClientLog, `null`), true)},
-	{name: "ControlStateWrongType", run: controlAnswered(ctlReq(pairing.ActionAppState, `{"state":5}`), false)},
+	{name: "ControlLogPayloadNull", run: controlAnswered(ctlReq(session.ActionClientLog, `null`), true)},
+	{name: "ControlStateWrongType", run: controlAnswered(ctlReq(session.ActionAppState, `{"state":5}`), false)},
 	{name: "ControlUnknownAction", run: controlAnswered(ctlReq("shell.exec", `{"cmd":"rm -rf /"}`), false)},
 	{name: "ControlActionNumber", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":5,"payload":{}}`, false)},
 	// Smuggling attempts are not control requests at all: dropped unanswered, and above
@@ -284,10 +284,10 @@ var hostCases = []hostCase{
 	// would tear the session down after 10–15 s).
 	{name: "ControlDuplicateAction", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","action":"session.complete","payload":{}}`, false)},
 	{name: "ControlCaseVariantAction", run: controlAnswered(`{"type":"CONTROL_REQ","id":"hostile","action":"app.state","Action":"session.complete","payload":{}}`, false)},
-	{name: "ControlHugeLog", run: controlAnswered(ctlReq(pairing.ActionClientLog, `{"level":"info","message":"`+strings.Repeat("L", hostMaxMessage/2)+`"}`), true)},
+	{name: "ControlHugeLog", run: controlAnswered(ctlReq(session.ActionClientLog, `{"level":"info","message":"`+strings.Repeat("L", hostMaxMessage/2)+`"}`), true)},
 	// Each action's payload is bounded by what it needs: an oversized one is refused at
 	// once, by id, before its payload is decoded.
-	{name: "ControlOversizedAppState", run: controlAnswered(ctlReq(pairing.ActionAppState, `{"state":"foreground","pad":"`+strings.Repeat("S", 64<<10)+`"}`), false)},
+	{name: "ControlOversizedAppState", run: controlAnswered(ctlReq(session.ActionAppState, `{"state":"foreground","pad":"`+strings.Repeat("S", 64<<10)+`"}`), false)},
 	{name: "ControlOversizedUnknownAction", run: controlAnswered(ctlReq("shell.exec", `{"pad":"`+strings.Repeat("U", 128<<10)+`"}`), false)},
 	{name: "ControlWithoutID", run: dropsText(`{"type":"CONTROL_REQ","action":"session.complete","payload":{}}`)},
 	{name: "ControlResponseToHost", run: dropsText(`{"type":"CONTROL_RESP","id":"x","replyTo":"never","action":"session.open","success":true,"message":"ok","payload":null}`)},
@@ -352,7 +352,7 @@ func noFilesExcept(t *testing.T, h *testHost) {
 func TestLargeControlRequest(t *testing.T) {
 	h := newTestHost(t, func(o *host.Options) { o.MaxMessageBytes = 0 }) // the default limit
 	e := connectEvil(t, h, "dev.ansight.biglog")
-	big := ctlReq(pairing.ActionClientLog, `{"data":"`+strings.Repeat("L", 20<<20)+`"}`)
+	big := ctlReq(session.ActionClientLog, `{"data":"`+strings.Repeat("L", 20<<20)+`"}`)
 	r := e.sendControl(t, big, "hostile")
 	if r == nil || r.Success || r.Message == "" {
 		t.Fatalf("a 20 MiB client.log got %+v, want a refusal with a message", r)

@@ -8,9 +8,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/session"
 )
 
 // rawApp is an app written by hand, as an SDK other than ours (or a hostile one) may be:
@@ -80,14 +80,14 @@ func connectRaw(t *testing.T, h *testHost, a rawApp) (transport.Conn, *host.Sess
 		<-served
 	})
 	control := func(action, payload string) {
-		b, _ := pairing.NewControlRequest(action, jsontext.Value(payload)).Marshal()
+		b, _ := session.NewControlRequest(action, jsontext.Value(payload)).Marshal()
 		if err := conn.Write(context.Background(), transport.MessageText, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	control(pairing.ActionSessionOpen, `{"appId":`+quote(a.appID)+`}`)
+	control(session.ActionSessionOpen, `{"appId":`+quote(a.appID)+`}`)
 	if a.profile != "" {
-		control(pairing.ActionDeviceProfile, a.profile)
+		control(session.ActionDeviceProfile, a.profile)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()

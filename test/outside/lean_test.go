@@ -30,7 +30,7 @@ var toolingModules = []string{
 
 // toolingPackages are ansight-go's own packages for hosts and tools; an app compiles none.
 var toolingPackages = []string{"cmd", "host", "mcpbridge", "player", "recording", "conformance",
-	"internal/cli", "hostapi", "internal/demo", "internal/bench", "internal/reliability"}
+	"hostapi", "examples", "fleet"}
 
 // sdkApps are the SDK-only apps checked: app and app/connect alone (the smallest app), and
 // every SDK package at once.

@@ -38,7 +38,7 @@ func (screen) Render(context.Context) (image.Image, error) {
 
 func main() {
 	a := app.New(app.Options{})
-	tel := telemetry.New(telemetry.Options{Screen: screen{}})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(screen{})})
 	slog.SetDefault(slog.New(tel.Handler(slog.NewTextHandler(os.Stderr, nil), nil)))
 	dir, err := os.Getwd()
 	if err != nil {

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/cmd/ansight/internal/bench"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/reliability"
+)
+
+// The measurements the bench command runs; tests substitute tiny runs.
+var (
+	benchLocal   = bench.RunLocal
+	benchSession = bench.RunSession
+	benchLoad    = reliability.RunLoad
+	benchFlood   = reliability.RunEnrollFlood
+)
+
+// benchFlags are the bench command's flags.
+type benchFlags struct {
+	quick   bool
+	session string
+	callers int
+	tool    string
+
+	// --load: the reliability run (internal/reliability).
+	load     bool
+	sessions int
+	duration time.Duration
+	inFlight int
+
+	// --enroll-flood: the enrollment flood (internal/reliability); flooder: the
+	// misbehaving socket's datagrams (-1: as many as the apps).
+	enrollFlood int
+	flooder     int
+}
+
+func newBenchCmd(g *globals) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the protocol end to end, each figure beside a baseline from the same run",
+		Long: `Measure the protocol end to end over a real loopback session: a host and the demo app
+started in this process (UDP enrollment, authenticated WebSocket), called through the host's
+protocol client. Every figure is printed next to a baseline measured in the same run on the
+same machine, with the ratio:
+
+  small calls        CPU per call (getrusage: host and app are both in this process),
+                     latency p50/p90/p99 and throughput, 1 and N concurrent callers, against
+                     a bare WebSocket echo of the same message sizes (and the same echo over
+                     coder/websocket used directly)
+  batch              one tool.batch of 32 calls against the 32 calls one by one
+  catalog            CPU per query of index, definitions and full answers at 100, 1,000 and
+                     10,000 tools, repeated and asked for the first time, against an echo of
+                     the same bytes; the unchanged answer against the index it saves
+  large result       a 1 MiB result (compressed on the wire) against echoing its wire bytes
+  artifact           a 64 MiB ASFT transfer against a raw binary stream of the same chunks,
+                     and the heap's peak growth against a transfer an eighth the size
+
+The report says how busy other processes kept the machine: they slow wall-clock figures
+(latency, throughput), CPU per call much less. Targets (ratios, so they hold on any
+machine): a small call at most 1.3 times the echo's CPU, 1 and N callers; a repeated
+catalog query at most 5 times its echo's CPU; the unchanged answer at least 50 times
+cheaper than a first index at 10,000 tools; artifact throughput at least 0.7 of the raw
+stream's with the heap flat in the size.
+
+--quick runs everything at full size with fewer repetitions (well under a minute).
+--session measures a session of the resident host through its control API instead: the
+figures then include the control API's hop, targets do not apply, and only the
+measurements whose tools the app offers run.
+
+Two other runs stress one host instead, the apps in a child process of this command:
+--load holds --sessions sessions under mixed traffic (lost or misrouted responses, call
+latency and CPU per request beside the same mix on one session at rest, measured first in
+the same run; memory per session); --enroll-flood N sends N apps' ENROLLMENT_CONNECT at
+once, each from its own socket, while one more socket floods (answered, lost, time to
+answer, CPU). See docs/performance.md.`,
+		Example: `  ansight bench --quick
+  ansight bench --json > bench.json
+  ansight bench --session com-ansight-demo-notes-001 --tool app.get_state
+  ansight bench --load --sessions 10000 --duration 30s
+  ansight bench --enroll-flood 10000`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runBench(c.Context(), g, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.quick, "quick", false, "fewer repetitions: finishes in well under a minute")
+	fl.StringVar(&f.session, "session", "", "measure this session of the resident host (through its control API) instead of the in-process demo app")
+	fl.IntVar(&f.callers, "callers", 8, "concurrent callers of the second call measurement (1..64)")
+	fl.StringVar(&f.tool, "tool", bench.DefaultTool, "the small read tool to call, with {} as arguments")
+	fl.BoolVar(&f.load, "load", false, "instead: hold --sessions app sessions on a host in this process, the apps in a child process, under mixed traffic; report lost or misrouted responses, call latency and CPU per request beside the same mix at rest, memory per idle session and goroutines")
+	fl.IntVar(&f.sessions, "sessions", reliability.DefaultSessions, "with --load: concurrent app sessions")
+	fl.DurationVar(&f.duration, "duration", reliability.DefaultDuration, "with --load: how long every session sends requests")
+	fl.IntVar(&f.inFlight, "in-flight", reliability.DefaultInFlight, "with --load: requests each session keeps in flight (1..64)")
+	fl.IntVar(&f.enrollFlood, "enroll-flood", 0, "instead: this many apps send ENROLLMENT_CONNECT at once, each from its own socket, while one socket floods; report answered, lost, time to answer and CPU")
+	fl.IntVar(&f.flooder, "flooder", -1, "with --enroll-flood: datagrams the flooding socket sends (default: as many as the apps; 0: no flooder)")
+	return cmd
+}
+
+// benchOptions turns the flags into the measurements' options.
+func benchOptions(f benchFlags) (bench.Options, error) {
+	opts := bench.DefaultOptions()
+	if f.quick {
+		opts = bench.QuickOptions()
+	}
+	if f.callers < 1 || f.callers > 64 {
+		return opts, usageErrorf("--callers must be 1..64, not %d", f.callers)
+	}
+	if f.tool == "" {
+		return opts, usageErrorf("--tool must name a tool")
+	}
+	opts.Callers, opts.Tool = f.callers, f.tool
+	return opts, nil
+}
+
+func runBench(ctx context.Context, g *globals, f benchFlags) error {
+	if f.load && f.enrollFlood != 0 {
+		return usageErrorf("--load and --enroll-flood are two runs: give one of them")
+	}
+	if f.load {
+		return runLoad(ctx, g, f)
+	}
+	if f.enrollFlood != 0 {
+		return runEnrollFlood(ctx, g, f)
+	}
+	opts, err := benchOptions(f)
+	if err != nil {
+		return err
+	}
+	if !g.json {
+		opts.Progress = func(m string) { fmt.Fprintf(g.env.Stderr, "measuring %s...\n", m) }
+	}
+	var rep *bench.Report
+	if f.session != "" {
+		b, err := g.backend()
+		if err != nil {
+			return err
+		}
+		rep, err = benchSession(ctx, b, f.session, opts)
+		if err != nil {
+			return hostErr(err)
+		}
+	} else {
+		rep, err = benchLocal(ctx, opts)
+		if err != nil {
+			return err
+		}
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, rep)
+	}
+	return writeReport(g.env.Stdout, rep.WriteTable)
+}
+
+// runLoad runs the reliability load test; a run that lost, failed or misrouted a response,
+// or left goroutines behind, is an error.
+func runLoad(ctx context.Context, g *globals, f benchFlags) error {
+	if f.session != "" {
+		return usageErrorf("--load runs its own host and apps; it cannot be combined with --session")
+	}
+	// The apps run in a child process: each side has its own file descriptors (10,000
+	// sessions need 10,000 on each), and the host's memory and CPU are measured alone.
+	if f.sessions < 1 || f.sessions > 10000 || f.inFlight < 1 || f.inFlight > 64 {
+		return usageErrorf("--sessions must be 1..10000 and --in-flight 1..64")
+	}
+	opts := reliability.LoadOptions{Sessions: f.sessions, Duration: f.duration, InFlight: f.inFlight, AppProcess: true,
+		Progress: stressProgress(g)}
+	rep, err := benchLoad(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return writeStressReport(g, rep)
+}

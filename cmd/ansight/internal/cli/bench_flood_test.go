@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ansight-go/ansight/cmd/ansight/internal/reliability"
+	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
+)
+
+// TestBenchLoadFlags: --load runs the apps in a child process with the flags' sizes, and
+// its report prints as JSON (durations in milliseconds).
+func TestBenchLoadFlags(t *testing.T) {
+	load := benchLoad
+	t.Cleanup(func() { benchLoad = load })
+	var got reliability.LoadOptions
+	benchLoad = func(ctx context.Context, o reliability.LoadOptions) (*reliability.LoadReport, error) {
+		got = o
+		return &reliability.LoadReport{Sessions: o.Sessions, Held: o.Sessions, Calls: 1, AppProcess: true,
+			ConnectTime: usage.Millis(1500 * time.Millisecond), CallP50: usage.Millis(250 * time.Microsecond),
+			Baseline: reliability.LoadBaseline{Requests: 10, Calls: 6, CallP50: usage.Millis(40 * time.Microsecond)}}, nil
+	}
+	code, out, errw := runCLI(t, "bench", "--load", "--sessions", "3", "--in-flight", "1", "--duration", "2s", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errw)
+	}
+	if !got.AppProcess || got.Sessions != 3 || got.InFlight != 1 || got.Duration != 2*time.Second {
+		t.Errorf("options %+v", got)
+	}
+	for _, want := range []string{`"connectMs": 1500`, `"callP50Ms": 0.25`, `"appProcess": true`, `"baseline": {`, `"callP50Ms": 0.04`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in %s", want, out)
+		}
+	}
+	if code, _, _ := runCLI(t, "bench", "--load", "--sessions", "10001", "--json"); code != ExitUsage {
+		t.Errorf("10,001 sessions: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// TestBenchEnrollFloodFlags: --enroll-flood hands its sizes to the flood, prints its report
+// and fails when an app went unanswered.
+func TestBenchEnrollFloodFlags(t *testing.T) {
+	flood := benchFlood
+	t.Cleanup(func() { benchFlood = flood })
+	var got reliability.FloodOptions
+	lost := 0
+	benchFlood = func(ctx context.Context, o reliability.FloodOptions) (*reliability.FloodReport, error) {
+		got = o
+		return &reliability.FloodReport{Apps: o.Apps, InWindow: o.Apps - lost, Lost: lost, Accepted: o.Apps - lost,
+			Window: usage.Millis(5 * time.Second), KernelDrops: -1}, nil
+	}
+	code, out, errw := runCLI(t, "bench", "--enroll-flood", "5", "--flooder", "0")
+	if code != ExitOK || got.Apps != 5 || got.Flooder >= 0 {
+		t.Fatalf("exit %d, options %+v: %s%s", code, got, out, errw)
+	}
+	if !strings.Contains(out, "5 within 5s") {
+		t.Errorf("output:\n%s", out)
+	}
+	if code, _, _ := runCLI(t, "bench", "--enroll-flood", "5", "--flooder", "7", "--json"); code != ExitOK || got.Flooder != 7 {
+		t.Errorf("--flooder 7: exit %d, options %+v", code, got)
+	}
+	lost = 2
+	if code, _, errw := runCLI(t, "bench", "--enroll-flood", "5"); code != ExitFailure || !strings.Contains(errw, "2 of 5 apps got no answer") {
+		t.Errorf("a lost answer: exit %d, stderr %q", code, errw)
+	}
+	for _, args := range [][]string{{"--enroll-flood", "-1"}, {"--enroll-flood", "5", "--load"}} {
+		if code, _, _ := runCLI(t, append([]string{"bench", "--json"}, args...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+}

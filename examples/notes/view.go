@@ -1,0 +1,178 @@
+package notes
+
+import (
+	"strings"
+
+	"github.com/ansight-go/ansight/app/ui"
+)
+
+// The simulated phone's screen, in points.
+const (
+	screenWidth  = 390
+	screenHeight = 844
+	statusBarH   = 47
+	rowHeight    = 72
+	listTop      = 159
+	listBottom   = 664
+)
+
+// rect is a frame in points.
+type rect struct{ x, y, w, h float64 }
+
+func (r rect) bounds() *ui.Bounds { return &ui.Bounds{X: r.x, Y: r.y, Width: r.w, Height: r.h} }
+
+// kind selects how a widget is drawn.
+type kind int
+
+const (
+	kindScreen kind = iota
+	kindLargeTitle
+	kindNavTitle
+	kindSearchField
+	kindTextField
+	kindTextArea
+	kindList
+	kindRow
+	kindEmpty
+	kindToggle
+	kindButton
+	kindBackButton
+	kindDestructiveButton
+	kindSecondaryButton
+	kindCaption
+	kindStatus
+)
+
+// widget is one element of the laid-out screen. The same tree feeds Capture (as ui.Nodes)
+// and Render, so what the tools see is what the screenshot shows.
+type widget struct {
+	kind         kind
+	id           string
+	typ, role    string
+	automationID string
+	label, text  string
+	placeholder  string // shown when text is empty
+	detail       string // a row's date
+	actions      []string
+	hidden       bool
+	disabled     bool
+	focused      bool
+	checked      *bool
+	r            rect
+	children     []*widget
+}
+
+var (
+	fieldActions  = []string{ui.ActionTap, ui.ActionFocus, ui.ActionSetValue, ui.ActionTypeText}
+	buttonActions = []string{ui.ActionTap}
+	rowActions    = []string{ui.ActionTap, ui.ActionSelect}
+	toggleActions = []string{ui.ActionTap, ui.ActionToggle, ui.ActionSetValue}
+)
+
+// view lays out the current screen. Callers hold mu and have called settle.
+func (m *Model) view() *widget {
+	if m.screen == screenEditor {
+		return m.editorView()
+	}
+	return m.listView()
+}
+
+func (m *Model) listView() *widget {
+	root := &widget{kind: kindScreen, id: "list.screen", typ: "Screen", role: "window", label: "Notes",
+		r: rect{0, 0, screenWidth, screenHeight}}
+	add := func(w *widget) *widget { root.children = append(root.children, w); return w }
+
+	add(&widget{kind: kindLargeTitle, id: "list.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
+		text: "Notes", r: rect{0, statusBarH, screenWidth, 52}})
+	add(&widget{kind: kindSearchField, id: "list.search", typ: "SearchField", role: "textbox", automationID: "searchField",
+		label: "Search notes", placeholder: "Search notes", text: m.search, actions: fieldActions,
+		focused: m.focus == "list.search", r: rect{16, 107, 358, 40}})
+
+	list := add(&widget{kind: kindList, id: "list.notes", typ: "List", role: "list", automationID: "notesList",
+		label: "Notes", r: rect{0, listTop, screenWidth, listBottom - listTop}})
+	notes := m.visibleNotes()
+	for i, n := range notes {
+		y := float64(listTop + i*rowHeight)
+		list.children = append(list.children, &widget{kind: kindRow, id: "note." + n.ID, typ: "ListItem", role: "listitem",
+			automationID: "noteRow-" + n.ID, label: n.Title, text: firstLine(n.Body),
+			detail: n.UpdatedAt.In(m.now().Location()).Format("Jan 2"), actions: rowActions,
+			// Rows below the list's frame are scrolled away: in the tree, not on screen.
+			hidden: y+rowHeight > listBottom, r: rect{0, y, screenWidth, rowHeight}})
+	}
+	if len(notes) == 0 {
+		text := "No notes yet. Tap “Add note” to write one."
+		if strings.TrimSpace(m.search) != "" {
+			text = "No notes match “" + strings.TrimSpace(m.search) + "”."
+		}
+		list.children = append(list.children, &widget{kind: kindEmpty, id: "list.empty", typ: "Label", role: "text",
+			automationID: "emptyLabel", text: text, r: rect{16, listTop + 40, 358, 24}})
+	}
+
+	dark := m.dark
+	add(&widget{kind: kindToggle, id: "list.darkMode", typ: "Toggle", role: "switch", automationID: "darkModeToggle",
+		label: "Dark mode", checked: &dark, actions: toggleActions, r: rect{16, 672, 358, 48}})
+	add(&widget{kind: kindButton, id: "list.add", typ: "Button", role: "button", automationID: "addNoteButton",
+		text: "Add note", actions: buttonActions, r: rect{16, 732, 171, 50}})
+	add(&widget{kind: kindSecondaryButton, id: "list.sync", typ: "Button", role: "button", automationID: "syncButton",
+		text: "Sync", actions: buttonActions, disabled: m.account == "" || !m.syncUntil.IsZero(), r: rect{203, 732, 171, 50}})
+	add(&widget{kind: kindStatus, id: "list.status", typ: "Label", role: "status", automationID: "statusLabel",
+		text: m.statusLine(), r: rect{16, 794, 358, 24}})
+	return root
+}
+
+func (m *Model) editorView() *widget {
+	title := "New note"
+	if m.editNoteID != "" {
+		title = "Edit note"
+	}
+	root := &widget{kind: kindScreen, id: "editor.screen", typ: "Screen", role: "window", label: title,
+		r: rect{0, 0, screenWidth, screenHeight}}
+	add := func(w *widget) { root.children = append(root.children, w) }
+	add(&widget{kind: kindNavTitle, id: "editor.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
+		text: title, r: rect{0, statusBarH, screenWidth, 52}})
+	add(&widget{kind: kindBackButton, id: "editor.back", typ: "Button", role: "button", automationID: "backButton",
+		label: "Back", text: "Notes", actions: buttonActions, r: rect{8, 53, 96, 40}})
+	add(&widget{kind: kindCaption, id: "editor.titleCaption", typ: "Label", role: "text", text: "Title", r: rect{20, 111, 350, 18}})
+	add(&widget{kind: kindTextField, id: "editor.titleField", typ: "TextField", role: "textbox", automationID: "titleField",
+		label: "Title", placeholder: "Title", text: m.editTitle, actions: fieldActions,
+		focused: m.focus == "editor.titleField", r: rect{16, 133, 358, 44}})
+	add(&widget{kind: kindCaption, id: "editor.bodyCaption", typ: "Label", role: "text", text: "Body", r: rect{20, 193, 350, 18}})
+	add(&widget{kind: kindTextArea, id: "editor.body", typ: "TextArea", role: "textbox", automationID: "bodyField",
+		label: "Body", placeholder: "Write something…", text: m.editBody, actions: fieldActions,
+		focused: m.focus == "editor.body", r: rect{16, 215, 358, 330}})
+	add(&widget{kind: kindButton, id: "editor.save", typ: "Button", role: "button", automationID: "saveButton",
+		text: "Save", actions: buttonActions, disabled: strings.TrimSpace(m.editTitle) == "", r: rect{16, 565, 358, 50}})
+	add(&widget{kind: kindDestructiveButton, id: "editor.delete", typ: "Button", role: "button", automationID: "deleteButton",
+		text: "Delete note", actions: buttonActions, hidden: m.editNoteID == "", r: rect{16, 627, 358, 50}})
+	return root
+}
+
+// firstLine is a note's preview in the list.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// find returns the widget with id in the tree under w.
+func (w *widget) find(id string) *widget {
+	if w.id == id {
+		return w
+	}
+	for _, c := range w.children {
+		if f := c.find(id); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// node converts the widget tree to the toolkit's nodes.
+func (w *widget) node() *ui.Node {
+	n := &ui.Node{ID: w.id, Type: w.typ, AutomationID: w.automationID, Label: w.label, Text: w.text, Role: w.role,
+		Actions: w.actions, Hidden: w.hidden, Disabled: w.disabled, Checked: w.checked, Focused: w.focused,
+		Bounds: w.r.bounds()}
+	for _, c := range w.children {
+		n.Children = append(n.Children, c.node())
+	}
+	return n
+}
