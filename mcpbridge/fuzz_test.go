@@ -35,13 +35,22 @@ func FuzzMetaArguments(f *testing.F) {
 			var v listSessionsInput
 			return decodeInput(s, text, a, &v)
 		}},
-		{searchIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError { var v searchInput; return decodeInput(s, text, a, &v) }},
+		{searchIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
+			var v searchInput
+			return decodeInput(s, text, a, &v)
+		}},
 		{describeIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v describeInput
 			return decodeInput(s, text, a, &v)
 		}},
-		{callIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError { var v callInput; return decodeInput(s, text, a, &v) }},
-		{batchIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError { var v batchInput; return decodeInput(s, text, a, &v) }},
+		{callIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
+			var v callInput
+			return decodeInput(s, text, a, &v)
+		}},
+		{batchIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
+			var v batchInput
+			return decodeInput(s, text, a, &v)
+		}},
 		{screenshotIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v screenshotInput
 			return decodeInput(s, text, a, &v)

@@ -98,7 +98,9 @@ func (s savedScreen) Capture(context.Context) (*ui.Node, error) {
 	}
 	return root, nil
 }
-func (savedScreen) Perform(context.Context, string, ui.Action) (map[string]any, error) { return nil, nil }
+func (savedScreen) Perform(context.Context, string, ui.Action) (map[string]any, error) {
+	return nil, nil
+}
 func (savedScreen) Render(context.Context) (image.Image, error) {
 	return image.NewGray(image.Rect(0, 0, 4, 4)), nil
 }

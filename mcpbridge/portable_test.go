@@ -131,8 +131,8 @@ func TestDecodeTextErrors(t *testing.T) {
 	t.Parallel()
 	paths := []textPath{{steps: []string{"calls", itemsStep, "arguments"}}}
 	for in, want := range map[string]string{
-		`{"calls":[{"arguments":"{}"},{"arguments":"{nope"}]}`:     `/calls/1/arguments is JSON text, and "{nope" does not parse as JSON`,
-		`{"calls":[{"arguments":"{\"a\":1,\"a\":2}"}]}`:             `/calls/0/arguments is JSON text: `,
+		`{"calls":[{"arguments":"{}"},{"arguments":"{nope"}]}`:        `/calls/1/arguments is JSON text, and "{nope" does not parse as JSON`,
+		`{"calls":[{"arguments":"{\"a\":1,\"a\":2}"}]}`:               `/calls/0/arguments is JSON text: `,
 		`{"calls":[{"arguments":"` + strings.Repeat("x", 60) + `"}]}`: `"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…"`,
 	} {
 		if _, err := decodeText(jsontext.Value(in), paths); err == nil || !strings.Contains(err.Error(), want) {

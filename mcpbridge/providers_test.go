@@ -271,7 +271,9 @@ func (emptyScreen) Capture(context.Context) (*ui.Node, error) {
 func (emptyScreen) Perform(context.Context, string, ui.Action) (map[string]any, error) {
 	return nil, nil
 }
-func (emptyScreen) Render(context.Context) (image.Image, error) { return image.NewGray(image.Rect(0, 0, 2, 2)), nil }
+func (emptyScreen) Render(context.Context) (image.Image, error) {
+	return image.NewGray(image.Rect(0, 0, 2, 2)), nil
+}
 
 // TestEverySchemaEveryProvider checks every input schema the bridge can send, in each
 // profile, against each provider's rules: the meta-tools' in both (they are portable
