@@ -330,10 +330,10 @@ func (d *decoder) stepValue(v *value) *Step {
 		return nil
 	}
 	s := &Step{Kind: kinds[0], Pos: v.pos, Attempts: 1}
+	before := len(d.errs)
 	if !d.object(v, "a "+string(s.Kind)+" step", stepKeys[s.Kind]...) {
 		return nil
 	}
-	before := len(d.errs)
 	if n := v.get("name"); n != nil {
 		s.Name, _ = d.nonEmpty(n, "name")
 	}
@@ -358,6 +358,7 @@ func (d *decoder) stepValue(v *value) *Step {
 		s.Tool, _ = d.nonEmpty(body, "call (the tool id)")
 		if a := v.get("arguments"); a != nil {
 			s.args = d.arguments(a, "arguments")
+			s.argsJSON = constJSON(s.args)
 		}
 	case KindBatch:
 		d.batch(v, body, s)
@@ -443,6 +444,7 @@ func (d *decoder) batch(step, body *value, s *Step) {
 		}
 		if a := c.get("arguments"); a != nil {
 			bc.args = d.arguments(a, what+": arguments")
+			bc.argsJSON = constJSON(bc.args)
 		}
 		if id := c.get("callId"); id != nil {
 			bc.callID, _ = d.nonEmpty(id, what+": callId")

@@ -198,10 +198,10 @@ func (d *decoder) expectation(v *value) *expectation {
 	return e
 }
 
-// check evaluates the expectation against doc; it returns what was found when it does not
-// hold ("" when it holds), or an error when a variable cannot be expanded.
-func (e *expectation) check(doc *value, sc *scope) (actual string, err error) {
-	got := resolve(doc, e.toks)
+// check evaluates the expectation against got, the value at its path (nil when there is
+// none); it returns what was found when it does not hold ("" when it holds), or an error
+// when a variable cannot be expanded.
+func (e *expectation) check(got *value, sc *scope) (actual string, err error) {
 	if e.op == "exists" {
 		if (got != nil) == e.exists {
 			return "", nil
@@ -298,27 +298,34 @@ func (e *expectation) pathName() string {
 	return e.path
 }
 
-// contains: a string holds a substring, an array an element equal to want, an object
-// every member of want with an equal value.
+// contains: a string holds a substring; an array an element that matches want (equal to
+// it, or for an object want, holding its members); an object every member of want, each
+// matching (recursively: an object member holds the wanted object's members).
 func contains(got, want *value) bool {
 	switch got.kind {
 	case kindString:
 		return want.kind == kindString && strings.Contains(got.text, want.text)
 	case kindArray:
-		return slices.ContainsFunc(got.elems, func(e *value) bool { return equal(e, want) })
+		return slices.ContainsFunc(got.elems, func(e *value) bool { return matchesPart(e, want) })
 	case kindObject:
-		if want.kind != kindObject {
-			return false
-		}
-		for i, n := range want.names {
-			g := got.get(n.text)
-			if g == nil || !equal(g, want.elems[i]) {
-				return false
-			}
-		}
-		return true
+		return want.kind == kindObject && matchesPart(got, want)
 	}
 	return false
+}
+
+// matchesPart: got equals want, or both are objects and got has every member of want,
+// each matching.
+func matchesPart(got, want *value) bool {
+	if got.kind != kindObject || want.kind != kindObject {
+		return equal(got, want)
+	}
+	for i, n := range want.names {
+		g := got.get(n.text)
+		if g == nil || !matchesPart(g, want.elems[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lengthOf is a string's length in characters, an array's elements, an object's members.

@@ -325,6 +325,8 @@ func TestExpectOperators(t *testing.T) {
 		{`{path: /list, contains: 3}`, false},
 		{`{path: /obj, contains: {a: 1}}`, true},
 		{`{path: /obj, contains: {a: 2}}`, false},
+		{`{path: /list, contains: {a: 1, b: 2}}`, false},
+		{`{path: "", contains: {list: [1, "two", {a: 1}]}}`, true},
 		{`{path: /title, matches: "^Gro"}`, true},
 		{`{path: /title, matches: "^gro"}`, false},
 		{`{path: /n, matches: "^[0-9]+$"}`, true},
@@ -357,7 +359,18 @@ func TestExpectOperators(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := f.Steps[0].expects[0]
-			actual, err := e.check(doc, &scope{})
+			actual, err := e.check(resolve(doc, e.toks), &scope{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := doc.json()
+			got, err := lookup(raw, e.toks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := e.check(got, &scope{}); again != actual {
+				t.Errorf("in place: %q, from the tree: %q", again, actual)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

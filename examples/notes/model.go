@@ -40,14 +40,19 @@ const (
 	maxUserName = 64
 )
 
-// How long a sync started from the Sync button takes (ui.wait has something to wait for).
-const syncDuration = 1500 * time.Millisecond
+// How long a sync started from the Sync button takes: ui.wait and the actions' auto-wait
+// have something to wait for (the "Synced" banner's OK button appears when it ends).
+const syncDuration = time.Second
 
 // The screens.
 const (
 	screenList   = "list"
 	screenEditor = "editor"
+	screenSignIn = "signIn"
 )
+
+// maxPassword bounds the sign-in screen's password field.
+const maxPassword = 128
 
 // Model is the demo app's state: its notes, settings, account and what is on screen.
 // It is safe for concurrent use; every tool and the UI toolkit go through its methods.
@@ -75,8 +80,15 @@ type Model struct {
 	screen string
 	search string
 	focus  string // id of the focused field, "" for none
+	// offset is how many of the list's rows are scrolled away above its top.
+	offset int
+	// synced is set when the Sync button's sync has ended and its banner is showing.
+	synced bool
 	// The editor's working copy: noteID is "" for a new note.
 	editNoteID, editTitle, editBody string
+	// The sign-in screen's fields; the password is a secure entry (ui.Node.Secure), never
+	// in a tree, a query result or a streamed frame, and forgotten once the screen closes.
+	signInUser, signInPassword string
 }
 
 // New returns a Model on the list screen, with a few sample notes unless opts.Empty.
@@ -105,7 +117,7 @@ func (m *Model) reset(samples bool) {
 	now := m.now().UTC()
 	m.notes, m.nextID = nil, 0
 	m.dark, m.account, m.pending, m.lastSync, m.syncUntil, m.status = false, "", 0, time.Time{}, time.Time{}, ""
-	m.syncErr = nil
+	m.syncErr, m.synced, m.offset = nil, false, 0
 	m.toList()
 	if samples {
 		for i, s := range sampleNotes {
@@ -120,6 +132,7 @@ func (m *Model) reset(samples bool) {
 func (m *Model) toList() {
 	m.screen, m.focus = screenList, ""
 	m.editNoteID, m.editTitle, m.editBody = "", "", ""
+	m.signInUser, m.signInPassword = "", ""
 }
 
 // settle finishes a sync whose time has come. Every read of the state calls it first, so
@@ -135,6 +148,7 @@ func (m *Model) settle() {
 		m.syncUntil = time.Time{}
 		m.status = fmt.Sprintf("Synced %d %s at %s", len(m.notes), plural(len(m.notes), "note", "notes"), m.lastSync.Format("15:04"))
 		m.pending = 0
+		m.synced = true
 	}
 }
 
@@ -279,6 +293,11 @@ func (m *Model) setDarkMode(on bool) {
 func (m *Model) signIn(user string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.load(user)
+}
+
+// load makes user the signed-in account. Callers hold mu.
+func (m *Model) load(user string) {
 	if m.account != user {
 		m.pending = len(m.notes) // a new account has nothing of ours yet
 		m.lastSync = time.Time{}
@@ -290,6 +309,11 @@ func (m *Model) signIn(user string) {
 func (m *Model) signOut() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.unload()
+}
+
+// unload signs the account out and reports whether one was signed in. Callers hold mu.
+func (m *Model) unload() bool {
 	was := m.account != ""
 	m.account, m.pending, m.lastSync, m.syncUntil, m.status = "", 0, time.Time{}, time.Time{}, ""
 	m.syncErr = nil

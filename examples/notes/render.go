@@ -132,6 +132,13 @@ func (p *painter) widget(w *widget) {
 		p.roundRect(r, 10, th.surface)
 		p.fieldText(w, rect{r.x + 14, r.y, r.w - 28, r.h})
 		p.ring(r, 10, p.borderColor(w))
+	case kindSecureField:
+		// Dots, as a password field draws: the characters are never on screen.
+		dots := *w
+		dots.text = strings.Repeat("•", utf8.RuneCountInString(w.text))
+		p.roundRect(r, 10, th.surface)
+		p.fieldText(&dots, rect{r.x + 14, r.y, r.w - 28, r.h})
+		p.ring(r, 10, p.borderColor(w))
 	case kindTextArea:
 		p.roundRect(r, 10, th.surface)
 		p.paragraph(w, rect{r.x + 14, r.y + 10, r.w - 28, r.h - 20})
@@ -177,6 +184,9 @@ func (p *painter) widget(w *widget) {
 		p.text(strings.ToUpper(w.text), r.x, r.y+13, 13, false, th.secondary)
 	case kindStatus:
 		p.textCentered(p.ellipsize(w.text, r.w, 13, false), r, 13, false, th.secondary)
+	case kindSmallButton:
+		p.roundRect(r, 8, th.accent)
+		p.textCentered(w.text, r, 15, true, th.onAccent)
 	}
 	for _, c := range w.children {
 		p.widget(c)

@@ -49,7 +49,7 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 	}
 
 	switch w.kind {
-	case kindSearchField, kindTextField, kindTextArea:
+	case kindSearchField, kindTextField, kindTextArea, kindSecureField:
 		return m.editField(w, act)
 	case kindToggle:
 		switch act.Name {
@@ -72,15 +72,36 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 	}
 
 	switch id {
+	case "list.account":
+		if m.unload() {
+			return map[string]any{"signedIn": false}, nil
+		}
+		m.toList()
+		m.screen, m.focus = screenSignIn, "signin.user"
+		return map[string]any{"screen": screenSignIn}, nil
+	case "signin.back":
+		m.toList()
+		return map[string]any{"screen": screenList}, nil
+	case "signin.submit":
+		user := strings.TrimSpace(m.signInUser)
+		m.load(user)
+		m.toList() // forgets the password
+		m.status = "Signed in as " + user
+		return map[string]any{"screen": screenList, "account": user}, nil
 	case "list.add":
 		m.screen, m.focus = screenEditor, "editor.titleField"
 		m.editNoteID, m.editTitle, m.editBody = "", "", ""
 		return map[string]any{"screen": screenEditor}, nil
 	case "list.sync":
 		m.syncUntil = m.now().Add(syncDuration)
-		m.status, m.syncErr = "", nil
+		m.status, m.syncErr, m.synced = "", nil, false
 		m.uploadInBackground()
 		return map[string]any{"syncing": true}, nil
+	case "list.syncedOK":
+		m.status, m.synced = "", false
+		return map[string]any{"dismissed": true}, nil
+	case "list.notes":
+		return m.scroll(act)
 	case "editor.back":
 		m.toList()
 		return map[string]any{"screen": screenList}, nil
@@ -110,11 +131,26 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 	return nil, fmt.Errorf("%w: %s has no behaviour for %q", ui.ErrActionNotSupported, id, act.Name)
 }
 
+// scroll moves the list by a page: "up" (a swipe up) reveals the rows below, "down" the
+// rows above. Callers hold mu.
+func (m *Model) scroll(act ui.Action) (map[string]any, error) {
+	dir, _ := act.Value.(string)
+	switch dir {
+	case "up":
+		m.offset = min(m.offset+listRows, max(0, len(m.visibleNotes())-listRows))
+	case "down":
+		m.offset = max(0, m.offset-listRows)
+	default:
+		return nil, fmt.Errorf("%w: scroll takes up or down, not %v", ui.ErrInvalidValue, act.Value)
+	}
+	return map[string]any{"firstRow": m.offset}, nil
+}
+
 // editField applies a text action to a field. Callers hold mu.
 func (m *Model) editField(w *widget, act ui.Action) (map[string]any, error) {
 	m.focus = w.id
 	if act.Name == ui.ActionTap || act.Name == ui.ActionFocus {
-		return map[string]any{"focused": true, "text": w.text}, nil
+		return map[string]any{"focused": true, "text": w.text}, nil // a secure field's text: dropped by the toolkit
 	}
 	v, ok := act.Value.(string)
 	if !ok {
@@ -130,6 +166,10 @@ func (m *Model) editField(w *widget, act ui.Action) (map[string]any, error) {
 		target, limit = &m.editTitle, maxTitleLen
 	case "editor.body":
 		target, limit = &m.editBody, maxBodyLen
+	case "signin.user":
+		target, limit = &m.signInUser, maxUserName
+	case "signin.password":
+		target, limit = &m.signInPassword, maxPassword
 	}
 	if n := utf8.RuneCountInString(text); n > limit {
 		return nil, fmt.Errorf("%w: %s holds at most %d characters, not %d", ui.ErrInvalidValue, w.label, limit, n)

@@ -80,6 +80,9 @@ type Node struct {
 	AutomationID string
 	// Label is the node's label member.
 	Label string
+	// VisualText is visual.text: the text the node displays (a placeholder for an empty
+	// field), as the official SDKs report it.
+	VisualText string
 	// Text is what a text selector compares: the first non-blank of text, label, value,
 	// visual.text, visual.value, props.accessibilityLabel, props.title.
 	Text string
@@ -101,7 +104,7 @@ type Node struct {
 	Focusable, Focused bool
 	// Checked is the state of a checkable node (nil when not reported).
 	Checked *bool
-	// Secure marks a password or other secure entry (isPassword, secureTextEntry,
+	// Secure marks a password or other secure entry (isPassword, isSecure, secureTextEntry,
 	// password, props.secureTextEntry): its value is never in the tree.
 	Secure bool
 	// NavigatesBack marks the node that navigates back (a navigation bar's back button).
@@ -137,7 +140,6 @@ type Node struct {
 	explicitState  uint8 // which of visible, enabled were explicit booleans
 	textMember     string
 	valueMember    string
-	visualText     string
 	visualValue    string
 	explicitAction bool // supportedActions was present
 }
