@@ -27,7 +27,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *session.Con
 	if !okID {
 		return false, "Annotated feedback submission is missing a valid clientAnnotationId."
 	}
-	captured, okTime := parseTimestamp(p.CapturedAtUTC)
+	captured, okTime := parseDotNetTime(p.CapturedAtUTC)
 	if !okTime {
 		return false, "Annotated feedback submission is missing a valid capturedAtUtc timestamp."
 	}
@@ -69,7 +69,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *session.Con
 			sess.mu.Lock()
 			sess.annotations++
 			sess.mu.Unlock()
-			s.events.publish(Event{Kind: EventAnnotation, Session: sess, Info: sess.Info(), Annotation: &kept})
+			s.events.Publish(Event{Kind: EventAnnotation, Session: sess, Info: sess.Info(), Annotation: &kept})
 			s.recordKept(sess.id, "annotation", "annotation "+kept.ID, kept.CapturedAt, kept, kept.Path)
 		}
 	})
