@@ -257,7 +257,7 @@ func TestRouteTable(t *testing.T) {
 // stops following.
 func TestEventsOverTheSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c := serve(t, &eventsBackend{events: []Event{{Kind: EventConnected, SessionID: "app-001"}, {Kind: EventUpdated}}})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // however long a busy machine takes
 	defer cancel()
 	var got []Event
 	stop := errors.New("enough")

@@ -16,8 +16,8 @@ import (
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/host/tools"
-	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -26,7 +26,7 @@ import (
 // bridge's end-to-end tests.
 type liveApp struct {
 	srv       *host.Server
-	backend   *hostapi.Local
+	backend   *control.Backend
 	sessionID string
 }
 
@@ -68,7 +68,7 @@ func startLive(t *testing.T, hostTimeout time.Duration, register func(*app.App) 
 	if err != nil {
 		t.Fatalf("no app session: %v", err)
 	}
-	return &liveApp{srv: srv, backend: hostapi.NewLocal(srv, hostapi.LocalOptions{}), sessionID: s.Info().ID}
+	return &liveApp{srv: srv, backend: control.New(srv, control.Options{}), sessionID: s.Info().ID}
 }
 
 // bridge connects a go-sdk client to a bridge over the live host, in memory.
