@@ -3,8 +3,8 @@ package notes
 import (
 	"bytes"
 	"context"
-	"image/jpeg"
 	"fmt"
+	"image/jpeg"
 	"strings"
 	"testing"
 	"testing/synctest"

@@ -29,27 +29,27 @@ type uiOptions struct {
 	contains, caseSensitive            bool
 
 	// snapshot
-	maxNodes, maxDepth                 int
-	includeProperties, includeBounds   string
-	limit                              int
-	value                              string
-	appendText                         bool
-	condition                          string
-	timeoutMs, pollMs, stableSamples   int
-	exists, expectedVisible            string
-	expectedEnabled                    string
-	count                              int
-	absent                             bool
-	expectedText, expectedValue        string
-	direction, orientation             string
-	length                             float64
-	durationMs                         int
-	startX, startY, endX, endY         float64
-	scale, centerX, centerY            float64
-	startDistance, angleDegrees        float64
-	flags                              *pflag.FlagSet
-	operation                          string
-	selectorVerb, actionVerb, waitVerb bool
+	maxNodes, maxDepth               int
+	includeProperties, includeBounds string
+	limit                            int
+	value                            string
+	appendText                       bool
+	condition                        string
+	timeoutMs, pollMs, stableSamples int
+	exists, expectedVisible          string
+	expectedEnabled                  string
+	count                            int
+	absent                           bool
+	expectedText, expectedValue      string
+	direction, orientation           string
+	length                           float64
+	durationMs                       int
+	startX, startY, endX, endY       float64
+	scale, centerX, centerY          float64
+	startDistance, angleDegrees      float64
+	flags                            *pflag.FlagSet
+	operation                        string
+	selectorVerb, actionVerb         bool
 }
 
 // uiVerbs are the verbs, their one-line help and examples.
