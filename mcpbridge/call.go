@@ -30,6 +30,8 @@ type callInput struct {
 	callSpec
 	// Snapshot asks for a snapshot of the screen once the call ended.
 	Snapshot bool `json:"snapshot,omitzero"`
+	// TimeoutMS is the agent's limit for the call (0: the host derives one).
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
 
 // outcome is how one call ended, in a call's answer and in each item of a batch's. A
@@ -60,9 +62,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 		return br.fail(err, in.SessionID, in.ToolID)
 	}
 	call := in.request()
-	if err := br.expandRef(sess.ID, &call); err != nil {
-		return br.fail(err, sess.ID, in.ToolID)
-	}
+	call.TimeoutMS = in.TimeoutMS
 	prog := startProgress(ctx, req)
 	res, err := br.call(ctx, sess, call, prog.report())
 	prog.stop(artifactsOf(res))
@@ -74,14 +74,26 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
 	br.fitCall(&out)
-	return structured(out, !out.Success, images...)
+	return appStructured(out, !out.Success, images...)
 }
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
 // Success false; a refusal by the bridge or a host failure is an error.
+// A ui.perform_action on a short ref goes through the host's UI operation (refAction).
 func (br *Bridge) call(ctx context.Context, sess *hostapi.Session, req hostapi.CallRequest, progress func(hostapi.Progress)) (*hostapi.Call, error) {
-	if err := br.authorize(ctx, sess, []string{req.ToolID}); err != nil {
+	act, err := br.refAction(sess.ID, req)
+	if err != nil {
 		return nil, err
+	}
+	ids := []string{req.ToolID}
+	if act != nil {
+		ids = append(ids, wire.VisualTreeToolID) // the operation captures too
+	}
+	if err := br.authorize(ctx, sess, ids); err != nil {
+		return nil, err
+	}
+	if act != nil {
+		return br.act(ctx, sess.ID, req, act)
 	}
 	return br.backend.Call(ctx, sess.ID, req, progress)
 }
@@ -184,6 +196,7 @@ type batchInput struct {
 	Calls           []callSpec `json:"calls"`
 	ContinueOnError bool       `json:"continueOnError,omitzero"`
 	Snapshot        bool       `json:"snapshot,omitzero"`
+	TimeoutMS       int64      `json:"timeoutMs,omitzero"`
 }
 
 type batchOutput struct {
@@ -212,7 +225,7 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 		return br.fail(err, in.SessionID, "")
 	}
 	ids := make([]string, len(in.Calls))
-	batch := hostapi.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]hostapi.CallRequest, len(in.Calls))}
+	batch := hostapi.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]hostapi.CallRequest, len(in.Calls)), TimeoutMS: in.TimeoutMS}
 	for i, c := range in.Calls {
 		ids[i], batch.Calls[i] = c.ToolID, c.request()
 		if err := br.expandRef(sess.ID, &batch.Calls[i]); err != nil {
@@ -259,5 +272,5 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
 	br.fitBatch(&out)
-	return structured(out, !out.Success, images...)
+	return appStructured(out, !out.Success, images...)
 }
