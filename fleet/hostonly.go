@@ -132,12 +132,7 @@ func (c *Client) Recordings(ctx context.Context) (*hostapi.Sessions, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	var hosts []string
-	for _, h := range c.dir.names() {
-		if c.opts.Home == nil || h != c.opts.Home.Name {
-			hosts = append(hosts, h)
-		}
-	}
+	hosts := c.otherHosts()
 	lists := make([]hostapi.Sessions, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
