@@ -39,7 +39,7 @@ func TestRunLocal(t *testing.T) {
 	if len(r.Skipped) != 0 {
 		t.Errorf("skipped: %+v", r.Skipped)
 	}
-	want := []string{"calls", "batch", "payload", "artifact", "catalog, 3 tools", "catalog, 7 tools"}
+	want := []string{"calls", "batch", "payload", "artifact", "ui", "catalog, 3 tools", "catalog, 7 tools"}
 	if strings.Join(steps, "|") != strings.Join(want, "|") {
 		t.Errorf("progress = %q, want %q", steps, want)
 	}
@@ -54,7 +54,7 @@ func TestRunLocal(t *testing.T) {
 		"CPU per call, 3 callers", "CPU per call vs the older echo, 3 callers",
 		"call throughput, 3 callers", "call p50, 3 callers", "call p99, 3 callers",
 		"batch of 32 calls", "40 KiB result, call", "40 KiB result, wire bytes",
-		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth",
+		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth", "CPU per ui tap", "ui tap p50",
 		"index, 3 tools", "definitions, 3 tools", "full, 3 tools", "unchanged, 3 tools",
 		"index, first query, 3 tools", "definitions, first query, 3 tools", "full, first query, 3 tools",
 		"index, 7 tools", "unchanged, 7 tools",
@@ -66,7 +66,7 @@ func TestRunLocal(t *testing.T) {
 	// The targets the project commits to; the unchanged answer's applies from 10,000 tools.
 	for name, op := range map[string]string{"CPU per call, 1 caller": AtMost, "CPU per call, 3 callers": AtMost,
 		"index, 3 tools": AtMost, "definitions, 7 tools": AtMost, "full, 7 tools": AtMost,
-		"200 KiB artifact, throughput": AtLeast, "200 KiB artifact, peak live heap growth": AtMost} {
+		"200 KiB artifact, throughput": AtLeast, "200 KiB artifact, peak live heap growth": AtMost, "CPU per ui tap": AtMost} {
 		if f := byName[name]; f.Target == nil || f.Target.Op != op || f.Met == nil {
 			t.Errorf("%s: target %+v, met %v", name, f.Target, f.Met)
 		}
@@ -155,7 +155,7 @@ func TestRunSession(t *testing.T) {
 			t.Errorf("%s: a target through the control API", f.Name)
 		}
 	}
-	for _, g := range []string{"calls", "batch", "payload", "artifact"} {
+	for _, g := range []string{"calls", "batch", "payload", "artifact", "ui"} {
 		if !groups[g] {
 			t.Errorf("no %s figures", g)
 		}
