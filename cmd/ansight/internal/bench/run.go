@@ -222,6 +222,7 @@ func (r *run) measureSession(ctx context.Context, s session) error {
 		{"payload", largeResultTool, r.largeResult},
 		{"artifact", artifactTool, r.artifact},
 		{"ui", uiTool, r.ui},
+		{"mcp", r.opts.Tool, r.mcp},
 	}
 	for _, st := range steps {
 		ok, err := s.hasTool(ctx, st.tool)

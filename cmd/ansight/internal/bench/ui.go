@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -32,39 +33,11 @@ func (r *run) ui(ctx context.Context, _ session) error {
 		r.report.skip("ui", "no host API to drive the UI through")
 		return nil
 	}
-	b, sid := r.api, r.apiSession
-	tap := hostapi.UIRequest{Request: uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: uiTapTarget}}}
-	// The node the selector resolves to, for the direct calls: found once.
-	found, err := b.UI(ctx, sid, hostapi.UIRequest{Request: uiauto.Request{Operation: uiauto.OpFind, Selector: tap.Selector, Exact: true}})
+	op, direct, err := uiTapOps(ctx, r.api, r.apiSession)
 	if err != nil {
-		return err
-	}
-	if !found.Succeeded || found.Result == nil || len(found.Result.Matches) == 0 {
-		r.report.skip("ui", "the app has no node %q to tap: %s", uiTapTarget, found.Message)
-		return nil
-	}
-	nodeID := found.Result.Matches[0].ID
-	op := func(ctx context.Context) error {
-		out, err := b.UI(ctx, sid, tap)
-		if err == nil && !out.Succeeded {
-			err = fmt.Errorf("bench: ui tap %s: %s", uiTapTarget, out.Message)
-		}
-		return err
-	}
-	direct := func(ctx context.Context) error {
-		tree, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: uiauto.VisualTreeToolID, Arguments: uiCaptureArgs}, nil)
-		if err != nil {
-			return err
-		}
-		if !tree.Success || tree.Result == nil {
-			return fmt.Errorf("bench: %s failed: %+v", uiauto.VisualTreeToolID, tree.Error)
-		}
-		var snapshot [1]string
-		jsonscan.TopStrings(tree.Result.Result, []string{"snapshotId"}, snapshot[:], nil)
-		args := `{"snapshotId":"` + snapshot[0] + `","nodeId":"` + nodeID + `","action":"tap"}`
-		act, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: uiauto.PerformActionToolID, Arguments: jsontext.Value(args)}, nil)
-		if err == nil && !act.Success {
-			err = fmt.Errorf("bench: %s failed: %+v", uiauto.PerformActionToolID, act.Error)
+		if errors.Is(err, errNoTapTarget) {
+			r.report.skip("ui", "%v", err)
+			return nil
 		}
 		return err
 	}
@@ -88,6 +61,48 @@ func (r *run) ui(ctx context.Context, _ session) error {
 		Value: micros(tapped.lat.percentile(50)), Baseline: "ui.get_visual_tree + ui.perform_action, direct", BaselineValue: micros(calls.lat.percentile(50)),
 		Note: "wall clock"})
 	return nil
+}
+
+var errNoTapTarget = errors.New("the app has no node " + uiTapTarget + " to tap")
+
+// uiTapOps returns a tap of the demo's search field through b (hostapi.Backend.UI) and the
+// two calls it stands for made directly through b.
+func uiTapOps(ctx context.Context, b hostapi.Backend, sid string) (op, direct func(context.Context) error, err error) {
+	tap := hostapi.UIRequest{Request: uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: uiTapTarget}}}
+	// The node the selector resolves to, for the direct calls: found once.
+	found, err := b.UI(ctx, sid, hostapi.UIRequest{Request: uiauto.Request{Operation: uiauto.OpFind, Selector: tap.Selector, Exact: true}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !found.Succeeded || found.Result == nil || len(found.Result.Matches) == 0 {
+		return nil, nil, fmt.Errorf("%w: %s", errNoTapTarget, found.Message)
+	}
+	nodeID := found.Result.Matches[0].ID
+	op = func(ctx context.Context) error {
+		out, err := b.UI(ctx, sid, tap)
+		if err == nil && !out.Succeeded {
+			err = fmt.Errorf("bench: ui tap %s: %s", uiTapTarget, out.Message)
+		}
+		return err
+	}
+	direct = func(ctx context.Context) error {
+		tree, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: uiauto.VisualTreeToolID, Arguments: uiCaptureArgs}, nil)
+		if err != nil {
+			return err
+		}
+		if !tree.Success || tree.Result == nil {
+			return fmt.Errorf("bench: %s failed: %+v", uiauto.VisualTreeToolID, tree.Error)
+		}
+		var snapshot [1]string
+		jsonscan.TopStrings(tree.Result.Result, []string{"snapshotId"}, snapshot[:], nil)
+		args := `{"snapshotId":"` + snapshot[0] + `","nodeId":"` + nodeID + `","action":"tap"}`
+		act, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: uiauto.PerformActionToolID, Arguments: jsontext.Value(args)}, nil)
+		if err == nil && !act.Success {
+			err = fmt.Errorf("bench: %s failed: %+v", uiauto.PerformActionToolID, act.Error)
+		}
+		return err
+	}
+	return op, direct, nil
 }
 
 // uiTool is the tool the UI measurement needs the app to offer.
