@@ -87,13 +87,23 @@ func TestRecordingsAcrossTheFleet(t *testing.T) {
 			return nil
 		})
 	}()
+	next := func() hostapi.Record {
+		t.Helper()
+		select {
+		case r := <-seen:
+			return r
+		case err := <-done:
+			t.Fatalf("Follow ended: %v", err)
+		}
+		return hostapi.Record{}
+	}
 	for range len(p.Records) {
-		<-seen
+		next()
 	}
 	if _, err := c.Call(ctx, id, hostapi.CallRequest{ToolID: "notes.list"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-seen; r.Kind != hostapi.RecordTraffic {
+	if r := next(); r.Kind != hostapi.RecordTraffic {
 		t.Errorf("followed %+v", r)
 	}
 	cancel()
