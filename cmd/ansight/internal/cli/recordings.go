@@ -790,23 +790,26 @@ stay; a connected session goes on recording from now on.`,
 		Example:           "  ansight session delete com-ansight-demo-notes-001",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
-		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			if err := b.DeleteRecording(c.Context(), args[0]); err != nil {
-				return recordingErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema    string `json:"schema"`
-					SessionID string `json:"sessionId"`
-					Deleted   bool   `json:"deleted"`
-				}{"ansight.session-delete/v1", args[0], true})
-			}
-			printf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runSessionDelete(c.Context(), g, args) },
 	}
+}
+
+// runSessionDelete is 'ansight session delete'.
+func runSessionDelete(ctx context.Context, g *globals, args []string) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	if err := b.DeleteRecording(ctx, args[0]); err != nil {
+		return recordingErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, struct {
+			Schema    string `json:"schema"`
+			SessionID string `json:"sessionId"`
+			Deleted   bool   `json:"deleted"`
+		}{"ansight.session-delete/v1", args[0], true})
+	}
+	printf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
+	return nil
 }
