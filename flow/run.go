@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/uiauto"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -228,6 +229,7 @@ func (o *outcome) document() (*value, error) {
 type hostError struct{ err error }
 
 func (e *hostError) Error() string { return e.err.Error() }
+func (e *hostError) Unwrap() error { return e.err }
 
 // attempt runs the step once within its timeout and checks what it expects.
 func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget time.Duration) (Status, *Failure) {
@@ -248,8 +250,12 @@ func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget ti
 			return StatusError, &Failure{Message: fe.Msg}
 		case ctx.Err() != nil:
 			return StatusFailed, &Failure{Expectation: "to finish within the flow's timeout", Actual: "still running", Message: fmt.Sprintf("the flow's timeout (%v) ran out during this step", budget)}
-		case timeout > 0 && actx.Err() != nil:
+		case timeout > 0 && (actx.Err() != nil || wire.CodeOf(err) == wire.CodeTimeout):
+			// The host's limit for the call is the step's timeout: either may end it first.
 			return StatusFailed, &Failure{Expectation: fmt.Sprintf("to finish within %v", timeout), Actual: "still running", Message: fmt.Sprintf("the step did not finish within its timeout (%v)", timeout)}
+		}
+		if wire.CodeOf(err) == wire.CodeTimeout {
+			return StatusFailed, &Failure{Expectation: "an answer within the host's limit", Actual: err.Error(), Message: err.Error()}
 		}
 		var he *hostError
 		if errors.As(err, &he) {
@@ -462,29 +468,25 @@ func (x *runner) do(ctx context.Context, s *Step, sr *StepResult, timeout time.D
 		sr.Screenshot = &Screenshot{Name: s.shot, Bytes: len(png), PNG: png}
 		return &outcome{ok: true}, nil
 	}
-	op, err := x.uiOp(s)
+	req, err := x.uiRequest(s)
 	if err != nil {
 		return nil, err
 	}
-	u, err := x.t.UI(ctx, op)
+	u, err := x.t.UI(ctx, req)
 	if err != nil {
 		return nil, &hostError{err}
 	}
-	if !u.Succeeded {
-		e := u.Error
-		if e == nil {
-			e = &wire.Error{Code: "ui_failed", Message: u.Message}
+	var raw jsontext.Value
+	if u.Result != nil {
+		if raw, err = json.Marshal(u.Result); err != nil {
+			return nil, err
 		}
-		out, err := toolFailure(&hostapi.ToolError{Error: *e, Kind: e.Kind()}, "")
-		if out != nil && u.Message != "" {
-			out.msg = u.Message
-		}
-		if out != nil && len(u.Result) > 0 {
-			out.raw = u.Result
-		}
-		return out, err
 	}
-	return resultOutcome(u.Result)
+	if !u.Succeeded {
+		code := cmpOr(string(u.Code), "ui_failed")
+		return &outcome{code: code, kind: wire.Code(code).Kind().String(), msg: u.Message, raw: raw}, nil
+	}
+	return resultOutcome(raw)
 }
 
 func (x *runner) args(v *value, constant jsontext.Value) (jsontext.Value, error) {
@@ -501,37 +503,47 @@ func (x *runner) args(v *value, constant jsontext.Value) (jsontext.Value, error)
 	return a.json(), nil
 }
 
-func (x *runner) uiOp(s *Step) (UIOp, error) {
+// uiRequest is a UI step's operation with its variables expanded.
+func (x *runner) uiRequest(s *Step) (uiauto.Request, error) {
 	u := s.ui
-	op := UIOp{Action: s.Kind, Append: u.append, Direction: u.direction, Condition: u.condition, Poll: u.poll,
-		StableSamples: u.samples, Assert: u.assert, Timeout: u.timeout}
+	req := uiauto.Request{Operation: string(s.Kind), Append: u.append, Direction: u.direction, Condition: u.condition,
+		PollMs: int(u.poll.Milliseconds()), StableSamples: u.samples,
+		Exists: u.exists, Count: u.count, ExpectedVisible: u.expectedVisible, ExpectedEnabled: u.expectedEnabled}
+	if u.timeout > 0 {
+		ms := int(u.timeout.Milliseconds())
+		req.TimeoutMs = &ms
+	}
+	if u.absent {
+		zero, no := 0, false
+		req.Count, req.Exists = &zero, &no
+	}
 	fields := []struct {
 		src *value
 		dst *string
-	}{{u.sel.automationID, &op.Selector.AutomationID}, {u.sel.text, &op.Selector.Text}, {u.sel.role, &op.Selector.Role},
-		{u.sel.ancestor, &op.Selector.Ancestor}, {u.value, &op.Value}}
+	}{{u.sel.automationID, &req.Selector.AutomationID}, {u.sel.text, &req.Selector.Text}, {u.sel.role, &req.Selector.Role},
+		{u.sel.ancestor, &req.Selector.Ancestor}}
 	for _, f := range fields {
-		s, err := x.sc.expandString(f.src)
+		v, err := x.sc.expandString(f.src)
 		if err != nil {
-			return op, err
+			return req, err
 		}
-		*f.dst = s
+		*f.dst = v
 	}
-	op.Selector.Index, op.Selector.Contains, op.Selector.CaseSensitive = u.sel.index, u.sel.contains, u.sel.caseSensitive
+	req.Selector.Index, req.Selector.Contains, req.Selector.CaseSensitive = u.sel.index, u.sel.contains, u.sel.caseSensitive
 	for _, f := range []struct {
 		src *value
 		dst **string
-	}{{u.expectedText, &op.Assert.ExpectedText}, {u.expectedValue, &op.Assert.ExpectedValue}} {
+	}{{u.value, &req.Value}, {u.expectedText, &req.ExpectedText}, {u.expectedValue, &req.ExpectedValue}} {
 		if f.src == nil {
 			continue
 		}
-		s, err := x.sc.expandString(f.src)
+		v, err := x.sc.expandString(f.src)
 		if err != nil {
-			return op, err
+			return req, err
 		}
-		*f.dst = &s
+		*f.dst = &v
 	}
-	return op, nil
+	return req, nil
 }
 
 // toolFailure is the outcome of a tool's (or the host's) refusal: its error object is the
