@@ -31,6 +31,7 @@ type hostRunOptions struct {
 	lan, verbose               bool
 	playerAddr                 string
 	noPlayer, noRecord         bool
+	maskSensitive              bool
 	recordMiB                  int64
 	jpegInterval               time.Duration
 	jpegQuality                int
@@ -74,6 +75,7 @@ func newHostRunCmd(g *globals) *cobra.Command {
 	f.StringVar(&o.playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
 	f.BoolVar(&o.noPlayer, "no-player", false, "do not serve the web player")
 	f.BoolVar(&o.noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
+	f.BoolVar(&o.maskSensitive, "mask-sensitive", false, "mask screens before they are recorded: frames boxed over sensitive nodes of the latest visual tree (blacked out without one), touches on them and typed secrets not kept (for official SDKs' apps; SECURITY.md)")
 	f.Int64Var(&o.recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
 	f.DurationVar(&o.jpegInterval, "jpeg-interval", 2*time.Second, "interval (50ms-10m) of the live screen frames apps are asked to stream")
 	f.IntVar(&o.jpegQuality, "jpeg-quality", host.DefaultJpegQuality, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
@@ -165,7 +167,7 @@ func (o *hostRunOptions) config(dir string, logger *slog.Logger, version string)
 	}
 	return hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: o.lan,
 		serveControl: true, logger: logger, version: version, player: playerAddr, bindFlags: hostRunBindFlags,
-		record: !o.noRecord, recordBytes: o.recordMiB << 20, maxSessions: o.maxSessions, jpeg: session.JpegCapturePolicy{
+		record: !o.noRecord, recordBytes: o.recordMiB << 20, maskSensitive: o.maskSensitive, maxSessions: o.maxSessions, jpeg: session.JpegCapturePolicy{
 			Mode: session.JpegCaptureApp, IntervalMilliseconds: int(o.jpegInterval.Milliseconds()), Quality: o.jpegQuality}}, nil
 }
 

@@ -40,21 +40,28 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ANSIGHT_STATE_DIR", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("HOME", env.WorkDir)
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("RECORDING_TESTDATA", filepath.Join(wd, "..", "..", "..", "..", "recording", "testdata"))
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"cli":         cmdCLI,
-			"waitsession": cmdWaitSession,
-			"json":        cmdJSON,
-			"imagesize":   cmdImageSize,
-			"filemode":    cmdFileMode,
-			"officialapp": cmdOfficialApp,
-			"fileapp":     cmdFileApp,
-			"waithost":    cmdWaitHost,
-			"follow":      cmdFollow,
-			"api":         cmdAPI,
-			"natsserver":  cmdNATSServer,
-			"waitfleet":   cmdWaitFleet,
+			"cli":          cmdCLI,
+			"waitsession":  cmdWaitSession,
+			"json":         cmdJSON,
+			"imagesize":    cmdImageSize,
+			"filemode":     cmdFileMode,
+			"officialapp":  cmdOfficialApp,
+			"fileapp":      cmdFileApp,
+			"waithost":     cmdWaitHost,
+			"follow":       cmdFollow,
+			"api":          cmdAPI,
+			"natsserver":   cmdNATSServer,
+			"waitfleet":    cmdWaitFleet,
+			"demosignin":   cmdDemoSignIn,
+			"archiveholds": cmdArchiveHolds,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {
@@ -81,9 +88,10 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var stdin bytes.Buffer
 	argv := append([]string{"--state-dir", ts.Getenv("ANSIGHT_STATE_DIR")}, args[1:]...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr()})
+	lookup := func(name string) (string, bool) { v := ts.Getenv(name); return v, v != "" }
+	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(), LookupEnv: lookup})
 	if got != want {
 		ts.Fatalf("cli %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
 	}
@@ -118,9 +126,8 @@ func cmdWaitHost(ts *testscript.TestScript, neg bool, args []string) {
 // waitHost polls the host of $ANSIGHT_STATE_DIR until ready holds, for at most 45 s.
 func waitHost(ts *testscript.TestScript, what string, ready func(context.Context, *hostapi.Client) bool) {
 	c := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
-	deadline := time.Now().Add(45 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	for { // however long a busy machine takes: go test's -timeout bounds a hang
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // one attempt, retried
 		ok := ready(ctx, c)
 		cancel()
 		if ok {
@@ -128,7 +135,6 @@ func waitHost(ts *testscript.TestScript, what string, ready func(context.Context
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	ts.Fatalf("no %s within 45s", what)
 }
 
 // cmdJSON checks the last stdout as JSON: json PATH VALUE compares the value at the dotted

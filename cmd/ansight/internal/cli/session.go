@@ -17,7 +17,8 @@ func newSessionCmd(g *globals) *cobra.Command {
 	for _, spec := range browseSpecs() {
 		cmd.AddCommand(newBrowseCmd(g, spec))
 	}
-	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionImportCmd(g), newSessionDeleteCmd(g))
+	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionSanitizeCmd(g), newSessionImportCmd(g),
+		newSessionDeleteCmd(g))
 	return cmd
 }
 
@@ -44,6 +45,7 @@ app, or in one state (--connected is the official CLI's --state connected).`,
 	list.Flags().StringVar(&o.appID, "app-id", "", "only the sessions of this app")
 	list.Flags().StringVar(&o.state, "state", "", "only sessions in this state: connected or disconnected")
 	list.Flags().BoolVar(&o.connected, "connected", false, "only connected sessions (--state connected)")
+	g.addRecordingsFlags(list)
 	return list
 }
 
@@ -58,7 +60,11 @@ func (o *sessionListOptions) run(ctx context.Context, g *globals) error {
 	if o.state != "" && o.state != hostapi.StateConnected && o.state != hostapi.StateDisconnected {
 		return usageErrorf("--state must be connected or disconnected")
 	}
-	b, err := g.backend()
+	backend := g.backend
+	if o.all {
+		backend = func() (hostapi.Backend, error) { return g.recordingsBackend(ctx) }
+	}
+	b, err := backend()
 	if err != nil {
 		return err
 	}
@@ -167,20 +173,26 @@ func runSessionDisconnect(ctx context.Context, g *globals, id string) error {
 }
 
 func newSessionShowCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE:              func(c *cobra.Command, args []string) error { return runSessionShow(c.Context(), g, args[0]) },
 	}
+	g.addRecordingsFlags(show)
+	return show
 }
 
 // runSessionShow is 'ansight session show'.
 func runSessionShow(ctx context.Context, g *globals, id string) error {
-	s, err := ask(g, ctx, hostapi.Backend.Session, id)
+	b, err := g.recordingsBackend(ctx)
 	if err != nil {
 		return err
+	}
+	s, err := b.Session(ctx, id)
+	if err != nil {
+		return hostErr(err)
 	}
 	if g.json {
 		return writeJSON(g.env.Stdout, sessionJSON(s))
