@@ -49,9 +49,9 @@ func TestRunLocal(t *testing.T) {
 		checkFigure(t, f)
 	}
 	for _, name := range []string{
-		"CPU per call, 1 caller", "CPU per call vs coder/websocket, 1 caller",
+		"CPU per call, 1 caller", "CPU per call vs the older echo, 1 caller",
 		"call throughput, 1 caller", "call p50, 1 caller", "call p90, 1 caller", "call p99, 1 caller",
-		"CPU per call, 3 callers", "CPU per call vs coder/websocket, 3 callers",
+		"CPU per call, 3 callers", "CPU per call vs the older echo, 3 callers",
 		"call throughput, 3 callers", "call p50, 3 callers", "call p99, 3 callers",
 		"batch of 32 calls", "40 KiB result, call", "40 KiB result, wire bytes",
 		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth",
@@ -71,7 +71,7 @@ func TestRunLocal(t *testing.T) {
 			t.Errorf("%s: target %+v, met %v", name, f.Target, f.Met)
 		}
 	}
-	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs coder/websocket, 3 callers"} {
+	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs the older echo, 3 callers"} {
 		if f := byName[name]; f.Target != nil {
 			t.Errorf("%s has a target: %+v", name, f.Target)
 		}
@@ -313,21 +313,11 @@ func TestBaseline(t *testing.T) {
 		b.close()
 		t.Fatal(err)
 	}
-	plain, err := b.dialPlain(t.Context())
-	if err != nil {
-		c.close()
-		b.close()
-		t.Fatal(err)
-	}
 	for _, sz := range [][2]int{{1, 1}, {100, 5000}, {70000, 300}} {
 		if err := c.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
 			t.Fatal(sz, err)
 		}
-		if err := plain.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
-			t.Fatal("plain", sz, err)
-		}
 	}
-	plain.close()
 	for _, size := range []int64{0, 1, 65536, 200000} {
 		if err := c.receiveStream(t.Context(), size, 65536); err != nil {
 			t.Fatal(size, err)

@@ -109,8 +109,11 @@ func (o *Options) progress(m string) {
 type run struct {
 	opts   Options
 	report *Report
-	echo   *echoClient // the WebSocket echo over package transport
-	plain  *echoClient // the same echo over coder/websocket used directly
+	floor  *floor      // the floor: the exact bytes echoed by coder/websocket, no allocation
+	echo   *echoClient // the older echo of the same sizes over package transport
+	// tap captures the floor's bytes from the local host; nil through the control API,
+	// where the floor's bytes are written with the protocol's codec instead.
+	tap *tap
 	// viaControl: figures include the control API's hop; targets do not apply.
 	viaControl bool
 	// local: the app runs in this process, so its heap is measurable.
@@ -131,7 +134,7 @@ func RunLocal(ctx context.Context, opts Options) (*Report, error) {
 				return err
 			}
 			defer h.close()
-			r.local = true
+			r.local, r.tap = true, h.tap
 			d, err := h.connectDemo(ctx, "com.ansight.bench", 0)
 			if err != nil {
 				return err
@@ -185,12 +188,12 @@ func withScratch(ctx context.Context, opts Options, subject string, body func(r 
 		return nil, err
 	}
 	defer echo.close()
-	plain, err := base.dialPlain(ctx)
+	fl, err := startFloor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer plain.close()
-	r := &run{opts: opts, echo: echo, plain: plain, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
+	defer fl.close()
+	r := &run{opts: opts, echo: echo, floor: fl, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
 	used := sampleUsage()
 	if err := body(r, dir); err != nil {
 		return nil, err
@@ -235,6 +238,16 @@ func (r *run) target(op string, ratio float64) *Target {
 		return nil
 	}
 	return &Target{Op: op, Ratio: ratio}
+}
+
+// exchange returns the floor's exchange of one request and its answer: captured from op
+// when the host is local, otherwise written with the protocol's codec from the request's
+// payload and the answer's result (as messageSizes does).
+func (r *run) exchange(ctx context.Context, op func(context.Context) error, sessionID, reqType, respType string, payload any, result []byte) (*exchange, error) {
+	if r.tap != nil {
+		return r.tap.exchangeOf(ctx, op)
+	}
+	return synthExchange(sessionID, reqType, respType, payload, result)
 }
 
 // messageSizes returns the sizes of a request message carrying payload (as the host's

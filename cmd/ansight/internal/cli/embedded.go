@@ -150,7 +150,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 	var tel *telemetry.Telemetry
 	stopSync := func() {}
 	if withTelemetry {
-		tel = telemetry.New(telemetry.Options{Frames: ui.FrameSource(model)})
+		tel = telemetry.New(telemetry.Options{Frames: ui.FrameSource(model.Screen())})
 		logger = slog.New(tel.Handler(logger.Handler(), nil))
 		var err error
 		if stopSync, err = model.ServeSync(tel.RoundTripper(nil)); err != nil {
