@@ -109,6 +109,8 @@ type Bridge struct {
 	exposed *exposer // nil unless Options.ExposeAppTools is set
 	refs    refTables
 	results resultStore
+	// policies holds the tools' policies the calls were checked against (call.go).
+	policies policyCache
 }
 
 // instructions is what clients show the model once, at connection: the workflow that keeps

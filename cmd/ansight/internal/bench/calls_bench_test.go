@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -182,4 +183,98 @@ func ioCalls() (reads, writes int64, ok bool) {
 		}
 	}
 	return reads, writes, nr == 1 && nw == 1
+}
+
+// BenchmarkUITapVsCalls is target 3 as go test measures it: rounds of a UI tap through the
+// host's in-process API (capture, resolve, act) and of the two calls it stands for made
+// directly through the same API alternate; it reports the CPU per operation of each
+// (cpu-µs/tap, cpu-µs/calls: host and app, getrusage) and the median of the rounds' ratios
+// (cpu-ratio).
+func BenchmarkUITapVsCalls(b *testing.B) {
+	ctx := b.Context()
+	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.ui")
+	defer d.close()
+	tap, direct, err := uiTapOps(ctx, control.New(h.srv, control.Options{}), d.sessionID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	alternateBench(b, 10, tap, direct, "tap", "calls")
+}
+
+// alternateBench runs rounds of op and base in turn, b.N/rounds operations each, and
+// reports each side's CPU per operation (cpu-µs/<name>) and the median of the rounds'
+// ratios (cpu-ratio).
+func alternateBench(b *testing.B, rounds int, op, base func(context.Context) error, opName, baseName string) {
+	ctx := b.Context()
+	for _, f := range []func(context.Context) error{op, base} { // warm up
+		if _, _, err := timed(ctx, 20, 1, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := max(1, b.N/rounds)
+	var cpu [2]time.Duration
+	ratios := make([]float64, 0, rounds)
+	for range rounds {
+		var perOp [2]float64
+		for i, f := range []func(context.Context) error{op, base} {
+			_, used, err := timed(ctx, n, 1, f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cpu[i] += used.Process.D()
+			perOp[i] = used.PerOp(n)
+		}
+		ratios = append(ratios, perOp[0]/perOp[1])
+	}
+	b.ReportMetric(micros(cpu[0])/float64(n*rounds), "cpu-µs/"+opName)
+	b.ReportMetric(micros(cpu[1])/float64(n*rounds), "cpu-µs/"+baseName)
+	b.ReportMetric(median(ratios), "cpu-ratio")
+}
+
+// BenchmarkMCPCall is target 4 as go test measures it: rounds of ansight_call_app_tool
+// through the MCP bridge (an in-memory client, the bridge over the control socket), of the
+// same call through hostapi.Client over the socket, and of the MCP SDK's floor (an
+// in-memory tool that returns at once) alternate; it reports each one's CPU per call
+// (cpu-µs/bridge, /socket, /sdk) and the median round's share of the bridge's own
+// (bridge − socket − sdk) in the bridge's total (own-share).
+func BenchmarkMCPCall(b *testing.B) {
+	ctx := b.Context()
+	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.mcp")
+	defer d.close()
+	dir, err := os.MkdirTemp("", "mcp-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	p, err := startMCP(ctx, control.New(h.srv, control.Options{}), dir, d.sessionID, DefaultTool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.close()
+	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk}
+	for _, f := range ops { // warm up
+		if _, _, err := timed(ctx, 50, 1, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const rounds = 10
+	n := max(1, b.N/rounds)
+	var cpu [3]time.Duration
+	shares := make([]float64, 0, rounds)
+	for range rounds {
+		var perOp [3]float64
+		for i, f := range ops {
+			_, used, err := timed(ctx, n, 1, f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cpu[i] += used.Process.D()
+			perOp[i] = used.PerOp(n)
+		}
+		shares = append(shares, (perOp[0]-perOp[1]-perOp[2])/perOp[0])
+	}
+	for i, name := range []string{"bridge", "socket", "sdk"} {
+		b.ReportMetric(micros(cpu[i])/float64(n*rounds), "cpu-µs/"+name)
+	}
+	b.ReportMetric(median(shares), "own-share")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/examples/notes"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -118,6 +119,10 @@ type run struct {
 	viaControl bool
 	// local: the app runs in this process, so its heap is measurable.
 	local bool
+	// api is the host API of the measured session (apiSession): the local host's
+	// in-process backend, or the resident host's control API.
+	api        hostapi.Backend
+	apiSession string
 }
 
 // RunLocal measures the demo app in this process: a host on loopback ports, demo apps
@@ -140,6 +145,7 @@ func RunLocal(ctx context.Context, opts Options) (*Report, error) {
 				return err
 			}
 			defer d.close()
+			r.api, r.apiSession = control.New(h.srv, control.Options{}), d.sessionID
 			if err := r.measureSession(ctx, d); err != nil {
 				return err
 			}
@@ -162,6 +168,7 @@ func RunSession(ctx context.Context, b hostapi.Backend, sessionID string, opts O
 	subject := fmt.Sprintf("session %s (app %s) through the host's control API", s.ID, s.AppID)
 	return withScratch(ctx, opts, subject, func(r *run, dir string) error {
 		r.viaControl = true
+		r.api, r.apiSession = b, s.ID
 		if err := r.measureSession(ctx, &controlSession{backend: b, sessionID: s.ID}); err != nil {
 			return err
 		}
@@ -214,6 +221,8 @@ func (r *run) measureSession(ctx context.Context, s session) error {
 		{"batch", r.opts.Tool, r.batch},
 		{"payload", largeResultTool, r.largeResult},
 		{"artifact", artifactTool, r.artifact},
+		{"ui", uiTool, r.ui},
+		{"mcp", r.opts.Tool, r.mcp},
 	}
 	for _, st := range steps {
 		ok, err := s.hasTool(ctx, st.tool)
