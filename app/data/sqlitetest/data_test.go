@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	_ "modernc.org/sqlite" // the tests' driver; the package itself imports none
+	"modernc.org/sqlite" // the tests' driver; the package itself imports none
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -218,6 +218,40 @@ func TestHostileQueries(t *testing.T) {
 	}
 	if _, err := db.Exec(`INSERT INTO notes (title) VALUES ('still writable')`); err != nil {
 		t.Errorf("the app's own connection no longer writes: %v", err)
+	}
+}
+
+// TestValuesBounded: with the driver's Limit, a statement that makes a value larger than a
+// result may hold fails at once, by SQLite's own length limit, before the value is in the
+// app's memory (without it, SELECT zeroblob(900000000) took the demo to 9 GB); the
+// connection comes back to the app with SQLite's limit, in both read-only modes.
+func TestValuesBounded(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []data.ReadOnly{data.QueryOnly, data.Opened} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			db := notesDB(t, t.TempDir(), 1)
+			db.SetMaxOpenConns(1) // the tools' connection is the app's
+			h := harness(t, data.Options{Databases: []data.Database{{Name: "notes", DB: db, ReadOnly: mode, Limit: sqlite.Limit}}})
+			for _, stmt := range []string{
+				`SELECT zeroblob(900000000)`,
+				`SELECT length(printf('%.*c', 500000000, 'x'))`,
+				`SELECT length(replace(printf('%.*c', 4000, 'x'), 'x', printf('%.*c', 4000, 'y')))`, // 16 MB from 4 KB
+			} {
+				args, _ := wire.Marshal(map[string]string{"path": "notes", "sql": stmt})
+				if e := h.Fail(data.QueryToolID, string(args)); reason(t, e) != "database_error" || !strings.Contains(e.Message, "too big") {
+					t.Errorf("%s: %v, want SQLite's refusal of a value too big", stmt, e)
+				}
+			}
+			// A value within the bound is read.
+			if r := query(t, h, `{"path":"notes","sql":"SELECT length(zeroblob(1000000)) AS n"}`); string(r.Rows[0]) != `{"n":1000000}` {
+				t.Errorf("a value of 1 MB: %s", r.Rows[0])
+			}
+			var n int64
+			if err := db.QueryRow(`SELECT length(zeroblob(100000000))`).Scan(&n); err != nil || n != 1e8 {
+				t.Errorf("the app's connection kept the tools' limit: %d, %v", n, err)
+			}
+		})
 	}
 }
 
