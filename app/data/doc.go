@@ -25,7 +25,8 @@
 // must be one statement (modernc.org/sqlite runs every statement of a text, so
 // "SELECT 1; DELETE FROM t" would delete) beginning with SELECT, WITH, VALUES or EXPLAIN:
 // that keeps out what a read-only connection still runs — ATTACH of another file, PRAGMA
-// that switch query_only off. Each statement runs for at most Options.QueryTimeout (5 s by
+// that switch query_only off. (The official SDKs also run read-only PRAGMAs such as
+// table_info; here their table-valued forms do: SELECT * FROM pragma_table_info('notes').) Each statement runs for at most Options.QueryTimeout (5 s by
 // default; the driver interrupts it) and returns at most maxRows rows (100 by default, at
 // most 1000) and Options.MaxResultBytes (4 MiB): a cartesian product ends truncated, a
 // count over one ends in a timeout. A value is measured before it is encoded, and with
