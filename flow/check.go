@@ -36,9 +36,9 @@ func (c *checker) flow(f *Flow, prefix string, outer map[string]string) {
 		steps []*Step
 	}{{"setup", f.Setup}, {"steps", f.Steps}, {"teardown", f.Teardown}} {
 		for i, s := range phase.steps {
-			label := fmt.Sprintf("%s%s[%d] %s", prefix, phase.name, i, s.Label())
+			label := func() string { return fmt.Sprintf("%s%s[%d] %s", prefix, phase.name, i, s.Label()) }
 			if s.Included != nil {
-				c.flow(s.Included, label+" › ", vars)
+				c.flow(s.Included, label()+" › ", vars)
 				continue
 			}
 			for _, r := range s.refs() {
@@ -51,7 +51,7 @@ func (c *checker) flow(f *Flow, prefix string, outer map[string]string) {
 	}
 }
 
-func (c *checker) ref(step string, r *ref, vars map[string]string) {
+func (c *checker) ref(step func() string, r *ref, vars map[string]string) {
 	if len(c.errs) >= maxErrors {
 		return
 	}
@@ -71,7 +71,7 @@ func (c *checker) ref(step string, r *ref, vars map[string]string) {
 		}
 	}
 	if msg != "" {
-		c.errs = append(c.errs, &Error{Pos: r.pos, Step: step, Msg: msg})
+		c.errs = append(c.errs, &Error{Pos: r.pos, Step: step(), Msg: msg})
 	}
 }
 

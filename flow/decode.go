@@ -358,6 +358,7 @@ func (d *decoder) stepValue(v *value) *Step {
 		s.Tool, _ = d.nonEmpty(body, "call (the tool id)")
 		if a := v.get("arguments"); a != nil {
 			s.args = d.arguments(a, "arguments")
+			s.argsJSON = constJSON(s.args)
 		}
 	case KindBatch:
 		d.batch(v, body, s)
@@ -443,6 +444,7 @@ func (d *decoder) batch(step, body *value, s *Step) {
 		}
 		if a := c.get("arguments"); a != nil {
 			bc.args = d.arguments(a, what+": arguments")
+			bc.argsJSON = constJSON(bc.args)
 		}
 		if id := c.get("callId"); id != nil {
 			bc.callID, _ = d.nonEmpty(id, what+": callId")

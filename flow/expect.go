@@ -198,10 +198,10 @@ func (d *decoder) expectation(v *value) *expectation {
 	return e
 }
 
-// check evaluates the expectation against doc; it returns what was found when it does not
-// hold ("" when it holds), or an error when a variable cannot be expanded.
-func (e *expectation) check(doc *value, sc *scope) (actual string, err error) {
-	got := resolve(doc, e.toks)
+// check evaluates the expectation against got, the value at its path (nil when there is
+// none); it returns what was found when it does not hold ("" when it holds), or an error
+// when a variable cannot be expanded.
+func (e *expectation) check(got *value, sc *scope) (actual string, err error) {
 	if e.op == "exists" {
 		if (got != nil) == e.exists {
 			return "", nil

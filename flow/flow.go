@@ -2,6 +2,8 @@ package flow
 
 import (
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 	"strings"
 	"time"
 )
@@ -15,8 +17,6 @@ const (
 	DefaultTimeout = 10 * time.Minute
 	// DefaultTeardownTimeout bounds a flow's teardown, which runs after the timeout too.
 	DefaultTeardownTimeout = 30 * time.Second
-	// DefaultStepTimeout bounds one attempt of a step that gives no timeout.
-	DefaultStepTimeout = 30 * time.Second
 	// MaxTimeout bounds a flow's timeout, MaxStepTimeout a step's.
 	MaxTimeout     = 24 * time.Hour
 	MaxStepTimeout = time.Hour
@@ -92,7 +92,9 @@ type Step struct {
 	// Include is an include step's path as written; Included the flow it names.
 	Include  string
 	Included *Flow
-	// Timeout bounds each attempt (DefaultStepTimeout when not given).
+	// Timeout bounds each attempt; without one, the flow's timeout and the host's limit on
+	// each call (derived from what it asks for) bound it. A call's Timeout is also sent to
+	// the host as the call's limit (timeoutMs).
 	Timeout time.Duration
 	// Attempts is how many times the step runs until it passes (1 without retry:),
 	// RetryDelay the wait between attempts.
@@ -102,6 +104,7 @@ type Step struct {
 	Save string
 
 	args            *value
+	argsJSON        jsontext.Value // args without variables, encoded once
 	calls           []batchCall
 	continueOnError bool
 	ui              *uiStep
@@ -112,9 +115,10 @@ type Step struct {
 
 // batchCall is one call of a batch step.
 type batchCall struct {
-	tool   string
-	args   *value
-	callID string
+	tool     string
+	args     *value
+	argsJSON jsontext.Value
+	callID   string
 }
 
 // uiStep is what a UI step asks of the screen.

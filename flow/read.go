@@ -42,7 +42,7 @@ type reader struct {
 	file   string
 	lim    limits
 	values int
-	at     *cursor // JSON only
+	at     *cursor // JSON
 }
 
 func (r *reader) count(pos Pos) error {

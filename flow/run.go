@@ -61,9 +61,18 @@ func Run(ctx context.Context, f *Flow, t Target, opts Options) *Result {
 		return r
 	}
 	x.flow(ctx, f, "", nil)
+	x.worker.stop()
 	r.DurationMS = time.Since(r.StartedAt).Milliseconds()
 	return r
 }
+
+// undated is a context that ends with its parent but reports no deadline. A flow's
+// timeout ends the step in progress, but is not the limit of each call: without a step
+// timeout, the host derives that from what the call asks for (host/tools' deadline model,
+// which reads any context deadline as the caller's own limit).
+type undated struct{ context.Context }
+
+func (undated) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // defaultName is a flow's name when it gives none: its file's name without the extension.
 func defaultName(file string) string {
@@ -75,10 +84,11 @@ func defaultName(file string) string {
 }
 
 type runner struct {
-	t    Target
-	opts Options
-	res  *Result
-	sc   *scope
+	t      Target
+	opts   Options
+	res    *Result
+	sc     *scope
+	worker worker
 }
 
 // flow runs one flow's phases (the outer one, or an include's in its place, within its
@@ -96,6 +106,7 @@ func (x *runner) flow(ctx context.Context, f *Flow, prefix string, outer map[str
 	} else {
 		main, cancel = context.WithCancel(ctx)
 	}
+	main = undated{main}
 	failed := false
 	for _, phase := range []struct {
 		name  string
@@ -117,7 +128,7 @@ func (x *runner) flow(ctx context.Context, f *Flow, prefix string, outer map[str
 	td, cancelTD := context.WithTimeout(context.WithoutCancel(ctx), f.TeardownTimeout)
 	defer cancelTD()
 	for i, s := range f.Teardown {
-		if !x.step(td, "teardown", i, s, prefix, vars, f.TeardownTimeout) {
+		if !x.step(undated{td}, "teardown", i, s, prefix, vars, f.TeardownTimeout) {
 			failed = true
 		}
 	}
@@ -191,12 +202,26 @@ func (x *runner) attempts(ctx context.Context, s *Step, sr *StepResult, budget t
 }
 
 // outcome is what a step's action came to: a result, or the error it failed with, as one
-// document its expectations read.
+// document its expectations read. The document is read from raw only when a step expects
+// something of it or saves it.
 type outcome struct {
 	ok  bool
+	raw jsontext.Value
 	doc *value
 	// code, kind and msg describe the failure.
 	code, kind, msg string
+}
+
+// document returns the outcome read as a value (null when there is none).
+func (o *outcome) document() (*value, error) {
+	if o.doc == nil {
+		doc, err := parseResult(o.raw)
+		if err != nil {
+			return nil, fmt.Errorf("the outcome is not JSON this runner can read: %w", err)
+		}
+		o.doc = doc
+	}
+	return o.doc, nil
 }
 
 // hostError is a failure of the host or the session, not of the step's tool.
@@ -206,13 +231,16 @@ func (e *hostError) Error() string { return e.err.Error() }
 
 // attempt runs the step once within its timeout and checks what it expects.
 func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget time.Duration) (Status, *Failure) {
+	// Without a timeout of its own, a step is bounded by the flow's and by the host's
+	// limit on each call (derived from what the call asks for: docs/control-api.md).
 	timeout := s.Timeout
-	if timeout == 0 {
-		timeout = DefaultStepTimeout
+	actx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	out, err := within(actx, func(c context.Context) (*outcome, error) { return x.do(c, s, sr, timeout) })
+	out, err := x.act(actx, func(c context.Context) (any, error) { return x.do(c, s, sr, timeout) })
 	if err != nil {
 		var fe *Error
 		switch {
@@ -220,7 +248,7 @@ func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget ti
 			return StatusError, &Failure{Message: fe.Msg}
 		case ctx.Err() != nil:
 			return StatusFailed, &Failure{Expectation: "to finish within the flow's timeout", Actual: "still running", Message: fmt.Sprintf("the flow's timeout (%v) ran out during this step", budget)}
-		case actx.Err() != nil:
+		case timeout > 0 && actx.Err() != nil:
 			return StatusFailed, &Failure{Expectation: fmt.Sprintf("to finish within %v", timeout), Actual: "still running", Message: fmt.Sprintf("the step did not finish within its timeout (%v)", timeout)}
 		}
 		var he *hostError
@@ -229,33 +257,88 @@ func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget ti
 		}
 		return StatusFailed, &Failure{Actual: err.Error(), Message: err.Error()}
 	}
-	if out.doc != nil {
-		sr.Output = capOutput(out.doc.json())
+	o := out.(*outcome)
+	if len(o.raw) > 0 {
+		sr.Output = capOutput(o.raw)
 	}
-	return x.judge(s, out)
+	return x.judge(s, o)
 }
 
-// within runs fn and returns its answer, or ctx's error when ctx ends first; fn then goes
-// on alone until it returns (a Target must return when its context ends).
-func within[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
-	type answer struct {
-		v   T
-		err error
+// worker runs a flow's actions on a goroutine of its own, one at a time, so that the
+// runner can stop waiting for one at its deadline: an action a Target never returns from
+// keeps its goroutine (until the Target returns), and the next action gets a new one. One
+// long-lived goroutine rather than one per action: starting a goroutine and growing its
+// stack down the host's call path cost about as much as the runner's own work per step.
+type worker struct {
+	jobs chan job
+}
+
+type job struct {
+	ctx   context.Context
+	fn    func(context.Context) (any, error)
+	reply chan answer
+}
+
+type answer struct {
+	v   any
+	err error
+}
+
+// act runs one action of the Target: on the runner's goroutine for a Target bound by its
+// context (its calls end when their context does, as the host API's do), else on the worker.
+func (x *runner) act(ctx context.Context, fn func(context.Context) (any, error)) (any, error) {
+	if _, ok := x.t.(contextBound); !ok {
+		return x.worker.run(ctx, fn)
 	}
-	ch := make(chan answer, 1)
-	go func() {
-		v, err := fn(ctx)
-		ch <- answer{v, err}
-	}()
+	v, err := fn(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return v, err
+}
+
+// contextBound is implemented by the Targets of this package whose every method returns
+// when its context ends (SessionTarget: the host API's calls have deadlines of their own
+// and end with their context).
+type contextBound interface{ contextBound() }
+
+// run runs fn on the worker and returns its answer, or ctx's error when ctx ends first.
+func (w *worker) run(ctx context.Context, fn func(context.Context) (any, error)) (any, error) {
+	if w.jobs == nil {
+		w.jobs = make(chan job)
+		go work(w.jobs)
+	}
+	j := job{ctx: ctx, fn: fn, reply: make(chan answer, 1)}
+	w.jobs <- j
 	select {
-	case a := <-ch:
+	case a := <-j.reply:
 		if a.err != nil && ctx.Err() != nil {
-			return a.v, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return a.v, a.err
+		if a.err != nil {
+			return nil, a.err
+		}
+		return a.v, nil
 	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
+		// Abandon the worker to the action it is stuck in: it ends once that returns.
+		close(w.jobs)
+		w.jobs = nil
+		return nil, ctx.Err()
+	}
+}
+
+// stop ends the worker once it is idle.
+func (w *worker) stop() {
+	if w.jobs != nil {
+		close(w.jobs)
+		w.jobs = nil
+	}
+}
+
+func work(jobs <-chan job) {
+	for j := range jobs {
+		v, err := j.fn(j.ctx)
+		j.reply <- answer{v, err}
 	}
 }
 
@@ -272,7 +355,7 @@ func (x *runner) judge(s *Step, out *outcome) (Status, *Failure) {
 	if e := s.expectErr; e != nil {
 		switch {
 		case out.ok:
-			return StatusFailed, &Failure{Expectation: e.String(), Actual: "success: " + out.doc.short(200),
+			return StatusFailed, &Failure{Expectation: e.String(), Actual: "success: " + shorten(string(out.raw), 200),
 				Message: fmt.Sprintf("expected %s, but it succeeded", e)}
 		case e.code != "" && e.code != out.code, e.kind != "" && e.kind != out.kind:
 			actual := fmt.Sprintf("%s (%s): %s", out.code, out.kind, out.msg)
@@ -285,8 +368,29 @@ func (x *runner) judge(s *Step, out *outcome) (Status, *Failure) {
 		}
 		return StatusFailed, &Failure{Expectation: "success", Actual: actual, Message: "failed: " + actual}
 	}
+	if len(s.expects) == 0 && s.Save == "" {
+		return StatusPassed, nil
+	}
+	// A step that saves its outcome, or checks several of its values, reads it into a
+	// tree once; one that checks one or two values finds them in place.
+	var doc *value
+	if s.Save != "" || len(s.expects) > 2 {
+		var err error
+		if doc, err = out.document(); err != nil {
+			return StatusError, &Failure{Message: err.Error()}
+		}
+	}
 	for _, e := range s.expects {
-		actual, err := e.check(out.doc, x.sc)
+		var got *value
+		if doc != nil {
+			got = resolve(doc, e.toks)
+		} else {
+			var err error
+			if got, err = lookup(out.raw, e.toks); err != nil {
+				return StatusError, &Failure{Message: "the outcome is not JSON this runner can read: " + err.Error()}
+			}
+		}
+		actual, err := e.check(got, x.sc)
 		if err != nil {
 			return StatusError, &Failure{Expectation: e.String(), Message: err.Error()}
 		}
@@ -296,7 +400,7 @@ func (x *runner) judge(s *Step, out *outcome) (Status, *Failure) {
 		}
 	}
 	if s.Save != "" {
-		x.sc.saved[s.Save] = out.doc
+		x.sc.saved[s.Save] = doc
 	}
 	return StatusPassed, nil
 }
@@ -305,7 +409,7 @@ func (x *runner) judge(s *Step, out *outcome) (Status, *Failure) {
 func (x *runner) do(ctx context.Context, s *Step, sr *StepResult, timeout time.Duration) (*outcome, error) {
 	switch s.Kind {
 	case KindCall:
-		args, err := x.args(s.args)
+		args, err := x.args(s.args, s.argsJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +424,7 @@ func (x *runner) do(ctx context.Context, s *Step, sr *StepResult, timeout time.D
 	case KindBatch:
 		req := hostapi.BatchRequest{ContinueOnError: s.continueOnError, TimeoutMS: timeout.Milliseconds()}
 		for _, bc := range s.calls {
-			args, err := x.args(bc.args)
+			args, err := x.args(bc.args, bc.argsJSON)
 			if err != nil {
 				return nil, err
 			}
@@ -347,7 +451,7 @@ func (x *runner) do(ctx context.Context, s *Step, sr *StepResult, timeout time.D
 					return out, err
 				}
 			}
-			return &outcome{code: "batch_failed", kind: "failed", msg: "the batch did not succeed", doc: mustParse(raw)}, nil
+			return &outcome{code: "batch_failed", kind: "failed", msg: "the batch did not succeed", raw: raw}, nil
 		}
 		return resultOutcome(raw)
 	case KindScreenshot:
@@ -376,16 +480,16 @@ func (x *runner) do(ctx context.Context, s *Step, sr *StepResult, timeout time.D
 			out.msg = u.Message
 		}
 		if out != nil && len(u.Result) > 0 {
-			out.doc = mustParse(u.Result)
+			out.raw = u.Result
 		}
 		return out, err
 	}
 	return resultOutcome(u.Result)
 }
 
-func (x *runner) args(v *value) (jsontext.Value, error) {
-	if v == nil {
-		return nil, nil
+func (x *runner) args(v *value, constant jsontext.Value) (jsontext.Value, error) {
+	if v == nil || constant != nil {
+		return constant, nil
 	}
 	a, err := x.sc.expandValue(v)
 	if err != nil {
@@ -434,30 +538,17 @@ func (x *runner) uiOp(s *Step) (UIOp, error) {
 // document expect reads after expectError.
 func toolFailure(e *hostapi.ToolError, fallback string) (*outcome, error) {
 	if e == nil {
-		return &outcome{code: "failed", kind: "failed", msg: fallback, doc: &value{kind: kindNull}}, nil
+		return &outcome{code: "failed", kind: "failed", msg: fallback}, nil
 	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	return &outcome{code: string(e.Code), kind: e.Kind.String(), msg: e.Message, doc: mustParse(raw)}, nil
+	return &outcome{code: string(e.Code), kind: e.Kind.String(), msg: e.Message, raw: raw}, nil
 }
 
 func resultOutcome(raw jsontext.Value) (*outcome, error) {
-	doc, err := parseResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("the result is not JSON this runner can read: %w", err)
-	}
-	return &outcome{ok: true, doc: doc}, nil
-}
-
-// mustParse reads JSON this package encoded.
-func mustParse(raw jsontext.Value) *value {
-	v, err := parseResult(raw)
-	if err != nil {
-		return &value{kind: kindNull}
-	}
-	return v
+	return &outcome{ok: true, raw: raw}, nil
 }
 
 // evidence keeps the screen and the visual tree of a failed step, as far as the app can
@@ -466,11 +557,11 @@ func (x *runner) evidence(ctx context.Context, sr *StepResult) {
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), evidenceTimeout)
 	defer cancel()
 	if sr.Screenshot == nil {
-		if png, err := within(ectx, x.t.Screenshot); err == nil && len(png) > 0 {
-			sr.Screenshot = &Screenshot{Name: "failure", Bytes: len(png), PNG: png}
+		if png, err := x.act(ectx, func(c context.Context) (any, error) { return x.t.Screenshot(c) }); err == nil && len(png.([]byte)) > 0 {
+			sr.Screenshot = &Screenshot{Name: "failure", Bytes: len(png.([]byte)), PNG: png.([]byte)}
 		}
 	}
-	if tree, err := within(ectx, x.t.Tree); err == nil && len(tree) > 0 {
-		sr.Tree = capOutput(tree)
+	if tree, err := x.act(ectx, func(c context.Context) (any, error) { return x.t.Tree(c) }); err == nil && len(tree.(jsontext.Value)) > 0 {
+		sr.Tree = capOutput(tree.(jsontext.Value))
 	}
 }

@@ -357,7 +357,18 @@ func TestExpectOperators(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := f.Steps[0].expects[0]
-			actual, err := e.check(doc, &scope{})
+			actual, err := e.check(resolve(doc, e.toks), &scope{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := doc.json()
+			got, err := lookup(raw, e.toks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := e.check(got, &scope{}); again != actual {
+				t.Errorf("in place: %q, from the tree: %q", again, actual)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

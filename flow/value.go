@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"bytes"
 	"math/big"
 	"slices"
 	"strconv"
@@ -212,13 +211,4 @@ func isJSONNumber(s string) bool {
 		}
 	}
 	return i == len(s)
-}
-
-// parseResult reads a JSON value a tool returned (already checked by the host's strict
-// decoder; read again here under the same bounds as a flow file).
-func parseResult(raw jsontext.Value) (*value, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return &value{kind: kindNull}, nil
-	}
-	return readJSON("result", raw, resultLimits)
 }

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"github.com/go-json-experiment/json/jsontext"
 	"strconv"
 	"strings"
 )
@@ -282,4 +283,25 @@ func ParseVars(list []string) (map[string]string, error) {
 		vars[name] = val
 	}
 	return vars, nil
+}
+
+// constJSON returns v encoded when no string in it is a template (nil otherwise): a call's
+// arguments that never change are encoded once, not at every run of the step.
+func constJSON(v *value) jsontext.Value {
+	if v == nil || hasTemplates(v) {
+		return nil
+	}
+	return v.json()
+}
+
+func hasTemplates(v *value) bool {
+	if v.tmpl != nil {
+		return true
+	}
+	for _, e := range v.elems {
+		if hasTemplates(e) {
+			return true
+		}
+	}
+	return false
 }
