@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/schema"
-	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // FuzzMetaArguments feeds arbitrary arguments to every meta-tool's input check: it never
@@ -100,12 +100,12 @@ func FuzzRenderSnapshot(f *testing.F) {
 	f.Add([]byte(`{"root":null}`))
 	const budget = 2048
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var tree visualTree
-		if wire.Unmarshal(raw, &tree) != nil || tree.Root == nil {
+		tree, err := uitree.Parse(raw)
+		if err != nil {
 			return
 		}
 		var refs refTables
-		text := renderSnapshot(&tree, refs.record("s", &tree), true, budget)
+		text := renderSnapshot(tree, refs.record("s", tree), true, budget)
 		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 		for i, l := range lines {
 			body := strings.TrimLeft(l, " ")

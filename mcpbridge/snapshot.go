@@ -15,6 +15,7 @@ import (
 
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // Agents that drive a UI work best from a compact text snapshot whose actionable nodes
@@ -44,37 +45,6 @@ const (
 	// maxRefSessions bounds the sessions whose refs are kept; the least recently used go.
 	maxRefSessions = 16
 )
-
-// visualTree is the result of ui.get_visual_tree, as far as the snapshot needs it.
-type visualTree struct {
-	Source     string    `json:"source"`
-	SnapshotID string    `json:"snapshotId"`
-	Revision   int64     `json:"revision"`
-	NodeCount  int       `json:"nodeCount"`
-	TotalNodes int       `json:"totalNodes"`
-	Truncated  bool      `json:"truncated"`
-	Root       *treeNode `json:"root"`
-}
-
-type treeNode struct {
-	ID               string      `json:"id"`
-	Type             string      `json:"type"`
-	AutomationID     string      `json:"automationId"`
-	Label            string      `json:"label"`
-	Text             string      `json:"text"`
-	Role             string      `json:"role"`
-	SupportedActions []string    `json:"supportedActions"`
-	Visible          *bool       `json:"visible"`
-	Enabled          *bool       `json:"enabled"`
-	Checked          *bool       `json:"checked"`
-	Focused          bool        `json:"focused"`
-	Bounds           *nodeBounds `json:"bounds"`
-	Children         []*treeNode `json:"children"`
-}
-
-type nodeBounds struct {
-	X, Y, Width, Height float64
-}
 
 // nodeReference is ui.perform_action's reference.
 type nodeReference struct {
@@ -125,19 +95,19 @@ func (t *refTables) refsOf(sessionID string) *sessionRefs {
 
 // record makes tree the session's latest snapshot and returns the refs of its actionable
 // nodes.
-func (t *refTables) record(sessionID string, tree *visualTree) map[string]string {
+func (t *refTables) record(sessionID string, tree *uitree.Tree) map[string]string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.refsOf(sessionID)
 	s.latest = nodeReference{Source: tree.Source, SnapshotID: tree.SnapshotID, Revision: tree.Revision}
 	s.present = map[string]bool{}
 	var actionable []string
-	walk(tree.Root, func(n *treeNode, _ int) {
+	for _, n := range tree.Nodes() { // an SDK's overlay surface is no target
 		s.present[n.ID] = true
-		if len(n.SupportedActions) > 0 {
+		if len(n.Actions) > 0 {
 			actionable = append(actionable, n.ID)
 		}
-	})
+	}
 	if len(s.ref)+len(actionable) > maxRefsPerSession {
 		for id, ref := range s.ref {
 			if !s.present[id] {
@@ -181,21 +151,6 @@ func (t *refTables) resolve(sessionID, ref string) (nodeReference, *callError) {
 	return r, nil
 }
 
-// walk visits the nodes of a tree depth-first, with their depth.
-func walk(n *treeNode, visit func(*treeNode, int)) {
-	var rec func(*treeNode, int)
-	rec = func(n *treeNode, depth int) {
-		if n == nil {
-			return
-		}
-		visit(n, depth)
-		for _, c := range n.Children {
-			rec(c, depth+1)
-		}
-	}
-	rec(n, 0)
-}
-
 // renderSnapshot writes tree as indented lines, one per node:
 //
 //   - button "Add note" [ref=e7]
@@ -207,7 +162,7 @@ func walk(n *treeNode, visit func(*treeNode, int)) {
 // takes a tap. Unnamed containers without actions are left out, their children moved up.
 // Everything the app wrote is quoted or reduced to a word, so that no string can start a
 // line or forge a ref; the text stops at maxBytes with a note.
-func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBytes int) string {
+func renderSnapshot(tree *uitree.Tree, refs map[string]string, bounds bool, maxBytes int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# UI snapshot (source %s, revision %d, %d nodes", word(tree.Source), tree.Revision, tree.NodeCount)
 	if tree.Truncated {
@@ -215,9 +170,9 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBy
 	}
 	b.WriteString("). Act with ui.perform_action {\"reference\":\"eN\",\"action\":…}.\n")
 	left := 0 // nodes not written once the text is full
-	var rec func(n *treeNode, depth int)
-	rec = func(n *treeNode, depth int) {
-		if n == nil {
+	var rec func(n *uitree.Node, depth int)
+	rec = func(n *uitree.Node, depth int) {
+		if n == nil || n.Injected() {
 			return
 		}
 		name, value := oneLine(n.Label, 120), ""
@@ -225,6 +180,8 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBy
 			name = oneLine(n.Text, 120)
 		} else if n.Text != "" && n.Text != n.Label {
 			value = oneLine(n.Text, 120)
+		} else if n.Value != "" && n.Value != n.Label && n.Checked == nil {
+			value = oneLine(n.Value, 120)
 		}
 		ref := refs[n.ID]
 		if name == "" && ref == "" && n.Checked == nil && !n.Focused && depth > 0 && isContainer(n.Role) {
@@ -261,10 +218,10 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBy
 		if n.Focused {
 			b.WriteString(" [focused]")
 		}
-		if n.Enabled != nil && !*n.Enabled {
+		if !n.Enabled {
 			b.WriteString(" [disabled]")
 		}
-		if n.Visible != nil && !*n.Visible {
+		if !n.Visible {
 			b.WriteString(" [offscreen]")
 		}
 		if bounds && n.Bounds != nil {
@@ -274,9 +231,9 @@ func renderSnapshot(tree *visualTree, refs map[string]string, bounds bool, maxBy
 			b.WriteString(" [ref=")
 			b.WriteString(ref)
 			b.WriteString("]")
-			if !slices.Equal(n.SupportedActions, []string{"tap"}) {
-				actions := make([]string, 0, len(n.SupportedActions))
-				for _, a := range n.SupportedActions {
+			if !slices.Equal(n.Actions, []string{"tap"}) {
+				actions := make([]string, 0, len(n.Actions))
+				for _, a := range n.Actions {
 					actions = append(actions, word(a))
 				}
 				b.WriteString(" [actions=")
@@ -349,11 +306,14 @@ func (br *Bridge) capture(ctx context.Context, sess *hostapi.Session, opts snaps
 	if !res.Success {
 		return "", res, br.fromToolError(res.Error)
 	}
-	var tree visualTree
-	if res.Result == nil || wire.Unmarshal(res.Result.Result, &tree) != nil || tree.Root == nil {
+	if res.Result == nil {
 		return "", res, failf(wire.CodeProtocol, "%s answered with something that is not a visual tree", wire.VisualTreeToolID)
 	}
-	return renderSnapshot(&tree, br.refs.record(sess.ID, &tree), opts.IncludeBounds, br.opts.MaxResultBytes), res, nil
+	tree, err := uitree.Parse(res.Result.Result) // compact v2 or the legacy form
+	if err != nil {
+		return "", res, failf(wire.CodeProtocol, "%s answered with something that is not a visual tree: %v", wire.VisualTreeToolID, err)
+	}
+	return renderSnapshot(tree, br.refs.record(sess.ID, tree), opts.IncludeBounds, br.opts.MaxResultBytes), res, nil
 }
 
 // expandRef replaces a short ref in the reference argument of ui.perform_action by the

@@ -2,6 +2,8 @@ package mcpbridge
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,5 +147,58 @@ func TestSnapshotFailures(t *testing.T) {
 	}
 	if e := errorOf(t, h.call(ToolSnapshot, map[string]any{"maxNodes": 0})); e.Code != wire.CodeArgumentsSchemaInvalid {
 		t.Fatalf("%+v", e)
+	}
+}
+
+// TestSnapshotOfOfficialTrees: the official Android runtime's and UIKit's compact v2
+// trees (typeId, no type; values in visual; an SDK overlay surface) read as ours do: roles
+// and names, values, states, refs for actionable nodes, the overlay surface left out.
+func TestSnapshotOfOfficialTrees(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		fixture string
+		want    []string
+		absent  []string
+	}{
+		{"android-views.json", []string{
+			`- text "Notes"`,
+			`- textbox "Search notes": "milk" [focused] [ref=e1] [actions=tap,typeText,focus]`,
+			`- textbox "PIN" [ref=e2] [actions=tap,typeText,focus]`,
+			`- scrollview [ref=e3] [actions=scroll,swipe]`,
+			`- button "Save" [ref=e4]`,
+			`- button "Delete" [disabled] [ref=e5]`,
+			`- button "Dark mode": "false" [ref=e6]`,
+			`- button "Help" [offscreen] [ref=e7]`,
+		}, []string{"overlay", "ansight.overlay.surface"}},
+		{"ios-uikit.json", []string{
+			`- textbox "ada@example.com" [ref=e1] [actions=tap,typeText,focus]`,
+			`- button "Sign in" [ref=e3]`,
+			`- switch "RememberSwitch": "true" [ref=e4]`,
+		}, nil},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			t.Parallel()
+			tree, err := os.ReadFile(filepath.Join("..", "wire", "uitree", "testdata", "official", tt.fixture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFakeBackend(t)
+			c := f.addSession("s1", "com.example.official", wire.PolicyWrite, []wire.ToolEntry{
+				tool(wire.VisualTreeToolID, "ui", wire.PolicyRead, "The visual tree."),
+			})
+			c.run[wire.VisualTreeToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) { return tree, nil }
+			h := newHarness(t, f, Options{})
+			snap := text(t, h.call(ToolSnapshot, nil), nil)
+			for _, w := range tt.want {
+				if !strings.Contains(snap, w+"\n") {
+					t.Errorf("snapshot lacks %q:\n%s", w, snap)
+				}
+			}
+			for _, a := range tt.absent {
+				if strings.Contains(snap, a) {
+					t.Errorf("snapshot shows %q:\n%s", a, snap)
+				}
+			}
+		})
 	}
 }

@@ -4,19 +4,16 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -46,6 +43,9 @@ type Manifest struct {
 	// Redacted lists the header and field names whose values were removed on export
 	// (network records are sanitised on intake in any case).
 	Redacted []string `json:"redacted,omitempty"`
+	// Sanitized names the sanitize policy applied (SanitizePolicyID), whose counts are in
+	// the archive's sanitization/report.json.
+	Sanitized string `json:"sanitized,omitempty"`
 	// Versions says which versions of the formats inside it uses.
 	Versions ArchiveVersions `json:"versions"`
 	// Traffic sums up the tool traffic in the archive.
@@ -118,141 +118,6 @@ type ArchiveVersions struct {
 	Frame          string `json:"frame"`
 }
 
-// ExportOptions adjust Export.
-type ExportOptions struct {
-	// Redact lists header and field names (ASCII case ignored) whose values are replaced
-	// by "<redacted>" in every record and JSON file: header entries, object members at any
-	// depth, URL query parameters, name=value pairs in text. See DefaultRedact.
-	Redact []string
-	// Producer is written in the manifest ("ansight 1.2.3").
-	Producer string
-}
-
-// Export writes one recording as a zip archive to w: manifest.json, records.jsonl and the
-// records' files. Records committed while it runs are not included.
-func (r *Recorder) Export(ctx context.Context, sessionID string, w io.Writer, opts ExportOptions) error {
-	sum, err := r.Session(ctx, sessionID)
-	if err != nil {
-		return err
-	}
-	r.writeMu.Lock()
-	last := r.nextSeq
-	r.writeMu.Unlock()
-	rd := newRedactor(opts.Redact)
-	m := Manifest{Schema: ArchiveSchema, Producer: opts.Producer, ExportedAt: r.opts.Clock().UTC(), Session: sum,
-		Counts: map[Kind]int64{}, Records: RecordsName,
-		Versions: ArchiveVersions{Archive: 1, NetworkRequest: NetworkSchema, Touches: TouchSchema, Frame: "ASJP/1 JPEG"}}
-	if rd != nil {
-		for n := range rd.names {
-			m.Redacted = append(m.Redacted, n)
-		}
-		slices.Sort(m.Redacted)
-		if len(m.Session.Info) > 0 {
-			m.Session.Info = rd.json(m.Session.Info)
-		}
-	}
-	var recs bytes.Buffer
-	var blobs []Record
-	q := Query{Session: sessionID, Limit: MaxLimit}
-	for {
-		p, err := r.Records(ctx, q)
-		if err != nil {
-			return err
-		}
-		for _, rec := range p.Records {
-			if rec.Seq > last {
-				break
-			}
-			if rd != nil {
-				rec.Text = rd.string(rec.Text)
-				if len(rec.Data) > 0 {
-					rec.Data = rd.json(rec.Data)
-				}
-			}
-			if rec.Blob != "" {
-				blobs = append(blobs, rec)
-				rec.Blob = archiveBlobName(rec)
-			}
-			m.Counts[rec.Kind]++
-			m.Traffic.add(rec)
-			b, err := json.Marshal(rec, json.Deterministic(true))
-			if err != nil {
-				return err
-			}
-			recs.Write(b)
-			recs.WriteByte('\n')
-		}
-		if p.Next == 0 {
-			break
-		}
-		q.After = p.Next
-	}
-	m.Session.Records = 0
-	for _, n := range m.Counts {
-		m.Session.Records += n
-	}
-	zw := zip.NewWriter(w)
-	mb, err := json.Marshal(m, json.Deterministic(true), jsontext.WithIndent("  "))
-	if err != nil {
-		return err
-	}
-	if err := zipFile(zw, ManifestName, mb, true, m.ExportedAt); err != nil {
-		return err
-	}
-	if err := zipFile(zw, RecordsName, recs.Bytes(), true, m.ExportedAt); err != nil {
-		return err
-	}
-	for _, rec := range blobs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := r.zipBlob(zw, rec, rd); err != nil {
-			return err
-		}
-	}
-	return zw.Close()
-}
-
-// archiveBlobName is a record's file inside an archive: blobs/<kind>/<seq>.<ext>.
-func archiveBlobName(rec Record) string {
-	return path.Join(archiveBlobsDir, string(rec.Kind), fmt.Sprintf("%d%s", rec.Seq, path.Ext(rec.Blob)))
-}
-
-// zipBlob copies a record's file into the archive, redacting JSON files.
-func (r *Recorder) zipBlob(zw *zip.Writer, rec Record, rd *redactor) error {
-	f, err := r.OpenBlob(rec)
-	if errors.Is(err, ErrNotFound) {
-		return nil // evicted meanwhile: the record says which file it had
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	name := archiveBlobName(rec)
-	if rd != nil && path.Ext(rec.Blob) == ".json" {
-		b, err := io.ReadAll(io.LimitReader(f, wire.DefaultMaxMessageBytes+1))
-		if err != nil {
-			return err
-		}
-		var v jsontext.Value
-		if wire.Unmarshal(b, &v) == nil {
-			b = rd.json(v)
-		}
-		return zipFile(zw, name, b, true, rec.At)
-	}
-	compress := path.Ext(rec.Blob) != ".jpg"
-	method := zip.Store
-	if compress {
-		method = zip.Deflate
-	}
-	zf, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method, Modified: rec.At})
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(zf, f)
-	return err
-}
-
 // zipFile adds a file to the archive, modified at modified: an entry without a time shows
 // as of 1980 in archive tools.
 func zipFile(zw *zip.Writer, name string, data []byte, deflate bool, modified time.Time) error {
@@ -271,142 +136,46 @@ func zipFile(zw *zip.Writer, name string, data []byte, deflate bool, modified ti
 // Bounds of an archive being imported.
 const (
 	maxManifestBytes   = 1 << 20
-	maxArchiveEntries  = 1 << 20
 	maxRecordLineBytes = wire.DefaultMaxMessageBytes + 1<<20
 	importChunk        = 500
 )
-
-// ImportOptions adjust Import.
-type ImportOptions struct {
-	// ID is the imported recording's id. Default: the archive's session id, with
-	// "-import-N" appended when a recording of that id exists.
-	ID string
-}
-
-// Import reads an archive Export wrote and stores it as a new recording (Origin "import").
-// The archive is not trusted: sizes, names and every record are checked, and the
-// recordings' budgets apply to it. An archive that fails a check leaves nothing behind.
-func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts ImportOptions) (Summary, error) {
-	a, err := openArchive(ra, size, r.opts.MaxBytes)
-	if err != nil {
-		return Summary{}, err
-	}
-	defer a.close()
-	m := a.manifest
-
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	id := opts.ID
-	if id == "" {
-		id = r.freeID(clip(strings.TrimSpace(m.Session.ID), 128))
-	} else if r.Recorded(id) {
-		return Summary{}, fmt.Errorf("recording: a recording %q exists", id)
-	}
-	tmp, err := os.MkdirTemp(r.dir, "import-")
-	if err != nil {
-		return Summary{}, err
-	}
-	defer os.RemoveAll(tmp)
-
-	info := infoJSON(m.Session.Info)
-	update := map[string]*sessionUpdate{id: {info: info, state: clip(m.Session.State, 64)}}
-	if info == nil {
-		o := object{{"id", quoted(id)}, {"appId", quoted(m.Session.AppID)}, {"deviceId", quoted(m.Session.DeviceID)}, {"deviceName", quoted(m.Session.DeviceName)}}
-		update[id].info = o.encode()
-	}
-	var chunk []pendingEntry
-	committed := false
-	flush := func() error {
-		_, err := r.commit(ctx, chunk, update, "import")
-		committed = committed || err == nil
-		chunk, update = chunk[:0], nil
-		return err
-	}
-	err = func() error {
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			e, err := a.next(tmp)
-			if err == io.EOF {
-				return flush()
-			}
-			if err != nil {
-				return err
-			}
-			chunk = append(chunk, pendingEntry{session: id, arrival: e.at, entry: e})
-			if len(chunk) == importChunk {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}()
-	if err != nil {
-		if committed {
-			r.deleteLocked(ctx, id) // the part already stored
-		}
-		return Summary{}, err
-	}
-	r.enforceBudgets(ctx)
-	return r.Session(ctx, id)
-}
 
 // archive is an archive opened for reading: its manifest checked, its records read one at
 // a time.
 type archive struct {
 	manifest Manifest
-	files    map[string]*zip.File
+	z        *zipArchive
+	dir      string
 	rc       io.ReadCloser
 	br       *bufio.Reader
 	line     int
 }
 
-// openArchive opens an archive of at most budget bytes unpacked and reads its manifest.
-func openArchive(ra io.ReaderAt, size, budget int64) (*archive, error) {
-	zr, err := zip.NewReader(ra, size)
-	if err != nil {
-		return nil, fmt.Errorf("recording: read archive: %w", err)
-	}
-	if len(zr.File) > maxArchiveEntries {
-		return nil, fmt.Errorf("recording: archive has %d entries, more than %d", len(zr.File), maxArchiveEntries)
-	}
-	a := &archive{files: map[string]*zip.File{}}
-	var total uint64
-	for _, f := range zr.File {
-		a.files[f.Name] = f
-		total += f.UncompressedSize64
-	}
-	if total > uint64(budget) {
-		return nil, fmt.Errorf("recording: archive holds %d bytes, more than the recordings' budget of %d", total, budget)
-	}
-	mf := a.files[ManifestName]
-	if mf == nil {
-		return nil, errors.New("recording: archive has no " + ManifestName)
-	}
-	mb, err := readZip(mf, maxManifestBytes)
+// openArchive reads the manifest of an archive in our format (z holds manifest.json).
+func openArchive(z *zipArchive, dir string) (*archive, error) {
+	a := &archive{z: z, dir: dir}
+	mb, err := z.readAll(ManifestName, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}
 	if err := wire.Unmarshal(mb, &a.manifest); err != nil {
-		return nil, fmt.Errorf("recording: %s: %w", ManifestName, err)
+		return nil, fmt.Errorf("%s: %w", ManifestName, err)
 	}
 	if a.manifest.Schema != ArchiveSchema {
-		return nil, fmt.Errorf("recording: archive schema %q, want %q", a.manifest.Schema, ArchiveSchema)
+		return nil, fmt.Errorf("archive schema %q, want %q", a.manifest.Schema, ArchiveSchema)
 	}
-	rf := a.files[a.manifest.Records]
-	if rf == nil {
-		return nil, fmt.Errorf("recording: archive has no %q", a.manifest.Records)
+	if !z.has(a.manifest.Records) {
+		return nil, fmt.Errorf("the archive has no %q", a.manifest.Records)
 	}
-	if a.rc, err = rf.Open(); err != nil {
-		return nil, fmt.Errorf("recording: %s: %w", a.manifest.Records, err)
+	if a.rc, err = z.open(a.manifest.Records); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.manifest.Records, err)
 	}
 	a.br = bufio.NewReaderSize(a.rc, 64<<10)
 	return a, nil
 }
 
-// next reads the next record, its file (if any) extracted into dir; io.EOF after the last.
-func (a *archive) next(dir string) (entry, error) {
+// next reads the next record, its file (if any) extracted into a.dir; io.EOF after the last.
+func (a *archive) next() (entry, error) {
 	for {
 		b, err := readLine(a.br, maxRecordLineBytes)
 		if err == io.EOF {
@@ -419,7 +188,7 @@ func (a *archive) next(dir string) (entry, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		e, err := importEntry(b, a.files, dir, a.line)
+		e, err := importEntry(b, a.z, a.dir, a.line)
 		if err != nil {
 			return entry{}, fmt.Errorf("recording: %s line %d: %w", a.manifest.Records, a.line, err)
 		}
@@ -429,14 +198,55 @@ func (a *archive) next(dir string) (entry, error) {
 
 func (a *archive) close() { a.rc.Close() }
 
+// meta is the recording's description from the manifest.
+func (a *archive) meta() importMeta {
+	m := a.manifest
+	info := infoJSON(m.Session.Info)
+	if info == nil {
+		info = object{{"id", quoted(m.Session.ID)}, {"appId", quoted(m.Session.AppID)}, {"deviceId", quoted(m.Session.DeviceID)},
+			{"deviceName", quoted(m.Session.DeviceName)}}.encode()
+	}
+	return importMeta{id: m.Session.ID, info: info, state: m.Session.State}
+}
+
+// isOurManifest reports whether the archive's manifest.json is ours (an offline capture
+// exported without its root directory has a manifest.json too).
+func isOurManifest(z *zipArchive) bool {
+	if z.size(ManifestName) > maxManifestBytes {
+		return false
+	}
+	b, err := z.readAll(ManifestName, maxManifestBytes)
+	if err != nil {
+		return false
+	}
+	obj, err := parseObject(b)
+	if err != nil {
+		return false
+	}
+	schema, _ := str(obj.get("schema"))
+	return schema == ArchiveSchema
+}
+
+// report says what was read: our format carries everything it holds.
+func (a *archive) report() ImportReport { return ImportReport{Format: FormatAnsight} }
+
 // importEntry checks one record line and extracts its file to dir.
-func importEntry(b []byte, files map[string]*zip.File, dir string, line int) (entry, error) {
+func importEntry(b []byte, z *zipArchive, dir string, line int) (entry, error) {
+	return importEntryFrom(b, z, dir, fmt.Sprint(line), archiveBlobsDir+"/")
+}
+
+// importEntryFrom checks one record line whose file (if any) is an entry under blobs, and
+// extracts the file to dir under the name tmp.
+func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string) (entry, error) {
 	var rec Record
 	if err := wire.Unmarshal(b, &rec); err != nil {
 		return entry{}, err
 	}
 	if !rec.Kind.Valid() {
 		return entry{}, fmt.Errorf("unknown kind %q", rec.Kind)
+	}
+	if err := checkNumbers(rec); err != nil {
+		return entry{}, err
 	}
 	if len(rec.Data) > 0 && rec.Data.Kind() != '{' {
 		return entry{}, errors.New("data is not an object")
@@ -446,35 +256,40 @@ func importEntry(b []byte, files map[string]*zip.File, dir string, line int) (en
 		e.channel, e.hasChan = *rec.Channel, true
 	}
 	if rec.Blob != "" {
-		f := files[rec.Blob]
-		if f == nil || !strings.HasPrefix(rec.Blob, archiveBlobsDir+"/") || !filepath.IsLocal(filepath.FromSlash(rec.Blob)) {
+		if !z.has(rec.Blob) || !strings.HasPrefix(rec.Blob, blobs) {
 			return entry{}, fmt.Errorf("blob %q is not in the archive", rec.Blob)
 		}
 		e.ext = strings.TrimPrefix(path.Ext(rec.Blob), ".")
 		if !plainExt(e.ext) {
 			e.ext = "bin"
 		}
-		rc, err := f.Open()
-		if err != nil {
+		p := filepath.Join(dir, tmp+"."+e.ext)
+		if _, err := z.extract(rec.Blob, p); err != nil {
 			return entry{}, err
 		}
-		defer rc.Close()
-		tmp := filepath.Join(dir, fmt.Sprintf("%d.%s", line, e.ext))
-		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return entry{}, err
-		}
-		// The declared size bounds the copy: a zip that lies inflates no further.
-		_, err = io.Copy(out, io.LimitReader(rc, int64(f.UncompressedSize64)))
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return entry{}, err
-		}
-		e.link, e.owned = tmp, true
+		e.link, e.owned = p, true
 	}
 	return e, nil
+}
+
+// checkNumbers refuses a record whose numbers no recorder writes: a negative or absurd
+// seq or size, a time outside years 1970–9999, a channel outside 0–255.
+func checkNumbers(rec Record) error {
+	switch {
+	case rec.Seq < 0 || rec.Seq > 1<<53:
+		return fmt.Errorf("seq %d is out of range", rec.Seq)
+	case rec.Size < 0 || rec.Size > DefaultMaxBytes<<4:
+		return fmt.Errorf("size %d is out of range", rec.Size)
+	case rec.BlobBytes < 0 || rec.BlobBytes > DefaultMaxBytes<<4:
+		return fmt.Errorf("blobBytes %d is out of range", rec.BlobBytes)
+	case rec.At.Year() < 1970 || rec.At.Year() > 9999:
+		return fmt.Errorf("time %s is out of range", rec.At.Format(time.RFC3339))
+	case rec.Channel != nil && (*rec.Channel < 0 || *rec.Channel > 255):
+		return fmt.Errorf("channel %d is out of range", *rec.Channel)
+	case math.IsNaN(rec.Value) || math.IsInf(rec.Value, 0):
+		return errors.New("value is not a number")
+	}
+	return nil
 }
 
 func plainExt(ext string) bool {
@@ -487,19 +302,6 @@ func plainExt(ext string) bool {
 		}
 	}
 	return true
-}
-
-// readZip reads one archive entry of at most max bytes.
-func readZip(f *zip.File, max int64) ([]byte, error) {
-	if f.UncompressedSize64 > uint64(max) {
-		return nil, fmt.Errorf("recording: %s is larger than %d bytes", f.Name, max)
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, max))
 }
 
 // readLine reads one line (without its end) of at most max bytes.

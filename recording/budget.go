@@ -128,6 +128,9 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 // Delete removes a recording: its records, its files and its session row. A live session
 // keeps recording into a new recording of the same id.
 func (r *Recorder) Delete(ctx context.Context, sessionID string) error {
+	if r.readOnly {
+		return ErrReadOnly
+	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	return r.deleteLocked(ctx, sessionID)

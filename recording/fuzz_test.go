@@ -163,14 +163,18 @@ func FuzzReadArchive(f *testing.F) {
 		`{"seq":1,"session":"x","kind":"log","at":"2026-03-20T10:00:00Z","text":"hi","data":[1],"size":1}`}))
 	f.Add([]byte("PK\x03\x04 not a zip"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a, err := openArchive(bytes.NewReader(data), int64(len(data)), 64<<20)
+		dir := t.TempDir()
+		z, err := openZip(bytes.NewReader(data), int64(len(data)), 64<<20, "")
+		if err != nil {
+			return
+		}
+		a, err := openArchive(z, dir)
 		if err != nil {
 			return
 		}
 		defer a.close()
-		dir := t.TempDir()
 		for range 10000 {
-			e, err := a.next(dir)
+			e, err := a.next()
 			if err != nil {
 				return
 			}
@@ -203,4 +207,66 @@ func TestImportAllOrNothing(t *testing.T) {
 	if sum, err := r.Import(context.Background(), bytes.NewReader(good), int64(len(good)), ImportOptions{}); err != nil || sum.Records != 2 {
 		t.Errorf("a good archive: %+v, %v", sum, err)
 	}
+}
+
+// FuzzImportArchive reads arbitrary archives as Import does, in whichever format they
+// claim (ours, the official host's, an offline capture, encrypted with the password
+// "correct horse battery"): whatever they hold, reading ends with an error or io.EOF,
+// every entry read is of a known kind with object data, and every file extracted lies in
+// the directory given. testdata/fuzz/FuzzImportArchive holds the fixtures of
+// official_test.go, offline-capture-aes.zip and an export of ours.
+func FuzzImportArchive(f *testing.F) {
+	f.Add([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		z, err := openZip(bytes.NewReader(data), int64(len(data)), 64<<20, "correct horse battery")
+		if err != nil {
+			return
+		}
+		src, err := openSource(z, dir)
+		if err != nil {
+			return
+		}
+		defer src.close()
+		for range 100000 {
+			e, err := src.next()
+			if err != nil {
+				return
+			}
+			checkEntries(t, []entry{e})
+			if e.link != "" && filepath.Dir(e.link) != dir {
+				t.Fatalf("a file outside the import directory: %s", e.link)
+			}
+		}
+	})
+}
+
+// FuzzSanitizeJSON holds the sanitize policy to valid JSON out for any JSON in, to
+// leaving id-like members alone, and to doing nothing more on a second pass.
+func FuzzSanitizeJSON(f *testing.F) {
+	f.Add([]byte(officialTree))
+	f.Add([]byte(`{"id":"user@example.com","email":"a@b.co","note":"call +44 20 7946 0958 or 4111 1111 1111 1111, key sk-abcdefghijklmnop","embedded":"{\"password\":\"x\"}"}`))
+	f.Add([]byte(`["10.0.0.1", {"automationId":"iphone.model","text":"X"}, {"role":"secure","value":"1234"}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v jsontext.Value
+		if wire.Unmarshal(data, &v) != nil {
+			return
+		}
+		s := newSanitizer(time.Unix(0, 0))
+		out := s.json(v, false)
+		if !jsontext.Value(out).IsValid() {
+			t.Fatalf("sanitised %q into invalid JSON %q", data, out)
+		}
+		if again := s.json(out, false); !bytes.Equal(again, out) {
+			t.Fatalf("a second pass changed %q into %q", out, again)
+		}
+		if obj, err := members(v); err == nil {
+			outObj, _ := members(out)
+			for _, m := range obj {
+				if protectedNames[normalizeName(m.name)] && !bytes.Equal(compact(m.value), compact(outObj.get(m.name))) {
+					t.Fatalf("id-like %s changed: %s → %s", m.name, m.value, outObj.get(m.name))
+				}
+			}
+		}
+	})
 }

@@ -253,13 +253,14 @@ func (p parser) events(obj object, at time.Time) []entry {
 var touchActions = []string{"down", "move", "up", "cancel", "unknown", "hoverEnter", "hoverMove", "hoverExit"}
 
 // touches unpacks an ansight.touches.v1 batch: one record per row, at t0 + deltaMs, with
-// the row's columns named and the batch's shared members (space, unit, surface and any
-// other) beside the raw row.
+// the row's columns named, its id (the batch's ids, when it has them) and the batch's
+// shared members (space, unit, surface and any other) beside the raw row.
 func touches(obj object, arrival time.Time) []entry {
 	t0 := timeOr(obj.get("t0"), arrival)
-	shared := obj.without("rows").without("type").without("schema")
+	shared := obj.without("rows").without("type").without("schema").without("ids").without("savedAtUtc")
+	ids := items(obj, "ids")
 	var out []entry
-	for _, it := range items(obj, "rows") {
+	for i, it := range items(obj, "rows") {
 		var row []jsontext.Value
 		if it.Kind() != '[' || unmarshalChecked(it, &row) != nil || len(row) < 5 {
 			continue
@@ -293,6 +294,9 @@ func touches(obj object, arrival time.Time) []entry {
 			if v, ok := integer(row[6], 0, 1<<31); ok {
 				o = append(o, member{"pointerCount", jsonNumber(float64(v))})
 			}
+		}
+		if i < len(ids) && ids[i].Kind() == '"' {
+			o = append(o, member{"id", ids[i]})
 		}
 		o = append(o, shared...)
 		o = append(o, member{"row", it})

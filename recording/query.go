@@ -153,15 +153,32 @@ func (r *Recorder) Follow(ctx context.Context, q Query, fn func(Record) error) e
 		if p.Next != 0 {
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-			if r.isClosed() {
-				return ErrClosed
-			}
+		if err := r.waitChange(ctx, changed); err != nil {
+			return err
 		}
 	}
+}
+
+// waitChange waits for the next commit (changed), or, read-only, for the next poll: no
+// writer here says when records arrive, a host that started meanwhile writes them from its
+// own process.
+func (r *Recorder) waitChange(ctx context.Context, changed <-chan struct{}) error {
+	var poll <-chan time.Time
+	if r.readOnly {
+		t := time.NewTimer(readOnlyPoll)
+		defer t.Stop()
+		poll = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-poll:
+	case <-changed:
+		if r.isClosed() {
+			return ErrClosed
+		}
+	}
+	return nil
 }
 
 // ErrClosed: the recorder was closed.
@@ -195,6 +212,8 @@ type Summary struct {
 	Evicted int64 `json:"evicted"`
 	// Info is the host's description of the session (host.SessionInfo's JSON).
 	Info jsontext.Value `json:"info,omitzero"`
+	// Import is what Import read and skipped; set only in Import's answer.
+	Import *ImportReport `json:"import,omitempty"`
 }
 
 // Sessions lists the recordings, the most recently active first.
@@ -235,6 +254,9 @@ func (r *Recorder) summaries(ctx context.Context, id string) ([]Summary, error) 
 			return nil, fmt.Errorf("recording: %w", err)
 		}
 		s.FirstAt, s.LastAt = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
+		if r.readOnly && s.State == "connected" {
+			s.State = "disconnected" // its host is not the one reading (see OpenReadOnly)
+		}
 		if len(info) > 0 {
 			s.Info = info
 		}

@@ -54,6 +54,11 @@ type Options struct {
 	// redactSensitiveData:false (the official host does). Off by default: secrets are
 	// redacted whatever the app says.
 	HonorNoRedact bool
+	// MaskSensitive masks screens before they are stored (mask.go): frames boxed over the
+	// sensitive nodes of the session's most recent visual tree, or blacked out when none
+	// is recent enough; touches on sensitive nodes, or with no recent tree, not kept. For
+	// sessions of apps that do not mask at the source (the official SDKs).
+	MaskSensitive bool
 	// Logger receives write failures (discarded when nil).
 	Logger *slog.Logger
 	// Clock gives arrival times (time.Now when nil).
@@ -128,6 +133,14 @@ type Recorder struct {
 	packBytes int64
 
 	staged atomic.Int64 // names the links stage makes
+
+	// readOnly: opened by OpenReadOnly, with no writer; intake is ignored and changes are
+	// refused with ErrReadOnly.
+	readOnly bool
+
+	// maskTrees is each session's most recent tree (Options.MaskSensitive; the writer's).
+	maskTrees                   map[string]*treeRegions
+	maskedFrames, maskedTouches atomic.Int64
 }
 
 // sessionStats is what the recorder keeps in memory about each recording.
@@ -205,10 +218,13 @@ func Open(opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// load reads the totals of existing recordings and closes those left connected.
+// load reads the totals of existing recordings and closes those left connected (but for
+// a read-only recorder, which changes nothing).
 func (r *Recorder) load(ctx context.Context) error {
-	if _, err := r.db.ExecContext(ctx, `UPDATE sessions SET state = 'disconnected' WHERE state = 'connected'`); err != nil {
-		return fmt.Errorf("recording: %w", err)
+	if !r.readOnly {
+		if _, err := r.db.ExecContext(ctx, `UPDATE sessions SET state = 'disconnected' WHERE state = 'connected'`); err != nil {
+			return fmt.Errorf("recording: %w", err)
+		}
 	}
 	rows, err := r.db.QueryContext(ctx, `SELECT id, dropped, evicted FROM sessions`)
 	if err != nil {
@@ -269,6 +285,9 @@ func (r *Recorder) Close() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	if r.readOnly {
+		return r.db.Close()
+	}
 	r.signal()
 	<-r.done
 	r.writeMu.Lock()
@@ -364,6 +383,9 @@ const stagingDir = ".staging"
 // "" when no link can be made (the writer then copies the file from path, if it is still
 // there).
 func (r *Recorder) stage(path string) string {
+	if r.readOnly {
+		return ""
+	}
 	link := filepath.Join(r.dir, BlobDir, stagingDir, strconv.FormatInt(r.staged.Add(1), 10))
 	if os.Link(path, link) != nil {
 		return ""
@@ -374,6 +396,9 @@ func (r *Recorder) stage(path string) string {
 // Flush waits until everything queued before the call is stored (and the budgets
 // applied), or ctx ends.
 func (r *Recorder) Flush(ctx context.Context) error {
+	if r.readOnly {
+		return nil // nothing is ever queued
+	}
 	done := make(chan struct{})
 	r.mu.Lock()
 	if r.closed {
@@ -418,7 +443,7 @@ const commitInterval = 5 * time.Millisecond
 func (r *Recorder) enqueue(it item) {
 	n := int64(len(it.data) + len(it.traffic.Payload))
 	r.mu.Lock()
-	if r.closed {
+	if r.closed || r.readOnly {
 		r.mu.Unlock()
 		return
 	}
@@ -473,6 +498,10 @@ type Usage struct {
 	Dropped int64 `json:"dropped"`
 	Thinned int64 `json:"thinned"`
 	Evicted int64 `json:"evicted"`
+	// MaskedFrames and MaskedTouches count frames boxed or blacked out and touches not
+	// kept by Options.MaskSensitive, since Open.
+	MaskedFrames  int64 `json:"maskedFrames,omitzero"`
+	MaskedTouches int64 `json:"maskedTouches,omitzero"`
 	// Queued and QueuedBytes are waiting to be written.
 	Queued      int   `json:"queued"`
 	QueuedBytes int64 `json:"queuedBytes"`
@@ -483,7 +512,7 @@ func (r *Recorder) Usage() Usage {
 	r.mu.Lock()
 	u := Usage{Dir: r.dir, Bytes: r.total, MaxBytes: r.opts.MaxBytes, MaxSessionBytes: r.opts.MaxSessionBytes,
 		Sessions: len(r.sessions), Records: r.records, Dropped: r.dropped, Thinned: r.thinned, Evicted: r.evicted,
-		Queued: len(r.queue), QueuedBytes: r.queued}
+		Queued: len(r.queue), QueuedBytes: r.queued, MaskedFrames: r.maskedFrames.Load(), MaskedTouches: r.maskedTouches.Load()}
 	r.mu.Unlock()
 	u.DiskBytes = diskUsage(r.dir)
 	return u

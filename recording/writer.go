@@ -168,6 +168,9 @@ func (r *Recorder) writeBatch(batch []item) {
 				es = []entry{{kind: KindState, at: it.arrival, text: it.event, data: infoJSON(it.data)}}
 			}
 		}
+		if r.opts.MaskSensitive && len(es) > 0 {
+			es = r.mask(it.session, es)
+		}
 		for _, e := range es {
 			entries = append(entries, pendingEntry{session: it.session, arrival: it.arrival, entry: e})
 		}

@@ -64,6 +64,13 @@ var sampleCalls = map[string][]string{
 	ui.PerformActionToolID:          {`{"snapshotId":"$SNAPSHOT","nodeId":"ok","action":"tap"}`},
 	ui.WaitToolID:                   {`{"condition":"exists","automationId":"ok"}`},
 	ui.GetScreenshotToolID:          {`{}`, `{"format":"png"}`},
+	ui.InspectNodeToolID:            {`{"nodeId":"ok","includeAncestors":true}`},
+	ui.ShowOverlayToolID:            {`{"overlayId":"o","nodeId":"ok","durationMs":0}`},
+	ui.UpdateOverlayToolID:          {`{"overlayId":"o","strokeColor":"blue"}`},
+	ui.GetOverlayToolID:             {`{"overlayId":"o"}`},
+	ui.QueryOverlaysToolID:          {`{}`},
+	ui.RemoveOverlayToolID:          {`{"overlayId":"gone"}`},
+	ui.ClearOverlaysToolID:          {`{"metadataKey":"none"}`},
 	files.ListDirectoryToolID:       {`{"root":"docs"}`},
 	files.BeginBinaryDownloadToolID: {`{"root":"docs","path":"a.txt"}`, `{"root":"docs","path":"a.txt","chunkBytes":1024}`},
 	files.PushFileToolID:            {`{"root":"docs","directoryPath":"in","fileName":"b.txt","text":"hi","overwrite":true}`},
@@ -106,6 +113,7 @@ func TestEveryArtifactReachesTheOfficialHost(t *testing.T) {
 		}
 	}
 	h := apptest.New(t, a)
+	h.Call(ui.ShowOverlayToolID, `{"overlayId":"o","x":1,"y":1,"width":2,"height":2,"durationMs":0}`) // for get and update
 	cat := h.Send(wire.TypeQuery, `{"detail":"index"}`).Catalog
 	var transfers int
 	check := func(t *testing.T, what string, r apptest.Response) {

@@ -15,7 +15,9 @@ import (
 // that matches the result schema, or a tool failure of the toolkit's — never a panic
 // (tool_execution_exception) nor a result that breaks its own schema.
 func FuzzToolArguments(f *testing.F) {
-	tools := []string{"ui.get_visual_tree", "ui.query_nodes", "ui.perform_action", "ui.wait", "ui.get_screenshot"}
+	tools := []string{"ui.get_visual_tree", "ui.query_nodes", "ui.perform_action", "ui.wait", "ui.get_screenshot",
+		"ui.inspect_node", "ui.show_overlay", "ui.update_overlay", "ui.remove_overlay", "ui.clear_overlays",
+		"ui.get_overlay", "ui.query_overlays"}
 	for i, args := range []string{
 		`{}`,
 		`{"role":"button","maxResults":1}`,
@@ -29,6 +31,10 @@ func FuzzToolArguments(f *testing.F) {
 		`{"snapshotId":"native:1:00","nodeId":"switch","action":"setValue","value":null,"index":2,"checked":true,"options":{}}`,
 		`{"condition":"exists","snapshotId":"x","rootNodeId":"root","maxDepth":1,"maxNodes":2,"maxResults":0}`,
 		`{"role":null,"textContains":"","includeProperties":true,"root":"window","includeInactivePages":true}`,
+		`{"nodeId":"name","includeAncestors":true,"includeDescendants":true,"includeProperties":false}`,
+		`{"overlayId":"a","rects":[{"x":1,"y":1,"width":1e308,"height":2,"label":null}],"strokeColor":"#abc","fillColor":"red","metadata":{"k":"v"}}`,
+		`{"overlayId":"a","nodeId":"name","metadataMode":"replace","metadata":null,"durationMs":-1,"strokeWidth":-3}`,
+		`{"metadataKey":"k","metadataValue":"V"}`,
 	} {
 		f.Add(uint8(i), args)
 	}

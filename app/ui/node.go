@@ -1,6 +1,13 @@
 package ui
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
+)
 
 // Node is one element of a captured UI tree, as a [Screen] reports it. The toolkit copies
 // the tree it receives, so a Screen may build it from shared state and reuse nothing.
@@ -34,6 +41,13 @@ type Node struct {
 	Checked *bool
 	// Focused marks the node that has input focus.
 	Focused bool
+	// Secure marks a password or other secure entry (the official isPassword,
+	// secureTextEntry): its Text is never published — not in the tree, not matched by
+	// ui.query_nodes' textContains, not in ui.perform_action's outcome — only its Label.
+	Secure bool
+	// NavigatesBack marks the node that navigates back (a navigation bar's back button):
+	// ansight ui back taps it.
+	NavigatesBack bool
 	// Bounds is the node's frame in screen points, origin top-left; nil when unknown.
 	Bounds *Bounds
 	// Properties are the node's computed styles and other implementation-specific
@@ -67,62 +81,57 @@ const (
 // supports reports whether the node lists action.
 func (n *Node) supports(action string) bool { return slices.Contains(n.Actions, action) }
 
-// nodeJSON is the wire form of a node (without its children, which the tree and query
-// results add as they need).
-type nodeJSON struct {
-	ID               string   `json:"id"`
-	Type             string   `json:"type"`
-	AutomationID     string   `json:"automationId,omitzero"`
-	Label            string   `json:"label,omitzero"`
-	Text             string   `json:"text,omitzero"`
-	Role             string   `json:"role"`
-	SupportedActions []string `json:"supportedActions"`
-	Visible          bool     `json:"visible"`
-	Enabled          bool     `json:"enabled"`
-	Checked          *bool    `json:"checked,omitzero"`
-	Focused          bool     `json:"focused,omitzero"`
-	Bounds           *Bounds  `json:"bounds,omitzero"`
-	ChildCount       int      `json:"childCount"`
-	// Properties is written only for callers that asked for computed styles.
-	Properties map[string]string `json:"properties,omitzero"`
-}
-
 // detail says which optional parts of a node a result carries.
 type detail struct {
 	bounds     bool // includeBounds (default true)
 	properties bool // includeComputedStyles or includeProperties (default false)
 }
 
-// toJSON projects n onto its wire form.
-func (n *Node) toJSON(d detail) nodeJSON {
-	j := nodeJSON{
-		ID:               n.ID,
-		Type:             n.Type,
-		AutomationID:     n.AutomationID,
-		Label:            n.Label,
-		Text:             n.Text,
-		Role:             n.Role,
-		SupportedActions: n.Actions,
-		Visible:          !n.Hidden,
-		Enabled:          !n.Disabled,
-		Checked:          n.Checked,
-		Focused:          n.Focused,
-		ChildCount:       len(n.Children),
+// treeNode projects n (without children) onto the tree model's node, as the official
+// SDKs publish one: a textbox's text is its value, a checkable node's state its value
+// ("true"/"false"), and a secure node carries neither (its label stays).
+func (n *Node) treeNode(d detail) *uitree.Node {
+	t := &uitree.Node{
+		ID:            n.ID,
+		Type:          n.Type,
+		AutomationID:  n.AutomationID,
+		Label:         n.Label,
+		Text:          n.Text,
+		Role:          n.Role,
+		Actions:       n.Actions,
+		Visible:       !n.Hidden,
+		Enabled:       !n.Disabled,
+		Focusable:     n.supports(ActionFocus) || n.supports(ActionTypeText) || n.supports(ActionSetValue) && n.Checked == nil,
+		Focused:       n.Focused,
+		Checked:       n.Checked,
+		Secure:        n.Secure,
+		NavigatesBack: n.NavigatesBack,
+		ChildCount:    len(n.Children),
 	}
-	if j.SupportedActions == nil {
-		j.SupportedActions = []string{}
+	if t.Actions == nil {
+		t.Actions = []string{}
 	}
-	if d.bounds {
-		j.Bounds = n.Bounds
+	switch {
+	case n.Secure:
+		t.Text = ""
+	case n.Checked != nil:
+		t.Value = strconv.FormatBool(*n.Checked)
+	case n.editable():
+		t.Value = n.Text
 	}
-	if d.properties {
-		j.Properties = n.Properties
+	if strings.TrimSpace(t.Text) == "" {
+		t.Text = n.Label // what the official readers fall back to
 	}
-	return j
+	if d.bounds && n.Bounds != nil {
+		t.Bounds = &uitree.Rect{X: n.Bounds.X, Y: n.Bounds.Y, Width: n.Bounds.Width, Height: n.Bounds.Height}
+	}
+	if d.properties && len(n.Properties) > 0 {
+		t.Properties, _ = wire.Marshal(n.Properties) // string map: never fails; keys sorted
+	}
+	return t
 }
 
-// treeNodeJSON is a node of ui.get_visual_tree's result.
-type treeNodeJSON struct {
-	nodeJSON
-	Children []*treeNodeJSON `json:"children,omitempty"`
+// editable reports whether the node's Text is a value a person edits (a text field).
+func (n *Node) editable() bool {
+	return n.Role == "textbox" || n.supports(ActionTypeText)
 }

@@ -3,6 +3,11 @@ package ui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // filter is the node filter shared by ui.query_nodes and ui.wait. Every set field must
@@ -18,43 +23,52 @@ type filter struct {
 	Enabled      *bool  `json:"enabled,omitzero"`
 }
 
-// matches reports whether n satisfies every field of f. Ids, automation ids and actions
-// match exactly; role and type case-insensitively; textContains is a case-insensitive
-// substring of the label or the text.
+// matches reports whether n satisfies every field of f, as the official SDKs compare:
+// the node id exactly; automation id, role and action case-insensitively; type and
+// textContains as case-insensitive substrings (of the type name; of the label or the
+// text, never a secure node's text).
 func (f *filter) matches(n *Node) bool {
 	switch {
 	case f.NodeID != "" && n.ID != f.NodeID,
-		f.AutomationID != "" && n.AutomationID != f.AutomationID,
+		f.AutomationID != "" && !strings.EqualFold(n.AutomationID, f.AutomationID),
 		f.Role != "" && !strings.EqualFold(n.Role, f.Role),
-		f.Type != "" && !strings.EqualFold(n.Type, f.Type),
-		f.Action != "" && !n.supports(f.Action),
+		f.Type != "" && !containsFold(n.Type, f.Type),
+		f.Action != "" && !n.supportsFold(f.Action),
 		f.Visible != nil && *f.Visible == n.Hidden,
 		f.Enabled != nil && *f.Enabled == n.Disabled:
 		return false
 	}
 	if f.TextContains != "" {
-		needle := strings.ToLower(f.TextContains)
-		return strings.Contains(strings.ToLower(n.Label), needle) ||
-			strings.Contains(strings.ToLower(n.Text), needle)
+		return containsFold(n.Label, f.TextContains) || !n.Secure && containsFold(n.Text, f.TextContains)
 	}
 	return true
 }
 
-// match is one entry of a query result: the node (without children) and its reference.
-type match struct {
-	nodeJSON
-	Reference Reference `json:"reference"`
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
 
-// queryResult is the result of ui.query_nodes, and the "query" of ui.wait.
+// supportsFold reports whether the node lists action, compared case-insensitively.
+func (n *Node) supportsFold(action string) bool {
+	for _, a := range n.Actions {
+		if strings.EqualFold(a, action) {
+			return true
+		}
+	}
+	return false
+}
+
+// queryResult is the result of ui.query_nodes, and the "query" of ui.wait. Each match is
+// the node in the compact v2 node form (without children) plus its resolved type name and
+// its reference, as the official SDKs answer.
 type queryResult struct {
-	Source       string  `json:"source"`
-	SnapshotID   string  `json:"snapshotId"`
-	Revision     int64   `json:"revision"`
-	Count        int     `json:"count"`
-	TotalMatches int     `json:"totalMatches"`
-	Truncated    bool    `json:"truncated"`
-	Matches      []match `json:"matches"`
+	Source       string           `json:"source"`
+	SnapshotID   string           `json:"snapshotId"`
+	Revision     int64            `json:"revision"`
+	Count        int              `json:"count"`
+	TotalMatches int              `json:"totalMatches"`
+	Truncated    bool             `json:"truncated"`
+	Matches      []jsontext.Value `json:"matches"`
 }
 
 // scope limits the nodes a query or a wait looks at, as the capture options of the
@@ -97,20 +111,27 @@ func nodeNotFound(snap *snapshot, id string) error {
 
 // query runs f over nodes (in pre-order) of snap, keeping at most max matches.
 func (snap *snapshot) query(nodes []*Node, f *filter, max int, d detail) *queryResult {
-	r := &queryResult{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, Matches: []match{}}
+	r := &queryResult{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, Matches: []jsontext.Value{}}
 	for _, n := range nodes {
 		if !f.matches(n) {
 			continue
 		}
 		r.TotalMatches++
 		if len(r.Matches) < max {
-			r.Matches = append(r.Matches, match{
-				nodeJSON:  n.toJSON(d),
-				Reference: Reference{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, NodeID: n.ID},
-			})
+			r.Matches = append(r.Matches, snap.match(n, d))
 		}
 	}
 	r.Count = len(r.Matches)
 	r.Truncated = r.TotalMatches > r.Count
 	return r
+}
+
+// match writes one node with its type name and reference.
+func (snap *snapshot) match(n *Node, d detail) jsontext.Value {
+	b := uitree.AppendNode(nil, n.treeNode(d), snap.types, true)
+	b = b[:len(b)-1] // the node's closing brace: the reference follows
+	b = append(b, `,"reference":`...)
+	ref, _ := wire.Marshal(snap.reference(n.ID)) // plain struct: never fails
+	b = append(b, ref...)
+	return append(b, '}')
 }

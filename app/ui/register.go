@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
@@ -18,6 +20,13 @@ const (
 	PerformActionToolID = "ui.perform_action"
 	WaitToolID          = "ui.wait"
 	GetScreenshotToolID = wire.ScreenshotToolID // "ui.get_screenshot"
+	InspectNodeToolID   = "ui.inspect_node"
+	ShowOverlayToolID   = "ui.show_overlay"
+	UpdateOverlayToolID = "ui.update_overlay"
+	RemoveOverlayToolID = "ui.remove_overlay"
+	ClearOverlaysToolID = "ui.clear_overlays"
+	GetOverlayToolID    = "ui.get_overlay"
+	QueryOverlaysToolID = "ui.query_overlays"
 )
 
 // DefaultSource is the source name of a screen unless Options.Source says otherwise.
@@ -36,16 +45,23 @@ type Options struct {
 	MaxNodes int
 	// Now gives capture times (capturedAtUtc, screenshot file names). Default time.Now.
 	Now func() time.Time
-	// IDs returns the random part of snapshot ids ("native:<revision>:<IDs()>"). The
-	// default draws 32 random hex digits, so a reference cannot be forged; tests pin it for
-	// reproducible transcripts.
+	// IDs returns the random part of snapshot ids ("native:<revision>:<IDs()>") and the
+	// ids of overlays shown without one. The default draws 32 random hex digits, so a
+	// reference cannot be forged; tests pin it for reproducible transcripts.
 	IDs func() string
+	// Platform is the runtime platform the tools report ("linux", "macos", "windows", …);
+	// the process's OS by default.
+	Platform string
 }
 
-// Register adds the five standard UI tools over s to a: ui.get_visual_tree, ui.query_nodes,
-// ui.wait and ui.get_screenshot (read) and ui.perform_action (write, exclusive: actions
-// never interleave). Call it once, before serving: it stops at the first tool that cannot
-// be registered (one with the same id exists already), leaving the ones before it.
+// Register adds the standard UI tools over s to a: ui.get_visual_tree, ui.query_nodes,
+// ui.inspect_node, ui.wait and ui.get_screenshot (read), ui.perform_action (write,
+// exclusive: actions never interleave), and the overlay tools ui.show_overlay,
+// ui.update_overlay, ui.remove_overlay, ui.clear_overlays (write), ui.get_overlay and
+// ui.query_overlays (read). Overlays are drawn into the screenshots; pass an
+// [OverlayScreen] as s to draw them into the app's other frames too. Call it once, before
+// serving: it stops at the first tool that cannot be registered (one with the same id
+// exists already), leaving the ones before it.
 func Register(a *app.App, s Screen, opts Options) error {
 	if a == nil || s == nil {
 		return errors.New("ui: Register needs an app and a screen")
@@ -62,7 +78,21 @@ func Register(a *app.App, s Screen, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	t := &toolkit{screen: s, source: opts.Source, store: newStore(opts.MaxNodes, opts.IDs), now: opts.Now}
+	if opts.IDs == nil {
+		opts.IDs = randomHex
+	}
+	if opts.Platform == "" {
+		opts.Platform = platform()
+	}
+	screen, ok := s.(*OverlayScreen)
+	if !ok {
+		screen = NewOverlayScreen(s)
+	}
+	screen.mu.Lock()
+	screen.now = opts.Now // the toolkit's clock decides when overlays expire
+	screen.mu.Unlock()
+	t := &toolkit{screen: screen, source: opts.Source, platform: opts.Platform, store: newStore(opts.MaxNodes, opts.IDs),
+		now: opts.Now, ids: opts.IDs}
 	sc := buildSchemas(opts.Source)
 	def := func(id, name, description, keywords string, policy wire.Policy, args, result []byte) catalog.Definition {
 		return catalog.Definition{ID: id, Name: name, Description: description, Category: "ui",
@@ -75,7 +105,9 @@ func Register(a *app.App, s Screen, opts Options) error {
 					"label/text, supported actions, visibility, enabled state and bounds. Use ui.query_nodes to find "+
 					"nodes and get references for ui.perform_action.",
 				"ui visual tree hierarchy screen nodes elements snapshot inspect", wire.PolicyRead, sc.treeArgs, sc.treeResult),
-				func(ctx context.Context, _ *app.Call, in treeArgs) (*treeResult, error) { return t.visualTree(ctx, in) })
+				func(ctx context.Context, _ *app.Call, in treeArgs) (jsontext.Value, error) {
+					return t.visualTree(ctx, in)
+				})
 		},
 		func() error {
 			return app.Register(a, def(QueryNodesToolID, "Query UI nodes",
@@ -115,6 +147,64 @@ func Register(a *app.App, s Screen, opts Options) error {
 				})
 		},
 	}
+	registrations = append(registrations,
+		func() error {
+			return app.Register(a, def(InspectNodeToolID, "Inspect UI node",
+				"Describes one node of the latest snapshot (or of a fresh capture when no snapshotId is given): its "+
+					"members in the compact v2 form, its type, and on request its ancestors and descendants.",
+				"ui node inspect details ancestors descendants properties", wire.PolicyRead, sc.inspectArgs, sc.inspectResult),
+				func(ctx context.Context, _ *app.Call, in inspectArgs) (*inspectResult, error) {
+					return t.inspectNode(ctx, in)
+				})
+		},
+		func() error {
+			return app.Register(a, def(ShowOverlayToolID, "Show overlay",
+				"Draws an input-transparent diagnostic overlay over the screen — a node's bounds or rectangles — "+
+					"that shows in screenshots and the live screen until it expires (durationMs, 5 s by default) or is removed.",
+				"ui overlay highlight box rectangle diagnostic point", wire.PolicyWrite, sc.showOverlayArgs, sc.overlayResult),
+				func(ctx context.Context, _ *app.Call, in showArgs) (*overlayResult, error) {
+					return t.showOverlay(ctx, in)
+				})
+		},
+		func() error {
+			return app.Register(a, def(UpdateOverlayToolID, "Update overlay",
+				"Changes a live overlay's geometry, style, lifetime or metadata; omitted arguments keep their value.",
+				"ui overlay highlight update move restyle", wire.PolicyWrite, sc.updateOverlayArgs, sc.overlayResult),
+				func(ctx context.Context, _ *app.Call, in updateArgs) (*overlayResult, error) {
+					return t.updateOverlay(ctx, in)
+				})
+		},
+		func() error {
+			return app.Register(a, def(RemoveOverlayToolID, "Remove overlay", "Removes a live overlay by id.",
+				"ui overlay highlight remove hide", wire.PolicyWrite, sc.overlayIDArgs, sc.removeOverlayResult),
+				func(_ context.Context, _ *app.Call, in overlayIDArgs) (*removeResult, error) {
+					return t.removeOverlay(in)
+				})
+		},
+		func() error {
+			return app.Register(a, def(ClearOverlaysToolID, "Clear overlays",
+				"Removes every live overlay, or those whose metadata has metadataKey (with metadataValue).",
+				"ui overlay highlight clear remove all", wire.PolicyWrite, sc.overlayQueryArgs, sc.overlaysResult),
+				func(_ context.Context, _ *app.Call, in overlayQueryArgs) (*overlaysResult, error) {
+					return t.overlays(in, true)
+				})
+		},
+		func() error {
+			return app.Register(a, def(GetOverlayToolID, "Get overlay", "Returns a live overlay's geometry, style and metadata.",
+				"ui overlay highlight inspect metadata", wire.PolicyRead, sc.overlayIDArgs, sc.overlayResult),
+				func(_ context.Context, _ *app.Call, in overlayIDArgs) (*overlayResult, error) {
+					return t.getOverlay(in)
+				})
+		},
+		func() error {
+			return app.Register(a, def(QueryOverlaysToolID, "Query overlays",
+				"Lists the live overlays, or those whose metadata has metadataKey (with metadataValue).",
+				"ui overlay highlight list query metadata", wire.PolicyRead, sc.overlayQueryArgs, sc.overlaysResult),
+				func(_ context.Context, _ *app.Call, in overlayQueryArgs) (*overlaysResult, error) {
+					return t.overlays(in, false)
+				})
+		},
+	)
 	for _, register := range registrations {
 		if err := register(); err != nil {
 			return fmt.Errorf("ui: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // Reference addresses one node of one snapshot: the only way ui.perform_action accepts a
@@ -42,6 +43,12 @@ type snapshot struct {
 	root       *Node
 	nodes      []*Node          // pre-order
 	byID       map[string]*Node // every node of the tree
+	types      []string         // the type registry of the whole tree, first-seen pre-order
+}
+
+// reference is the reference of node id in the snapshot.
+func (snap *snapshot) reference(id string) Reference {
+	return Reference{Source: snap.source, SnapshotID: snap.id, Revision: snap.revision, NodeID: id}
 }
 
 // store keeps the recent snapshots and decides whether a reference is still valid.
@@ -81,6 +88,13 @@ func (s *store) add(source string, root *Node, at time.Time) (*snapshot, error) 
 	var err error
 	if snap.root, err = snap.copyTree(root, 1, s.maxNodes); err != nil {
 		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, n := range snap.nodes {
+		if name := uitree.TypeName(n.Type); !seen[name] {
+			seen[name] = true
+			snap.types = append(snap.types, name)
+		}
 	}
 
 	suffix := s.ids()
@@ -157,6 +171,13 @@ func (s *store) retained(id string) *snapshot {
 		}
 	}
 	return nil
+}
+
+// latestOf is the newest snapshot of source, nil before the first.
+func (s *store) latestOf(source string) *snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest[source]
 }
 
 // latestRevision is the revision of the newest snapshot of source, 0 before the first.

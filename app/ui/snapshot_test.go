@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // sampleTree is a small window with a text field, a button and a hidden label.
 func sampleTree() *Node {
 	return &Node{ID: "root", Type: "Window", Role: "window", Children: []*Node{
-		{ID: "name", Type: "TextField", Role: "textbox", Label: "Name", Text: "Ada", Actions: []string{ActionFocus, ActionSetValue}},
+		{ID: "name", Type: "TextField", Role: "textbox", AutomationID: "nameField", Label: "Name", Text: "Ada", Actions: []string{ActionFocus, ActionSetValue}},
 		{ID: "ok", Type: "Button", Role: "button", Text: "OK", Actions: []string{ActionTap}, Bounds: &Bounds{X: 1, Y: 2, Width: 3, Height: 4}},
 		{ID: "hint", Type: "Label", Role: "text", Text: "hidden hint", Hidden: true},
 	}}
@@ -225,7 +226,9 @@ func TestFilter(t *testing.T) {
 		{"text in text", filter{TextContains: "HINT"}, "hint"},
 		{"text in label", filter{TextContains: "nam"}, "name"},
 		{"action", filter{Action: ActionSetValue}, "name"},
-		{"action is exact", filter{Action: "SETVALUE"}, ""},
+		{"action is case-insensitive", filter{Action: "SETVALUE"}, "name"},
+		{"type is a substring", filter{Type: "field"}, "name"},
+		{"automation id is case-insensitive", filter{AutomationID: "NAMEFIELD"}, "name"},
 		{"visible", filter{Visible: &yes}, "root name ok"},
 		{"hidden", filter{Visible: &no}, "hint"},
 		{"disabled", filter{Enabled: &no}, "ok"},
@@ -236,10 +239,21 @@ func TestFilter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := snap.query(snap.nodes, &tt.f, 50, detail{bounds: true})
 			var ids []string
-			for _, m := range r.Matches {
+			for _, raw := range r.Matches {
+				var m struct {
+					ID        string    `json:"id"`
+					Type      string    `json:"type"`
+					Reference Reference `json:"reference"`
+				}
+				if err := wire.Unmarshal(raw, &m); err != nil {
+					t.Fatalf("%s: %v", raw, err)
+				}
 				ids = append(ids, m.ID)
 				if m.Reference != (Reference{"native", snap.id, snap.revision, m.ID}) {
 					t.Errorf("reference of %s = %+v", m.ID, m.Reference)
+				}
+				if m.Type != snap.byID[m.ID].Type && !(m.Type == "View" && snap.byID[m.ID].Type == "") {
+					t.Errorf("type of %s = %q", m.ID, m.Type)
 				}
 			}
 			if got := strings.Join(ids, " "); got != tt.want {
@@ -251,7 +265,7 @@ func TestFilter(t *testing.T) {
 		})
 	}
 	r := snap.query(snap.nodes, &filter{}, 2, detail{})
-	if r.Count != 2 || r.TotalMatches != 4 || !r.Truncated || r.Matches[1].Bounds != nil {
+	if r.Count != 2 || r.TotalMatches != 4 || !r.Truncated || strings.Contains(string(r.Matches[1]), `"bounds"`) {
 		t.Errorf("truncated query = %+v", r)
 	}
 }
@@ -263,10 +277,10 @@ func TestProject(t *testing.T) {
 		{ID: "a", Bounds: &Bounds{}, Children: []*Node{{ID: "a1"}, {ID: "a2"}}},
 		{ID: "b", Children: []*Node{{ID: "b1"}}},
 	}}
-	flat := func(n *treeNodeJSON) string {
+	flat := func(n *uitree.Node) string {
 		var out []string
-		var walk func(n *treeNodeJSON)
-		walk = func(n *treeNodeJSON) {
+		var walk func(n *uitree.Node)
+		walk = func(n *uitree.Node) {
 			out = append(out, fmt.Sprintf("%s/%d", n.ID, n.ChildCount))
 			for _, c := range n.Children {
 				walk(c)

@@ -45,12 +45,15 @@ const (
 	maxScreenshotSide  = 16384
 )
 
-// toolkit runs the five tools over one Screen. It holds no goroutines.
+// toolkit runs the standard tools over one Screen. It holds no goroutines: overlays
+// expire when a call or a frame looks at them.
 type toolkit struct {
-	screen Screen
-	source string
-	store  *store
-	now    func() time.Time
+	screen   *OverlayScreen
+	source   string
+	platform string
+	store    *store
+	now      func() time.Time
+	ids      func() string
 }
 
 // checkSource accepts the screen's own source (or none).
@@ -108,13 +111,43 @@ func (d *details) detail() detail {
 	return detail{bounds: d.IncludeBounds == nil || *d.IncludeBounds, properties: d.IncludeComputedStyles || d.IncludeProperties}
 }
 
+// pages are the official capture options that choose a framework's root scope and
+// inactive pages (MAUI's). A Screen captures the one window it shows, which is its current
+// page: every root scope names that same tree, and there are no inactive pages to
+// include. Both are accepted so that a caller's options never fail, root is checked
+// against the scopes the official SDKs name, and the tree says which scope it answers.
+type pages struct {
+	Root                 string `json:"root,omitzero"`
+	IncludeInactivePages bool   `json:"includeInactivePages,omitzero"`
+}
+
+// rootScopes are the root scopes accepted, by lower-cased name.
+var rootScopes = map[string]string{"window": "window", "currentpage": "currentPage", "rootpage": "rootPage", "page": "currentPage"}
+
+// scope is the root scope the tree reports ("" when the caller named none).
+func (p *pages) scope() (string, error) {
+	if p.Root == "" {
+		return "", nil
+	}
+	if s, ok := rootScopes[strings.ToLower(strings.TrimSpace(p.Root))]; ok {
+		return s, nil
+	}
+	return "", toolError(wire.CodeArgumentsInvalid,
+		fmt.Sprintf("ui: root %q is not a root scope (window, currentPage, rootPage)", p.Root), map[string]any{"root": p.Root})
+}
+
 type treeArgs struct {
 	Source string `json:"source,omitzero"`
 	details
 	scope
+	pages
 }
 
-func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (*treeResult, error) {
+func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (jsontext.Value, error) {
+	rootScope, err := a.pages.scope()
+	if err != nil {
+		return nil, err
+	}
 	snap, err := t.capture(ctx, a.Source)
 	if err != nil {
 		return nil, err
@@ -128,16 +161,7 @@ func (t *toolkit) visualTree(ctx context.Context, a treeArgs) (*treeResult, erro
 	maxDepth := clampOr(a.MaxDepth, maxTreeDepth, 0, maxTreeDepth)
 	maxNodes := clampOr(a.MaxNodes, len(snap.nodes), 1, len(snap.nodes))
 	out, count, truncated := project(root, maxDepth, maxNodes, a.detail())
-	return &treeResult{
-		Source:        snap.source,
-		SnapshotID:    snap.id,
-		Revision:      snap.revision,
-		CapturedAtUtc: snap.capturedAt,
-		NodeCount:     count,
-		TotalNodes:    len(snap.nodes),
-		Truncated:     truncated,
-		Root:          out,
-	}, nil
+	return compact(t.treeOf(snap, out, count, truncated, rootScope)), nil
 }
 
 // --- ui.query_nodes ---
@@ -149,15 +173,14 @@ type captureArgs struct {
 	details
 	scope
 	MaxResults *int `json:"maxResults,omitzero"`
-	// Root and IncludeInactivePages choose a framework's root scope (a MAUI page, the
-	// window) and its inactive pages in the official SDKs. A Screen has one root and shows
-	// one page, so they are accepted and change nothing.
-	Root                 string `json:"root,omitzero"`
-	IncludeInactivePages bool   `json:"includeInactivePages,omitzero"`
+	pages
 }
 
 // search runs the filter over the part of snap the arguments select.
 func (c *captureArgs) search(snap *snapshot, f *filter) (*queryResult, error) {
+	if _, err := c.pages.scope(); err != nil {
+		return nil, err
+	}
 	nodes, err := c.nodes(snap)
 	if err != nil {
 		return nil, err
@@ -271,7 +294,7 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 			map[string]any{
 				"nodeId":           node.ID,
 				"action":           a.Action,
-				"supportedActions": node.toJSON(detail{}).SupportedActions,
+				"supportedActions": node.treeNode(detail{}).Actions,
 				"enabled":          !node.Disabled,
 			})
 	}
@@ -299,8 +322,12 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 		return nil, screenError(CodeActionFailed, fmt.Sprintf("action %q on node %q failed", a.Action, node.ID), err)
 	}
 	// The provider's outcome comes first; the toolkit's own keys win over same-named ones.
+	// A secure node's text never leaves the app, not even in what the screen answers.
 	result := make(map[string]any, len(outcome)+3)
 	for k, v := range outcome {
+		if node.Secure && (k == "text" || k == "value") {
+			continue
+		}
 		result[k] = v
 	}
 	result["source"] = ref.Source
@@ -443,6 +470,7 @@ type screenshotArgs struct {
 }
 
 type screenshotResult struct {
+	Platform          string    `json:"platform"`
 	Format            string    `json:"format"`
 	Width             int       `json:"width"`
 	Height            int       `json:"height"`
@@ -462,8 +490,8 @@ func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFun
 	if format != "png" && format != "jpeg" { // the schema's enum; checked again for safety
 		return nil, toolError(wire.CodeArgumentsInvalid, fmt.Sprintf("ui: screenshot format %q is not png or jpeg", a.Format), nil)
 	}
-	if u, ok := t.screen.(UpdateAwaiter); ok && a.AfterScreenUpdates {
-		if err := u.AwaitUpdates(ctx); err != nil {
+	if a.AfterScreenUpdates {
+		if err := t.screen.AwaitUpdates(ctx); err != nil {
 			return nil, screenError(CodeScreenshotFailed, "waiting for the screen's pending updates failed", err)
 		}
 	}
@@ -494,6 +522,7 @@ func (t *toolkit) screenshot(ctx context.Context, a screenshotArgs, send sendFun
 	name := fmt.Sprintf("screenshot-%s%03d.%s", at.Format("20060102-150405"), at.Nanosecond()/1e6, ext)
 	size := int64(buf.Len())
 	return &screenshotResult{
+		Platform:           t.platform,
 		Format:             format,
 		Width:              b.Dx(),
 		Height:             b.Dy(),

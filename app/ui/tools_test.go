@@ -25,6 +25,7 @@ import (
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // harness drives the app through App.Handle (package apptest).
@@ -122,7 +123,7 @@ var pinnedNow = time.Date(2025, 6, 7, 8, 9, 10, 123456789, time.UTC)
 func newHarness(t *testing.T, s *fakeScreen) *harness {
 	t.Helper()
 	a := app.New(app.Options{})
-	if err := ui.Register(a, s, ui.Options{Now: func() time.Time { return pinnedNow }}); err != nil {
+	if err := ui.Register(a, s, ui.Options{Now: func() time.Time { return pinnedNow }, Platform: "linux"}); err != nil {
 		t.Fatal(err)
 	}
 	return apptest.New(t, a)
@@ -165,6 +166,11 @@ func TestCatalogEntries(t *testing.T) {
 	want := map[string]wire.Policy{
 		ui.GetVisualTreeToolID: wire.PolicyRead, ui.QueryNodesToolID: wire.PolicyRead,
 		ui.PerformActionToolID: wire.PolicyWrite, ui.WaitToolID: wire.PolicyRead, ui.GetScreenshotToolID: wire.PolicyRead,
+		ui.InspectNodeToolID: wire.PolicyRead,
+		// The official SDKs' overlay policies: changes are write, reads read.
+		ui.ShowOverlayToolID: wire.PolicyWrite, ui.UpdateOverlayToolID: wire.PolicyWrite,
+		ui.RemoveOverlayToolID: wire.PolicyWrite, ui.ClearOverlaysToolID: wire.PolicyWrite,
+		ui.GetOverlayToolID: wire.PolicyRead, ui.QueryOverlaysToolID: wire.PolicyRead,
 	}
 	if len(r.Catalog.Tools) != len(want) {
 		t.Fatalf("catalog has %d tools, want %d", len(r.Catalog.Tools), len(want))
@@ -272,9 +278,17 @@ func TestGetVisualTree(t *testing.T) {
 	root := m["root"].(map[string]any)
 	name := root["children"].([]any)[0].(map[string]any)
 	wantName := map[string]any{
-		"id": "name", "type": "TextField", "role": "textbox", "automationId": "nameField", "label": "Name", "text": "Ada",
-		"supportedActions": []any{"focus", "setValue", "typeText"}, "visible": true, "enabled": true, "childCount": 0.0,
+		"id": "name", "typeId": 1.0, "role": "textbox", "automationId": "nameField", "label": "Name", "text": "Ada",
+		"supportedActions": []any{"focus", "setValue", "typeText"}, "interactable": true, "visible": true, "enabled": true,
+		"flags": 3.0, "focusable": true, "childCount": 0.0, "visual": map[string]any{"opacity": 1.0, "text": "Ada", "value": "Ada"},
 		"bounds": map[string]any{"x": 1.0, "y": 1.0, "width": 38.0, "height": 10.0},
+	}
+	if fmt.Sprint(m["types"]) != "[Window TextField Button Toggle Label]" || m["format"] != uitree.FormatNative ||
+		m["platform"] != "linux" || m["adapter"] != ui.Adapter {
+		t.Errorf("tree header = %v", m)
+	}
+	if err := uitree.Validate(res); err != nil {
+		t.Errorf("the official gate refuses the tree: %v", err)
 	}
 	if fmt.Sprint(name) != fmt.Sprint(wantName) {
 		t.Errorf("name node = %v\nwant %v", name, wantName)

@@ -26,7 +26,7 @@ func TestTranscripts(t *testing.T) {
 
 func replay(t *testing.T, ar transcript.Archive) []string {
 	a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()})
-	if err := ui.Register(a, &fakeScreen{}, ui.Options{Now: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs()}); err != nil {
+	if err := ui.Register(a, &fakeScreen{}, ui.Options{Now: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs(), Platform: "linux"}); err != nil {
 		t.Fatal(err)
 	}
 	return transcript.Replayer{

@@ -1,29 +1,40 @@
 package ui
 
-import "time"
+import (
+	"runtime"
 
-// treeResult is the result of ui.get_visual_tree.
-type treeResult struct {
-	Source        string        `json:"source"`
-	SnapshotID    string        `json:"snapshotId"`
-	Revision      int64         `json:"revision"`
-	CapturedAtUtc time.Time     `json:"capturedAtUtc"`
-	NodeCount     int           `json:"nodeCount"`
-	TotalNodes    int           `json:"totalNodes"`
-	Truncated     bool          `json:"truncated"`
-	Root          *treeNodeJSON `json:"root"`
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire/uitree"
+)
+
+// Adapter names the toolkit in a tree's "adapter" member (the official SDKs write
+// "android.views", "apple.uikit").
+const Adapter = "go.ui"
+
+// platform is the official runtime platform name of the process's OS.
+func platform() string {
+	switch runtime.GOOS {
+	case "linux", "windows", "android", "ios":
+		return runtime.GOOS
+	case "darwin":
+		return "macos"
+	}
+	return "unknown"
 }
 
-// project copies the subtree under root breadth-first, keeping at most maxDepth levels
-// below it and maxNodes nodes in all. Breadth-first keeps a truncated tree balanced: an
-// agent sees every top-level region before the details of the first one. A node whose
-// children were cut keeps its childCount, and the result says it is truncated.
-func project(root *Node, maxDepth, maxNodes int, d detail) (out *treeNodeJSON, count int, truncated bool) {
-	truncated = walkBreadthFirst(root, maxDepth, maxNodes, func(n *Node, parent *treeNodeJSON) *treeNodeJSON {
-		c := &treeNodeJSON{nodeJSON: n.toJSON(d)}
+// project copies the subtree under root breadth-first into the tree model, keeping at
+// most maxDepth levels below it and maxNodes nodes in all. Breadth-first keeps a truncated
+// tree balanced: an agent sees every top-level region before the details of the first
+// one. A node whose children were cut keeps its childCount, and the result says it is
+// truncated.
+func project(root *Node, maxDepth, maxNodes int, d detail) (out *uitree.Node, count int, truncated bool) {
+	truncated = walkBreadthFirst(root, maxDepth, maxNodes, func(n *Node, parent *uitree.Node) *uitree.Node {
+		c := n.treeNode(d)
 		if parent == nil {
 			out = c
 		} else {
+			c.Parent = parent
 			parent.Children = append(parent.Children, c)
 		}
 		count++
@@ -64,3 +75,24 @@ func walkBreadthFirst[T any](root *Node, maxDepth, maxNodes int, visit func(n *N
 	}
 	return truncated
 }
+
+// treeOf is the tree model of a snapshot's projection, ready to write as compact v2.
+func (t *toolkit) treeOf(snap *snapshot, root *uitree.Node, count int, truncated bool, scope string) *uitree.Tree {
+	return &uitree.Tree{
+		Format:     uitree.FormatNative,
+		Platform:   t.platform,
+		Source:     snap.source,
+		Adapter:    Adapter,
+		CapturedAt: snap.capturedAt,
+		SnapshotID: snap.id,
+		Revision:   snap.revision,
+		NodeCount:  count,
+		TotalNodes: len(snap.nodes),
+		Truncated:  truncated,
+		RootScope:  scope,
+		Root:       root,
+	}
+}
+
+// compact writes a tree as compact v2.
+func compact(tree *uitree.Tree) jsontext.Value { return uitree.Append(nil, tree) }

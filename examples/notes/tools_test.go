@@ -52,7 +52,9 @@ func obj(t *testing.T, v jsontext.Value) map[string]any {
 
 var wantTools = map[string]wire.Policy{
 	"ui.get_visual_tree": wire.PolicyRead, "ui.query_nodes": wire.PolicyRead, "ui.perform_action": wire.PolicyWrite,
-	"ui.wait": wire.PolicyRead, "ui.get_screenshot": wire.PolicyRead,
+	"ui.wait": wire.PolicyRead, "ui.get_screenshot": wire.PolicyRead, "ui.inspect_node": wire.PolicyRead,
+	"ui.show_overlay": wire.PolicyWrite, "ui.update_overlay": wire.PolicyWrite, "ui.remove_overlay": wire.PolicyWrite,
+	"ui.clear_overlays": wire.PolicyWrite, "ui.get_overlay": wire.PolicyRead, "ui.query_overlays": wire.PolicyRead,
 	"notes.list": wire.PolicyRead, "notes.get": wire.PolicyRead, "notes.create": wire.PolicyWrite,
 	"notes.update": wire.PolicyWrite, "notes.delete_all": wire.PolicyCritical,
 	"settings.set_dark_mode": wire.PolicyWrite, "app.get_state": wire.PolicyRead, "app.reset": wire.PolicyCritical,

@@ -125,8 +125,7 @@ func TestLongCallsJustWork(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				app := newFakeApp(t, deadlineTools()...)
-				var hs *harness
-				hs = newHarness(t, Options{Timeout: 2 * time.Second}, app.handler())
+				hs := newHarness(t, Options{Timeout: 2 * time.Second}, app.handler())
 				if _, err := hs.c.Catalog(t.Context()); err != nil {
 					t.Fatal(err)
 				}
