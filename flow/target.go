@@ -8,6 +8,7 @@ import (
 
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // Target is the app session a flow runs against. Its implementations are a session behind a
@@ -31,8 +32,9 @@ type Target interface {
 // UIOp is one UI step for Target.UI: its kind (tap, type, swipe, back, wait, assert), the
 // selector with every variable expanded, and the kind's own parameters.
 type UIOp struct {
-	Action   StepKind
-	Selector UISelector
+	Action StepKind
+	// Selector is the one selector model of the UI layer, with the official semantics.
+	Selector uitree.Selector
 	// Value and Append: type. Direction: swipe (up, down, left, right). Condition,
 	// Poll and StableSamples: wait (visible, hidden, stable). Assert: assert.
 	Value         string
@@ -45,19 +47,6 @@ type UIOp struct {
 	// Timeout is how long an action waits for its target and a wait for its condition
 	// (0: the implementation's default, 5 s for actions and 10 s for waits as 'ansight ui').
 	Timeout time.Duration
-}
-
-// UISelector picks nodes of the visual tree as 'ansight ui' does: the criteria are ANDed,
-// matched exactly unless Contains, case-insensitively unless CaseSensitive; Index picks
-// among the matches.
-type UISelector struct {
-	AutomationID  string `json:"automationId,omitzero"`
-	Text          string `json:"text,omitzero"`
-	Role          string `json:"role,omitzero"`
-	Ancestor      string `json:"ancestor,omitzero"`
-	Index         *int   `json:"index,omitzero"`
-	Contains      bool   `json:"contains,omitzero"`
-	CaseSensitive bool   `json:"caseSensitive,omitzero"`
 }
 
 // UIAssert is what an assert step requires of the selector's matches ('ansight ui assert'

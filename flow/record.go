@@ -1,0 +1,699 @@
+package flow
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
+)
+
+// Recording a flow: a session's recorded tool traffic (docs/recordings.md) turned into the
+// steps that replay it. Each call the host saw becomes a call step that expects what came
+// back, as far as it is stable from one run to the next; ids and times are not, so an id a
+// later call sends back is saved and referenced (${create.id}), and one that is not is
+// matched by its shape; UI actions on tree nodes become selector steps.
+
+// Traffic is one traffic record of a recording, as the host API lists them: when, and
+// its data object. Payload is the message's payload when the record kept it as a file
+// rather than in Data (the caller reads it with Backend.Blob); nil otherwise.
+type Traffic struct {
+	At      time.Time
+	Data    jsontext.Value
+	Payload jsontext.Value
+}
+
+// OriginInternal is the origin of the host's own calls (its catalog polls and evidence),
+// left out of recorded flows unless asked for.
+const OriginInternal = "internal"
+
+// RecordOptions chooses what a recorded flow holds and names it.
+type RecordOptions struct {
+	// Name and AppID are the flow's; Session names where it was recorded (a comment).
+	Name, AppID, Session string
+	// Since and Until keep the calls made in [Since, Until) (zero: unbounded).
+	Since, Until time.Time
+	// Origins keeps the calls of these origins ("cli", "player", "mcp:claude-code",
+	// "flow", "internal"; an entry ending in ':' keeps every origin it begins, "mcp:");
+	// all but "internal" when empty. A record without an origin (recorded before origins
+	// were) is kept unless Origins is given.
+	Origins []string
+}
+
+// exchange is one call the recording holds: the request and what came back.
+type exchange struct {
+	at     time.Time
+	origin string
+	typ    string // tool.call or tool.batch
+	req    *value // the request's payload
+	ok     bool
+	resp   *value // the result (a tool.result's result member, a batch result)
+	code   string // the error code of a failure
+}
+
+// Record writes the calls of a recording's traffic that opts selects as a flow file
+// (YAML). It reports how many calls became steps.
+func Record(traffic []Traffic, opts RecordOptions) ([]byte, int, error) {
+	ex, err := exchanges(traffic, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	r := &recorder{ids: map[string]string{}, names: map[string]int{}}
+	for _, e := range ex {
+		r.add(e)
+	}
+	r.markSaves()
+	return r.write(opts), len(r.steps), nil
+}
+
+// exchanges pairs requests with their answers by request id, in the order the requests
+// were made, keeping those opts selects. A refusal by the host (direction denied) is an
+// exchange of its own.
+func exchanges(traffic []Traffic, opts RecordOptions) ([]exchange, error) {
+	var out []exchange
+	open := map[string]int{}
+	for _, t := range traffic {
+		d, err := parseResult(t.Data)
+		if err != nil || d.kind != kindObject {
+			return nil, fmt.Errorf("a traffic record that is not a JSON object: %v", err)
+		}
+		str := func(name string) string {
+			if v := d.get(name); v != nil && v.kind == kindString {
+				return v.text
+			}
+			return ""
+		}
+		payload := d.get("payload")
+		if payload == nil && len(t.Payload) > 0 {
+			if payload, err = parseResult(t.Payload); err != nil {
+				return nil, fmt.Errorf("a traffic record's payload: %v", err)
+			}
+		}
+		dir, typ, id := str("direction"), str("type"), str("requestId")
+		switch {
+		case (dir == "request" || dir == "denied") && (typ == "tool.call" || typ == "tool.batch"):
+			if (!opts.Since.IsZero() && t.At.Before(opts.Since)) || (!opts.Until.IsZero() && !t.At.Before(opts.Until)) {
+				continue
+			}
+			if !keepOrigin(str("origin"), opts.Origins) || payload == nil {
+				continue
+			}
+			e := exchange{at: t.At, origin: str("origin"), typ: typ, req: payload}
+			if dir == "denied" {
+				e.code = str("errorCode")
+				out = append(out, e)
+				continue
+			}
+			open[id] = len(out)
+			out = append(out, e)
+		case dir == "response":
+			i, ok := open[id]
+			if !ok {
+				continue
+			}
+			delete(open, id)
+			e := &out[i]
+			switch typ {
+			case "tool.result":
+				e.ok = str("outcome") == "ok"
+				if payload != nil {
+					e.resp = payload.get("result")
+				}
+			case "tool.batch.result":
+				e.ok = str("outcome") == "ok"
+				e.resp = payload
+			case "tool.error":
+				e.code = str("errorCode")
+				if payload != nil && e.code == "" {
+					if c := payload.get("code"); c != nil {
+						e.code = c.text
+					}
+				}
+			}
+		}
+	}
+	// A request whose answer the recording does not hold (the session ended, the record
+	// was evicted) says nothing to expect: it is left out.
+	kept := out[:0]
+	for _, e := range out {
+		if e.resp != nil || e.code != "" {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
+}
+
+func keepOrigin(origin string, origins []string) bool {
+	if len(origins) == 0 {
+		return origin != OriginInternal
+	}
+	for _, o := range origins {
+		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) {
+			return true
+		}
+	}
+	return false
+}
+
+// recorder builds the steps.
+type recorder struct {
+	steps []*recStep
+	// ids maps an id value a result held to the reference that reads it back.
+	ids map[string]string
+	// names counts the save names given, to make them unique.
+	names map[string]int
+	// tree is the last visual tree captured: UI actions are resolved against it.
+	tree *uitree.Tree
+	shot int
+}
+
+// recStep is one step being written.
+type recStep struct {
+	kind    StepKind
+	tool    string
+	args    *value // with references in place of ids
+	batch   []*value
+	coe     bool
+	save    string
+	used    bool // a later step reads what it saves
+	expects []recExpect
+	errCode string
+	ui      map[string]*value // a UI step's selector and parameters
+	comment string
+}
+
+type recExpect struct {
+	path, op string
+	operand  *value
+}
+
+// maxRecordedExpects bounds the expectations written for one result, maxRecordedDepth how
+// deep into it they look.
+const (
+	maxRecordedExpects = 10
+	maxRecordedDepth   = 3
+)
+
+func (r *recorder) add(e exchange) {
+	if e.typ == "tool.batch" {
+		r.addBatch(e)
+		return
+	}
+	tool := text(orNull(e.req.get("toolId")))
+	args := e.req.get("arguments")
+	switch tool {
+	case wire.VisualTreeToolID:
+		// A capture made to find a node, by the UI layer or a person: what it shows
+		// changes with every run, and the UI steps resolve their own.
+		if e.resp != nil {
+			if t, err := uitree.Parse(e.resp.json()); err == nil {
+				r.tree = t
+			}
+		}
+		return
+	case "ui.query_nodes":
+		return
+	case wire.ScreenshotToolID:
+		r.shot++
+		r.steps = append(r.steps, &recStep{kind: KindScreenshot, tool: fmt.Sprintf("screen-%d", r.shot)})
+		return
+	case "ui.perform_action":
+		if s := r.uiStep(args, e); s != nil {
+			r.steps = append(r.steps, s)
+			return
+		}
+	}
+	s := &recStep{kind: KindCall, tool: tool, args: r.refer(args)}
+	if !e.ok || e.resp == nil {
+		s.errCode = cmpOr(e.code, "failed")
+	} else {
+		s.save = r.saveName(tool)
+		r.expect(s, e.resp, "", "", 0)
+	}
+	r.steps = append(r.steps, s)
+}
+
+func (r *recorder) addBatch(e exchange) {
+	s := &recStep{kind: KindBatch}
+	if calls := e.req.get("calls"); calls != nil {
+		for _, c := range calls.elems {
+			call := &value{kind: kindObject}
+			if t := c.get("toolId"); t != nil {
+				call.names = append(call.names, &value{kind: kindString, text: "call"})
+				call.elems = append(call.elems, t)
+			}
+			if a := c.get("arguments"); a != nil {
+				call.names = append(call.names, &value{kind: kindString, text: "arguments"})
+				call.elems = append(call.elems, r.refer(a))
+			}
+			if id := c.get("callId"); id != nil {
+				call.names = append(call.names, &value{kind: kindString, text: "callId"})
+				call.elems = append(call.elems, id)
+			}
+			s.batch = append(s.batch, call)
+		}
+	}
+	if coe := e.req.get("continueOnError"); coe != nil && coe.text == "true" {
+		s.coe = true
+	}
+	switch {
+	case e.code != "" && e.resp == nil:
+		s.errCode = e.code
+	case e.resp != nil:
+		s.save = r.saveName("batch")
+		// A batch's figures say how it went; each call's result is one member of results.
+		for _, m := range []string{"success", "completed", "stoppedEarly"} {
+			if v := e.resp.get(m); v != nil {
+				s.expects = append(s.expects, recExpect{path: "/" + m, op: "equals", operand: v})
+			}
+		}
+		if res := e.resp.get("results"); res != nil {
+			for i, item := range res.elems {
+				if len(s.expects) >= maxRecordedExpects {
+					break
+				}
+				if v := item.get("result"); v != nil {
+					r.expect(s, v, fmt.Sprintf("/results/%d/result", i), "", 1)
+				}
+			}
+		}
+	}
+	r.steps = append(r.steps, s)
+}
+
+// uiStep turns a ui.perform_action on a node of the last captured tree into a selector
+// step, when the node has something stable to select it by; nil otherwise (the call is
+// kept as it was, with a comment).
+func (r *recorder) uiStep(args *value, e exchange) *recStep {
+	if args == nil || r.tree == nil {
+		return nil
+	}
+	nodeID := args.get("nodeId")
+	if ref := args.get("reference"); ref != nil {
+		nodeID = ref.get("nodeId")
+	}
+	action := text(orNull(args.get("action")))
+	if nodeID == nil || nodeID.kind != kindString {
+		return nil
+	}
+	n := r.tree.Node(nodeID.text)
+	if n == nil {
+		return nil
+	}
+	sel := stableSelector(r.tree, n)
+	if sel == nil {
+		return nil
+	}
+	s := &recStep{ui: sel}
+	val := args.get("value")
+	switch action {
+	case "tap", "toggle", "select":
+		s.kind = KindTap
+	case "setValue", "typeText":
+		if val == nil || val.kind != kindString {
+			return nil
+		}
+		s.kind = KindType
+		sel["value"] = r.refer(val)
+		if action == "typeText" {
+			sel["append"] = &value{kind: kindBool, text: "true"}
+		}
+	default:
+		return nil
+	}
+	if !e.ok {
+		s.errCode = cmpOr(e.code, "failed")
+	}
+	return s
+}
+
+// stableSelector picks criteria that select n in t without its node id: its automation
+// id, else its text (with its role), with an index when they match more than n.
+func stableSelector(t *uitree.Tree, n *uitree.Node) map[string]*value {
+	str := func(s string) *value { return &value{kind: kindString, text: s} }
+	for _, try := range []uitree.Selector{
+		{AutomationID: n.AutomationID},
+		{Text: n.Text, Role: n.Role},
+		{Text: n.Text},
+	} {
+		if !try.HasCriteria() || (try.AutomationID == "" && try.Text == "") {
+			continue
+		}
+		matches := t.Find(try)
+		i := slices.Index(matches, n)
+		if i < 0 {
+			continue
+		}
+		sel := map[string]*value{}
+		if try.AutomationID != "" {
+			sel["automationId"] = str(try.AutomationID)
+		}
+		if try.Text != "" {
+			sel["text"] = str(try.Text)
+		}
+		if try.Role != "" {
+			sel["role"] = str(try.Role)
+		}
+		if i > 0 || len(matches) > 1 {
+			sel["index"] = &value{kind: kindNumber, text: strconv.Itoa(i)}
+		}
+		return sel
+	}
+	return nil
+}
+
+// refer returns v with every string equal to an id an earlier result held replaced by the
+// reference that reads it, and with literal "${" escaped.
+func (r *recorder) refer(v *value) *value {
+	if v == nil {
+		return nil
+	}
+	switch v.kind {
+	case kindString:
+		if ref, ok := r.ids[v.text]; ok {
+			r.use(ref)
+			return &value{kind: kindString, text: ref, tmpl: &vtext{}}
+		}
+		return v
+	case kindNumber:
+		if ref, ok := r.ids["#"+v.text]; ok {
+			r.use(ref)
+			return &value{kind: kindString, text: ref, tmpl: &vtext{}}
+		}
+		return v
+	case kindArray, kindObject:
+		out := &value{kind: v.kind, names: v.names, elems: make([]*value, len(v.elems))}
+		for i, e := range v.elems {
+			out.elems[i] = r.refer(e)
+		}
+		return out
+	}
+	return v
+}
+
+// use marks the step that saves what ref reads.
+func (r *recorder) use(ref string) {
+	name := strings.TrimPrefix(ref, "${")
+	name, _, _ = strings.Cut(name, ".")
+	name = strings.TrimSuffix(name, "}")
+	for _, s := range r.steps {
+		if s.save == name {
+			s.used = true
+		}
+	}
+}
+
+// saveName makes a unique name to save a tool's result under: its id's last part.
+func (r *recorder) saveName(tool string) string {
+	base := tool[strings.LastIndexByte(tool, '.')+1:]
+	base = strings.Map(func(c rune) rune {
+		if c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			return c
+		}
+		return '_'
+	}, base)
+	if base == "" || base == "var" || base == "env" {
+		base = "result"
+	}
+	r.names[base]++
+	if n := r.names[base]; n > 1 {
+		return fmt.Sprintf("%s%d", base, n)
+	}
+	return base
+}
+
+var (
+	timePattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+	uuidRE      = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	hexRE       = regexp.MustCompile(`^[0-9a-f]{8,}$`)
+	prefixedRE  = regexp.MustCompile(`^([A-Za-z_]*[A-Za-z_:.-])?[0-9]+$`)
+)
+
+// expect adds expectations on v, found at path, to s; key is v's member name.
+func (r *recorder) expect(s *recStep, v *value, path, key string, depth int) {
+	if len(s.expects) >= maxRecordedExpects {
+		return
+	}
+	add := func(op string, operand *value) {
+		s.expects = append(s.expects, recExpect{path: path, op: op, operand: operand})
+	}
+	str := func(t string) *value { return &value{kind: kindString, text: t} }
+	switch v.kind {
+	case kindObject:
+		if depth >= maxRecordedDepth {
+			add("exists", &value{kind: kindBool, text: "true"})
+			return
+		}
+		for i, n := range v.names {
+			r.expect(s, v.elems[i], path+"/"+escapePointer(n.text), n.text, depth+1)
+		}
+	case kindArray:
+		add("length", &value{kind: kindNumber, text: strconv.Itoa(len(v.elems))})
+		if len(v.elems) > 0 && depth < maxRecordedDepth {
+			r.expect(s, v.elems[0], path+"/0", "", depth+1)
+		}
+	case kindString:
+		switch {
+		case isTimeText(v.text):
+			add("matches", str(timePattern))
+		case isIDKey(key):
+			if _, known := r.ids[v.text]; known {
+				add("equals", r.refer(v))
+				return
+			}
+			r.remember(s, path, v.text, v)
+			add("matches", str(idPattern(v.text)))
+		default:
+			add("equals", r.refer(v))
+		}
+	case kindNumber:
+		switch {
+		case isTimeKey(key):
+			// Durations and clock readings differ every run.
+		case isIDKey(key):
+			r.remember(s, path, "#"+v.text, v)
+			add("exists", &value{kind: kindBool, text: "true"})
+		default:
+			add("equals", v)
+		}
+	default:
+		add("equals", v)
+	}
+}
+
+// remember records that the id at path of s's result may be sent back later.
+func (r *recorder) remember(s *recStep, path, key string, v *value) {
+	if _, ok := r.ids[key]; ok || s.save == "" || path == "" {
+		return
+	}
+	dots := strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", ".")
+	if !isDotPath(dots) {
+		return
+	}
+	r.ids[key] = "${" + s.save + "." + dots + "}"
+}
+
+func isDotPath(p string) bool {
+	for seg := range strings.SplitSeq(p, ".") {
+		if !isName(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func isTimeText(s string) bool {
+	if len(s) < 20 || s[4] != '-' || s[10] != 'T' {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+// isIDKey: id, noteId, note_id, snapshotID, …
+func isIDKey(k string) bool {
+	return k == "id" || strings.HasSuffix(k, "Id") || strings.HasSuffix(k, "ID") || strings.HasSuffix(k, "_id")
+}
+
+// isTimeKey: createdAt, durationMs, elapsed, uptimeSeconds, timestamp, …
+func isTimeKey(k string) bool {
+	lk := strings.ToLower(k)
+	for _, s := range []string{"ms", "at", "atutc", "time", "seconds", "nanos"} {
+		if strings.HasSuffix(lk, s) && len(lk) > len(s) {
+			return true
+		}
+	}
+	for _, s := range []string{"duration", "elapsed", "uptime", "timestamp"} {
+		if strings.Contains(lk, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// idPattern is a regular expression for ids of the shape of id: n5 → ^n[0-9]+$.
+func idPattern(id string) string {
+	switch {
+	case uuidRE.MatchString(id):
+		return `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	case hexRE.MatchString(id):
+		return fmt.Sprintf("^[0-9a-f]{%d}$", len(id))
+	case prefixedRE.MatchString(id):
+		prefix := strings.TrimRight(id, "0123456789")
+		return "^" + regexp.QuoteMeta(prefix) + "[0-9]+$"
+	}
+	return `^\S+$`
+}
+
+// markSaves drops the save of every step nothing reads.
+func (r *recorder) markSaves() {
+	for _, s := range r.steps {
+		if !s.used {
+			s.save = ""
+		}
+	}
+}
+
+func orNull(v *value) *value {
+	if v == nil {
+		return &value{kind: kindNull}
+	}
+	return v
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// write renders the flow as YAML: keys plain, values in JSON's notation (which YAML
+// reads as flow style), so that every value is exactly what was recorded.
+func (r *recorder) write(opts RecordOptions) []byte {
+	var b bytes.Buffer
+	q := func(s string) string {
+		out, _ := jsontext.AppendQuote(nil, s)
+		return string(out)
+	}
+	fmt.Fprintf(&b, "# Recorded by 'ansight test record'")
+	if opts.Session != "" {
+		fmt.Fprintf(&b, " from session %s", opts.Session)
+	}
+	b.WriteString(".\n# Ids and times differ from run to run: an id sent back later is saved and read as\n# ${name.path}, other ids and times are matched by their shape.\n")
+	fmt.Fprintf(&b, "schema: %s\n", Schema)
+	name := opts.Name
+	if name == "" {
+		name = "recorded"
+		if opts.Session != "" {
+			name += " from " + opts.Session
+		}
+	}
+	fmt.Fprintf(&b, "name: %s\n", q(name))
+	if opts.AppID != "" {
+		fmt.Fprintf(&b, "appId: %s\n", q(opts.AppID))
+	}
+	b.WriteString("steps:\n")
+	if len(r.steps) == 0 {
+		b.WriteString("  []\n")
+	}
+	for _, s := range r.steps {
+		switch s.kind {
+		case KindCall:
+			fmt.Fprintf(&b, "  - call: %s\n", q(s.tool))
+			if s.args != nil {
+				fmt.Fprintf(&b, "    arguments: %s\n", flowJSON(s.args))
+			}
+		case KindBatch:
+			b.WriteString("  - batch:\n")
+			for _, c := range s.batch {
+				fmt.Fprintf(&b, "      - %s\n", flowJSON(c))
+			}
+			if s.coe {
+				b.WriteString("    continueOnError: true\n")
+			}
+		case KindScreenshot:
+			fmt.Fprintf(&b, "  - screenshot: %s\n", s.tool)
+			continue
+		default:
+			keys := make([]string, 0, len(s.ui))
+			for k := range s.ui {
+				keys = append(keys, k)
+			}
+			slices.SortFunc(keys, func(a, b string) int { return uiKeyOrder(a) - uiKeyOrder(b) })
+			obj := &value{kind: kindObject}
+			for _, k := range keys {
+				obj.names = append(obj.names, &value{kind: kindString, text: k})
+				obj.elems = append(obj.elems, s.ui[k])
+			}
+			fmt.Fprintf(&b, "  - %s: %s\n", s.kind, flowJSON(obj))
+		}
+		if s.save != "" {
+			fmt.Fprintf(&b, "    save: %s\n", s.save)
+		}
+		if s.errCode != "" {
+			fmt.Fprintf(&b, "    expectError: {code: %s}\n", q(s.errCode))
+		}
+		if len(s.expects) > 0 {
+			b.WriteString("    expect:\n")
+			for _, e := range s.expects {
+				fmt.Fprintf(&b, "      - {path: %s, %s: %s}\n", q(e.path), e.op, flowJSON(e.operand))
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+func uiKeyOrder(k string) int {
+	return slices.Index([]string{"automationId", "text", "role", "index", "value", "append"}, k)
+}
+
+// flowJSON writes v as JSON for a flow: strings that are references as they are, every
+// other "${" escaped as "$${" (a recorded value is never a reference).
+func flowJSON(v *value) string {
+	return string(appendFlowJSON(nil, v))
+}
+
+func appendFlowJSON(dst []byte, v *value) []byte {
+	switch v.kind {
+	case kindString:
+		s := v.text
+		if v.tmpl == nil {
+			s = strings.ReplaceAll(s, "${", "$${")
+		}
+		out, _ := jsontext.AppendQuote(dst, s)
+		return out
+	case kindArray:
+		dst = append(dst, '[')
+		for i, e := range v.elems {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendFlowJSON(dst, e)
+		}
+		return append(dst, ']')
+	case kindObject:
+		dst = append(dst, '{')
+		for i, e := range v.elems {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst, _ = jsontext.AppendQuote(dst, v.names[i].text)
+			dst = append(dst, ": "...)
+			dst = appendFlowJSON(dst, e)
+		}
+		return append(dst, '}')
+	}
+	return v.appendJSON(dst)
+}

@@ -1,0 +1,164 @@
+package flow
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// demoTraffic reads testdata/traffic/demo-records.json: the traffic records of a real demo
+// session as GET /v1/sessions/{id}/records?kind=traffic answered (the demo's own
+// walkthrough, then calls made with 'ansight app call' and 'app batch': a note created and
+// read back by its id, a batch, a refused critical call, a tool error, UI actions on tree
+// nodes, a screenshot).
+func demoTraffic(t *testing.T) []Traffic {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/traffic/demo-records.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Records []struct {
+			At   time.Time      `json:"at"`
+			Data jsontext.Value `json:"data"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(raw, &page, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]Traffic, len(page.Records))
+	for i, r := range page.Records {
+		out[i] = Traffic{At: r.At, Data: r.Data}
+	}
+	return out
+}
+
+func TestRecordDemoTraffic(t *testing.T) {
+	t.Parallel()
+	traffic := demoTraffic(t)
+	// From the first notes.create made with 'ansight app call' (the demo's walkthrough
+	// before it is left out by time).
+	var since time.Time
+	creates := 0
+	for _, tr := range traffic {
+		if strings.Contains(string(tr.Data), `"type":"tool.call","requestId"`) && strings.Contains(string(tr.Data), `"toolIds":["notes.create"]`) {
+			if creates++; creates == 2 {
+				since = tr.At
+			}
+		}
+	}
+	text, n, err := Record(traffic, RecordOptions{Session: "com-ansight-demo-notes-001", AppID: "com.ansight.demo.notes", Since: since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d steps:\n%s", n, text)
+	f, err := Parse("recorded.yaml", text)
+	if err != nil {
+		t.Fatalf("the recorded flow does not load: %v", err)
+	}
+	if err := f.Check(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := string(text)
+	for _, want := range []string{
+		"- call: \"notes.create\"\n    arguments: {\"title\": \"Groceries\", \"body\": \"milk\"}\n    save: create\n",
+		`{path: "/id", matches: "^n[0-9]+$"}`,
+		`{path: "/createdAtUtc", matches: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"}`,
+		`{path: "/title", equals: "Groceries"}`,
+		"- call: \"notes.get\"\n    arguments: {\"id\": \"${create.id}\"}",
+		`{path: "/id", equals: "${create.id}"}`,
+		`{"call": "notes.get", "arguments": {"id": "${create.id}"}}`,
+		"- call: \"notes.delete_all\"\n    arguments: {}\n    expectError: {code: \"tool_policy_not_granted\"}",
+		"expectError: {code: \"note_not_found\"}",
+		`- type: {"automationId": "titleField", "value": "Shopping"}`,
+		`- tap: {"automationId": "saveButton"}`,
+		"- screenshot: screen-1",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the flow lacks %s", want)
+		}
+	}
+	if strings.Contains(s, "ui.get_visual_tree") || strings.Contains(s, "n5") {
+		t.Error("a tree capture or a literal id was recorded")
+	}
+	if f.Count() != n {
+		t.Errorf("Count %d, Record said %d", f.Count(), n)
+	}
+}
+
+func TestRecordOrigins(t *testing.T) {
+	t.Parallel()
+	rec := func(origin, tool, id string) []Traffic {
+		o := ""
+		if origin != "" {
+			o = `,"origin":"` + origin + `"`
+		}
+		return []Traffic{
+			{Data: jsontext.Value(`{"direction":"request","type":"tool.call","requestId":"` + id + `"` + o + `,"outcome":"ok","payload":{"toolId":"` + tool + `"}}`)},
+			{Data: jsontext.Value(`{"direction":"response","type":"tool.result","requestId":"` + id + `","outcome":"ok","payload":{"toolId":"` + tool + `","success":true,"result":{"n":1}}}`)},
+		}
+	}
+	var traffic []Traffic
+	traffic = append(traffic, rec("cli", "a.cli", "1")...)
+	traffic = append(traffic, rec("internal", "a.internal", "2")...)
+	traffic = append(traffic, rec("mcp:claude-code", "a.mcp", "3")...)
+	traffic = append(traffic, rec("", "a.old", "4")...)
+	traffic = append(traffic, rec("player", "a.player", "5")...)
+	for _, tc := range []struct {
+		origins []string
+		want    string
+	}{
+		{nil, "a.cli a.mcp a.old a.player"},
+		{[]string{"mcp:"}, "a.mcp"},
+		{[]string{"mcp:claude-code", "cli"}, "a.cli a.mcp"},
+		{[]string{"internal"}, "a.internal"},
+	} {
+		t.Run(strings.Join(tc.origins, ","), func(t *testing.T) {
+			t.Parallel()
+			text, _, err := Record(traffic, RecordOptions{Origins: tc.origins})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse("r.yaml", text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tools []string
+			for _, s := range f.Steps {
+				tools = append(tools, s.Tool)
+			}
+			if got := strings.Join(tools, " "); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecordEscapes: a recorded string that holds "${" is written as a literal, never
+// read back as a reference.
+func TestRecordEscapes(t *testing.T) {
+	t.Parallel()
+	traffic := []Traffic{
+		{Data: jsontext.Value(`{"direction":"request","type":"tool.call","requestId":"1","outcome":"ok","payload":{"toolId":"notes.create","arguments":{"title":"costs ${price}"}}}`)},
+		{Data: jsontext.Value(`{"direction":"response","type":"tool.result","requestId":"1","outcome":"ok","payload":{"toolId":"notes.create","success":true,"result":{"title":"costs ${price}"}}}`)},
+	}
+	text, _, err := Record(traffic, RecordOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("r.yaml", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	app := newFakeApp()
+	if r := Run(t.Context(), f, app, Options{}); r.Status != StatusPassed {
+		t.Fatalf("%+v\n%s", r.Failure, text)
+	}
+	if got := app.calls()[0]; got != `notes.create {"title":"costs ${price}"}` {
+		t.Errorf("sent %s", got)
+	}
+}
