@@ -330,10 +330,10 @@ func (d *decoder) stepValue(v *value) *Step {
 		return nil
 	}
 	s := &Step{Kind: kinds[0], Pos: v.pos, Attempts: 1}
+	before := len(d.errs)
 	if !d.object(v, "a "+string(s.Kind)+" step", stepKeys[s.Kind]...) {
 		return nil
 	}
-	before := len(d.errs)
 	if n := v.get("name"); n != nil {
 		s.Name, _ = d.nonEmpty(n, "name")
 	}
