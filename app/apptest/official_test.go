@@ -18,6 +18,7 @@ import (
 	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/diag"
 	"github.com/ansight-go/ansight/app/files"
+	"github.com/ansight-go/ansight/app/prefs"
 	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
@@ -88,6 +89,11 @@ var sampleCalls = map[string][]string{
 	diag.GoroutinesToolID:       {`{}`},
 	diag.HeapProfileToolID:      {`{}`},
 	diag.CPUProfileToolID:       {`{"seconds":1}`},
+	prefs.ListKeysToolID:        {`{}`},
+	prefs.GetValueToolID:        {`{"key":"theme"}`},
+	prefs.SetValueToolID:        {`{"key":"theme","value":"dark","valueType":"string"}`},
+	prefs.RemoveKeyToolID:       {`{"key":"gone"}`},
+	// app/data's tools are checked in app/data/sqlitetest, which has a database driver.
 }
 
 // TestEveryArtifactReachesTheOfficialHost registers every tool package of the SDK and calls
@@ -103,10 +109,15 @@ func TestEveryArtifactReachesTheOfficialHost(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("abc"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	settings, err := prefs.OpenFile(filepath.Join(dir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, err := range []error{
 		ui.Register(a, screen{}, ui.Options{}),
 		files.Register(a, files.Options{Roots: []files.Root{{Alias: "docs", Path: dir}}}),
 		diag.Register(a, diag.Options{}),
+		prefs.Register(a, prefs.Options{Stores: map[string]prefs.Store{"settings": settings}}),
 	} {
 		if err != nil {
 			t.Fatal(err)

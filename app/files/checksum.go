@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/internal/flatargs"
 )
 
 // The checksum algorithms, in the order "all" lists them.
@@ -39,8 +40,8 @@ func newHash(algorithm string) hash.Hash {
 // algorithms reads the algorithms argument: names separated by commas, semicolons or white
 // space, in any case, '-' and '_' ignored ("SHA-256", "sha2_256"), "crc" for crc32, "all"
 // for every one; sha256 by default. They are computed in the order given, each once.
-func algorithms(a args) ([]string, error) {
-	v := a.str("algorithms")
+func algorithms(a flatargs.Args) ([]string, error) {
+	v := a.Str("algorithms")
 	if v == "" {
 		return []string{"sha256"}, nil
 	}
@@ -91,7 +92,7 @@ type checksumResult struct {
 // checksum runs files.get_file_checksum: the digests of a file, read once for all of them,
 // without returning its content. A long file is read until the caller goes away.
 func (t *tree) checksum(ctx context.Context, c *app.Call, in map[string]string) (*checksumResult, error) {
-	a, err := newArgs(in)
+	a, err := flatargs.New(in)
 	if err != nil {
 		return nil, toolFailure(CodeChecksumFailed, target{}, err)
 	}
@@ -99,7 +100,7 @@ func (t *tree) checksum(ctx context.Context, c *app.Call, in map[string]string) 
 	if err != nil {
 		return nil, toolFailure(CodeChecksumFailed, target{}, err)
 	}
-	g, f, fi, err := t.openRegular(a.str("root"), a.str("path"))
+	g, f, fi, err := t.openRegular(a.Str("root"), a.Str("path"))
 	if err != nil {
 		return nil, toolFailure(CodeChecksumFailed, g, err)
 	}

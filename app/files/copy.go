@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/internal/flatargs"
 )
 
 // DefaultMaxCopyBytes bounds the files files.copy_file copies (and files.move_file moves
@@ -57,7 +58,7 @@ func (t *tree) transfer(ctx context.Context, c *app.Call, in map[string]string, 
 	if move {
 		code, op = CodeMoveFailed, "moved"
 	}
-	a, err := newArgs(in)
+	a, err := flatargs.New(in)
 	if err != nil {
 		return nil, toolFailure(code, target{}, err)
 	}
@@ -73,24 +74,24 @@ func (t *tree) transfer(ctx context.Context, c *app.Call, in map[string]string, 
 }
 
 // doTransfer does transfer's work; a failure comes with the target it is about.
-func (t *tree) doTransfer(ctx context.Context, c *app.Call, a args, move bool) (_ *transferResult, at target, _ error) {
-	srcPath, err := a.required("sourcePath")
+func (t *tree) doTransfer(ctx context.Context, c *app.Call, a flatargs.Args, move bool) (_ *transferResult, at target, _ error) {
+	srcPath, err := a.Required("sourcePath")
 	if err != nil {
 		return nil, target{}, err
 	}
-	dstPath, err := a.required("destinationPath")
+	dstPath, err := a.Required("destinationPath")
 	if err != nil {
 		return nil, target{}, err
 	}
-	overwrite, err := a.boolean("overwrite", false)
+	overwrite, err := a.Bool("overwrite", false)
 	if err != nil {
 		return nil, target{}, err
 	}
-	mkdir, err := a.boolean("createDirectory", true)
+	mkdir, err := a.Bool("createDirectory", true)
 	if err != nil {
 		return nil, target{}, err
 	}
-	src, f, fi, err := t.openRegular(a.str("root"), srcPath)
+	src, f, fi, err := t.openRegular(a.Str("root"), srcPath)
 	if err != nil {
 		return nil, src, (err)
 	}
@@ -101,7 +102,7 @@ func (t *tree) doTransfer(ctx context.Context, c *app.Call, a args, move bool) (
 	if size := fi.Size(); size > t.opts.MaxCopyBytes {
 		return nil, src, (failure(reasonTooLarge, "%s is %d bytes, more than the %d this app copies", src.slash(), size, t.opts.MaxCopyBytes))
 	}
-	dstRoot := a.str("destinationRoot")
+	dstRoot := a.Str("destinationRoot")
 	if dstRoot == "" && !filepath.IsAbs(dstPath) && !strings.HasPrefix(dstPath, "/") {
 		dstRoot = src.root.Alias
 	}
@@ -220,11 +221,11 @@ type deleteResult struct {
 // deleteFile runs files.delete_file (critical): a regular file, described as it was before.
 // Directories are not deleted, nor files of a read-only root.
 func (t *tree) deleteFile(_ context.Context, c *app.Call, in map[string]string) (*deleteResult, error) {
-	a, err := newArgs(in)
+	a, err := flatargs.New(in)
 	if err != nil {
 		return nil, toolFailure(CodeDeleteFailed, target{}, err)
 	}
-	g, f, fi, err := t.openRegular(a.str("root"), a.str("path"))
+	g, f, fi, err := t.openRegular(a.Str("root"), a.Str("path"))
 	if err != nil {
 		return nil, toolFailure(CodeDeleteFailed, g, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/internal/flatargs"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -63,7 +64,12 @@ func failure(reason, format string, args ...any) error {
 // (root and path when the request got as far as naming them).
 func toolFailure(code wire.Code, g target, err error) error {
 	var p *problem
-	if !errors.As(err, &p) {
+	var arg *flatargs.Error
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &arg):
+		p = &problem{reason: reasonInvalidArgument, msg: arg.Error()}
+	default:
 		p = &problem{reason: reasonIO, msg: err.Error()}
 	}
 	details := map[string]string{"reason": p.reason}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/internal/flatargs"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -73,19 +74,19 @@ type readResult struct {
 // file, as text or base64.
 func (t *tree) readFile(ctx context.Context, c *app.Call, in map[string]string) (*readResult, error) {
 	fail := func(g target, err error) (*readResult, error) { return nil, toolFailure(CodeReadFailed, g, err) }
-	a, err := newArgs(in)
+	a, err := flatargs.New(in)
 	if err != nil {
 		return fail(target{}, err)
 	}
-	max, err := a.integer("maxBytes", defaultReadBytes, 1, maxContentBytes)
+	max, err := a.Int("maxBytes", defaultReadBytes, 1, maxContentBytes)
 	if err != nil {
 		return fail(target{}, err)
 	}
-	enc, err := a.encoding()
+	enc, err := encoding(a)
 	if err != nil {
 		return fail(target{}, err)
 	}
-	g, f, fi, err := t.openRegular(a.str("root"), a.str("path"))
+	g, f, fi, err := t.openRegular(a.Str("root"), a.Str("path"))
 	if err != nil {
 		return fail(g, err)
 	}
@@ -134,21 +135,21 @@ type nextChunk struct {
 // meanwhile, rather than given a chunk of another file.
 func (t *tree) downloadFile(ctx context.Context, c *app.Call, in map[string]string) (*chunkResult, error) {
 	fail := func(code wire.Code, g target, err error) (*chunkResult, error) { return nil, toolFailure(code, g, err) }
-	a, err := newArgs(in)
+	a, err := flatargs.New(in)
 	if err != nil {
 		return fail(CodeDownloadChunkFailed, target{}, err)
 	}
-	g, f, fi, err := t.openRegular(a.str("root"), a.str("path"))
+	g, f, fi, err := t.openRegular(a.Str("root"), a.Str("path"))
 	if err != nil {
 		return fail(CodeDownloadChunkFailed, g, err)
 	}
 	defer f.Close()
 	v := version(fi)
-	if want := a.str("expectedVersion"); want != "" && want != v {
+	if want := a.Str("expectedVersion"); want != "" && want != v {
 		return fail(CodeVersionMismatch, g, failure(reasonVersionMismatch,
 			"The file version changed from '%s' to '%s'. Restart the download from offset 0.", want, v))
 	}
-	off, err := a.long("offsetBytes", 0, 0, 1<<63-1, 64)
+	off, err := a.Int64("offsetBytes", 0, 0, 1<<63-1)
 	if err != nil {
 		return fail(CodeDownloadChunkFailed, g, err)
 	}
@@ -156,11 +157,11 @@ func (t *tree) downloadFile(ctx context.Context, c *app.Call, in map[string]stri
 		return fail(CodeOffsetInvalid, g, failure(reasonOffsetInvalid,
 			"The offset '%d' is beyond the end of the file (%d bytes).", off, fi.Size()))
 	}
-	max, err := a.integer("maxBytes", defaultChunkBytes, 1, maxContentBytes)
+	max, err := a.Int("maxBytes", defaultChunkBytes, 1, maxContentBytes)
 	if err != nil {
 		return fail(CodeDownloadChunkFailed, g, err)
 	}
-	enc, err := a.encoding()
+	enc, err := encoding(a)
 	if err != nil {
 		return fail(CodeDownloadChunkFailed, g, err)
 	}

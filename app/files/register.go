@@ -7,6 +7,7 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/catalog"
+	"github.com/ansight-go/ansight/internal/flatargs"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -107,21 +108,21 @@ func Register(a *app.App, opts Options) error {
 
 // The arguments schemas of the flattened-string tools, as the official SDKs publish them.
 var (
-	rootProp           = prop("root", `["string","null"]`, "the root's alias (default: the root that holds path, else the first)")
-	pathProp           = prop("path", `"string"`, "the file, relative to the root (or absolute inside it)")
+	rootProp           = flatargs.Prop("root", `["string","null"]`, "the root's alias (default: the root that holds path, else the first)")
+	pathProp           = flatargs.Prop("path", `"string"`, "the file, relative to the root (or absolute inside it)")
 	encodingProp       = `"encoding":{"type":["string","null"],"enum":["auto","utf8","base64"],"description":"auto (text when the bytes are UTF-8 text, else base64), utf8 or base64"}`
-	readFileSchema     = schemaOf([]string{"path"}, rootProp, pathProp, prop("maxBytes", `"integer"`, "bytes to read, 1 to 1048576 (default 65536)"), encodingProp)
-	checksumSchema     = schemaOf([]string{"path"}, rootProp, pathProp, prop("algorithms", `["string","null"]`, "md5, sha1, sha256, sha384, sha512, crc32 or all, separated by commas (default sha256)"))
-	downloadFileSchema = schemaOf([]string{"path"}, rootProp, pathProp,
-		prop("offsetBytes", `"integer"`, "where the chunk starts (default 0)"),
-		prop("maxBytes", `"integer"`, "bytes in the chunk, 1 to 1048576 (default 262144)"), encodingProp,
-		prop("expectedVersion", `["string","null"]`, "the version of the chunks read so far: the call fails if the file changed"))
-	transferSchema = schemaOf([]string{"sourcePath", "destinationPath"},
-		prop("root", `["string","null"]`, "the source's root (default: the root that holds sourcePath, else the first)"),
-		prop("sourcePath", `"string"`, "the file to copy or move"),
-		prop("destinationRoot", `["string","null"]`, "the destination's root (default: the source's, for a relative destinationPath)"),
-		prop("destinationPath", `"string"`, "the destination file"),
-		prop("overwrite", `"boolean"`, "replace an existing file (default false)"),
-		prop("createDirectory", `"boolean"`, "create the destination's directory when missing (default true)"))
-	deleteSchema = schemaOf([]string{"path"}, rootProp, pathProp)
+	readFileSchema     = flatargs.Schema([]string{"path"}, rootProp, pathProp, flatargs.Prop("maxBytes", `"integer"`, "bytes to read, 1 to 1048576 (default 65536)"), encodingProp)
+	checksumSchema     = flatargs.Schema([]string{"path"}, rootProp, pathProp, flatargs.Prop("algorithms", `["string","null"]`, "md5, sha1, sha256, sha384, sha512, crc32 or all, separated by commas (default sha256)"))
+	downloadFileSchema = flatargs.Schema([]string{"path"}, rootProp, pathProp,
+		flatargs.Prop("offsetBytes", `"integer"`, "where the chunk starts (default 0)"),
+		flatargs.Prop("maxBytes", `"integer"`, "bytes in the chunk, 1 to 1048576 (default 262144)"), encodingProp,
+		flatargs.Prop("expectedVersion", `["string","null"]`, "the version of the chunks read so far: the call fails if the file changed"))
+	transferSchema = flatargs.Schema([]string{"sourcePath", "destinationPath"},
+		flatargs.Prop("root", `["string","null"]`, "the source's root (default: the root that holds sourcePath, else the first)"),
+		flatargs.Prop("sourcePath", `"string"`, "the file to copy or move"),
+		flatargs.Prop("destinationRoot", `["string","null"]`, "the destination's root (default: the source's, for a relative destinationPath)"),
+		flatargs.Prop("destinationPath", `"string"`, "the destination file"),
+		flatargs.Prop("overwrite", `"boolean"`, "replace an existing file (default false)"),
+		flatargs.Prop("createDirectory", `"boolean"`, "create the destination's directory when missing (default true)"))
+	deleteSchema = flatargs.Schema([]string{"path"}, rootProp, pathProp)
 )

@@ -1,10 +1,13 @@
 // Command full uses every SDK package an app may import: app, app/ui, app/files,
-// app/telemetry, app/diag and app/connect. The lean-module test checks that even this app
-// compiles none of the tooling's dependencies.
+// app/telemetry, app/diag, app/data, app/prefs and app/connect. The lean-module test checks
+// that even this app compiles none of the tooling's dependencies — no SQLite either: app/data
+// takes the app's own *sql.DB, whose driver the app brings (this one brings none: its
+// database is opened by a driver name it is given).
 package main
 
 import (
 	"context"
+	"database/sql"
 	"image"
 	"image/color"
 	"log"
@@ -14,8 +17,10 @@ import (
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
+	"github.com/ansight-go/ansight/app/data"
 	"github.com/ansight-go/ansight/app/diag"
 	"github.com/ansight-go/ansight/app/files"
+	"github.com/ansight-go/ansight/app/prefs"
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/app/ui"
 )
@@ -44,8 +49,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	db, err := sql.Open(os.Getenv("FULL_DB_DRIVER"), os.Getenv("FULL_DB"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	settings, err := prefs.OpenFile("settings.json")
+	if err != nil {
+		log.Fatal(err)
+	}
 	for _, err := range []error{
 		ui.Register(a, screen{}, ui.Options{}),
+		data.Register(a, data.Options{Databases: []data.Database{{Name: "app", DB: db, ReadOnly: data.Opened}}}),
+		prefs.Register(a, prefs.Options{Stores: map[string]prefs.Store{"settings": settings}}),
 		files.Register(a, files.Options{Roots: []files.Root{{Alias: "cwd", Path: dir, ReadOnly: true}}}),
 		diag.Register(a, diag.Options{Telemetry: tel}),
 	} {
