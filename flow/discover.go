@@ -37,7 +37,8 @@ const maxDiscovered = 4096
 // is not one gets its mistakes), a directory is searched (hidden ones skipped) for *.yaml,
 // *.yml and *.json files whose top-level schema is ansight.flow/v1, and official workspace
 // tests (test-definition.v1) among them are reported as such. Other files under a directory
-// are not flows and are left out. Entries come in path order.
+// are not flows and are left out, and so are the flows another one found there includes
+// (its parts). Entries come in path order.
 func Discover(paths []string) ([]Entry, error) {
 	var out []Entry
 	for _, p := range paths {
@@ -74,14 +75,48 @@ func Discover(paths []string) ([]Entry, error) {
 			return nil, errorf(Pos{File: p}, "%v", err)
 		}
 		slices.Sort(found)
+		var dirEntries []Entry
 		for _, path := range found {
 			e, ok := sniffEntry(path)
 			if ok {
-				out = append(out, e)
+				dirEntries = append(dirEntries, e)
+			}
+		}
+		out = append(out, withoutParts(dirEntries)...)
+	}
+	return out, nil
+}
+
+// withoutParts leaves out the flows another flow of the list includes: they are parts of
+// it (checked and run with its variables), not flows of their own.
+func withoutParts(entries []Entry) []Entry {
+	included := map[string]bool{}
+	var walk func(f *Flow)
+	walk = func(f *Flow) {
+		for _, list := range [][]*Step{f.Setup, f.Steps, f.Teardown} {
+			for _, s := range list {
+				if s.Included != nil {
+					if abs, err := filepath.Abs(s.Included.File); err == nil && !included[abs] {
+						included[abs] = true
+						walk(s.Included)
+					}
+				}
 			}
 		}
 	}
-	return out, nil
+	for _, e := range entries {
+		if e.Flow != nil {
+			walk(e.Flow)
+		}
+	}
+	kept := entries[:0]
+	for _, e := range entries {
+		if abs, err := filepath.Abs(e.Path); err == nil && included[abs] {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept
 }
 
 // loadEntry loads a file named on the command line.

@@ -85,7 +85,7 @@ A device lab: 'ansight host run --fleet nats://…' joins this host to a fleet o
 host of the fleet. See docs/fleet.md.
 
 Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
-6 access denied, 7 no such session, 130 interrupted.`,
+6 access denied, 7 no such session, 10 a flow failed (test run), 130 interrupted.`,
 		Version:       versionString(g.env.Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,

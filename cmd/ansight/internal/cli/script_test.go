@@ -40,6 +40,12 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ANSIGHT_STATE_DIR", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("HOME", env.WorkDir)
+			// The flows the repository ships (flows.txtar runs them through the binary).
+			examples, err := filepath.Abs("../../../../examples/flows")
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){

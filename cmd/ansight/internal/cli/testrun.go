@@ -31,6 +31,7 @@ type testRunOptions struct {
 	junit       string
 	report      string
 	parallel    int
+	wait        time.Duration
 }
 
 func newTestRunCmd(g *globals) *cobra.Command {
@@ -66,6 +67,7 @@ running, 7 no session to run against (or it went away).`,
 	fl.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.StringVar(&o.report, "report", "", "write an HTML report (index.html and screenshots) to this directory")
 	fl.IntVar(&o.parallel, "parallel", 0, "at most this many sessions at once (0: all)")
+	fl.DurationVar(&o.wait, "wait", 0, "wait up to this long for the flows' sessions to connect (an app started just before)")
 	return cmd
 }
 
@@ -99,6 +101,16 @@ func (g *globals) runTestRun(ctx context.Context, o testRunOptions, paths []stri
 		return err
 	}
 	jobs, err := planJobs(ctx, b, flows, o)
+	for deadline := time.Now().Add(o.wait); err != nil && exitCodeOf(ctx, err) == ExitNoSession && time.Now().Before(deadline); {
+		// The app under test may still be connecting: look again (as the official CLI's
+		// --wait-seconds does).
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		jobs, err = planJobs(ctx, b, flows, o)
+	}
 	if err != nil {
 		return err
 	}
@@ -276,7 +288,8 @@ func testExit(ctx context.Context, rep *flow.Report) error {
 			}
 		}
 	}
-	return &exitError{code: code, err: fmt.Errorf("%d of %d flow runs did not pass", rep.Failed+rep.Errors, len(rep.Results))}
+	// The report (the summary, or --json's object) already says what did not pass.
+	return &exitError{code: code, err: silentError{}}
 }
 
 // sessionGone reports whether a flow is in error because its session went away.

@@ -144,6 +144,9 @@ func (g *globals) runTestValidate(_ context.Context, o testCheckOptions, paths [
 		return &exitError{code: ExitUsage, err: fmt.Errorf("no flows found"), hint: "a flow file begins with 'schema: ansight.flow/v1' (docs/flows.md)"}
 	}
 	if bad > 0 && !list {
+		if g.json {
+			return &exitError{code: ExitUsage, err: silentError{}} // the object says which
+		}
 		return &exitError{code: ExitUsage, err: fmt.Errorf("%d of %d files are not valid flows", bad, len(entries))}
 	}
 	return nil
