@@ -298,27 +298,34 @@ func (e *expectation) pathName() string {
 	return e.path
 }
 
-// contains: a string holds a substring, an array an element equal to want, an object
-// every member of want with an equal value.
+// contains: a string holds a substring; an array an element that matches want (equal to
+// it, or for an object want, holding its members); an object every member of want, each
+// matching (recursively: an object member holds the wanted object's members).
 func contains(got, want *value) bool {
 	switch got.kind {
 	case kindString:
 		return want.kind == kindString && strings.Contains(got.text, want.text)
 	case kindArray:
-		return slices.ContainsFunc(got.elems, func(e *value) bool { return equal(e, want) })
+		return slices.ContainsFunc(got.elems, func(e *value) bool { return matchesPart(e, want) })
 	case kindObject:
-		if want.kind != kindObject {
-			return false
-		}
-		for i, n := range want.names {
-			g := got.get(n.text)
-			if g == nil || !equal(g, want.elems[i]) {
-				return false
-			}
-		}
-		return true
+		return want.kind == kindObject && matchesPart(got, want)
 	}
 	return false
+}
+
+// matchesPart: got equals want, or both are objects and got has every member of want,
+// each matching.
+func matchesPart(got, want *value) bool {
+	if got.kind != kindObject || want.kind != kindObject {
+		return equal(got, want)
+	}
+	for i, n := range want.names {
+		g := got.get(n.text)
+		if g == nil || !matchesPart(g, want.elems[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lengthOf is a string's length in characters, an array's elements, an object's members.

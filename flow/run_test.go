@@ -325,6 +325,8 @@ func TestExpectOperators(t *testing.T) {
 		{`{path: /list, contains: 3}`, false},
 		{`{path: /obj, contains: {a: 1}}`, true},
 		{`{path: /obj, contains: {a: 2}}`, false},
+		{`{path: /list, contains: {a: 1, b: 2}}`, false},
+		{`{path: "", contains: {list: [1, "two", {a: 1}]}}`, true},
 		{`{path: /title, matches: "^Gro"}`, true},
 		{`{path: /title, matches: "^gro"}`, false},
 		{`{path: /n, matches: "^[0-9]+$"}`, true},
