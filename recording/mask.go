@@ -23,7 +23,7 @@ func (r *Recorder) mask(session string, es []entry) []entry {
 					t.shotAt = at
 				}
 			}
-			t.viewport, t.sensitive = regionsOf(jsontext.Value(e.blob))
+			t.viewport, t.sensitive, t.known = regionsOf(jsontext.Value(e.blob))
 			if r.maskTrees == nil {
 				r.maskTrees = map[string]*treeRegions{}
 			}

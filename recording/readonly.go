@@ -61,3 +61,34 @@ func OpenReadOnly(dir string) (*Recorder, error) {
 	}
 	return r, nil
 }
+
+// OpenArchive opens an archive — any format Import reads — for browsing without
+// importing it into the recordings: it is imported into a private temporary store (0700,
+// under the system's temporary directory, unbounded by the recordings' budgets but by
+// maxBytes), which Close removes. sum describes the archive's recording.
+func OpenArchive(ctx context.Context, path string, maxBytes int64, opts ImportOptions) (r *Recorder, sum Summary, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Summary{}, fmt.Errorf("recording: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, Summary{}, fmt.Errorf("recording: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "ansight-archive-*")
+	if err != nil {
+		return nil, Summary{}, fmt.Errorf("recording: %w", err)
+	}
+	r, err = Open(Options{Dir: dir, MaxBytes: maxBytes, MaxSessionBytes: maxBytes, MinFrameInterval: -1})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, Summary{}, err
+	}
+	r.tempDir = dir
+	if sum, err = r.Import(ctx, f, info.Size(), opts); err != nil {
+		r.Close()
+		return nil, Summary{}, err
+	}
+	return r, sum, nil
+}

@@ -136,3 +136,25 @@ func TestReadOnlyBesideHost(t *testing.T) {
 		t.Errorf("Follow = %v", err)
 	}
 }
+
+// TestOpenArchive browses an official archive without importing it: its records are
+// there, and Close leaves nothing behind.
+func TestOpenArchive(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "official.zip")
+	if err := os.WriteFile(p, officialArchive(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, sum, err := OpenArchive(context.Background(), p, 1<<30, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.ID != "com-example-shop-042" || len(all(t, r, Query{Session: sum.ID, Kinds: []Kind{KindLog}})) != 3 {
+		t.Errorf("archive %+v", sum)
+	}
+	dir := r.Dir()
+	r.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the archive's store %s is still there: %v", dir, err)
+	}
+}

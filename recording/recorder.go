@@ -137,6 +137,8 @@ type Recorder struct {
 	// readOnly: opened by OpenReadOnly, with no writer; intake is ignored and changes are
 	// refused with ErrReadOnly.
 	readOnly bool
+	// tempDir is the private store of OpenArchive, removed by Close.
+	tempDir string
 
 	// maskTrees is each session's most recent tree (Options.MaskSensitive; the writer's).
 	maskTrees                   map[string]*treeRegions
@@ -295,7 +297,11 @@ func (r *Recorder) Close() error {
 		r.closePack(s)
 	}
 	r.writeMu.Unlock()
-	return r.db.Close()
+	err := r.db.Close()
+	if r.tempDir != "" {
+		os.RemoveAll(r.tempDir)
+	}
+	return err
 }
 
 // RecordMessage queues one message an app sent that is neither a tool response nor a

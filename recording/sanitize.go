@@ -337,15 +337,23 @@ func sensitiveInput(obj object) bool {
 		if !markerNames[name] || m.value.Kind() != '"' {
 			continue
 		}
-		t, _ := str(m.value)
-		marker := normalizeName(t)
-		if marker == "iphone" {
-			continue
+		if t, _ := str(m.value); sensitiveMarker(t) {
+			return true
 		}
-		for _, k := range sensitiveMarkers {
-			if strings.Contains(marker, k) {
-				return true
-			}
+	}
+	return false
+}
+
+// sensitiveMarker reports whether an id, name, role or type names a sensitive input
+// ("login.password", "emailField"); "iphone" is not a phone.
+func sensitiveMarker(v string) bool {
+	marker := normalizeName(v)
+	if marker == "iphone" || marker == "" {
+		return false
+	}
+	for _, k := range sensitiveMarkers {
+		if strings.Contains(marker, k) {
+			return true
 		}
 	}
 	return false

@@ -208,3 +208,30 @@ func TestMaskSensitiveOnIntake(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 }
+
+// TestSensitiveNodes: the screen rules read trees through wire/uitree, compact v2 and
+// legacy alike — a secure flag (isPassword, isSecure, secureTextEntry), a marker in the
+// automation id, id, type or role, text a detector matches, properties naming a secure
+// input — and a payload that is no tree decides nothing.
+func TestSensitiveNodes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		payload string
+		want    int
+		known   bool
+	}{
+		{"compact v2", officialTree, 1, true},
+		{"legacy isSecure", `{"root":{"id":"r","type":"Window","bounds":{"x":0,"y":0,"width":100,"height":100},"children":[{"id":"a","type":"Entry","isSecure":true,"bounds":{"x":1,"y":1,"width":5,"height":5}}]}}`, 1, true},
+		{"marker in the automation id", `{"root":{"id":"r","type":"Window","children":[{"id":"a","type":"Entry","automationId":"signup.emailField","bounds":{"x":1,"y":1,"width":5,"height":5}}]}}`, 1, true},
+		{"text a detector matches", `{"root":{"id":"r","type":"Window","children":[{"id":"a","type":"Label","text":"ann@example.com","bounds":{"x":1,"y":1,"width":5,"height":5}}]}}`, 1, true},
+		{"properties", `{"root":{"id":"r","type":"Window","children":[{"id":"a","type":"Entry","properties":{"contentType":"password"},"bounds":{"x":1,"y":1,"width":5,"height":5}}]}}`, 1, true},
+		{"iphone is no phone", `{"root":{"id":"r","type":"Window","children":[{"id":"a","type":"Label","automationId":"iphone","text":"Model","bounds":{"x":1,"y":1,"width":5,"height":5}}]}}`, 0, true},
+		{"not a tree", `{"hello":"world"}`, 0, false},
+	} {
+		_, sens, known := regionsOf(jsontext.Value(tc.payload))
+		if len(sens) != tc.want || known != tc.known {
+			t.Errorf("%s: %d sensitive regions (known %v), want %d (%v)", tc.name, len(sens), known, tc.want, tc.known)
+		}
+	}
+}

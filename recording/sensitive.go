@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/wire"
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // Sensitive regions of screens. A visual tree says where its sensitive nodes are (a
@@ -28,8 +29,8 @@ import (
 //     touchTreeWindow) is dropped — the official policy keeps touches, whose positions
 //     over a PIN pad give the PIN away; a touch with no tree near enough is dropped too.
 //
-// The visual tree is read as generic JSON (any object with bounds), as the official
-// policy reads it, so compact v2 and legacy trees alike are understood.
+// Trees are read through wire/uitree, so compact v2 and legacy trees alike are understood;
+// a payload that is not a tree decides nothing.
 const (
 	frameTreeWindow = 2 * time.Second
 	touchTreeWindow = 2 * time.Second
@@ -51,31 +52,52 @@ type treeRegions struct {
 	shotAt    time.Time // screenshotCapturedAtUtc, if any
 	viewport  rect      // its coordinate space; zero when unknown
 	sensitive []rect    // in the tree's coordinates
+	known     bool      // the payload read as a tree: it can decide
 }
 
 // treeIndex holds the trees of a recording in time order.
 type treeIndex struct{ trees []treeRegions }
 
-// regionsOf reads a tree payload's viewport and sensitive nodes.
-func regionsOf(payload jsontext.Value) (viewport rect, sensitive []rect) {
-	obj, err := members(payload)
+// regionsOf reads a tree payload (through wire/uitree, the one tree model: compact v2 and
+// legacy alike) for its viewport and the bounds of its sensitive nodes. ok is false for a
+// payload that is not a tree: it cannot decide anything.
+func regionsOf(payload jsontext.Value) (viewport rect, sensitive []rect, ok bool) {
+	t, err := uitree.Parse(payload)
 	if err != nil {
-		return rect{}, nil
+		return rect{}, nil, false
 	}
-	if b, ok := boundsOf(obj.get("coordinateSpace")); ok {
-		viewport = b
-	} else if root, err := members(obj.get("root")); err == nil {
-		viewport, _ = nodeBounds(root)
+	if vp, ok := t.Viewport(); ok {
+		viewport = rect{vp.X, vp.Y, vp.Width, vp.Height}
 	}
-	visit(payload, 0, func(o object) {
-		if !sensitiveInput(o) && !sensitiveContent(o) {
-			return
+	for _, n := range t.All() {
+		if n.Bounds != nil && sensitiveNode(n) {
+			sensitive = append(sensitive, rect{n.Bounds.X, n.Bounds.Y, n.Bounds.Width, n.Bounds.Height})
 		}
-		if b, ok := nodeBounds(o); ok {
-			sensitive = append(sensitive, b)
+	}
+	return viewport, sensitive, true
+}
+
+// sensitiveNode applies the policy's rules for screens to one node: a secure entry, an
+// automation id, id, type or role naming a sensitive input, text a detector matches, or
+// properties that hold a sensitive input or property.
+func sensitiveNode(n *uitree.Node) bool {
+	if n.Secure {
+		return true
+	}
+	for _, v := range []string{n.AutomationID, n.ID, n.Type, n.Role} {
+		if sensitiveMarker(v) {
+			return true
 		}
-	})
-	return viewport, sensitive
+	}
+	for _, v := range []string{n.Text, n.Label, n.Value} {
+		if v != "" && sensitiveText(v) {
+			return true
+		}
+	}
+	if props, err := members(n.Properties); err == nil && (sensitiveInput(props) || sensitiveContent(props)) {
+		return true
+	}
+	return false
 }
 
 // visit calls fn with every object of v (depth-bounded, as every JSON the recorder keeps
@@ -103,58 +125,6 @@ func visit(v jsontext.Value, depth int, fn func(object)) {
 	}
 }
 
-// nodeBounds reads a node's bounds member, else the node's own x, y, width and height.
-func nodeBounds(o object) (rect, bool) {
-	if b := o.get("bounds"); b != nil {
-		return boundsOf(b)
-	}
-	return boundsOf(o.encode())
-}
-
-// boundsOf reads bounds as the official host does: {x,y,width,height}, the absolute
-// variants when all four are there, [x,y,w,h], or elements 4–7 of an 8-element array.
-func boundsOf(v jsontext.Value) (rect, bool) {
-	switch v.Kind() {
-	case '[':
-		items := arrayItems(v)
-		off := 0
-		if len(items) >= 8 {
-			off = 4
-		}
-		if len(items) < off+4 {
-			return rect{}, false
-		}
-		var f [4]float64
-		for i := range f {
-			n, ok := num(items[off+i])
-			if !ok {
-				return rect{}, false
-			}
-			f[i] = n
-		}
-		return rect{f[0], f[1], f[2], f[3]}, true
-	case '{':
-		o, err := members(v)
-		if err != nil {
-			return rect{}, false
-		}
-		names := [4]string{"x", "y", "width", "height"}
-		if o.get("absoluteX") != nil {
-			names = [4]string{"absoluteX", "absoluteY", "absoluteWidth", "absoluteHeight"}
-		}
-		var f [4]float64
-		for i, n := range names {
-			x, ok := num(o.get(n))
-			if !ok {
-				return rect{}, false
-			}
-			f[i] = x
-		}
-		return rect{f[0], f[1], f[2], f[3]}, true
-	}
-	return rect{}, false
-}
-
 // add indexes a tree record whose payload is payload.
 func (ti *treeIndex) add(rec Record, payload jsontext.Value) {
 	t := treeRegions{at: rec.At}
@@ -164,7 +134,7 @@ func (ti *treeIndex) add(rec Record, payload jsontext.Value) {
 			t.shotAt = at
 		}
 	}
-	t.viewport, t.sensitive = regionsOf(payload)
+	t.viewport, t.sensitive, t.known = regionsOf(payload)
 	ti.trees = append(ti.trees, t)
 }
 
@@ -173,17 +143,22 @@ func (ti *treeIndex) sort() {
 	sort.SliceStable(ti.trees, func(i, j int) bool { return ti.trees[i].at.Before(ti.trees[j].at) })
 }
 
-// forFrame finds a frame's tree (see the package comment above), or nil.
+// forFrame finds a frame's tree (see the package comment above), or nil when none can
+// decide.
 func (ti *treeIndex) forFrame(frameID string, at time.Time) *treeRegions {
 	var best *treeRegions
 	for i := range ti.trees {
 		t := &ti.trees[i]
 		if (frameID != "" && t.frameID == frameID) || (!t.shotAt.IsZero() && t.shotAt.Equal(at)) {
-			return t
+			best = t
+			break
 		}
 		if !t.at.After(at) && at.Sub(t.at) <= frameTreeWindow {
 			best = t
 		}
+	}
+	if best != nil && !best.known {
+		return nil
 	}
 	return best
 }
@@ -249,7 +224,7 @@ const (
 // judgeTouch decides a touch record by the tree nearest to it.
 func (ti *treeIndex) judgeTouch(rec Record) touchVerdict {
 	t := ti.nearest(rec.At, touchTreeWindow)
-	if t == nil {
+	if t == nil || !t.known {
 		return touchUndecided
 	}
 	x, y, ok := touchPoint(rec.Data, t.viewport)

@@ -11,7 +11,12 @@
 //   - runtime metric channels (Go heap, goroutines, GC pause) declared with
 //     CLIENT_METRIC_CHANNELS and sampled as CLIENT_METRICS every Options.MetricsInterval;
 //   - a live screen stream of ASJP frames rendered by Options.Frames, when the host's
-//     answer to device.profile asks for app capture, at the interval and quality it says.
+//     answer to device.profile asks for app capture, at the interval and quality it says
+//     (ui.FrameSource boxes the screen's secure nodes before a frame is encoded);
+//   - [Telemetry.RecordTap]: the taps ui.perform_action performs (ui.Options.Taps), each as
+//     the visual tree it landed on (CLIENT_VISUAL_TREE) and its touch (CLIENT_TOUCH_INPUT),
+//     as the official SDKs report touches — but a tap on a secure node keeps its touch in
+//     the app, so no recording holds the position of a tap on a password or PIN field.
 //
 // Nothing here blocks the app: logs and requests wait in bounded queues while no host is
 // connected or the host is slow, and what does not fit is dropped and counted (Stats).

@@ -60,9 +60,11 @@ type Telemetry struct {
 	opts     Options
 	logs     chan string
 	requests chan []byte
+	taps     chan []byte
 	tail     tail
 
 	logsSent, logsDropped, requestsSent, requestsDropped, samplesSent, framesSent atomic.Int64
+	tapsSent, tapsDropped, tapsMasked                                             atomic.Int64
 
 	mu     sync.Mutex
 	detach func()
@@ -86,7 +88,7 @@ func New(opts Options) *Telemetry {
 		opts.ControlTimeout = 15 * time.Second
 	}
 	return &Telemetry{opts: opts, logs: make(chan string, opts.MaxPendingLogs),
-		requests: make(chan []byte, opts.MaxPendingRequests), tail: tail{max: opts.LogTail}}
+		requests: make(chan []byte, opts.MaxPendingRequests), taps: make(chan []byte, maxPendingTaps), tail: tail{max: opts.LogTail}}
 }
 
 // Stats counts what was sent and dropped since New.
@@ -94,12 +96,17 @@ type Stats struct {
 	LogsSent, LogsDropped         int64
 	RequestsSent, RequestsDropped int64
 	SamplesSent, FramesSent       int64
+	// TapsSent counts the tap messages sent (a tree, a touch), TapsDropped those lost to a
+	// full queue or a failed write, TapsMasked the taps on secure nodes whose touch was
+	// not sent.
+	TapsSent, TapsDropped, TapsMasked int64
 }
 
 // Stats returns the counters.
 func (t *Telemetry) Stats() Stats {
 	return Stats{LogsSent: t.logsSent.Load(), LogsDropped: t.logsDropped.Load(), RequestsSent: t.requestsSent.Load(),
-		RequestsDropped: t.requestsDropped.Load(), SamplesSent: t.samplesSent.Load(), FramesSent: t.framesSent.Load()}
+		RequestsDropped: t.requestsDropped.Load(), SamplesSent: t.samplesSent.Load(), FramesSent: t.framesSent.Load(),
+		TapsSent: t.tapsSent.Load(), TapsDropped: t.tapsDropped.Load(), TapsMasked: t.tapsMasked.Load()}
 }
 
 // Attach starts sending on link: the queued and future log lines and requests, the
@@ -125,6 +132,7 @@ func (t *Telemetry) Attach(link Link, policy session.JpegCapturePolicy) (detach 
 	}
 	run(t.pumpLogs)
 	run(t.pumpRequests)
+	run(t.pumpTaps)
 	if t.opts.MetricsInterval > 0 {
 		run(t.sampleMetrics)
 	}

@@ -52,6 +52,9 @@ type Options struct {
 	// Platform is the runtime platform the tools report ("linux", "macos", "windows", …);
 	// the process's OS by default.
 	Platform string
+	// Taps receives the taps ui.perform_action performs (nil: none are reported); pass
+	// the app's *telemetry.Telemetry so that recordings show them.
+	Taps TapRecorder
 }
 
 // Register adds the standard UI tools over s to a: ui.get_visual_tree, ui.query_nodes,
@@ -92,7 +95,7 @@ func Register(a *app.App, s Screen, opts Options) error {
 	screen.now = opts.Now // the toolkit's clock decides when overlays expire
 	screen.mu.Unlock()
 	t := &toolkit{screen: screen, source: opts.Source, platform: opts.Platform, store: newStore(opts.MaxNodes, opts.IDs),
-		now: opts.Now, ids: opts.IDs}
+		now: opts.Now, ids: opts.IDs, taps: opts.Taps}
 	sc := buildSchemas(opts.Source)
 	def := func(id, name, description, keywords string, policy wire.Policy, args, result []byte) catalog.Definition {
 		return catalog.Definition{ID: id, Name: name, Description: description, Category: "ui",

@@ -54,6 +54,7 @@ type toolkit struct {
 	store    *store
 	now      func() time.Time
 	ids      func() string
+	taps     TapRecorder // Options.Taps
 }
 
 // checkSource accepts the screen's own source (or none).
@@ -284,7 +285,7 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 	if err != nil {
 		return nil, err
 	}
-	_, node, err := t.store.resolve(ref)
+	snap, node, err := t.store.resolve(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -321,6 +322,7 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 	default:
 		return nil, screenError(CodeActionFailed, fmt.Sprintf("action %q on node %q failed", a.Action, node.ID), err)
 	}
+	t.recordTap(snap, node, a.Action)
 	// The provider's outcome comes first; the toolkit's own keys win over same-named ones.
 	// A secure node's text never leaves the app, not even in what the screen answers.
 	result := make(map[string]any, len(outcome)+3)

@@ -105,7 +105,7 @@ func run() int {
 		Logger: logger, Telemetry: tel}
 
 	a := app.New(app.Options{Guard: catalog.Guard{DiscoveryEnabled: true, ExecutionEnabled: true, MaxPolicy: policy}, Logger: logger})
-	if err := model.Register(a); err != nil {
+	if err := model.RegisterReporting(a, tel); err != nil {
 		fmt.Fprintln(os.Stderr, "demoapp:", err)
 		return 1
 	}

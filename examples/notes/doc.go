@@ -2,10 +2,13 @@
 // in memory, so that every part of the protocol can be seen working on a machine without
 // a phone.
 //
-// The app has two screens. The list screen shows a title bar, a search field, the notes
-// (filtered by the search), a "Dark mode" toggle, an "Add note" button, a "Sync" button
-// that works once an account is signed in, and a status line. The editor screen has a
-// Back button, a title field, a body field, Save and (for existing notes) Delete.
+// The app has three screens. The list screen shows a title bar with a "Sign in" (or
+// "Sign out") button, a search field, the notes (filtered by the search), a "Dark mode"
+// toggle, an "Add note" button, a "Sync" button that works once an account is signed in,
+// and a status line. The editor screen has a Back button, a title field, a body field,
+// Save and (for existing notes) Delete. The sign-in screen has a user name field, a
+// password field — a secure entry (ui.Node.Secure): drawn as dots, never in a tree, boxed
+// in streamed frames, its taps kept in the app — and a Sign in button.
 //
 // [Model] is the app's state. It implements [ui.Screen], so the standard UI tools see
 // and drive exactly what [Model.Render] draws, and [Model.Register] adds those tools plus

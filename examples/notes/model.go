@@ -47,7 +47,11 @@ const syncDuration = 1500 * time.Millisecond
 const (
 	screenList   = "list"
 	screenEditor = "editor"
+	screenSignIn = "signIn"
 )
+
+// maxPassword bounds the sign-in screen's password field.
+const maxPassword = 128
 
 // Model is the demo app's state: its notes, settings, account and what is on screen.
 // It is safe for concurrent use; every tool and the UI toolkit go through its methods.
@@ -77,6 +81,9 @@ type Model struct {
 	focus  string // id of the focused field, "" for none
 	// The editor's working copy: noteID is "" for a new note.
 	editNoteID, editTitle, editBody string
+	// The sign-in screen's fields; the password is a secure entry (ui.Node.Secure), never
+	// in a tree, a query result or a streamed frame, and forgotten once the screen closes.
+	signInUser, signInPassword string
 }
 
 // New returns a Model on the list screen, with a few sample notes unless opts.Empty.
@@ -120,6 +127,7 @@ func (m *Model) reset(samples bool) {
 func (m *Model) toList() {
 	m.screen, m.focus = screenList, ""
 	m.editNoteID, m.editTitle, m.editBody = "", "", ""
+	m.signInUser, m.signInPassword = "", ""
 }
 
 // settle finishes a sync whose time has come. Every read of the state calls it first, so
@@ -279,6 +287,11 @@ func (m *Model) setDarkMode(on bool) {
 func (m *Model) signIn(user string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.load(user)
+}
+
+// load makes user the signed-in account. Callers hold mu.
+func (m *Model) load(user string) {
 	if m.account != user {
 		m.pending = len(m.notes) // a new account has nothing of ours yet
 		m.lastSync = time.Time{}
@@ -290,6 +303,11 @@ func (m *Model) signIn(user string) {
 func (m *Model) signOut() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.unload()
+}
+
+// unload signs the account out and reports whether one was signed in. Callers hold mu.
+func (m *Model) unload() bool {
 	was := m.account != ""
 	m.account, m.pending, m.lastSync, m.syncUntil, m.status = "", 0, time.Time{}, time.Time{}, ""
 	m.syncErr = nil

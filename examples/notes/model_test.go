@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ansight-go/ansight/app"
+	"github.com/ansight-go/ansight/app/apptest"
 	"github.com/ansight-go/ansight/app/ui"
 )
 
@@ -312,5 +314,38 @@ func TestToolOperations(t *testing.T) {
 	}
 	if notes, total := m.listNotes("", 2); len(notes) != 2 || total != 3 {
 		t.Errorf("limit: %d of %d", len(notes), total)
+	}
+}
+
+// TestSignInScreen: the list's Sign in button opens a screen with a user name and a
+// secure password field; the password is in no tree and drawn as dots; signing in loads
+// the account and forgets the password.
+func TestSignInScreen(t *testing.T) {
+	m, _ := newTestModel(t, Options{})
+	act(t, m, "list.account", ui.ActionTap, nil)
+	act(t, m, "signin.user", ui.ActionTypeText, "ann")
+	act(t, m, "signin.password", ui.ActionTap, nil)
+	act(t, m, "signin.password", ui.ActionTypeText, "hunter2")
+	_, nodes := tree(t, m)
+	pw := nodes["signin.password"]
+	if pw == nil || !pw.Secure || pw.Type != "SecureField" || nodes["signin.submit"].Disabled {
+		t.Fatalf("sign-in screen: %+v %+v", pw, nodes["signin.submit"])
+	}
+	a := app.New(app.Options{})
+	if err := ui.Register(a, m, ui.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	published, _ := apptest.New(t, a).Call(ui.GetVisualTreeToolID, `{}`)
+	if strings.Contains(string(published), "hunter2") || !strings.Contains(string(published), `"isPassword":true`) {
+		t.Errorf("the published tree: %s", published)
+	}
+	act(t, m, "signin.submit", ui.ActionTap, nil)
+	_, nodes = tree(t, m)
+	if nodes["list.screen"] == nil || nodes["list.status"].Text != "Signed in as ann" || nodes["list.account"].Text != "Sign out" || m.signInPassword != "" {
+		t.Errorf("after signing in: status %q, account %q, password kept %q", nodes["list.status"].Text, nodes["list.account"].Text, m.signInPassword)
+	}
+	act(t, m, "list.account", ui.ActionTap, nil)
+	if _, nodes = tree(t, m); nodes["list.account"].Text != "Sign in" {
+		t.Errorf("after signing out: %q", nodes["list.account"].Text)
 	}
 }

@@ -132,6 +132,13 @@ func (p *painter) widget(w *widget) {
 		p.roundRect(r, 10, th.surface)
 		p.fieldText(w, rect{r.x + 14, r.y, r.w - 28, r.h})
 		p.ring(r, 10, p.borderColor(w))
+	case kindSecureField:
+		// Dots, as a password field draws: the characters are never on screen.
+		dots := *w
+		dots.text = strings.Repeat("•", utf8.RuneCountInString(w.text))
+		p.roundRect(r, 10, th.surface)
+		p.fieldText(&dots, rect{r.x + 14, r.y, r.w - 28, r.h})
+		p.ring(r, 10, p.borderColor(w))
 	case kindTextArea:
 		p.roundRect(r, 10, th.surface)
 		p.paragraph(w, rect{r.x + 14, r.y + 10, r.w - 28, r.h - 20})

@@ -49,7 +49,7 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 	}
 
 	switch w.kind {
-	case kindSearchField, kindTextField, kindTextArea:
+	case kindSearchField, kindTextField, kindTextArea, kindSecureField:
 		return m.editField(w, act)
 	case kindToggle:
 		switch act.Name {
@@ -72,6 +72,22 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 	}
 
 	switch id {
+	case "list.account":
+		if m.unload() {
+			return map[string]any{"signedIn": false}, nil
+		}
+		m.toList()
+		m.screen, m.focus = screenSignIn, "signin.user"
+		return map[string]any{"screen": screenSignIn}, nil
+	case "signin.back":
+		m.toList()
+		return map[string]any{"screen": screenList}, nil
+	case "signin.submit":
+		user := strings.TrimSpace(m.signInUser)
+		m.load(user)
+		m.toList() // forgets the password
+		m.status = "Signed in as " + user
+		return map[string]any{"screen": screenList, "account": user}, nil
 	case "list.add":
 		m.screen, m.focus = screenEditor, "editor.titleField"
 		m.editNoteID, m.editTitle, m.editBody = "", "", ""
@@ -114,7 +130,7 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 func (m *Model) editField(w *widget, act ui.Action) (map[string]any, error) {
 	m.focus = w.id
 	if act.Name == ui.ActionTap || act.Name == ui.ActionFocus {
-		return map[string]any{"focused": true, "text": w.text}, nil
+		return map[string]any{"focused": true, "text": w.text}, nil // a secure field's text: dropped by the toolkit
 	}
 	v, ok := act.Value.(string)
 	if !ok {
@@ -130,6 +146,10 @@ func (m *Model) editField(w *widget, act ui.Action) (map[string]any, error) {
 		target, limit = &m.editTitle, maxTitleLen
 	case "editor.body":
 		target, limit = &m.editBody, maxBodyLen
+	case "signin.user":
+		target, limit = &m.signInUser, maxUserName
+	case "signin.password":
+		target, limit = &m.signInPassword, maxPassword
 	}
 	if n := utf8.RuneCountInString(text); n > limit {
 		return nil, fmt.Errorf("%w: %s holds at most %d characters, not %d", ui.ErrInvalidValue, w.label, limit, n)

@@ -24,8 +24,13 @@ const (
 
 // Register adds the standard UI tools over the model's screen and the app's own tools to
 // a. Call it once, before serving.
-func (m *Model) Register(a *app.App) error {
-	if err := ui.Register(a, m, ui.Options{Now: m.now}); err != nil {
+func (m *Model) Register(a *app.App) error { return m.RegisterReporting(a, nil) }
+
+// RegisterReporting is Register with the taps ui.perform_action performs reported to taps
+// (ui.Options.Taps): the app's *telemetry.Telemetry, so that recordings show them — a tap
+// on the sign-in screen's password field keeps its position in the app.
+func (m *Model) RegisterReporting(a *app.App, taps ui.TapRecorder) error {
+	if err := ui.Register(a, m, ui.Options{Now: m.now, Taps: taps}); err != nil {
 		return err
 	}
 	for _, register := range []func(*app.App) error{

@@ -41,6 +41,7 @@ const (
 	kindSecondaryButton
 	kindCaption
 	kindStatus
+	kindSecureField
 )
 
 // widget is one element of the laid-out screen. The same tree feeds Capture (as ui.Nodes)
@@ -57,6 +58,7 @@ type widget struct {
 	hidden       bool
 	disabled     bool
 	focused      bool
+	secure       bool // a secure entry: its text is drawn as dots and never published
 	checked      *bool
 	r            rect
 	children     []*widget
@@ -71,8 +73,11 @@ var (
 
 // view lays out the current screen. Callers hold mu and have called settle.
 func (m *Model) view() *widget {
-	if m.screen == screenEditor {
+	switch m.screen {
+	case screenEditor:
 		return m.editorView()
+	case screenSignIn:
+		return m.signInView()
 	}
 	return m.listView()
 }
@@ -84,6 +89,12 @@ func (m *Model) listView() *widget {
 
 	add(&widget{kind: kindLargeTitle, id: "list.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
 		text: "Notes", r: rect{0, statusBarH, screenWidth, 52}})
+	account := "Sign in"
+	if m.account != "" {
+		account = "Sign out"
+	}
+	add(&widget{kind: kindSecondaryButton, id: "list.account", typ: "Button", role: "button", automationID: "accountButton",
+		text: account, actions: buttonActions, r: rect{262, 57, 112, 36}})
 	add(&widget{kind: kindSearchField, id: "list.search", typ: "SearchField", role: "textbox", automationID: "searchField",
 		label: "Search notes", placeholder: "Search notes", text: m.search, actions: fieldActions,
 		focused: m.focus == "list.search", r: rect{16, 107, 358, 40}})
@@ -147,6 +158,30 @@ func (m *Model) editorView() *widget {
 	return root
 }
 
+// signInView is the sign-in screen: a user name, a password (a secure entry) and a
+// button that signs in once both are filled.
+func (m *Model) signInView() *widget {
+	root := &widget{kind: kindScreen, id: "signin.screen", typ: "Screen", role: "window", label: "Sign in",
+		r: rect{0, 0, screenWidth, screenHeight}}
+	add := func(w *widget) { root.children = append(root.children, w) }
+	add(&widget{kind: kindNavTitle, id: "signin.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
+		text: "Sign in", r: rect{0, statusBarH, screenWidth, 52}})
+	add(&widget{kind: kindBackButton, id: "signin.back", typ: "Button", role: "button", automationID: "backButton",
+		label: "Back", text: "Notes", actions: buttonActions, r: rect{8, 53, 96, 40}})
+	add(&widget{kind: kindCaption, id: "signin.userCaption", typ: "Label", role: "text", text: "User name", r: rect{20, 111, 350, 18}})
+	add(&widget{kind: kindTextField, id: "signin.user", typ: "TextField", role: "textbox", automationID: "userNameField",
+		label: "User name", placeholder: "you@example.com", text: m.signInUser, actions: fieldActions,
+		focused: m.focus == "signin.user", r: rect{16, 133, 358, 44}})
+	add(&widget{kind: kindCaption, id: "signin.passwordCaption", typ: "Label", role: "text", text: "Password", r: rect{20, 193, 350, 18}})
+	add(&widget{kind: kindSecureField, id: "signin.password", typ: "SecureField", role: "textbox", automationID: "passwordField",
+		label: "Password", placeholder: "Password", text: m.signInPassword, actions: fieldActions, secure: true,
+		focused: m.focus == "signin.password", r: rect{16, 215, 358, 44}})
+	add(&widget{kind: kindButton, id: "signin.submit", typ: "Button", role: "button", automationID: "signInButton",
+		text: "Sign in", actions: buttonActions, disabled: strings.TrimSpace(m.signInUser) == "" || m.signInPassword == "",
+		r: rect{16, 283, 358, 50}})
+	return root
+}
+
 // firstLine is a note's preview in the list.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
@@ -170,7 +205,7 @@ func (w *widget) find(id string) *widget {
 func (w *widget) node() *ui.Node {
 	n := &ui.Node{ID: w.id, Type: w.typ, AutomationID: w.automationID, Label: w.label, Text: w.text, Role: w.role,
 		Actions: w.actions, Hidden: w.hidden, Disabled: w.disabled, Checked: w.checked, Focused: w.focused,
-		Bounds: w.r.bounds()}
+		Secure: w.secure, Bounds: w.r.bounds()}
 	for _, c := range w.children {
 		n.Children = append(n.Children, c.node())
 	}

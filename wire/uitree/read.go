@@ -108,7 +108,7 @@ var payloadNames = foldSet("format", "platform", "source", "adapter", "capturedA
 var nodeNames = foldSet("id", "typeId", "type", "kind", "styleId", "stacking", "children", "automationId",
 	"accessibilityIdentifier", "testID", "nativeID", "text", "label", "value", "role", "supportedActions",
 	"visible", "enabled", "currentPage", "activePage", "flags", "bounds", "visual", "properties", "props", "z",
-	"focusable", "focused", "checked", "truncated", "isPassword", "secureTextEntry", "password", "navigatesBack",
+	"focusable", "focused", "checked", "truncated", "isPassword", "isSecure", "secureTextEntry", "password", "navigatesBack",
 	"childCount")
 
 func foldSet(names ...string) map[string]string {
@@ -568,7 +568,7 @@ func (r *reader) node(parent *Node, depth int) (*Node, error) {
 			if v, ok, err = r.boolean(); err == nil && ok {
 				n.Checked = &v
 			}
-		case "isPassword", "secureTextEntry", "password":
+		case "isPassword", "isSecure", "secureTextEntry", "password":
 			var v bool
 			if v, _, err = r.boolean(); err == nil && v {
 				n.Secure = true

@@ -101,7 +101,7 @@ type Node struct {
 	Focusable, Focused bool
 	// Checked is the state of a checkable node (nil when not reported).
 	Checked *bool
-	// Secure marks a password or other secure entry (isPassword, secureTextEntry,
+	// Secure marks a password or other secure entry (isPassword, isSecure, secureTextEntry,
 	// password, props.secureTextEntry): its value is never in the tree.
 	Secure bool
 	// NavigatesBack marks the node that navigates back (a navigation bar's back button).
