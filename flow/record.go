@@ -186,7 +186,6 @@ type recStep struct {
 	expects []recExpect
 	errCode string
 	ui      map[string]*value // a UI step's selector and parameters
-	comment string
 }
 
 type recExpect struct {
