@@ -18,7 +18,7 @@ var encodingChecks = []check{
 
 var asftChecks = []check{
 	{"asft.transfer", "an artifact result announces {deliveryMode, wireProtocol, transferId, sizeBytes, fileName, mimeType}; frames follow the response: sequence from 0, contiguous offsets, a complete frame at offset = sizeBytes (docs/protocol/artifacts.md#descriptor)", checkASFTTransfer},
-	{"interop.official_host_ui_defaults", "the standard UI tools take the arguments the official host adds to its calls: ui.get_visual_tree {maxDepth:32, includeComputedStyles:false}; ui.get_screenshot {format:jpeg, quality:80, maxWidth:1280, afterScreenUpdates:false}, answered with a real JPEG whose descriptor is the result object itself, the only place the official host registers a transfer", checkOfficialHostUIDefaults},
+	{"interop.official_host_ui_defaults", "the standard UI tools take the arguments the official host adds to its calls: ui.get_visual_tree {maxDepth:32, includeComputedStyles:false}; ui.get_screenshot {format:jpeg, quality:80, maxWidth:1440, afterScreenUpdates:false} (its app call default; 1280 for the screenshots it takes as evidence), answered with a real JPEG whose descriptor is the result object itself, the only place the official host registers a transfer", checkOfficialHostUIDefaults},
 }
 
 var malformedChecks = []check{
@@ -123,26 +123,35 @@ func checkOfficialHostUIDefaults(c *cx) {
 	}
 	if t := v.byID[wire.ScreenshotToolID]; t != nil && t.executable && t.policy == wire.PolicyRead {
 		ran = true
-		o := c.callOK(wire.Call{ToolID: t.id, Arguments: jsontext.Value(`{"format":"jpeg","quality":80,"maxWidth":1280,"afterScreenUpdates":false}`)})
-		res, _ := o["result"].(map[string]any)
-		id, _ := res["transferId"].(string)
-		if res["deliveryMode"] != wire.DeliveryModeWebSocketBinary || res["wireProtocol"] != wire.FileTransferProtocol || id == "" {
-			c.expectf("the result object itself is the transfer descriptor", "result is %s", describe(o["result"]))
-		}
-		if res["mimeType"] != "image/jpeg" {
-			c.expectf(`mimeType "image/jpeg" for format jpeg`, "mimeType is %s", describe(res["mimeType"]))
-		}
-		if id != "" {
-			if err := c.r.awaitTransfer(c.ctx, id); err != nil {
-				c.failf("transfer %s did not end: %v", id, err)
-			}
-			if tr := c.r.transfers[id]; tr != nil && !bytes.HasPrefix(tr.head, []byte{0xFF, 0xD8, 0xFF}) {
-				c.expectf("JPEG bytes (FF D8 FF …)", "the image starts with % x", tr.head)
-			}
+		// `ansight app call` adds maxWidth 1440; the host's own evidence screenshots ask 1280.
+		for _, width := range []int{1440, 1280} {
+			checkJPEG(c, t.id, fmt.Sprintf(`{"format":"jpeg","quality":80,"maxWidth":%d,"afterScreenUpdates":false}`, width))
 		}
 	}
 	if !ran {
 		c.skipf("the app publishes neither %s nor %s as an executable read tool", wire.VisualTreeToolID, wire.ScreenshotToolID)
+	}
+}
+
+// checkJPEG calls a screenshot tool with args and checks the answer the official host needs:
+// the result object is the descriptor, the bytes a JPEG.
+func checkJPEG(c *cx, tool, args string) {
+	o := c.callOK(wire.Call{ToolID: tool, Arguments: jsontext.Value(args)})
+	res, _ := o["result"].(map[string]any)
+	id, _ := res["transferId"].(string)
+	if res["deliveryMode"] != wire.DeliveryModeWebSocketBinary || res["wireProtocol"] != wire.FileTransferProtocol || id == "" {
+		c.expectf("the result object itself is the transfer descriptor", "result is %s", describe(o["result"]))
+	}
+	if res["mimeType"] != "image/jpeg" {
+		c.expectf(`mimeType "image/jpeg" for format jpeg`, "mimeType is %s", describe(res["mimeType"]))
+	}
+	if id != "" {
+		if err := c.r.awaitTransfer(c.ctx, id); err != nil {
+			c.failf("transfer %s did not end: %v", id, err)
+		}
+		if tr := c.r.transfers[id]; tr != nil && !bytes.HasPrefix(tr.head, []byte{0xFF, 0xD8, 0xFF}) {
+			c.expectf("JPEG bytes (FF D8 FF …)", "the image starts with % x", tr.head)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *session.Con
 	if !okID {
 		return false, "Annotated feedback submission is missing a valid clientAnnotationId."
 	}
-	captured, okTime := parseTimestamp(p.CapturedAtUTC)
+	captured, okTime := parseDotNetTime(p.CapturedAtUTC)
 	if !okTime {
 		return false, "Annotated feedback submission is missing a valid capturedAtUtc timestamp."
 	}

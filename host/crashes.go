@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/ansight-go/ansight/wire"
@@ -36,7 +35,7 @@ func (s *Server) crashHandoff(sess *Session, req *session.ControlEnvelope) (ok b
 	if len(p.Report) > session.MaxCrashReportBytes {
 		return false, "Crash report exceeds the 8 MiB handoff limit."
 	}
-	occurred, okTime := parseTimestamp(r.OccurredAtUTC)
+	occurred, okTime := parseDotNetTime(r.OccurredAtUTC)
 	if !okTime {
 		return false, "Crash report occurrence time is invalid."
 	}
@@ -123,17 +122,6 @@ func (s *Server) crashTarget(sess *Session, targetID, processID string) (*Sessio
 		}
 	}
 	return sess, nil
-}
-
-// parseTimestamp reads the date-times the SDKs write: RFC 3339 with any fraction (.NET
-// writes 7 digits and +00:00, Swift and Kotlin Z), or without a zone, taken as UTC.
-func parseTimestamp(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
-		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
 }
 
 // cutUTF8 returns at most n bytes of s, cut at a character boundary.

@@ -198,3 +198,49 @@ func TestSilentIdleSessionDropped(t *testing.T) {
 		}
 	})
 }
+
+// TestCallGivenUpStaysPending: the host gives up on a call (here its caller's 20 s limit, the
+// official host's wait) while the .NET SDK keeps running it inside its receive loop,
+// answering no ping, for three minutes more. The call still counts as pending for the
+// keep-alive, so the session is not dropped; the late answer is dropped (and counted), and
+// the session carries on.
+func TestCallGivenUpStaysPending(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		h := newMemHost(t, Options{})
+		conn, stop := h.connect(t, newApp("com.example.app"))
+		defer stop()
+		writeText(t, conn, sdkOpen)
+		sess := h.sessionFor(t, "com.example.app")
+		called := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err := sess.Tools().Call(ctx, wire.Call{ToolID: "ui.wait",
+				Arguments: []byte(`{"automationId":"checkout.done","condition":"exists","timeoutMilliseconds":60000}`)})
+			called <- err
+		}()
+		dotnetAnswer(t, conn, readRequest(t, conn), wire.TypeCatalog, dotnetIndex)
+		call := readRequest(t, conn)
+		start := time.Now()
+		if err := <-called; wire.CodeOf(err) != wire.CodeTimeout {
+			t.Fatalf("the call = %v, want a timeout", err)
+		}
+		time.Sleep(3*time.Minute - time.Since(start)) // the tool runs on, nothing is read
+		if sess.State() != StateConnected {
+			t.Fatalf("the session was dropped %v after the host gave up on the call", time.Since(start))
+		}
+		dotnetAnswer(t, conn, call, wire.TypeResult, dotnetWait)
+		go func() {
+			for {
+				if _, _, err := conn.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		time.Sleep(5 * time.Minute)
+		if s := sess.Tools().Stats(); sess.State() != StateConnected || s.LateResponses != 1 || s.UnmatchedResponses != 0 {
+			t.Fatalf("after the late answer: state %v, %+v", sess.State(), s)
+		}
+	})
+}

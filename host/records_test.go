@@ -94,6 +94,26 @@ func TestCrashHandoffDotnet(t *testing.T) {
 	}
 }
 
+// TestCrashHandoffLenientTime: a report whose occurredAtUtc is not RFC 3339 but one the
+// official host's DateTimeOffset.TryParse reads (a space for the T) is kept, at that time.
+func TestCrashHandoffLenientTime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	a := newApp("com.example.lenient")
+	crashed := crashedProcess(t, h, a)
+	a.psid = "current"
+	conn := h.connect(t, a)
+	control(t, conn, sdkOpen)
+	req := strings.Replace(dotnetCrashHandoff("c", crashed.processSessionID, crashed.ID(), a.psid), `"2026-09-04T02:00:00Z"`, `"2026-09-04 04:00:00 +02:00"`, 1)
+	if got := control(t, conn, req); !strings.Contains(got, `"success":true`) {
+		t.Fatalf("reply %s", got)
+	}
+	list, err := h.Crashes(crashed.ID())
+	if err != nil || len(list) != 1 || !list[0].OccurredAt.Equal(time.Date(2026, 9, 4, 2, 0, 0, 0, time.UTC)) {
+		t.Fatalf("kept %+v (%v)", list, err)
+	}
+}
+
 // TestCrashHandoffKotlin: the Kotlin SDK's request, org.json escaping and all. It names as
 // target session its own processSessionId (not a host session id), carries a native trace,
 // and arrives before any session of the crashed process exists on this host: the report

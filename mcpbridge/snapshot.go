@@ -178,10 +178,19 @@ func renderSnapshot(tree *uitree.Tree, refs map[string]string, bounds bool, maxB
 		name, value := oneLine(n.Label, 120), ""
 		if name == "" {
 			name = oneLine(n.Text, 120)
-		} else if n.Text != "" && n.Text != n.Label {
-			value = oneLine(n.Text, 120)
-		} else if n.Value != "" && n.Value != n.Label && n.Checked == nil {
-			value = oneLine(n.Value, 120)
+		}
+		// The value: a field's text, else what the node displays besides its name (a
+		// checkable node's state shows as [checked] instead; a field's visual text is its
+		// placeholder).
+		values := []string{n.Value, n.VisualText, n.Text}
+		if n.Role == "textbox" {
+			values = []string{n.Value, n.Text}
+		}
+		for _, v := range values {
+			if v = oneLine(v, 120); v != "" && v != name && !(n.Checked != nil && v == n.Value) {
+				value = v
+				break
+			}
 		}
 		ref := refs[n.ID]
 		if name == "" && ref == "" && n.Checked == nil && !n.Focused && depth > 0 && isContainer(n.Role) {

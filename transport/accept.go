@@ -35,14 +35,17 @@ func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (Conn, e
 		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 		return nil, err
 	}
+	signs := new(lifeSigns)
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // origin policy is the caller's, see above
 		CompressionMode:    mode,
+		OnPingReceived:     signs.ping,
+		OnPongReceived:     signs.pong,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("transport: accept: %w", err)
 	}
-	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive), nil
+	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive, signs), nil
 }
 
 // CheckUpgrade reports whether r is a WebSocket upgrade request that Accept would take:

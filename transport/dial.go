@@ -71,10 +71,13 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (Conn, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	signs := new(lifeSigns)
 	ws, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{
 		HTTPClient:      opts.HTTPClient,
 		HTTPHeader:      opts.Header,
 		CompressionMode: mode,
+		OnPingReceived:  signs.ping,
+		OnPongReceived:  signs.pong,
 	})
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
@@ -82,7 +85,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (Conn, error) {
 		}
 		return nil, fmt.Errorf("transport: dial %s: %w", redact(u), scrub(err))
 	}
-	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive), nil
+	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive, signs), nil
 }
 
 // redact returns u without user info, query or fragment: what may be shown in errors and logs.

@@ -1,7 +1,10 @@
 package transport_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -154,5 +157,78 @@ func TestKeepAliveToolInsideReceiveLoop(t *testing.T) {
 				t.Fatalf("declared dead at %v, want %v", got, want)
 			}
 		})
+	})
+}
+
+// rawClient opens a WebSocket connection over mem by hand, so that a test can send what no
+// library's API sends: unsolicited pongs. It never reads after the handshake (so it
+// answers no ping), like a .NET app whose receive loop runs a tool.
+func rawClient(t *testing.T, mem *transporttest.MemNet) net.Conn {
+	t.Helper()
+	c, err := mem.Dial(context.Background(), "tcp", "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("handshake: %v %v", resp, err)
+	}
+	return c
+}
+
+// pong writes an unsolicited pong frame (masked, as a client's frames are), as .NET's
+// ClientWebSocket does every KeepAliveInterval.
+func pong(c net.Conn) error {
+	_, err := c.Write([]byte{0x8A, 0x80, 1, 2, 3, 4}) // FIN+pong, masked, empty payload, mask key
+	return err
+}
+
+// TestKeepAliveUnsolicitedPongs: an app that answers no ping but sends pongs of its own
+// (the official .NET SDK running a tool inside its receive loop, its ClientWebSocket's
+// keep-alive timer still sending) is alive; once the pongs stop too, it is dead.
+func TestKeepAliveUnsolicitedPongs(t *testing.T) {
+	ka := transport.KeepAlive{Interval: 30 * time.Second, Timeout: 30 * time.Second}
+	synctest.Test(t, func(t *testing.T) {
+		mem := transporttest.NewMemNet()
+		accepted := make(chan transport.Conn, 1)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, err := transport.Accept(w, r, transport.AcceptOptions{KeepAlive: ka})
+			if err != nil {
+				t.Errorf("accept: %v", err)
+				return
+			}
+			accepted <- c
+		})}
+		go srv.Serve(mem.Listener())
+		defer srv.Close()
+		app := rawClient(t, mem)
+		defer app.Close()
+		host := <-accepted
+		defer transport.Abort(host)
+		failed := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, _, err := host.Read(context.Background())
+			failed <- err
+		}()
+		const alive = 10 * time.Minute // twenty ping intervals
+		for time.Since(start) < alive {
+			time.Sleep(30 * time.Second)
+			if err := pong(app); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case err := <-failed:
+			t.Fatalf("the host dropped an app that sent pongs, after %v: %v", time.Since(start), err)
+		default:
+		}
+		// The pongs stop: dead within two checks.
+		err := <-failed
+		if transport.CloseStatus(err) != transport.StatusAbnormalClosure || time.Since(start) > alive+2*(ka.Interval+ka.Timeout) {
+			t.Fatalf("after the pongs stopped: %v at %v", err, time.Since(start))
+		}
 	})
 }

@@ -20,8 +20,11 @@ import (
 // Every Interval the connection sends a ping and waits up to Timeout (Interval when zero) for
 // the pong. A missing pong alone does not condemn the peer: it is declared dead, and the
 // connection closed so that pending and later calls fail with StatusAbnormalClosure, only
-// when it has also been silent for Interval+Timeout — no message, no pong — while Busy
-// reported false the whole time. Silence is observed at each ping, so a dead peer is
+// when it has also been silent for Interval+Timeout — no message, no pong, no ping — while
+// Busy reported false the whole time. Any pong counts, not only the answers to our pings:
+// .NET's ClientWebSocket (the official .NET SDK's) sends unsolicited pongs every 30 s from a
+// timer of its own, even while its receive loop is busy and answers nothing else; so do the
+// peer's own pings (Java-WebSocket, under the Kotlin SDK, pings every 60 s). Silence is observed at each ping, so a dead peer is
 // dropped after one to two times Interval+Timeout. Two kinds of live peer answer no ping for a while: one
 // whose pong is queued behind a large message, and one that runs a long request inside its
 // receive loop (the official .NET SDK runs each tool inline, so a 60 s ui.wait answers no
@@ -85,20 +88,28 @@ type wsConn struct {
 
 	pings atomic.Int64 // answered pings, for tests
 	// reads counts the messages Read returned: the keep-alive hears the peer through it
-	// without a clock reading per message.
+	// without a clock reading per message; signs counts its control frames.
 	reads atomic.Uint64
+	signs *lifeSigns
 
 	mu      sync.Mutex
 	local   bool  // Close was called
 	failure error // how the connection ended, when not by a local Close
 }
 
-func newWSConn(ws *websocket.Conn, readLimit int64, ka KeepAlive) *wsConn {
+// lifeSigns counts the control frames a peer sends — pings, and pongs whether or not they
+// answer ours — for the keep-alive. The WebSocket library calls its methods from Read.
+type lifeSigns struct{ n atomic.Uint64 }
+
+func (s *lifeSigns) ping(context.Context, []byte) bool { s.n.Add(1); return true } // true: answer it
+func (s *lifeSigns) pong(context.Context, []byte)      { s.n.Add(1) }
+
+func newWSConn(ws *websocket.Conn, readLimit int64, ka KeepAlive, signs *lifeSigns) *wsConn {
 	if readLimit <= 0 {
 		readLimit = DefaultReadLimit
 	}
 	ws.SetReadLimit(readLimit)
-	c := &wsConn{ws: ws, readLimit: readLimit, done: make(chan struct{})}
+	c := &wsConn{ws: ws, readLimit: readLimit, done: make(chan struct{}), signs: signs}
 	if ka.Interval > 0 {
 		if ka.Timeout <= 0 {
 			ka.Timeout = ka.Interval
@@ -306,14 +317,17 @@ func (c *wsConn) fail(ctx context.Context, err error) error {
 	return c.record(&CloseError{Code: StatusAbnormalClosure, Reason: err.Error(), err: err})
 }
 
+// heard counts what the peer sent: messages read, pings and pongs.
+func (c *wsConn) heard() uint64 { return c.reads.Load() + c.signs.n.Load() }
+
 // keepAlive pings the peer until the connection is finished or the peer is found dead
 // (see KeepAlive for the rule).
 func (c *wsConn) keepAlive(ka KeepAlive) {
 	defer close(c.pinger)
 	t := time.NewTicker(ka.Interval)
 	defer t.Stop()
-	heard := time.Now() // the peer's last sign of life: a message, a pong, or being busy
-	reads := c.reads.Load()
+	heard := time.Now() // the peer's last sign of life: a message, a ping or pong, or being busy
+	reads := c.heard()
 	for {
 		select {
 		case <-c.done:
@@ -325,7 +339,7 @@ func (c *wsConn) keepAlive(ka KeepAlive) {
 		timedOut := ctx.Err() != nil
 		cancel()
 		now := time.Now()
-		if n := c.reads.Load(); n != reads || (ka.Busy != nil && ka.Busy()) {
+		if n := c.heard(); n != reads || (ka.Busy != nil && ka.Busy()) {
 			reads, heard = n, now
 		}
 		if err == nil {

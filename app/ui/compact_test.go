@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -115,10 +116,17 @@ func TestEveryTreePassesTheGate(t *testing.T) {
 		index(root)
 		for _, got := range tree.All() {
 			want := byID[got.ID]
-			text := want.Text
-			if want.Secure || strings.TrimSpace(text) == "" {
-				text = strings.TrimSpace(want.Label)
+			// The official reading: the label, else the displayed or typed text (never a
+			// secure node's), else a checkable node's state.
+			shown := strings.TrimSpace(want.Text)
+			if want.Secure {
+				shown = ""
 			}
+			state := ""
+			if want.Checked != nil && !want.Secure {
+				state = strconv.FormatBool(*want.Checked)
+			}
+			text := cmp.Or(strings.TrimSpace(want.Label), shown, state)
 			if got.Type != uitree.TypeName(want.Type) || got.AutomationID != strings.TrimSpace(want.AutomationID) ||
 				got.Text != strings.TrimSpace(text) || got.Visible == want.Hidden || got.Enabled == want.Disabled ||
 				got.Secure != want.Secure || len(got.Actions) != len(want.Actions) {

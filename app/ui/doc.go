@@ -47,7 +47,8 @@
 // official host sends. The official host adds defaults to the calls it makes:
 // ui.get_visual_tree gets maxDepth 32 and includeComputedStyles false (true publishes each
 // node's Properties), ui.get_screenshot gets format jpeg (real JPEG), quality 80, maxWidth
-// 1280 and afterScreenUpdates false (true waits for the Screen's pending updates).
+// 1440 from `app call` (1280 for the screenshots it takes as evidence) and
+// afterScreenUpdates false (true waits for the Screen's pending updates).
 // ui.get_visual_tree, ui.query_nodes and ui.wait take the official capture options
 // (rootNodeId, maxDepth, maxNodes limit the search; root names a root scope — window,
 // currentPage, rootPage — and a Screen's window is its current page, so every scope is the

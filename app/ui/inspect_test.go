@@ -24,7 +24,7 @@ func TestInspectNode(t *testing.T) {
 	node := m["node"].(map[string]any)
 	if m["format"] != uitree.FormatNative || m["platform"] != "linux" || m["revision"] != 1.0 || m["adapter"] != ui.Adapter ||
 		fmt.Sprint(m["types"]) != "[Window TextField Button Toggle Label]" || node["id"] != "name" || node["typeId"] != 1.0 ||
-		node["text"] != "Ada" || node["properties"] == nil || node["type"] != nil {
+		node["visual"].(map[string]any)["value"] != "Ada" || node["properties"] == nil || node["type"] != nil {
 		t.Fatalf("inspect = %v", m)
 	}
 	if ref := m["reference"].(map[string]any); ref["nodeId"] != "name" || ref["snapshotId"] != m["snapshotId"] || ref["revision"] != 1.0 {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,15 +89,17 @@ type detail struct {
 }
 
 // treeNode projects n (without children) onto the tree model's node, as the official
-// SDKs publish one: a textbox's text is its value, a checkable node's state its value
-// ("true"/"false"), and a secure node carries neither (its label stays).
+// SDKs publish one: the label, the displayed text as visual.text, a field's text as its
+// value (visual.value) and a checkable node's state as its value ("true"/"false"). A
+// secure node carries its label only. The node's text, what a text selector compares, is
+// then the official readers' first of them: the label, else the displayed text, else the
+// value.
 func (n *Node) treeNode(d detail) *uitree.Node {
 	t := &uitree.Node{
 		ID:            n.ID,
 		Type:          n.Type,
 		AutomationID:  n.AutomationID,
-		Label:         n.Label,
-		Text:          n.Text,
+		Label:         strings.TrimSpace(n.Label),
 		Role:          n.Role,
 		Actions:       n.Actions,
 		Visible:       !n.Hidden,
@@ -111,17 +114,17 @@ func (n *Node) treeNode(d detail) *uitree.Node {
 	if t.Actions == nil {
 		t.Actions = []string{}
 	}
+	text := strings.TrimSpace(n.Text)
 	switch {
 	case n.Secure:
-		t.Text = ""
 	case n.Checked != nil:
-		t.Value = strconv.FormatBool(*n.Checked)
+		t.VisualText, t.Value = text, strconv.FormatBool(*n.Checked)
 	case n.editable():
-		t.Value = n.Text
+		t.Value = text
+	default:
+		t.VisualText = text
 	}
-	if strings.TrimSpace(t.Text) == "" {
-		t.Text = n.Label // what the official readers fall back to
-	}
+	t.Text = cmp.Or(t.Label, t.VisualText, t.Value)
 	if d.bounds && n.Bounds != nil {
 		t.Bounds = &uitree.Rect{X: n.Bounds.X, Y: n.Bounds.Y, Width: n.Bounds.Width, Height: n.Bounds.Height}
 	}

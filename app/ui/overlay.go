@@ -41,7 +41,7 @@ const (
 
 // OverlayScreen is a Screen that draws the UI tools' diagnostic overlays (ui.show_overlay
 // and the tools beside it) over the frames of another Screen: screenshots, and, when the
-// app streams its screen with the same value (package app/telemetry's Options.Screen),
+// app streams its screen with the same value (ui.FrameSource for package app/telemetry's Options.Frames),
 // the live screen and recordings, so that a person watching sees what an agent points
 // at. Overlays are input-transparent: they change no node and no action.
 //
@@ -50,7 +50,7 @@ const (
 //
 //	screen := ui.NewOverlayScreen(myScreen)
 //	ui.Register(a, screen, ui.Options{})
-//	telemetry.New(telemetry.Options{Screen: screen})
+//	telemetry.New(telemetry.Options{Frames: ui.FrameSource(screen)})
 type OverlayScreen struct {
 	screen Screen
 

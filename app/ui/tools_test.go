@@ -278,9 +278,9 @@ func TestGetVisualTree(t *testing.T) {
 	root := m["root"].(map[string]any)
 	name := root["children"].([]any)[0].(map[string]any)
 	wantName := map[string]any{
-		"id": "name", "typeId": 1.0, "role": "textbox", "automationId": "nameField", "label": "Name", "text": "Ada",
+		"id": "name", "typeId": 1.0, "role": "textbox", "automationId": "nameField", "label": "Name",
 		"supportedActions": []any{"focus", "setValue", "typeText"}, "interactable": true, "visible": true, "enabled": true,
-		"flags": 3.0, "focusable": true, "childCount": 0.0, "visual": map[string]any{"opacity": 1.0, "text": "Ada", "value": "Ada"},
+		"flags": 3.0, "focusable": true, "childCount": 0.0, "visual": map[string]any{"opacity": 1.0, "value": "Ada"},
 		"bounds": map[string]any{"x": 1.0, "y": 1.0, "width": 38.0, "height": 10.0},
 	}
 	if fmt.Sprint(m["types"]) != "[Window TextField Button Toggle Label]" || m["format"] != uitree.FormatNative ||

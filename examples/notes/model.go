@@ -40,8 +40,9 @@ const (
 	maxUserName = 64
 )
 
-// How long a sync started from the Sync button takes (ui.wait has something to wait for).
-const syncDuration = 1500 * time.Millisecond
+// How long a sync started from the Sync button takes: ui.wait and the actions' auto-wait
+// have something to wait for (the "Synced" banner's OK button appears when it ends).
+const syncDuration = time.Second
 
 // The screens.
 const (
@@ -79,6 +80,10 @@ type Model struct {
 	screen string
 	search string
 	focus  string // id of the focused field, "" for none
+	// offset is how many of the list's rows are scrolled away above its top.
+	offset int
+	// synced is set when the Sync button's sync has ended and its banner is showing.
+	synced bool
 	// The editor's working copy: noteID is "" for a new note.
 	editNoteID, editTitle, editBody string
 	// The sign-in screen's fields; the password is a secure entry (ui.Node.Secure), never
@@ -112,7 +117,7 @@ func (m *Model) reset(samples bool) {
 	now := m.now().UTC()
 	m.notes, m.nextID = nil, 0
 	m.dark, m.account, m.pending, m.lastSync, m.syncUntil, m.status = false, "", 0, time.Time{}, time.Time{}, ""
-	m.syncErr = nil
+	m.syncErr, m.synced, m.offset = nil, false, 0
 	m.toList()
 	if samples {
 		for i, s := range sampleNotes {
@@ -143,6 +148,7 @@ func (m *Model) settle() {
 		m.syncUntil = time.Time{}
 		m.status = fmt.Sprintf("Synced %d %s at %s", len(m.notes), plural(len(m.notes), "note", "notes"), m.lastSync.Format("15:04"))
 		m.pending = 0
+		m.synced = true
 	}
 }
 

@@ -184,6 +184,9 @@ func (p *painter) widget(w *widget) {
 		p.text(strings.ToUpper(w.text), r.x, r.y+13, 13, false, th.secondary)
 	case kindStatus:
 		p.textCentered(p.ellipsize(w.text, r.w, 13, false), r, 13, false, th.secondary)
+	case kindSmallButton:
+		p.roundRect(r, 8, th.accent)
+		p.textCentered(w.text, r, 15, true, th.onAccent)
 	}
 	for _, c := range w.children {
 		p.widget(c)

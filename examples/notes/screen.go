@@ -94,9 +94,14 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 		return map[string]any{"screen": screenEditor}, nil
 	case "list.sync":
 		m.syncUntil = m.now().Add(syncDuration)
-		m.status, m.syncErr = "", nil
+		m.status, m.syncErr, m.synced = "", nil, false
 		m.uploadInBackground()
 		return map[string]any{"syncing": true}, nil
+	case "list.syncedOK":
+		m.status, m.synced = "", false
+		return map[string]any{"dismissed": true}, nil
+	case "list.notes":
+		return m.scroll(act)
 	case "editor.back":
 		m.toList()
 		return map[string]any{"screen": screenList}, nil
@@ -124,6 +129,21 @@ func (m *Model) Perform(ctx context.Context, id string, act ui.Action) (map[stri
 		return map[string]any{"screen": screenList, "deletedNoteId": deleted}, nil
 	}
 	return nil, fmt.Errorf("%w: %s has no behaviour for %q", ui.ErrActionNotSupported, id, act.Name)
+}
+
+// scroll moves the list by a page: "up" (a swipe up) reveals the rows below, "down" the
+// rows above. Callers hold mu.
+func (m *Model) scroll(act ui.Action) (map[string]any, error) {
+	dir, _ := act.Value.(string)
+	switch dir {
+	case "up":
+		m.offset = min(m.offset+listRows, max(0, len(m.visibleNotes())-listRows))
+	case "down":
+		m.offset = max(0, m.offset-listRows)
+	default:
+		return nil, fmt.Errorf("%w: scroll takes up or down, not %v", ui.ErrInvalidValue, act.Value)
+	}
+	return map[string]any{"firstRow": m.offset}, nil
 }
 
 // editField applies a text action to a field. Callers hold mu.

@@ -309,7 +309,7 @@ func TestWaitForSync(t *testing.T) {
 		act(t, m, "list.sync", ui.ActionTap, nil)
 		res, _ := h.Call("ui.wait", `{"condition":"exists","automationId":"statusLabel","textContains":"synced 3 notes","pollMilliseconds":250}`)
 		w := obj(t, res)
-		if w["matched"] != true || w["elapsedMilliseconds"] != 1500.0 {
+		if w["matched"] != true || w["elapsedMilliseconds"] != 1000.0 {
 			t.Errorf("wait = %v", w)
 		}
 		err := h.Fail("ui.wait", `{"condition":"enabled","automationId":"saveButton","timeoutMilliseconds":300}`)

@@ -41,8 +41,16 @@ const (
 	kindSecondaryButton
 	kindCaption
 	kindStatus
+	kindSmallButton
 	kindSecureField
 )
+
+// actionScroll scrolls the list: ui.perform_action's value is the swipe's direction, up
+// revealing the rows below (ansight ui swipe --direction up).
+const actionScroll = "scroll"
+
+// listRows is how many rows the list's frame shows.
+const listRows = (listBottom - listTop) / rowHeight
 
 // widget is one element of the laid-out screen. The same tree feeds Capture (as ui.Nodes)
 // and Render, so what the tools see is what the screenshot shows.
@@ -57,6 +65,7 @@ type widget struct {
 	actions      []string
 	hidden       bool
 	disabled     bool
+	back         bool // navigates back (ui.Node.NavigatesBack)
 	focused      bool
 	secure       bool // a secure entry: its text is drawn as dots and never published
 	checked      *bool
@@ -68,6 +77,7 @@ var (
 	fieldActions  = []string{ui.ActionTap, ui.ActionFocus, ui.ActionSetValue, ui.ActionTypeText}
 	buttonActions = []string{ui.ActionTap}
 	rowActions    = []string{ui.ActionTap, ui.ActionSelect}
+	listActions   = []string{actionScroll}
 	toggleActions = []string{ui.ActionTap, ui.ActionToggle, ui.ActionSetValue}
 )
 
@@ -100,15 +110,17 @@ func (m *Model) listView() *widget {
 		focused: m.focus == "list.search", r: rect{16, 107, 358, 40}})
 
 	list := add(&widget{kind: kindList, id: "list.notes", typ: "List", role: "list", automationID: "notesList",
-		label: "Notes", r: rect{0, listTop, screenWidth, listBottom - listTop}})
+		label: "Notes", actions: listActions, r: rect{0, listTop, screenWidth, listBottom - listTop}})
 	notes := m.visibleNotes()
+	m.offset = min(m.offset, max(0, len(notes)-listRows))
 	for i, n := range notes {
-		y := float64(listTop + i*rowHeight)
+		// Rows above the list's top are scrolled away (swipe up scrolls further down).
+		y := float64(listTop + (i-m.offset)*rowHeight)
 		list.children = append(list.children, &widget{kind: kindRow, id: "note." + n.ID, typ: "ListItem", role: "listitem",
 			automationID: "noteRow-" + n.ID, label: n.Title, text: firstLine(n.Body),
 			detail: n.UpdatedAt.In(m.now().Location()).Format("Jan 2"), actions: rowActions,
-			// Rows below the list's frame are scrolled away: in the tree, not on screen.
-			hidden: y+rowHeight > listBottom, r: rect{0, y, screenWidth, rowHeight}})
+			// Rows outside the list's frame are scrolled away: in the tree, not on screen.
+			hidden: y < listTop || y+rowHeight > listBottom, r: rect{0, y, screenWidth, rowHeight}})
 	}
 	if len(notes) == 0 {
 		text := "No notes yet. Tap “Add note” to write one."
@@ -126,8 +138,15 @@ func (m *Model) listView() *widget {
 		text: "Add note", actions: buttonActions, r: rect{16, 732, 171, 50}})
 	add(&widget{kind: kindSecondaryButton, id: "list.sync", typ: "Button", role: "button", automationID: "syncButton",
 		text: "Sync", actions: buttonActions, disabled: m.account == "" || !m.syncUntil.IsZero(), r: rect{203, 732, 171, 50}})
-	add(&widget{kind: kindStatus, id: "list.status", typ: "Label", role: "status", automationID: "statusLabel",
+	status := add(&widget{kind: kindStatus, id: "list.status", typ: "Label", role: "status", automationID: "statusLabel",
 		text: m.statusLine(), r: rect{16, 794, 358, 24}})
+	// The banner's OK button is in the tree all along, hidden until a sync from the Sync
+	// button has ended: a target that appears after a second.
+	if m.synced {
+		status.r.w = 300
+	}
+	add(&widget{kind: kindSmallButton, id: "list.syncedOK", typ: "Button", role: "button", automationID: "syncedOkButton",
+		label: "Dismiss", text: "OK", actions: buttonActions, hidden: !m.synced, r: rect{322, 790, 52, 32}})
 	return root
 }
 
@@ -142,7 +161,7 @@ func (m *Model) editorView() *widget {
 	add(&widget{kind: kindNavTitle, id: "editor.title", typ: "TitleBar", role: "header", automationID: "screenTitle",
 		text: title, r: rect{0, statusBarH, screenWidth, 52}})
 	add(&widget{kind: kindBackButton, id: "editor.back", typ: "Button", role: "button", automationID: "backButton",
-		label: "Back", text: "Notes", actions: buttonActions, r: rect{8, 53, 96, 40}})
+		label: "Back", text: "Notes", actions: buttonActions, back: true, r: rect{8, 53, 96, 40}})
 	add(&widget{kind: kindCaption, id: "editor.titleCaption", typ: "Label", role: "text", text: "Title", r: rect{20, 111, 350, 18}})
 	add(&widget{kind: kindTextField, id: "editor.titleField", typ: "TextField", role: "textbox", automationID: "titleField",
 		label: "Title", placeholder: "Title", text: m.editTitle, actions: fieldActions,
@@ -205,7 +224,7 @@ func (w *widget) find(id string) *widget {
 func (w *widget) node() *ui.Node {
 	n := &ui.Node{ID: w.id, Type: w.typ, AutomationID: w.automationID, Label: w.label, Text: w.text, Role: w.role,
 		Actions: w.actions, Hidden: w.hidden, Disabled: w.disabled, Checked: w.checked, Focused: w.focused,
-		Secure: w.secure, Bounds: w.r.bounds()}
+		NavigatesBack: w.back, Secure: w.secure, Bounds: w.r.bounds()}
 	for _, c := range w.children {
 		n.Children = append(n.Children, c.node())
 	}

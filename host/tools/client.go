@@ -40,6 +40,11 @@ type Client struct {
 	sweep   *time.Timer
 	sweepAt time.Time
 
+	// given are the requests the host gave up on (their limit passed, or their caller
+	// left) while the app may still be running them: by request id, until LateAnswerWait
+	// after they were given up (see Busy).
+	given map[string]givenUp
+
 	transfers *registry
 
 	catalogs catalogCache
@@ -47,6 +52,7 @@ type Client struct {
 
 	unmatched atomic.Int64
 	malformed atomic.Int64
+	late      atomic.Int64
 
 	calling  atomic.Int32  // Calls and Batches running (see use.go)
 	lastCall atomic.Uint64 // the last one's stamp
@@ -89,9 +95,12 @@ type response struct {
 
 // Stats counts what the client dropped or received; see Client.Stats.
 type Stats struct {
-	// UnmatchedResponses: tool responses whose replyTo matches no request in flight (never
-	// sent, duplicate, or late after a timeout). They are dropped.
+	// UnmatchedResponses: tool responses whose replyTo matches no request in flight and
+	// none given up on (never sent, or duplicates). They are dropped.
 	UnmatchedResponses int64
+	// LateResponses: answers to requests the host had given up on (LateAnswerWait). They
+	// are logged and dropped.
+	LateResponses int64
 	// MalformedResponses: tool responses whose envelope or payload could not be decoded.
 	MalformedResponses int64
 	// RejectedFrames: ASFT frames that could not be parsed or name no known transfer.
@@ -140,6 +149,7 @@ func (c *Client) Close(cause error) {
 		c.closeErr = err
 		waiting := c.pending
 		c.pending = make(map[string]*pending)
+		c.given = nil
 		if c.sweep != nil {
 			c.sweep.Stop()
 		}
@@ -158,6 +168,7 @@ func (c *Client) Stats() Stats {
 	done, failed := c.transfers.finished()
 	return Stats{
 		UnmatchedResponses: c.unmatched.Load(),
+		LateResponses:      c.late.Load(),
 		MalformedResponses: c.malformed.Load(),
 		RejectedFrames:     c.transfers.rejected.Load(),
 		TransfersCompleted: done,
@@ -181,15 +192,73 @@ func (c *Client) newPending(id, op string) *pending {
 	}
 }
 
-// Busy reports whether the client is waiting for the app: a request in flight or a
-// transfer being received. The host's keep-alive never drops a
-// busy session for missing pongs: an SDK that runs tools inside its receive loop answers
-// no ping until the tool is done.
+// Busy reports whether the client is waiting for the app: a request in flight, a request
+// given up on less than LateAnswerWait ago and not answered since, or a transfer being
+// received. The host's keep-alive never drops a busy session for missing pongs: an SDK
+// that runs tools inside its receive loop answers no ping until the tool is done — and it
+// keeps running a call the host stopped waiting for (the official .NET SDK cannot be told
+// to stop), so that call still counts until it is answered or LateAnswerWait passes.
 func (c *Client) Busy() bool {
+	now := time.Now()
 	c.mu.Lock()
 	n := len(c.pending)
+	for id, g := range c.given {
+		if now.Before(g.until) {
+			n++
+		} else {
+			delete(c.given, id)
+		}
+	}
 	c.mu.Unlock()
 	return n > 0 || c.transfers.receiving()
+}
+
+// LateAnswerWait is how long after the host gave up on a request (its limit passed, or its
+// caller left) the request still counts as pending for the keep-alive (Busy), and its answer
+// is recognised as a late one (logged, counted in Stats.LateResponses and dropped) rather
+// than as an unmatched response. It is the longest limit the deadline model derives for a
+// call (MaxDerivedTimeout): an app that has not answered by then is taken to be stuck, and
+// its silence counts again.
+const LateAnswerWait = MaxDerivedTimeout
+
+// maxGivenUp bounds the requests remembered as given up on: beyond it the oldest is
+// forgotten (it then no longer keeps the session busy).
+const maxGivenUp = 1024
+
+// givenUp is a request the host stopped waiting for.
+type givenUp struct {
+	op, subject string
+	at, until   time.Time
+}
+
+// giveUp remembers p as given up on at now. The caller holds c.mu and has removed p from
+// c.pending.
+func (c *Client) giveUp(p *pending, now time.Time) {
+	if c.given == nil {
+		c.given = map[string]givenUp{}
+	}
+	if len(c.given) >= maxGivenUp {
+		oldest := ""
+		for id, g := range c.given {
+			if oldest == "" || g.at.Before(c.given[oldest].at) {
+				oldest = id
+			}
+		}
+		delete(c.given, oldest)
+	}
+	c.given[p.id] = givenUp{op: p.op, subject: p.subject, at: now, until: now.Add(LateAnswerWait)}
+}
+
+// lateAnswer reports whether id names a request given up on, and forgets it: its answer
+// has come.
+func (c *Client) lateAnswer(id string) (givenUp, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.given[id]
+	if ok {
+		delete(c.given, id)
+	}
+	return g, ok
 }
 
 // recycle keeps p for reuse. Its request must be over: p out of the pending map and its
@@ -231,6 +300,19 @@ func (c *Client) forget(p *pending) bool {
 	defer c.mu.Unlock()
 	if c.pending[p.id] == p {
 		delete(c.pending, p.id)
+		return true
+	}
+	return false
+}
+
+// abandon is forget for a request the app has received: when it was still waiting, it is
+// given up on (see Busy).
+func (c *Client) abandon(p *pending) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[p.id] == p {
+		delete(c.pending, p.id)
+		c.giveUp(p, time.Now())
 		return true
 	}
 	return false
@@ -367,7 +449,7 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 		cause = c.ended(ctx, op, subject, lim)
 	}
 	if cause != nil {
-		if c.forget(p) {
+		if c.abandon(p) {
 			return response{}, &TransportError{Op: op, RequestID: id, Subject: subject, Err: cause}
 		}
 		// The response was claimed just as the wait ended; it is being delivered.
@@ -406,6 +488,7 @@ func (c *Client) expire() {
 		switch {
 		case !p.deadline.After(now):
 			delete(c.pending, id)
+			c.giveUp(p, now)
 			due = append(due, p)
 		case next.IsZero() || p.deadline.Before(next):
 			next = p.deadline

@@ -141,10 +141,18 @@ func TestTimeoutAndLateResponse(t *testing.T) {
 		if d := time.Since(start); d != 5*time.Second {
 			t.Errorf("timed out after %v", d)
 		}
+		// Given up on, the request still keeps the session busy (the app may be running
+		// it) until its late answer comes, which is dropped.
+		if !hs.c.Busy() {
+			t.Error("a request given up on does not keep the session busy")
+		}
 		hs.send(reply(t, late, wire.TypeCatalog, `{"schema":"ansight.tool-catalog.v3","revision":"r","tools":[],"count":0}`))
 		synctest.Wait()
-		if s := hs.c.Stats(); s.UnmatchedResponses != 1 {
+		if s := hs.c.Stats(); s.LateResponses != 1 || s.UnmatchedResponses != 0 {
 			t.Errorf("late response not counted: %+v", s)
+		}
+		if hs.c.Busy() {
+			t.Error("busy after the late answer")
 		}
 	})
 }
@@ -532,4 +540,37 @@ func TestDefaultRequestIDs(t *testing.T) {
 			seen[id] = true
 		}
 	}
+}
+
+// TestGivenUpBounded: a call the host gave up on (its limit passed, or its caller left)
+// keeps the session busy for at most LateAnswerWait; an answer after that is an unmatched
+// response, not a late one.
+func TestGivenUpBounded(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		hs := newHarness(t, Options{Timeout: 5 * time.Second}, func(req *wire.Envelope) []msg { return nil })
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			_, err := hs.c.Query(ctx, wire.Query{})
+			done <- err
+		}()
+		synctest.Wait()
+		cancel() // the caller leaves before the limit
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		start := time.Now()
+		for hs.c.Busy() {
+			time.Sleep(time.Second)
+		}
+		if d := time.Since(start); d != LateAnswerWait {
+			t.Errorf("busy for %v after the caller left, want %v", d, LateAnswerWait)
+		}
+		hs.send(reply(t, hs.reqs()[0], wire.TypeCatalog, `{"schema":"ansight.tool-catalog.v3","revision":"r","tools":[],"count":0}`))
+		synctest.Wait()
+		if s := hs.c.Stats(); s.UnmatchedResponses != 1 || s.LateResponses != 0 {
+			t.Errorf("an answer after LateAnswerWait: %+v", s)
+		}
+	})
 }

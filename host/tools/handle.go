@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -60,6 +61,12 @@ func (c *Client) handleText(data []byte) bool {
 	}
 	p := c.claim(env.ReplyTo)
 	if p == nil {
+		if g, ok := c.lateAnswer(env.ReplyTo); ok {
+			c.late.Add(1)
+			log.Info("tools: dropped a late answer to a request given up on", "type", env.Type, "replyTo", env.ReplyTo,
+				"request", g.op, "subject", g.subject, "late", time.Since(g.at).Round(time.Millisecond))
+			return true
+		}
 		c.unmatched.Add(1)
 		log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", env.ID, "replyTo", env.ReplyTo)
 		return true

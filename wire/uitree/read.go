@@ -111,12 +111,19 @@ var nodeNames = foldSet("id", "typeId", "type", "kind", "styleId", "stacking", "
 	"focusable", "focused", "checked", "truncated", "isPassword", "isSecure", "secureTextEntry", "password", "navigatesBack",
 	"childCount")
 
-func foldSet(names ...string) map[string]string {
-	m := make(map[string]string, len(names))
-	for _, n := range names {
-		m[strings.ToLower(n)] = n
+// names is a set of member names, by exact name and by lower-cased name.
+type names struct {
+	exact map[string]bool
+	fold  map[string]string
+}
+
+func foldSet(list ...string) *names {
+	ns := &names{exact: make(map[string]bool, len(list)), fold: make(map[string]string, len(list))}
+	for _, n := range list {
+		ns.exact[n] = true
+		ns.fold[strings.ToLower(n)] = n
 	}
-	return m
+	return ns
 }
 
 func read(data []byte) (*reader, error) {
@@ -147,7 +154,7 @@ func (r *reader) syntax(err error) error {
 
 // members reads an object's members, calling member for each name; the value is the next
 // token. known, when set, is checked for names that differ from a known one only by case.
-func (r *reader) members(where func() string, known map[string]string, member func(name string) error) error {
+func (r *reader) members(where func() string, known *names, member func(name string) error) error {
 	if _, err := r.dec.ReadToken(); err != nil { // '{'
 		return r.syntax(err)
 	}
@@ -167,8 +174,8 @@ func (r *reader) members(where func() string, known map[string]string, member fu
 			return r.syntax(err)
 		}
 		name := tok.String()
-		if known != nil {
-			if canon, ok := known[strings.ToLower(name)]; ok && canon != name {
+		if known != nil && !known.exact[name] {
+			if canon, ok := known.fold[strings.ToLower(name)]; ok {
 				return &Error{Pointer: where(), Msg: fmt.Sprintf("member %q differs from %q only by case", name, canon)}
 			}
 		}
@@ -527,11 +534,10 @@ func (r *reader) node(parent *Node, depth int) (*Node, error) {
 				n.flags, n.flagsSet = v, true
 			}
 		case "bounds":
-			var v jsontext.Value
-			if v, err = r.value(); err == nil {
-				if rect, ok := boundsOf(v); ok {
-					n.Bounds = &rect
-				}
+			var rect Rect
+			var ok bool
+			if rect, ok, err = r.bounds(); err == nil && ok {
+				n.Bounds = &rect
 			}
 		case "visual":
 			err = r.visual(n)
@@ -595,7 +601,8 @@ func (r *reader) node(parent *Node, depth int) (*Node, error) {
 		// may show it.
 		n.valueMember, n.visualValue, raw.propsValue, raw.propsValue2 = "", "", "", ""
 	}
-	n.Text = firstNonBlank(n.textMember, raw.label, n.valueMember, n.visualText, n.visualValue, raw.propsLabel, raw.propsTitle)
+	n.VisualText = trim(n.VisualText)
+	n.Text = firstNonBlank(n.textMember, raw.label, n.valueMember, n.VisualText, n.visualValue, raw.propsLabel, raw.propsTitle)
 	n.Value = firstNonBlank(n.valueMember, n.visualValue, raw.propsValue2, raw.propsValue)
 	if role := firstNonBlank(raw.role, raw.propsRole); role != "" {
 		n.Role = strings.ToLower(role)
@@ -712,7 +719,7 @@ func (r *reader) visual(n *Node) error {
 		var err error
 		switch name {
 		case "text":
-			n.visualText, _, err = r.str()
+			n.VisualText, _, err = r.str()
 		case "value":
 			n.visualValue, _, err = r.str()
 		case "foreground":
@@ -802,6 +809,76 @@ func propertiesOf(v jsontext.Value, background string) (automationID, value, bg 
 	return
 }
 
+// bounds reads a node's bounds from the decoder (see boundsOf).
+func (r *reader) bounds() (Rect, bool, error) {
+	switch r.dec.PeekKind() {
+	case '{':
+		var vals [8]float64
+		var have, present [8]bool
+		err := r.members(func() string { return r.pointer() + "/bounds" }, nil, func(name string) error {
+			i := rectIndex(name)
+			if i < 0 {
+				return r.skip()
+			}
+			present[i] = r.dec.PeekKind() != 'n'
+			_, v, ok, err := r.number()
+			vals[i], have[i] = v, ok
+			return err
+		})
+		if err != nil {
+			return Rect{}, false, err
+		}
+		rect, ok := pickRect(vals, have, present, true)
+		return rect, ok, nil
+	case '[':
+		v, err := r.value()
+		if err != nil {
+			return Rect{}, false, err
+		}
+		rect, ok := boundsOf(v)
+		return rect, ok, nil
+	}
+	return Rect{}, false, r.skip()
+}
+
+// rectIndex is the slot of a rectangle member: x y width height, then the absolute ones.
+func rectIndex(name string) int {
+	switch name {
+	case "x":
+		return 0
+	case "y":
+		return 1
+	case "width":
+		return 2
+	case "height":
+		return 3
+	case "absoluteX":
+		return 4
+	case "absoluteY":
+		return 5
+	case "absoluteWidth":
+		return 6
+	case "absoluteHeight":
+		return 7
+	}
+	return -1
+}
+
+// pickRect is the rectangle of the members read: the absolute ones when absolute is
+// allowed and all four are present (not null), else x, y, width, height; each a number.
+func pickRect(vals [8]float64, have, present [8]bool, absolute bool) (Rect, bool) {
+	base := 0
+	if absolute && present[4] && present[5] && present[6] && present[7] {
+		base = 4
+	}
+	for i := base; i < base+4; i++ {
+		if !have[i] {
+			return Rect{}, false
+		}
+	}
+	return Rect{vals[base], vals[base+1], vals[base+2], vals[base+3]}, true
+}
+
 // boundsOf reads a node's bounds: {x,y,width,height}, {absoluteX,absoluteY,
 // absoluteWidth,absoluteHeight} (preferred when all four are there), [x,y,w,h], or an
 // array of eight whose elements 4–7 are used.
@@ -850,8 +927,7 @@ func boundsOf(v jsontext.Value) (Rect, bool) {
 // are present (not null).
 func rectOf(v jsontext.Value, absolute bool) (Rect, bool) {
 	var vals [8]float64
-	var have [8]bool // x y w h ax ay aw ah: a number was read
-	var present [8]bool
+	var have, present [8]bool
 	d := jsontext.NewDecoder(bytes.NewReader(v))
 	if _, err := d.ReadToken(); err != nil {
 		return Rect{}, false
@@ -861,25 +937,7 @@ func rectOf(v jsontext.Value, absolute bool) (Rect, bool) {
 		if err != nil {
 			return Rect{}, false
 		}
-		i := -1
-		switch name.String() {
-		case "x":
-			i = 0
-		case "y":
-			i = 1
-		case "width":
-			i = 2
-		case "height":
-			i = 3
-		case "absoluteX":
-			i = 4
-		case "absoluteY":
-			i = 5
-		case "absoluteWidth":
-			i = 6
-		case "absoluteHeight":
-			i = 7
-		}
+		i := rectIndex(name.String())
 		if i < 0 || d.PeekKind() != '0' {
 			if i >= 0 && d.PeekKind() != 'n' {
 				present[i] = true
@@ -898,16 +956,7 @@ func rectOf(v jsontext.Value, absolute bool) (Rect, bool) {
 		}
 		present[i] = true
 	}
-	base := 0
-	if absolute && present[4] && present[5] && present[6] && present[7] {
-		base = 4
-	}
-	for i := base; i < base+4; i++ {
-		if !have[i] {
-			return Rect{}, false
-		}
-	}
-	return Rect{vals[base], vals[base+1], vals[base+2], vals[base+3]}, true
+	return pickRect(vals, have, present, absolute)
 }
 
 // resolve fills in what depends on the whole payload: type names, states from flag bits,

@@ -80,6 +80,9 @@ type Node struct {
 	AutomationID string
 	// Label is the node's label member.
 	Label string
+	// VisualText is visual.text: the text the node displays (a placeholder for an empty
+	// field), as the official SDKs report it.
+	VisualText string
 	// Text is what a text selector compares: the first non-blank of text, label, value,
 	// visual.text, visual.value, props.accessibilityLabel, props.title.
 	Text string
@@ -137,7 +140,6 @@ type Node struct {
 	explicitState  uint8 // which of visible, enabled were explicit booleans
 	textMember     string
 	valueMember    string
-	visualText     string
 	visualValue    string
 	explicitAction bool // supportedActions was present
 }

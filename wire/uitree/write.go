@@ -244,16 +244,30 @@ func (w *writer) node(n *Node, children bool) {
 	}
 	w.member("automationId", n.AutomationID)
 	w.member("label", n.Label)
-	if n.Text != n.Label {
-		w.member("text", n.Text)
-	}
-	value, cut := bounded(n.Value)
+	full := n.Value
 	if n.Secure {
+		full = ""
+	}
+	// A value with no text anywhere would read as the text: it goes to props.value, which
+	// is read as the value only. Otherwise it is visual.value, cut as the official SDKs
+	// cut it, and whole as the value member when cut.
+	hasText := !isBlank(n.Text)
+	valueAsText := !hasText && full != ""
+	value, cut := bounded(full)
+	if valueAsText {
 		value, cut = "", false
 	}
+	whole := ""
 	if cut {
-		w.member("value", n.Value)
+		whole = full
 	}
+	visualText, _ := bounded(n.VisualText)
+	// Without a text member a reader takes the label, the value member, visual.text, then
+	// visual.value: the member is written only when the node's text is something else.
+	if hasText && n.Text != firstNonBlank(n.Label, whole, visualText, value) {
+		w.member("text", n.Text)
+	}
+	w.member("value", whole)
 	role := n.Role
 	if role == "" {
 		role = inferRole(n.Type)
@@ -308,20 +322,12 @@ func (w *writer) node(n *Node, children bool) {
 	}
 	w.member("foreground", n.Foreground)
 	w.member("background", n.Background)
-	hasText := !isBlank(n.Text)
-	if hasText && !n.Secure {
-		text, _ := bounded(n.Text)
-		w.member("text", text)
-	}
-	if hasText {
-		w.member("value", value)
-	}
+	w.member("text", visualText)
+	w.member("value", value)
 	w.raw(`}`)
-	if !hasText && value != "" {
-		// visual.value would read as the node's text too; props.value is read only as
-		// its value.
+	if valueAsText {
 		w.raw(`,"props":{"value":`)
-		w.str(value)
+		w.str(full)
 		w.raw(`}`)
 	}
 	if n.Z != 0 {

@@ -18,9 +18,9 @@ func reading(n *Node) string {
 	if n.Checked != nil {
 		checked = fmt.Sprint(*n.Checked)
 	}
-	return fmt.Sprintf("id=%q type=%q aid=%q label=%q text=%q value=%q role=%q actions=%v vis=%v en=%v shown=%v usable=%v "+
+	return fmt.Sprintf("id=%q type=%q aid=%q label=%q vtext=%q text=%q value=%q role=%q actions=%v vis=%v en=%v shown=%v usable=%v "+
 		"cur=%v act=%v focus=%v/%v checked=%s secure=%v back=%v bounds=%v z=%v op=%v fg=%q bg=%q stub=%v props=%s page=%v injected=%v",
-		n.ID, n.Type, n.AutomationID, n.Label, n.Text, n.Value, n.Role, n.Actions, n.Visible, n.Enabled, n.shown, n.usable,
+		n.ID, n.Type, n.AutomationID, n.Label, n.VisualText, n.Text, n.Value, n.Role, n.Actions, n.Visible, n.Enabled, n.shown, n.usable,
 		n.CurrentPage, n.ActivePage, n.Focusable, n.Focused, checked, n.Secure, n.NavigatesBack, n.Bounds, n.Z, op,
 		n.Foreground, n.Background, n.Stub, n.Properties, n.inActivePage, n.injected)
 }
@@ -66,9 +66,9 @@ func TestAppendBuiltTree(t *testing.T) {
 		Visible: true, Enabled: true, Actions: []string{"tap"}}
 	root := &Node{ID: "root", Type: "Screen", Visible: true, Enabled: true, Bounds: &Rect{0, 0, 390, 844},
 		Children: []*Node{
-			{ID: "b1", Type: "Button", Text: "Save", Visible: true, Enabled: false, Actions: []string{"tap"}},
+			{ID: "b1", Type: "Button", Text: "Save", VisualText: "Save", Visible: true, Enabled: false, Actions: []string{"tap"}},
 			pw,
-			{ID: "b2", Type: "Button", Text: strings.Repeat("é", 300), Visible: false, Enabled: true},
+			{ID: "b2", Type: "Button", Text: strings.Repeat("é", 300), VisualText: strings.Repeat("é", 300), Visible: false, Enabled: true},
 		}}
 	tree := &Tree{Format: FormatNative, Platform: "linux", Source: "native", Adapter: "go.ui", SnapshotID: "native:1:ab",
 		Revision: 1, CapturedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Root: root}
@@ -80,7 +80,7 @@ func TestAppendBuiltTree(t *testing.T) {
 		`"format":"ansight.native.visual-tree.compact.v2"`, `"types":["Screen","Button","SecureField"]`,
 		`"nodeIdentity":{"scope":"snapshot","source":"native","staleAfterRevision":1}`,
 		`"flagBits":{"visible":1,"enabled":2}`, `"nodeCount":4`,
-		`{"id":"b1","typeId":1,"text":"Save","role":"button","supportedActions":["tap"],"interactable":false,"visible":true,"enabled":false,"flags":1,"focusable":false,"childCount":0,"visual":{"opacity":1,"text":"Save"}}`,
+		`{"id":"b1","typeId":1,"role":"button","supportedActions":["tap"],"interactable":false,"visible":true,"enabled":false,"flags":1,"focusable":false,"childCount":0,"visual":{"opacity":1,"text":"Save"}}`,
 		`"isPassword":true`,
 	} {
 		if !strings.Contains(out, want) {
