@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +141,27 @@ func TestDemoFailureEvidence(t *testing.T) {
 func jsonHas(v []byte, member string) bool {
 	doc, err := parseResult(v)
 	return err == nil && doc.get(member) != nil
+}
+
+// TestDemoStepNeverAnswers: a call the app takes a minute to answer (ui.wait for a node
+// that never appears) ends at the step's timeout, naming the step, and the teardown runs.
+func TestDemoStepNeverAnswers(t *testing.T) {
+	t.Parallel()
+	h := startDemoHost(t)
+	f := parse(t, `schema: ansight.flow/v1
+steps:
+  - call: ui.wait
+    arguments: {condition: exists, textContains: "never on the screen", timeoutMilliseconds: 60000}
+    timeout: 1s
+  - call: notes.list
+teardown:
+  - call: app.get_state
+`)
+	r := Run(context.Background(), f, h.target(), Options{SessionID: h.session})
+	if r.Status != StatusFailed || statuses(r) != "steps:failed steps:skipped teardown:passed" {
+		t.Fatalf("%s %s %+v", r.Status, statuses(r), r.Failure)
+	}
+	if !strings.Contains(r.Failure.Message, "steps[0] call ui.wait (t.yaml:3:5): the step did not finish within its timeout (1s)") {
+		t.Errorf("%s", r.Failure.Message)
+	}
 }

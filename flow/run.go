@@ -228,6 +228,7 @@ func (o *outcome) document() (*value, error) {
 type hostError struct{ err error }
 
 func (e *hostError) Error() string { return e.err.Error() }
+func (e *hostError) Unwrap() error { return e.err }
 
 // attempt runs the step once within its timeout and checks what it expects.
 func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget time.Duration) (Status, *Failure) {
@@ -248,8 +249,12 @@ func (x *runner) attempt(ctx context.Context, s *Step, sr *StepResult, budget ti
 			return StatusError, &Failure{Message: fe.Msg}
 		case ctx.Err() != nil:
 			return StatusFailed, &Failure{Expectation: "to finish within the flow's timeout", Actual: "still running", Message: fmt.Sprintf("the flow's timeout (%v) ran out during this step", budget)}
-		case timeout > 0 && actx.Err() != nil:
+		case timeout > 0 && (actx.Err() != nil || wire.CodeOf(err) == wire.CodeTimeout):
+			// The host's limit for the call is the step's timeout: either may end it first.
 			return StatusFailed, &Failure{Expectation: fmt.Sprintf("to finish within %v", timeout), Actual: "still running", Message: fmt.Sprintf("the step did not finish within its timeout (%v)", timeout)}
+		}
+		if wire.CodeOf(err) == wire.CodeTimeout {
+			return StatusFailed, &Failure{Expectation: "an answer within the host's limit", Actual: err.Error(), Message: err.Error()}
 		}
 		var he *hostError
 		if errors.As(err, &he) {
