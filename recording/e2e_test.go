@@ -1,11 +1,13 @@
 package recording_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
 	"image"
 	"image/jpeg"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/connect"
@@ -474,5 +479,143 @@ func TestHostRecordsGoApp(t *testing.T) {
 	p, _ = rec.Records(ctx, recording.Query{Session: id, Kinds: []recording.Kind{recording.KindFrame}})
 	if f := p.Records[0]; f.BlobBytes == 0 || !strings.Contains(string(f.Data), `"width":160`) || !strings.Contains(string(f.Data), `"quality":50`) {
 		t.Errorf("frame = %+v", f)
+	}
+}
+
+// TestDemoSignInSanitized is the demo fixture of the sanitize policy: the demo app, with
+// the Go SDK's telemetry, signs in through its sign-in screen driven by ui.perform_action
+// (a user name, then the password "hunter2" typed into the secure field), recorded by our
+// host. The recording already holds neither the password nor the taps on its field
+// (masked at the source); a sanitised export, in either format, holds no password
+// character and no touch over the password field either, and its report counts what the
+// policy did (TestDemoSignInSanitized logs the counts).
+func TestDemoSignInSanitized(t *testing.T) {
+	t.Parallel()
+	rec := openRecorder(t, t.TempDir())
+	srv := startHost(t, rec, func(o *host.Options) {
+		o.JpegCapture = session.JpegCapturePolicy{Mode: session.JpegCaptureApp, IntervalMilliseconds: 100, Quality: 50, MaxWidth: 390}
+	})
+	model := notes.New(notes.Options{})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model), MetricsInterval: -1})
+	a := app.New(app.Options{Guard: catalog.Guard{DiscoveryEnabled: true, ExecutionEnabled: true, MaxPolicy: wire.PolicyWrite}})
+	if err := model.RegisterReporting(a, tel); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
+			connect.Options{AppID: "com.example.notes", StateDir: t.TempDir(), Telemetry: tel})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	sess, err := srv.WaitSession(ctx, (*host.Session).Opened)
+	if err != nil {
+		t.Fatalf("no session: %v", err)
+	}
+	act := func(node, action, value string) {
+		t.Helper()
+		for try := 0; ; try++ {
+			q, err := sess.Tools().Call(ctx, wire.Call{ToolID: "ui.query_nodes", Arguments: jsontext.Value(fmt.Sprintf(`{"nodeId":%q}`, node))})
+			if err != nil || !q.Payload.Success {
+				t.Fatalf("query %s: %v %+v", node, err, q)
+			}
+			var found struct {
+				Matches []struct {
+					Reference jsontext.Value `json:"reference"`
+				} `json:"matches"`
+			}
+			if err := wire.Unmarshal(q.Payload.Result, &found); err != nil || len(found.Matches) != 1 {
+				t.Fatalf("query %s: %v %s", node, err, q.Raw)
+			}
+			args := fmt.Sprintf(`{"reference":%s,"action":%q`, found.Matches[0].Reference, action)
+			if value != "" {
+				args += fmt.Sprintf(`,"value":%q`, value)
+			}
+			r, err := sess.Tools().Call(ctx, wire.Call{ToolID: "ui.perform_action", Arguments: jsontext.Value(args + "}")})
+			if err == nil && r.Payload.Success {
+				return
+			}
+			if try == 3 || !strings.Contains(string(r.Raw), "stale_node_reference") {
+				t.Fatalf("%s %s: %v %s", action, node, err, r.Raw)
+			}
+		}
+	}
+	act("list.account", "tap", "")
+	act("signin.user", "tap", "")
+	act("signin.user", "typeText", "ann")
+	act("signin.password", "tap", "")
+	act("signin.password", "typeText", "hunter2")
+	act("signin.submit", "tap", "")
+	waitFor(t, rec, sess.ID(), func(c map[recording.Kind]int64) bool {
+		return c[recording.KindTouch] >= 6 && c[recording.KindTree] >= 4 && c[recording.KindFrame] >= 3
+	})
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inField := func(data []byte) bool { // the password field: x 16–374, y 215–259 points
+		var d struct{ X, Y float64 }
+		json.Unmarshal(data, &d)
+		return d.X >= 16 && d.X <= 374 && d.Y >= 215 && d.Y <= 259
+	}
+	p, _ := rec.Records(ctx, recording.Query{Session: sess.ID(), Kinds: []recording.Kind{recording.KindTouch}, Limit: recording.MaxLimit})
+	for _, r := range p.Records {
+		if inField(r.Data) {
+			t.Errorf("the recording holds a tap on the password field: %s", r.Text)
+		}
+	}
+	for _, format := range []string{recording.FormatAnsight, recording.FormatOfficial} {
+		var b bytes.Buffer
+		if err := rec.Export(ctx, sess.ID(), &b, recording.ExportOptions{Format: format, Sanitize: true}); err != nil {
+			t.Fatal(err)
+		}
+		back := openRecorder(t, t.TempDir())
+		sum, err := back.Import(ctx, bytes.NewReader(b.Bytes()), int64(b.Len()), recording.ImportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ := back.Records(ctx, recording.Query{Session: sum.ID, Limit: recording.MaxLimit})
+		for _, r := range all.Records {
+			if strings.Contains(string(r.Data)+r.Text, "hunter2") || (r.Kind == recording.KindTouch && inField(r.Data)) {
+				t.Errorf("%s: the sanitised archive keeps %s %s", format, r.Kind, r.Text)
+			}
+			if r.Blob != "" {
+				f, _ := back.OpenBlob(r)
+				blob, _ := io.ReadAll(f)
+				f.Close()
+				if bytes.Contains(blob, []byte("hunter2")) {
+					t.Errorf("%s: the file of %s %d holds the password", format, r.Kind, r.Seq)
+				}
+			}
+		}
+		zr, _ := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
+		rf, err := zr.Open(recording.SanitizeReportName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, _ := io.ReadAll(rf)
+		t.Logf("%s sanitize report of the demo fixture: %s", format, report)
+	}
+}
+
+// waitFor waits until the session's record counts satisfy ok (each commit wakes it).
+func waitFor(t *testing.T, rec *recording.Recorder, id string, ok func(map[recording.Kind]int64) bool) {
+	t.Helper()
+	for {
+		changed := rec.Changed()
+		c, err := rec.Counts(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(c) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-t.Context().Done():
+			t.Fatalf("recorded %v", c)
+		}
 	}
 }

@@ -116,16 +116,24 @@ func (x *exporter) raw(kinds []Kind, fn func(Record) error) error {
 	}
 }
 
-// indexTrees reads the recording's visual trees for the sanitize policy's screen rules.
+// indexTrees reads the recording's visual trees, and the trees in its tool answers, for
+// the sanitize policy's screen and typing rules.
 func (x *exporter) indexTrees() error {
 	x.san.trees = &treeIndex{}
-	err := x.raw([]Kind{KindTree}, func(rec Record) error {
-		b, err := x.read(rec, wire.DefaultMaxMessageBytes)
-		if err != nil || b == nil {
-			x.san.trees.add(rec, nil) // a tree whose file is gone still says a tree was there, with nothing known sensitive
-			return err
+	err := x.raw([]Kind{KindTree, KindTraffic}, func(rec Record) error {
+		var b []byte
+		if rec.Blob != "" {
+			var err error
+			if b, err = x.read(rec, wire.DefaultMaxMessageBytes); err != nil {
+				return err
+			}
 		}
-		x.san.trees.add(rec, b)
+		if rec.Kind == KindTraffic {
+			x.san.nodes.learnTraffic(rec.Data, b)
+			return nil
+		}
+		x.san.trees.add(rec, b) // a tree whose file is gone still says a tree was there: it decides nothing
+		x.san.nodes.learnTree(b)
 		return nil
 	})
 	x.san.trees.sort()
@@ -172,6 +180,11 @@ func (x *exporter) prepare(rec Record) (exported, bool, error) {
 				return e, false, nil
 			}
 		}
+		if e.Kind == KindTraffic {
+			var n int
+			e.Data, _, n = x.san.nodes.maskTraffic(e.Data, nil)
+			x.san.report.TypedValuesRedacted += n
+		}
 		e.Text = x.san.text(e.Text, false)
 		if len(e.Data) > 0 {
 			e.Data = x.san.json(e.Data, false)
@@ -188,6 +201,11 @@ func (x *exporter) prepare(rec Record) (exported, bool, error) {
 		b, err := x.read(rec, maxSanitizedText)
 		if err != nil && rec.BlobBytes <= maxSanitizedText {
 			return e, false, err
+		}
+		if rec.Kind == KindTraffic && b != nil {
+			var n int
+			_, b, n = x.san.nodes.maskTraffic(rec.Data, b)
+			x.san.report.TypedValuesRedacted += n
 		}
 		name := rec.Blob
 		if fn, ok := str(objectOf(rec.Data).get("fileName")); ok && rec.Kind == KindArtifact {

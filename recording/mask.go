@@ -7,9 +7,10 @@ import "github.com/go-json-experiment/json/jsontext"
 // sensitive.go's screen rules before anything is stored, from the most recent visual tree
 // of the session: a frame is boxed over that tree's sensitive nodes, or blacked out when
 // no tree of the last frameTreeWindow can decide; a touch on a sensitive node, or with no
-// tree of the last touchTreeWindow, is not stored. Trees arrive after the frames they
-// describe at times: those frames are blacked out. Only the writer goroutine touches
-// maskTrees.
+// tree of the last touchTreeWindow, is not stored; a typed value of ui.perform_action
+// into a node not known to be harmless is replaced (typed.go). Trees arrive after the
+// frames they describe at times: those frames are blacked out. Only the writer goroutine
+// touches maskTrees and maskNodes.
 
 // mask applies the screen rules to one message's entries for session.
 func (r *Recorder) mask(session string, es []entry) []entry {
@@ -28,6 +29,13 @@ func (r *Recorder) mask(session string, es []entry) []entry {
 				r.maskTrees = map[string]*treeRegions{}
 			}
 			r.maskTrees[session] = &t
+			r.maskNodesOf(session).learnTree(e.blob)
+		case KindTraffic:
+			ix := r.maskNodesOf(session)
+			ix.learnTraffic(e.data, e.blob)
+			var n int
+			e.data, e.blob, n = ix.maskTraffic(e.data, e.blob)
+			r.maskedTyped.Add(int64(n))
 		case KindTouch:
 			ti := r.maskIndex(session)
 			rec := Record{At: e.at, Data: e.data}
@@ -60,6 +68,19 @@ func (r *Recorder) mask(session string, es []entry) []entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// maskNodesOf is the session's index of sensitive nodes.
+func (r *Recorder) maskNodesOf(session string) *nodeIndex {
+	if r.maskNodes == nil {
+		r.maskNodes = map[string]*nodeIndex{}
+	}
+	ix := r.maskNodes[session]
+	if ix == nil {
+		ix = &nodeIndex{}
+		r.maskNodes[session] = ix
+	}
+	return ix
 }
 
 // maskIndex is the session's most recent tree as an index of one.

@@ -141,8 +141,9 @@ type Recorder struct {
 	tempDir string
 
 	// maskTrees is each session's most recent tree (Options.MaskSensitive; the writer's).
-	maskTrees                   map[string]*treeRegions
-	maskedFrames, maskedTouches atomic.Int64
+	maskTrees                                map[string]*treeRegions
+	maskNodes                                map[string]*nodeIndex
+	maskedFrames, maskedTouches, maskedTyped atomic.Int64
 }
 
 // sessionStats is what the recorder keeps in memory about each recording.
@@ -508,6 +509,9 @@ type Usage struct {
 	// kept by Options.MaskSensitive, since Open.
 	MaskedFrames  int64 `json:"maskedFrames,omitzero"`
 	MaskedTouches int64 `json:"maskedTouches,omitzero"`
+	// MaskedTyped counts typed values of ui.perform_action replaced by
+	// Options.MaskSensitive, since Open.
+	MaskedTyped int64 `json:"maskedTyped,omitzero"`
 	// Queued and QueuedBytes are waiting to be written.
 	Queued      int   `json:"queued"`
 	QueuedBytes int64 `json:"queuedBytes"`
@@ -518,7 +522,8 @@ func (r *Recorder) Usage() Usage {
 	r.mu.Lock()
 	u := Usage{Dir: r.dir, Bytes: r.total, MaxBytes: r.opts.MaxBytes, MaxSessionBytes: r.opts.MaxSessionBytes,
 		Sessions: len(r.sessions), Records: r.records, Dropped: r.dropped, Thinned: r.thinned, Evicted: r.evicted,
-		Queued: len(r.queue), QueuedBytes: r.queued, MaskedFrames: r.maskedFrames.Load(), MaskedTouches: r.maskedTouches.Load()}
+		Queued: len(r.queue), QueuedBytes: r.queued, MaskedFrames: r.maskedFrames.Load(), MaskedTouches: r.maskedTouches.Load(),
+		MaskedTyped: r.maskedTyped.Load()}
 	r.mu.Unlock()
 	u.DiskBytes = diskUsage(r.dir)
 	return u

@@ -59,6 +59,9 @@ type SanitizeReport struct {
 	// TouchesUndecided touches with no tree near enough to tell, dropped too.
 	TouchesDropped   int `json:"touchesDropped"`
 	TouchesUndecided int `json:"touchesUndecided"`
+	// TypedValuesRedacted counts ui.perform_action calls whose typed value was replaced:
+	// typed into a sensitive node, or one no recorded tree tells (typed.go).
+	TypedValuesRedacted int `json:"typedValuesRedacted"`
 }
 
 // protectedNames are id-like keys whose values the policy never changes (normalised).
@@ -202,6 +205,7 @@ func (d detector) matches(s string) [][2]int {
 type sanitizer struct {
 	report SanitizeReport
 	trees  *treeIndex // the recording's visual trees, for frames and touches (sensitive.go)
+	nodes  nodeIndex  // which nodes of which snapshots are sensitive, for typed values (typed.go)
 }
 
 func newSanitizer(now time.Time) *sanitizer {

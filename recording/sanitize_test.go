@@ -235,3 +235,57 @@ func TestSensitiveNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedValues: the value an agent types with ui.perform_action is replaced when the
+// node it types into is sensitive, or when no recorded tree tells; a value typed into a
+// node a recorded answer shows harmless is kept — in a sanitised export, and on intake
+// with Options.MaskSensitive.
+func TestTypedValues(t *testing.T) {
+	t.Parallel()
+	const snap = "native:7:abc"
+	tree := strings.Replace(officialTree, `"format":`, `"snapshotId":"`+snap+`","format":`, 1)
+	at := time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)
+	call := func(node, value, snapshot string) []byte {
+		return []byte(fmt.Sprintf(`{"toolId":"ui.perform_action","arguments":{"reference":{"source":"native","snapshotId":%q,"revision":7,"nodeId":%q},"action":"typeText","value":%q}}`,
+			snapshot, node, value))
+	}
+	record := func(r *Recorder) string {
+		const sess = "typing"
+		r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: at, Kind: wire.TrafficResponse, Type: wire.TypeResult, RequestID: "q",
+			ToolIDs: []string{"ui.get_visual_tree"}, Outcome: wire.TrafficOK, Payload: []byte(`{"toolId":"ui.get_visual_tree","success":true,"result":` + tree + `}`)})
+		for i, c := range [][]byte{call("0.1", "hunter2", snap), call("0.2", "hello there", snap), call("0.0", "sesame", "native:1:gone")} {
+			r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: at.Add(time.Second), Kind: wire.TrafficRequest, Type: wire.TypeCall,
+				RequestID: fmt.Sprint("c", i), ToolIDs: []string{"ui.perform_action"}, Outcome: wire.TrafficOK, Payload: c})
+		}
+		waitIdle(t, r)
+		return sess
+	}
+	check := func(what string, b []byte) {
+		t.Helper()
+		if bytes.Contains(b, []byte("hunter2")) || bytes.Contains(b, []byte("sesame")) || !bytes.Contains(b, []byte("hello there")) {
+			t.Errorf("%s: the password or the unknown value kept, or the harmless one lost", what)
+		}
+	}
+	r := open(t, t.TempDir(), nil)
+	sess := record(r)
+	for _, format := range []string{FormatAnsight, FormatOfficial} {
+		archive := exportBytes(t, r, sess, ExportOptions{Format: format, Sanitize: true})
+		z, _ := openZip(bytes.NewReader(archive), int64(len(archive)), 1<<30, "")
+		var all bytes.Buffer
+		for _, n := range z.names {
+			b, _ := z.readAll(n, 1<<30)
+			all.Write(b)
+		}
+		check(format, all.Bytes())
+	}
+	masked := open(t, t.TempDir(), func(o *Options) { o.MaskSensitive = true })
+	sess = record(masked)
+	var stored bytes.Buffer // the requests (intake masks screens and typing, not the trees' text)
+	for _, rec := range all(t, masked, Query{Session: sess, Search: "tool.call"}) {
+		stored.Write(rec.Data)
+	}
+	check("intake", stored.Bytes())
+	if u := masked.Usage(); u.MaskedTyped != 2 {
+		t.Errorf("usage %+v", u)
+	}
+}
