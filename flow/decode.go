@@ -540,20 +540,19 @@ func (d *decoder) ui(k StepKind, body *value) *uiStep {
 			u.samples, _ = d.integer(v, "stableSamples", 2, 20)
 		}
 	case KindAssert:
-		a := &u.assert
-		a.Exists = optBool("exists")
-		a.Absent = flag("absent")
+		u.exists = optBool("exists")
+		u.absent = flag("absent")
 		if v := body.get("count"); v != nil {
 			if n, ok := d.integer(v, "count", 0, 1<<20); ok {
-				a.Count = &n
+				u.count = &n
 			}
 		}
 		u.expectedText, u.expectedValue = str("expectedText"), str("expectedValue")
-		a.ExpectedVisible, a.ExpectedEnabled = optBool("expectedVisible"), optBool("expectedEnabled")
-		if a.Absent && (a.Count == nil || *a.Count != 0) && a.Count != nil {
-			d.fail(body.pos, "absent means count: 0; it contradicts count: %d", *a.Count)
+		u.expectedVisible, u.expectedEnabled = optBool("expectedVisible"), optBool("expectedEnabled")
+		if u.absent && u.count != nil && *u.count != 0 {
+			d.fail(body.pos, "absent means count: 0; it contradicts count: %d", *u.count)
 		}
-		if a.Absent && a.Exists != nil && *a.Exists {
+		if u.absent && u.exists != nil && *u.exists {
 			d.fail(body.pos, "absent contradicts exists: true")
 		}
 	}

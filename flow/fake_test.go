@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/uiauto"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -154,15 +155,15 @@ func (f *fakeApp) texts() []string {
 	return out
 }
 
-func (f *fakeApp) UI(ctx context.Context, op UIOp) (*UIOutcome, error) {
-	f.record(fmt.Sprintf("ui %s %s", op.Action, op.Selector.Text))
+func (f *fakeApp) UI(ctx context.Context, req uiauto.Request) (*uiauto.Outcome, error) {
+	f.record(fmt.Sprintf("ui %s %s", req.Operation, req.Selector.Text))
 	match := 0
 	var first *fakeNode
 	for _, n := range f.nodes() {
-		if op.Selector.Text != "" && !(n.Text == op.Selector.Text || op.Selector.Contains && strings.Contains(n.Text, op.Selector.Text)) {
+		if req.Selector.Text != "" && !(n.Text == req.Selector.Text || req.Selector.Contains && strings.Contains(n.Text, req.Selector.Text)) {
 			continue
 		}
-		if op.Selector.AutomationID != "" && n.AutomationID != op.Selector.AutomationID {
+		if req.Selector.AutomationID != "" && n.AutomationID != req.Selector.AutomationID {
 			continue
 		}
 		if first == nil {
@@ -170,19 +171,18 @@ func (f *fakeApp) UI(ctx context.Context, op UIOp) (*UIOutcome, error) {
 		}
 		match++
 	}
-	if op.Action == KindAssert && op.Assert.ExpectedText != nil && first != nil && first.Text != *op.Assert.ExpectedText {
-		return &UIOutcome{Message: fmt.Sprintf("the node's text is %q, not %q", first.Text, *op.Assert.ExpectedText),
-			Error: &wire.Error{Code: "ui_assert_failed", Message: "text differs"}}, nil
+	res := &uiauto.Result{Capability: "ui." + req.Operation, MatchCount: &match}
+	if req.Operation == uiauto.OpAssert && req.ExpectedText != nil && first != nil && first.Text != *req.ExpectedText {
+		return &uiauto.Outcome{Operation: req.Operation, Message: fmt.Sprintf("the node's text is %q, not %q", first.Text, *req.ExpectedText),
+			Code: "ui_assert_failed", Result: res}, nil
 	}
-	result, _ := json.Marshal(map[string]any{"matchCount": match})
-	switch {
-	case op.Action == KindWait && op.Condition == "hidden" && match == 0,
-		op.Action == KindAssert && op.Assert.Absent && match == 0,
-		!(op.Action == KindWait && op.Condition == "hidden") && !op.Assert.Absent && match > 0:
-		return &UIOutcome{Succeeded: true, Result: result}, nil
+	absent := req.Count != nil && *req.Count == 0
+	hidden := req.Operation == uiauto.OpWait && req.Condition == "hidden"
+	if (hidden || absent) == (match == 0) {
+		return &uiauto.Outcome{Operation: req.Operation, Succeeded: true, Result: res}, nil
 	}
-	return &UIOutcome{Message: fmt.Sprintf("the selector text=%s matched %d nodes", op.Selector.Text, match), Result: result,
-		Error: &wire.Error{Code: wire.CodeUIWaitTimeout, Message: "no match"}}, nil
+	return &uiauto.Outcome{Operation: req.Operation, Message: fmt.Sprintf("the selector text=%s matched %d nodes", req.Selector.Text, match),
+		Code: wire.CodeUIWaitTimeout, Result: res}, nil
 }
 
 func (f *fakeApp) Screenshot(ctx context.Context) ([]byte, error) {

@@ -132,8 +132,10 @@ type uiStep struct {
 	poll      time.Duration
 	samples   int
 	// assert: what the matched node must be; the expected strings are templates.
-	assert                      UIAssert
-	expectedText, expectedValue *value
+	exists, expectedVisible, expectedEnabled *bool
+	count                                    *int
+	absent                                   bool
+	expectedText, expectedValue              *value
 }
 
 // selector is a step's selector, with templates in its strings.

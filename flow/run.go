@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/uiauto"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -467,29 +468,25 @@ func (x *runner) do(ctx context.Context, s *Step, sr *StepResult, timeout time.D
 		sr.Screenshot = &Screenshot{Name: s.shot, Bytes: len(png), PNG: png}
 		return &outcome{ok: true}, nil
 	}
-	op, err := x.uiOp(s)
+	req, err := x.uiRequest(s)
 	if err != nil {
 		return nil, err
 	}
-	u, err := x.t.UI(ctx, op)
+	u, err := x.t.UI(ctx, req)
 	if err != nil {
 		return nil, &hostError{err}
 	}
-	if !u.Succeeded {
-		e := u.Error
-		if e == nil {
-			e = &wire.Error{Code: "ui_failed", Message: u.Message}
+	var raw jsontext.Value
+	if u.Result != nil {
+		if raw, err = json.Marshal(u.Result); err != nil {
+			return nil, err
 		}
-		out, err := toolFailure(&hostapi.ToolError{Error: *e, Kind: e.Kind()}, "")
-		if out != nil && u.Message != "" {
-			out.msg = u.Message
-		}
-		if out != nil && len(u.Result) > 0 {
-			out.raw = u.Result
-		}
-		return out, err
 	}
-	return resultOutcome(u.Result)
+	if !u.Succeeded {
+		code := cmpOr(string(u.Code), "ui_failed")
+		return &outcome{code: code, kind: wire.Code(code).Kind().String(), msg: u.Message, raw: raw}, nil
+	}
+	return resultOutcome(raw)
 }
 
 func (x *runner) args(v *value, constant jsontext.Value) (jsontext.Value, error) {
@@ -506,37 +503,47 @@ func (x *runner) args(v *value, constant jsontext.Value) (jsontext.Value, error)
 	return a.json(), nil
 }
 
-func (x *runner) uiOp(s *Step) (UIOp, error) {
+// uiRequest is a UI step's operation with its variables expanded.
+func (x *runner) uiRequest(s *Step) (uiauto.Request, error) {
 	u := s.ui
-	op := UIOp{Action: s.Kind, Append: u.append, Direction: u.direction, Condition: u.condition, Poll: u.poll,
-		StableSamples: u.samples, Assert: u.assert, Timeout: u.timeout}
+	req := uiauto.Request{Operation: string(s.Kind), Append: u.append, Direction: u.direction, Condition: u.condition,
+		PollMs: int(u.poll.Milliseconds()), StableSamples: u.samples,
+		Exists: u.exists, Count: u.count, ExpectedVisible: u.expectedVisible, ExpectedEnabled: u.expectedEnabled}
+	if u.timeout > 0 {
+		ms := int(u.timeout.Milliseconds())
+		req.TimeoutMs = &ms
+	}
+	if u.absent {
+		zero, no := 0, false
+		req.Count, req.Exists = &zero, &no
+	}
 	fields := []struct {
 		src *value
 		dst *string
-	}{{u.sel.automationID, &op.Selector.AutomationID}, {u.sel.text, &op.Selector.Text}, {u.sel.role, &op.Selector.Role},
-		{u.sel.ancestor, &op.Selector.Ancestor}, {u.value, &op.Value}}
+	}{{u.sel.automationID, &req.Selector.AutomationID}, {u.sel.text, &req.Selector.Text}, {u.sel.role, &req.Selector.Role},
+		{u.sel.ancestor, &req.Selector.Ancestor}}
 	for _, f := range fields {
-		s, err := x.sc.expandString(f.src)
+		v, err := x.sc.expandString(f.src)
 		if err != nil {
-			return op, err
+			return req, err
 		}
-		*f.dst = s
+		*f.dst = v
 	}
-	op.Selector.Index, op.Selector.Contains, op.Selector.CaseSensitive = u.sel.index, u.sel.contains, u.sel.caseSensitive
+	req.Selector.Index, req.Selector.Contains, req.Selector.CaseSensitive = u.sel.index, u.sel.contains, u.sel.caseSensitive
 	for _, f := range []struct {
 		src *value
 		dst **string
-	}{{u.expectedText, &op.Assert.ExpectedText}, {u.expectedValue, &op.Assert.ExpectedValue}} {
+	}{{u.value, &req.Value}, {u.expectedText, &req.ExpectedText}, {u.expectedValue, &req.ExpectedValue}} {
 		if f.src == nil {
 			continue
 		}
-		s, err := x.sc.expandString(f.src)
+		v, err := x.sc.expandString(f.src)
 		if err != nil {
-			return op, err
+			return req, err
 		}
-		*f.dst = &s
+		*f.dst = &v
 	}
-	return op, nil
+	return req, nil
 }
 
 // toolFailure is the outcome of a tool's (or the host's) refusal: its error object is the

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/uiauto"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -39,9 +40,22 @@ func (s SessionTarget) Batch(ctx context.Context, req hostapi.BatchRequest) (*ho
 	return s.Backend.Batch(ctx, s.SessionID, req, nil)
 }
 
-// UI is the host's selector resolution, not yet in the host API.
-func (s SessionTarget) UI(ctx context.Context, op UIOp) (*UIOutcome, error) {
-	return nil, errors.New("UI steps need the host API's UI operation, which this build does not have yet")
+// UI runs one UI operation on the session (package uiauto), through the app's
+// ui.get_visual_tree and ui.perform_action.
+func (s SessionTarget) UI(ctx context.Context, req uiauto.Request) (*uiauto.Outcome, error) {
+	return uiauto.Run(ctx, func(ctx context.Context, toolID string, args jsontext.Value) (jsontext.Value, error) {
+		c, err := s.Call(ctx, hostapi.CallRequest{ToolID: toolID, Arguments: args})
+		if err != nil {
+			return nil, err
+		}
+		if !c.Success || c.Result == nil {
+			if c.Error != nil {
+				return nil, &c.Error.Error
+			}
+			return nil, wire.NewError(wire.CodeExecutionFailed, "%s failed", toolID)
+		}
+		return c.Result.Result, nil
+	}, req)
 }
 
 // Screenshot takes a PNG screenshot through ui.get_screenshot.
