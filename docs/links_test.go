@@ -1,7 +1,8 @@
-// Package docs holds no code: its test checks that the protocol reference under
-// docs/protocol stays citable. Every "docs/protocol/<page>.md#<anchor>" written anywhere in
-// the repository, every link between the pages, and every anchor the index lists must name
-// a heading that exists.
+// Package docs holds no code: its tests check that the protocol reference under
+// docs/protocol stays citable and true. Every "docs/protocol/<page>.md#<anchor>" written
+// anywhere in the repository, every link between the pages, and every anchor the index
+// lists must name a heading that exists; every row of compatibility.md must name a test
+// that exists (TestCompatibilityRowsNameTests).
 package docs
 
 import (

@@ -14,8 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/internal/fanout"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -50,11 +50,9 @@ type ClientOptions struct {
 type Home struct {
 	// Name is the host's name in the fleet.
 	Name string
-	// Backend is the host's control API in process.
+	// Backend is the host's control API in process; the client's subscribers see its
+	// session events too.
 	Backend hostapi.Backend
-	// Events, when set, are the host's session events (host.Server.Subscribe): the client's
-	// subscribers see them too.
-	Events func(buffer int) (<-chan host.Event, func())
 }
 
 // Client is a hostapi.Backend over a fleet: it lists the sessions of every host and sends
@@ -74,7 +72,7 @@ type Client struct {
 	started time.Time
 
 	policies policyCache
-	events   host.EventHub
+	events   fanout.Hub[hostapi.Event]
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	once     sync.Once
@@ -133,21 +131,17 @@ func Dial(ctx context.Context, opts ClientOptions) (*Client, error) {
 		return nil, c.backendError(err)
 	}
 	c.wg.Go(c.janitor)
-	if h := opts.Home; h != nil && h.Events != nil {
-		events, unsubscribe := h.Events(64)
+	if h := opts.Home; h != nil {
+		ctx, cancel := context.WithCancel(context.Background())
 		c.wg.Go(func() {
-			defer unsubscribe()
-			for {
-				select {
-				case <-c.stop:
-					return
-				case ev, ok := <-events:
-					if !ok {
-						return
-					}
-					c.events.Publish(ev)
-				}
-			}
+			defer cancel()
+			<-c.stop
+		})
+		c.wg.Go(func() {
+			h.Backend.Events(ctx, func(ev hostapi.Event) error { // until Close
+				c.events.Publish(ev)
+				return nil
+			})
 		})
 	}
 	return c, nil
@@ -178,11 +172,27 @@ func (c *Client) Hosts() []Presence {
 	return out
 }
 
-// Subscribe returns a channel of changes to the fleet's listing (as host.Server.Subscribe
-// does for one host): EventUpdated when a host joins, leaves, dies or announces a change
-// of its sessions, and the Home host's own events. Events are dropped for a subscriber
-// whose buffer is full; the channel is closed by Close.
-func (c *Client) Subscribe(buffer int) (<-chan host.Event, func()) { return c.events.Subscribe(buffer) }
+// Events implements hostapi.Backend: the changes of the fleet's listing, EventUpdated when
+// a host joins, leaves, dies or announces a change of its sessions, and the Home host's
+// own events. An event is dropped for a subscriber that has no room for it; the events end
+// with Close.
+func (c *Client) Events(ctx context.Context, fn func(hostapi.Event) error) error {
+	events, unsubscribe := c.events.Subscribe(64)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-events:
+			if !ok {
+				return apiError(wire.CodeDisconnected, "the fleet client is closed")
+			}
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
 
 // onPresence follows the hosts' presence messages.
 func (c *Client) onPresence(msg *nats.Msg) {
@@ -191,7 +201,7 @@ func (c *Client) onPresence(msg *nats.Msg) {
 		return
 	}
 	if c.dir.observe(p) {
-		c.events.Publish(host.Event{Kind: host.EventUpdated})
+		c.events.Publish(hostapi.Event{Kind: hostapi.EventUpdated})
 	}
 }
 
@@ -207,7 +217,7 @@ func (c *Client) janitor() {
 		}
 		if gone := c.dir.expire(); len(gone) > 0 {
 			c.log.Info("fleet: hosts stopped announcing themselves", "hosts", gone)
-			c.events.Publish(host.Event{Kind: host.EventUpdated})
+			c.events.Publish(hostapi.Event{Kind: hostapi.EventUpdated})
 		}
 	}
 }

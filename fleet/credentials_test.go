@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -100,7 +101,7 @@ func TestCredentials(t *testing.T) {
 			good := cfg
 			tc.good(&good)
 			srv := startIdleHost(t)
-			m, err := Join(context.Background(), srv, hostapi.NewLocal(srv, hostapi.LocalOptions{}), MemberOptions{Config: good, Host: "a"})
+			m, err := Join(context.Background(), control.New(srv, control.Options{}), MemberOptions{Config: good, Host: "a"})
 			if err != nil {
 				t.Fatal(err)
 			}

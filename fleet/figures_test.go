@@ -83,9 +83,9 @@ type path struct {
 }
 
 // callFigures times app.get_state of the demo app three ways, round by round in turn: in
-// process (hostapi.Local: the floor), over the host's control socket (what 'ansight app
+// process (control.Backend: the floor), over the host's control socket (what 'ansight app
 // call' and the MCP bridge use on the host's machine), and through the fleet (client →
-// NATS → the host's member → hostapi.Local).
+// NATS → the host's member → control.Backend).
 func callFigures(t *testing.T, cfg Config, calls int) {
 	h := figureHost(t, cfg, "calls", 0)
 	defer h.close() // leaves the fleet before the listing's figures
@@ -113,7 +113,7 @@ func callFigures(t *testing.T, cfg Config, calls int) {
 		return err
 	}
 	paths := []path{
-		{"in process (hostapi.Local)", func(ctx context.Context) error { return check(h.local.Call(ctx, sid, req, nil)) }},
+		{"in process (control.Backend)", func(ctx context.Context) error { return check(h.local.Call(ctx, sid, req, nil)) }},
 		{"control socket (HTTP over Unix socket)", func(ctx context.Context) error { return check(socket.Call(ctx, sid, req, nil)) }},
 		{"fleet (NATS request/reply)", func(ctx context.Context) error { return check(c.Call(ctx, qid, req, nil)) }},
 	}

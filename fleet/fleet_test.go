@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -378,14 +379,14 @@ func TestNameTaken(t *testing.T) {
 	cfg := testConfig(ns)
 	startTestHost(t, cfg, "a")
 	srv := startIdleHost(t)
-	_, err := Join(context.Background(), srv, hostapi.NewLocal(srv, hostapi.LocalOptions{}), fastMember(cfg, "a"))
+	_, err := Join(context.Background(), control.New(srv, control.Options{}), fastMember(cfg, "a"))
 	if err == nil || !strings.Contains(err.Error(), `"a" is already in fleet "lab"`) {
 		t.Fatalf("second host named a: %v", err)
 	}
 	// Another fleet on the same server is another name space.
 	other := fastMember(cfg, "a")
 	other.Fleet = "other"
-	m, err := Join(context.Background(), srv, hostapi.NewLocal(srv, hostapi.LocalOptions{}), other)
+	m, err := Join(context.Background(), control.New(srv, control.Options{}), other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestPeersLearnedAtJoin(t *testing.T) {
 	cfg := testConfig(ns)
 	join := func(name string) *Member {
 		srv := startIdleHost(t)
-		m, err := Join(context.Background(), srv, hostapi.NewLocal(srv, hostapi.LocalOptions{}),
+		m, err := Join(context.Background(), control.New(srv, control.Options{}),
 			MemberOptions{Config: cfg, Host: name, Heartbeat: time.Hour}) // no heartbeat during the test
 		if err != nil {
 			t.Fatal(err)

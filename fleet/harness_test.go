@@ -19,6 +19,7 @@ import (
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/transport"
 )
@@ -85,7 +86,7 @@ func (n *natsServer) restart() {
 
 func (n *natsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(n.opts.Port) }
 
-// testHost is a host (host.Server, hostapi.Local) that joined a fleet, with demo apps
+// testHost is a host (host.Server, control.Backend) that joined a fleet, with demo apps
 // connected over real UDP enrollment and WebSocket sessions.
 type testHost struct {
 	t      testing.TB
@@ -93,7 +94,7 @@ type testHost struct {
 	dir    string
 	cfg    Config
 	srv    *host.Server
-	local  *hostapi.Local
+	local  *control.Backend
 	member *Member
 	port   int // the discovery port, kept across restarts
 	apps   []*testApp
@@ -149,8 +150,8 @@ func (h *testHost) start() {
 	}
 	h.srv = srv
 	h.port = int(srv.DiscoveryAddr().Port())
-	h.local = hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "test", StateDir: h.dir})
-	m, err := Join(context.Background(), srv, h.local, h.opts)
+	h.local = control.New(srv, control.Options{Version: "test", StateDir: h.dir})
+	m, err := Join(context.Background(), h.local, h.opts)
 	if err != nil {
 		srv.Close()
 		h.t.Fatal(err)

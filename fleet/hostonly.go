@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -138,7 +137,7 @@ func (c *Client) Records(ctx context.Context, sessionID string, req hostapi.Reco
 }
 
 // Follow implements hostapi.Backend for the Home host's sessions.
-func (c *Client) Follow(ctx context.Context, sessionID string, req hostapi.RecordsRequest, fn func(recording.Record) error) error {
+func (c *Client) Follow(ctx context.Context, sessionID string, req hostapi.RecordsRequest, fn func(hostapi.Record) error) error {
 	sid, err := c.homeSession(ctx, sessionID, "recordings", "ansight session logs --follow")
 	if err != nil {
 		return err

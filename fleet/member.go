@@ -16,7 +16,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -64,21 +63,19 @@ type MemberOptions struct {
 type Member struct {
 	opts  MemberOptions
 	subj  subjects
-	srv   *host.Server
 	api   hostapi.Backend
 	log   *slog.Logger
 	nc    *nats.Conn
 	peers *directory
 	blobs *blobs
 
-	started     time.Time
-	ctx         context.Context
-	cancel      context.CancelFunc
-	wg          sync.WaitGroup
-	kick        chan struct{}
-	sem         chan struct{}
-	unsubscribe func()
-	subs        []*nats.Subscription
+	started time.Time
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	kick    chan struct{}
+	sem     chan struct{}
+	subs    []*nats.Subscription
 
 	// snap is the session list last made: listings are answered from it, so that a
 	// thousand sessions are listed and encoded once per change, not once per request.
@@ -91,11 +88,12 @@ type Member struct {
 	closed   bool
 }
 
-// Join makes the host srv a member of the fleet: it connects to NATS, checks that no
-// other host of the fleet has its name, announces its sessions and serves requests for
-// them with api, the host's control API in process (hostapi.Local over srv). The
-// connection reconnects by itself; the host announces itself again each time.
-func Join(ctx context.Context, srv *host.Server, api hostapi.Backend, opts MemberOptions) (*Member, error) {
+// Join makes a host a member of the fleet: it connects to NATS, checks that no other host
+// of the fleet has its name, announces the host's sessions and serves requests for them
+// with api, the host's control API in process (package host/control's), whose session
+// events it follows. The connection reconnects by itself; the host announces itself again
+// each time.
+func Join(ctx context.Context, api hostapi.Backend, opts MemberOptions) (*Member, error) {
 	if err := ValidName(opts.Host); err != nil {
 		return nil, fmt.Errorf("host name: %w", err)
 	}
@@ -109,7 +107,7 @@ func Join(ctx context.Context, srv *host.Server, api hostapi.Backend, opts Membe
 		opts.MaxRequests = DefaultMaxRequests
 	}
 	m := &Member{
-		opts: opts, subj: newSubjects(opts.fleetName()), srv: srv, api: api, log: opts.logger(),
+		opts: opts, subj: newSubjects(opts.fleetName()), api: api, log: opts.logger(),
 		peers: newDirectory(), blobs: newBlobs(), started: time.Now(),
 		kick: make(chan struct{}, 1), sem: make(chan struct{}, opts.MaxRequests), inflight: map[string]context.CancelFunc{},
 	}
@@ -141,14 +139,13 @@ func Join(ctx context.Context, srv *host.Server, api hostapi.Backend, opts Membe
 		nc.Close()
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	events, unsubscribe := srv.Subscribe(256)
-	m.unsubscribe = unsubscribe
 	m.announce(false)
 	m.wg.Go(func() {
-		for range events {
+		m.api.Events(m.ctx, func(hostapi.Event) error { // until Close
 			m.dirty.Store(true)
 			m.changed()
-		}
+			return nil
+		})
 	})
 	m.wg.Go(m.announceLoop)
 	m.wg.Go(m.aliveLoop)
@@ -192,7 +189,6 @@ func (m *Member) Close() error {
 	for _, sub := range m.subs {
 		sub.Unsubscribe()
 	}
-	m.unsubscribe()
 	m.cancel()
 	m.wg.Wait()
 	m.announce(true)

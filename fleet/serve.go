@@ -203,27 +203,20 @@ func (m *Member) own(id string) (string, error) {
 
 // checkClass refuses calls whose tools have a higher policy than the class of the subject
 // they came on, so that NATS permissions on the subjects decide who calls what. It reads
-// the catalog the host holds for the session (fetching the index when the host has none,
-// or when a tool is not in it): the same catalog the host's own grant check then uses.
-// Tools the catalog does not list are left to the host, which refuses them.
+// the session's catalog through the host's control API (the host's cache, refreshed by a
+// conditional index query): the catalog the host's own grant check then uses. Tools the
+// catalog does not list are left to the host, which refuses them.
 func (m *Member) checkClass(ctx context.Context, sid string, class wire.Policy, ids []string) error {
-	sess, ok := m.srv.Session(sid)
-	if !ok || sess.Tools() == nil {
-		return nil // the control API answers session_not_found or session_closed
+	if len(ids) == 0 {
+		return nil
 	}
-	c := sess.Tools()
-	cat := c.Cached()
-	for _, id := range ids {
-		if cat.Tool(id) == nil {
-			if fresh, err := c.Index(ctx); err == nil {
-				cat = fresh
-			}
-			break
-		}
+	cat, err := m.api.Tools(ctx, sid, hostapi.ToolsRequest{ToolIDs: ids})
+	if err != nil {
+		return nil // the control API answers the call with its error (session_not_found, session_closed, …)
 	}
 	var top wire.Policy
-	for _, id := range ids {
-		if e := cat.Tool(id); e != nil && e.Policy.Rank() > top.Rank() {
+	for _, e := range cat.Tools {
+		if e.Policy.Rank() > top.Rank() {
 			top = e.Policy
 		}
 	}

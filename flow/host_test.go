@@ -14,11 +14,12 @@ import (
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/transport"
 )
 
-// demoHost is a real host in this process (host.Server behind hostapi.Local) with the demo
+// demoHost is a real host in this process (host.Server behind control.Backend) with the demo
 // notes app connected over UDP enrollment and a WebSocket session, as 'ansight demo' runs
 // them. The local app's grant is the host's default for local apps: write.
 type demoHost struct {
@@ -70,7 +71,7 @@ func startDemoHost(t testing.TB) *demoHost {
 	if err != nil {
 		t.Fatalf("the demo app did not connect: %v", err)
 	}
-	return &demoHost{srv: srv, backend: hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "test", StateDir: dir}), session: s.Info().ID}
+	return &demoHost{srv: srv, backend: control.New(srv, control.Options{Version: "test", StateDir: dir}), session: s.Info().ID}
 }
 
 func (h *demoHost) target() SessionTarget {

@@ -69,7 +69,7 @@ func (s *Server) annotationSubmit(sess *Session, c *connection, req *session.Con
 			sess.mu.Lock()
 			sess.annotations++
 			sess.mu.Unlock()
-			s.events.publish(Event{Kind: EventAnnotation, Session: sess, Info: sess.Info(), Annotation: &kept})
+			s.events.Publish(Event{Kind: EventAnnotation, Session: sess, Info: sess.Info(), Annotation: &kept})
 			s.recordKept(sess.id, "annotation", "annotation "+kept.ID, kept.CapturedAt, kept, kept.Path)
 		}
 	})

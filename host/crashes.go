@@ -78,7 +78,7 @@ func (s *Server) crashHandoff(sess *Session, req *session.ControlEnvelope) (ok b
 		target.mu.Lock()
 		target.crashReports++
 		target.mu.Unlock()
-		s.events.publish(Event{Kind: EventCrashReport, Session: target, Info: target.Info(), Crash: &c})
+		s.events.Publish(Event{Kind: EventCrashReport, Session: target, Info: target.Info(), Crash: &c})
 		s.recordKept(target.id, "crash", crashSummary(c), c.OccurredAt, c, filepath.Join(c.Dir, crashReportName))
 	}
 	return true, fmt.Sprintf("Crash report retained in session '%s'.", target.id)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"sync"
 )
 
 // EventKind says what happened to a session.
@@ -57,68 +56,11 @@ type Event struct {
 	Annotation *Annotation
 }
 
-// events fans changes out to subscribers without ever blocking the session that changed:
-// a subscriber whose buffer is full misses the event (Server.Sessions stays the truth).
-type events struct {
-	mu     sync.Mutex
-	subs   map[chan Event]struct{}
-	closed bool
-}
-
-func (e *events) subscribe(buffer int) (<-chan Event, func()) {
-	if buffer <= 0 {
-		buffer = 64
-	}
-	ch := make(chan Event, buffer)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		close(ch)
-		return ch, func() {}
-	}
-	if e.subs == nil {
-		e.subs = make(map[chan Event]struct{})
-	}
-	e.subs[ch] = struct{}{}
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-			if _, ok := e.subs[ch]; ok {
-				delete(e.subs, ch)
-				close(ch)
-			}
-		})
-	}
-}
-
-func (e *events) publish(ev Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for ch := range e.subs {
-		select {
-		case ch <- ev:
-		default:
-		}
-	}
-}
-
-func (e *events) closeAll() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.closed = true
-	for ch := range e.subs {
-		close(ch)
-	}
-	e.subs = nil
-}
-
 // Subscribe returns a channel of session changes, buffered to hold buffer events (64 when
 // not positive), and a function that ends the subscription and closes the channel. Events
 // are never blocked on: when the buffer is full, the event is dropped for that
 // subscriber, which should re-read Sessions. The channel is closed when the server closes.
-func (s *Server) Subscribe(buffer int) (<-chan Event, func()) { return s.events.subscribe(buffer) }
+func (s *Server) Subscribe(buffer int) (<-chan Event, func()) { return s.events.Subscribe(buffer) }
 
 // WaitSession returns the first session, in the order of Sessions, for which match reports
 // true, waiting for session events until one does. It returns ctx's cause when ctx ends
@@ -144,17 +86,3 @@ func (s *Server) WaitSession(ctx context.Context, match func(*Session) bool) (*S
 		}
 	}
 }
-
-// EventHub fans session events out as the server does, for other sources of them (a
-// fleet's listing, package fleet): subscribers are never blocked on, and Close closes
-// every subscription. The zero value is ready to use.
-type EventHub struct{ hub events }
-
-// Subscribe is as Server.Subscribe.
-func (h *EventHub) Subscribe(buffer int) (<-chan Event, func()) { return h.hub.subscribe(buffer) }
-
-// Publish sends ev to every subscriber with room for it.
-func (h *EventHub) Publish(ev Event) { h.hub.publish(ev) }
-
-// Close ends every subscription; later ones are closed at once.
-func (h *EventHub) Close() { h.hub.closeAll() }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ansight-go/ansight/internal/fanout"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -58,7 +59,7 @@ type Server struct {
 	stopWatch func() bool
 	wg        sync.WaitGroup
 
-	events events
+	events fanout.Hub[Event] // session changes, to Subscribe's channels
 
 	// fileLimit is the open-file limit Start found and raised.
 	fileLimit FileLimit
@@ -244,7 +245,7 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
 	s.saving.Wait() // a delayed store write under way when flushLocked ran
-	s.events.closeAll()
+	s.events.Close()
 	return err
 }
 

@@ -194,7 +194,7 @@ func (s *Session) current() *connection {
 func (s *Session) publish(kind EventKind) {
 	info := s.Info()
 	s.srv.recordSession(s, kind, info)
-	s.srv.events.publish(Event{Kind: kind, Session: s, Info: info})
+	s.srv.events.Publish(Event{Kind: kind, Session: s, Info: info})
 }
 
 // Sessions returns every session, connected ones first, then by id.

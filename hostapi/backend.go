@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Backend is the control API. Implementations: [Local] (in process) and [Client] (over the
-// socket). Failures of the host itself (no such session, session closed, timeout) are
+// Backend is the control API. Implementations: package host/control's (in process, over a
+// *host.Server and its recorder), [Client] (over the socket) and package fleet's (over a
+// fleet of hosts). Failures of the host itself (no such session, session closed, timeout) are
 // *APIError; a tool's own failure is not an error but a Call or Batch with Success false.
 type Backend interface {
 	Status(ctx context.Context) (*Status, error)
@@ -35,7 +35,7 @@ type Backend interface {
 	// req selects, then with each new one as the host records it, until ctx ends (Follow
 	// then returns ctx's error) or fn returns an error.
 	Records(ctx context.Context, sessionID string, req RecordsRequest) (*Records, error)
-	Follow(ctx context.Context, sessionID string, req RecordsRequest, fn func(recording.Record) error) error
+	Follow(ctx context.Context, sessionID string, req RecordsRequest, fn func(Record) error) error
 	// Blob opens the file of a session's record seq.
 	Blob(ctx context.Context, sessionID string, seq int64) (*Blob, error)
 	// Export writes a session's recording to w as one zip archive (docs/recordings.md);
@@ -62,6 +62,11 @@ type Backend interface {
 	// Forget removes a revoked or expired grant, so that its device is no longer refused:
 	// a local app's next enrollment makes a new grant. An active grant is refused.
 	Forget(ctx context.Context, id string) (*Forgetting, error)
+	// Events calls fn with each change of the host's sessions from now on, until ctx ends
+	// (Events then returns ctx's error) or fn returns an error. fn runs on the reporter's
+	// behalf and must return quickly; an event a slow subscriber has no room for is
+	// dropped (Sessions stays the truth).
+	Events(ctx context.Context, fn func(Event) error) error
 	// Shutdown asks the host to stop; it returns once the request is accepted.
 	Shutdown(ctx context.Context) error
 }
@@ -78,14 +83,16 @@ func (e *APIError) Error() string { return e.Message }
 // ErrorCode returns e.Code, for wire.CodeOf.
 func (e *APIError) ErrorCode() wire.Code { return e.Code }
 
-// apiErrorf builds an *APIError.
-func apiErrorf(status int, code wire.Code, format string, args ...any) *APIError {
+// Errorf builds an *APIError: the way a Backend says that the host failed a request, with
+// the HTTP status and code the API answers.
+func Errorf(status int, code wire.Code, format string, args ...any) *APIError {
 	return &APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func errSessionNotFound(id string) *APIError {
-	return apiErrorf(http.StatusNotFound, wire.CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
+// SessionNotFound is the answer about a session the host does not know.
+func SessionNotFound(id string) *APIError {
+	return Errorf(http.StatusNotFound, wire.CodeSessionNotFound, "no session %q (see 'ansight session list')", id)
 }
 
-// errRecordingOff answers the recording requests of a host that records nothing.
-var errRecordingOff = apiErrorf(http.StatusNotFound, wire.CodeRecordingOff, "this host keeps no recordings (it runs with --no-record)")
+// ErrRecordingOff answers the recording requests of a host that records nothing.
+var ErrRecordingOff = Errorf(http.StatusNotFound, wire.CodeRecordingOff, "this host keeps no recordings (it runs with --no-record)")

@@ -12,11 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -54,84 +54,95 @@ func NewLocatingClient(locate func() string) *Client {
 // Status implements Backend.
 func (c *Client) Status(ctx context.Context) (*Status, error) {
 	var v Status
-	return &v, c.do(ctx, http.MethodGet, "/v1/status", nil, &v)
+	return &v, c.do(ctx, routeStatus.at(), nil, &v)
 }
 
 // Sessions implements Backend.
 func (c *Client) Sessions(ctx context.Context) (*Sessions, error) {
 	var v Sessions
-	return &v, c.do(ctx, http.MethodGet, "/v1/sessions", nil, &v)
+	return &v, c.do(ctx, routeSessions.at(), nil, &v)
 }
 
 // Session implements Backend.
 func (c *Client) Session(ctx context.Context, id string) (*Session, error) {
 	var v Session
-	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, &v)
+	return &v, c.do(ctx, routeSession.at(id), nil, &v)
 }
 
 // Crashes implements Backend.
 func (c *Client) Crashes(ctx context.Context, sessionID string) (*Crashes, error) {
 	var v Crashes
-	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/crashes", nil, &v)
+	return &v, c.do(ctx, routeCrashes.at(sessionID), nil, &v)
 }
 
 // Annotations implements Backend.
 func (c *Client) Annotations(ctx context.Context, sessionID string) (*Annotations, error) {
 	var v Annotations
-	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/annotations", nil, &v)
+	return &v, c.do(ctx, routeAnnotations.at(sessionID), nil, &v)
 }
 
 // Tools implements Backend.
 func (c *Client) Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error) {
 	var v Tools
-	return &v, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/tools", req, &v)
+	return &v, c.do(ctx, routeTools.at(sessionID), req, &v)
 }
 
 // Tool implements Backend.
 func (c *Client) Tool(ctx context.Context, sessionID, toolID string) (*Tool, error) {
 	var v Tool
-	return &v, c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/tools/"+url.PathEscape(toolID), nil, &v)
+	return &v, c.do(ctx, routeTool.at(sessionID, toolID), nil, &v)
 }
 
 // Call implements Backend.
 func (c *Client) Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error) {
 	var v Call
-	return &v, c.stream(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/call", req, &v, progress)
+	return &v, c.stream(ctx, routeCall.at(sessionID), req, &v, progress)
 }
 
 // Batch implements Backend.
 func (c *Client) Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error) {
 	var v Batch
-	return &v, c.stream(ctx, "/v1/sessions/"+url.PathEscape(sessionID)+"/batch", req, &v, progress)
+	return &v, c.stream(ctx, routeBatch.at(sessionID), req, &v, progress)
 }
 
 // Recordings implements Backend.
 func (c *Client) Recordings(ctx context.Context) (*Sessions, error) {
 	var v Sessions
-	return &v, c.do(ctx, http.MethodGet, "/v1/recordings", nil, &v)
+	return &v, c.do(ctx, routeRecordings.at(), nil, &v)
 }
 
-func recordsPath(sessionID string, req RecordsRequest, follow bool) string {
+func recordsTarget(sessionID string, req RecordsRequest, follow bool) target {
 	v := req.Values()
 	if follow {
 		v.Set("follow", "true")
 	}
-	p := "/v1/sessions/" + url.PathEscape(sessionID) + "/records"
+	t := routeRecords.at(sessionID)
 	if len(v) > 0 {
-		p += "?" + v.Encode()
+		t.path += "?" + v.Encode()
 	}
-	return p
+	return t
 }
 
 // Records implements Backend.
 func (c *Client) Records(ctx context.Context, sessionID string, req RecordsRequest) (*Records, error) {
 	var v Records
-	return &v, c.do(ctx, http.MethodGet, recordsPath(sessionID, req, false), nil, &v)
+	return &v, c.do(ctx, recordsTarget(sessionID, req, false), nil, &v)
 }
 
 // Follow implements Backend.
-func (c *Client) Follow(ctx context.Context, sessionID string, req RecordsRequest, fn func(recording.Record) error) error {
-	resp, err := c.raw(ctx, http.MethodGet, recordsPath(sessionID, req, true), nil, "")
+func (c *Client) Follow(ctx context.Context, sessionID string, req RecordsRequest, fn func(Record) error) error {
+	return follow(c, ctx, recordsTarget(sessionID, req, true), "records", fn)
+}
+
+// Events implements Backend.
+func (c *Client) Events(ctx context.Context, fn func(Event) error) error {
+	return follow(c, ctx, routeEvents.at(), "events", fn)
+}
+
+// follow reads an NDJSON stream of T, one a line, calling fn with each, until ctx ends,
+// fn fails, or the host ends the stream (an error line, or the end of the body).
+func follow[T any](c *Client, ctx context.Context, t target, what string, fn func(T) error) error {
+	resp, err := c.raw(ctx, t, nil, "")
 	if err != nil {
 		return err
 	}
@@ -143,11 +154,11 @@ func (c *Client) Follow(ctx context.Context, sessionID string, req RecordsReques
 		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Schema == SchemaError {
 			return &APIError{Status: http.StatusInternalServerError, Code: e.Code, Message: e.Message}
 		}
-		var rec recording.Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return fmt.Errorf("control: decode record: %w", err)
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return fmt.Errorf("control: decode %s: %w", what, err)
 		}
-		if err := fn(rec); err != nil {
+		if err := fn(v); err != nil {
 			return err
 		}
 	}
@@ -155,14 +166,14 @@ func (c *Client) Follow(ctx context.Context, sessionID string, req RecordsReques
 		return ctx.Err()
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("control: read records: %w", err)
+		return fmt.Errorf("control: read %s: %w", what, err)
 	}
-	return errors.New("control: the host ended the stream of records")
+	return fmt.Errorf("control: the host ended the stream of %s", what)
 }
 
 // Blob implements Backend.
 func (c *Client) Blob(ctx context.Context, sessionID string, seq int64) (*Blob, error) {
-	resp, err := c.raw(ctx, http.MethodGet, fmt.Sprintf("/v1/sessions/%s/records/%d/blob", url.PathEscape(sessionID), seq), nil, "")
+	resp, err := c.raw(ctx, routeBlob.at(sessionID, strconv.FormatInt(seq, 10)), nil, "")
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +186,11 @@ func (c *Client) Blob(ctx context.Context, sessionID string, seq int64) (*Blob, 
 
 // Export implements Backend.
 func (c *Client) Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error {
-	p := "/v1/sessions/" + url.PathEscape(sessionID) + "/export"
+	t := routeExport.at(sessionID)
 	if len(req.Redact) > 0 {
-		p += "?" + url.Values{"redact": {strings.Join(req.Redact, ",")}}.Encode()
+		t.path += "?" + url.Values{"redact": {strings.Join(req.Redact, ",")}}.Encode()
 	}
-	resp, err := c.raw(ctx, http.MethodGet, p, nil, "")
+	resp, err := c.raw(ctx, t, nil, "")
 	if err != nil {
 		return err
 	}
@@ -195,7 +206,7 @@ func (c *Client) Export(ctx context.Context, sessionID string, req ExportRequest
 
 // Import implements Backend.
 func (c *Client) Import(ctx context.Context, archive io.Reader) (*Session, error) {
-	resp, err := c.raw(ctx, http.MethodPost, "/v1/recordings", archive, "application/zip")
+	resp, err := c.raw(ctx, routeImport.at(), archive, "application/zip")
 	if err != nil {
 		return nil, err
 	}
@@ -213,13 +224,13 @@ func (c *Client) Import(ctx context.Context, archive io.Reader) (*Session, error
 
 // DeleteRecording implements Backend.
 func (c *Client) DeleteRecording(ctx context.Context, sessionID string) error {
-	return c.do(ctx, http.MethodDelete, "/v1/recordings/"+url.PathEscape(sessionID), nil, nil)
+	return c.do(ctx, routeDeleteRecording.at(sessionID), nil, nil)
 }
 
 // raw sends a request whose body (or answer) is not one JSON value and returns the
 // answer of a 2xx status, to be closed; any other status is its *APIError.
-func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, contentType string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, "http://ansight"+path, body)
+func (c *Client) raw(ctx context.Context, t target, body io.Reader, contentType string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, t.method, "http://ansight"+t.path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -241,48 +252,49 @@ func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, c
 // IssueInvite implements Backend.
 func (c *Client) IssueInvite(ctx context.Context, req InviteRequest) (*Invite, error) {
 	var v Invite
-	return &v, c.do(ctx, http.MethodPost, "/v1/invites", req, &v)
+	return &v, c.do(ctx, routeIssueInvite.at(), req, &v)
 }
 
 // Invites implements Backend.
 func (c *Client) Invites(ctx context.Context) (*Invites, error) {
 	var v Invites
-	return &v, c.do(ctx, http.MethodGet, "/v1/invites", nil, &v)
+	return &v, c.do(ctx, routeInvites.at(), nil, &v)
 }
 
 // Revoke implements Backend.
 func (c *Client) Revoke(ctx context.Context, id string) (*Revocation, error) {
 	var v Revocation
-	return &v, c.do(ctx, http.MethodDelete, "/v1/pairings/"+url.PathEscape(id), nil, &v)
+	return &v, c.do(ctx, routeRevoke.at(id), nil, &v)
 }
 
 // Forget implements Backend.
 func (c *Client) Forget(ctx context.Context, id string) (*Forgetting, error) {
 	var v Forgetting
-	return &v, c.do(ctx, http.MethodPost, "/v1/pairings/"+url.PathEscape(id)+"/forget", nil, &v)
+	return &v, c.do(ctx, routeForget.at(id), nil, &v)
 }
 
 // Disconnect implements Backend.
 func (c *Client) Disconnect(ctx context.Context, sessionID string) (*Disconnection, error) {
 	var v Disconnection
-	return &v, c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/disconnect", nil, &v)
+	return &v, c.do(ctx, routeDisconnect.at(sessionID), nil, &v)
 }
 
 // Player implements Backend.
 func (c *Client) Player(ctx context.Context, renew bool) (*PlayerAccess, error) {
 	var v PlayerAccess
+	rt := routePlayer
 	if renew {
-		return &v, c.do(ctx, http.MethodPost, "/v1/player/token", nil, &v)
+		rt = routePlayerToken
 	}
-	return &v, c.do(ctx, http.MethodGet, "/v1/player", nil, &v)
+	return &v, c.do(ctx, rt.at(), nil, &v)
 }
 
 // Shutdown implements Backend.
 func (c *Client) Shutdown(ctx context.Context) error {
-	return c.do(ctx, http.MethodPost, "/v1/shutdown", nil, nil)
+	return c.do(ctx, routeShutdown.at(), nil, nil)
 }
 
-func (c *Client) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
+func (c *Client) request(ctx context.Context, t target, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -291,7 +303,7 @@ func (c *Client) request(ctx context.Context, method, path string, body any) (*h
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://ansight"+path, rd)
+	req, err := http.NewRequestWithContext(ctx, t.method, "http://ansight"+t.path, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +324,8 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	req, err := c.request(ctx, method, path, body)
+func (c *Client) do(ctx context.Context, t target, body, out any) error {
+	req, err := c.request(ctx, t, body)
 	if err != nil {
 		return err
 	}
@@ -338,8 +350,8 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	return nil
 }
 
-func (c *Client) stream(ctx context.Context, path string, body, out any, progress func(Progress)) error {
-	req, err := c.request(ctx, http.MethodPost, path, body)
+func (c *Client) stream(ctx context.Context, t target, body, out any, progress func(Progress)) error {
+	req, err := c.request(ctx, t, body)
 	if err != nil {
 		return err
 	}

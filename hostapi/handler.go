@@ -13,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -27,32 +26,11 @@ const ndjson = "application/x-ndjson"
 func NewHandler(b Backend) http.Handler {
 	h := &handler{b: b}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/status", answer(b.Status))
-	mux.HandleFunc("GET /v1/sessions", answer(b.Sessions))
-	mux.HandleFunc("GET /v1/sessions/{id}", answerByID(b.Session))
-	mux.HandleFunc("GET /v1/sessions/{id}/crashes", answerByID(b.Crashes))
-	mux.HandleFunc("GET /v1/sessions/{id}/annotations", answerByID(b.Annotations))
-	mux.HandleFunc("POST /v1/sessions/{id}/tools", h.tools)
-	mux.HandleFunc("GET /v1/sessions/{id}/tools/{tool}", h.tool)
-	mux.HandleFunc("POST /v1/sessions/{id}/call", h.call)
-	mux.HandleFunc("POST /v1/sessions/{id}/batch", h.batch)
-	mux.HandleFunc("GET /v1/sessions/{id}/records", h.records)
-	mux.HandleFunc("GET /v1/sessions/{id}/records/{seq}/blob", h.blob)
-	mux.HandleFunc("GET /v1/sessions/{id}/export", h.export)
-	mux.HandleFunc("GET /v1/recordings", answer(b.Recordings))
-	mux.HandleFunc("POST /v1/recordings", h.importRecording)
-	mux.HandleFunc("DELETE /v1/recordings/{id}", h.deleteRecording)
-	mux.HandleFunc("POST /v1/invites", h.issueInvite)
-	mux.HandleFunc("GET /v1/invites", answer(b.Invites))
-	mux.HandleFunc("DELETE /v1/pairings/{id}", answerByID(b.Revoke))
-	mux.HandleFunc("POST /v1/pairings/{id}/forget", answerByID(b.Forget))
-	mux.HandleFunc("DELETE /v1/invites/{id}", answerByID(b.Revoke)) // the path of earlier versions
-	mux.HandleFunc("POST /v1/sessions/{id}/disconnect", answerByID(b.Disconnect))
-	mux.HandleFunc("GET /v1/player", h.player)
-	mux.HandleFunc("POST /v1/player/token", h.player)
-	mux.HandleFunc("POST /v1/shutdown", h.shutdown)
+	for _, rt := range routes {
+		mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.serve(h, w, r) })
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, Errorf(http.StatusNotFound, wire.CodeResourceNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -105,7 +83,7 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 		follow, err = strconv.ParseBool(s)
 	}
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err))
+		writeError(w, Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err))
 		return
 	}
 	id := r.PathValue("id")
@@ -125,7 +103,39 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ndjson)
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	line := func(v any) error {
+	line := ndjsonLine(w, flusher)
+	for _, rec := range page.Records {
+		if line(rec) != nil {
+			return
+		}
+		req.After = rec.Seq
+	}
+	err = h.b.Follow(r.Context(), id, req, func(rec Record) error { return line(rec) })
+	if err != nil && r.Context().Err() == nil {
+		line(toWireError(err))
+	}
+}
+
+// events streams the host's session events as NDJSON, one event a line, until the client
+// goes away. A failure after the stream started is a last line holding an ansight.error/v1
+// object.
+func (h *handler) events(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", ndjson)
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush() // the client knows at once that it is subscribed
+	}
+	line := ndjsonLine(w, flusher)
+	err := h.b.Events(r.Context(), func(ev Event) error { return line(ev) })
+	if err != nil && r.Context().Err() == nil {
+		line(toWireError(err))
+	}
+}
+
+// ndjsonLine returns a writer of one JSON value a line, each flushed at once.
+func ndjsonLine(w http.ResponseWriter, flusher http.Flusher) func(v any) error {
+	return func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
@@ -138,22 +148,12 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	}
-	for _, rec := range page.Records {
-		if line(rec) != nil {
-			return
-		}
-		req.After = rec.Seq
-	}
-	err = h.b.Follow(r.Context(), id, req, func(rec recording.Record) error { return line(rec) })
-	if err != nil && r.Context().Err() == nil {
-		line(toWireError(err))
-	}
 }
 
 func (h *handler) blob(w http.ResponseWriter, r *http.Request) {
 	seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "record %q: want its seq", r.PathValue("seq")))
+		writeError(w, Errorf(http.StatusBadRequest, wire.CodeBadRequest, "record %q: want its seq", r.PathValue("seq")))
 		return
 	}
 	b, err := h.b.Blob(r.Context(), r.PathValue("id"), seq)
@@ -315,14 +315,14 @@ type streamLine struct {
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "request body: %v", err))
+		writeError(w, Errorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "request body: %v", err))
 		return false
 	}
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
 	if err := wire.Unmarshal(body, v); err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "request body: %v", err))
+		writeError(w, Errorf(http.StatusBadRequest, wire.CodeBadRequest, "request body: %v", err))
 		return false
 	}
 	return true
@@ -331,7 +331,7 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 func toWireError(err error) *Error {
 	var e *APIError
 	if !errors.As(err, &e) {
-		e = apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+		e = Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	return &Error{Schema: SchemaError, Code: e.Code, Message: e.Message}
 }
@@ -357,17 +357,17 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 }
 
 // answer serves an endpoint whose answer is one Backend method of no argument.
-func answer[T any](f func(context.Context) (T, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := f(r.Context())
+func answer[T any](f func(Backend, context.Context) (T, error)) func(*handler, http.ResponseWriter, *http.Request) {
+	return func(h *handler, w http.ResponseWriter, r *http.Request) {
+		v, err := f(h.b, r.Context())
 		respond(w, v, err)
 	}
 }
 
 // answerByID serves an endpoint whose answer is one Backend method of the path's {id}.
-func answerByID[T any](f func(context.Context, string) (T, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := f(r.Context(), r.PathValue("id"))
+func answerByID[T any](f func(Backend, context.Context, string) (T, error)) func(*handler, http.ResponseWriter, *http.Request) {
+	return func(h *handler, w http.ResponseWriter, r *http.Request) {
+		v, err := f(h.b, r.Context(), r.PathValue("id"))
 		respond(w, v, err)
 	}
 }

@@ -29,7 +29,7 @@ func (f *fakeBackend) Status(context.Context) (*Status, error) {
 
 func (f *fakeBackend) Session(_ context.Context, id string) (*Session, error) {
 	if id != "app-001" {
-		return nil, errSessionNotFound(id)
+		return nil, SessionNotFound(id)
 	}
 	return &Session{ID: id, AppID: "com.example", State: StateConnected}, nil
 }
@@ -51,7 +51,7 @@ func (f *fakeBackend) Call(_ context.Context, id string, req CallRequest, progre
 			Error: &ToolError{Error: wire.Error{Code: wire.CodePolicyNotGranted, Message: "no"}, Kind: wire.KindDenied, RefusedByHost: true}}, nil
 	}
 	if req.ToolID == "x.timeout" {
-		return nil, apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "no answer")
+		return nil, Errorf(http.StatusGatewayTimeout, wire.CodeTimeout, "no answer")
 	}
 	return &Call{Schema: SchemaCall, SessionID: id, ToolID: req.ToolID, Success: true,
 		Result: &wire.Result{ToolID: req.ToolID, Success: true, Result: jsontext.Value(`{"ok":true}`)}}, nil
@@ -172,7 +172,7 @@ func TestHandlerRejectsBadBodies(t *testing.T) { // not parallel: Listen sets th
 			t.Errorf("body %s: status %d, want 400", body, resp.StatusCode)
 		}
 	}
-	if err := c.do(t.Context(), http.MethodGet, "/v1/nothing", nil, nil); wire.CodeOf(err) != wire.CodeResourceNotFound {
+	if err := c.do(t.Context(), target{http.MethodGet, "/v1/nothing"}, nil, nil); wire.CodeOf(err) != wire.CodeResourceNotFound {
 		t.Errorf("unknown endpoint: %v", err)
 	}
 }
@@ -226,4 +226,67 @@ func TestFilterTools(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The handler serves every route of the table, and what Client sends for a route reaches
+// that route: both ends read the one table.
+func TestRouteTable(t *testing.T) {
+	t.Parallel()
+	mux := NewHandler(&fakeBackend{}).(*http.ServeMux)
+	seen := map[string]bool{}
+	for _, rt := range routes {
+		name := rt.method + " " + rt.pattern
+		if seen[name] {
+			t.Errorf("route %s is in the table twice", name)
+		}
+		seen[name] = true
+		args := make([]string, strings.Count(rt.pattern, "{"))
+		for i := range args {
+			args[i] = fmt.Sprintf("a/%d b", i) // escaped as one segment
+		}
+		tg := rt.at(args...)
+		req, err := http.NewRequest(tg.method, "http://ansight"+tg.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, pattern := mux.Handler(req); pattern != name {
+			t.Errorf("%s %s is served by %q, want %q", tg.method, tg.path, pattern, name)
+		}
+	}
+}
+
+// Events reach a client over the socket as the backend reports them, until the client
+// stops following.
+func TestEventsOverTheSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	c := serve(t, &eventsBackend{events: []Event{{Kind: EventConnected, SessionID: "app-001"}, {Kind: EventUpdated}}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var got []Event
+	stop := errors.New("enough")
+	err := c.Events(ctx, func(ev Event) error {
+		got = append(got, ev)
+		if len(got) == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || len(got) != 2 || got[0] != (Event{Kind: EventConnected, SessionID: "app-001"}) || got[1].Kind != EventUpdated {
+		t.Errorf("Events = %v, got %+v", err, got)
+	}
+}
+
+// eventsBackend reports its events, then waits for the subscriber to leave.
+type eventsBackend struct {
+	Backend
+	events []Event
+}
+
+func (b *eventsBackend) Events(ctx context.Context, fn func(Event) error) error {
+	for _, ev := range b.events {
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }

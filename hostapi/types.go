@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -58,13 +57,55 @@ type Status struct {
 	Sessions  int    `json:"sessions"`
 	// FileLimit is the host process's open-file limit, raised at start as far as the
 	// system allows, and what its session bound needs (FileLimit.Enough).
-	FileLimit host.FileLimit `json:"fileLimit"`
+	FileLimit FileLimit `json:"fileLimit"`
 	// Player is the web player's address, without its access token ('ansight player url'
 	// prints the URL with it); absent when the host serves no player.
 	Player string `json:"player,omitzero"`
 	// Recording is the recordings' use of their budgets; absent when the host records
 	// nothing (--no-record).
-	Recording *recording.Usage `json:"recording,omitzero"`
+	Recording *RecordingUsage `json:"recording,omitzero"`
+}
+
+// FileLimit is the host process's open-file limit and what its session bound needs.
+type FileLimit struct {
+	// Soft is the limit in force, Hard the most it may be raised to without privilege;
+	// both 0 when unknown (the system has no such limit, or it could not be read).
+	Soft uint64 `json:"soft"`
+	Hard uint64 `json:"hard"`
+	// Raised says the host raised the soft limit at start.
+	Raised bool `json:"raised,omitzero"`
+	// Sessions is the host's bound on sessions; Needed the descriptors that many need.
+	Sessions int `json:"sessions"`
+	Needed   int `json:"needed"`
+}
+
+// RecordingUsage is the recordings' use of their budgets.
+type RecordingUsage struct {
+	Dir string `json:"dir"`
+	// Bytes is what the records count against MaxBytes; DiskBytes what the directory
+	// holds (database, its log, blobs).
+	Bytes           int64 `json:"bytes"`
+	DiskBytes       int64 `json:"diskBytes"`
+	MaxBytes        int64 `json:"maxBytes"`
+	MaxSessionBytes int64 `json:"maxSessionBytes"`
+	Sessions        int   `json:"sessions"`
+	Records         int64 `json:"records"`
+	// Dropped counts telemetry messages refused because the intake buffer was full,
+	// Thinned live frames skipped, Evicted records removed for the budgets — all since
+	// the host started.
+	Dropped int64 `json:"dropped"`
+	Thinned int64 `json:"thinned"`
+	Evicted int64 `json:"evicted"`
+	// MaskedFrames and MaskedTouches count frames boxed or blacked out and touches not
+	// kept for sensitive nodes, since the host started.
+	MaskedFrames  int64 `json:"maskedFrames,omitzero"`
+	MaskedTouches int64 `json:"maskedTouches,omitzero"`
+	// MaskedTyped counts typed values (ui.perform_action) replaced for sensitive fields,
+	// since the host started.
+	MaskedTyped int64 `json:"maskedTyped,omitzero"`
+	// Queued and QueuedBytes are waiting to be written.
+	Queued      int   `json:"queued"`
+	QueuedBytes int64 `json:"queuedBytes"`
 }
 
 // Disconnection says what Disconnect did.
@@ -139,7 +180,7 @@ type Recording struct {
 // selects all; the CLI's browse commands (session logs, network, …) are kind filters.
 type RecordsRequest struct {
 	// Kinds keeps only these kinds (log, metric, network, …; all when empty).
-	Kinds []recording.Kind `json:"kinds,omitempty"`
+	Kinds []RecordKind `json:"kinds,omitempty"`
 	// Since and Until keep records with Since <= at < Until.
 	Since time.Time `json:"since,omitzero"`
 	Until time.Time `json:"until,omitzero"`
@@ -199,7 +240,7 @@ func ParseRecordsRequest(v url.Values) (RecordsRequest, error) {
 	for _, list := range v["kind"] {
 		for k := range strings.SplitSeq(list, ",") {
 			if k = strings.TrimSpace(k); k != "" {
-				r.Kinds = append(r.Kinds, recording.Kind(k))
+				r.Kinds = append(r.Kinds, RecordKind(k))
 			}
 		}
 	}
@@ -240,11 +281,84 @@ func ParseRecordsRequest(v url.Values) (RecordsRequest, error) {
 // Records is one page of a session's recording, in the order the host received the
 // records (newest first with Newest).
 type Records struct {
-	Schema    string             `json:"schema"`
-	SessionID string             `json:"sessionId"`
-	Records   []recording.Record `json:"records"`
+	Schema    string   `json:"schema"`
+	SessionID string   `json:"sessionId"`
+	Records   []Record `json:"records"`
 	// Next is the cursor of the following page (RecordsRequest.After), absent on the last.
 	Next int64 `json:"next,omitzero"`
+}
+
+// RecordKind says what a record holds (docs/recordings.md lists what each kind carries).
+type RecordKind string
+
+// Record kinds.
+const (
+	RecordLog        RecordKind = "log"        // one log line: Level and Text
+	RecordChannel    RecordKind = "channel"    // a metric channel declared: Channel, Text its name
+	RecordMetric     RecordKind = "metric"     // one metric sample: Channel and Value
+	RecordEvent      RecordKind = "event"      // one app event; Text is its label
+	RecordTouch      RecordKind = "touch"      // one touch
+	RecordNetwork    RecordKind = "network"    // one HTTP request's metadata; Text is "METHOD url status"
+	RecordTree       RecordKind = "tree"       // a visual-tree snapshot, the blob
+	RecordAppState   RecordKind = "appState"   // the app went to foreground or background
+	RecordProfile    RecordKind = "profile"    // the device and app profile
+	RecordProperties RecordKind = "properties" // the session's custom properties
+	RecordState      RecordKind = "state"      // a change of the session: connected, opened, complete, …
+	RecordTraffic    RecordKind = "traffic"    // one message of tool traffic with its payload
+	RecordArtifact   RecordKind = "artifact"   // a file an app tool delivered, the blob
+	RecordCrash      RecordKind = "crash"      // a crash report the host kept: Data is a CrashReport
+	RecordAnnotation RecordKind = "annotation" // an annotated-feedback bundle kept: Data is an Annotation
+	RecordFrame      RecordKind = "frame"      // one live screen frame, the JPEG blob
+	RecordControl    RecordKind = "control"    // another control request, verbatim with the host's answer
+	RecordMessage    RecordKind = "message"    // an app message of no known type, verbatim (bounded)
+)
+
+// RecordKinds lists every kind, in a stable order.
+var RecordKinds = []RecordKind{RecordLog, RecordChannel, RecordMetric, RecordEvent, RecordTouch, RecordNetwork, RecordTree,
+	RecordAppState, RecordProfile, RecordProperties, RecordState, RecordTraffic, RecordArtifact, RecordCrash, RecordAnnotation,
+	RecordFrame, RecordControl, RecordMessage}
+
+// Record is one entry of a session's recording. Which members are set depends on Kind;
+// Data always holds the entry as the app (or the host, for traffic and state) described
+// it, unknown members included.
+type Record struct {
+	// Seq orders records in the order the host received them, across all sessions: the
+	// paging cursor (RecordsRequest.After).
+	Seq     int64      `json:"seq"`
+	Session string     `json:"session"`
+	Kind    RecordKind `json:"kind"`
+	// At is when the entry happened, by the app's clock when the message says, else when
+	// the host received it.
+	At time.Time `json:"at"`
+	// Level is a log record's level: debug, info, warn or error.
+	Level string `json:"level,omitzero"`
+	// Text is a one-line summary that RecordsRequest.Search matches.
+	Text string `json:"text,omitzero"`
+	// Channel is the metric channel of a sample, a channel declaration or an event.
+	Channel *int `json:"channel,omitempty"`
+	// Value is a metric sample's value (written even when 0 for a metric).
+	Value float64 `json:"value,omitzero"`
+	// Data is the entry's JSON object.
+	Data jsontext.Value `json:"data,omitzero"`
+	// Blob names the record's file (Backend.Blob opens it); BlobBytes is its size.
+	Blob      string `json:"blob,omitzero"`
+	BlobBytes int64  `json:"blobBytes,omitzero"`
+	// Size is what the record counts against the budgets: its row and its file.
+	Size int64 `json:"size"`
+}
+
+// MarshalJSONTo writes a metric sample's value even when it is 0: a sample of 0 is a value,
+// not a missing one, and readers of the API may count on it. Other kinds leave a zero
+// value out.
+func (r Record) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Record // the same fields, without this method
+	if r.Kind != RecordMetric {
+		return json.MarshalEncode(enc, plain(r))
+	}
+	return json.MarshalEncode(enc, struct {
+		plain
+		Value float64 `json:"value"` // shadows the embedded one, which omits a zero
+	}{plain(r), r.Value})
 }
 
 // Blob is a record's file (a frame's JPEG, a tree, an artifact, a crash report), open for
@@ -268,16 +382,83 @@ type ExportRequest struct {
 // (report.json as the app sent it, native.trace and metrickit.json decoded) in the
 // session's directory.
 type Crashes struct {
-	Schema    string             `json:"schema"`
-	SessionID string             `json:"sessionId"`
-	Crashes   []host.CrashReport `json:"crashes"`
+	Schema    string        `json:"schema"`
+	SessionID string        `json:"sessionId"`
+	Crashes   []CrashReport `json:"crashes"`
+}
+
+// CrashReport is a crash report an app handed over, as the host keeps it.
+type CrashReport struct {
+	// ID names the report in its session (one report delivered twice is kept once).
+	ID       string `json:"id"`
+	ReportID string `json:"reportId"`
+	// SessionID is the session that keeps it: the crashed process's when the host still
+	// knows it, else the delivering session.
+	SessionID string `json:"sessionId"`
+	// ProcessSessionID is the processSessionId of the process that crashed.
+	ProcessSessionID string `json:"processSessionId"`
+	// DeliveredBy is the session of the process that delivered it.
+	DeliveredBy string `json:"deliveredBy"`
+	Platform    string `json:"platform,omitzero"`
+	Kind        string `json:"kind,omitzero"`
+	Confidence  string `json:"confidence,omitzero"`
+	// Message is the crash's message as the app recorded it, cut for listings.
+	Message    string    `json:"message,omitzero"`
+	OccurredAt time.Time `json:"occurredAt"`
+	ReceivedAt time.Time `json:"receivedAt"`
+	// Dir holds report.json and the decoded traces, listed in Files.
+	Dir   string       `json:"dir"`
+	Files []RecordFile `json:"files"`
+}
+
+// RecordFile is one file a host keeps for a session.
+type RecordFile struct {
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"sizeBytes"`
+}
+
+// Annotation is an annotated-feedback bundle an app sent, as the host keeps it.
+type Annotation struct {
+	// ID is the app's clientAnnotationId (32 hex digits).
+	ID         string    `json:"id"`
+	SessionID  string    `json:"sessionId"`
+	CapturedAt time.Time `json:"capturedAt"`
+	ReceivedAt time.Time `json:"receivedAt"`
+	// Path is the bundle (a zip: manifest.json, screenshot, visual trees, shapes).
+	Path      string `json:"path"`
+	FileName  string `json:"fileName,omitzero"` // as the app named it
+	MimeType  string `json:"mimeType"`
+	SizeBytes int64  `json:"sizeBytes"`
 }
 
 // Annotations lists the annotated-feedback bundles a session keeps, most recent first.
 type Annotations struct {
-	Schema      string            `json:"schema"`
-	SessionID   string            `json:"sessionId"`
-	Annotations []host.Annotation `json:"annotations"`
+	Schema      string       `json:"schema"`
+	SessionID   string       `json:"sessionId"`
+	Annotations []Annotation `json:"annotations"`
+}
+
+// EventKind says what happened to a session.
+type EventKind string
+
+// Event kinds.
+const (
+	EventConnected    EventKind = "connected"    // a session got a connection, new or resumed
+	EventUpdated      EventKind = "updated"      // opened, or its profile, state or properties changed; or a listing changed as a whole
+	EventDisconnected EventKind = "disconnected" // its connection ended (it stays listed, disconnected)
+	EventRemoved      EventKind = "removed"      // a disconnected session left the listing
+	EventCrashReport  EventKind = "crash-report" // it received a crash report
+	EventAnnotation   EventKind = "annotation"   // it received an annotated-feedback bundle
+)
+
+// Event is a change of the host's sessions, as Backend.Events reports it: what to refresh,
+// not the new state (Sessions and Session give that).
+type Event struct {
+	Kind EventKind `json:"kind"`
+	// SessionID is the session that changed; empty when a listing changed as a whole (a
+	// fleet's host joined or left).
+	SessionID string `json:"sessionId,omitzero"`
 }
 
 // Session states.

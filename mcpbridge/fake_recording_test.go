@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -22,7 +21,7 @@ func (f *fakeBackend) Records(context.Context, string, hostapi.RecordsRequest) (
 	return nil, errNoRecordings
 }
 
-func (f *fakeBackend) Follow(context.Context, string, hostapi.RecordsRequest, func(recording.Record) error) error {
+func (f *fakeBackend) Follow(context.Context, string, hostapi.RecordsRequest, func(hostapi.Record) error) error {
 	return errNoRecordings
 }
 
@@ -39,3 +38,9 @@ func (f *fakeBackend) Import(context.Context, io.Reader) (*hostapi.Session, erro
 }
 
 func (f *fakeBackend) DeleteRecording(context.Context, string) error { return errNoRecordings }
+
+// Events reports nothing: the bridge does not follow session events.
+func (f *fakeBackend) Events(ctx context.Context, _ func(hostapi.Event) error) error {
+	<-ctx.Done()
+	return ctx.Err()
+}

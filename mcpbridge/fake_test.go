@@ -23,7 +23,7 @@ import (
 )
 
 // fakeBackend is an in-memory host with one or more sessions. It annotates and refuses like
-// the real host (hostapi.Local over host/tools): entries above the grant or unavailable
+// the real host (control.Backend over host/tools): entries above the grant or unavailable
 // carry a denial, and calls of them are refused by the host.
 type fakeBackend struct {
 	mu       sync.Mutex

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
@@ -45,11 +44,11 @@ type Validation struct {
 // Records is what an app handed over in a session (crash reports, annotated feedback),
 // with URLs serving their files to the page.
 type Records struct {
-	Schema      string             `json:"schema"`
-	SessionID   string             `json:"sessionId"`
-	Crashes     []host.CrashReport `json:"crashes"`
-	Annotations []host.Annotation  `json:"annotations"`
-	FileURLs    map[string]string  `json:"fileUrls"` // file path → URL
+	Schema      string                `json:"schema"`
+	SessionID   string                `json:"sessionId"`
+	Crashes     []hostapi.CrashReport `json:"crashes"`
+	Annotations []hostapi.Annotation  `json:"annotations"`
+	FileURLs    map[string]string     `json:"fileUrls"` // file path → URL
 }
 
 // CallAnswer is a call's outcome with URLs serving its artifacts to the page.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -140,9 +139,9 @@ func TestRecords(t *testing.T) {
 	writeFile(t, trace, []byte("#00 pc 0004f3"))
 	bundle := filepath.Join(tp.dir, "s-1", "annotations", "b2.ansightannotation")
 	writeFile(t, bundle, []byte("PK"))
-	tp.backend.crashes = []host.CrashReport{{ID: "a1", ReportID: "r", SessionID: "s-1", Kind: "native_crash",
-		Files: []host.RecordFile{{Name: "report.json", Path: report}, {Name: "native.trace", Path: trace}, {Name: "x", Path: "/etc/passwd"}}}}
-	tp.backend.notes = []host.Annotation{{ID: "b2", SessionID: "s-1", Path: bundle, SizeBytes: 2}}
+	tp.backend.crashes = []hostapi.CrashReport{{ID: "a1", ReportID: "r", SessionID: "s-1", Kind: "native_crash",
+		Files: []hostapi.RecordFile{{Name: "report.json", Path: report}, {Name: "native.trace", Path: trace}, {Name: "x", Path: "/etc/passwd"}}}}
+	tp.backend.notes = []hostapi.Annotation{{ID: "b2", SessionID: "s-1", Path: bundle, SizeBytes: 2}}
 	w := tp.do(t, req{path: "/api/sessions/s-1/records", cookie: true})
 	got := decode[Records](t, w)
 	if w.Code != 200 || got.Schema != SchemaRecords || len(got.Crashes) != 1 || len(got.Annotations) != 1 || len(got.FileURLs) != 3 ||
@@ -373,4 +372,50 @@ func TestHubDropsLaggingSubscribers(t *testing.T) {
 	if h.subscribe() != nil {
 		t.Error("subscribe after close")
 	}
+}
+
+// eventsBackend is the fake backend whose session events the test sends.
+type eventsBackend struct {
+	*fakeBackend
+	events chan hostapi.Event
+}
+
+func (b *eventsBackend) Events(ctx context.Context, fn func(hostapi.Event) error) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev := <-b.events:
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// The player follows the session events of its backend (the seam, not the host): a
+// removed session's traffic and live frame are forgotten, and the list is published again.
+func TestBackendEvents(t *testing.T) {
+	t.Parallel()
+	tp := newTestPlayer(t)
+	b := &eventsBackend{fakeBackend: tp.backend, events: make(chan hostapi.Event)}
+	p, err := New(b, Options{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sub := p.hub.subscribe()
+	p.OnTraffic(wire.TrafficEvent{SessionID: "s-2", Kind: wire.TrafficRequest, Type: wire.TypeCall, Outcome: wire.TrafficOK})
+	p.OnFrame("s-2", wire.ASJPFrame{Width: 1, Height: 1, JPEG: []byte{1}})
+	b.events <- hostapi.Event{Kind: hostapi.EventRemoved, SessionID: "s-2"}
+	b.events <- hostapi.Event{Kind: hostapi.EventUpdated} // handled once the removal is
+	if len(p.trafficOf("s-2")) != 0 || p.frameOf("s-2") != nil {
+		t.Error("the removed session's traffic or frame is still kept")
+	}
+	for msg := range sub.ch {
+		if msg.name == eventSessions {
+			return
+		}
+	}
+	t.Error("the session list was not published after the events")
 }

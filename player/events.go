@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -105,22 +105,45 @@ func (h *hub) close() {
 	h.subs = map[*subscriber]struct{}{}
 }
 
-// watch republishes the session list whenever the host reports a change (or the traffic
-// shows a new catalog), and forgets evicted sessions.
-func (p *Player) watch(events <-chan host.Event, unsubscribe func()) {
+// follow follows the backend's session events: each one asks for the session list to be
+// published again, and a removed session is forgotten. When the events end before Close (a
+// host over its socket that restarts), the player follows them again after a pause.
+func (p *Player) follow(ctx context.Context) {
 	defer p.watchWG.Done()
-	defer unsubscribe()
+	for {
+		err := p.backend.Events(ctx, func(ev hostapi.Event) error {
+			if ev.Kind == hostapi.EventRemoved {
+				p.forget(ev.SessionID)
+			}
+			p.markDirty()
+			return nil
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		p.opts.Logger.Debug("player: session events ended", "err", err)
+		p.markDirty()
+		t := time.NewTimer(eventsRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// eventsRetry is the pause before following the backend's events again.
+const eventsRetry = time.Second
+
+// watch republishes the session list whenever it may have changed (a session event, or
+// traffic that shows a new catalog), until Close.
+func (p *Player) watch() {
+	defer p.watchWG.Done()
 	for {
 		select {
 		case <-p.stop:
 			return
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			if ev.Kind == host.EventRemoved {
-				p.forget(ev.Info.ID)
-			}
 		case <-p.dirty:
 		}
 		p.publishSessions()

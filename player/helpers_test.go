@@ -14,9 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -33,8 +31,8 @@ type fakeBackend struct {
 	tool     wire.ToolEntry
 	calls    []hostapi.CallRequest
 	answer   *hostapi.Call
-	crashes  []host.CrashReport
-	notes    []host.Annotation
+	crashes  []hostapi.CrashReport
+	notes    []hostapi.Annotation
 	// recordsAsked are the timeline's requests (recording_test.go).
 	recordsAsked []hostapi.RecordsRequest
 }
@@ -70,16 +68,18 @@ func (f *fakeBackend) Call(_ context.Context, sid string, req hostapi.CallReques
 	return f.answer, nil
 }
 
-// testPlayer is a player over a fake backend and a real (idle) host server, with its
-// artifact directory.
+// Events reports no session event: the tests publish what they need.
+func (f *fakeBackend) Events(ctx context.Context, _ func(hostapi.Event) error) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// testPlayer is a player over a fake backend, with its artifact directory.
 type testPlayer struct {
 	*Player
 	backend *fakeBackend
 	dir     string
-	hostSrv *host.Server
 }
-
-func (tp *testPlayer) srvForTest() *host.Server { return tp.hostSrv }
 
 // tpAnswer is a successful call without artifacts.
 var tpAnswer = hostapi.Call{Schema: hostapi.SchemaCall, SessionID: "s-1", ToolID: "x", Success: true,
@@ -87,26 +87,18 @@ var tpAnswer = hostapi.Call{Schema: hostapi.SchemaCall, SessionID: "s-1", ToolID
 
 func newTestPlayer(t *testing.T) *testPlayer {
 	t.Helper()
-	srv, err := host.New(host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0", KeepAlive: transport.KeepAlive{Interval: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 	dir := t.TempDir()
 	fb := &fakeBackend{
 		sessions: []hostapi.Session{{ID: "s-1", AppID: "com.example", State: hostapi.StateConnected, MaxToolPolicy: wire.PolicyWrite}},
 		tool: wire.ToolEntry{ID: "notes.create", Name: "Create note", Policy: wire.PolicyWrite,
 			ArgumentsSchema: jsontext.Value(`{"type":"object","properties":{"title":{"type":"string","minLength":1},"n":{"type":"integer","maximum":3}},"required":["title"]}`)},
 	}
-	p, err := New(fb, srv, Options{Token: testToken, ArtifactDir: dir, TrafficPerSession: 3})
+	p, err := New(fb, Options{Token: testToken, ArtifactDir: dir, TrafficPerSession: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	return &testPlayer{Player: p, backend: fb, dir: dir, hostSrv: srv}
+	return &testPlayer{Player: p, backend: fb, dir: dir}
 }
 
 // req builds a request to the player as a browser on 127.0.0.1:47231 would send it.

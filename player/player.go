@@ -1,6 +1,7 @@
 package player
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,7 +18,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
 )
 
@@ -54,7 +54,6 @@ type Options struct {
 // (OnTraffic) and live frames (OnFrame); Close ends its live streams.
 type Player struct {
 	backend hostapi.Backend
-	srv     Events
 	opts    Options
 	keys    atomic.Pointer[keys] // the access token and the CSRF token made from it
 	mux     *http.ServeMux
@@ -68,21 +67,17 @@ type Player struct {
 	seq     int64                 // last traffic or frame sequence number
 	dirty   chan struct{}         // asks the watcher to republish sessions
 	stop    chan struct{}         // closed by Close
+	unwatch context.CancelFunc    // ends the following of the backend's events
 	watchWG sync.WaitGroup
 	closed  bool
 }
 
-// Events are the session changes the player follows: a *host.Server, or a fleet's
-// client (package fleet) for a player that shows a device lab.
-type Events interface {
-	Subscribe(buffer int) (<-chan host.Event, func())
-}
-
-// New returns a player over backend. srv gives the live session events; the player
-// subscribes at once and until Close.
-func New(backend hostapi.Backend, srv Events, opts Options) (*Player, error) {
-	if backend == nil || srv == nil {
-		return nil, errors.New("player: a backend and a source of session events are required")
+// New returns a player over backend: a host's (package host/control), a resident host's
+// over its socket (hostapi.Client) or a fleet's (package fleet). The player follows the
+// backend's session events at once and until Close.
+func New(backend hostapi.Backend, opts Options) (*Player, error) {
+	if backend == nil {
+		return nil, errors.New("player: a backend is required")
 	}
 	if opts.TrafficPerSession <= 0 {
 		opts.TrafficPerSession = DefaultTrafficPerSession
@@ -99,15 +94,17 @@ func New(backend hostapi.Backend, srv Events, opts Options) (*Player, error) {
 		return nil, fmt.Errorf("player: page template: %w", err)
 	}
 	p := &Player{
-		backend: backend, srv: srv, opts: opts,
+		backend: backend, opts: opts,
 		index: index, hub: newHub(), traffic: map[string]*ring{}, frames: map[string]*liveFrame{},
 		dirty: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	p.SetToken(token)
 	p.routes()
-	events, unsubscribe := srv.Subscribe(64)
-	p.watchWG.Add(1)
-	go p.watch(events, unsubscribe)
+	ctx, unwatch := context.WithCancel(context.Background())
+	p.unwatch = unwatch
+	p.watchWG.Add(2)
+	go p.follow(ctx)
+	go p.watch()
 	return p, nil
 }
 
@@ -122,6 +119,7 @@ func (p *Player) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	close(p.stop)
+	p.unwatch()
 	p.hub.close()
 	p.watchWG.Wait()
 	return nil

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -18,8 +17,8 @@ func (f *fakeBackend) Records(_ context.Context, sid string, req hostapi.Records
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.recordsAsked = append(f.recordsAsked, req)
-	return &hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: sid, Records: []recording.Record{
-		{Seq: 7, Session: sid, Kind: recording.KindFrame, Blob: "blobs/s-1/frame/7.jpg", BlobBytes: 4}}}, nil
+	return &hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: sid, Records: []hostapi.Record{
+		{Seq: 7, Session: sid, Kind: hostapi.RecordFrame, Blob: "blobs/s-1/frame/7.jpg", BlobBytes: 4}}}, nil
 }
 
 func (f *fakeBackend) Blob(_ context.Context, sid string, seq int64) (*hostapi.Blob, error) {
@@ -42,7 +41,7 @@ func TestTimelineAPI(t *testing.T) {
 		t.Fatalf("%d %+v", w.Code, got)
 	}
 	asked := tp.backend.recordsAsked[0]
-	if len(asked.Kinds) != 2 || asked.Kinds[1] != recording.KindLog || asked.After != 5 || asked.Limit != 100 ||
+	if len(asked.Kinds) != 2 || asked.Kinds[1] != hostapi.RecordLog || asked.After != 5 || asked.Limit != 100 ||
 		!asked.Since.Equal(time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("asked %+v", asked)
 	}

@@ -101,7 +101,7 @@ func TestPageCarriesCSRF(t *testing.T) {
 	if w.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("cache-control %q", w.Header().Get("Cache-Control"))
 	}
-	other, err := New(tp.backend, tp.srvForTest(), Options{Token: "another"})
+	other, err := New(tp.backend, Options{Token: "another"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +114,12 @@ func TestPageCarriesCSRF(t *testing.T) {
 func TestRandomToken(t *testing.T) {
 	t.Parallel()
 	tp := newTestPlayer(t)
-	a, err := New(tp.backend, tp.srvForTest(), Options{})
+	a, err := New(tp.backend, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := New(tp.backend, tp.srvForTest(), Options{})
+	b, err := New(tp.backend, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

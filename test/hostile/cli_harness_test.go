@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 )
 
@@ -24,11 +25,11 @@ import (
 // serveControl serves h's control API in a new state directory and returns the directory.
 func serveControl(t *testing.T, h *testHost) string {
 	t.Helper()
-	return serveControlWith(t, h, hostapi.LocalOptions{})
+	return serveControlWith(t, h, control.Options{})
 }
 
 // serveControlWith is serveControl with the control API's options (a recorder).
-func serveControlWith(t *testing.T, h *testHost, opts hostapi.LocalOptions) string {
+func serveControlWith(t *testing.T, h *testHost, opts control.Options) string {
 	t.Helper()
 	dir := t.TempDir()
 	l, err := hostapi.Listen(filepath.Join(dir, hostapi.SocketName))
@@ -36,7 +37,7 @@ func serveControlWith(t *testing.T, h *testHost, opts hostapi.LocalOptions) stri
 		t.Fatal(err)
 	}
 	opts.StateDir = dir
-	srv := &http.Server{Handler: hostapi.NewHandler(hostapi.NewLocal(h.Server, opts))}
+	srv := &http.Server{Handler: hostapi.NewHandler(control.New(h.Server, opts))}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

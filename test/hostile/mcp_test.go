@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/mcpbridge"
 	"github.com/ansight-go/ansight/pairing"
 )
@@ -19,7 +19,7 @@ import (
 func TestHostileToMCPBridge(t *testing.T) {
 	h := newTestHost(t, nil)
 	token := pairing.NewToken(pairing.AccessTokenBytes)
-	br := mcpbridge.New(hostapi.NewLocal(h.Server, hostapi.LocalOptions{}), mcpbridge.Options{HTTPToken: token})
+	br := mcpbridge.New(control.New(h.Server, control.Options{}), mcpbridge.Options{HTTPToken: token})
 	l, err := mcpbridge.ListenLoopback("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

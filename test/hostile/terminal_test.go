@@ -11,7 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -119,7 +119,7 @@ func TestTerminalEscapesInRecordings(t *testing.T) {
 	}
 	t.Cleanup(func() { rec.Close() })
 	h := newTestHost(t, func(o *host.Options) { o.Recorder = rec })
-	dir := serveControlWith(t, h, hostapi.LocalOptions{Recorder: rec})
+	dir := serveControlWith(t, h, control.Options{Recorder: rec})
 	conn, sess := connectRaw(t, h, rawApp{appID: "dev.ansight.terminal", deviceName: evil})
 	q := quote(evil)
 	for _, m := range []string{

@@ -5,7 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -22,6 +22,7 @@ import (
 	"github.com/ansight-go/ansight/app/telemetry"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/host/hostrun"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/mcpbridge"
 	"github.com/ansight-go/ansight/player"
@@ -38,20 +39,35 @@ type greetOut struct {
 	Text string `json:"text"`
 }
 
-// hostWithApp starts a host and an app built from public packages only, connected over real
-// loopback sockets (UDP enrollment, authenticated WebSocket), and returns the host with the
-// app's open session. The app has the tool demo.greet, and those register adds. Everything
-// stops when the test ends.
-func hostWithApp(t *testing.T, ctx context.Context, register ...func(*app.App) error) (*host.Server, *host.Session) {
+// hostWithApp starts a complete host (package hostrun: the session server, its recorder,
+// the web player, the control socket) and an app built from public packages only,
+// connected over real loopback sockets (UDP enrollment, authenticated WebSocket), and
+// returns the host with the app's open session. The app has the tool demo.greet, and those
+// register adds. Everything stops when the test ends.
+func hostWithApp(t *testing.T, ctx context.Context, register ...func(*app.App) error) (*hostrun.Host, *host.Session) {
 	t.Helper()
-	srv, err := host.New(host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0"})
+	dir, err := os.MkdirTemp("", "outside") // short: a Unix socket's path is limited to ~100 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Start(t.Context()); err != nil {
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	web, err := player.Listen("127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
+	h, err := hostrun.Start(t.Context(), hostrun.Options{
+		StateDir: dir,
+		Host:     host.Options{DiscoveryAddr: "127.0.0.1:0", ListenAddr: "127.0.0.1:0"},
+		Version:  "outside",
+		Record:   true,
+		Player:   web,
+		Control:  true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	srv := h.Server()
 
 	a := app.New(app.Options{})
 	err = app.Register(a, catalog.Definition{ID: "demo.greet", Name: "Greet", Category: "demo", Policy: wire.PolicyRead,
@@ -78,7 +94,7 @@ func hostWithApp(t *testing.T, ctx context.Context, register ...func(*app.App) e
 	if err != nil {
 		t.Fatalf("the host never saw the app's session open: %v", err)
 	}
-	return srv, sess
+	return h, sess
 }
 
 // A host and an app built from public packages only: the host reads the app's catalog and
@@ -106,15 +122,16 @@ func TestHostDrivesAppFromOutside(t *testing.T) {
 	}
 }
 
-// The host's tooling assembled from outside, over the same public host API (hostapi): an
-// MCP server (mcpbridge) that a real MCP client (the official Go SDK's) calls the app's tool
-// through, and the web player, which lists the session and builds the tool's form.
+// The host's tooling from outside, over the same public host API (hostapi): an MCP server
+// (mcpbridge) over the host's backend, which a real MCP client (the official Go SDK's)
+// calls the app's tool through; the web player the complete host serves, which lists the
+// session and builds the tool's form; and the control socket, as the CLI and scripts use it.
 func TestToolingFromOutside(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	srv, sess := hostWithApp(t, ctx)
-	var backend hostapi.Backend = hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"})
+	h, sess := hostWithApp(t, ctx)
+	var backend hostapi.Backend = h.Backend()
 
 	t.Run("mcp server", func(t *testing.T) {
 		cs := mcpClient(t, ctx, backend)
@@ -124,21 +141,19 @@ func TestToolingFromOutside(t *testing.T) {
 	})
 
 	t.Run("player", func(t *testing.T) {
-		const token = "outside-token-0123456789"
-		p, err := player.New(backend, srv, player.Options{Token: token})
-		if err != nil {
-			t.Fatal(err)
+		opened, err := url.Parse(h.PlayerURL())
+		if err != nil || opened.Query().Get("token") == "" {
+			t.Fatalf("player URL %q (%v)", h.PlayerURL(), err)
 		}
-		defer p.Close()
-		web := httptest.NewServer(p)
-		defer web.Close()
 		get := func(path string) string {
 			t.Helper()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, web.URL+path+"?token="+token, nil)
+			u := *opened
+			u.Path = path
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := web.Client().Do(req)
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,6 +174,18 @@ func TestToolingFromOutside(t *testing.T) {
 		if f := tool.Form; f == nil || f.Kind != player.KindObject || len(f.Properties) != 1 ||
 			f.Properties[0].Name != "name" || f.Properties[0].Field.Kind != player.KindString {
 			t.Errorf("form of demo.greet = %+v", f)
+		}
+	})
+
+	t.Run("control socket", func(t *testing.T) {
+		c := hostapi.NewClient(h.SocketPath())
+		st, err := c.Status(ctx)
+		if err != nil || st.Version != "outside" || st.Player == "" || st.Recording == nil {
+			t.Fatalf("Status = %+v, %v", st, err)
+		}
+		res, err := c.Call(ctx, sess.ID(), hostapi.CallRequest{ToolID: "demo.greet", Arguments: jsontext.Value(`{"name":"Bo"}`)}, nil)
+		if err != nil || !res.Success || !strings.Contains(string(res.Result.Result), "Hello, Bo!") {
+			t.Errorf("Call = %+v, %v", res, err)
 		}
 	})
 }
@@ -215,8 +242,8 @@ func TestDiagnosticsThroughMCPFromOutside(t *testing.T) {
 	defer cancel()
 	tel := telemetry.New(telemetry.Options{MetricsInterval: -1})
 	slog.New(tel.Handler(nil, nil)).Warn("cache miss storm", "misses", 412)
-	srv, _ := hostWithApp(t, ctx, func(a *app.App) error { return diag.Register(a, diag.Options{Telemetry: tel}) })
-	cs := mcpClient(t, ctx, hostapi.NewLocal(srv, hostapi.LocalOptions{Version: "outside"}))
+	h, _ := hostWithApp(t, ctx, func(a *app.App) error { return diag.Register(a, diag.Options{Telemetry: tel}) })
+	cs := mcpClient(t, ctx, h.Backend())
 
 	if isErr, text := callAppTool(t, ctx, cs, diag.RuntimeToolID, nil); isErr || !strings.Contains(text, `"goVersion":"go1.`) {
 		t.Errorf("%s = error %v, %.300s", diag.RuntimeToolID, isErr, text)

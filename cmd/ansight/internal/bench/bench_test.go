@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/host/control"
 )
 
 func TestMain(m *testing.M) {
@@ -138,7 +138,7 @@ func TestRunSession(t *testing.T) {
 	dir := t.TempDir()
 	h, d := startDemo(t, dir, "com.ansight.bench.session")
 	defer d.close()
-	local := hostapi.NewLocal(h.srv, hostapi.LocalOptions{})
+	local := control.New(h.srv, control.Options{})
 
 	r, err := RunSession(t.Context(), local, d.sessionID, opts)
 	if err != nil {

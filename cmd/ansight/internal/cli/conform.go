@@ -176,12 +176,12 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		}
 		stopApp = stop
 	} else if !g.json {
-		st, _ := rh.local.Status(ctx)
+		st, _ := rh.Backend().Status(ctx)
 		fmt.Fprintf(g.env.Stderr, "ansight conform: waiting up to %s for an app (enrollment udp://%s)\n", f.timeout, st.Discovery)
 	}
 	wait, cancelWait := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("no app session opened within %s", f.timeout))
 	defer cancelWait()
-	sess, err := rh.srv.WaitSession(wait, (*host.Session).Opened)
+	sess, err := rh.Server().WaitSession(wait, (*host.Session).Opened)
 	if err != nil {
 		cleanup()
 		if ctx.Err() != nil {

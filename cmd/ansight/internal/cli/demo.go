@@ -21,7 +21,6 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -155,7 +154,7 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 	defer rh.close()
 
 	w := &demoWalk{out: g.env.Stdout, quiet: g.json, report: demoReport{Schema: "ansight.demo/v1"}}
-	st, _ := rh.local.Status(ctx)
+	st, _ := rh.Backend().Status(ctx)
 	w.printf("ansight demo: a host and the demo notes app, connected over a real loopback session\n")
 	w.printf("   host: enrollment udp://%s, websocket ws://%s/ws\n", st.Discovery, st.WebSocket)
 
@@ -164,7 +163,7 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 		return err
 	}
 	defer stopApp()
-	b := rh.local
+	b := rh.Backend()
 	sessions, _ := b.Sessions(ctx)
 	var sess hostapi.Session
 	for _, s := range sessions.Sessions {
@@ -196,25 +195,25 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 		return &exitError{code: ExitFailure, err: fmt.Errorf("the demo failed a step")}
 	}
 	if keep {
-		if err := rh.serveControl(stateDir); err != nil {
+		if err := rh.serveControl(); err != nil {
 			return err
 		}
 		if !g.json {
-			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.socket)
+			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.SocketPath())
 			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)
 			w.printf("   ansight session logs %s -f\n   ansight session network %s\n", sess.ID, sess.ID)
-			if rh.playerURL != "" {
-				w.printf("Or open the web player: %s\n", rh.playerURL)
+			if rh.PlayerURL() != "" {
+				w.printf("Or open the web player: %s\n", rh.PlayerURL())
 			}
-			if rh.member != nil {
+			if rh.Member() != nil {
 				w.printf("The host is in fleet %s as %s: 'ansight --fleet %s session list' shows it from any machine.\n",
-					rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
+					rh.Member().Fleet(), rh.Member().Host(), fleet.RedactURL(cfg.fleet.URL))
 			}
 			w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
 		}
 		select {
 		case <-ctx.Done():
-		case <-rh.done:
+		case <-rh.Done():
 		}
 	} else if !g.json {
 		w.printf("\nNext: 'ansight demo --keep-running' keeps both up for the other commands; 'ansight --help' lists them.\n")
@@ -387,9 +386,9 @@ func demoSync(ctx context.Context, w *demoWalk, b hostapi.Backend, sid string) e
 	// follow the recording until it is there.
 	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	var rec recording.Record
+	var rec hostapi.Record
 	errFound := errors.New("found")
-	err := b.Follow(fctx, sid, hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindNetwork}}, func(r recording.Record) error {
+	err := b.Follow(fctx, sid, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordNetwork}}, func(r hostapi.Record) error {
 		rec = r
 		return errFound
 	})

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
@@ -20,16 +17,15 @@ import (
 	"github.com/ansight-go/ansight/examples/notes"
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/host/hostrun"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
-	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
-	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/session"
 )
 
-// hostConfig is how a command starts a host in its own process.
+// hostConfig is how a command starts a host in its own process (package hostrun): what
+// its flags chose.
 type hostConfig struct {
 	// stateDir holds the pairing store, the control socket and artifacts.
 	stateDir string
@@ -63,121 +59,50 @@ type hostConfig struct {
 	fleetHost string
 }
 
-// runningHost is a started host with its control backend.
+// runningHost is a started host, with what the CLI adds: the pointer to its state
+// directory while its control socket is served (locate.go).
 type runningHost struct {
-	srv     *host.Server
-	local   *hostapi.Local
-	socket  string
-	httpSrv *http.Server
-	// stopControl ends the control API's requests (its server's base context).
-	stopControl context.CancelFunc
-	done        chan struct{} // closed when a client asks the host to stop
-	// player is the web console, when started, at playerAddr; playerURL opens it (with
-	// its token, kept in the state directory: see player.go).
-	player     *player.Player
-	playerSrv  *http.Server
-	playerAddr string
-	playerURL  string
-	stateDir   string
-	// unpoint removes the pointer to this host's state directory (see locate.go).
+	*hostrun.Host
 	unpoint func()
-	// rec keeps the session recordings, when recording.
-	rec *recording.Recorder
-	// member is the host's membership of a fleet; fleetView the fleet as its player sees it.
-	member    *fleet.Member
-	fleetView *fleet.Client
 }
 
-// startHost starts a host server and, when asked, its control API.
+// startHost starts a host as cfg says. A taken address is said with the command's flag
+// that changes it (bind.go).
 func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
-	rh := &runningHost{done: make(chan struct{})}
-	var stopOnce sync.Once
-	var pl atomic.Pointer[player.Player] // set once the player runs; the hooks fire before
-	opts := host.Options{
-		DiscoveryAddr:  cfg.discovery,
-		ListenAddr:     cfg.listen,
-		WebSocketPorts: cfg.ports,
-		LAN:            cfg.lan,
-		StateDir:       cfg.stateDir,
-		Logger:         cfg.logger,
-		Tap:            cfg.tap,
-		JpegCapture:    cfg.jpeg,
-		MaxSessions:    cfg.maxSessions,
-	}
-	if cfg.record {
-		rec, err := recording.Open(recording.Options{Dir: filepath.Join(cfg.stateDir, "recordings"), MaxBytes: cfg.recordBytes, Logger: cfg.logger})
-		if err != nil {
-			return nil, err
-		}
-		rh.rec, opts.Recorder = rec, rec
-	}
-	opts.Tools.ArtifactDir = filepath.Join(cfg.stateDir, "artifacts")
-	opts.Tools.OnTraffic = func(ev wire.TrafficEvent) {
-		if p := pl.Load(); p != nil {
-			p.OnTraffic(ev)
-		}
-	}
-	opts.OnFrame = func(id string, f wire.ASJPFrame) {
-		if p := pl.Load(); p != nil {
-			p.OnFrame(id, f)
-		}
+	opts := hostrun.Options{
+		StateDir: cfg.stateDir,
+		Host: host.Options{
+			DiscoveryAddr:  cfg.discovery,
+			ListenAddr:     cfg.listen,
+			WebSocketPorts: cfg.ports,
+			LAN:            cfg.lan,
+			Logger:         cfg.logger,
+			Tap:            cfg.tap,
+			JpegCapture:    cfg.jpeg,
+			MaxSessions:    cfg.maxSessions,
+		},
+		Version:     versionString(cfg.version),
+		Record:      cfg.record,
+		RecordBytes: cfg.recordBytes,
+		Fleet:       cfg.fleet,
+		FleetHost:   cfg.fleetHost,
 	}
 	// The player binds first: a taken player address fails the start before the host
 	// logs that it serves.
-	var playerLn net.Listener
 	if cfg.player != "" {
 		l, err := listenPlayer(cfg)
 		if err != nil {
-			if rh.rec != nil {
-				rh.rec.Close()
-			}
 			return nil, err
 		}
-		playerLn = l
+		opts.Player = l
 	}
-	srv, err := host.New(opts)
-	if err == nil {
-		if err = srv.Start(ctx); err != nil {
-			err = hostStartErr(fmt.Errorf("start host: %w", err), cfg)
-		}
-	}
+	h, err := hostrun.Start(ctx, opts)
 	if err != nil {
-		if playerLn != nil {
-			playerLn.Close()
-		}
-		if rh.rec != nil {
-			rh.rec.Close()
-		}
-		return nil, err
+		return nil, hostStartErr(err, cfg)
 	}
-	rh.srv = srv
-	rh.local = hostapi.NewLocal(srv, hostapi.LocalOptions{
-		Version:  versionString(cfg.version),
-		StateDir: cfg.stateDir,
-		Shutdown: func() { stopOnce.Do(func() { close(rh.done) }) },
-		Recorder: rh.rec,
-	})
-	if cfg.tap == nil {
-		go prefetchCatalogs(srv)
-	}
-	if cfg.fleet != nil {
-		if err := rh.joinFleet(ctx, cfg, opts.Tools.ArtifactDir); err != nil {
-			if playerLn != nil {
-				playerLn.Close()
-			}
-			rh.close()
-			return nil, err
-		}
-	}
-	if playerLn != nil {
-		if err := rh.servePlayer(cfg, playerLn, opts.Tools.ArtifactDir); err != nil {
-			rh.close()
-			return nil, err
-		}
-		pl.Store(rh.player)
-	}
+	rh := &runningHost{Host: h, unpoint: func() {}}
 	if cfg.serveControl {
-		if err := rh.serveControl(cfg.stateDir); err != nil {
+		if err := rh.serveControl(); err != nil {
 			rh.close()
 			return nil, err
 		}
@@ -185,63 +110,20 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 	return rh, nil
 }
 
-// prefetchCatalogs fetches the tool index of every session once it opens, as the official
-// host does: listings then show each session's tool count and revision at once, and the
-// first command that needs the catalog finds it cached. It ends when the server closes.
-func prefetchCatalogs(srv *host.Server) {
-	events, unsubscribe := srv.Subscribe(64)
-	defer unsubscribe()
-	for ev := range events {
-		if ev.Kind != host.EventUpdated || !ev.Session.Opened() {
-			continue
-		}
-		if c := ev.Session.Tools(); c != nil && c.Cached() == nil {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), tools.DefaultTimeout)
-				defer cancel()
-				c.Index(ctx) // a failure leaves the cache empty; commands fetch it themselves
-			}()
-		}
-	}
-}
-
-// joinFleet makes the host a member of cfg.fleet and, for its player, a client of the
-// whole fleet that serves this host's own sessions in process.
-func (rh *runningHost) joinFleet(ctx context.Context, cfg hostConfig, artifactDir string) error {
-	m, err := fleet.Join(ctx, rh.srv, rh.local, fleet.MemberOptions{Config: *cfg.fleet, Host: cfg.fleetHost, Version: versionString(cfg.version)})
-	if err != nil {
-		return err
-	}
-	rh.member = m
-	if cfg.player == "" {
-		return nil
-	}
-	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: *cfg.fleet, ArtifactDir: filepath.Join(artifactDir, "fleet"), Version: versionString(cfg.version),
-		Home: &fleet.Home{Name: cfg.fleetHost, Backend: rh.local, Events: rh.srv.Subscribe}})
-	if err != nil {
-		return err
-	}
-	rh.fleetView = c
-	return nil
-}
-
 // serveControl makes the host reachable by the other commands through the control socket
-// in stateDir.
-func (rh *runningHost) serveControl(stateDir string) error {
-	rh.socket = filepath.Join(stateDir, hostapi.SocketName)
-	l, err := hostapi.Listen(rh.socket)
-	if err != nil {
+// in its state directory.
+func (rh *runningHost) serveControl() error {
+	if err := rh.ServeControl(); err != nil {
 		return err
 	}
-	// Requests that stream until the client leaves (session logs --follow) end when the
-	// host closes, rather than holding its shutdown up.
-	ctx, cancel := context.WithCancel(context.Background())
-	rh.stopControl = cancel
-	rh.httpSrv = &http.Server{Handler: hostapi.NewHandler(rh.local), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	go rh.httpSrv.Serve(l)
-	rh.unpoint = pointToHost(stateDir)
+	rh.unpoint = pointToHost(filepath.Dir(rh.SocketPath()))
 	return nil
+}
+
+// close stops the host.
+func (rh *runningHost) close() {
+	rh.Close()
+	rh.unpoint()
 }
 
 // listenPlayer binds the web player's address, cfg.player. When that is the default
@@ -252,59 +134,6 @@ func listenPlayer(cfg hostConfig) (net.Listener, error) {
 		l, err = player.Listen("127.0.0.1:0")
 	}
 	return l, addrInUse(err, listenerPlayer, cfg.player, cfg.bindFlags, false)
-}
-
-// servePlayer serves the web player on l, which it closes on failure.
-func (rh *runningHost) servePlayer(cfg hostConfig, l net.Listener, artifactDir string) error {
-	token, err := playerToken(cfg.stateDir, false)
-	if err != nil {
-		l.Close()
-		return err
-	}
-	var backend hostapi.Backend = rh.local
-	var events player.Events = rh.srv
-	if rh.fleetView != nil {
-		backend, events = rh.fleetView, rh.fleetView
-	}
-	p, err := player.New(backend, events, player.Options{Token: token, ArtifactDir: artifactDir, Version: versionString(cfg.version), Logger: cfg.logger})
-	if err != nil {
-		l.Close()
-		return err
-	}
-	rh.player, rh.playerAddr, rh.stateDir = p, l.Addr().String(), cfg.stateDir
-	rh.playerURL = p.URL(rh.playerAddr)
-	rh.playerSrv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go rh.playerSrv.Serve(l)
-	rh.local.SetPlayer(rh)
-	return nil
-}
-
-// close stops the player and the control API, then the host.
-func (rh *runningHost) close() {
-	if rh.playerSrv != nil {
-		rh.player.Close() // ends the live streams, which Shutdown would wait for
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rh.playerSrv.Shutdown(ctx)
-		cancel()
-	}
-	if rh.httpSrv != nil {
-		rh.stopControl()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rh.httpSrv.Shutdown(ctx)
-		cancel()
-		os.Remove(rh.socket)
-		rh.unpoint()
-	}
-	if rh.fleetView != nil {
-		rh.fleetView.Close()
-	}
-	if rh.member != nil {
-		rh.member.Close() // leaves the fleet before the sessions end
-	}
-	rh.srv.Close()
-	if rh.rec != nil {
-		rh.rec.Close() // after the host: everything it recorded is written
-	}
 }
 
 // startDemoApp runs the demo app in this process, connected to the host's discovery
@@ -331,7 +160,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 		stopSync()
 		return nil, err
 	}
-	port := int(rh.srv.DiscoveryAddr().Port())
+	port := int(rh.Server().DiscoveryAddr().Port())
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -404,7 +233,7 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Back
 			stopHost()
 		}
 	}
-	return rh.local, stop, nil
+	return rh.Backend(), stop, nil
 }
 
 func waitFor(ctx context.Context, ch <-chan struct{}, d time.Duration, what string) error {

@@ -204,9 +204,9 @@ func TestPlayerFleet(t *testing.T) {
 	defer hc.CloseIdleConnections()
 	get := func(path string, v any) {
 		t.Helper()
-		u := a.playerURL // opens the session (the token becomes a cookie)
+		u := a.PlayerURL() // opens the session (the token becomes a cookie)
 		if path != "" {
-			u = strings.Split(a.playerURL, "/?")[0] + path
+			u = strings.Split(a.PlayerURL(), "/?")[0] + path
 		}
 		resp, err := hc.Get(u)
 		if err != nil {

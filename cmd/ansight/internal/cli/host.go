@@ -110,33 +110,33 @@ every host of the fleet. Other machines then reach its sessions with
 				return hostErr(err)
 			}
 			defer rh.close()
-			st, _ := rh.local.Status(c.Context())
+			st, _ := rh.Backend().Status(c.Context())
 			if g.json {
 				writeJSON(g.env.Stdout, st)
 			} else {
 				fmt.Fprintf(g.env.Stdout, "ansight host %s running (pid %d)\n", st.Version, st.PID)
 				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s%s\n  websocket   ws://%s/ws%s\n  control     %s\n",
-					st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.socket)
-				if rh.playerURL != "" {
-					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.playerURL)
+					st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.SocketPath())
+				if rh.PlayerURL() != "" {
+					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.PlayerURL())
 				}
 				if u := st.Recording; u != nil {
 					printf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
 				}
 				if cfg.fleet != nil {
-					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.member.Fleet(), rh.member.Host(), fleet.RedactURL(cfg.fleet.URL))
+					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.Member().Fleet(), rh.Member().Host(), fleet.RedactURL(cfg.fleet.URL))
 				}
 				if !lan {
 					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
 				}
-				if !st.FileLimit.Enough() {
-					printf(g.env.Stdout, "  warning     %s\n", st.FileLimit)
+				if limit := host.FileLimit(st.FileLimit); !limit.Enough() {
+					printf(g.env.Stdout, "  warning     %s\n", limit)
 				}
 				fmt.Fprintln(g.env.Stdout, "Press Ctrl-C to stop.")
 			}
 			select {
 			case <-c.Context().Done():
-			case <-rh.done:
+			case <-rh.Done():
 			}
 			return nil
 		},
@@ -185,7 +185,7 @@ every host of the fleet. Other machines then reach its sessions with
 				sessions += fmt.Sprintf(", at most %d", st.FileLimit.Sessions)
 			}
 			tw.row("sessions:", sessions)
-			tw.row("files:", st.FileLimit.String())
+			tw.row("files:", host.FileLimit(st.FileLimit).String())
 			if st.Player != "" {
 				tw.row("player:", st.Player+" (open it: ansight player open)")
 			} else {
@@ -224,7 +224,7 @@ every host of the fleet. Other machines then reach its sessions with
 }
 
 // recordingUsage describes the recordings' use of their budget for host status.
-func recordingUsage(u *recording.Usage) string {
+func recordingUsage(u *hostapi.RecordingUsage) string {
 	if u == nil {
 		return "off (--no-record)"
 	}

@@ -149,7 +149,7 @@ func TestAgentSnippets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rh.close()
-	if err := rh.serveControl(stateDir); err != nil {
+	if err := rh.serveControl(); err != nil {
 		t.Fatal(err)
 	}
 	stopApp, err := connectDemoApp(t.Context(), rh, stateDir, discard)

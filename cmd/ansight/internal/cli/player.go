@@ -7,89 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/player"
 )
-
-// The player's access token lives in the state directory, beside the pairing store, so
-// that a tab stays open across restarts of the host: a host stopped under an open page
-// comes back with the same token, and the page reconnects by itself. Only the user can
-// read it (the directory is private, the file 0600), as only the user can reach the
-// control socket, which is worth more. 'ansight player url --new-token' replaces it, which
-// locks every open page out.
-
-// playerTokenName is the token's file in the state directory.
-const playerTokenName = "player-token"
-
-// playerToken returns the token kept in stateDir, or makes one (and keeps it) when there is
-// none, it is unreadable or not private, or renew asks for a new one.
-func playerToken(stateDir string, renew bool) (string, error) {
-	path := filepath.Join(stateDir, playerTokenName)
-	if !renew {
-		if tok, ok := readPlayerToken(path); ok {
-			return tok, nil
-		}
-	}
-	tok := player.NewToken()
-	tmp, err := os.CreateTemp(stateDir, ".player-token-*")
-	if err != nil {
-		return "", fmt.Errorf("player token: %w", err)
-	}
-	_, err = tmp.WriteString(tok + "\n")
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("player token: %w", err)
-	}
-	return tok, nil
-}
-
-// readPlayerToken reads a kept token: a private regular file holding one token.
-func readPlayerToken(path string) (string, bool) {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() > 256 {
-		return "", false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	tok := strings.TrimSpace(string(b))
-	if len(tok) < 32 || strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
-		return "", false
-	}
-	return tok, true
-}
-
-// PlayerAddress implements hostapi.PlayerAccessor.
-func (rh *runningHost) PlayerAddress() string { return "http://" + rh.playerAddr + "/" }
-
-// PlayerURL implements hostapi.PlayerAccessor.
-func (rh *runningHost) PlayerURL(renew bool) (string, error) {
-	if renew {
-		tok, err := playerToken(rh.stateDir, true)
-		if err != nil {
-			return "", err
-		}
-		rh.player.SetToken(tok)
-	}
-	return rh.player.URL(rh.playerAddr), nil
-}
 
 func newPlayerCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{

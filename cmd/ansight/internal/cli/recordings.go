@@ -31,16 +31,16 @@ import (
 type browseSpec struct {
 	use, short, long, example string
 	noun                      string // what an empty listing has none of
-	kinds                     []recording.Kind
+	kinds                     []hostapi.RecordKind
 	// level, search and channel say which filters fit the kind.
 	level, search, channel bool
 	// header and row draw the table; row returns nil for a record that is not a line of
 	// its own (a metric channel's declaration).
 	header []string
-	row    func(v *browseView, r recording.Record) []string
+	row    func(v *browseView, r hostapi.Record) []string
 	// json, when set, builds the --json object of a listing (not --follow) instead of
 	// the records themselves: crashes and annotations keep their own schemas.
-	json func(sessionID string, recs []recording.Record) any
+	json func(sessionID string, recs []hostapi.Record) any
 	// fallback, when set, answers for a host that records nothing.
 	fallback func(ctx context.Context, g *globals, b hostapi.Backend, sessionID string) error
 }
@@ -65,7 +65,7 @@ type browseView struct {
 type channelInfo struct{ name, unit string }
 
 // file is the path of a record's file on this machine, or "-".
-func (v *browseView) file(r recording.Record) string {
+func (v *browseView) file(r hostapi.Record) string {
 	if r.Blob == "" || v.dir == "" {
 		return "-"
 	}
@@ -172,7 +172,7 @@ func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec
 	if spec.channel {
 		// The channels' names and units: those declared so far, and (the declarations
 		// come with the samples) those declared while following.
-		p, err := b.Records(ctx, id, hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindChannel}, Limit: recording.MaxLimit})
+		p, err := b.Records(ctx, id, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordChannel}, Limit: recording.MaxLimit})
 		if err != nil && wire.CodeOf(err) != wire.CodeRecordingOff {
 			return recordingErr(err)
 		}
@@ -181,7 +181,7 @@ func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec
 				view.channels[*r.Channel] = channelOf(r)
 			}
 		}
-		req.Kinds = append(slices.Clone(req.Kinds), recording.KindChannel)
+		req.Kinds = append(slices.Clone(req.Kinds), hostapi.RecordChannel)
 		if f.channel != "" {
 			ch, err := resolveChannel(f.channel, view.channels)
 			if err != nil {
@@ -190,16 +190,16 @@ func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec
 			req.Channel = &ch
 		}
 	}
-	if slices.ContainsFunc(req.Kinds, func(k recording.Kind) bool { return k == recording.KindTree || k == recording.KindArtifact }) && !g.json {
+	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool { return k == hostapi.RecordTree || k == hostapi.RecordArtifact }) && !g.json {
 		if st, err := b.Status(ctx); err == nil && st.Recording != nil {
 			view.dir = st.Recording.Dir
 		}
 	}
 	out := g.env.Stdout
 	var tw *table
-	var listed []recording.Record
-	emit := func(r recording.Record) error {
-		if r.Kind == recording.KindChannel {
+	var listed []hostapi.Record
+	emit := func(r hostapi.Record) error {
+		if r.Kind == hostapi.RecordChannel {
 			view.channels[*r.Channel] = channelOf(r)
 		}
 		switch {
@@ -290,7 +290,7 @@ func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec
 		return writeJSON(out, spec.json(id, listed))
 	case g.json:
 		if listed == nil {
-			listed = []recording.Record{}
+			listed = []hostapi.Record{}
 		}
 		return writeJSON(out, hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: id, Records: listed})
 	case tw == nil && !f.follow:
@@ -324,7 +324,7 @@ func resolveChannel(s string, channels map[int]channelInfo) (int, error) {
 	return 0, usageErrorf("--channel: the session declared no channel %q (it has: %q)", s, names)
 }
 
-func channelOf(r recording.Record) channelInfo {
+func channelOf(r hostapi.Record) channelInfo {
 	var d struct {
 		Unit string `json:"unit"`
 	}
@@ -333,7 +333,7 @@ func channelOf(r recording.Record) channelInfo {
 }
 
 // dataOf decodes what a row needs of a record's data; what does not read stays zero.
-func dataOf[T any](r recording.Record) T {
+func dataOf[T any](r hostapi.Record) T {
 	var v T
 	if len(r.Data) > 0 {
 		json.Unmarshal(r.Data, &v)
@@ -371,13 +371,13 @@ session's events (connected, opened, disconnected, foreground, background), olde
 The level of a line is what the app said, else what its text starts with ([Error], E/, level=warn).`,
 			example: "  ansight session logs com-ansight-demo-notes-001\n  ansight session logs com-ansight-demo-notes-001 --level warn --since 10m\n" +
 				"  ansight session logs com-ansight-demo-notes-001 -f --tail 20\n  ansight session logs com-ansight-demo-notes-001 --search payment --json",
-			kinds: []recording.Kind{recording.KindLog, recording.KindState, recording.KindAppState}, level: true, search: true,
+			kinds: []hostapi.RecordKind{hostapi.RecordLog, hostapi.RecordState, hostapi.RecordAppState}, level: true, search: true,
 			header: []string{"TIME", "LEVEL", "LINE"},
-			row: func(_ *browseView, r recording.Record) []string {
+			row: func(_ *browseView, r hostapi.Record) []string {
 				switch r.Kind {
-				case recording.KindState:
+				case hostapi.RecordState:
 					return []string{clock(r.At), "event", "session " + r.Text}
-				case recording.KindAppState:
+				case hostapi.RecordAppState:
 					return []string{clock(r.At), "event", "app " + r.Text}
 				}
 				return []string{clock(r.At), fmt.Sprintf("%-5s", r.Level), r.Text}
@@ -388,10 +388,10 @@ The level of a line is what the app said, else what its text starts with ([Error
 			long: `Show the metric samples an app sent (CLIENT_METRICS, the Go SDK's runtime metrics), with the
 names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
 			example: "  ansight session metrics com-ansight-demo-notes-001\n  ansight session metrics com-ansight-demo-notes-001 --channel goroutines -f",
-			kinds:   []recording.Kind{recording.KindMetric}, channel: true,
+			kinds:   []hostapi.RecordKind{hostapi.RecordMetric}, channel: true,
 			header: []string{"TIME", "CHANNEL", "VALUE"},
-			row: func(v *browseView, r recording.Record) []string {
-				if r.Kind != recording.KindMetric || r.Channel == nil {
+			row: func(v *browseView, r hostapi.Record) []string {
+				if r.Kind != hostapi.RecordMetric || r.Channel == nil {
 					return nil
 				}
 				ch := v.channels[*r.Channel]
@@ -408,9 +408,9 @@ names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
 method, URL, status and duration. The host sanitised them when it received them: values of
 credential headers and query parameters read <redacted>.`,
 			example: "  ansight session network com-ansight-demo-notes-001\n  ansight session network com-ansight-demo-notes-001 --search /api/orders --json",
-			kinds:   []recording.Kind{recording.KindNetwork}, search: true,
+			kinds:   []hostapi.RecordKind{hostapi.RecordNetwork}, search: true,
 			header: []string{"TIME", "REQUEST", "DURATION"},
-			row: func(_ *browseView, r recording.Record) []string {
+			row: func(_ *browseView, r hostapi.Record) []string {
 				return []string{clock(r.At), r.Text, duration(r.Value)}
 			},
 		},
@@ -418,9 +418,9 @@ credential headers and query parameters read <redacted>.`,
 			use: "events", noun: "events", short: "Show the events an app reported",
 			long:    `Show the events an app reported (CLIENT_EVENTS): navigation, lifecycle, its own.`,
 			example: "  ansight session events com-ansight-demo-notes-001 --since 1h",
-			kinds:   []recording.Kind{recording.KindEvent}, search: true,
+			kinds:   []hostapi.RecordKind{hostapi.RecordEvent}, search: true,
 			header: []string{"TIME", "TYPE", "EVENT"},
-			row: func(_ *browseView, r recording.Record) []string {
+			row: func(_ *browseView, r hostapi.Record) []string {
 				d := dataOf[struct {
 					EventType string `json:"eventType"`
 				}](r)
@@ -431,9 +431,9 @@ credential headers and query parameters read <redacted>.`,
 			use: "touches", noun: "touches", short: "Show the touches an app reported",
 			long:    `Show the touches an app reported (CLIENT_TOUCH_INPUT, ansight.touches.v1): action, pointer and position.`,
 			example: "  ansight session touches com-ansight-demo-notes-001 --json",
-			kinds:   []recording.Kind{recording.KindTouch},
+			kinds:   []hostapi.RecordKind{hostapi.RecordTouch},
 			header:  []string{"TIME", "TOUCH"},
-			row: func(_ *browseView, r recording.Record) []string {
+			row: func(_ *browseView, r hostapi.Record) []string {
 				return []string{clock(r.At), r.Text}
 			},
 		},
@@ -442,9 +442,9 @@ credential headers and query parameters read <redacted>.`,
 			long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
 source, snapshot, node count, and the file holding the tree.`,
 			example: "  ansight session trees com-ansight-demo-notes-001",
-			kinds:   []recording.Kind{recording.KindTree}, search: true,
+			kinds:   []hostapi.RecordKind{hostapi.RecordTree}, search: true,
 			header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},
-			row: func(v *browseView, r recording.Record) []string {
+			row: func(v *browseView, r hostapi.Record) []string {
 				d := dataOf[struct {
 					NodeCount *int `json:"nodeCount"`
 				}](r)
@@ -460,9 +460,9 @@ source, snapshot, node count, and the file holding the tree.`,
 			long: `List the files an app's tools delivered over ASFT (screenshots, generated files, profiles):
 name, type, size, and the recording's copy of the file (a link to the host's, not a second copy).`,
 			example: "  ansight session artifacts com-ansight-demo-notes-001",
-			kinds:   []recording.Kind{recording.KindArtifact}, search: true,
+			kinds:   []hostapi.RecordKind{hostapi.RecordArtifact}, search: true,
 			header: []string{"TIME", "NAME", "TYPE", "SIZE", "FILE"},
-			row: func(v *browseView, r recording.Record) []string {
+			row: func(v *browseView, r hostapi.Record) []string {
 				d := dataOf[struct {
 					MimeType string `json:"mimeType"`
 				}](r)
@@ -473,7 +473,7 @@ name, type, size, and the recording's copy of the file (a link to the host's, no
 }
 
 // keptJSON decodes the host's descriptions that kept records carry as their data.
-func keptJSON[T any](recs []recording.Record) []T {
+func keptJSON[T any](recs []hostapi.Record) []T {
 	out := make([]T, 0, len(recs))
 	for _, r := range slices.Backward(recs) { // most recent first, as the host lists them
 		if len(r.Data) > 0 {

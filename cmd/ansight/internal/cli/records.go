@@ -6,9 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 )
 
 // newSessionCrashesCmd lists the crash reports an app handed over in a session: the
@@ -37,17 +35,17 @@ crashed when it still has it, else in the delivering one. Each report's director
 report.json as the app sent it, and native.trace or metrickit.json when it carried one.
 --json prints an ansight.session-crashes/v1 object (with --follow, one record per line).`,
 		example: "  ansight session crashes com-example-app-002\n  ansight session crashes com-example-app-002 --json",
-		kinds:   []recording.Kind{recording.KindCrash}, search: true,
+		kinds:   []hostapi.RecordKind{hostapi.RecordCrash}, search: true,
 		header: []string{"OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT"},
-		row:    func(_ *browseView, r recording.Record) []string { return crashRow(dataOf[host.CrashReport](r)) },
-		json: func(id string, recs []recording.Record) any {
-			return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: id, Crashes: keptJSON[host.CrashReport](recs)}
+		row:    func(_ *browseView, r hostapi.Record) []string { return crashRow(dataOf[hostapi.CrashReport](r)) },
+		json: func(id string, recs []hostapi.Record) any {
+			return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: id, Crashes: keptJSON[hostapi.CrashReport](recs)}
 		},
 		fallback: kept(hostapi.Backend.Crashes, show),
 	})
 }
 
-func crashRow(r host.CrashReport) []string {
+func crashRow(r hostapi.CrashReport) []string {
 	return []string{clock(r.OccurredAt), dash(r.Kind), dash(r.Platform), dash(r.Confidence), dash(oneLine(r.Message, 60)), r.Dir}
 }
 
@@ -73,17 +71,17 @@ screenshot and visual trees, as the official SDKs' annotation tools send them
 (annotation.submit). --json prints an ansight.session-annotations/v1 object (with --follow,
 one record per line).`,
 		example: "  ansight session annotations com-example-app-002 --json",
-		kinds:   []recording.Kind{recording.KindAnnotation},
+		kinds:   []hostapi.RecordKind{hostapi.RecordAnnotation},
 		header:  []string{"CAPTURED", "SIZE", "ANNOTATION", "BUNDLE"},
-		row:     func(_ *browseView, r recording.Record) []string { return annotationRow(dataOf[host.Annotation](r)) },
-		json: func(id string, recs []recording.Record) any {
-			return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: id, Annotations: keptJSON[host.Annotation](recs)}
+		row:     func(_ *browseView, r hostapi.Record) []string { return annotationRow(dataOf[hostapi.Annotation](r)) },
+		json: func(id string, recs []hostapi.Record) any {
+			return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: id, Annotations: keptJSON[hostapi.Annotation](recs)}
 		},
 		fallback: kept(hostapi.Backend.Annotations, show),
 	})
 }
 
-func annotationRow(a host.Annotation) []string {
+func annotationRow(a hostapi.Annotation) []string {
 	return []string{clock(a.CapturedAt), humanBytes(a.SizeBytes), a.ID, a.Path}
 }
 

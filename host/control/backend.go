@@ -1,4 +1,4 @@
-package hostapi
+package control
 
 import (
 	"context"
@@ -10,23 +10,23 @@ import (
 	"net/netip"
 	"os"
 	"path"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Local is the Backend of a host running in this process.
-type Local struct {
+// Backend is the hostapi.Backend of a host running in this process: a *host.Server and,
+// when it records, its recorder.
+type Backend struct {
 	srv       *host.Server
 	rec       *recording.Recorder // nil when the host records nothing
 	version   string
@@ -36,9 +36,9 @@ type Local struct {
 	player    atomic.Pointer[PlayerAccessor]
 }
 
-var _ Backend = (*Local)(nil)
+var _ hostapi.Backend = (*Backend)(nil)
 
-// PlayerAccessor is what the control API needs of a web player (Local.SetPlayer).
+// PlayerAccessor is what the control API needs of a web player (Backend.SetPlayer).
 type PlayerAccessor interface {
 	// PlayerAddress is the player's URL without its token.
 	PlayerAddress() string
@@ -49,10 +49,10 @@ type PlayerAccessor interface {
 
 // SetPlayer makes Status show the player and Player answer; the player starts after the
 // backend it sits on, so it is set afterwards.
-func (l *Local) SetPlayer(p PlayerAccessor) { l.player.Store(&p) }
+func (l *Backend) SetPlayer(p PlayerAccessor) { l.player.Store(&p) }
 
-// LocalOptions configures a Local backend.
-type LocalOptions struct {
+// Options configures a Backend.
+type Options struct {
 	// Version is reported by Status.
 	Version string
 	// StateDir is reported by Status.
@@ -64,41 +64,41 @@ type LocalOptions struct {
 	Recorder *recording.Recorder
 }
 
-// NewLocal wraps a host server.
-func NewLocal(srv *host.Server, opts LocalOptions) *Local {
-	return &Local{srv: srv, rec: opts.Recorder, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(), shutdown: opts.Shutdown}
+// New returns the control API of srv, a host running in this process.
+func New(srv *host.Server, opts Options) *Backend {
+	return &Backend{srv: srv, rec: opts.Recorder, version: opts.Version, stateDir: opts.StateDir, startedAt: time.Now(), shutdown: opts.Shutdown}
 }
 
 // withProgress makes the call made with ctx report its own transfers' progress to f.
-func withProgress(ctx context.Context, f func(Progress)) context.Context {
+func withProgress(ctx context.Context, f func(hostapi.Progress)) context.Context {
 	if f == nil {
 		return ctx
 	}
 	return tools.WithProgress(ctx, func(p tools.TransferProgress) {
-		f(Progress{TransferID: p.TransferID, FileName: p.FileName, ReceivedBytes: p.ReceivedBytes, SizeBytes: p.SizeBytes,
+		f(hostapi.Progress{TransferID: p.TransferID, FileName: p.FileName, ReceivedBytes: p.ReceivedBytes, SizeBytes: p.SizeBytes,
 			Done: p.Status != tools.StatusReceiving})
 	})
 }
 
-// Status implements Backend.
-func (l *Local) Status(context.Context) (*Status, error) {
+// Status implements hostapi.Backend.
+func (l *Backend) Status(context.Context) (*hostapi.Status, error) {
 	n := 0
 	for _, s := range l.srv.Sessions() {
 		if s.State() == host.StateConnected {
 			n++
 		}
 	}
-	st := &Status{
-		Schema: SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
+	st := &hostapi.Status{
+		Schema: hostapi.SchemaStatus, Version: l.version, PID: os.Getpid(), StartedAt: l.startedAt,
 		Discovery: l.srv.DiscoveryAddr().String(), WebSocket: l.srv.WebSocketAddr().String(),
-		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n, FileLimit: l.srv.FileLimit(),
+		LAN: !l.srv.DiscoveryAddr().Addr().IsLoopback(), StateDir: l.stateDir, Sessions: n, FileLimit: hostapi.FileLimit(l.srv.FileLimit()),
 		DualStack: host.DualStack(l.srv.DiscoveryAddr()) && host.DualStack(l.srv.WebSocketAddr()),
 	}
 	if r := l.srv.WebSocketPorts(); !r.IsZero() {
 		st.WebSocketPorts = r.String()
 	}
 	if l.rec != nil {
-		u := l.rec.Usage()
+		u := hostapi.RecordingUsage(l.rec.Usage())
 		st.Recording = &u
 	}
 	if p := l.player.Load(); p != nil {
@@ -107,56 +107,56 @@ func (l *Local) Status(context.Context) (*Status, error) {
 	return st, nil
 }
 
-// Player implements Backend.
-func (l *Local) Player(_ context.Context, renew bool) (*PlayerAccess, error) {
+// Player implements hostapi.Backend.
+func (l *Backend) Player(_ context.Context, renew bool) (*hostapi.PlayerAccess, error) {
 	p := l.player.Load()
 	if p == nil {
-		return nil, apiErrorf(http.StatusNotFound, wire.CodePlayerOff, "this host serves no web player (it runs with --no-player)")
+		return nil, hostapi.Errorf(http.StatusNotFound, wire.CodePlayerOff, "this host serves no web player (it runs with --no-player)")
 	}
 	u, err := (*p).PlayerURL(renew)
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "player: %v", err)
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "player: %v", err)
 	}
-	return &PlayerAccess{Schema: SchemaPlayer, Address: (*p).PlayerAddress(), URL: u, Renewed: renew}, nil
+	return &hostapi.PlayerAccess{Schema: hostapi.SchemaPlayer, Address: (*p).PlayerAddress(), URL: u, Renewed: renew}, nil
 }
 
-// Disconnect implements Backend.
-func (l *Local) Disconnect(_ context.Context, id string) (*Disconnection, error) {
+// Disconnect implements hostapi.Backend.
+func (l *Backend) Disconnect(_ context.Context, id string) (*hostapi.Disconnection, error) {
 	s, ok := l.srv.Session(id)
 	if !ok {
-		return nil, errSessionNotFound(id)
+		return nil, hostapi.SessionNotFound(id)
 	}
-	out := &Disconnection{Schema: SchemaDisconnect, SessionID: id, Disconnected: s.State() == host.StateConnected}
+	out := &hostapi.Disconnection{Schema: hostapi.SchemaDisconnect, SessionID: id, Disconnected: s.State() == host.StateConnected}
 	s.Disconnect()
 	return out, nil
 }
 
-// Sessions implements Backend.
-func (l *Local) Sessions(context.Context) (*Sessions, error) {
+// Sessions implements hostapi.Backend.
+func (l *Backend) Sessions(context.Context) (*hostapi.Sessions, error) {
 	list := l.srv.Sessions()
-	out := &Sessions{Schema: SchemaSessions, Sessions: make([]Session, 0, len(list))}
+	out := &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: make([]hostapi.Session, 0, len(list))}
 	for _, s := range list {
 		out.Sessions = append(out.Sessions, sessionOf(s))
 	}
 	return out, nil
 }
 
-// Session implements Backend: a session of the registry, else the last description of a
+// Session implements hostapi.Backend: a session of the registry, else the last description of a
 // recorded one.
-func (l *Local) Session(ctx context.Context, id string) (*Session, error) {
+func (l *Backend) Session(ctx context.Context, id string) (*hostapi.Session, error) {
 	var sum *recording.Summary
 	if l.rec != nil {
 		if v, err := l.rec.Session(ctx, id); err == nil {
 			sum = &v
 		}
 	}
-	var v Session
+	var v hostapi.Session
 	if s, ok := l.srv.Session(id); ok {
 		v = sessionOf(s)
 	} else if sum != nil {
 		v = sessionOfInfo(recordedInfo(*sum))
 	} else {
-		return nil, errSessionNotFound(id)
+		return nil, hostapi.SessionNotFound(id)
 	}
 	if sum != nil {
 		v.Recording = recordingOf(*sum)
@@ -164,22 +164,22 @@ func (l *Local) Session(ctx context.Context, id string) (*Session, error) {
 	return &v, nil
 }
 
-// Crashes implements Backend.
-func (l *Local) Crashes(_ context.Context, id string) (*Crashes, error) {
+// Crashes implements hostapi.Backend.
+func (l *Backend) Crashes(_ context.Context, id string) (*hostapi.Crashes, error) {
 	list, err := records(l.srv, id, l.srv.Crashes)
 	if err != nil {
 		return nil, err
 	}
-	return &Crashes{Schema: SchemaCrashes, SessionID: id, Crashes: list}, nil
+	return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: id, Crashes: crashesOf(list)}, nil
 }
 
-// Annotations implements Backend.
-func (l *Local) Annotations(_ context.Context, id string) (*Annotations, error) {
+// Annotations implements hostapi.Backend.
+func (l *Backend) Annotations(_ context.Context, id string) (*hostapi.Annotations, error) {
 	list, err := records(l.srv, id, l.srv.Annotations)
 	if err != nil {
 		return nil, err
 	}
-	return &Annotations{Schema: SchemaAnnotations, SessionID: id, Annotations: list}, nil
+	return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: id, Annotations: annotationsOf(list)}, nil
 }
 
 // records lists a session's records with list; a session the host does not know and
@@ -189,11 +189,11 @@ func records[T any](srv *host.Server, id string, list func(string) ([]T, error))
 	out, err := list(id)
 	switch {
 	case err != nil && !known:
-		return nil, errSessionNotFound(id)
+		return nil, hostapi.SessionNotFound(id)
 	case err != nil:
-		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	case len(out) == 0 && !known:
-		return nil, errSessionNotFound(id)
+		return nil, hostapi.SessionNotFound(id)
 	}
 	if out == nil {
 		out = []T{}
@@ -201,7 +201,7 @@ func records[T any](srv *host.Server, id string, list func(string) ([]T, error))
 	return out, nil
 }
 
-func sessionOf(s *host.Session) Session {
+func sessionOf(s *host.Session) hostapi.Session {
 	v := sessionOfInfo(s.Info())
 	if c := s.Tools(); c != nil {
 		if cat := c.Cached(); cat != nil {
@@ -212,8 +212,8 @@ func sessionOf(s *host.Session) Session {
 }
 
 // sessionOfInfo describes a session from what the host says of it.
-func sessionOfInfo(in host.SessionInfo) Session {
-	v := Session{
+func sessionOfInfo(in host.SessionInfo) hostapi.Session {
+	v := hostapi.Session{
 		ID: in.ID, AppID: in.AppID, DeviceID: in.DeviceID, DeviceName: in.DeviceName, Platform: in.Platform,
 		State: string(in.State), AppState: in.AppState, MaxToolPolicy: in.MaxToolPolicy,
 		ConnectedAt: in.ConnectedAt, DisconnectedAt: in.DisconnectedAt,
@@ -257,23 +257,23 @@ func recordedInfo(sum recording.Summary) host.SessionInfo {
 	return in
 }
 
-func recordingOf(sum recording.Summary) *Recording {
-	return &Recording{Origin: sum.Origin, FirstAt: sum.FirstAt, LastAt: sum.LastAt, Records: sum.Records, Bytes: sum.Bytes,
+func recordingOf(sum recording.Summary) *hostapi.Recording {
+	return &hostapi.Recording{Origin: sum.Origin, FirstAt: sum.FirstAt, LastAt: sum.LastAt, Records: sum.Records, Bytes: sum.Bytes,
 		Dropped: sum.Dropped, Evicted: sum.Evicted}
 }
 
-// Recordings implements Backend.
-func (l *Local) Recordings(ctx context.Context) (*Sessions, error) {
-	out := &Sessions{Schema: SchemaRecordings, Sessions: []Session{}}
+// Recordings implements hostapi.Backend.
+func (l *Backend) Recordings(ctx context.Context) (*hostapi.Sessions, error) {
+	out := &hostapi.Sessions{Schema: hostapi.SchemaRecordings, Sessions: []hostapi.Session{}}
 	if l.rec == nil {
 		return out, nil
 	}
 	list, err := l.rec.Sessions(ctx)
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	for _, sum := range list {
-		var v Session
+		var v hostapi.Session
 		if s, ok := l.srv.Session(sum.ID); ok {
 			v = sessionOf(s)
 		} else {
@@ -287,32 +287,32 @@ func (l *Local) Recordings(ctx context.Context) (*Sessions, error) {
 
 // recorded checks that the host records and that it knows session id (connected, or
 // recorded).
-func (l *Local) recorded(id string) error {
+func (l *Backend) recorded(id string) error {
 	if l.rec == nil {
-		return errRecordingOff
+		return hostapi.ErrRecordingOff
 	}
 	if _, ok := l.srv.Session(id); !ok && !l.rec.Recorded(id) {
-		return errSessionNotFound(id)
+		return hostapi.SessionNotFound(id)
 	}
 	return nil
 }
 
 // query turns a request into the recorder's query.
-func (req RecordsRequest) query(id string) (recording.Query, error) {
-	q := recording.Query{Session: id, Kinds: req.Kinds, Since: req.Since, Until: req.Until, Search: req.Search,
+func query(id string, req hostapi.RecordsRequest) (recording.Query, error) {
+	q := recording.Query{Session: id, Kinds: kindsOf(req.Kinds), Since: req.Since, Until: req.Until, Search: req.Search,
 		Channel: req.Channel, After: req.After, Newest: req.Newest, Limit: req.Limit}
 	for _, k := range req.Kinds {
-		if !k.Valid() {
-			return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown record kind %q (kinds: %s)", k, kindList())
+		if !recording.Kind(k).Valid() {
+			return q, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown record kind %q (kinds: %s)", k, kindList())
 		}
 	}
 	level, ok := recording.ParseLevel(req.Level)
 	if !ok {
-		return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown log level %q (debug, info, warn, error)", req.Level)
+		return q, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "unknown log level %q (debug, info, warn, error)", req.Level)
 	}
 	q.Level = level
 	if req.Limit < 0 {
-		return q, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "limit must not be negative")
+		return q, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "limit must not be negative")
 	}
 	return q, nil
 }
@@ -325,21 +325,21 @@ func kindList() string {
 	return strings.Join(names, ", ")
 }
 
-// Records implements Backend.
-func (l *Local) Records(ctx context.Context, id string, req RecordsRequest) (*Records, error) {
+// Records implements hostapi.Backend.
+func (l *Backend) Records(ctx context.Context, id string, req hostapi.RecordsRequest) (*hostapi.Records, error) {
 	if err := l.recorded(id); err != nil {
 		return nil, err
 	}
-	q, err := req.query(id)
+	q, err := query(id, req)
 	if err != nil {
 		return nil, err
 	}
 	l.flush(ctx)
 	p, err := l.rec.Records(ctx, q)
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
-	return &Records{Schema: SchemaRecords, SessionID: id, Records: p.Records, Next: p.Next}, nil
+	return &hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: id, Records: recordsOf(p.Records), Next: p.Next}, nil
 }
 
 // maxFlushWait bounds how long a query waits for the recorder to write what the host
@@ -347,40 +347,40 @@ func (l *Local) Records(ctx context.Context, id string, req RecordsRequest) (*Re
 const maxFlushWait = time.Second
 
 // flush lets a query see what the host received before it.
-func (l *Local) flush(ctx context.Context) {
+func (l *Backend) flush(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, maxFlushWait)
 	defer cancel()
 	l.rec.Flush(ctx)
 }
 
-// Follow implements Backend.
-func (l *Local) Follow(ctx context.Context, id string, req RecordsRequest, fn func(recording.Record) error) error {
+// Follow implements hostapi.Backend.
+func (l *Backend) Follow(ctx context.Context, id string, req hostapi.RecordsRequest, fn func(hostapi.Record) error) error {
 	if err := l.recorded(id); err != nil {
 		return err
 	}
-	q, err := req.query(id)
+	q, err := query(id, req)
 	if err != nil {
 		return err
 	}
-	err = l.rec.Follow(ctx, q, fn)
+	err = l.rec.Follow(ctx, q, func(r recording.Record) error { return fn(recordOf(r)) })
 	if errors.Is(err, recording.ErrClosed) {
-		return apiErrorf(http.StatusServiceUnavailable, wire.CodeSessionClosed, "the host stopped recording (it is shutting down)")
+		return hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeSessionClosed, "the host stopped recording (it is shutting down)")
 	}
 	return err
 }
 
-// Blob implements Backend.
-func (l *Local) Blob(ctx context.Context, id string, seq int64) (*Blob, error) {
+// Blob implements hostapi.Backend.
+func (l *Backend) Blob(ctx context.Context, id string, seq int64) (*hostapi.Blob, error) {
 	if err := l.recorded(id); err != nil {
 		return nil, err
 	}
 	rec, err := l.rec.Record(ctx, seq)
 	if err != nil || rec.Session != id || rec.Blob == "" {
-		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "session %s has no file for record %d (evicted, or never kept)", id, seq)
+		return nil, hostapi.Errorf(http.StatusNotFound, wire.CodeResourceNotFound, "session %s has no file for record %d (evicted, or never kept)", id, seq)
 	}
 	f, err := l.rec.OpenBlob(rec)
 	if err != nil {
-		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "record %d: %v", seq, err)
+		return nil, hostapi.Errorf(http.StatusNotFound, wire.CodeResourceNotFound, "record %d: %v", seq, err)
 	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err == nil {
@@ -388,10 +388,10 @@ func (l *Local) Blob(ctx context.Context, id string, seq int64) (*Blob, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "record %d: %v", seq, err)
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "record %d: %v", seq, err)
 	}
 	name := path.Base(rec.Blob)
-	return &Blob{Name: name, MimeType: blobMimeType(name), SizeBytes: size, Body: f}, nil
+	return &hostapi.Blob{Name: name, MimeType: blobMimeType(name), SizeBytes: size, Body: f}, nil
 }
 
 // blobMimeType names the media type of a record's file by its extension.
@@ -402,35 +402,35 @@ func blobMimeType(name string) string {
 	return "application/octet-stream"
 }
 
-// Export implements Backend.
-func (l *Local) Export(ctx context.Context, id string, req ExportRequest, w io.Writer) error {
+// Export implements hostapi.Backend.
+func (l *Backend) Export(ctx context.Context, id string, req hostapi.ExportRequest, w io.Writer) error {
 	if l.rec == nil {
-		return errRecordingOff
+		return hostapi.ErrRecordingOff
 	}
 	if !l.rec.Recorded(id) {
-		return errSessionNotFound(id)
+		return hostapi.SessionNotFound(id)
 	}
 	if err := l.rec.Flush(ctx); err != nil { // what the session sent until now is in it
 		return err
 	}
 	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: redactNames(req.Redact), Producer: "ansight " + l.version})
 	if errors.Is(err, recording.ErrNotFound) {
-		return errSessionNotFound(id)
+		return hostapi.SessionNotFound(id)
 	}
 	return err
 }
 
-// DeleteRecording implements Backend.
-func (l *Local) DeleteRecording(ctx context.Context, id string) error {
+// DeleteRecording implements hostapi.Backend.
+func (l *Backend) DeleteRecording(ctx context.Context, id string) error {
 	if l.rec == nil {
-		return errRecordingOff
+		return hostapi.ErrRecordingOff
 	}
 	if err := l.rec.Flush(ctx); err != nil { // nothing queued for it comes back after
 		return err
 	}
 	err := l.rec.Delete(ctx, id)
 	if errors.Is(err, recording.ErrNotFound) {
-		return errSessionNotFound(id)
+		return hostapi.SessionNotFound(id)
 	}
 	return err
 }
@@ -449,29 +449,29 @@ func redactNames(list []string) []string {
 	return out
 }
 
-// Import implements Backend: the archive is spooled to a private file beside the
+// Import implements hostapi.Backend: the archive is spooled to a private file beside the
 // recordings (a zip is read from its end), bounded by the recordings' budget.
-func (l *Local) Import(ctx context.Context, archive io.Reader) (*Session, error) {
+func (l *Backend) Import(ctx context.Context, archive io.Reader) (*hostapi.Session, error) {
 	if l.rec == nil {
-		return nil, errRecordingOff
+		return nil, hostapi.ErrRecordingOff
 	}
 	f, err := os.CreateTemp(l.rec.Dir(), "upload-*.zip")
 	if err != nil {
-		return nil, apiErrorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
 	max := l.rec.Usage().MaxBytes
 	n, err := io.Copy(f, io.LimitReader(archive, max+1))
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "read the archive: %v", err)
+		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "read the archive: %v", err)
 	}
 	if n > max {
-		return nil, apiErrorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
+		return nil, hostapi.Errorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
 	}
 	sum, err := l.rec.Import(ctx, f, n, recording.ImportOptions{})
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
+		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := sessionOfInfo(recordedInfo(sum))
 	v.Recording = recordingOf(sum)
@@ -479,19 +479,19 @@ func (l *Local) Import(ctx context.Context, archive io.Reader) (*Session, error)
 }
 
 // client returns the tool client of a connected session.
-func (l *Local) client(id string) (*tools.Client, error) {
+func (l *Backend) client(id string) (*tools.Client, error) {
 	s, ok := l.srv.Session(id)
 	if !ok {
-		return nil, errSessionNotFound(id)
+		return nil, hostapi.SessionNotFound(id)
 	}
 	if s.State() != host.StateConnected {
-		return nil, apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "session %s is disconnected", id)
+		return nil, hostapi.Errorf(http.StatusConflict, wire.CodeSessionClosed, "session %s is disconnected", id)
 	}
 	return s.Tools(), nil
 }
 
-// Tools implements Backend.
-func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (*Tools, error) {
+// Tools implements hostapi.Backend.
+func (l *Backend) Tools(ctx context.Context, sessionID string, req hostapi.ToolsRequest) (*hostapi.Tools, error) {
 	c, err := l.client(sessionID)
 	if err != nil {
 		return nil, err
@@ -499,7 +499,7 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 	var cat *tools.Catalog
 	// A search looks into the schemas too, so it needs the definitions (fetched once, then
 	// cached by definitionRevision).
-	if req.Detail == DetailFull || req.Query != "" || req.Feature != "" {
+	if req.Detail == hostapi.DetailFull || req.Query != "" || req.Feature != "" {
 		cat, err = c.Catalog(ctx)
 	} else {
 		cat, err = c.Index(ctx)
@@ -507,18 +507,18 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 	if err != nil {
 		return nil, hostError(err)
 	}
-	out := &Tools{Schema: SchemaTools, SessionID: sessionID, Revision: cat.Revision, AvailabilityRevision: cat.AvailabilityRevision,
+	out := &hostapi.Tools{Schema: hostapi.SchemaTools, SessionID: sessionID, Revision: cat.Revision, AvailabilityRevision: cat.AvailabilityRevision,
 		TotalCount: len(cat.Tools), Categories: cat.Categories}
 	if req.IfRevision != "" && req.IfRevision == cat.Revision {
 		out.Unchanged = true
 		out.Tools = []wire.ToolEntry{}
 		return out, nil
 	}
-	out.Tools = FilterTools(cat.Tools, req)
+	out.Tools = hostapi.FilterTools(cat.Tools, req)
 	if req.MaxResults > 0 && len(out.Tools) > req.MaxResults {
 		out.Tools, out.Truncated = out.Tools[:req.MaxResults], true
 	}
-	if req.Detail != DetailFull {
+	if req.Detail != hostapi.DetailFull {
 		for i := range out.Tools {
 			out.Tools[i].ArgumentsSchema, out.Tools[i].ResultSchema, out.Tools[i].ArgumentEncoding = nil, nil, ""
 		}
@@ -527,33 +527,8 @@ func (l *Local) Tools(ctx context.Context, sessionID string, req ToolsRequest) (
 	return out, nil
 }
 
-// FilterTools applies a ToolsRequest's filters (not MaxResults) to catalog entries,
-// returning a new slice. Terms match as the app's own query filter does, and in the
-// entries' schemas too when they carry them.
-func FilterTools(entries []wire.ToolEntry, req ToolsRequest) []wire.ToolEntry {
-	search := catalog.ParseSearch(req.Query, req.Feature)
-	var policy wire.Policy
-	if req.Policy != "" {
-		policy, _ = wire.ParsePolicy(req.Policy)
-	}
-	out := make([]wire.ToolEntry, 0, len(entries))
-	for _, e := range entries {
-		switch {
-		case len(req.ToolIDs) > 0 && !slices.Contains(req.ToolIDs, e.ID):
-		case !strings.HasPrefix(e.ID, req.IDPrefix):
-		case req.Category != "" && e.Category != req.Category:
-		case req.Policy != "" && e.Policy != policy:
-		case req.ExecutableOnly && (e.Denial != nil || !e.IsExecutable()):
-		case !search.MatchesWithSchemas(&e):
-		default:
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Tool implements Backend.
-func (l *Local) Tool(ctx context.Context, sessionID, toolID string) (*Tool, error) {
+// Tool implements hostapi.Backend.
+func (l *Backend) Tool(ctx context.Context, sessionID, toolID string) (*hostapi.Tool, error) {
 	c, err := l.client(sessionID)
 	if err != nil {
 		return nil, err
@@ -561,7 +536,7 @@ func (l *Local) Tool(ctx context.Context, sessionID, toolID string) (*Tool, erro
 	e, err := c.Describe(ctx, toolID)
 	if err != nil {
 		if wire.CodeOf(err) == wire.CodeNotFound {
-			return nil, apiErrorf(http.StatusNotFound, wire.CodeNotFound, "%s", err.Error())
+			return nil, hostapi.Errorf(http.StatusNotFound, wire.CodeNotFound, "%s", err.Error())
 		}
 		return nil, hostError(err)
 	}
@@ -569,11 +544,11 @@ func (l *Local) Tool(ctx context.Context, sessionID, toolID string) (*Tool, erro
 	if cat := c.Cached(); cat != nil {
 		rev = cat.Revision
 	}
-	return &Tool{Schema: SchemaTool, SessionID: sessionID, Revision: rev, Tool: *e}, nil
+	return &hostapi.Tool{Schema: hostapi.SchemaTool, SessionID: sessionID, Revision: rev, Tool: *e}, nil
 }
 
-// Call implements Backend.
-func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error) {
+// Call implements hostapi.Backend.
+func (l *Backend) Call(ctx context.Context, sessionID string, req hostapi.CallRequest, progress func(hostapi.Progress)) (*hostapi.Call, error) {
 	c, err := l.client(sessionID)
 	if err != nil {
 		return nil, err
@@ -584,8 +559,8 @@ func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, pro
 	}
 	defer cancel()
 	start := time.Now()
-	res, err := c.Call(withProgress(ctx, progress), req.wireCall())
-	out := &Call{Schema: SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
+	res, err := c.Call(withProgress(ctx, progress), wireCall(req))
+	out := &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te
 		return out, nil
@@ -599,8 +574,8 @@ func (l *Local) Call(ctx context.Context, sessionID string, req CallRequest, pro
 	return out, nil
 }
 
-// Batch implements Backend.
-func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error) {
+// Batch implements hostapi.Backend.
+func (l *Backend) Batch(ctx context.Context, sessionID string, req hostapi.BatchRequest, progress func(hostapi.Progress)) (*hostapi.Batch, error) {
 	c, err := l.client(sessionID)
 	if err != nil {
 		return nil, err
@@ -608,9 +583,9 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	calls := make([]wire.Call, len(req.Calls))
 	for i, r := range req.Calls {
 		if r.TimeoutMS != 0 {
-			return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
+			return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
 		}
-		calls[i] = r.wireCall()
+		calls[i] = wireCall(r)
 	}
 	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
 	if err != nil {
@@ -619,7 +594,7 @@ func (l *Local) Batch(ctx context.Context, sessionID string, req BatchRequest, p
 	defer cancel()
 	start := time.Now()
 	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
-	out := &Batch{Schema: SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
+	out := &hostapi.Batch{Schema: hostapi.SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te
 		return out, nil
@@ -641,22 +616,22 @@ func withAnswerTimeout(ctx context.Context, ms int64) (context.Context, context.
 	switch {
 	case ms == 0:
 		return ctx, func() {}, nil
-	case ms < 0 || ms > MaxTimeoutMS:
-		return nil, nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "timeoutMs must be between 1 and %d", MaxTimeoutMS)
+	case ms < 0 || ms > hostapi.MaxTimeoutMS:
+		return nil, nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "timeoutMs must be between 1 and %d", hostapi.MaxTimeoutMS)
 	}
 	ctx, cancel := tools.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	return ctx, cancel, nil
 }
 
 // wireCall is the tool call r asks for.
-func (r CallRequest) wireCall() wire.Call {
+func wireCall(r hostapi.CallRequest) wire.Call {
 	return wire.Call{ToolID: r.ToolID, Arguments: r.Arguments, CallID: r.CallID, After: r.After}
 }
 
-func artifactsOf(list []tools.Artifact) []Artifact {
-	out := make([]Artifact, 0, len(list))
+func artifactsOf(list []tools.Artifact) []hostapi.Artifact {
+	out := make([]hostapi.Artifact, 0, len(list))
 	for _, a := range list {
-		v := Artifact{TransferID: a.TransferID, Path: a.Path, FileName: a.FileName, MimeType: a.MimeType, SizeBytes: a.SizeBytes, Status: tools.StatusComplete}
+		v := hostapi.Artifact{TransferID: a.TransferID, Path: a.Path, FileName: a.FileName, MimeType: a.MimeType, SizeBytes: a.SizeBytes, Status: tools.StatusComplete}
 		if a.Err != nil {
 			v.Status, v.Error, v.Path = tools.StatusFailed, a.Err.Error(), ""
 		}
@@ -666,12 +641,12 @@ func artifactsOf(list []tools.Artifact) []Artifact {
 }
 
 // toolError turns a tool's error or a host refusal into data; other errors give nil.
-func toolError(err error) *ToolError {
+func toolError(err error) *hostapi.ToolError {
 	var we *wire.Error
 	if !errors.As(err, &we) {
 		return nil
 	}
-	te := &ToolError{Error: *we, Kind: we.Kind()}
+	te := &hostapi.ToolError{Error: *we, Kind: we.Kind()}
 	if refusal, refused := errors.AsType[*tools.RefusalError](err); refused {
 		te.RefusedByHost = true
 		if refusal.Index >= 0 {
@@ -692,33 +667,33 @@ func hostError(err error) error {
 	if errors.As(err, &te) {
 		switch {
 		case errors.Is(err, tools.ErrTimeout), errors.Is(err, context.DeadlineExceeded): // timeoutMs
-			return apiErrorf(http.StatusGatewayTimeout, wire.CodeTimeout, "%v", err)
+			return hostapi.Errorf(http.StatusGatewayTimeout, wire.CodeTimeout, "%v", err)
 		case errors.Is(err, tools.ErrProtocol):
-			return apiErrorf(http.StatusBadGateway, wire.CodeProtocol, "%v", err)
+			return hostapi.Errorf(http.StatusBadGateway, wire.CodeProtocol, "%v", err)
 		case errors.Is(err, context.Canceled):
 			return err
 		}
-		return apiErrorf(http.StatusConflict, wire.CodeSessionClosed, "%v", err)
+		return hostapi.Errorf(http.StatusConflict, wire.CodeSessionClosed, "%v", err)
 	}
 	return err
 }
 
-// IssueInvite implements Backend.
-func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, error) {
+// IssueInvite implements hostapi.Backend.
+func (l *Backend) IssueInvite(_ context.Context, req hostapi.InviteRequest) (*hostapi.Invite, error) {
 	app := req.AppID
 	if app == "" {
 		app = pairing.AnyApp
 	}
 	if err := checkHostAddresses(req.HostAddresses); err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
+		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	inv, code, err := l.srv.IssueInvite(host.InviteOptions{AppID: app, AppName: req.AppName, Duration: time.Duration(req.DurationSeconds) * time.Second,
 		MaxToolPolicy: req.MaxToolPolicy, HostAddresses: req.HostAddresses})
 	if err != nil {
-		return nil, apiErrorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
+		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := inviteOf(inv, time.Now())
-	v.Schema = SchemaInvite
+	v.Schema = hostapi.SchemaInvite
 	v.Code = code
 	if d := inv.Document; d != nil && d.Discovery != nil {
 		v.HostAddresses = d.Discovery.HostAddresses
@@ -728,8 +703,8 @@ func (l *Local) IssueInvite(_ context.Context, req InviteRequest) (*Invite, erro
 
 // checkHostAddresses accepts IP addresses and host names, a few of them.
 func checkHostAddresses(list []string) error {
-	if len(list) > MaxHostAddresses {
-		return fmt.Errorf("at most %d host addresses, not %d", MaxHostAddresses, len(list))
+	if len(list) > hostapi.MaxHostAddresses {
+		return fmt.Errorf("at most %d host addresses, not %d", hostapi.MaxHostAddresses, len(list))
 	}
 	for _, a := range list {
 		if _, err := netip.ParseAddr(a); err == nil {
@@ -761,8 +736,8 @@ func validHostName(s string) bool {
 	return true
 }
 
-func inviteOf(inv host.Invite, now time.Time) Invite {
-	v := Invite{ID: inv.ID, AppID: inv.AppID, AppName: inv.AppName, MaxToolPolicy: inv.MaxToolPolicy, IssuedAt: inv.IssuedAt,
+func inviteOf(inv host.Invite, now time.Time) hostapi.Invite {
+	v := hostapi.Invite{ID: inv.ID, AppID: inv.AppID, AppName: inv.AppName, MaxToolPolicy: inv.MaxToolPolicy, IssuedAt: inv.IssuedAt,
 		ExpiresAt: inv.ExpiresAt, GrantExpiresAt: inv.GrantExpiresAt, Uses: inv.Uses, MaxUses: inv.MaxUses, RevokedAt: inv.RevokedAt, State: "open"}
 	if v.AppID == pairing.AnyApp {
 		v.AppID = ""
@@ -778,10 +753,10 @@ func inviteOf(inv host.Invite, now time.Time) Invite {
 	return v
 }
 
-// Invites implements Backend.
-func (l *Local) Invites(context.Context) (*Invites, error) {
+// Invites implements hostapi.Backend.
+func (l *Backend) Invites(context.Context) (*hostapi.Invites, error) {
 	now := time.Now()
-	out := &Invites{Schema: SchemaInvites, Invites: []Invite{}, Grants: []Grant{}}
+	out := &hostapi.Invites{Schema: hostapi.SchemaInvites, Invites: []hostapi.Invite{}, Grants: []hostapi.Grant{}}
 	for _, inv := range l.srv.ListInvites() {
 		out.Invites = append(out.Invites, inviteOf(inv, now))
 	}
@@ -791,8 +766,8 @@ func (l *Local) Invites(context.Context) (*Invites, error) {
 	return out, nil
 }
 
-func grantOf(g host.Grant, now time.Time) Grant {
-	v := Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
+func grantOf(g host.Grant, now time.Time) hostapi.Grant {
+	v := hostapi.Grant{ID: g.ID, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID, DeviceName: g.DeviceName,
 		MaxToolPolicy: g.MaxToolPolicy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt, RevokedAt: g.RevokedAt,
 		LastUsedAt: g.LastUsedAt, State: "active"}
 	if g.Mode == host.GrantInvite {
@@ -807,36 +782,56 @@ func grantOf(g host.Grant, now time.Time) Grant {
 	return v
 }
 
-// Revoke implements Backend.
-func (l *Local) Revoke(_ context.Context, id string) (*Revocation, error) {
+// Revoke implements hostapi.Backend.
+func (l *Backend) Revoke(_ context.Context, id string) (*hostapi.Revocation, error) {
 	r, err := l.srv.Revoke(id)
 	if err != nil {
 		if errors.Is(err, host.ErrNotFound) {
-			return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
+			return nil, hostapi.Errorf(http.StatusNotFound, wire.CodeResourceNotFound, "no invite or grant %q (see 'ansight pairing list')", id)
 		}
 		return nil, err
 	}
-	return &Revocation{Schema: SchemaRevoke, ID: r.ID, Revoked: true, Kind: r.Kind, GrantIDs: r.GrantIDs, SessionsEnded: r.Sessions}, nil
+	return &hostapi.Revocation{Schema: hostapi.SchemaRevoke, ID: r.ID, Revoked: true, Kind: r.Kind, GrantIDs: r.GrantIDs, SessionsEnded: r.Sessions}, nil
 }
 
-// Forget implements Backend.
-func (l *Local) Forget(_ context.Context, id string) (*Forgetting, error) {
+// Forget implements hostapi.Backend.
+func (l *Backend) Forget(_ context.Context, id string) (*hostapi.Forgetting, error) {
 	g, err := l.srv.Forget(id)
 	switch {
 	case errors.Is(err, host.ErrNotFound):
-		return nil, apiErrorf(http.StatusNotFound, wire.CodeResourceNotFound, "no pairing %q (see 'ansight pairing list')", id)
+		return nil, hostapi.Errorf(http.StatusNotFound, wire.CodeResourceNotFound, "no pairing %q (see 'ansight pairing list')", id)
 	case errors.Is(err, host.ErrGrantActive):
-		return nil, apiErrorf(http.StatusConflict, wire.CodeBadRequest, "pairing %q is active: revoke it first ('ansight pairing revoke %s')", id, id)
+		return nil, hostapi.Errorf(http.StatusConflict, wire.CodeBadRequest, "pairing %q is active: revoke it first ('ansight pairing revoke %s')", id, id)
 	case err != nil:
 		return nil, err
 	}
-	return &Forgetting{Schema: SchemaForget, ID: g.ID, Forgotten: true, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID}, nil
+	return &hostapi.Forgetting{Schema: hostapi.SchemaForget, ID: g.ID, Forgotten: true, Mode: g.Mode, AppID: g.AppID, DeviceID: g.DeviceID}, nil
 }
 
-// Shutdown implements Backend.
-func (l *Local) Shutdown(context.Context) error {
+// Events implements hostapi.Backend over the server's subscription, which never blocks
+// the session that changed.
+func (l *Backend) Events(ctx context.Context, fn func(hostapi.Event) error) error {
+	events, unsubscribe := l.srv.Subscribe(64)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-events:
+			if !ok {
+				return hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeSessionClosed, "the host stopped (it is shutting down)")
+			}
+			if err := fn(eventOf(ev)); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Shutdown implements hostapi.Backend.
+func (l *Backend) Shutdown(context.Context) error {
 	if l.shutdown == nil {
-		return apiErrorf(http.StatusNotImplemented, wire.CodeBadRequest, "this host cannot be stopped through the control API")
+		return hostapi.Errorf(http.StatusNotImplemented, wire.CodeBadRequest, "this host cannot be stopped through the control API")
 	}
 	go l.shutdown()
 	return nil

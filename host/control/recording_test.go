@@ -1,4 +1,4 @@
-package hostapi
+package control
 
 import (
 	"archive/zip"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/host"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -17,7 +18,7 @@ import (
 
 // recordingHost is a host that records, unstarted (nothing connects: the recorder is fed
 // directly), behind a real control socket.
-func recordingHost(t *testing.T, record bool) (*Client, *recording.Recorder) {
+func recordingHost(t *testing.T, record bool) (*hostapi.Client, *recording.Recorder) {
 	t.Helper()
 	var rec *recording.Recorder
 	opts := host.Options{}
@@ -35,7 +36,7 @@ func recordingHost(t *testing.T, record bool) (*Client, *recording.Recorder) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return serve(t, NewLocal(srv, LocalOptions{Version: "test", Recorder: rec})), rec
+	return serve(t, New(srv, Options{Version: "test", Recorder: rec})), rec
 }
 
 // TestRecordingsOverTheSocket drives every recording endpoint through the client: the
@@ -68,7 +69,7 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 	if err != nil || len(list.Sessions) != 1 {
 		t.Fatalf("recordings = %+v (%v)", list, err)
 	}
-	if s := list.Sessions[0]; s.ID != id || s.State != StateDisconnected || s.DeviceName != "Pixel 8" || s.MaxToolPolicy != wire.PolicyRead ||
+	if s := list.Sessions[0]; s.ID != id || s.State != hostapi.StateDisconnected || s.DeviceName != "Pixel 8" || s.MaxToolPolicy != wire.PolicyRead ||
 		s.Recording == nil || s.Recording.Records != 6 || s.Recording.Origin != "live" || !s.DisconnectedAt.Equal(t0.Add(time.Minute)) {
 		t.Errorf("recorded session = %+v %+v", s, s.Recording)
 	}
@@ -76,7 +77,7 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 		t.Errorf("a recorded session the registry does not hold: %+v (%v)", s, err)
 	}
 
-	texts := func(req RecordsRequest) string {
+	texts := func(req hostapi.RecordsRequest) string {
 		t.Helper()
 		p, err := c.Records(ctx, id, req)
 		if err != nil {
@@ -89,15 +90,15 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 		return strings.Join(out, "|")
 	}
 	for _, tc := range []struct {
-		req  RecordsRequest
+		req  hostapi.RecordsRequest
 		want string
 	}{
-		{RecordsRequest{Kinds: []recording.Kind{recording.KindLog}}, "log:[Info] started|log:[Error] payment declined|log:[Warning] slow"},
-		{RecordsRequest{Kinds: []recording.Kind{recording.KindLog}, Level: "warn"}, "log:[Error] payment declined|log:[Warning] slow"},
-		{RecordsRequest{Search: "PAYMENT"}, "log:[Error] payment declined"},
-		{RecordsRequest{Kinds: []recording.Kind{recording.KindLog, recording.KindState}, Since: t0.Add(2 * time.Second), Until: t0.Add(time.Hour)},
+		{hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordLog}}, "log:[Info] started|log:[Error] payment declined|log:[Warning] slow"},
+		{hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordLog}, Level: "warn"}, "log:[Error] payment declined|log:[Warning] slow"},
+		{hostapi.RecordsRequest{Search: "PAYMENT"}, "log:[Error] payment declined"},
+		{hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordLog, hostapi.RecordState}, Since: t0.Add(2 * time.Second), Until: t0.Add(time.Hour)},
 			"log:[Error] payment declined|log:[Warning] slow|state:disconnected"},
-		{RecordsRequest{Newest: true, Limit: 2}, "state:disconnected|frame:2x2"},
+		{hostapi.RecordsRequest{Newest: true, Limit: 2}, "state:disconnected|frame:2x2"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			if got := texts(tc.req); got != tc.want {
@@ -105,17 +106,17 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 			}
 		})
 	}
-	p, err := c.Records(ctx, id, RecordsRequest{Limit: 4})
+	p, err := c.Records(ctx, id, hostapi.RecordsRequest{Limit: 4})
 	if err != nil || len(p.Records) != 4 || p.Next == 0 {
 		t.Fatalf("first page %+v (%v)", p, err)
 	}
-	p, err = c.Records(ctx, id, RecordsRequest{After: p.Next})
+	p, err = c.Records(ctx, id, hostapi.RecordsRequest{After: p.Next})
 	if err != nil || len(p.Records) != 2 || p.Next != 0 {
 		t.Fatalf("second page %+v (%v)", p, err)
 	}
 
 	// A record's file.
-	fp, _ := c.Records(ctx, id, RecordsRequest{Kinds: []recording.Kind{recording.KindFrame}})
+	fp, _ := c.Records(ctx, id, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordFrame}})
 	b, err := c.Blob(ctx, id, fp.Records[0].Seq)
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +133,10 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 	// Follow: what is there, then what comes.
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	seen := make(chan recording.Record, 16)
+	seen := make(chan hostapi.Record, 16)
 	followed := make(chan error, 1)
 	go func() {
-		followed <- c.Follow(fctx, id, RecordsRequest{Kinds: []recording.Kind{recording.KindLog}, Level: "error"}, func(r recording.Record) error {
+		followed <- c.Follow(fctx, id, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordLog}, Level: "error"}, func(r hostapi.Record) error {
 			seen <- r
 			return nil
 		})
@@ -155,7 +156,7 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 
 	// Export, redacted, and import it back as a new recording.
 	var zipped bytes.Buffer
-	if err := c.Export(ctx, id, ExportRequest{Redact: []string{"data"}}, &zipped); err != nil {
+	if err := c.Export(ctx, id, hostapi.ExportRequest{Redact: []string{"data"}}, &zipped); err != nil {
 		t.Fatal(err)
 	}
 	zr, err := zip.NewReader(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
@@ -176,10 +177,10 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 	if imported.ID != id+"-import-1" || imported.Recording == nil || imported.Recording.Origin != "import" || imported.Recording.Records != 8 {
 		t.Errorf("imported %+v %+v", imported, imported.Recording)
 	}
-	if got := texts(RecordsRequest{Kinds: []recording.Kind{recording.KindLog}, Newest: true, Limit: 1}); got != "log:[Error] later" {
+	if got := texts(hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordLog}, Newest: true, Limit: 1}); got != "log:[Error] later" {
 		t.Errorf("the original's last log = %s", got)
 	}
-	ip, _ := c.Records(ctx, imported.ID, RecordsRequest{Kinds: []recording.Kind{recording.KindLog}, Limit: 1})
+	ip, _ := c.Records(ctx, imported.ID, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordLog}, Limit: 1})
 	if len(ip.Records) != 1 || strings.Contains(string(ip.Records[0].Data), "started") {
 		t.Errorf("imported log not redacted: %+v", ip.Records)
 	}
@@ -187,13 +188,13 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 	// Refusals.
 	for name, err := range map[string]error{
 		"unknown kind": func() error {
-			_, err := c.Records(ctx, id, RecordsRequest{Kinds: []recording.Kind{"nope"}})
+			_, err := c.Records(ctx, id, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{"nope"}})
 			return err
 		}(),
-		"unknown level":      func() error { _, err := c.Records(ctx, id, RecordsRequest{Level: "loud"}); return err }(),
-		"no session":         func() error { _, err := c.Records(ctx, "nosuch-001", RecordsRequest{}); return err }(),
-		"follow, no session": c.Follow(ctx, "nosuch-001", RecordsRequest{}, func(recording.Record) error { return nil }),
-		"export, no session": c.Export(ctx, "nosuch-001", ExportRequest{}, io.Discard),
+		"unknown level":      func() error { _, err := c.Records(ctx, id, hostapi.RecordsRequest{Level: "loud"}); return err }(),
+		"no session":         func() error { _, err := c.Records(ctx, "nosuch-001", hostapi.RecordsRequest{}); return err }(),
+		"follow, no session": c.Follow(ctx, "nosuch-001", hostapi.RecordsRequest{}, func(hostapi.Record) error { return nil }),
+		"export, no session": c.Export(ctx, "nosuch-001", hostapi.ExportRequest{}, io.Discard),
 		"not an archive":     func() error { _, err := c.Import(ctx, strings.NewReader("PK not a zip")); return err }(),
 	} {
 		if err == nil {
@@ -212,7 +213,7 @@ func TestRecordingOff(t *testing.T) { // not parallel: Listen sets the process u
 	if l, err := c.Recordings(ctx); err != nil || len(l.Sessions) != 0 {
 		t.Errorf("recordings %+v (%v)", l, err)
 	}
-	if _, err := c.Records(ctx, "a-001", RecordsRequest{}); wire.CodeOf(err) != wire.CodeRecordingOff {
+	if _, err := c.Records(ctx, "a-001", hostapi.RecordsRequest{}); wire.CodeOf(err) != wire.CodeRecordingOff {
 		t.Errorf("records: %v", err)
 	}
 }
