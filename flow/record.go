@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/uitree"
 )
@@ -29,10 +30,6 @@ type Traffic struct {
 	Data    jsontext.Value
 	Payload jsontext.Value
 }
-
-// OriginInternal is the origin of the host's own calls (its catalog polls and evidence),
-// left out of recorded flows unless asked for.
-const OriginInternal = "internal"
 
 // RecordOptions chooses what a recorded flow holds and names it.
 type RecordOptions struct {
@@ -152,7 +149,7 @@ func exchanges(traffic []Traffic, opts RecordOptions) ([]exchange, error) {
 
 func keepOrigin(origin string, origins []string) bool {
 	if len(origins) == 0 {
-		return origin != OriginInternal
+		return origin != hostapi.OriginInternal
 	}
 	for _, o := range origins {
 		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) {

@@ -30,13 +30,15 @@ type SessionTarget struct {
 // contextBound: every call of the host API ends when its context does.
 func (SessionTarget) contextBound() {}
 
-// Call calls a tool of the session.
+// Call calls a tool of the session, as origin "flow" (recorded with the call).
 func (s SessionTarget) Call(ctx context.Context, req hostapi.CallRequest) (*hostapi.Call, error) {
+	req.Origin = hostapi.OriginFlow
 	return s.Backend.Call(ctx, s.SessionID, req, nil)
 }
 
-// Batch sends a batch to the session.
+// Batch sends a batch to the session, as origin "flow".
 func (s SessionTarget) Batch(ctx context.Context, req hostapi.BatchRequest) (*hostapi.Batch, error) {
+	req.Origin = hostapi.OriginFlow
 	return s.Backend.Batch(ctx, s.SessionID, req, nil)
 }
 

@@ -2,15 +2,12 @@ package tools
 
 import "context"
 
-// OriginInternal is the origin the host's own requests carry (catalog polls, evidence it
-// gathers itself): recorded flows leave them out by default.
-const OriginInternal = "internal"
-
 type originKey struct{}
 
 // WithOrigin returns ctx carrying the origin of the requests made with it — who asked: "cli",
-// "player", "mcp:<client name>", "flow", OriginInternal — which the traffic events report
-// (wire.TrafficEvent.Origin) and recordings keep.
+// "player", "mcp:<client name>", "flow", "internal" for the host's own (hostapi's Origin
+// constants) — which the traffic events report (wire.TrafficEvent.Origin) and recordings
+// keep.
 func WithOrigin(ctx context.Context, origin string) context.Context {
 	return context.WithValue(ctx, originKey{}, origin)
 }

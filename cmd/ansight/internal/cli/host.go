@@ -164,7 +164,7 @@ every host of the fleet. Other machines then reach its sessions with
 			if err != nil {
 				return err
 			}
-			if fc, ok := b.(*fleet.Client); ok {
+			if fc, ok := fleetOf(b); ok {
 				return g.printFleetHosts(fc)
 			}
 			st, err := b.Status(c.Context())

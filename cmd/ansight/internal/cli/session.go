@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 )
 
@@ -62,7 +61,7 @@ app, or in one state (--connected is the official CLI's --state connected).`,
 				return nil
 			}
 			if len(s.Sessions) == 0 {
-				if fc, ok := b.(*fleet.Client); ok {
+				if fc, ok := fleetOf(b); ok {
 					printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
 					return nil
 				}

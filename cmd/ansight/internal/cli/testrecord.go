@@ -104,7 +104,7 @@ func (g *globals) runTestRecord(ctx context.Context, o testRecordOptions, args [
 // payloads kept as files.
 func recordedTraffic(ctx context.Context, b hostapi.Backend, id string, since, until time.Time) ([]flow.Traffic, error) {
 	var out []flow.Traffic
-	req := hostapi.RecordsRequest{Kinds: []recording.Kind{recording.KindTraffic}, Since: since, Until: until, Limit: recording.MaxLimit}
+	req := hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordTraffic}, Since: since, Until: until, Limit: recording.MaxLimit}
 	for {
 		page, err := b.Records(ctx, id, req)
 		if err != nil {
