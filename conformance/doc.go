@@ -22,6 +22,14 @@
 // broken might, hence the opt-in. The Scenario's calls (availability toggles, a large
 // result, an artifact) are run as given: whoever writes them vouches for them.
 //
+// The tools.* checks look at the official SDKs' standard tools when the app offers them
+// as read tools — files.* (descriptor, version token, content encodings, chunks that
+// follow nextRequest to the end, checksums, a path out of every root refused), data.*
+// (databases, schema, a query's rows and typed cells; two statements and a CREATE TEMP
+// TABLE refused), prefs.* (keys, values with their types) and artifacts.* (the descriptor
+// as the result object itself, the only place the official host registers a transfer).
+// They only read: no file, row or preference of the app is changed.
+//
 // # Where the protocol leaves room
 //
 // Checks follow the protocol reference (docs/protocol), and accept the variants hosts

@@ -16,9 +16,21 @@ import (
 func newDemoApp(t testing.TB) *app.App {
 	t.Helper()
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
-	if err := notes.New(notes.Options{}).Register(a); err != nil {
+	m := notes.New(notes.Options{})
+	if err := m.Register(a); err != nil {
 		t.Fatal(err)
 	}
+	// The standard file, data and preference tools too, so the tools.* checks run.
+	dir, cleanup, err := m.RegisterFiles(a, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	stop, err := m.RegisterData(a, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
 	return a
 }
 

@@ -73,7 +73,7 @@ func Checks() []string {
 }
 
 func allChecks() []check {
-	return slices.Concat(catalogChecks, envelopeChecks, callChecks, batchChecks, encodingChecks, asftChecks, malformedChecks, finalChecks)
+	return slices.Concat(catalogChecks, envelopeChecks, callChecks, batchChecks, encodingChecks, asftChecks, toolChecks, malformedChecks, finalChecks)
 }
 
 // Run runs the suite against target and returns the report. It never fails as a whole:

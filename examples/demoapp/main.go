@@ -115,6 +115,12 @@ func run() int {
 		return 1
 	}
 	defer cleanup()
+	closeDB, err := model.RegisterData(a, dir) // notes.db and settings.json in the same directory
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demoapp:", err)
+		return 1
+	}
+	defer closeDB()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

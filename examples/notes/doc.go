@@ -15,7 +15,9 @@
 // the app's own: notes.*, settings.set_dark_mode, account.sign_in/sign_out, sync.status
 // and sync.push (unavailable until an account is signed in), app.get_state, app.reset,
 // and tools for benchmarks (synthetic tools, a large result, a generated file).
-// [Model.RegisterFiles] adds the file tools over a directory and the notes export.
+// [Model.RegisterFiles] adds the file tools over a directory and the notes export;
+// [Model.RegisterData] keeps the notes in a SQLite file there (notes.db) and adds the data
+// tools over it, and the preference tools over its settings.json.
 // [Model.ServeSync] makes sync real: it starts a small sync server on loopback and sends
 // every sync (sync.push, the Sync button) to it as an HTTP request through the
 // http.RoundTripper it is given — the telemetry package's, in the demo, so that the host

@@ -1,6 +1,7 @@
 package notes
 
 import (
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -76,6 +77,8 @@ type Model struct {
 	// the failure of the Sync button's upload, shown when its progress ends.
 	sync    *syncClient
 	syncErr error
+	// db, when set, holds the notes as they change (RegisterData).
+	db *sql.DB
 
 	screen string
 	search string
@@ -126,6 +129,7 @@ func (m *Model) reset(samples bool) {
 			m.addNote(s.title, s.body, at)
 		}
 	}
+	m.persist()
 }
 
 // toList shows the list screen with a cleared editor. Callers hold mu.
@@ -159,11 +163,13 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// changed records a change of the notes for the next sync. Callers hold mu.
+// changed records a change of the notes for the next sync, and in the notes database
+// (RegisterData). Callers hold mu.
 func (m *Model) changed() {
 	if m.account != "" {
 		m.pending++
 	}
+	m.persist()
 }
 
 // addNote appends a note. Callers hold mu.
