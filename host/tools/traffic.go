@@ -1,8 +1,8 @@
 package tools
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"sync"
 	"time"
 
