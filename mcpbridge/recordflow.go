@@ -1,0 +1,54 @@
+package mcpbridge
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/flow"
+	"github.com/ansight-go/ansight/hostapi"
+)
+
+// ansight_record_flow gives an agent what it did as a flow (docs/flows.md): the calls of a
+// session that the host recorded with this client's origin (mcp:<its name>), through
+// flow.Record — the deterministic script an agent's exploration leaves behind.
+
+type recordFlowInput struct {
+	selector
+	Name string `json:"name,omitzero"`
+}
+
+type recordFlowOutput struct {
+	SessionID string `json:"sessionId"`
+	Origin    string `json:"origin"`
+	Steps     int    `json:"steps"`
+	Flow      string `json:"flow"`
+}
+
+func (br *Bridge) recordFlow(ctx context.Context, _ *mcp.CallToolRequest, in *recordFlowInput) (*mcp.CallToolResult, error) {
+	sess, err := br.session(ctx, in.selector)
+	if err != nil {
+		return br.fail(err, in.SessionID, "")
+	}
+	origin := originOf(ctx)
+	var traffic []flow.Traffic
+	rr := hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordTraffic}, Limit: 10_000}
+	for {
+		page, err := br.backend.Records(ctx, sess.ID, rr)
+		if err != nil {
+			return br.fail(err, sess.ID, "")
+		}
+		for _, r := range page.Records {
+			traffic = append(traffic, flow.Traffic{At: r.At, Data: r.Data})
+		}
+		if page.Next == 0 || len(page.Records) == 0 {
+			break
+		}
+		rr.After = page.Next
+	}
+	text, steps, err := flow.Record(traffic, flow.RecordOptions{Name: in.Name, AppID: sess.AppID, Session: sess.ID, Origins: []string{origin}})
+	if err != nil {
+		return br.fail(err, sess.ID, "")
+	}
+	return structured(recordFlowOutput{SessionID: sess.ID, Origin: origin, Steps: steps, Flow: string(text)}, false)
+}
