@@ -222,10 +222,9 @@ func (h *testHost) waitSession(appID string) string {
 // a guard against hanging, never a timing assertion).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	for !cond() { // however long a busy machine takes: go test's -timeout bounds a hang
+		if t.Context().Err() != nil {
+			t.Fatalf("the test ended waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

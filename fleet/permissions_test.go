@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats-server/v2/server"
@@ -116,7 +115,7 @@ func TestExampleConfigPermissions(t *testing.T) {
 			if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), "ansight.lab.host.a.>") {
 				t.Errorf("subscription error = %v", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-t.Context().Done():
 			t.Error("the server let ci subscribe to a host's requests")
 		}
 	})

@@ -101,8 +101,7 @@ func (h *harness) udpExchange(t *testing.T, datagram []byte) []byte {
 	if _, err := c.Write(datagram); err != nil {
 		t.Fatal(err)
 	}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 64<<10) // no read deadline: the reply comes however busy the machine
 	n, err := c.Read(buf)
 	if err != nil {
 		t.Fatalf("no enrollment reply: %v", err)
@@ -153,9 +152,7 @@ func (h *harness) connect(t *testing.T, a app) transport.Conn {
 
 func readText(t *testing.T, c transport.Conn) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	typ, b, err := c.Read(ctx)
+	typ, b, err := c.Read(t.Context()) // however long a busy machine takes
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
@@ -182,10 +179,9 @@ func control(t *testing.T, c transport.Conn, req string) string {
 // waitFor polls cond until it holds; only a generous deadline, never a threshold.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	for !cond() { // however long a busy machine takes: go test's -timeout bounds a hang
+		if t.Context().Err() != nil {
+			t.Fatalf("the test ended waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -197,13 +193,11 @@ func (h *Server) sessionFor(t *testing.T, appID string) *Session {
 	return h.waitSession(t, "a session of "+appID, func(s *Session) bool { return s.AppID() == appID && s.State() == StateConnected })
 }
 
-// waitSession waits for a session that match accepts (Server.WaitSession), failing the
-// test after a generous deadline.
+// waitSession waits for a session that match accepts (Server.WaitSession), for as long as
+// the test runs.
 func (h *Server) waitSession(t *testing.T, what string, match func(*Session) bool) *Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	s, err := h.WaitSession(ctx, match)
+	s, err := h.WaitSession(t.Context(), match)
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/pairing"
@@ -451,8 +450,7 @@ func TestWaitSession(t *testing.T) {
 	a := newApp("com.example.wait")
 	conn := h.connect(t, a)
 	connected := h.sessionFor(t, a.appID)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
+	ctx := t.Context()
 	if got, err := h.WaitSession(ctx, func(s *Session) bool { return s.AppID() == a.appID }); err != nil || got != connected {
 		t.Fatalf("an existing session: %v, %v", got, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -180,8 +179,7 @@ func TestHandlerRejectsBadBodies(t *testing.T) { // not parallel: Listen sets th
 func TestNoHost(t *testing.T) {
 	t.Parallel()
 	c := NewClient(filepath.Join(t.TempDir(), "none.sock"))
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
+	ctx := t.Context()
 	if _, err := c.Status(ctx); !errors.Is(err, ErrHostUnavailable) {
 		t.Errorf("Status without a host: %v", err)
 	}
@@ -259,7 +257,7 @@ func TestRouteTable(t *testing.T) {
 // stops following.
 func TestEventsOverTheSocket(t *testing.T) { // not parallel: Listen sets the process umask for a moment
 	c := serve(t, &eventsBackend{events: []Event{{Kind: EventConnected, SessionID: "app-001"}, {Kind: EventUpdated}}})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // however long a busy machine takes
 	defer cancel()
 	var got []Event
 	stop := errors.New("enough")

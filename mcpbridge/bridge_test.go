@@ -107,12 +107,13 @@ func text(t *testing.T, res *mcp.CallToolResult, v any) string {
 	if !ok {
 		t.Fatalf("content[0] is %T", res.Content[0])
 	}
+	plain := Unframe(tc.Text)
 	if v != nil {
-		if err := wire.Unmarshal([]byte(tc.Text), v); err != nil {
+		if err := wire.Unmarshal([]byte(plain), v); err != nil {
 			t.Fatalf("decode %s: %v", tc.Text, err)
 		}
 	}
-	return tc.Text
+	return plain
 }
 
 // checkSchema validates instance against schema with a standard JSON Schema validator.

@@ -30,6 +30,8 @@ type callInput struct {
 	callSpec
 	// Snapshot asks for a snapshot of the screen once the call ended.
 	Snapshot bool `json:"snapshot,omitzero"`
+	// TimeoutMS is the agent's limit for the call (0: the host derives one).
+	TimeoutMS int64 `json:"timeoutMs,omitzero"`
 }
 
 // outcome is how one call ended, in a call's answer and in each item of a batch's. A
@@ -60,6 +62,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 		return br.fail(err, in.SessionID, in.ToolID)
 	}
 	call := in.request()
+	call.TimeoutMS = in.TimeoutMS
 	if err := br.expandRef(sess.ID, &call); err != nil {
 		return br.fail(err, sess.ID, in.ToolID)
 	}
@@ -74,7 +77,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
 	br.fitCall(&out)
-	return structured(out, !out.Success, images...)
+	return appStructured(out, !out.Success, images...)
 }
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
@@ -184,6 +187,7 @@ type batchInput struct {
 	Calls           []callSpec `json:"calls"`
 	ContinueOnError bool       `json:"continueOnError,omitzero"`
 	Snapshot        bool       `json:"snapshot,omitzero"`
+	TimeoutMS       int64      `json:"timeoutMs,omitzero"`
 }
 
 type batchOutput struct {
@@ -212,7 +216,7 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 		return br.fail(err, in.SessionID, "")
 	}
 	ids := make([]string, len(in.Calls))
-	batch := hostapi.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]hostapi.CallRequest, len(in.Calls))}
+	batch := hostapi.BatchRequest{ContinueOnError: in.ContinueOnError, Calls: make([]hostapi.CallRequest, len(in.Calls)), TimeoutMS: in.TimeoutMS}
 	for i, c := range in.Calls {
 		ids[i], batch.Calls[i] = c.ToolID, c.request()
 		if err := br.expandRef(sess.ID, &batch.Calls[i]); err != nil {
@@ -259,5 +263,5 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
 	br.fitBatch(&out)
-	return structured(out, !out.Success, images...)
+	return appStructured(out, !out.Success, images...)
 }

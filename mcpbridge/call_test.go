@@ -90,12 +90,31 @@ func TestCall(t *testing.T) {
 		for _, args := range []map[string]any{
 			{},
 			{"toolId": ""},
-			{"toolId": "x", "arguments": "not an object"},
+			{"toolId": "x", "arguments": "[1]"},
 			{"toolId": "x", "after": map[string]any{"include": []string{"video"}}},
 			{"toolId": "x", "after": map[string]any{"delayMilliseconds": 5000}},
 		} {
 			if e := errorOf(t, h.call(ToolCallAppTool, args)); e.Code != wire.CodeArgumentsSchemaInvalid {
 				t.Errorf("%v: %+v", args, e)
+			}
+		}
+		// JSON text that is not JSON says where.
+		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "x", "arguments": "not an object"}))
+		if e.Code != wire.CodeArgumentsInvalid || !strings.Contains(e.Message, "/arguments is JSON text") {
+			t.Errorf("%+v", e)
+		}
+	})
+	// The portable schema asks for arguments as JSON text; the object itself works too,
+	// and both reach the app as the same object.
+	t.Run("arguments as JSON text", func(t *testing.T) {
+		for _, args := range []any{`{"text":"milk"}`, map[string]any{"text": "milk"}} {
+			before := len(f.received())
+			if res := h.call(ToolCallAppTool, map[string]any{"toolId": "notes.list", "arguments": args}); res.IsError {
+				t.Fatalf("%v: %s", args, text(t, res, nil))
+			}
+			got := f.received()
+			if len(got) != before+1 || string(got[before].Arguments) != `{"text":"milk"}` {
+				t.Fatalf("%v: the app received %s", args, got[len(got)-1].Arguments)
 			}
 		}
 	})

@@ -53,7 +53,7 @@ func (br *Bridge) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in *
 			MaxToolPolicy: s.MaxToolPolicy, Revision: s.Revision, ToolCount: s.ToolCount,
 		})
 	}
-	return structured(out, false)
+	return appStructured(out, false) // names and devices are the apps' words
 }
 
 type searchInput struct {
@@ -145,7 +145,7 @@ func (br *Bridge) search(ctx context.Context, _ *mcp.CallToolRequest, in *search
 	if out.Truncated {
 		out.Categories = categories
 	}
-	return structured(out, false)
+	return appStructured(out, false)
 }
 
 type describeInput struct {
@@ -177,5 +177,5 @@ func (br *Bridge) describe(ctx context.Context, _ *mcp.CallToolRequest, in *desc
 	if v.denial != nil {
 		e.Executable = new(false)
 	}
-	return structured(describeOutput{SessionID: sess.ID, Revision: t.Revision, Tool: e}, false)
+	return appStructured(describeOutput{SessionID: sess.ID, Revision: t.Revision, Tool: e}, false)
 }

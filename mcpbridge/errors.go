@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -35,6 +36,9 @@ type callError struct {
 	Kind      wire.Kind      `json:"kind,omitzero"`
 	RefusedBy string         `json:"refusedBy,omitzero"`
 	Hint      string         `json:"hint,omitzero"`
+	// fromApp: the app wrote some of it (a tool's error, a denial's reason, a remediation
+	// in the hint), so its text is framed as the app's.
+	fromApp bool
 }
 
 func (e *callError) Error() string { return string(e.Code) + ": " + e.Message }
@@ -46,7 +50,7 @@ func failf(code wire.Code, format string, args ...any) *callError {
 
 // fromToolError converts the host's view of a failed call.
 func (br *Bridge) fromToolError(te *hostapi.ToolError) *callError {
-	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind}
+	e := &callError{Code: te.Code, Message: te.Message, Retryable: te.Retryable, Details: te.Details, Kind: te.Kind, fromApp: true}
 	if te.RefusedByHost {
 		e.RefusedBy = refusedByHost
 	}
@@ -58,7 +62,7 @@ func (br *Bridge) fromToolError(te *hostapi.ToolError) *callError {
 
 // fromWireError converts an error inside a batch item or evidence.
 func (br *Bridge) fromWireError(we *wire.Error) *callError {
-	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: we.Kind()})
+	return br.explain(&callError{Code: we.Code, Message: we.Message, Retryable: we.Retryable, Details: we.Details, Kind: we.Kind(), fromApp: true})
 }
 
 // asCallError turns a backend failure into an explained callError. Cancellation stays a Go
@@ -134,7 +138,7 @@ func (br *Bridge) hintFor(e *callError) string {
 	case wire.CodeStaleNodeReference, wire.CodeUnknownRef:
 		return "The screen changed since that reference was captured: call ansight_snapshot and use a ref from the new snapshot."
 	case wire.CodeTimeout:
-		return "The app did not answer in time. Retry once; if it fails again, report it."
+		return timeoutHint(e.Message)
 	case wire.CodeArtifactFailed:
 		return "The tool ran (see result) but a file it sent did not reach the host. Repeat a read tool once; after a write tool, check the app's state before repeating anything."
 	case wire.CodeResultNotFound:
@@ -147,6 +151,23 @@ func (br *Bridge) hintFor(e *callError) string {
 		return "Retry once; if it fails again, report it."
 	}
 	return ""
+}
+
+// timeoutHint says what to do about a call the host stopped waiting for: give it more
+// time when it needs it (the limit is in the host's message, "within 25s"), and mind that
+// the app may still be running the first one.
+func timeoutHint(message string) string {
+	next := "a larger timeoutMs"
+	if _, after, ok := strings.Cut(message, " within "); ok {
+		word, _, _ := strings.Cut(after, " ")
+		if d, err := time.ParseDuration(word); err == nil && d > 0 {
+			ms := min(2*d.Milliseconds(), hostapi.MaxTimeoutMS)
+			next = fmt.Sprintf("timeoutMs: %d", ms)
+		}
+	}
+	return "The host stopped waiting at its limit (see message); the app may still be running the call. " +
+		"If the tool needs longer (a long ui.wait, a slow export), call again with " + next + ". " +
+		"Otherwise the app may be busy or stuck: after a write tool, check the app's state before repeating it; retry a read tool once, then report."
 }
 
 // unavailableHint says what makes an unavailable tool available: the app's remediation

@@ -42,6 +42,7 @@ type exposedTool struct {
 	toolID      string            // the app's tool id
 	fingerprint [sha256.Size]byte // of its MCP definition: replaced only when it changes
 	structured  bool              // it declares an output schema
+	text        []textPath        // where its portable schema asks for JSON text
 }
 
 func newExposer(br *Bridge, target string) *exposer {
@@ -110,7 +111,7 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 	names := exposedNames(ids)
 	desired := map[string]desiredTool{}
 	for _, e := range callable {
-		t, err := mcpTool(e, names)
+		t, text, err := mcpTool(e, names, x.br.opts.SchemaProfile)
 		if err != nil {
 			x.br.opts.Logger.Warn("mcp: not exposing an app tool", "tool", e.ID, "err", err)
 			continue
@@ -119,7 +120,7 @@ func (x *exposer) sync(ctx context.Context) (changed bool, err error) {
 			x.br.opts.Logger.Warn("mcp: two app tools map to one name", "name", t.Name, "tools", []string{other.toolID, e.ID})
 			continue
 		}
-		desired[t.Name] = desiredTool{t, e.ID}
+		desired[t.Name] = desiredTool{t, e.ID, text}
 	}
 	return x.apply(sess.ID, full.Revision, full.AvailabilityRevision, desired), nil
 }
@@ -148,6 +149,7 @@ func (x *exposer) resolve(ctx context.Context) (*hostapi.Session, error) {
 type desiredTool struct {
 	*mcp.Tool
 	toolID string
+	text   []textPath
 }
 
 // apply replaces the exposed tools by desired, touching only those that changed, so that
@@ -173,7 +175,7 @@ func (x *exposer) apply(sessionID, revision, availability string, desired map[st
 		if old, ok := x.tools[name]; ok && old.fingerprint == fp && old.toolID == t.toolID {
 			continue
 		}
-		x.tools[name] = exposedTool{toolID: t.toolID, fingerprint: fp, structured: t.OutputSchema != nil}
+		x.tools[name] = exposedTool{toolID: t.toolID, fingerprint: fp, structured: t.OutputSchema != nil, text: t.text}
 		x.br.server.AddTool(t.Tool, x.handler(name))
 		changed = true
 	}
@@ -186,13 +188,12 @@ func fingerprint(t *mcp.Tool) [sha256.Size]byte {
 	return sha256.Sum256(b)
 }
 
-// current is the session the exposed tools belong to ("" when none), the app tool the
-// name stands for, and whether it declares an output schema.
-func (x *exposer) current(name string) (sessionID, toolID string, structured bool) {
+// current is the session the exposed tools belong to ("" when none) and what is known of
+// the tool the name stands for.
+func (x *exposer) current(name string) (sessionID string, t exposedTool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	t := x.tools[name]
-	return x.sessionID, t.toolID, t.structured
+	return x.sessionID, x.tools[name]
 }
 
 // handler calls the app tool behind the exposed name. Its result is the tool's result
@@ -202,17 +203,21 @@ func (x *exposer) current(name string) (sessionID, toolID string, structured boo
 func (x *exposer) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		br := x.br
-		sid, toolID, structured := x.current(name)
-		if sid == "" || toolID == "" {
+		sid, tool := x.current(name)
+		if sid == "" || tool.toolID == "" {
 			return br.failText(failf(wire.CodeNoSession, "the app of %q is not connected", x.target))
 		}
 		sess, err := br.session(ctx, selector{SessionID: sid})
 		if err != nil {
 			return br.failText(err)
 		}
-		call := hostapi.CallRequest{ToolID: toolID}
+		call := hostapi.CallRequest{ToolID: tool.toolID}
 		if a := req.Params.Arguments; len(a) > 0 && string(a) != "null" {
-			call.Arguments = jsontext.Value(a)
+			// The app's own schema validates what the JSON text holds.
+			if call.Arguments, err = decodeText(jsontext.Value(a), tool.text); err != nil {
+				return br.failText(&callError{Code: wire.CodeArgumentsInvalid, RefusedBy: refusedByBridge, Message: "invalid arguments: " + err.Error(),
+					Hint: "Give the members the schema asks for as JSON text as a string holding JSON."})
+			}
 		}
 		if err := br.expandRef(sid, &call); err != nil {
 			return br.failText(err)
@@ -229,7 +234,7 @@ func (x *exposer) handler(name string) mcp.ToolHandler {
 		if e := br.artifactFailure(res.Artifacts); e != nil {
 			return br.failText(e)
 		}
-		return br.appResult(res, structured)
+		return br.appResult(res, tool.structured)
 	}
 }
 
@@ -258,9 +263,9 @@ func (br *Bridge) appResult(res *hostapi.Call, asStructured bool) (*mcp.CallTool
 		}{t})
 		out.Content = append(out.Content, &mcp.TextContent{Text: string(b)})
 	case len(result) == 0:
-		out.Content = append(out.Content, &mcp.TextContent{Text: cmp.Or(message, "ok")})
+		out.Content = append(out.Content, appText(cmp.Or(message, "ok")))
 	default:
-		out.Content = append(out.Content, &mcp.TextContent{Text: string(result)})
+		out.Content = append(out.Content, appJSON(result))
 		if asStructured && result.Kind() == '{' {
 			out.StructuredContent = result
 		}
@@ -271,7 +276,7 @@ func (br *Bridge) appResult(res *hostapi.Call, asStructured bool) (*mcp.CallTool
 		if a.Image != "" {
 			line += ": image " + a.Image
 		}
-		out.Content = append(out.Content, &mcp.TextContent{Text: line})
+		out.Content = append(out.Content, appText(line)) // the file's name and type are the app's
 	}
 	out.Content = append(out.Content, images...)
 	return out, nil
@@ -290,28 +295,42 @@ func (br *Bridge) failText(err error) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, IsError: true}, nil
+	var text mcp.Content = &mcp.TextContent{Text: string(b)}
+	if ce.fromApp {
+		text = appJSON(b)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{text}, IsError: true}, nil
 }
 
-// mcpTool is the MCP form of an app tool, named as names says (exposedNames), or an error
-// saying why it cannot be exposed. The app's id stays in the description and in _meta.
-func mcpTool(e *wire.ToolEntry, names map[string]string) (*mcp.Tool, error) {
+// mcpTool is the MCP form of an app tool, named as names says (exposedNames), with its
+// input schema in profile and where that schema asks for JSON text, or an error saying why
+// it cannot be exposed. The app's id stays in the description and in _meta.
+func mcpTool(e *wire.ToolEntry, names map[string]string, profile SchemaProfile) (*mcp.Tool, []textPath, error) {
 	name := names[e.ID]
 	if !clientToolName.MatchString(name) {
-		return nil, fmt.Errorf("no client-safe name for %q", e.ID)
+		return nil, nil, fmt.Errorf("no client-safe name for %q", e.ID)
 	}
 	in, err := clientSchema(e.ArgumentsSchema, true)
 	if err != nil {
-		return nil, fmt.Errorf("argumentsSchema: %w", err)
+		return nil, nil, fmt.Errorf("argumentsSchema: %w", err)
 	}
-	t := &mcp.Tool{Name: name, Title: e.Name, InputSchema: in,
+	var text []textPath
+	if profile == SchemaPortable {
+		if in, text, err = portableSchema(in); err != nil {
+			return nil, nil, fmt.Errorf("argumentsSchema: %w", err)
+		}
+	}
+	// What the app wrote in names and descriptions reaches the model outside any frame:
+	// hidden characters are shown escaped (cleanDescription).
+	in = cleanSchemaText(in)
+	t := &mcp.Tool{Name: name, Title: cleanDescription(e.Name), InputSchema: in,
 		Meta: mcp.Meta{MetaToolID: e.ID, MetaPolicy: string(e.Policy)}}
 	// An output schema binds the result to structured content, which MCP clients want to be
 	// an object: only object results get one.
 	if out, err := clientSchema(e.ResultSchema, false); err == nil && len(e.ResultSchema) > 0 {
-		t.OutputSchema = out
+		t.OutputSchema = cleanSchemaText(out)
 	}
-	desc := cmp.Or(e.Description, e.Name)
+	desc := cleanDescription(cmp.Or(e.Description, e.Name))
 	desc += " [app tool " + e.ID + ", policy " + string(e.Policy) + "]"
 	if len(e.PrerequisiteToolIDs) > 0 {
 		first := make([]string, len(e.PrerequisiteToolIDs))
@@ -322,7 +341,7 @@ func mcpTool(e *wire.ToolEntry, names map[string]string) (*mcp.Tool, error) {
 	}
 	t.Description = desc
 	t.Annotations = annotations(e)
-	return t, nil
+	return t, text, nil
 }
 
 // Keys of an exposed tool's _meta.
@@ -334,7 +353,7 @@ const (
 // annotations are an app tool's MCP hints: read tools are read-only and idempotent; write
 // tools destructive unless marked additive; critical tools always destructive.
 func annotations(e *wire.ToolEntry) *mcp.ToolAnnotations {
-	a := &mcp.ToolAnnotations{Title: e.Name, OpenWorldHint: new(false)}
+	a := &mcp.ToolAnnotations{Title: cleanDescription(e.Name), OpenWorldHint: new(false)}
 	if e.Policy == wire.PolicyRead {
 		a.ReadOnlyHint, a.IdempotentHint = true, true
 		return a
@@ -346,7 +365,8 @@ func annotations(e *wire.ToolEntry) *mcp.ToolAnnotations {
 }
 
 // clientSchema adapts an app's object schema for MCP clients: the keywords that make
-// validators look elsewhere ($schema, $id) are dropped, a missing type becomes "object", and,
+// validators look elsewhere ($schema, $id) are dropped, a missing type becomes "object" (and
+// missing properties of arguments {}: OpenAI wants them), and,
 // for arguments (closed), the protocol's closed-object default is restored everywhere
 // (schema.Standard): standard validators read a missing additionalProperties as
 // "anything goes", and the client should see the schema exactly as the app enforces it.
@@ -356,7 +376,7 @@ func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
 		if !closed {
 			return nil, fmt.Errorf("no schema")
 		}
-		return jsontext.Value(`{"type":"object","additionalProperties":false}`), nil
+		return jsontext.Value(`{"type":"object","properties":{},"additionalProperties":false}`), nil
 	}
 	if closed {
 		raw = schema.Standard(raw)
@@ -372,6 +392,10 @@ func clientSchema(raw jsontext.Value, closed bool) (jsontext.Value, error) {
 		m["type"] = jsontext.Value(`"object"`)
 	case string(t) != `"object"`:
 		return nil, fmt.Errorf("the schema is not an object schema (type %s)", t)
+	}
+	if _, ok := m["properties"]; !ok && closed {
+		// OpenAI refuses a parameters object without properties, even an empty one.
+		m["properties"] = jsontext.Value(`{}`)
 	}
 	return wire.Marshal(m)
 }

@@ -188,12 +188,12 @@ func TestClientSchema(t *testing.T) {
 		closed bool
 		want   string // "" for an error
 	}{
-		{"", true, `{"type":"object","additionalProperties":false}`},
+		{"", true, `{"type":"object","properties":{},"additionalProperties":false}`},
 		{"", false, ""},
 		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"x","properties":{"a":{}}}`, true,
 			`{"additionalProperties":false,"properties":{"a":{}},"type":"object"}`},
-		{`{"type":"object","additionalProperties":true}`, true, `{"additionalProperties":true,"type":"object"}`},
-		{`{"type":"object","anyOf":[{"required":["a"]}]}`, true, `{"anyOf":[{"required":["a"]}],"type":"object","unevaluatedProperties":false}`},
+		{`{"type":"object","additionalProperties":true}`, true, `{"additionalProperties":true,"properties":{},"type":"object"}`},
+		{`{"type":"object","anyOf":[{"required":["a"]}]}`, true, `{"anyOf":[{"required":["a"]}],"properties":{},"type":"object","unevaluatedProperties":false}`},
 		{`{"type":"object","properties":{"ref":{"type":"object","properties":{"id":{"type":"string"}}}}}`, true,
 			`{"additionalProperties":false,"properties":{"ref":{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false}},"type":"object"}`},
 		{`{"type":"object","properties":{"a":{}}}`, false, `{"properties":{"a":{}},"type":"object"}`},

@@ -21,49 +21,64 @@ func FuzzMetaArguments(f *testing.F) {
 		`{"toolId":"a","after":{"include":["visualTree"],"visualTreeArguments":{"maxDepth":3}}}`,
 		`{"format":"jpeg","maxWidth":512,"arguments":{"quality":50}}`, `{"sessionId":"s","appId":"a","ToolId":"x"}`,
 		`{"maxResults":1e400}`, `[]`, `null`, `{"a":1,"a":2}`, "{\"query\":\"\xff\"}",
+		`{"toolId":"a","arguments":"{\"title\":\"Milk\"}"}`, `{"toolId":"a","arguments":"{\"a\":1,\"a\":2}"}`, `{"toolId":"a","arguments":"nope"}`,
+		`{"calls":[{"toolId":"a","arguments":"{}","after":{"visualTreeArguments":"{\"maxDepth\":3}"}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	type check struct {
 		schema jsontext.Value
-		decode func(*schema.Schema, jsontext.Value) *callError
+		decode func(*schema.Schema, []textPath, jsontext.Value) *callError
 	}
 	checks := []check{
-		{listSessionsIn, func(s *schema.Schema, a jsontext.Value) *callError {
+		{listSessionsIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v listSessionsInput
-			return decodeInput(s, a, &v)
+			return decodeInput(s, text, a, &v)
 		}},
-		{searchIn, func(s *schema.Schema, a jsontext.Value) *callError { var v searchInput; return decodeInput(s, a, &v) }},
-		{describeIn, func(s *schema.Schema, a jsontext.Value) *callError {
+		{searchIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
+			var v searchInput
+			return decodeInput(s, text, a, &v)
+		}},
+		{describeIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v describeInput
-			return decodeInput(s, a, &v)
+			return decodeInput(s, text, a, &v)
 		}},
-		{callIn, func(s *schema.Schema, a jsontext.Value) *callError { var v callInput; return decodeInput(s, a, &v) }},
-		{batchIn, func(s *schema.Schema, a jsontext.Value) *callError { var v batchInput; return decodeInput(s, a, &v) }},
-		{screenshotIn, func(s *schema.Schema, a jsontext.Value) *callError {
+		{callIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
+			var v callInput
+			return decodeInput(s, text, a, &v)
+		}},
+		{batchIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
+			var v batchInput
+			return decodeInput(s, text, a, &v)
+		}},
+		{screenshotIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v screenshotInput
-			return decodeInput(s, a, &v)
+			return decodeInput(s, text, a, &v)
 		}},
-		{snapshotIn, func(s *schema.Schema, a jsontext.Value) *callError {
+		{snapshotIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v snapshotInput
-			return decodeInput(s, a, &v)
+			return decodeInput(s, text, a, &v)
 		}},
-		{readResultIn, func(s *schema.Schema, a jsontext.Value) *callError {
+		{readResultIn, func(s *schema.Schema, text []textPath, a jsontext.Value) *callError {
 			var v readResultInput
-			return decodeInput(s, a, &v)
+			return decodeInput(s, text, a, &v)
 		}},
 	}
 	compiled := make([]*schema.Schema, len(checks))
+	texts := make([][]textPath, len(checks))
 	for i, c := range checks {
 		s, err := schema.Compile(c.schema)
 		if err != nil {
 			f.Fatal(err)
 		}
 		compiled[i] = s
+		if _, texts[i], err = portableSchema(c.schema); err != nil {
+			f.Fatal(err)
+		}
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
 		for i, c := range checks {
-			if e := c.decode(compiled[i], args); e != nil && (e.Code == "" || e.Message == "") {
+			if e := c.decode(compiled[i], texts[i], args); e != nil && (e.Code == "" || e.Message == "") {
 				t.Fatalf("error without code or message: %+v", e)
 			}
 		}

@@ -182,7 +182,7 @@ func (br *Bridge) inline(path string, budget *imageBudget, images []mcp.Content)
 	}
 	budget.count--
 	budget.bytes -= len(img.data)
-	images = append(images, &mcp.ImageContent{Data: img.data, MIMEType: img.mime})
+	images = append(images, appImage(&mcp.ImageContent{Data: img.data, MIMEType: img.mime}))
 	if img.scaled {
 		return fmt.Sprintf("shown, scaled to %dx%d", img.width, img.height), images
 	}

@@ -73,8 +73,14 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *mcp.CallTo
 	if err != nil {
 		panic(fmt.Sprintf("mcpbridge: input schema of %s: %v", m.name, err))
 	}
+	// Clients see the portable form (every provider accepts it); the exact, closed schema
+	// validates what they send, once the JSON text it asks for is decoded.
+	advertised, text, err := portableSchema(m.in)
+	if err != nil {
+		panic(fmt.Sprintf("mcpbridge: input schema of %s: %v", m.name, err))
+	}
 	annotations := &mcp.ToolAnnotations{Title: m.title, ReadOnlyHint: m.readOnly, IdempotentHint: m.readOnly, OpenWorldHint: new(false)}
-	tool := &mcp.Tool{Name: m.name, Title: m.title, Description: m.description, InputSchema: m.in, Annotations: annotations}
+	tool := &mcp.Tool{Name: m.name, Title: m.title, Description: m.description, InputSchema: advertised, Annotations: annotations}
 	if m.out != nil {
 		tool.OutputSchema = m.out
 	}
@@ -84,7 +90,7 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *mcp.CallTo
 			args = jsontext.Value("{}")
 		}
 		var in In
-		if err := decodeInput(compiled, args, &in); err != nil {
+		if err := decodeInput(compiled, text, args, &in); err != nil {
 			err.Hint = "Fix the arguments of " + m.name + " from its inputSchema; details list the violations."
 			if m.out == nil {
 				return br.failText(err)
@@ -95,8 +101,13 @@ func addMeta[In any](br *Bridge, m metaTool, h func(context.Context, *mcp.CallTo
 	})
 }
 
-// decodeInput validates args against s and decodes them strictly into v.
-func decodeInput(s *schema.Schema, args jsontext.Value, v any) *callError {
+// decodeInput decodes the JSON text args hold at the paths text (decodeText), validates
+// them against s and decodes them strictly into v.
+func decodeInput(s *schema.Schema, text []textPath, args jsontext.Value, v any) *callError {
+	args, err := decodeText(args, text)
+	if err != nil {
+		return &callError{Code: wire.CodeArgumentsInvalid, RefusedBy: refusedByBridge, Message: "invalid arguments: " + err.Error()}
+	}
 	if violations := s.Validate(args); len(violations) > 0 {
 		e := &callError{Code: wire.CodeArgumentsSchemaInvalid, RefusedBy: refusedByBridge,
 			Message: fmt.Sprintf("invalid arguments: %s %s", violations[0].Path, violations[0].Message)}

@@ -17,22 +17,38 @@ type failure struct {
 }
 
 // structured returns a tool result whose structured content is v, repeated as JSON text
-// for clients that read only content (as the MCP spec recommends).
+// for clients that read only content (as the MCP spec recommends). The text is the
+// bridge's own: v holds nothing an app wrote.
 func structured(v any, isError bool, extra ...mcp.Content) (*mcp.CallToolResult, error) {
+	return encodeResult(v, isError, false, extra)
+}
+
+// appStructured is structured for a v that holds app text (results, names, descriptions,
+// an app's error): its JSON text is framed as the app's (appJSON). The structured content
+// stays the plain value, for programs.
+func appStructured(v any, isError bool, extra ...mcp.Content) (*mcp.CallToolResult, error) {
+	return encodeResult(v, isError, true, extra)
+}
+
+func encodeResult(v any, isError, fromApp bool, extra []mcp.Content) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		return nil, fmt.Errorf("mcpbridge: encode result: %w", err)
 	}
-	content := append([]mcp.Content{&mcp.TextContent{Text: string(b)}}, extra...)
+	var text mcp.Content = &mcp.TextContent{Text: string(b)}
+	if fromApp {
+		text = appJSON(b)
+	}
+	content := append([]mcp.Content{text}, extra...)
 	return &mcp.CallToolResult{Content: content, StructuredContent: jsontext.Value(b), IsError: isError}, nil
 }
 
 // fail answers a handler's error: a callError (or a backend failure) becomes an MCP tool
-// error carrying it; cancellation is returned as is.
+// error carrying it, framed when the app wrote some of it; cancellation is returned as is.
 func (br *Bridge) fail(err error, sessionID, toolID string) (*mcp.CallToolResult, error) {
 	ce, ok := br.asCallError(err)
 	if !ok {
 		return nil, err
 	}
-	return structured(failure{SessionID: sessionID, ToolID: toolID, Error: ce}, true)
+	return encodeResult(failure{SessionID: sessionID, ToolID: toolID, Error: ce}, true, ce.fromApp, nil)
 }

@@ -5,14 +5,18 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/hostapi"
 )
 
 // The meta-tools' schemas are written by hand: they are part of what every agent reads,
 // so each word is chosen, and they use only keywords every client validator knows (no
 // $schema, no $id: the TypeScript SDK compiles output schemas with a draft-07 validator).
-// Input schemas close their objects explicitly, because clients read a missing
-// additionalProperties as "anything goes". Output schemas stay open, so that adding a
-// field later does not break a validating client.
+// Input schemas are exact and closed: they validate what agents send. Clients are shown
+// their portable form (portable.go), which every model provider accepts: no
+// additionalProperties, typed enums, free-form objects asked for as JSON text. Output
+// schemas stay open, so that adding a field later does not break a validating client
+// (they go to MCP clients, never to a model provider).
 
 // Bounds of meta-tool inputs.
 const (
@@ -30,18 +34,20 @@ var (
 
 	toolIDProp = `"toolId":{"type":"string","minLength":1,"maxLength":` + strconv.Itoa(maxIDLength) + `,"description":"Exact tool id, as ansight_search_app_tools lists it."}`
 
-	argumentsProp = `"arguments":{"type":"object","additionalProperties":true,"description":"Arguments matching the tool's argumentsSchema (ansight_describe_app_tool). Omit for none."}`
+	argumentsProp = `"arguments":{"type":"object","additionalProperties":true,"description":"Arguments matching the tool's argumentsSchema (ansight_describe_app_tool), as JSON text of an object: {\"title\":\"Milk\"} (the object itself is taken too). Omit for none."}`
 
 	afterSchema = `{"type":"object","description":"Evidence captured after the call succeeds (an evidence failure does not fail the call).","properties":{` +
 		`"include":{"type":"array","items":{"enum":["visualTree","screenshot"]},"uniqueItems":true,"maxItems":2,"description":"Default [\"visualTree\"]."},` +
 		`"delayMilliseconds":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(maxAfterDelayMS) + `,"description":"Wait before capturing (UI settling)."},` +
-		`"visualTreeArguments":{"type":"object","additionalProperties":true,"description":"Arguments of ui.get_visual_tree."},` +
-		`"screenshotArguments":{"type":"object","additionalProperties":true,"description":"Arguments of ui.get_screenshot."}},` +
+		`"visualTreeArguments":{"type":"object","additionalProperties":true,"description":"Arguments of ui.get_visual_tree, as JSON text of an object."},` +
+		`"screenshotArguments":{"type":"object","additionalProperties":true,"description":"Arguments of ui.get_screenshot, as JSON text of an object."}},` +
 		`"additionalProperties":false}`
 
 	callIDProp = `"callId":{"type":"string","minLength":1,"maxLength":128,"description":"Your id for this call, echoed in the result."}`
 
 	snapshotProp = `"snapshot":{"type":"boolean","default":false,"description":"Also return a fresh ansight_snapshot of the screen once the call ended."}`
+
+	timeoutProp = `"timeoutMs":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(hostapi.MaxTimeoutMS) + `,"description":"How long the host waits for the app's answer, in ms. Default: what the call asks for (ui.wait's timeoutMilliseconds, the tool's declared duration) plus 5 s, at least 20 s."}`
 
 	// truncationSchema describes a member left out because the answer was over the cap.
 	truncationSchema = `{"type":"object","description":"Too large: saved (path, resultId, outline); ansight_read_result reads it."}`
@@ -106,7 +112,7 @@ var (
 		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 
 	callIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` + toolIDProp + `,` + argumentsProp + `,` +
-		callIDProp + `,"after":` + afterSchema + `,` + snapshotProp + `},` +
+		callIDProp + `,"after":` + afterSchema + `,` + snapshotProp + `,` + timeoutProp + `},` +
 		`"required":["toolId"],"additionalProperties":false}`)
 	callOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"toolId":{"type":"string"},"callId":{"type":"string"},` + outcomeProps + `,` +
@@ -116,7 +122,7 @@ var (
 		`"calls":{"type":"array","minItems":1,"maxItems":` + strconv.Itoa(maxBatchCalls) + `,"description":"Run in order; stops at the first failure unless continueOnError.","items":{"type":"object","properties":{` +
 		toolIDProp + `,` + argumentsProp + `,` + callIDProp + `,"after":` + afterSchema + `},` +
 		`"required":["toolId"],"additionalProperties":false}},` +
-		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."},` + snapshotProp + `},` +
+		`"continueOnError":{"type":"boolean","default":false,"description":"Run the remaining calls after a failure."},` + snapshotProp + `,` + timeoutProp + `},` +
 		`"required":["calls"],"additionalProperties":false}`)
 	batchOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"success":{"type":"boolean"},"completed":{"type":"integer"},"requested":{"type":"integer"},` +
@@ -129,7 +135,7 @@ var (
 	screenshotIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"format":{"enum":["png","jpeg"],"description":"Image format the app encodes (default png)."},` +
 		`"maxWidth":{"type":"integer","minimum":64,"maximum":4096,"description":"Scale the image you receive down to this width (default set by the bridge). The saved file keeps full size."},` +
-		`"arguments":{"type":"object","additionalProperties":true,"description":"More arguments for the app's ui.get_screenshot."}},` +
+		`"arguments":{"type":"object","additionalProperties":true,"description":"More arguments for the app's ui.get_screenshot, as JSON text of an object."}},` +
 		`"additionalProperties":false}`)
 	recordFlowIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
 		`"name":{"type":"string","maxLength":200,"description":"The flow's name."}},"additionalProperties":false}`)

@@ -71,7 +71,7 @@ func (br *Bridge) takeScreenshot(ctx context.Context, _ *mcp.CallToolRequest, in
 			out.CapturedAtUtc = meta.CapturedAtUtc
 		}
 	}
-	return structured(out, false, &mcp.ImageContent{Data: img.data, MIMEType: img.mime})
+	return structured(out, false, appImage(&mcp.ImageContent{Data: img.data, MIMEType: img.mime}))
 }
 
 // screenshotArguments merges the format into the caller's arguments for ui.get_screenshot.

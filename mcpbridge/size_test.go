@@ -79,7 +79,7 @@ func TestSearchAnswerSize(t *testing.T) {
 		}
 		names := exposedNames(ids)
 		for _, e := range syntheticCatalog(n) {
-			tl, err := mcpTool(&e, names)
+			tl, _, err := mcpTool(&e, names, SchemaExact)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -372,7 +372,7 @@ func (br *Bridge) snapshot(ctx context.Context, _ *mcp.CallToolRequest, in *snap
 	if err != nil {
 		return br.failText(err)
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	out := &mcp.CallToolResult{Content: snapshotContent(text)}
 	if in.Screenshot {
 		budget := newImageBudget()
 		arts, images := br.artifacts(res.Artifacts, budget)
@@ -382,8 +382,21 @@ func (br *Bridge) snapshot(ctx context.Context, _ *mcp.CallToolRequest, in *snap
 			for _, a := range arts {
 				note = "screenshot: " + cmp.Or(a.Image, a.Error, a.Status)
 			}
-			out.Content = append(out.Content, &mcp.TextContent{Text: note})
+			out.Content = append(out.Content, &mcp.TextContent{Text: revealText(note)})
 		}
 	}
 	return out, nil
+}
+
+// snapshotContent is a snapshot's text as content: its first line (the bridge's header,
+// saying how to act on refs) as is, then the lines of nodes, with what the app wrote,
+// framed as the app's (appText).
+func snapshotContent(text string) []mcp.Content {
+	header, nodes, ok := strings.Cut(text, "\n")
+	if !ok || !strings.HasPrefix(header, "#") {
+		return []mcp.Content{appText(text)}
+	}
+	framed := appText(strings.TrimSuffix(nodes, "\n"))
+	framed.Text = header + "\n" + framed.Text
+	return []mcp.Content{framed}
 }

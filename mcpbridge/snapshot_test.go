@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
@@ -58,8 +59,9 @@ func TestSnapshot(t *testing.T) {
 	f, _, actions := uiSession(t)
 	h := newHarness(t, f, Options{})
 	res := h.call(ToolSnapshot, nil)
-	snap := text(t, res, nil)
+	snap := res.Content[0].(*mcp.TextContent).Text
 	want := `# UI snapshot (source native, revision 1, 8 nodes). Act with ui.perform_action {"reference":"eN","action":…}.
+<untrusted-app-content>
 - window "Notes"
   - header "Notes"
   - textbox "Search notes": "milk" [focused] [ref=e1] [actions=tap,focus,setValue,typeText]
@@ -68,8 +70,8 @@ func TestSnapshot(t *testing.T) {
     - listitem "Ideas": "body of n2" [ref=e3] [actions=tap,select]
   - switch "Dark mode" [unchecked] [ref=e4] [actions=tap,toggle,setValue]
   - button "Sync" [disabled] [ref=e5]
-`
-	if res.IsError || snap != want || res.StructuredContent != nil {
+</untrusted-app-content>`
+	if res.IsError || snap != want || res.StructuredContent != nil || res.Content[0].(*mcp.TextContent).Meta[MetaUntrusted] != true {
 		t.Fatalf("snapshot:\n%s\nwant:\n%s", snap, want)
 	}
 	raw := screenTree(1, [2]string{"n1", "Groceries"}, [2]string{"n2", "Ideas"})

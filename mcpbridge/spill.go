@@ -334,7 +334,7 @@ func (br *Bridge) readResult(_ context.Context, _ *mcp.CallToolRequest, in *read
 		return br.fail(err, "", "")
 	}
 	out.ResultID = in.ResultID
-	return structured(out, false)
+	return appStructured(out, false)
 }
 
 // readPart is the part of a saved result at pointer that fits budget bytes: the whole

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -148,8 +147,7 @@ func TestFormOfDemoTools(t *testing.T) {
 	}
 	q := `{"type":"tool.query","id":"q1","sessionId":"s","sentAt":"2026-01-01T00:00:00Z","capability":"tool.exec","payload":{"detail":"full"}}`
 	var w capture
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx := t.Context()
 	if ok, err := a.Handle(ctx, []byte(q), &w); !ok || err != nil {
 		t.Fatalf("query: %v %v", ok, err)
 	}

@@ -97,7 +97,7 @@ func enrollProcess(t *testing.T, srv *host.Server, appID, processSessionID strin
 	if _, err := c.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Time{})
 	buf := make([]byte, 64<<10)
 	n, err := c.Read(buf)
 	if err != nil {
@@ -183,7 +183,7 @@ func (ra *replayApp) control(t *testing.T, req string) string {
 	select {
 	case b := <-ra.replies:
 		return string(b)
-	case <-time.After(10 * time.Second):
+	case <-t.Context().Done():
 		t.Fatalf("no reply to %.60s", req)
 		return ""
 	}
@@ -228,8 +228,7 @@ func TestHostRecordsOfficialSession(t *testing.T) {
 		ra.send(t, transport.MessageBinary, frame)
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
+	ctx := t.Context() // waits for events, however long a busy machine takes
 	sess, err := srv.WaitSession(ctx, (*host.Session).Opened)
 	if err != nil {
 		t.Fatalf("no open session: %v", err)

@@ -64,7 +64,7 @@ type running struct {
 
 func start(t *testing.T, a *app.App, mode connect.Mode, opts connect.Options) *running {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	r := &running{states: make(chan connect.StateChange, 64), done: make(chan error, 1), cancel: cancel}
 	opts.OnState = func(s connect.StateChange) {
 		select {
@@ -104,9 +104,7 @@ func (r *running) stop(t *testing.T) {
 // openSession waits for the host's connected, opened session of appID.
 func openSession(t *testing.T, srv *host.Server) *host.Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	s, err := srv.WaitSession(ctx, func(s *host.Session) bool {
+	s, err := srv.WaitSession(t.Context(), func(s *host.Session) bool {
 		info := s.Info()
 		return info.AppID == appID && info.Opened && info.State == host.StateConnected
 	})
@@ -229,7 +227,7 @@ func TestEndToEndCleanStop(t *testing.T) {
 	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
-	timeout := time.After(10 * time.Second)
+	timeout := t.Context().Done()
 	for {
 		select {
 		case ev := <-events:

@@ -271,7 +271,7 @@ func runUntil(t *testing.T, a *app.App, mode Mode, opts Options, cond func([]Sta
 		mu     sync.Mutex
 		states []StateChange
 	)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	stop := make(chan struct{})
 	var once sync.Once

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -45,7 +44,7 @@ func TestEndToEndThroughOurHost(t *testing.T) {
 	if err := files.RegisterArtifacts(a, exportProvider(new(atomic.Int32))); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		done <- connect.Run(ctx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{int(srv.DiscoveryAddr().Port())}},
@@ -131,9 +130,7 @@ func requestOf(t *testing.T, res *tools.CallResult) string {
 // awaitSession waits for the host's open session of appID.
 func awaitSession(t *testing.T, srv *host.Server, appID string) *host.Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	s, err := srv.WaitSession(ctx, func(s *host.Session) bool {
+	s, err := srv.WaitSession(t.Context(), func(s *host.Session) bool {
 		info := s.Info()
 		return info.AppID == appID && info.Opened && info.State == host.StateConnected
 	})

@@ -236,10 +236,17 @@ func TestTransferAllowance(t *testing.T) {
 		if _, err := hs.c.Catalog(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		stop := make(chan struct{})
+		trickled := make(chan struct{})
 		go func() {
+			defer close(trickled)
 			synctest.Wait() // the result has been handled
 			for _, f := range chunks(id1, data, MinTransferRate/8) {
-				time.Sleep(time.Second) // never a stall, but 9 s in all
+				select {
+				case <-time.After(time.Second): // never a stall, but 9 s in all
+				case <-stop:
+					return
+				}
 				if hs.app.Write(context.Background(), f.typ, f.data) != nil {
 					return
 				}
@@ -247,6 +254,8 @@ func TestTransferAllowance(t *testing.T) {
 		}()
 		start := time.Now()
 		res, err := hs.c.Call(t.Context(), wire.Call{ToolID: "t.read"})
+		close(stop)
+		<-trickled
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,6 +84,14 @@ async function connect(args, onToolsChanged) {
   return { client, stderr: () => stderr, transport };
 }
 
+// plain is a result's text without the bridge's frame around app text
+// (<untrusted-app-content>…</untrusted-app-content>, marked _meta "ansight/untrusted").
+function plain(content) {
+  const m = /^<untrusted-app-content>\n([\s\S]*)\n<\/untrusted-app-content>$/.exec(content.text);
+  if (m) assert.equal(content._meta?.['ansight/untrusted'], true, 'a framed text is marked untrusted');
+  return m ? m[1] : content.text;
+}
+
 // call calls a tool; the SDK validates structuredContent against the tool's outputSchema.
 async function call(client, name, args = {}) {
   const res = await client.callTool({ name, arguments: args });
@@ -91,7 +99,7 @@ async function call(client, name, args = {}) {
   assert.equal(res.content[0].type, 'text');
   // The text is the structured content's JSON, for clients that read text only.
   if (res.structuredContent) {
-    assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent);
+    assert.deepEqual(JSON.parse(plain(res.content[0])), res.structuredContent);
   }
   return res;
 }
@@ -99,7 +107,7 @@ async function call(client, name, args = {}) {
 // toolError checks a tool error result and returns its error object.
 function toolError(res) {
   assert.equal(res.isError, true, `want isError, got ${res.content[0].text}`);
-  const err = JSON.parse(res.content[0].text).error;
+  const err = JSON.parse(plain(res.content[0])).error;
   assert.equal(typeof err.code, 'string');
   assert.equal(typeof err.message, 'string');
   assert.equal(typeof err.retryable, 'boolean');
@@ -414,7 +422,7 @@ test('ansight mcp --demo --expose-app-tools: one MCP tool per app tool, list_cha
 
     const bad = await client.callTool({ name: 'notes_create', arguments: { nope: 1 } });
     assert.equal(bad.isError, true);
-    assert.match(JSON.parse(bad.content[0].text).error.code, /arguments/);
+    assert.match(JSON.parse(plain(bad.content[0])).error.code, /arguments/);
 
     // An exposed screenshot tool answers image content.
     const shot = await client.callTool({ name: 'ui_get_screenshot', arguments: {} });

@@ -24,11 +24,13 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// stuckAfter is how long a test waits for a request that must end before calling its
-// caller stuck. It is a bound for a hung test, never a performance threshold: every
-// request in these tests ends long before, by a response, a transport error or its own
-// (much shorter) timeout.
-const stuckAfter = 20 * time.Second
+// The tests wait for events, never against a clock: a request ends by a response, a
+// transport error or its own timeout, and go test's -timeout stops a test that hangs (with
+// every goroutine's stack). hostWait is the tool client's wait for an answer where no
+// test means it to time out: longer than any test runs. A test in which a request must
+// time out gives that request a short one (shortTimeout), and the calls that must succeed
+// beside it their own long limit (echo).
+const hostWait = 10 * time.Minute
 
 // leakCheck fails the test if it leaves goroutines behind. Call it first: its check runs
 // after every other cleanup of the test.
@@ -126,7 +128,7 @@ func (f *fixture) await(t *testing.T, what string) {
 		if got != what {
 			t.Fatalf("step %q began, want %q", got, what)
 		}
-	case <-time.After(stuckAfter):
+	case <-t.Context().Done():
 		t.Fatalf("step %q never began", what)
 	}
 }
@@ -191,7 +193,7 @@ func newLink(t *testing.T, f *fixture, hostPlan, appPlan faultconn.Plan, opts to
 	l.midway = newMidway()
 	opts.OnTransfer = l.midway.observe
 	if opts.Timeout == 0 {
-		opts.Timeout = stuckAfter / 2
+		opts.Timeout = hostWait
 	}
 	opts.MaxToolPolicy = wire.PolicyWrite
 	l.client = tools.NewClient(l.host, opts)
@@ -234,7 +236,7 @@ func (l *link) served(t *testing.T) error {
 	select {
 	case <-l.serveDone:
 		return l.serveErr
-	case <-time.After(stuckAfter):
+	case <-t.Context().Done():
 		t.Fatal("the app's runtime kept serving a dead connection")
 		return nil
 	}
@@ -261,19 +263,19 @@ func (m midway) await(t *testing.T) {
 	t.Helper()
 	select {
 	case <-m:
-	case <-time.After(stuckAfter):
+	case <-t.Context().Done():
 		t.Fatal("no transfer received any byte")
 	}
 }
 
-// within runs f and fails the test if it has not returned after stuckAfter.
+// within runs f and fails the test if it has not returned when the test ends.
 func within[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
 	t.Helper()
 	return start(t, what, f)()
 }
 
 // start runs f in the background; the returned function waits for its outcome and fails
-// the test if it has not arrived after stuckAfter.
+// the test if it has not arrived when the test ends.
 func start[T any](t *testing.T, what string, f func() (T, error)) func() (T, error) {
 	t.Helper()
 	type result struct {
@@ -290,8 +292,8 @@ func start[T any](t *testing.T, what string, f func() (T, error)) func() (T, err
 		select {
 		case r := <-ch:
 			return r.v, r.err
-		case <-time.After(stuckAfter):
-			t.Fatalf("%s: stuck caller (no answer and no error after %v)", what, stuckAfter)
+		case <-t.Context().Done():
+			t.Fatalf("%s: stuck caller (no answer and no error)", what)
 			var zero T
 			return zero, nil
 		}
@@ -303,8 +305,12 @@ func nonceArgs(n string) jsontext.Value { return jsontext.Value(fmt.Sprintf(`{"n
 // echo calls f.echo with nonce on c and checks the answer.
 func echo(t *testing.T, c *tools.Client, nonce string) {
 	t.Helper()
+	// A call that must succeed waits as long as the app takes, even on a link whose
+	// client times out quickly (the caller's limit overrides the client's).
+	ctx, cancel := tools.WithTimeout(context.Background(), hostWait)
+	defer cancel()
 	res, err := within(t, "f.echo", func() (*tools.CallResult, error) {
-		return c.Call(context.Background(), wire.Call{ToolID: "f.echo", Arguments: nonceArgs(nonce)})
+		return c.Call(ctx, wire.Call{ToolID: "f.echo", Arguments: nonceArgs(nonce)})
 	})
 	if err != nil {
 		t.Fatalf("f.echo %s: %v", nonce, err)

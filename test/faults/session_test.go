@@ -28,7 +28,7 @@ func newHost(t *testing.T, stateDir string, port int, m midway) *host.Server {
 	t.Helper()
 	srv, err := host.New(host.Options{
 		DiscoveryAddr: fmt.Sprintf("127.0.0.1:%d", port), ListenAddr: "127.0.0.1:0", StateDir: stateDir, HostName: "faults",
-		Tools: tools.Options{ArtifactDir: filepath.Join(stateDir, "artifacts"), Timeout: stuckAfter / 2, OnTransfer: m.observe},
+		Tools: tools.Options{ArtifactDir: filepath.Join(stateDir, "artifacts"), Timeout: hostWait, OnTransfer: m.observe},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func runApp(t *testing.T, f *fixture, port int) *running {
 // await waits for the next report of state want.
 func (r *running) await(t *testing.T, want connect.State) connect.StateChange {
 	t.Helper()
-	timeout := time.After(stuckAfter)
+	timeout := t.Context().Done()
 	for {
 		select {
 		case s := <-r.states:
@@ -93,7 +93,7 @@ func (r *running) await(t *testing.T, want connect.State) connect.StateChange {
 // openSession waits for the app's opened, connected session on srv.
 func openSession(t *testing.T, srv *host.Server) *host.Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), stuckAfter)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s, err := srv.WaitSession(ctx, func(s *host.Session) bool {
 		in := s.Info()
@@ -311,7 +311,7 @@ func TestAppNetworkDiesMidCall(t *testing.T) {
 	})
 	connected := func() {
 		t.Helper()
-		timeout := time.After(stuckAfter)
+		timeout := t.Context().Done()
 		for {
 			select {
 			case s := <-states:

@@ -85,7 +85,7 @@ func runCLI(t *testing.T, dir string, args ...string) cliRun {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--state-dir", dir}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, &errOut

@@ -53,7 +53,7 @@ func TestHostileDatagrams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u.send(t, []byte(tc.datagram))
 			if tc.refused != "" {
-				res, err := pairing.ParseEnrollmentResult(u.receive(waitLimit))
+				res, err := pairing.ParseEnrollmentResult(u.reply())
 				if err != nil || res.Accepted || res.Reason != tc.refused || res.RequestID != "hostile" {
 					t.Fatalf("reply %+v (%v), want refused with %s", res, err, tc.refused)
 				}
@@ -75,6 +75,7 @@ func TestEnrollmentFlood(t *testing.T) {
 	flood := newUDPClient(t, "127.0.0.2", h.DiscoveryAddr())
 	attacker := newIdentity("dev.ansight.flood")
 	const n = 300
+	start := time.Now()
 	for range n {
 		b, _ := attacker.enrollment().Marshal()
 		flood.send(t, b)
@@ -83,8 +84,11 @@ func TestEnrollmentFlood(t *testing.T) {
 	for flood.receive(500*time.Millisecond) != nil {
 		answered++
 	}
-	// A burst, plus what the one-per-interval refill admits while the flood is read.
-	if limit := host.DefaultEnrollmentBurst + 5; answered > limit {
+	// A burst, plus what the one-per-interval refill admits while the flood is sent and
+	// read: derived from how long that took, so that a busy machine (slower to read, more
+	// refills) does not fail the test, and a missing limit (300 answers) still does.
+	refills := int(time.Since(start) / host.DefaultEnrollmentInterval)
+	if limit := host.DefaultEnrollmentBurst + 1 + refills; answered > limit {
 		t.Errorf("%d of %d flooding datagrams answered, want at most %d", answered, n, limit)
 	}
 	if answered == 0 {
@@ -129,7 +133,7 @@ func TestSessionHijack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(transport.StatusNormalClosure, "")
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if _, err := h.WaitSession(ctx, func(s *host.Session) bool { return s != victim.sess }); err != nil {
 		t.Fatalf("the attacker's connection made no session: %v", err)

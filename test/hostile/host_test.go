@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -130,7 +129,7 @@ func announce(t *testing.T, h *testHost, e *evilApp, id string, size int64, name
 			t.Fatalf("e.file: %v", r.err)
 		}
 		return r.res
-	case <-time.After(waitLimit):
+	case <-t.Context().Done():
 		t.Fatal("stuck caller")
 		return nil
 	}
@@ -305,7 +304,7 @@ var hostCases = []hostCase{
 		e.send(t, transport.MessageText, []byte(`{"type":"CONTROL_REQ","id":"big","action":"client.log","payload":{"message":"`+strings.Repeat("B", hostMaxMessage)+`"}}`))
 		select {
 		case <-e.served:
-		case <-time.After(waitLimit):
+		case <-t.Context().Done():
 			t.Fatal("the host kept a connection that sent an oversized message")
 		}
 		again := connectEvil(t, h, e.id.appID)

@@ -89,7 +89,7 @@ func connectRaw(t *testing.T, h *testHost, a rawApp) (transport.Conn, *host.Sess
 	if a.profile != "" {
 		control(session.ActionDeviceProfile, a.profile)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s, err := h.WaitSession(ctx, func(s *host.Session) bool {
 		in := s.Info()

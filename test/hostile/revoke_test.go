@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -43,7 +42,7 @@ func endedBy(t *testing.T, e *evilApp, what string) {
 	t.Helper()
 	select {
 	case <-e.served:
-	case <-time.After(waitLimit):
+	case <-t.Context().Done():
 		t.Fatalf("%s: the session is still connected", what)
 	}
 }
@@ -169,7 +168,7 @@ func TestRevokeDuringUpgrade(t *testing.T) {
 		t.Fatalf("the upgrade was refused before the revocation: %v", err)
 	}
 	defer conn.Close(transport.StatusNormalClosure, "")
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, _, err = conn.Read(ctx)
 	var ce *transport.CloseError

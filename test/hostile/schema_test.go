@@ -62,7 +62,7 @@ func TestHostileSchemaAtIntake(t *testing.T) {
 	deep := nestedAlternatives(20)
 	_, sess := connectRaw(t, h, rawApp{appID: "dev.ansight.rawschema", tools: []wire.ToolEntry{
 		rawEntry("raw.deep", deep), rawEntry("raw.recursive", recursiveAlternatives), rawEntry("raw.fine", `{"type":"object"}`)}})
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cat, err := sess.Tools().Catalog(ctx)
 	if err != nil {

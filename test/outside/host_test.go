@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -101,7 +100,7 @@ func hostWithApp(t *testing.T, ctx context.Context, register ...func(*app.App) e
 // calls its tool. This is what a module outside ansight-go can assemble.
 func TestHostDrivesAppFromOutside(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, sess := hostWithApp(t, ctx)
 
@@ -128,7 +127,7 @@ func TestHostDrivesAppFromOutside(t *testing.T) {
 // session and builds the tool's form; and the control socket, as the CLI and scripts use it.
 func TestToolingFromOutside(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	h, sess := hostWithApp(t, ctx)
 	var backend hostapi.Backend = h.Backend()
@@ -226,7 +225,7 @@ func callAppTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, toolI
 	var text string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
-			text += tc.Text
+			text += mcpbridge.Unframe(tc.Text) // app text comes framed as data
 		}
 	}
 	return res.IsError, text
@@ -238,7 +237,7 @@ func callAppTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, toolI
 // profile asked for too long, refused with the bound.
 func TestDiagnosticsThroughMCPFromOutside(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	tel := telemetry.New(telemetry.Options{MetricsInterval: -1})
 	slog.New(tel.Handler(nil, nil)).Warn("cache miss storm", "misses", 412)

@@ -64,18 +64,13 @@ func cmdWaitFleet(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("waitfleet: %v", err)
 	}
-	deadline := time.Now().Add(45 * time.Second)
-	for time.Now().Before(deadline) {
-		if connectedInFleet(ts.Getenv("NATS_URL"), args[0]) == want {
-			return
-		}
+	for connectedInFleet(ts.Getenv("NATS_URL"), args[0]) != want { // go test's -timeout bounds a hang
 		time.Sleep(100 * time.Millisecond)
 	}
-	ts.Fatalf("fleet %s did not list %d connected sessions within 45s", args[0], want)
 }
 
 func connectedInFleet(url, name string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, err := fleet.Dial(ctx, fleet.ClientOptions{Config: fleet.Config{URL: url, Fleet: name}})
 	if err != nil {
@@ -122,7 +117,7 @@ func TestMCPFleet(t *testing.T) {
 	var sessions struct {
 		Sessions []struct{ SessionID, AppID string }
 	}
-	for deadline := time.Now().Add(30 * time.Second); len(sessions.Sessions) == 0 && time.Now().Before(deadline); {
+	for len(sessions.Sessions) == 0 && t.Context().Err() == nil {
 		callJSON(t, cs, "ansight_list_sessions", nil, &sessions) // the host announces the app within 50 ms
 	}
 	if len(sessions.Sessions) != 1 || sessions.Sessions[0].SessionID != "com-ansight-demo-notes-001@lab-a" {
@@ -224,8 +219,7 @@ func TestPlayerFleet(t *testing.T) {
 	}
 	get("", nil)
 	var list hostapi.Sessions
-	deadline := time.Now().Add(30 * time.Second)
-	for len(list.Sessions) != 2 && time.Now().Before(deadline) {
+	for len(list.Sessions) != 2 && t.Context().Err() == nil {
 		get("/api/sessions", &list)
 		time.Sleep(20 * time.Millisecond)
 	}

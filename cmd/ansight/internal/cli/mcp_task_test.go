@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/mcpbridge"
 )
 
 // countingWriter counts the bytes written through it.
@@ -52,7 +54,7 @@ func TestMCPAgentTaskBytes(t *testing.T) {
 		}
 		return res
 	}
-	text := func(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+	text := func(res *mcp.CallToolResult) string { return mcpbridge.Unframe(res.Content[0].(*mcp.TextContent).Text) }
 	images := func(res *mcp.CallToolResult) int {
 		n := 0
 		for _, c := range res.Content {

@@ -11,10 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/mcpbridge"
 )
 
 // mcpRun runs 'ansight mcp args...' in process with pipes for stdin and stdout, and
@@ -31,7 +32,7 @@ func mcpRunCounted(t *testing.T, up, down *atomic.Int64, args ...string) (*mcp.C
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr syncBuffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background()) // go test's -timeout bounds a hang
 	code := make(chan int, 1)
 	go func() {
 		var stdout io.Writer = outW
@@ -92,7 +93,7 @@ func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args any, v any)
 		t.Fatalf("%s: %v", name, err)
 	}
 	if v != nil {
-		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), v, json.MatchCaseInsensitiveNames(true)); err != nil {
+		if err := json.Unmarshal([]byte(mcpbridge.Unframe(res.Content[0].(*mcp.TextContent).Text)), v, json.MatchCaseInsensitiveNames(true)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}

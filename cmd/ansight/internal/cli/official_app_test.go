@@ -32,7 +32,7 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: officialapp")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
 	st, err := b.Status(ctx)
@@ -48,7 +48,7 @@ func cmdOfficialApp(ts *testscript.TestScript, neg bool, args []string) {
 	defer udp.Close()
 	_, err = udp.Write([]byte(req))
 	ts.Check(err)
-	udp.SetReadDeadline(time.Now().Add(10 * time.Second))
+	udp.SetReadDeadline(time.Time{})
 	buf := make([]byte, 64<<10)
 	n, err := udp.Read(buf)
 	ts.Check(err)

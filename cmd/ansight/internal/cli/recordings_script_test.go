@@ -46,21 +46,17 @@ func cmdFollow(ts *testscript.TestScript, neg bool, args []string) {
 		code <- Main(ctx, Env{Args: append(state, args[1:sep]...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: ts.Stderr()})
 	}()
 	waitLines := func(n int) {
-		deadline := time.Now().Add(45 * time.Second)
-		for out.lines() < n {
+		for out.lines() < n { // however long a busy machine takes: go test's -timeout bounds a hang
 			select {
 			case c := <-code:
 				ts.Fatalf("follow: the command ended (exit %d) after %d lines, %d wanted:\n%s", c, out.lines(), n, out.String())
 			default:
 			}
-			if time.Now().After(deadline) {
-				ts.Fatalf("follow: %d lines after 45s, %d wanted:\n%s", out.lines(), n, out.String())
-			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	waitLines(lines - 1)
-	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	tctx, tcancel := context.WithCancel(context.Background())
 	defer tcancel()
 	if c := Main(tctx, Env{Args: append(state, args[sep+1:]...), Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: ts.Stderr()}); c != 0 {
 		ts.Fatalf("follow: the trigger %s exited %d", strings.Join(args[sep+1:], " "), c)
@@ -106,7 +102,7 @@ func cmdAPI(ts *testscript.TestScript, neg bool, args []string) {
 	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://ansight"+args[1], nil)
 	ts.Check(err)

@@ -88,7 +88,7 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var stdin bytes.Buffer
 	argv := append([]string{"--state-dir", ts.Getenv("ANSIGHT_STATE_DIR")}, args[1:]...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr()})
 	if got != want {
@@ -133,9 +133,8 @@ func cmdWaitHost(ts *testscript.TestScript, neg bool, args []string) {
 // waitHost polls the host of $ANSIGHT_STATE_DIR until ready holds, for at most 45 s.
 func waitHost(ts *testscript.TestScript, what string, ready func(context.Context, *hostapi.Client) bool) {
 	c := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
-	deadline := time.Now().Add(45 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	for { // however long a busy machine takes: go test's -timeout bounds a hang
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // one attempt, retried
 		ok := ready(ctx, c)
 		cancel()
 		if ok {
@@ -143,7 +142,6 @@ func waitHost(ts *testscript.TestScript, what string, ready func(context.Context
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	ts.Fatalf("no %s within 45s", what)
 }
 
 // cmdJSON checks the last stdout as JSON: json PATH VALUE compares the value at the dotted
