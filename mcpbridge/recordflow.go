@@ -50,5 +50,6 @@ func (br *Bridge) recordFlow(ctx context.Context, _ *mcp.CallToolRequest, in *re
 	if err != nil {
 		return br.fail(err, sess.ID, "")
 	}
-	return structured(recordFlowOutput{SessionID: sess.ID, Origin: origin, Steps: steps, Flow: string(text)}, false)
+	// The flow holds what the app returned: framed as the app's text, like any result.
+	return appStructured(recordFlowOutput{SessionID: sess.ID, Origin: origin, Steps: steps, Flow: string(text)}, false)
 }
