@@ -6,7 +6,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/flow"
-	"github.com/ansight-go/ansight/hostapi"
 )
 
 // ansight_record_flow gives an agent what it did as a flow (docs/flows.md): the calls of a
@@ -31,22 +30,7 @@ func (br *Bridge) recordFlow(ctx context.Context, _ *mcp.CallToolRequest, in *re
 		return br.fail(err, in.SessionID, "")
 	}
 	origin := originOf(ctx)
-	var traffic []flow.Traffic
-	rr := hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordTraffic}, Limit: 10_000}
-	for {
-		page, err := br.backend.Records(ctx, sess.ID, rr)
-		if err != nil {
-			return br.fail(err, sess.ID, "")
-		}
-		for _, r := range page.Records {
-			traffic = append(traffic, flow.Traffic{At: r.At, Data: r.Data})
-		}
-		if page.Next == 0 || len(page.Records) == 0 {
-			break
-		}
-		rr.After = page.Next
-	}
-	text, steps, err := flow.Record(traffic, flow.RecordOptions{Name: in.Name, AppID: sess.AppID, Session: sess.ID, Origins: []string{origin}})
+	text, steps, err := flow.RecordSession(ctx, br.backend, sess.ID, flow.RecordOptions{Name: in.Name, AppID: sess.AppID, Origins: []string{origin}})
 	if err != nil {
 		return br.fail(err, sess.ID, "")
 	}

@@ -25,28 +25,11 @@ func (p *Player) saveFlow(w http.ResponseWriter, r *http.Request) {
 		respond(w, nil, err)
 		return
 	}
-	req.Kinds = []hostapi.RecordKind{hostapi.RecordTraffic}
-	req.Limit = 10_000
-	var traffic []flow.Traffic
-	for {
-		page, err := p.backend.Records(r.Context(), id, req)
-		if err != nil {
-			respond(w, nil, err)
-			return
-		}
-		for _, rec := range page.Records {
-			traffic = append(traffic, flow.Traffic{At: rec.At, Data: rec.Data})
-		}
-		if page.Next == 0 || len(page.Records) == 0 {
-			break
-		}
-		req.After = page.Next
-	}
 	var origins []string
 	for _, o := range q["origin"] {
 		origins = append(origins, strings.Split(o, ",")...)
 	}
-	text, _, err := flow.Record(traffic, flow.RecordOptions{AppID: s.AppID, Session: id, Since: req.Since, Until: req.Until, Origins: origins})
+	text, _, err := flow.RecordSession(r.Context(), p.backend, id, flow.RecordOptions{AppID: s.AppID, Since: req.Since, Until: req.Until, Origins: origins})
 	if err != nil {
 		respond(w, nil, err)
 		return

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 	"time"
@@ -10,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/flow"
-	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 )
 
 // testRecordOptions are the flags of 'ansight test record'.
@@ -75,13 +72,9 @@ func (g *globals) runTestRecord(ctx context.Context, o testRecordOptions, args [
 	if err != nil {
 		return hostErr(err)
 	}
-	traffic, err := recordedTraffic(ctx, b, id, since, until)
+	text, steps, err := flow.RecordSession(ctx, b, id, flow.RecordOptions{Name: o.name, AppID: s.AppID, Session: id, Since: since, Until: until, Origins: o.origins})
 	if err != nil {
-		return err
-	}
-	text, steps, err := flow.Record(traffic, flow.RecordOptions{Name: o.name, AppID: s.AppID, Session: id, Since: since, Until: until, Origins: o.origins})
-	if err != nil {
-		return err
+		return hostErr(err)
 	}
 	if o.output == "-" {
 		_, err = g.env.Stdout.Write(text)
@@ -98,51 +91,6 @@ func (g *globals) runTestRecord(ctx context.Context, o testRecordOptions, args [
 		printf(g.env.Stderr, "hint: the recording holds no calls of the chosen origins in that time (see --origin, --since)\n")
 	}
 	return nil
-}
-
-// recordedTraffic reads every traffic record of a session in [since, until), with the
-// payloads kept as files.
-func recordedTraffic(ctx context.Context, b hostapi.Backend, id string, since, until time.Time) ([]flow.Traffic, error) {
-	var out []flow.Traffic
-	req := hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordTraffic}, Since: since, Until: until, Limit: recording.MaxLimit}
-	for {
-		page, err := b.Records(ctx, id, req)
-		if err != nil {
-			return nil, hostErr(err)
-		}
-		for _, r := range page.Records {
-			t := flow.Traffic{At: r.At, Data: r.Data}
-			if r.Blob != "" {
-				if t.Payload, err = readBlob(ctx, b, id, r.Seq); err != nil {
-					return nil, err
-				}
-			}
-			out = append(out, t)
-		}
-		if page.Next == 0 || len(page.Records) == 0 {
-			return out, nil
-		}
-		req.After = page.Next
-	}
-}
-
-// maxPayload bounds a recorded payload read back for a flow.
-const maxPayload = 16 << 20
-
-func readBlob(ctx context.Context, b hostapi.Backend, id string, seq int64) ([]byte, error) {
-	blob, err := b.Blob(ctx, id, seq)
-	if err != nil {
-		return nil, hostErr(err)
-	}
-	defer blob.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(blob.Body, maxPayload+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxPayload {
-		return nil, fmt.Errorf("record %d: a payload larger than %d bytes", seq, maxPayload)
-	}
-	return data, nil
 }
 
 func absPath(p string) string {
