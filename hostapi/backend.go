@@ -27,6 +27,9 @@ type Backend interface {
 	// run; progress runs on the caller's behalf and must return quickly.
 	Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error)
 	Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error)
+	// UI runs a UI operation on a session's screen: capture with ui.get_visual_tree,
+	// resolve the selector on the host, act with ui.perform_action (RunUI).
+	UI(ctx context.Context, sessionID string, req UIRequest) (*UIOperation, error)
 	// Recordings lists every recording the host keeps — of connected, disconnected and
 	// imported sessions, across restarts of the host — as sessions, each with its
 	// Recording, most recently active first. A host that records nothing lists none.
@@ -41,7 +44,7 @@ type Backend interface {
 	// Export writes a session's recording to w as one zip archive (docs/recordings.md);
 	// Import stores such an archive as a new recording and describes it.
 	Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error
-	Import(ctx context.Context, archive io.Reader) (*Session, error)
+	Import(ctx context.Context, req ImportRequest, archive io.Reader) (*Session, error)
 	// DeleteRecording removes a session's recording and its files (the host's own files,
 	// artifacts and crash reports, stay). A connected session goes on recording anew.
 	DeleteRecording(ctx context.Context, sessionID string) error

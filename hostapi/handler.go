@@ -71,6 +71,15 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (h *handler) ui(w http.ResponseWriter, r *http.Request) {
+	var req UIRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	v, err := h.b.UI(r.Context(), r.PathValue("id"), req)
+	respond(w, v, err)
+}
+
 // records answers one page of records, or with follow=true streams them as NDJSON, one
 // record a line: the first page at once, then each new record as the host records it,
 // until the client goes away. A failure after the stream started is a last line holding
@@ -180,6 +189,8 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	req.Format = r.URL.Query().Get("format")
+	req.Sanitize = r.URL.Query().Get("sanitize") == "true"
 	lw := &lazyWriter{w: w, contentType: "application/zip"}
 	err := h.b.Export(r.Context(), r.PathValue("id"), req, lw)
 	switch {
@@ -213,7 +224,7 @@ func (l *lazyWriter) Write(b []byte) (int, error) {
 }
 
 func (h *handler) importRecording(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Import(r.Context(), r.Body)
+	v, err := h.b.Import(r.Context(), ImportRequest{Password: r.Header.Get(PasswordHeader)}, r.Body)
 	respond(w, v, err)
 }
 

@@ -63,9 +63,6 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 	}
 	call := in.request()
 	call.TimeoutMS = in.TimeoutMS
-	if err := br.expandRef(sess.ID, &call); err != nil {
-		return br.fail(err, sess.ID, in.ToolID)
-	}
 	prog := startProgress(ctx, req)
 	res, err := br.call(ctx, sess, call, prog.report())
 	prog.stop(artifactsOf(res))
@@ -82,9 +79,21 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
 // Success false; a refusal by the bridge or a host failure is an error.
+// A ui.perform_action on a short ref goes through the host's UI operation (refAction).
 func (br *Bridge) call(ctx context.Context, sess *hostapi.Session, req hostapi.CallRequest, progress func(hostapi.Progress)) (*hostapi.Call, error) {
-	if err := br.authorize(ctx, sess, []string{req.ToolID}); err != nil {
+	act, err := br.refAction(sess.ID, req)
+	if err != nil {
 		return nil, err
+	}
+	ids := []string{req.ToolID}
+	if act != nil {
+		ids = append(ids, wire.VisualTreeToolID) // the operation captures too
+	}
+	if err := br.authorize(ctx, sess, ids); err != nil {
+		return nil, err
+	}
+	if act != nil {
+		return br.act(ctx, sess.ID, req, act)
 	}
 	return br.backend.Call(ctx, sess.ID, req, progress)
 }

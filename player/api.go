@@ -91,6 +91,7 @@ func (p *Player) routes() {
 	m.HandleFunc("POST /api/sessions/{id}/tools/{tool}/validate", p.validate)
 	m.HandleFunc("POST /api/sessions/{id}/call", p.call)
 	m.HandleFunc("POST /api/sessions/{id}/batch", p.batch)
+	m.HandleFunc("POST /api/sessions/{id}/ui", p.ui)
 	m.HandleFunc("GET /api/sessions/{id}/traffic", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		respond(w, &Traffic{Schema: SchemaTraffic, SessionID: id, Capacity: p.opts.TrafficPerSession, Entries: p.trafficOf(id)}, nil)
@@ -221,6 +222,17 @@ func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respond(w, &BatchAnswer{Schema: SchemaBatch, Batch: res, ArtifactURLs: p.artifactURLs(res.Artifacts)}, nil)
+}
+
+// ui runs a UI operation (the tree the page shows, the actions of its node panel) through
+// the host, which reads any SDK's tree through one model and resolves the node.
+func (p *Player) ui(w http.ResponseWriter, r *http.Request) {
+	var req hostapi.UIRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := p.backend.UI(r.Context(), r.PathValue("id"), req)
+	respond(w, res, err)
 }
 
 func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {

@@ -122,6 +122,9 @@ test('the screenshot and the visual tree appear, and a node click highlights its
   // Clicking on the screen selects the node there.
   await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
   await page.waitForSelector(`#tree .node.selected[data-node-id="${nodeId}"]`);
+  // Highlight on device: the app draws an overlay over the node in its own frames.
+  await page.click('#highlight-on-device');
+  await page.locator('.status .notice', { hasText: 'Highlighted on the device' }).waitFor();
 });
 
 test('the tools page finds ui.perform_action', async () => {

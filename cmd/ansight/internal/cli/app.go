@@ -28,7 +28,7 @@ Discover with a focused, compact query first, then fetch one definition, then ca
   ansight app tools <session> --tool-id ui.perform_action --detail full
   ansight app call <session> ui.query_nodes --arguments '{"textContains":"save"}'`,
 	}
-	cmd.AddCommand(newAppToolsCmd(g), newAppCallCmd(g), newAppBatchCmd(g), newAppScreenshotCmd(g), newAppPushFileCmd(g))
+	cmd.AddCommand(newAppToolsCmd(g), newAppCallCmd(g), newAppBatchCmd(g), newAppScreenshotCmd(g), newAppPushFileCmd(g), newAppInteractCmd(g))
 	return cmd
 }
 

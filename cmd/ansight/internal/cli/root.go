@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,16 @@ type Env struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Version string
+	// LookupEnv reads an environment variable (--password-env); os.LookupEnv when nil.
+	LookupEnv func(string) (string, bool)
+}
+
+// lookupEnv reads an environment variable through env.LookupEnv.
+func (env Env) lookupEnv(name string) (string, bool) {
+	if env.LookupEnv != nil {
+		return env.LookupEnv(name)
+	}
+	return os.LookupEnv(name)
 }
 
 // globals are the flags every command shares.
@@ -32,6 +43,8 @@ type globals struct {
 	cleanup []func()
 	// backendOnce holds the backend of the run once made.
 	backendMade hostapi.Backend
+	// recordings are the read-only recordings commands' --archive and --password-env.
+	recordings recordingsFlags
 }
 
 // Main runs the command tree and returns the process exit code.
@@ -97,7 +110,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "write one JSON object to stdout (stable, versioned)")
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
 	g.fleet.register(root)
-	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g), newTestCmd(g))
+	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newUICmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g), newTestCmd(g))
 	return root
 }
 

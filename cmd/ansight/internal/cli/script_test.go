@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		"ansight": func() {
 			os.Exit(Main(context.Background(), Env{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 		},
+		"officialuiapp": officialUIAppMain,
 	})
 }
 
@@ -39,29 +40,37 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ANSIGHT_STATE_DIR", filepath.Join(env.WorkDir, "state"))
-			env.Setenv("HOME", env.WorkDir)
-			// The flows the repository ships (flows.txtar runs them through the binary).
-			examples, err := filepath.Abs("../../../../examples/flows")
+			tree, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "wire", "uitree", "testdata", "official", "android-views.json"))
 			if err != nil {
 				return err
 			}
-			env.Setenv("EXAMPLES", examples)
+			env.Setenv("OFFICIAL_UI_TREE", tree)
+			env.Setenv("HOME", env.WorkDir)
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("RECORDING_TESTDATA", filepath.Join(wd, "..", "..", "..", "..", "recording", "testdata"))
+			// The flows the repository ships (flows.txtar runs them through the binary).
+			env.Setenv("EXAMPLES", filepath.Join(wd, "..", "..", "..", "..", "examples", "flows"))
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"cli":         cmdCLI,
-			"waitsession": cmdWaitSession,
-			"json":        cmdJSON,
-			"imagesize":   cmdImageSize,
-			"filemode":    cmdFileMode,
-			"officialapp": cmdOfficialApp,
-			"fileapp":     cmdFileApp,
-			"waithost":    cmdWaitHost,
-			"follow":      cmdFollow,
-			"api":         cmdAPI,
-			"natsserver":  cmdNATSServer,
-			"waitfleet":   cmdWaitFleet,
-			"now":         cmdNow,
+			"cli":          cmdCLI,
+			"waitsession":  cmdWaitSession,
+			"json":         cmdJSON,
+			"imagesize":    cmdImageSize,
+			"filemode":     cmdFileMode,
+			"officialapp":  cmdOfficialApp,
+			"fileapp":      cmdFileApp,
+			"waithost":     cmdWaitHost,
+			"follow":       cmdFollow,
+			"api":          cmdAPI,
+			"natsserver":   cmdNATSServer,
+			"waitfleet":    cmdWaitFleet,
+			"demosignin":   cmdDemoSignIn,
+			"archiveholds": cmdArchiveHolds,
+			"now":          cmdNow,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {
@@ -90,7 +99,8 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 	argv := append([]string{"--state-dir", ts.Getenv("ANSIGHT_STATE_DIR")}, args[1:]...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr()})
+	lookup := func(name string) (string, bool) { v := ts.Getenv(name); return v, v != "" }
+	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(), LookupEnv: lookup})
 	if got != want {
 		ts.Fatalf("cli %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
 	}
@@ -105,16 +115,23 @@ func cmdNow(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdWaitSession waits until the host in $ANSIGHT_STATE_DIR has a connected session and
-// sets $SESSION to its id.
+// sets $SESSION to its id; waitsession APPID VAR waits for a session of that app and sets
+// $VAR.
 func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
+	appID, name := "", "SESSION"
+	if len(args) == 2 {
+		appID, name = args[0], args[1]
+	} else if len(args) != 0 {
+		ts.Fatalf("usage: waitsession [APPID VAR]")
+	}
 	waitHost(ts, "a connected session", func(ctx context.Context, c *hostapi.Client) bool {
 		s, err := c.Sessions(ctx)
 		if err != nil {
 			return false
 		}
 		for _, ss := range s.Sessions {
-			if ss.State == hostapi.StateConnected {
-				ts.Setenv("SESSION", ss.ID)
+			if ss.State == hostapi.StateConnected && (appID == "" || ss.AppID == appID) {
+				ts.Setenv(name, ss.ID)
 				return true
 			}
 		}
