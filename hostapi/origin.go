@@ -8,7 +8,8 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// WithOrigin returns b with every Call and Batch that names no origin sent as origin's:
+// WithOrigin returns b with every Call, Batch and UI operation that names no origin sent as
+// origin's:
 // how a client names itself once (the CLI's backend is WithOrigin(client, OriginCLI)).
 func WithOrigin(b Backend, origin string) Backend {
 	return originBackend{Backend: b, origin: origin}
@@ -34,6 +35,13 @@ func (o originBackend) Batch(ctx context.Context, sessionID string, req BatchReq
 		req.Origin = o.origin
 	}
 	return o.Backend.Batch(ctx, sessionID, req, progress)
+}
+
+func (o originBackend) UI(ctx context.Context, sessionID string, req UIRequest) (*UIOperation, error) {
+	if req.Origin == "" {
+		req.Origin = o.origin
+	}
+	return o.Backend.UI(ctx, sessionID, req)
 }
 
 // CheckOrigin refuses an origin longer than MaxOriginLength or holding anything but

@@ -31,7 +31,7 @@ func clientOrigin(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// originBackend sends each call and batch with the origin of the client it is made for.
+// originBackend sends each call, batch and UI operation with the origin of the client it is made for.
 type originBackend struct{ hostapi.Backend }
 
 func originOf(ctx context.Context) string {
@@ -50,4 +50,9 @@ func (b originBackend) Call(ctx context.Context, sessionID string, req hostapi.C
 func (b originBackend) Batch(ctx context.Context, sessionID string, req hostapi.BatchRequest, progress func(hostapi.Progress)) (*hostapi.Batch, error) {
 	req.Origin = originOf(ctx)
 	return b.Backend.Batch(ctx, sessionID, req, progress)
+}
+
+func (b originBackend) UI(ctx context.Context, sessionID string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
+	req.Origin = originOf(ctx)
+	return b.Backend.UI(ctx, sessionID, req)
 }
