@@ -164,11 +164,11 @@ func (c *Client) Export(ctx context.Context, sessionID string, req hostapi.Expor
 }
 
 // Import implements hostapi.Backend: into the Home host, or refused.
-func (c *Client) Import(ctx context.Context, archive io.Reader) (*hostapi.Session, error) {
+func (c *Client) Import(ctx context.Context, req hostapi.ImportRequest, archive io.Reader) (*hostapi.Session, error) {
 	if c.opts.Home == nil {
 		return nil, c.hostOnly("recordings", "ansight session import")
 	}
-	return c.opts.Home.Backend.Import(ctx, archive)
+	return c.opts.Home.Backend.Import(ctx, req, archive)
 }
 
 // DeleteRecording implements hostapi.Backend for the Home host's sessions.

@@ -41,7 +41,7 @@ type Backend interface {
 	// Export writes a session's recording to w as one zip archive (docs/recordings.md);
 	// Import stores such an archive as a new recording and describes it.
 	Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error
-	Import(ctx context.Context, archive io.Reader) (*Session, error)
+	Import(ctx context.Context, req ImportRequest, archive io.Reader) (*Session, error)
 	// DeleteRecording removes a session's recording and its files (the host's own files,
 	// artifacts and crash reports, stay). A connected session goes on recording anew.
 	DeleteRecording(ctx context.Context, sessionID string) error

@@ -187,8 +187,18 @@ func (c *Client) Blob(ctx context.Context, sessionID string, seq int64) (*Blob, 
 // Export implements Backend.
 func (c *Client) Export(ctx context.Context, sessionID string, req ExportRequest, w io.Writer) error {
 	t := routeExport.at(sessionID)
+	q := url.Values{}
 	if len(req.Redact) > 0 {
-		t.path += "?" + url.Values{"redact": {strings.Join(req.Redact, ",")}}.Encode()
+		q.Set("redact", strings.Join(req.Redact, ","))
+	}
+	if req.Format != "" {
+		q.Set("format", req.Format)
+	}
+	if req.Sanitize {
+		q.Set("sanitize", "true")
+	}
+	if len(q) > 0 {
+		t.path += "?" + q.Encode()
 	}
 	resp, err := c.raw(ctx, t, nil, "")
 	if err != nil {
@@ -205,8 +215,12 @@ func (c *Client) Export(ctx context.Context, sessionID string, req ExportRequest
 }
 
 // Import implements Backend.
-func (c *Client) Import(ctx context.Context, archive io.Reader) (*Session, error) {
-	resp, err := c.raw(ctx, routeImport.at(), archive, "application/zip")
+func (c *Client) Import(ctx context.Context, req ImportRequest, archive io.Reader) (*Session, error) {
+	resp, err := c.rawWith(ctx, routeImport.at(), archive, "application/zip", func(h http.Header) {
+		if req.Password != "" {
+			h.Set(PasswordHeader, req.Password)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -230,12 +244,20 @@ func (c *Client) DeleteRecording(ctx context.Context, sessionID string) error {
 // raw sends a request whose body (or answer) is not one JSON value and returns the
 // answer of a 2xx status, to be closed; any other status is its *APIError.
 func (c *Client) raw(ctx context.Context, t target, body io.Reader, contentType string) (*http.Response, error) {
+	return c.rawWith(ctx, t, body, contentType, nil)
+}
+
+// rawWith is raw with headers set by header (nil: none).
+func (c *Client) rawWith(ctx context.Context, t target, body io.Reader, contentType string, header func(http.Header)) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, t.method, "http://ansight"+t.path, body)
 	if err != nil {
 		return nil, err
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if header != nil {
+		header(req.Header)
 	}
 	resp, err := c.send(req)
 	if err != nil {

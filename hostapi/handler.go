@@ -180,6 +180,8 @@ func (h *handler) export(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	req.Format = r.URL.Query().Get("format")
+	req.Sanitize = r.URL.Query().Get("sanitize") == "true"
 	lw := &lazyWriter{w: w, contentType: "application/zip"}
 	err := h.b.Export(r.Context(), r.PathValue("id"), req, lw)
 	switch {
@@ -213,7 +215,7 @@ func (l *lazyWriter) Write(b []byte) (int, error) {
 }
 
 func (h *handler) importRecording(w http.ResponseWriter, r *http.Request) {
-	v, err := h.b.Import(r.Context(), r.Body)
+	v, err := h.b.Import(r.Context(), ImportRequest{Password: r.Header.Get(PasswordHeader)}, r.Body)
 	respond(w, v, err)
 }
 

@@ -158,6 +158,8 @@ type Session struct {
 	// Recording describes what the host recorded of the session, when it records (set by
 	// Session and Recordings, not by Sessions).
 	Recording *Recording `json:"recording,omitzero"`
+	// Import is what Import read and skipped (set only in Import's answer).
+	Import *ImportReport `json:"import,omitzero"`
 }
 
 // Recording describes a session's recording: what the host keeps of it, also after the
@@ -376,6 +378,33 @@ type ExportRequest struct {
 	// every record and JSON file of the archive (network records are sanitised on intake in
 	// any case); "default" stands for the usual credentials (recording.DefaultRedact).
 	Redact []string `json:"redact,omitempty"`
+	// Format is the archive's format: "ansight" (ours, the default) or "official" (the
+	// official host's session archive; docs/recordings.md).
+	Format string `json:"format,omitzero"`
+	// Sanitize applies the built-in sanitize policy (pii-default) and adds its counts as
+	// sanitization/report.json.
+	Sanitize bool `json:"sanitize,omitzero"`
+}
+
+// PasswordHeader carries ImportRequest.Password on the control socket: a header, so that
+// the password is never part of a URL that something could log.
+const PasswordHeader = "X-Ansight-Archive-Password"
+
+// ImportRequest adjusts Import.
+type ImportRequest struct {
+	// Password opens an encrypted archive (an official SDK's offline capture exported
+	// with a password). The client sends it in a header, never in the URL.
+	Password string `json:"-"`
+}
+
+// ImportReport says what an import read and what it left out, as the official import
+// leaves entries out (docs/recordings.md).
+type ImportReport struct {
+	// Format is "ansight", "official" or "offline-capture"; Schema its version.
+	Format string `json:"format"`
+	Schema string `json:"schema,omitzero"`
+	// Skipped counts the entries left out, by reason.
+	Skipped map[string]int `json:"skipped,omitempty"`
 }
 
 // Crashes lists the crash reports a session keeps, most recent first: each with its files

@@ -33,7 +33,7 @@ func (f *fakeBackend) Export(context.Context, string, hostapi.ExportRequest, io.
 	return errNoRecordings
 }
 
-func (f *fakeBackend) Import(context.Context, io.Reader) (*hostapi.Session, error) {
+func (f *fakeBackend) Import(context.Context, hostapi.ImportRequest, io.Reader) (*hostapi.Session, error) {
 	return nil, errNoRecordings
 }
 

@@ -2,12 +2,10 @@ package recording
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"slices"
 	"time"
@@ -334,20 +332,22 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		m.Session.DeviceName = x.san.text(m.Session.DeviceName, true)
 	}
 	// The manifest comes first, then the records, then their files, as archive tools list
-	// them: the files the export changed wait in a private spool file meanwhile.
-	spool, err := os.CreateTemp("", "ansight-export-*")
+	// them: the records and the files the export changed wait in spools meanwhile.
+	recs, err := newSpool()
 	if err != nil {
 		return err
 	}
-	defer os.Remove(spool.Name())
-	defer spool.Close()
+	defer recs.close()
+	changed, err := newSpool()
+	if err != nil {
+		return err
+	}
+	defer changed.close()
 	type pending struct {
 		e        exported
 		off, len int64
 	}
 	var files []pending
-	var spooled int64
-	var recs bytes.Buffer
 	err = x.each(nil, func(e exported) error {
 		if err := x.ctx.Err(); err != nil {
 			return err
@@ -355,11 +355,10 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		if e.Blob != "" {
 			p := pending{e: e, off: -1}
 			if e.file != nil {
-				if _, err := spool.Write(e.file); err != nil {
+				p.off, p.len = changed.n, int64(len(e.file))
+				if _, err := changed.Write(e.file); err != nil {
 					return err
 				}
-				p.off, p.len = spooled, int64(len(e.file))
-				spooled += p.len
 				p.e.file = nil
 			}
 			files = append(files, p)
@@ -367,7 +366,7 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		}
 		m.Counts[e.Kind]++
 		m.Traffic.add(e.Record)
-		return appendLine(&recs, e.Record)
+		return appendLine(recs, e.Record)
 	})
 	if err != nil {
 		return err
@@ -384,7 +383,11 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 	if err := zipFile(zw, ManifestName, mb, true, m.ExportedAt); err != nil {
 		return err
 	}
-	if err := zipFile(zw, RecordsName, recs.Bytes(), true, m.ExportedAt); err != nil {
+	fw, err := zipEntry(zw, RecordsName, m.ExportedAt, true)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(fw, recs.all()); err != nil {
 		return err
 	}
 	for _, p := range files {
@@ -396,7 +399,7 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 			return err
 		}
 		if p.off >= 0 {
-			_, err = io.Copy(fw, io.NewSectionReader(spool, p.off, p.len))
+			_, err = io.Copy(fw, changed.section(p.off, p.len))
 		} else {
 			err = x.copyFile(fw, p.e)
 		}
@@ -422,14 +425,13 @@ func (x *exporter) writeReport(zw *zip.Writer) error {
 }
 
 // appendLine adds a record to a records.jsonl being written.
-func appendLine(buf *bytes.Buffer, rec Record) error {
+func appendLine(w io.Writer, rec Record) error {
 	b, err := json.Marshal(rec, json.Deterministic(true))
 	if err != nil {
 		return err
 	}
-	buf.Write(b)
-	buf.WriteByte('\n')
-	return nil
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // archiveBlobName is a record's file inside our archive: blobs/<kind>/<seq>.<ext>.

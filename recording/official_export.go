@@ -72,8 +72,12 @@ var kindsInExtension = []Kind{KindTraffic, KindControl, KindState, KindMessage, 
 // also finds the session an import kept, the latest profile and properties. Annotations
 // of the official form (no bundle) go to session.json instead.
 func (o *officialWriter) extension() error {
-	var recs bytes.Buffer
-	err := o.x.each(kindsInExtension, func(e exported) error {
+	recs, err := newSpool()
+	if err != nil {
+		return err
+	}
+	defer recs.close()
+	err = o.x.each(kindsInExtension, func(e exported) error {
 		data := objectOf(e.Data)
 		switch e.Kind {
 		case KindAnnotation:
@@ -105,12 +109,59 @@ func (o *officialWriter) extension() error {
 			}
 			e.Blob = name
 		}
-		return appendLine(&recs, e.Record)
+		return appendLine(recs, e.Record)
 	})
-	if err != nil || recs.Len() == 0 {
+	if err != nil || recs.n == 0 {
 		return err
 	}
-	return zipFile(o.zw, extensionRecords, recs.Bytes(), true, o.x.now)
+	fw, err := zipEntry(o.zw, extensionRecords, o.x.now, true)
+	if err == nil {
+		_, err = io.Copy(fw, recs.all())
+	}
+	return err
+}
+
+// spooledItems collects the items of a JSON array that a document writes after its head,
+// spooled; list writes them as the array.
+type spooledItems struct {
+	*spool
+	count int
+}
+
+func newItems() (*spooledItems, error) {
+	s, err := newSpool()
+	return &spooledItems{spool: s}, err
+}
+
+func (it *spooledItems) add(v jsontext.Value) error {
+	if it.count > 0 {
+		if _, err := it.Write([]byte{','}); err != nil {
+			return err
+		}
+	}
+	it.count++
+	_, err := it.Write(v)
+	return err
+}
+
+// document writes a JSON document: head's members, then name with the spooled items as
+// its array.
+func (o *officialWriter) document(entry string, head object, name string, list *spooledItems) error {
+	fw, err := zipEntry(o.zw, entry, o.x.now, true)
+	if err != nil {
+		return err
+	}
+	h := head.encode()
+	b := append(h[:len(h)-1:len(h)-1], ',')
+	b, _ = jsontext.AppendQuote(b, name)
+	if _, err := fw.Write(append(b, ':', '[')); err != nil {
+		return err
+	}
+	if _, err := io.Copy(fw, list.all()); err != nil {
+		return err
+	}
+	_, err = fw.Write([]byte("]}"))
+	return err
 }
 
 // logs writes session-data/logs.json and, when the recording came from an official
@@ -118,8 +169,7 @@ func (o *officialWriter) extension() error {
 func (o *officialWriter) logs() error {
 	type stream struct {
 		desc    object
-		entries bytes.Buffer
-		n       int
+		entries *spooledItems
 	}
 	var streams []*stream
 	byID := map[string]*stream{}
@@ -130,14 +180,22 @@ func (o *officialWriter) logs() error {
 			if err != nil || strings.TrimSpace(id) == "" || byID[id] != nil {
 				continue
 			}
-			s := &stream{desc: d}
+			list, err := newItems()
+			if err != nil {
+				return err
+			}
+			defer list.close()
+			s := &stream{desc: d, entries: list}
 			streams = append(streams, s)
 			byID[id] = s
 		}
 	}
-	var all bytes.Buffer
-	n := 0
-	err := o.x.each([]Kind{KindLog}, func(e exported) error {
+	all, err := newItems()
+	if err != nil {
+		return err
+	}
+	defer all.close()
+	err = o.x.each([]Kind{KindLog}, func(e exported) error {
 		entry := logEntryOf(e)
 		o.logCount++
 		id, _ := str(objectOf(entry).get("streamId"))
@@ -146,27 +204,20 @@ func (o *officialWriter) logs() error {
 			s = streams[0] // the SDK's own stream comes first
 		}
 		if s != nil {
-			if s.n > 0 {
-				s.entries.WriteByte(',')
+			if err := s.entries.add(entry); err != nil {
+				return err
 			}
-			s.entries.Write(entry)
-			s.n++
 			if s != streams[0] {
 				return nil
 			}
 		}
-		if n > 0 {
-			all.WriteByte(',')
-		}
-		all.Write(entry)
-		n++
-		return nil
+		return all.add(entry)
 	})
 	if err != nil {
 		return err
 	}
-	doc := object{{"schema", quoted(officialLogsSchema)}, {"savedAtUtc", officialTime(o.x.now)}, {"logs", append(append([]byte{'['}, all.Bytes()...), ']')}}
-	if err := o.json(officialLogsName, doc.encode()); err != nil {
+	head := object{{"schema", quoted(officialLogsSchema)}, {"savedAtUtc", officialTime(o.x.now)}}
+	if err := o.document(officialLogsName, head, "logs", all); err != nil {
 		return err
 	}
 	if len(streams) == 0 {
@@ -176,13 +227,12 @@ func (o *officialWriter) logs() error {
 	for i, s := range streams {
 		id, _ := str(s.desc.get("streamId"))
 		name := fmt.Sprintf("session-data/log-streams/%03d-%s.json", i, strings.ToLower(fileSegment(id, 64)))
-		entries := append(append([]byte{'['}, s.entries.Bytes()...), ']')
-		doc := object{{"schema", quoted(officialStreamSchema)}, {"savedAtUtc", officialTime(o.x.now)}, {"streamId", quoted(id)}, {"entries", entries}}
-		if err := o.json(name, doc.encode()); err != nil {
+		head := object{{"schema", quoted(officialStreamSchema)}, {"savedAtUtc", officialTime(o.x.now)}, {"streamId", quoted(id)}}
+		if err := o.document(name, head, "entries", s.entries); err != nil {
 			return err
 		}
 		d := s.desc.without("entries").without("retainedEntryStartIndex").set("entryPath", quoted(name)).
-			set("entryCount", jsonNumber(float64(s.n))).set("totalEntryCount", jsonNumber(float64(s.n)))
+			set("entryCount", jsonNumber(float64(s.entries.count))).set("totalEntryCount", jsonNumber(float64(s.entries.count)))
 		for _, req := range []string{"kind", "displayName", "status"} {
 			if d.get(req) == nil {
 				d = d.set(req, quoted(""))
@@ -218,9 +268,12 @@ func logEntryOf(e exported) jsontext.Value {
 func (o *officialWriter) telemetry() error {
 	var channels []jsontext.Value
 	at := map[int]int{}
-	var metrics bytes.Buffer
-	n := 0
-	err := o.x.each([]Kind{KindChannel, KindMetric}, func(e exported) error {
+	metrics, err := newItems()
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+	err = o.x.each([]Kind{KindChannel, KindMetric}, func(e exported) error {
 		if e.Channel == nil {
 			return nil
 		}
@@ -253,19 +306,13 @@ func (o *officialWriter) telemetry() error {
 		segment, _ := integer(data.get("segmentId"), -1<<31, 1<<31)
 		m := object{{"channelId", jsonNumber(float64(*e.Channel))}, {"value", jsonNumber(math.Round(e.Value))},
 			{"capturedAtUtc", officialTime(e.At)}, {"segmentId", jsonNumber(float64(segment))}}
-		if n > 0 {
-			metrics.WriteByte(',')
-		}
-		metrics.Write(m.encode())
-		n++
-		return nil
+		return metrics.add(m.encode())
 	})
 	if err != nil {
 		return err
 	}
-	doc := object{{"schema", quoted(officialTelemetry)}, {"savedAtUtc", officialTime(o.x.now)}, {"channels", jsonArray(channels)},
-		{"metrics", append(append([]byte{'['}, metrics.Bytes()...), ']')}}
-	return o.json(officialTelemetryName, doc.encode())
+	head := object{{"schema", quoted(officialTelemetry)}, {"savedAtUtc", officialTime(o.x.now)}, {"channels", jsonArray(channels)}}
+	return o.document(officialTelemetryName, head, "metrics", metrics)
 }
 
 // jsonArray joins values into an array.

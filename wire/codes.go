@@ -66,6 +66,11 @@ const (
 	CodeRecordingOff Code = "recording_off"
 	// CodePlayerOff: the host serves no web player (it runs with --no-player).
 	CodePlayerOff Code = "player_off"
+	// CodePasswordRequired and CodePasswordInvalid: an encrypted archive to import came
+	// without its password, or with a wrong one (the official host's PasswordRequired and
+	// InvalidPassword).
+	CodePasswordRequired Code = "password_required"
+	CodePasswordInvalid  Code = "password_invalid"
 )
 
 // Codes of the MCP bridge (package mcpbridge).
@@ -174,7 +179,8 @@ func (c Code) Kind() Kind {
 		return KindUnavailable
 	case CodeProtocolInvalidRequest, CodeCallPayloadInvalid, CodeCallMissingID, CodeArgumentsInvalid,
 		CodeArgumentsSchemaInvalid, CodeBatchPayloadInvalid, CodeBatchSizeInvalid, CodeBatchCallInvalid,
-		CodeBadRequest, CodeSessionAmbiguous, CodeUnknownRef, CodeNotSupported, CodeClassMismatch:
+		CodeBadRequest, CodeSessionAmbiguous, CodeUnknownRef, CodeNotSupported, CodeClassMismatch,
+		CodePasswordRequired, CodePasswordInvalid:
 		return KindInvalid
 	}
 	return KindFailed

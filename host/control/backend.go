@@ -82,6 +82,14 @@ func withProgress(ctx context.Context, f func(hostapi.Progress)) context.Context
 
 // Status implements hostapi.Backend.
 func (l *Backend) Status(context.Context) (*hostapi.Status, error) {
+	if l.srv == nil { // offline: the recordings only
+		st := &hostapi.Status{Schema: hostapi.SchemaStatus, Version: l.version, StateDir: l.stateDir}
+		if l.rec != nil {
+			u := hostapi.RecordingUsage(l.rec.Usage())
+			st.Recording = &u
+		}
+		return st, nil
+	}
 	n := 0
 	for _, s := range l.srv.Sessions() {
 		if s.State() == host.StateConnected {
@@ -122,6 +130,9 @@ func (l *Backend) Player(_ context.Context, renew bool) (*hostapi.PlayerAccess, 
 
 // Disconnect implements hostapi.Backend.
 func (l *Backend) Disconnect(_ context.Context, id string) (*hostapi.Disconnection, error) {
+	if l.srv == nil {
+		return nil, errNoHost
+	}
 	s, ok := l.srv.Session(id)
 	if !ok {
 		return nil, hostapi.SessionNotFound(id)
@@ -133,6 +144,9 @@ func (l *Backend) Disconnect(_ context.Context, id string) (*hostapi.Disconnecti
 
 // Sessions implements hostapi.Backend.
 func (l *Backend) Sessions(context.Context) (*hostapi.Sessions, error) {
+	if l.srv == nil {
+		return &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: []hostapi.Session{}}, nil // none is connected
+	}
 	list := l.srv.Sessions()
 	out := &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: make([]hostapi.Session, 0, len(list))}
 	for _, s := range list {
@@ -151,7 +165,7 @@ func (l *Backend) Session(ctx context.Context, id string) (*hostapi.Session, err
 		}
 	}
 	var v hostapi.Session
-	if s, ok := l.srv.Session(id); ok {
+	if s, ok := l.live(id); ok {
 		v = sessionOf(s)
 	} else if sum != nil {
 		v = sessionOfInfo(recordedInfo(*sum))
@@ -165,7 +179,10 @@ func (l *Backend) Session(ctx context.Context, id string) (*hostapi.Session, err
 }
 
 // Crashes implements hostapi.Backend.
-func (l *Backend) Crashes(_ context.Context, id string) (*hostapi.Crashes, error) {
+func (l *Backend) Crashes(ctx context.Context, id string) (*hostapi.Crashes, error) {
+	if l.srv == nil {
+		return l.offlineCrashes(ctx, id)
+	}
 	list, err := records(l.srv, id, l.srv.Crashes)
 	if err != nil {
 		return nil, err
@@ -174,7 +191,10 @@ func (l *Backend) Crashes(_ context.Context, id string) (*hostapi.Crashes, error
 }
 
 // Annotations implements hostapi.Backend.
-func (l *Backend) Annotations(_ context.Context, id string) (*hostapi.Annotations, error) {
+func (l *Backend) Annotations(ctx context.Context, id string) (*hostapi.Annotations, error) {
+	if l.srv == nil {
+		return l.offlineAnnotations(ctx, id)
+	}
 	list, err := records(l.srv, id, l.srv.Annotations)
 	if err != nil {
 		return nil, err
@@ -253,6 +273,9 @@ func recordedInfo(sum recording.Summary) host.SessionInfo {
 	if in.DisconnectedAt.IsZero() {
 		in.DisconnectedAt = sum.LastAt
 	}
+	if in.MaxToolPolicy == "" {
+		in.MaxToolPolicy = wire.PolicyRead // an imported archive's session granted nothing we know of
+	}
 	in.State = host.StateDisconnected
 	return in
 }
@@ -274,7 +297,7 @@ func (l *Backend) Recordings(ctx context.Context) (*hostapi.Sessions, error) {
 	}
 	for _, sum := range list {
 		var v hostapi.Session
-		if s, ok := l.srv.Session(sum.ID); ok {
+		if s, ok := l.live(sum.ID); ok {
 			v = sessionOf(s)
 		} else {
 			v = sessionOfInfo(recordedInfo(sum))
@@ -291,7 +314,7 @@ func (l *Backend) recorded(id string) error {
 	if l.rec == nil {
 		return hostapi.ErrRecordingOff
 	}
-	if _, ok := l.srv.Session(id); !ok && !l.rec.Recorded(id) {
+	if _, ok := l.live(id); !ok && !l.rec.Recorded(id) {
 		return hostapi.SessionNotFound(id)
 	}
 	return nil
@@ -413,7 +436,8 @@ func (l *Backend) Export(ctx context.Context, id string, req hostapi.ExportReque
 	if err := l.rec.Flush(ctx); err != nil { // what the session sent until now is in it
 		return err
 	}
-	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: redactNames(req.Redact), Producer: "ansight " + l.version})
+	err := l.rec.Export(ctx, id, w, recording.ExportOptions{Redact: redactNames(req.Redact), Producer: "ansight " + l.version,
+		Format: req.Format, Sanitize: req.Sanitize})
 	if errors.Is(err, recording.ErrNotFound) {
 		return hostapi.SessionNotFound(id)
 	}
@@ -432,7 +456,7 @@ func (l *Backend) DeleteRecording(ctx context.Context, id string) error {
 	if errors.Is(err, recording.ErrNotFound) {
 		return hostapi.SessionNotFound(id)
 	}
-	return err
+	return readOnly(err)
 }
 
 // redactNames expands an export's redaction list: "default" stands for
@@ -451,7 +475,7 @@ func redactNames(list []string) []string {
 
 // Import implements hostapi.Backend: the archive is spooled to a private file beside the
 // recordings (a zip is read from its end), bounded by the recordings' budget.
-func (l *Backend) Import(ctx context.Context, archive io.Reader) (*hostapi.Session, error) {
+func (l *Backend) Import(ctx context.Context, req hostapi.ImportRequest, archive io.Reader) (*hostapi.Session, error) {
 	if l.rec == nil {
 		return nil, hostapi.ErrRecordingOff
 	}
@@ -469,17 +493,31 @@ func (l *Backend) Import(ctx context.Context, archive io.Reader) (*hostapi.Sessi
 	if n > max {
 		return nil, hostapi.Errorf(http.StatusRequestEntityTooLarge, wire.CodeBadRequest, "the archive is larger than the recordings' budget (%d bytes)", max)
 	}
-	sum, err := l.rec.Import(ctx, f, n, recording.ImportOptions{})
-	if err != nil {
+	sum, err := l.rec.Import(ctx, f, n, recording.ImportOptions{Password: req.Password})
+	var pe *recording.PasswordError
+	switch {
+	case errors.As(err, &pe) && pe.Reason == recording.ReasonPasswordRequired:
+		return nil, hostapi.Errorf(http.StatusUnauthorized, wire.CodePasswordRequired, "%s", pe.Error())
+	case errors.As(err, &pe):
+		return nil, hostapi.Errorf(http.StatusUnauthorized, wire.CodePasswordInvalid, "%s", pe.Error())
+	case errors.Is(err, recording.ErrReadOnly):
+		return nil, errNoHost
+	case err != nil:
 		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := sessionOfInfo(recordedInfo(sum))
 	v.Recording = recordingOf(sum)
+	if r := sum.Import; r != nil {
+		v.Import = &hostapi.ImportReport{Format: r.Format, Schema: r.Schema, Skipped: r.Skipped}
+	}
 	return &v, nil
 }
 
 // client returns the tool client of a connected session.
 func (l *Backend) client(id string) (*tools.Client, error) {
+	if l.srv == nil {
+		return nil, errNoHost
+	}
 	s, ok := l.srv.Session(id)
 	if !ok {
 		return nil, hostapi.SessionNotFound(id)
@@ -684,6 +722,9 @@ func (l *Backend) IssueInvite(_ context.Context, req hostapi.InviteRequest) (*ho
 	if app == "" {
 		app = pairing.AnyApp
 	}
+	if l.srv == nil {
+		return nil, errNoHost
+	}
 	if err := checkHostAddresses(req.HostAddresses); err != nil {
 		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
@@ -755,6 +796,9 @@ func inviteOf(inv host.Invite, now time.Time) hostapi.Invite {
 
 // Invites implements hostapi.Backend.
 func (l *Backend) Invites(context.Context) (*hostapi.Invites, error) {
+	if l.srv == nil {
+		return nil, errNoHost
+	}
 	now := time.Now()
 	out := &hostapi.Invites{Schema: hostapi.SchemaInvites, Invites: []hostapi.Invite{}, Grants: []hostapi.Grant{}}
 	for _, inv := range l.srv.ListInvites() {
@@ -784,6 +828,9 @@ func grantOf(g host.Grant, now time.Time) hostapi.Grant {
 
 // Revoke implements hostapi.Backend.
 func (l *Backend) Revoke(_ context.Context, id string) (*hostapi.Revocation, error) {
+	if l.srv == nil {
+		return nil, errNoHost
+	}
 	r, err := l.srv.Revoke(id)
 	if err != nil {
 		if errors.Is(err, host.ErrNotFound) {
@@ -796,6 +843,9 @@ func (l *Backend) Revoke(_ context.Context, id string) (*hostapi.Revocation, err
 
 // Forget implements hostapi.Backend.
 func (l *Backend) Forget(_ context.Context, id string) (*hostapi.Forgetting, error) {
+	if l.srv == nil {
+		return nil, errNoHost
+	}
 	g, err := l.srv.Forget(id)
 	switch {
 	case errors.Is(err, host.ErrNotFound):
@@ -811,6 +861,10 @@ func (l *Backend) Forget(_ context.Context, id string) (*hostapi.Forgetting, err
 // Events implements hostapi.Backend over the server's subscription, which never blocks
 // the session that changed.
 func (l *Backend) Events(ctx context.Context, fn func(hostapi.Event) error) error {
+	if l.srv == nil {
+		<-ctx.Done() // no host: no session changes
+		return ctx.Err()
+	}
 	events, unsubscribe := l.srv.Subscribe(64)
 	defer unsubscribe()
 	for {

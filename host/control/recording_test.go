@@ -170,7 +170,7 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 	if got := strings.Join(names, ","); !strings.HasPrefix(got, "manifest.json,records.jsonl,blobs/frame/") {
 		t.Errorf("archive holds %s", got)
 	}
-	imported, err := c.Import(ctx, bytes.NewReader(zipped.Bytes()))
+	imported, err := c.Import(ctx, hostapi.ImportRequest{}, bytes.NewReader(zipped.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,10 @@ func TestRecordingsOverTheSocket(t *testing.T) { // not parallel: Listen sets th
 		"no session":         func() error { _, err := c.Records(ctx, "nosuch-001", hostapi.RecordsRequest{}); return err }(),
 		"follow, no session": c.Follow(ctx, "nosuch-001", hostapi.RecordsRequest{}, func(hostapi.Record) error { return nil }),
 		"export, no session": c.Export(ctx, "nosuch-001", hostapi.ExportRequest{}, io.Discard),
-		"not an archive":     func() error { _, err := c.Import(ctx, strings.NewReader("PK not a zip")); return err }(),
+		"not an archive": func() error {
+			_, err := c.Import(ctx, hostapi.ImportRequest{}, strings.NewReader("PK not a zip"))
+			return err
+		}(),
 	} {
 		if err == nil {
 			t.Errorf("%s: no error", name)

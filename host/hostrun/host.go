@@ -40,6 +40,9 @@ type Options struct {
 	// (recording.DefaultMaxBytes when 0).
 	Record      bool
 	RecordBytes int64
+	// MaskSensitive masks screens on intake (recording.Options.MaskSensitive): frames
+	// boxed over sensitive nodes or blacked out, touches on them and typed secrets not kept.
+	MaskSensitive bool
 	// Player, when set, serves the web player on this listener (see player.Listen, a
 	// loopback address); the token kept in <StateDir>/player-token opens it. Start owns
 	// the listener from the call on: it closes it on failure and at Close.
@@ -101,7 +104,8 @@ func (h *Host) start(ctx context.Context) error {
 	opts := h.opts.Host
 	opts.StateDir = h.opts.StateDir
 	if h.opts.Record {
-		rec, err := recording.Open(recording.Options{Dir: filepath.Join(h.opts.StateDir, "recordings"), MaxBytes: h.opts.RecordBytes, Logger: opts.Logger})
+		rec, err := recording.Open(recording.Options{Dir: filepath.Join(h.opts.StateDir, "recordings"), MaxBytes: h.opts.RecordBytes,
+			MaskSensitive: h.opts.MaskSensitive, Logger: opts.Logger})
 		if err != nil {
 			return err
 		}

@@ -49,6 +49,8 @@ type hostConfig struct {
 	// (recording.DefaultMaxBytes when 0).
 	record      bool
 	recordBytes int64
+	// maskSensitive masks screens on intake (hostrun.Options.MaskSensitive).
+	maskSensitive bool
 	// jpeg is the live-screen policy answered to device.profile.
 	jpeg session.JpegCapturePolicy
 	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
@@ -83,9 +85,9 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		},
 		Version:     versionString(cfg.version),
 		Record:      cfg.record,
-		RecordBytes: cfg.recordBytes,
-		Fleet:       cfg.fleet,
-		FleetHost:   cfg.fleetHost,
+		RecordBytes: cfg.recordBytes, MaskSensitive: cfg.maskSensitive,
+		Fleet:     cfg.fleet,
+		FleetHost: cfg.fleetHost,
 	}
 	// The player binds first: a taken player address fails the start before the host
 	// logs that it serves.
@@ -156,7 +158,11 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 		}
 	}
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: logger})
-	if err := model.Register(a); err != nil {
+	var taps ui.TapRecorder // the taps the UI tools perform, recorded as the official SDKs report touches
+	if tel != nil {
+		taps = tel
+	}
+	if err := model.RegisterReporting(a, taps); err != nil {
 		stopSync()
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func newHostCmd(g *globals) *cobra.Command {
 	var lan, verbose bool
 	var playerAddr string
 	var noPlayer bool
-	var noRecord bool
+	var noRecord, maskSensitive bool
 	var recordMiB int64
 	var jpegInterval time.Duration
 	var jpegQuality int
@@ -100,7 +100,7 @@ every host of the fleet. Other machines then reach its sessions with
 			}
 			cfg := hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
 				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr, bindFlags: hostRunBindFlags,
-				record: !noRecord, recordBytes: recordMiB << 20, maxSessions: maxSessions, jpeg: session.JpegCapturePolicy{
+				record: !noRecord, recordBytes: recordMiB << 20, maskSensitive: maskSensitive, maxSessions: maxSessions, jpeg: session.JpegCapturePolicy{
 					Mode: session.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
 			if err := g.joinFleetConfig(&cfg, fleetHost, logger); err != nil {
 				return err
@@ -149,6 +149,7 @@ every host of the fleet. Other machines then reach its sessions with
 	run.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
 	run.Flags().BoolVar(&noPlayer, "no-player", false, "do not serve the web player")
 	run.Flags().BoolVar(&noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
+	run.Flags().BoolVar(&maskSensitive, "mask-sensitive", false, "mask screens before they are recorded: frames boxed over sensitive nodes of the latest visual tree (blacked out without one), touches on them and typed secrets not kept (for official SDKs' apps; SECURITY.md)")
 	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
 	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval (50ms-10m) of the live screen frames apps are asked to stream")
 	run.Flags().IntVar(&jpegQuality, "jpeg-quality", host.DefaultJpegQuality, "JPEG quality (1-100) of the live screen frames apps are asked to stream")

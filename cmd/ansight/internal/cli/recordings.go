@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,13 +91,14 @@ func newBrowseCmd(g *globals, spec browseSpec) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := g.backend()
+			b, err := g.recordingsBackend(c.Context())
 			if err != nil {
 				return err
 			}
 			return g.browse(c.Context(), b, args[0], spec, f, req)
 		},
 	}
+	g.addRecordingsFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.since, "since", "", "only records since this time: a duration back from now (10m, 2h) or an RFC 3339 time")
 	fl.StringVar(&f.until, "until", "", "only records before this time (as --since)")
@@ -508,10 +510,17 @@ func (g *globals) completeRecordings(c *cobra.Command, args []string, s string) 
 	return ids, cobra.ShellCompDirectiveNoFileComp
 }
 
+// exportOptions are session export's (and session sanitize's) flags.
+type exportOptions struct {
+	output   string
+	redact   []string
+	format   string
+	sanitize bool
+}
+
 // newSessionExportCmd writes a session's recording as one zip archive.
 func newSessionExportCmd(g *globals) *cobra.Command {
-	var output string
-	var redact []string
+	var o exportOptions
 	cmd := &cobra.Command{
 		Use:   "export <session>",
 		Short: "Export a session's recording as one zip archive",
@@ -522,75 +531,139 @@ tool traffic with its request and response bodies, session events) and blobs/ (s
 frames, visual trees, artifacts, crash reports, annotations). 'ansight session import'
 reads it back, here or on another machine.
 
+--format official writes the official host's session archive instead (session.json,
+session-data/, network/requests/, visual-trees/, session-images/, artifacts/), which the
+official 'ansight session import' reads; what it has no place for (tool traffic, control
+requests, crash reports as records) travels in artifacts/ansight-go/, from which our import
+restores it (docs/recordings.md).
+
 Network records were sanitised when they were recorded (credential headers and query
 parameters read <redacted>). --redact removes more before the archive leaves the machine:
 the values of the headers, JSON members, query parameters and name=value pairs named, in
 every record and JSON file; 'default' stands for the usual credentials
-(authorization, cookie, set-cookie, token, password, secret, api_key, …).`,
+(authorization, cookie, set-cookie, token, password, secret, api_key, …). --sanitize applies
+the built-in privacy policy (pii-default, as 'ansight session sanitize'; SECURITY.md).
+
+With no host running, the recordings are read directly; --archive exports (converts) an
+archive instead.`,
 		Example: "  ansight session export com-ansight-demo-notes-001 -o session.zip\n" +
-			"  ansight session export com-ansight-demo-notes-001 -o session.zip --redact default,x-session-id,email",
+			"  ansight session export com-ansight-demo-notes-001 -o session.zip --redact default,x-session-id,email\n" +
+			"  ansight session export com-ansight-demo-notes-001 -o official.zip --format official --sanitize",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
+		RunE:              func(c *cobra.Command, args []string) error { return g.runExport(c.Context(), args[0], o) },
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "the archive to write (default <session>.zip)")
+	cmd.Flags().StringSliceVar(&o.redact, "redact", nil, "header, field and parameter names whose values to remove, comma separated ('default': the usual credentials)")
+	cmd.Flags().StringVar(&o.format, "format", recording.FormatAnsight, "the archive's format: ansight (ours) or official (the official host's)")
+	cmd.Flags().BoolVar(&o.sanitize, "sanitize", false, "apply the built-in privacy policy (pii-default): detectors, sensitive fields, touches and screen regions")
+	g.addRecordingsFlags(cmd)
+	return cmd
+}
+
+// newSessionSanitizeCmd writes a sanitised archive of a session (the official CLI's
+// session sanitize: export with the built-in policy).
+func newSessionSanitizeCmd(g *globals) *cobra.Command {
+	o := exportOptions{sanitize: true}
+	cmd := &cobra.Command{
+		Use:   "sanitize <session> [<out.zip>]",
+		Short: "Export a session's recording with the built-in privacy policy applied",
+		Long: `Write a session's recording as 'ansight session export --sanitize' does: the built-in
+policy pii-default replaces e-mail addresses, phone numbers, IP addresses, card numbers and
+credentials in every string, the values of sensitive fields and inputs (passwords, tokens,
+names), and goes beyond the official policy: touches on sensitive nodes are dropped, frames
+are boxed over sensitive nodes and blacked out when no visual tree can decide, and the
+values an agent typed into sensitive fields are replaced. sanitization/report.json counts
+what was done. SECURITY.md says what it promises and what it does not.`,
+		Example:           "  ansight session sanitize com-ansight-demo-notes-001 shared.zip\n  ansight session sanitize com-ansight-demo-notes-001 shared.zip --format official",
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {
-			id := args[0]
-			if output == "" {
-				output = id + ".zip"
+			if len(args) == 2 {
+				if o.output != "" {
+					return usageErrorf("give the archive as an argument or with -o, not both")
+				}
+				o.output = args[1]
 			}
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			// The recording's size is what the progress bar counts towards (the archive is
-			// about as large: JPEGs are stored, text deflated).
-			var size int64
-			if s, err := b.Session(c.Context(), id); err == nil && s.Recording != nil {
-				size = s.Recording.Bytes
-			}
-			if err := mkdirFor(output); err != nil {
-				return err
-			}
-			tmp, err := os.CreateTemp(filepath.Dir(output), ".ansight-export-*.zip")
-			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp.Name()) // gone once renamed
-			bar := g.progress()
-			w := &counted{w: tmp, report: func(n int64) {
-				bar.update(hostapi.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
-			}}
-			err = b.Export(c.Context(), id, hostapi.ExportRequest{Redact: redact}, w)
-			bar.done()
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return recordingErr(err)
-			}
-			m, err := readManifest(tmp.Name())
-			if err != nil {
-				return fmt.Errorf("the host's archive does not read: %w", err)
-			}
-			if err := os.Rename(tmp.Name(), output); err != nil {
-				return err
-			}
-			abs, _ := filepath.Abs(output)
-			if g.json {
-				return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: w.n,
-					Records: m.Session.Records, Counts: m.Counts, Traffic: m.Traffic, Redacted: m.Redacted})
-			}
-			printf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
-			tr := m.Traffic
-			printf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
-				tr.Calls, tr.Errors, tr.Denied, tr.Transfers, m.Counts[recording.KindLog], m.Counts[recording.KindCrash])
-			if len(m.Redacted) > 0 {
-				printf(g.env.Stdout, "redacted: %s\n", strings.Join(m.Redacted, ", "))
-			}
-			return nil
+			return g.runExport(c.Context(), args[0], o)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "the archive to write (default <session>.zip)")
-	cmd.Flags().StringSliceVar(&redact, "redact", nil, "header, field and parameter names whose values to remove, comma separated ('default': the usual credentials)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "the archive to write (default <session>.zip)")
+	cmd.Flags().StringSliceVar(&o.redact, "redact", nil, "more names whose values to remove, as export's --redact")
+	cmd.Flags().StringVar(&o.format, "format", recording.FormatAnsight, "the archive's format: ansight (ours) or official (the official host's)")
+	g.addRecordingsFlags(cmd)
 	return cmd
+}
+
+// runExport writes session id's archive to o.output.
+func (g *globals) runExport(ctx context.Context, id string, o exportOptions) error {
+	if o.format != recording.FormatAnsight && o.format != recording.FormatOfficial {
+		return usageErrorf("--format must be %s or %s", recording.FormatAnsight, recording.FormatOfficial)
+	}
+	output := o.output
+	if output == "" {
+		output = id + ".zip"
+	}
+	b, err := g.recordingsBackend(ctx)
+	if err != nil {
+		return err
+	}
+	// The recording's size is what the progress bar counts towards (the archive is about
+	// as large: JPEGs are stored, text deflated).
+	var size int64
+	if s, err := b.Session(ctx, id); err == nil && s.Recording != nil {
+		size = s.Recording.Bytes
+	}
+	if err := mkdirFor(output); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(output), ".ansight-export-*.zip")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone once renamed
+	bar := g.progress()
+	w := &counted{w: tmp, report: func(n int64) {
+		bar.update(hostapi.Progress{FileName: filepath.Base(output), ReceivedBytes: n, SizeBytes: max(size, n)})
+	}}
+	err = b.Export(ctx, id, hostapi.ExportRequest{Redact: o.redact, Format: o.format, Sanitize: o.sanitize}, w)
+	bar.done()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return recordingErr(err)
+	}
+	sum, err := summarize(tmp.Name(), o.format)
+	if err != nil {
+		return fmt.Errorf("the host's archive does not read: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), output); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(output)
+	m := sum.manifest
+	if g.json {
+		return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: w.n, Format: o.format,
+			Records: m.Session.Records, Counts: m.Counts, Traffic: m.Traffic, Redacted: m.Redacted, Sanitization: sum.report})
+	}
+	if o.format == recording.FormatOfficial {
+		printf(g.env.Stdout, "exported session %s in the official host's format to %s (%s)\n", id, abs, humanBytes(w.n))
+	} else {
+		printf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
+		tr := m.Traffic
+		printf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
+			tr.Calls, tr.Errors, tr.Denied, tr.Transfers, m.Counts[recording.KindLog], m.Counts[recording.KindCrash])
+	}
+	if len(m.Redacted) > 0 {
+		printf(g.env.Stdout, "redacted: %s\n", strings.Join(m.Redacted, ", "))
+	}
+	if r := sum.report; r != nil {
+		printf(g.env.Stdout, "sanitized (%s): %d strings redacted, %d touches dropped (%d undecided), %d frames boxed (%d blacked out), %d typed values, %d artifacts left out\n",
+			r.PolicyID, r.RedactedStrings, r.TouchesDropped, r.TouchesUndecided, r.ScreenshotsRedacted, r.ScreenshotsBlackedOut,
+			r.TypedValuesRedacted, r.ArtifactsExcluded)
+	}
+	return nil
 }
 
 // schemaExport names session export's --json output.
@@ -601,30 +674,52 @@ type exportOutput struct {
 	SessionID string                   `json:"sessionId"`
 	Path      string                   `json:"path"`
 	Bytes     int64                    `json:"bytes"`
-	Records   int64                    `json:"records"`
-	Counts    map[recording.Kind]int64 `json:"counts"`
-	Traffic   recording.TrafficSummary `json:"traffic"`
+	Format    string                   `json:"format"`
+	Records   int64                    `json:"records,omitzero"`
+	Counts    map[recording.Kind]int64 `json:"counts,omitempty"`
+	Traffic   recording.TrafficSummary `json:"traffic,omitzero"`
 	Redacted  []string                 `json:"redacted,omitempty"`
+	// Sanitization is the archive's sanitization/report.json, when sanitised.
+	Sanitization *recording.SanitizeReport `json:"sanitization,omitempty"`
 }
 
-// readManifest reads an archive's manifest.json.
-func readManifest(path string) (recording.Manifest, error) {
-	var m recording.Manifest
+// archiveSummary is what an exported archive says of itself: our manifest, the sanitize
+// report.
+type archiveSummary struct {
+	manifest recording.Manifest
+	report   *recording.SanitizeReport
+}
+
+// summarize reads an exported archive's manifest (ours) and sanitize report.
+func summarize(path, format string) (archiveSummary, error) {
+	var s archiveSummary
 	zr, err := zip.OpenReader(path)
 	if err != nil {
-		return m, err
+		return s, err
 	}
 	defer zr.Close()
-	f, err := zr.Open(recording.ManifestName)
-	if err != nil {
-		return m, err
+	read := func(name string, v any) error {
+		f, err := zr.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return m, err
+	if format != recording.FormatOfficial {
+		if err := read(recording.ManifestName, &s.manifest); err != nil {
+			return s, err
+		}
 	}
-	return m, json.Unmarshal(b, &m)
+	var r recording.SanitizeReport
+	if read(recording.SanitizeReportName, &r) == nil {
+		s.report = &r
+	}
+	return s, nil
 }
 
 // counted counts the bytes read from r or written to w, and reports the total (progress).
@@ -649,21 +744,34 @@ func (c *counted) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// newSessionImportCmd stores an exported archive as a new recording of the host.
+// newSessionImportCmd stores an archive as a new recording of the host.
 func newSessionImportCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var passwordEnv string
+	cmd := &cobra.Command{
 		Use:   "import <file.zip>",
-		Short: "Import a recording that 'ansight session export' wrote",
-		Long: `Store an archive that 'ansight session export' wrote — here or on another machine — as a
-new recording of the host: it is listed by 'ansight session list --all', browsed with
-'ansight session logs' and the like, and replayed in the player. Its id is the exported
-session's, with -import-N appended when a recording holds that id already.
+		Short: "Import a recording: ours, the official host's, or an SDK's offline capture",
+		Long: `Store an archive as a new recording of the host: one that 'ansight session export'
+wrote (here or on another machine), the official host's session archive (session.json), or
+an official SDK's offline capture (.ansight/sessions/<id>/), plain or password-protected
+(--password-env names the variable that holds the password). It is listed by 'ansight
+session list --all', browsed with 'ansight session logs' and the like, and replayed in the
+player. Its id is the archive's session's, with -import-N appended when a recording holds
+that id already.
 
-The archive is not trusted: its size is bounded by the recordings' budget, and every
-record and file is checked before anything is stored.`,
-		Example: "  ansight session import session.zip\n  ansight session import session.zip --json",
+The archive is not trusted: it is refused whole when an entry's name, size or content
+fails a check (SECURITY.md); entries the official import skips (visual trees of another
+schema or snapshot, older duplicates, unreadable requests) are skipped and counted.`,
+		Example: "  ansight session import session.zip\n  ansight session import capture.zip --password-env CAPTURE_PASSWORD --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			password := ""
+			if passwordEnv != "" {
+				p, err := (&recordingsFlags{passwordEnv: passwordEnv}).password(g.env)
+				if err != nil {
+					return err
+				}
+				password = p
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
@@ -678,12 +786,12 @@ record and file is checked before anything is stored.`,
 				return err
 			}
 			bar := g.progress()
-			s, err := b.Import(c.Context(), &counted{r: f, report: func(n int64) {
+			s, err := b.Import(c.Context(), hostapi.ImportRequest{Password: password}, &counted{r: f, report: func(n int64) {
 				bar.update(hostapi.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
 			}})
 			bar.done()
 			if err != nil {
-				return recordingErr(err)
+				return importErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, sessionJSON(s))
@@ -695,11 +803,35 @@ record and file is checked before anything is stored.`,
 			tw := newTable(g.env.Stdout) // every cell sanitised: the id is the archive's
 			tw.row("imported:", fmt.Sprintf("%d records", n))
 			tw.row("session:", s.ID)
+			if r := s.Import; r != nil {
+				tw.row("format:", strings.TrimSpace(r.Format+" "+r.Schema))
+				if len(r.Skipped) > 0 {
+					var parts []string
+					for _, k := range slices.Sorted(maps.Keys(r.Skipped)) {
+						parts = append(parts, fmt.Sprintf("%s %d", k, r.Skipped[k]))
+					}
+					tw.row("skipped:", strings.Join(parts, ", "))
+				}
+			}
 			tw.row("browse:", "ansight session logs "+s.ID)
 			tw.flush()
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&passwordEnv, "password-env", "", "the environment variable that holds the password of an encrypted archive")
+	return cmd
+}
+
+// importErr gives an import's refusal its exit code: a missing or wrong password is a
+// usage error with the official words.
+func importErr(err error) error {
+	switch wire.CodeOf(err) {
+	case wire.CodePasswordRequired:
+		return &exitError{code: ExitUsage, err: err, hint: "give its password with --password-env NAME"}
+	case wire.CodePasswordInvalid:
+		return &exitError{code: ExitUsage, err: err, hint: "check the password in the variable --password-env names"}
+	}
+	return recordingErr(err)
 }
 
 // newSessionDeleteCmd removes a session's recording.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,16 @@ type Env struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Version string
+	// LookupEnv reads an environment variable (--password-env); os.LookupEnv when nil.
+	LookupEnv func(string) (string, bool)
+}
+
+// lookupEnv reads an environment variable through env.LookupEnv.
+func (env Env) lookupEnv(name string) (string, bool) {
+	if env.LookupEnv != nil {
+		return env.LookupEnv(name)
+	}
+	return os.LookupEnv(name)
 }
 
 // globals are the flags every command shares.
@@ -32,6 +43,8 @@ type globals struct {
 	cleanup []func()
 	// backendOnce holds the backend of the run once made.
 	backendMade hostapi.Backend
+	// recordings are the read-only recordings commands' --archive and --password-env.
+	recordings recordingsFlags
 }
 
 // Main runs the command tree and returns the process exit code.

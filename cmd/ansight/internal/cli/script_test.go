@@ -40,21 +40,28 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ANSIGHT_STATE_DIR", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("HOME", env.WorkDir)
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("RECORDING_TESTDATA", filepath.Join(wd, "..", "..", "..", "..", "recording", "testdata"))
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"cli":         cmdCLI,
-			"waitsession": cmdWaitSession,
-			"json":        cmdJSON,
-			"imagesize":   cmdImageSize,
-			"filemode":    cmdFileMode,
-			"officialapp": cmdOfficialApp,
-			"fileapp":     cmdFileApp,
-			"waithost":    cmdWaitHost,
-			"follow":      cmdFollow,
-			"api":         cmdAPI,
-			"natsserver":  cmdNATSServer,
-			"waitfleet":   cmdWaitFleet,
+			"cli":          cmdCLI,
+			"waitsession":  cmdWaitSession,
+			"json":         cmdJSON,
+			"imagesize":    cmdImageSize,
+			"filemode":     cmdFileMode,
+			"officialapp":  cmdOfficialApp,
+			"fileapp":      cmdFileApp,
+			"waithost":     cmdWaitHost,
+			"follow":       cmdFollow,
+			"api":          cmdAPI,
+			"natsserver":   cmdNATSServer,
+			"waitfleet":    cmdWaitFleet,
+			"demosignin":   cmdDemoSignIn,
+			"archiveholds": cmdArchiveHolds,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {
@@ -83,7 +90,8 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 	argv := append([]string{"--state-dir", ts.Getenv("ANSIGHT_STATE_DIR")}, args[1:]...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr()})
+	lookup := func(name string) (string, bool) { v := ts.Getenv(name); return v, v != "" }
+	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(), LookupEnv: lookup})
 	if got != want {
 		ts.Fatalf("cli %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
 	}

@@ -33,7 +33,11 @@ app, or in one state (--connected is the official CLI's --state connected).`,
 			if state != "" && state != hostapi.StateConnected && state != hostapi.StateDisconnected {
 				return usageErrorf("--state must be connected or disconnected")
 			}
-			b, err := g.backend()
+			backend := g.backend
+			if all {
+				backend = func() (hostapi.Backend, error) { return g.recordingsBackend(c.Context()) }
+			}
+			b, err := backend()
 			if err != nil {
 				return err
 			}
@@ -137,9 +141,13 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := ask(g, c.Context(), hostapi.Backend.Session, args[0])
+			b, err := g.recordingsBackend(c.Context())
 			if err != nil {
 				return err
+			}
+			s, err := b.Session(c.Context(), args[0])
+			if err != nil {
+				return hostErr(err)
 			}
 			if g.json {
 				return writeJSON(g.env.Stdout, sessionJSON(s))
@@ -162,11 +170,14 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 			return nil
 		},
 	}
+	g.addRecordingsFlags(list)
+	g.addRecordingsFlags(show)
 	cmd.AddCommand(list, show, disconnect)
 	for _, spec := range browseSpecs() {
 		cmd.AddCommand(newBrowseCmd(g, spec))
 	}
-	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionImportCmd(g), newSessionDeleteCmd(g))
+	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionSanitizeCmd(g), newSessionImportCmd(g),
+		newSessionDeleteCmd(g))
 	return cmd
 }
 

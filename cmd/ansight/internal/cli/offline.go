@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ansight-go/ansight/host/control"
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/recording"
+)
+
+// recordingsFlags are the flags of the read-only recordings commands (session list --all,
+// show, logs and the other browse commands, crashes, annotations, artifacts, export):
+// --archive browses an archive instead of the host's recordings, and --password-env opens
+// an encrypted one.
+type recordingsFlags struct {
+	archive     string
+	passwordEnv string
+}
+
+// addRecordingsFlags registers --archive and --password-env on cmd.
+func (g *globals) addRecordingsFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&g.recordings.archive, "archive", "", "read this archive (ours, the official host's or an SDK's offline capture) instead of the host's recordings, without importing it")
+	cmd.Flags().StringVar(&g.recordings.passwordEnv, "password-env", "", "the environment variable that holds the password of an encrypted archive")
+}
+
+// password reads the password --password-env names ("" without the flag).
+func (f *recordingsFlags) password(env Env) (string, error) {
+	if f.passwordEnv == "" {
+		return "", nil
+	}
+	p, ok := env.lookupEnv(f.passwordEnv)
+	if !ok || p == "" {
+		return "", usageErrorf("--password-env %s: the variable is not set", f.passwordEnv)
+	}
+	return p, nil
+}
+
+// maxArchiveBytes bounds what --archive unpacks (the default recordings' budget).
+const maxArchiveBytes = recording.DefaultMaxBytes
+
+// recordingsBackend is the backend of a read-only recordings command: the archive
+// --archive names, else the resident host (or the fleet), else — no host running — the
+// recordings in the state directory, read directly and read-only (stderr says so).
+func (g *globals) recordingsBackend(ctx context.Context) (hostapi.Backend, error) {
+	if g.backendMade != nil {
+		return g.backendMade, nil
+	}
+	if g.recordings.archive != "" {
+		password, err := g.recordings.password(g.env)
+		if err != nil {
+			return nil, err
+		}
+		rec, sum, err := recording.OpenArchive(ctx, g.recordings.archive, maxArchiveBytes, recording.ImportOptions{Password: password})
+		if err != nil {
+			return nil, archiveErr(err)
+		}
+		g.cleanup = append(g.cleanup, func() { rec.Close() })
+		printf(g.env.Stderr, "ansight: reading the archive %s (session %s), not imported\n", g.recordings.archive, sum.ID)
+		g.backendMade = control.NewOffline(rec, control.Options{Version: g.env.Version})
+		return g.backendMade, nil
+	}
+	b, err := g.backend()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := g.fleetConfig(); ok {
+		return b, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = b.Status(pctx)
+	cancel()
+	if !errors.Is(err, hostapi.ErrHostUnavailable) {
+		return b, nil // a host answers (or fails otherwise: its error comes with the command's request)
+	}
+	dir, derr := g.stateDirPath()
+	if derr != nil {
+		return b, nil
+	}
+	dir = filepath.Join(dir, "recordings")
+	rec, rerr := recording.OpenReadOnly(dir)
+	if rerr != nil {
+		return b, nil // no recordings either: the command says no host is running
+	}
+	g.cleanup = append(g.cleanup, func() { rec.Close() })
+	printf(g.env.Stderr, "ansight: no host is running; reading the recordings in %s directly\n", dir)
+	g.backendMade = control.NewOffline(rec, control.Options{Version: g.env.Version, StateDir: dir})
+	return g.backendMade, nil
+}
+
+// archiveErr gives an archive's refusal its exit code: a missing or wrong password is a
+// usage error, with the official words.
+func archiveErr(err error) error {
+	var pe *recording.PasswordError
+	if errors.As(err, &pe) {
+		hint := "give its password with --password-env NAME"
+		if pe.Reason == recording.ReasonInvalidPassword {
+			hint = "check the password in the variable --password-env names"
+		}
+		return &exitError{code: ExitUsage, err: errors.New(pe.Error()), hint: hint}
+	}
+	return err
+}
