@@ -525,6 +525,11 @@ func (w *streamWriter) comment(text string) {
 	if w.closed || w.wrote && w.status != http.StatusOK {
 		return
 	}
+	if w.resume && !w.wrote {
+		// A resumed stream's headers are the SDK's to set, and nothing orders its setting
+		// them before this timer: comments wait for its first event (a replay, the answer).
+		return
+	}
 	if h := w.ResponseWriter.Header(); !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
 		return // not (yet) a stream: a JSON answer, or an error coming
 	}
