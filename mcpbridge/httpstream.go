@@ -177,17 +177,21 @@ func (l *httpLayer) serveResume(w http.ResponseWriter, r *http.Request, session 
 	stream, _, _ := strings.Cut(r.Header.Get("Last-Event-ID"), "_")
 	l.mu.Lock()
 	p := l.byStream[streamKey{session, stream}]
+	live := false
 	if p != nil {
 		p.attached++
 		if p.timer != nil {
 			p.timer.Stop()
 			p.timer = nil
 		}
+		// The SDK will take it (a stream no other response serves, whose call runs, that
+		// may be replayed): its response can start at once.
+		live = p.attached == 1 && !p.done() && !p.gone && !l.noReplay[streamKey{session, stream}]
 	}
 	l.mu.Unlock()
 	sw := &streamWriter{ResponseWriter: w, post: p, layer: l, resume: true}
-	if p != nil {
-		sw.startKeepAlive()
+	if live {
+		sw.commitResume()
 	}
 	l.next.ServeHTTP(sw, r)
 	sw.close()
@@ -438,6 +442,14 @@ type streamWriter struct {
 	started bool
 }
 
+// Header is the response's header map; it is taken under the writer's lock, as net/http's
+// response keeps state of its own there that a keep-alive's write also touches.
+func (w *streamWriter) Header() http.Header {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseWriter.Header()
+}
+
 func (w *streamWriter) WriteHeader(code int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -525,20 +537,33 @@ func (w *streamWriter) comment(text string) {
 	if w.closed || w.wrote && w.status != http.StatusOK {
 		return
 	}
-	if w.resume && !w.wrote {
-		// A resumed stream's headers are the SDK's to set, and nothing orders its setting
-		// them before this timer: comments wait for its first event (a replay, the answer).
-		return
-	}
-	if h := w.ResponseWriter.Header(); !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
-		return // not (yet) a stream: a JSON answer, or an error coming
-	}
 	if !w.wrote {
+		// The headers are read once, before they go out: a POST's were set by the SDK before
+		// its call started (commit runs then); a resumption commits itself (commitResume).
+		if w.resume || !strings.HasPrefix(w.ResponseWriter.Header().Get("Content-Type"), "text/event-stream") {
+			return // not (yet) a stream: a JSON answer, or an error coming
+		}
 		w.wrote, w.status = true, http.StatusOK
 		w.ResponseWriter.WriteHeader(http.StatusOK)
 	}
 	_, _ = io.WriteString(w.ResponseWriter, ": "+text+"\n\n")
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// commitResume starts the response of a GET resuming a live stream, before the SDK serves
+// it: the headers the SDK would set (it sets them again, to no effect), a first comment,
+// the keep-alive. The SDK writes the replayed events and the answer after.
+func (w *streamWriter) commitResume() {
+	w.mu.Lock()
+	h := w.ResponseWriter.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	w.wrote, w.status = true, http.StatusOK
+	w.ResponseWriter.WriteHeader(http.StatusOK)
+	w.mu.Unlock()
+	w.comment("ok")
+	w.startKeepAlive()
 }
 
 // startKeepAlive writes a comment every keep-alive interval until the handler returns.
