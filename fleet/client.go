@@ -175,6 +175,12 @@ func (c *Client) Hosts() []Presence {
 // Events implements hostapi.Backend: the changes of the fleet's listing, EventUpdated when
 // a host joins, leaves, dies or announces a change of its sessions, and the Home host's
 // own events. An event is dropped for a subscriber that has no room for it; the events end
+// UI implements hostapi.Backend: the operation over the fleet's calls, each routed to the
+// host that owns the session.
+func (c *Client) UI(ctx context.Context, sessionID string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
+	return hostapi.RunUI(ctx, c, sessionID, req)
+}
+
 // with Close.
 func (c *Client) Events(ctx context.Context, fn func(hostapi.Event) error) error {
 	events, unsubscribe := c.events.Subscribe(64)

@@ -27,6 +27,9 @@ type Backend interface {
 	// run; progress runs on the caller's behalf and must return quickly.
 	Call(ctx context.Context, sessionID string, req CallRequest, progress func(Progress)) (*Call, error)
 	Batch(ctx context.Context, sessionID string, req BatchRequest, progress func(Progress)) (*Batch, error)
+	// UI runs a UI operation on a session's screen: capture with ui.get_visual_tree,
+	// resolve the selector on the host, act with ui.perform_action (RunUI).
+	UI(ctx context.Context, sessionID string, req UIRequest) (*UIOperation, error)
 	// Recordings lists every recording the host keeps — of connected, disconnected and
 	// imported sessions, across restarts of the host — as sessions, each with its
 	// Recording, most recently active first. A host that records nothing lists none.

@@ -105,6 +105,12 @@ func (c *Client) Batch(ctx context.Context, sessionID string, req BatchRequest, 
 	return &v, c.stream(ctx, routeBatch.at(sessionID), req, &v, progress)
 }
 
+// UI implements Backend.
+func (c *Client) UI(ctx context.Context, sessionID string, req UIRequest) (*UIOperation, error) {
+	var v UIOperation
+	return &v, c.do(ctx, routeUI.at(sessionID), req, &v)
+}
+
 // Recordings implements Backend.
 func (c *Client) Recordings(ctx context.Context) (*Sessions, error) {
 	var v Sessions

@@ -71,6 +71,15 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (h *handler) ui(w http.ResponseWriter, r *http.Request) {
+	var req UIRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	v, err := h.b.UI(r.Context(), r.PathValue("id"), req)
+	respond(w, v, err)
+}
+
 // records answers one page of records, or with follow=true streams them as NDJSON, one
 // record a line: the first page at once, then each new record as the host records it,
 // until the client goes away. A failure after the stream started is a last line holding

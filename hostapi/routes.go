@@ -50,6 +50,7 @@ var (
 	routeTool            = &route{http.MethodGet, "/v1/sessions/{id}/tools/{tool}", (*handler).tool}
 	routeCall            = &route{http.MethodPost, "/v1/sessions/{id}/call", (*handler).call}
 	routeBatch           = &route{http.MethodPost, "/v1/sessions/{id}/batch", (*handler).batch}
+	routeUI              = &route{http.MethodPost, "/v1/sessions/{id}/ui", (*handler).ui}
 	routeRecords         = &route{http.MethodGet, "/v1/sessions/{id}/records", (*handler).records}
 	routeBlob            = &route{http.MethodGet, "/v1/sessions/{id}/records/{seq}/blob", (*handler).blob}
 	routeExport          = &route{http.MethodGet, "/v1/sessions/{id}/export", (*handler).export}
@@ -71,7 +72,7 @@ var (
 // routes is the route table NewHandler serves.
 var routes = []*route{
 	routeStatus, routeSessions, routeSession, routeCrashes, routeAnnotations, routeTools, routeTool, routeCall,
-	routeBatch, routeRecords, routeBlob, routeExport, routeDisconnect, routeEvents, routeRecordings, routeImport,
+	routeBatch, routeUI, routeRecords, routeBlob, routeExport, routeDisconnect, routeEvents, routeRecordings, routeImport,
 	routeDeleteRecording, routeIssueInvite, routeInvites, routeRevoke, routeRevokeInvite, routeForget, routePlayer,
 	routePlayerToken, routeShutdown,
 }

@@ -126,6 +126,8 @@ type Bridge struct {
 	refs    refTables
 	results resultStore
 	http    *httpLayer // Serve's; its middleware sees every request
+	// policies holds the tools' policies the calls were checked against (call.go).
+	policies policyCache
 }
 
 // instructions is what clients show the model once, at connection: the workflow that keeps

@@ -219,9 +219,6 @@ func (x *exposer) handler(name string) mcp.ToolHandler {
 					Hint: "Give the members the schema asks for as JSON text as a string holding JSON."})
 			}
 		}
-		if err := br.expandRef(sid, &call); err != nil {
-			return br.failText(err)
-		}
 		prog := startProgress(ctx, req)
 		res, err := br.call(ctx, sess, call, prog.report())
 		prog.stop(artifactsOf(res))

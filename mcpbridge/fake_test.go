@@ -333,6 +333,10 @@ func (f *fakeBackend) Batch(_ context.Context, sessionID string, req hostapi.Bat
 	return out, nil
 }
 
+func (f *fakeBackend) UI(ctx context.Context, sessionID string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
+	return hostapi.RunUI(ctx, f, sessionID, req)
+}
+
 func (f *fakeBackend) IssueInvite(context.Context, hostapi.InviteRequest) (*hostapi.Invite, error) {
 	return nil, &hostapi.APIError{Status: http.StatusNotImplemented, Code: wire.CodeInternal, Message: "not in the fake"}
 }

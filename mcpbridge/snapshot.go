@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/uiauto"
 	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/uitree"
 )
@@ -354,6 +356,64 @@ func (br *Bridge) expandRef(sessionID string, req *hostapi.CallRequest) error {
 	}
 	req.Arguments = b
 	return nil
+}
+
+// refAction is the UI operation of a ui.perform_action call whose reference is a short
+// ref: the node the ref names, acted on as ansight ui acts — captured afresh and resolved
+// on the host (the same resolution), waiting for it to become actionable, a stale
+// reference resolved again once. Calls with a full reference, and anything that is not
+// such a call, give false.
+func (br *Bridge) refAction(sessionID string, req hostapi.CallRequest) (*uiauto.Request, error) {
+	if req.ToolID != performActionToolID || len(req.Arguments) == 0 || req.Arguments.Kind() != '{' {
+		return nil, nil
+	}
+	var args map[string]jsontext.Value
+	if err := wire.Unmarshal(req.Arguments, &args); err != nil {
+		return nil, nil // the app refuses it with the right code
+	}
+	var ref, action string
+	if raw := args["reference"]; raw.Kind() != '"' || wire.Unmarshal(raw, &ref) != nil {
+		return nil, nil
+	}
+	if raw := args["action"]; raw.Kind() != '"' || wire.Unmarshal(raw, &action) != nil || strings.TrimSpace(action) == "" {
+		return nil, nil // the app says what is missing
+	}
+	full, ce := br.refs.resolve(sessionID, strings.TrimSpace(ref))
+	if ce != nil {
+		return nil, ce
+	}
+	r := &uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: full.NodeID}, Action: action}
+	for _, k := range []string{"value", "index", "checked"} { // the official SDKs' order
+		if v := args[k]; len(v) > 0 && v.Kind() != 'n' {
+			r.ActionValue = v
+			break
+		}
+	}
+	if v := args["options"]; v.Kind() == '{' {
+		r.ActionOptions = v
+	}
+	return r, nil
+}
+
+// act runs a ref's action through the host's UI operation, answered as the call it
+// stands for.
+func (br *Bridge) act(ctx context.Context, sessionID string, call hostapi.CallRequest, req *uiauto.Request) (*hostapi.Call, error) {
+	start := time.Now()
+	op, err := br.backend.UI(ctx, sessionID, hostapi.UIRequest{Request: *req, CallTimeoutMS: call.TimeoutMS})
+	if err != nil {
+		return nil, err
+	}
+	res := &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: sessionID, ToolID: call.ToolID, Success: op.Succeeded,
+		DurationMS: time.Since(start).Milliseconds()}
+	if op.Succeeded {
+		res.Result = &wire.Result{ToolID: call.ToolID, Success: true}
+		if op.Result != nil {
+			res.Result.Result = op.Result.Outcome
+		}
+		return res, nil
+	}
+	res.Error = &hostapi.ToolError{Error: wire.Error{Code: op.Code, Message: op.Message}, Kind: op.Code.Kind()}
+	return res, nil
 }
 
 type snapshotInput struct {

@@ -77,12 +77,13 @@ func TestSnapshot(t *testing.T) {
 	raw := screenTree(1, [2]string{"n1", "Groceries"}, [2]string{"n2", "Ideas"})
 	t.Logf("snapshot %d bytes, the raw tree %d bytes", len(snap), len(raw))
 
-	// An action takes a ref: the app gets the full reference of the latest snapshot, and
-	// the fresh snapshot after it keeps the refs of the nodes it had.
+	// An action takes a ref: the host's UI operation (as ansight ui) captures afresh and
+	// acts on the ref's node with that capture's reference, and the fresh snapshot after
+	// it keeps the refs of the nodes it had.
 	res = h.call(ToolCallAppTool, map[string]any{"toolId": performActionToolID, "arguments": map[string]any{"reference": "e4", "action": "toggle"}, "snapshot": true})
 	var out callOutput
 	text(t, res, &out)
-	if res.IsError || len(*actions) != 1 || (*actions)[0] != `{"action":"toggle","reference":{"source":"native","snapshotId":"native:1:0123","revision":1,"nodeId":"dark"}}` {
+	if res.IsError || len(*actions) != 1 || (*actions)[0] != `{"reference":{"source":"native","snapshotId":"native:2:0123","revision":2,"nodeId":"dark"},"action":"toggle"}` {
 		t.Fatalf("action %v: %+v", *actions, out)
 	}
 	if !strings.Contains(out.Snapshot, `listitem "New": "body of n3" [ref=e6]`) || !strings.Contains(out.Snapshot, `listitem "Ideas": "body of n2" [offscreen] [ref=e3]`) ||
@@ -92,7 +93,7 @@ func TestSnapshot(t *testing.T) {
 	// e2 is still "note.n1" (Groceries), now the second row: refs name node ids, never a
 	// position.
 	text(t, h.call(ToolCallAppTool, map[string]any{"toolId": performActionToolID, "arguments": map[string]any{"reference": "e2", "action": "tap"}}), nil)
-	if last := (*actions)[1]; !strings.Contains(last, `"revision":2,"nodeId":"note.n1"`) {
+	if last := (*actions)[1]; !strings.Contains(last, `"revision":4,"nodeId":"note.n1"`) {
 		t.Fatalf("e2: %s", last)
 	}
 

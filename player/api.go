@@ -91,10 +91,8 @@ func (p *Player) routes() {
 	m.HandleFunc("POST /api/sessions/{id}/tools/{tool}/validate", p.validate)
 	m.HandleFunc("POST /api/sessions/{id}/call", p.call)
 	m.HandleFunc("POST /api/sessions/{id}/batch", p.batch)
-	m.HandleFunc("GET /api/sessions/{id}/traffic", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		respond(w, &Traffic{Schema: SchemaTraffic, SessionID: id, Capacity: p.opts.TrafficPerSession, Entries: p.trafficOf(id)}, nil)
-	})
+	m.HandleFunc("POST /api/sessions/{id}/ui", p.ui)
+	m.HandleFunc("GET /api/sessions/{id}/traffic", p.trafficPage)
 	m.HandleFunc("GET /api/sessions/{id}/frame", p.frame)
 	m.HandleFunc("GET /api/recordings", func(w http.ResponseWriter, r *http.Request) {
 		v, err := p.backend.Recordings(r.Context())
@@ -222,6 +220,17 @@ func (p *Player) batch(w http.ResponseWriter, r *http.Request) {
 	respond(w, &BatchAnswer{Schema: SchemaBatch, Batch: res, ArtifactURLs: p.artifactURLs(res.Artifacts)}, nil)
 }
 
+// ui runs a UI operation (the tree the page shows, the actions of its node panel) through
+// the host, which reads any SDK's tree through one model and resolves the node.
+func (p *Player) ui(w http.ResponseWriter, r *http.Request) {
+	var req hostapi.UIRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	res, err := p.backend.UI(r.Context(), r.PathValue("id"), req)
+	respond(w, res, err)
+}
+
 func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {
 	out := map[string]string{}
 	for _, a := range list {
@@ -236,7 +245,10 @@ func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {
 func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 	f := p.frameOf(r.PathValue("id"))
 	if f == nil {
-		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "this session has streamed no live frame")
+		if p.recordedFrame(w, r) {
+			return
+		}
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "this session has streamed no live frame, and its recording holds none")
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")

@@ -250,8 +250,13 @@ func TestTrackedSessionsBounded(t *testing.T) {
 func TestLiveFrame(t *testing.T) {
 	t.Parallel()
 	tp := newTestPlayer(t)
-	if w := tp.do(t, req{path: "/api/sessions/s-1/frame", cookie: true}); w.Code != 404 {
-		t.Fatalf("no frame yet: %d", w.Code)
+	// No live frame yet: the recording's latest one, said to be so.
+	if w := tp.do(t, req{path: "/api/sessions/s-1/frame", cookie: true}); w.Code != 200 || w.Header().Get("X-Ansight-Frame-Source") != "recording" ||
+		w.Body.String() != "\xff\xd8\xff\xd9" {
+		t.Fatalf("no live frame yet: %d %v", w.Code, w.Header())
+	}
+	if w := tp.do(t, req{path: "/api/sessions/s-2/frame", cookie: true}); w.Code != 404 {
+		t.Fatalf("no frame at all: %d", w.Code)
 	}
 	jpeg := []byte{0xff, 0xd8, 1, 2, 3, 0xff, 0xd9}
 	tp.OnFrame("s-1", wire.ASJPFrame{Format: wire.ASJPFormatJPEG, Quality: 70, Width: 390, Height: 844,
@@ -418,4 +423,35 @@ func TestBackendEvents(t *testing.T) {
 		}
 	}
 	t.Error("the session list was not published after the events")
+}
+
+// TestUIOperation: the screen page's tree comes from the host's UI operation, which reads
+// an official SDK's compact v2 tree (typeId, no type) into the one projection: the types
+// resolved, the viewport, the state with ancestors; its acts name the node.
+func TestUIOperation(t *testing.T) {
+	t.Parallel()
+	tp := newTestPlayer(t)
+	tree, err := os.ReadFile(filepath.Join("..", "wire", "uitree", "testdata", "official", "android-views.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.backend.answer = &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: "s-1", ToolID: "ui.get_visual_tree", Success: true,
+		Result: &wire.Result{ToolID: "ui.get_visual_tree", Success: true, Result: tree}}
+	w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/ui", cookie: true, csrf: tp.csrfToken(),
+		body: `{"operation":"snapshot","maxNodes":2000,"maxDepth":64}`})
+	op := decode[hostapi.UIOperation](t, w)
+	if w.Code != 200 || !op.Succeeded || op.Result.Root == nil || op.Result.Root.Type != "com.android.internal.policy.DecorView" ||
+		op.Result.Viewport == nil || op.Result.Viewport.Width != 1080 || op.Result.SnapshotID == "" {
+		t.Fatalf("%d %+v", w.Code, op)
+	}
+	search := op.Result.Root.Children[0].Children[1]
+	if search.Type != "android.widget.EditText" || search.Text != "Search notes" || search.Value != "milk" || search.Role != "textbox" {
+		t.Errorf("the search field reads %+v", search)
+	}
+	if len(op.Result.Root.Children) != 1 {
+		t.Errorf("the SDK's overlay surface is in the projection: %d children", len(op.Result.Root.Children))
+	}
+	if w := tp.do(t, req{method: "POST", path: "/api/sessions/s-1/ui", cookie: true, body: `{"operation":"snapshot"}`}); w.Code != http.StatusForbidden {
+		t.Errorf("a UI operation without the CSRF header: %d", w.Code)
+	}
 }

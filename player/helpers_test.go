@@ -68,6 +68,11 @@ func (f *fakeBackend) Call(_ context.Context, sid string, req hostapi.CallReques
 	return f.answer, nil
 }
 
+// UI runs a UI operation over the fake's calls, as every backend does.
+func (f *fakeBackend) UI(ctx context.Context, sid string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
+	return hostapi.RunUI(ctx, f, sid, req)
+}
+
 // Events reports no session event: the tests publish what they need.
 func (f *fakeBackend) Events(ctx context.Context, _ func(hostapi.Event) error) error {
 	<-ctx.Done()

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ansight-go/ansight/wire/uitree"
 )
 
@@ -19,10 +21,14 @@ const (
 	OpBack     = "back"
 	OpWait     = "wait"
 	OpAssert   = "assert"
+	// OpAct performs any action of ui.perform_action (Action, ActionValue, ActionOptions)
+	// on the selector's node, with the actions' auto-wait and stale-reference retry: how
+	// the MCP bridge and the player act on a node they name (ours; no official verb).
+	OpAct = "act"
 )
 
 // Operations lists every operation.
-var Operations = []string{OpSnapshot, OpFind, OpTap, OpType, OpSwipe, OpPinch, OpBack, OpWait, OpAssert}
+var Operations = []string{OpSnapshot, OpFind, OpTap, OpType, OpSwipe, OpPinch, OpBack, OpWait, OpAssert, OpAct}
 
 // Wait conditions.
 const (
@@ -80,9 +86,22 @@ type Request struct {
 	Limit int `json:"limit,omitzero"`
 
 	// Value is the text type writes; Append adds it to the field's text instead of
-	// replacing it.
-	Value  *string `json:"value,omitzero"`
-	Append bool    `json:"append,omitzero"`
+	// replacing it. Focused types into the focused field when there is no selector (app
+	// interact's type without a target).
+	Value   *string `json:"value,omitzero"`
+	Append  bool    `json:"append,omitzero"`
+	Focused bool    `json:"focused,omitzero"`
+
+	// Action, ActionValue and ActionOptions are act's ui.perform_action action, its value
+	// (a JSON string, number or boolean) and options (a JSON object).
+	Action        string         `json:"action,omitzero"`
+	ActionValue   jsontext.Value `json:"actionValue,omitzero"`
+	ActionOptions jsontext.Value `json:"actionOptions,omitzero"`
+
+	// X and Y place a tap by coordinates (0..1 of the viewport, both) instead of a
+	// selector: the node there is hit-tested, then its nearest ancestor that takes a tap.
+	X *float64 `json:"x,omitzero"`
+	Y *float64 `json:"y,omitzero"`
 
 	// Condition is wait's: visible (default), hidden, stable.
 	Condition string `json:"condition,omitzero"`
@@ -181,12 +200,40 @@ func (r *Request) Validate() error {
 		}
 		return nil
 	}
+	if (r.X == nil) != (r.Y == nil) {
+		return bad("x and y must be supplied together")
+	}
+	if r.X != nil {
+		if r.Operation != OpTap {
+			return bad("x and y place a tap only")
+		}
+		if sel.HasCriteria() {
+			return bad("use either a selector or coordinates, not both")
+		}
+		for _, p := range []*float64{r.X, r.Y} {
+			if err := between("x and y", *p, 0, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	switch r.Operation {
 	case OpFind, OpTap, OpAssert:
+		return needSelector()
+	case OpAct:
+		if strings.TrimSpace(r.Action) == "" {
+			return bad("act requires an action")
+		}
+		if len(r.ActionValue) > 0 && !r.ActionValue.IsValid() || len(r.ActionOptions) > 0 && (!r.ActionOptions.IsValid() || r.ActionOptions.Kind() != '{') {
+			return bad("actionValue must be JSON and actionOptions a JSON object")
+		}
 		return needSelector()
 	case OpType:
 		if r.Value == nil {
 			return bad("ansight ui type requires --value")
+		}
+		if r.Focused && !sel.HasCriteria() {
+			return nil
 		}
 		return needSelector()
 	case OpWait:

@@ -173,9 +173,16 @@ func views(t *uitree.Tree, nodes []*uitree.Node, limit int) []NodeView {
 	return out
 }
 
+// minNearScore leaves out candidates too far to help (a window whose name shares two
+// letters with the text asked for).
+const minNearScore = 0.25
+
 func candidates(t *uitree.Tree, cs []uitree.Candidate) []Candidate {
 	out := make([]Candidate, 0, len(cs))
 	for _, c := range cs {
+		if c.Score < minNearScore {
+			continue
+		}
 		out = append(out, Candidate{Node: View(t, c.Node), Score: c.Score, Missed: c.Missed})
 	}
 	return out

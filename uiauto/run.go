@@ -53,6 +53,9 @@ func Run(ctx context.Context, call CallFunc, req Request) (*Outcome, error) {
 	case OpAssert:
 		return r.assert()
 	case OpTap:
+		if req.X != nil {
+			return r.act(r.pointStep)
+		}
 		return r.act(func(t *uitree.Tree) (*step, *Outcome) { return r.selected(t, "tap", nil) })
 	case OpType:
 		return r.act(r.typeStep)
@@ -62,6 +65,8 @@ func Run(ctx context.Context, call CallFunc, req Request) (*Outcome, error) {
 		return r.act(r.pinchStep)
 	case OpBack:
 		return r.act(r.backStep)
+	case OpAct:
+		return r.act(r.actStep)
 	}
 	panic("uiauto: unvalidated operation " + req.Operation)
 }
@@ -577,6 +582,8 @@ func pastTense(op, action string) string {
 		return "pinched"
 	case OpBack:
 		return "went back with"
+	case OpAct:
+		return action
 	}
 	return action
 }

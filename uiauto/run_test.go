@@ -353,3 +353,21 @@ func TestHostFailures(t *testing.T) {
 		t.Errorf("not a tree: %+v", out)
 	}
 }
+
+// TestAct: any action of ui.perform_action on a node named by id, with its value and
+// options; a node that does not take it fails without an ancestor standing in.
+func TestAct(t *testing.T) {
+	t.Parallel()
+	f := &form{}
+	call := caller(t, f)
+	out := run(t, call, uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: "name"}, Action: "setValue",
+		ActionValue: jsontext.Value(`"Grace"`), ActionOptions: jsontext.Value(`{"select":true}`)})
+	if !out.Succeeded || f.name != "Grace" || f.actions()[0] != "name/setValue=Grace map[select:true]" {
+		t.Fatalf("act: %+v %v", out, f.actions())
+	}
+	zero := 0
+	out = run(t, call, uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: "inner"}, Action: "tap", TimeoutMs: &zero})
+	if out.Succeeded || out.Code != wire.CodeUIActionNotSupported || len(f.actions()) != 1 {
+		t.Fatalf("act on a label: %+v", out)
+	}
+}

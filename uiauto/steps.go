@@ -81,13 +81,49 @@ func quote(s string) jsontext.Value {
 	return b
 }
 
+// actStep performs the request's action on the selector's node itself (a node named by
+// its id takes the action or fails: no ancestor stands in for it).
+func (r *runner) actStep(t *uitree.Tree) (*step, *Outcome) {
+	n, err := t.Resolve(r.sel)
+	if err != nil {
+		return nil, r.notFound(t, err)
+	}
+	action := strings.TrimSpace(r.req.Action)
+	st := &step{node: n, action: action, value: r.req.ActionValue, options: r.req.ActionOptions}
+	st.blocker, st.code = blocker(t, n, action)
+	return st, nil
+}
+
+// pointStep taps the node at the request's point (the topmost shown node there, or its
+// nearest ancestor that takes a tap).
+func (r *runner) pointStep(t *uitree.Tree) (*step, *Outcome) {
+	x, y, ok := t.Point(*r.req.X, *r.req.Y)
+	if !ok {
+		return nil, r.fail(wire.CodeUIActionNotSupported, r.header(t), "the app's tree has no geometry: a point cannot be placed")
+	}
+	n := t.HitTest(x, y, func(n *uitree.Node) bool { return n.Supports("tap") })
+	if n == nil {
+		return nil, r.lacks(t, fmt.Sprintf("no node that takes a tap at (%g, %g)", x, y))
+	}
+	st := &step{node: n, action: "tap"}
+	st.blocker, st.code = blocker(t, n, "tap")
+	return st, nil
+}
+
 // typeStep replaces the field's text (setValue) or, with Append, adds to it (typeText).
 // A field that takes only typeText is replaced only when empty; one that takes only
 // setValue gets its text plus the value when appending.
 func (r *runner) typeStep(t *uitree.Tree) (*step, *Outcome) {
-	n, err := t.Resolve(r.sel)
-	if err != nil {
-		return nil, r.notFound(t, err)
+	var n *uitree.Node
+	if r.req.Focused && !r.sel.HasCriteria() {
+		if n = firstReady(t, func(n *uitree.Node) bool { return n.Focused }); n == nil {
+			return nil, r.fail(CodeNotFound, r.header(t), "no field has focus: tap one first, or give a target")
+		}
+	} else {
+		var err error
+		if n, err = t.Resolve(r.sel); err != nil {
+			return nil, r.notFound(t, err)
+		}
 	}
 	n = actor(n, "setValue", "typeText")
 	value := *r.req.Value

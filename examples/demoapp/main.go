@@ -89,7 +89,7 @@ func run() int {
 	// Telemetry: the app's logs, its HTTP requests, runtime metrics and, when the host
 	// asks, its screen go to the host, which records them (ansight session logs|network|
 	// metrics, the player's live screen and timeline).
-	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model)})
+	tel := telemetry.New(telemetry.Options{Frames: ui.FrameSource(model.Screen())})
 	var console slog.Handler = slog.DiscardHandler
 	if *verbose {
 		console = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})

@@ -1,8 +1,10 @@
 package notes
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/jpeg"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/app/ui"
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/uiauto"
 	"github.com/ansight-go/ansight/wire"
@@ -75,4 +78,30 @@ func TestDriveTheDemo(t *testing.T) {
 			t.Fatalf("dismissed: %+v", out)
 		}
 	})
+}
+
+// TestOverlayInLiveFrames: an overlay an agent shows over a node is in the frames the demo
+// streams (ui.FrameSource of its Screen), not only in its screenshots.
+func TestOverlayInLiveFrames(t *testing.T) {
+	h, m := newApp(t, Options{}, catalog.GuardFullAccess)
+	frames := ui.FrameSource(m.Screen())
+	before, _, _, err := frames(t.Context(), 0, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Call("ui.get_visual_tree", `{}`)
+	h.Call("ui.show_overlay", `{"nodeId":"list.add","strokeColor":"#F0F","strokeWidth":6,"durationMs":0}`)
+	after, _, _, err := frames(t.Context(), 0, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := jpeg.Decode(bytes.NewReader(after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Add note button's left edge, x=16 points at scale 1: magenta now.
+	r, g, b, _ := img.At(16, 757).RGBA()
+	if bytes.Equal(before, after) || r>>8 < 180 || g>>8 > 90 || b>>8 < 180 {
+		t.Fatalf("the overlay is not in the live frame: %d %d %d", r>>8, g>>8, b>>8)
+	}
 }

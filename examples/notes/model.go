@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ansight-go/ansight/app/ui"
 )
 
 // Options configures a Model. The zero value is ready to use.
@@ -62,6 +64,9 @@ type Model struct {
 	scale          float64
 	syntheticTools int
 
+	// overlays is the model's screen with the UI tools' overlays drawn over it (Screen).
+	overlays *ui.OverlayScreen
+
 	mu     sync.Mutex
 	notes  []Note // in creation order; the list shows the most recently updated first
 	nextID int
@@ -104,9 +109,16 @@ func New(opts Options) *Model {
 		m.scale = 1
 	}
 	m.scale = min(m.scale, 4)
+	m.overlays = ui.NewOverlayScreen(m)
 	m.reset(!opts.Empty)
 	return m
 }
+
+// Screen is the model's screen as the app shows it: with the overlays an agent draws
+// (ui.show_overlay). Register the UI tools over it and stream its frames
+// (ui.FrameSource(m.Screen())), so that a person watching the live screen sees what an
+// agent points at.
+func (m *Model) Screen() ui.Screen { return m.overlays }
 
 // sampleNotes are the notes a fresh app starts with.
 var sampleNotes = []struct{ title, body string }{

@@ -30,7 +30,7 @@ func (m *Model) Register(a *app.App) error { return m.RegisterReporting(a, nil) 
 // (ui.Options.Taps): the app's *telemetry.Telemetry, so that recordings show them — a tap
 // on the sign-in screen's password field keeps its position in the app.
 func (m *Model) RegisterReporting(a *app.App, taps ui.TapRecorder) error {
-	if err := ui.Register(a, m, ui.Options{Now: m.now, Taps: taps}); err != nil {
+	if err := ui.Register(a, m.overlays, ui.Options{Now: m.now, Taps: taps}); err != nil {
 		return err
 	}
 	for _, register := range []func(*app.App) error{

@@ -612,6 +612,11 @@ func (l *Backend) Call(ctx context.Context, sessionID string, req hostapi.CallRe
 	return out, nil
 }
 
+// UI implements hostapi.Backend: the operation over this host's calls.
+func (l *Backend) UI(ctx context.Context, sessionID string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
+	return hostapi.RunUI(ctx, l, sessionID, req)
+}
+
 // Batch implements hostapi.Backend.
 func (l *Backend) Batch(ctx context.Context, sessionID string, req hostapi.BatchRequest, progress func(hostapi.Progress)) (*hostapi.Batch, error) {
 	c, err := l.client(sessionID)

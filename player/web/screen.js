@@ -3,7 +3,7 @@
 // its properties and a ready-made node reference.
 
 import { h, put, api, enc, copyButton, policyBadge, fmtAgo, typing } from './util.js';
-import { state, on, sessionById, sessionState, hostGoneTitle, callTool } from './state.js';
+import { state, on, sessionById, sessionState, hostGoneTitle, callTool, uiOperation } from './state.js';
 import { errorCard } from './result.js';
 import { renderRecords } from './records.js';
 
@@ -51,14 +51,14 @@ export function renderScreen(main, sid) {
       h('div.panel.details-panel', h('div.panel-head', h('h2', 'Node')), details)),
     records.el));
 
-  let tree = null;     // the ui.get_visual_tree result
+  let tree = null;     // the snapshot's result: the host's projection of the app's tree
   let nodes = [];      // flattened, document order: { node, depth, row, parent }
   let selected = null; // entry of nodes
   let mode = 'shot';
   let shotUrl = null, liveUrl = null;
   let busy = false;
 
-  const rootBounds = () => tree?.root?.bounds || (img.naturalWidth ? { x: 0, y: 0, width: img.naturalWidth, height: img.naturalHeight } : null);
+  const rootBounds = () => tree?.viewport || tree?.root?.bounds || (img.naturalWidth ? { x: 0, y: 0, width: img.naturalWidth, height: img.naturalHeight } : null);
 
   // place positions a highlight box over the image for bounds b (screen points).
   const place = (box, b) => {
@@ -137,34 +137,49 @@ export function renderScreen(main, sid) {
   const showDetails = (node) => {
     details.textContent = '';
     const rows = [];
-    for (const k of ['id', 'type', 'role', 'label', 'text', 'automationId', 'visible', 'enabled', 'checked', 'focused', 'childCount']) {
+    for (const k of ['id', 'type', 'role', 'text', 'value', 'automationId', 'visible', 'enabled', 'checked', 'secure']) {
       if (node[k] !== undefined) rows.push(h('tr', h('th', k), h('td.mono', typeof node[k] === 'string' ? node[k] : JSON.stringify(node[k]))));
     }
     if (node.bounds) {
       const b = node.bounds;
       rows.push(h('tr', h('th', 'bounds'), h('td.mono', `x ${b.x}, y ${b.y}, ${b.width} × ${b.height}`)));
     }
-    rows.push(h('tr', h('th', 'actions'), h('td', (node.supportedActions || []).length ? node.supportedActions.join(', ') : h('span.muted', 'none'))));
+    rows.push(h('tr', h('th', 'actions'), h('td', (node.actions || []).length ? node.actions.join(', ') : h('span.muted', 'none'))));
     const ref = reference(node);
     const refText = JSON.stringify(ref, null, 2);
     const actions = h('div.actions');
-    for (const a of node.supportedActions || []) {
+    for (const a of node.actions || []) {
       if (['tap', 'focus', 'toggle'].includes(a)) {
-        actions.append(h('button.small', { type: 'button', title: `ui.perform_action ${a} on this node, then capture again`, onclick: () => act(ref, a) }, a));
+        actions.append(h('button.small', { type: 'button', title: `${a} this node through the host (ansight ui), then capture again`, onclick: () => act(node, a) }, a));
       }
     }
+    // Highlight on device: an overlay drawn by the app over its own screen (ui.show_overlay),
+    // in its screenshots and live frames, for whoever watches the device.
+    const highlight = h('button.small#highlight-on-device', { type: 'button', title: 'Draw an overlay over this node on the device for 3 s (ui.show_overlay)',
+      onclick: () => highlightOnDevice(node) }, 'Highlight on device');
     const open = h('a.button.small', { href: `#/s/${enc(sid)}/tools/ui.perform_action`, title: 'Open ui.perform_action with this reference' }, 'Use in ui.perform_action');
-    open.addEventListener('click', () => { state.prefill = { toolId: 'ui.perform_action', arguments: { reference: ref, action: (node.supportedActions || [])[0] || 'tap' } }; });
+    open.addEventListener('click', () => { state.prefill = { toolId: 'ui.perform_action', arguments: { reference: ref, action: (node.actions || [])[0] || 'tap' } }; });
     put(details, h('table.props', rows),
       h('h3', 'Node reference'), h('pre.code#node-ref', refText),
-      h('div.row-buttons', copyButton(() => refText, 'Copy reference'), open), actions.childNodes.length ? h('div', h('h3', 'Act'), actions) : null);
+      h('div.row-buttons', copyButton(() => refText, 'Copy reference'), open, highlight), actions.childNodes.length ? h('div', h('h3', 'Act'), actions) : null);
   };
 
-  const act = async (ref, action) => {
+  const highlightOnDevice = async (node) => {
     status.textContent = '';
     try {
-      const res = await callTool(sid, { toolId: 'ui.perform_action', arguments: { reference: ref, action } });
-      if (!res.call.success) { status.append(errorCard(res.call.error)); return; }
+      const res = await callTool(sid, { toolId: 'ui.show_overlay', arguments: { nodeId: node.id, label: node.text || node.automationId || node.id, durationMs: 3000 } });
+      if (!res.call.success) { status.append(h('h3', 'ui.show_overlay'), errorCard(res.call.error)); return; }
+      status.append(h('div.notice', 'Highlighted on the device for 3 s.'));
+    } catch (e) {
+      status.append(h('div.error-card', e.message));
+    }
+  };
+
+  const act = async (node, action) => {
+    status.textContent = '';
+    try {
+      const res = await uiOperation(sid, { operation: 'act', selector: { nodeId: node.id }, action, timeoutMs: 0 });
+      if (!res.succeeded) { status.append(h('div.error-card', h('strong', res.code || 'failed'), ' ', res.message)); return; }
       await capture();
     } catch (e) {
       status.append(h('div.error-card', e.message));
@@ -175,9 +190,9 @@ export function renderScreen(main, sid) {
     treeBox.textContent = '';
     nodes = [];
     const walk = (node, depth, parent) => {
-      const label = node.label || node.text;
+      const label = node.text;
       const row = h('div.node', { role: 'treeitem', tabindex: -1, 'aria-level': depth + 1, dataset: { nodeId: node.id } },
-        h('span.ntype', node.type),
+        h('span.ntype', node.type || ''),
         label ? h('span.nlabel', JSON.stringify(label)) : null,
         node.automationId ? h('span.nauto', '#' + node.automationId) : null,
         h('span.nrole', node.role),
@@ -237,14 +252,16 @@ export function renderScreen(main, sid) {
     status.textContent = '';
     const keep = selected?.node.id;
     try {
-      const t = await callTool(sid, { toolId: 'ui.get_visual_tree', arguments: {} });
-      if (t.call.success) {
-        tree = t.call.result.result;
+      // The host reads the app's tree (compact v2 or the legacy form, from any SDK) and
+      // answers one projection: types resolved, state with ancestors, the viewport.
+      const t = await uiOperation(sid, { operation: 'snapshot', maxNodes: 2000, maxDepth: 64 });
+      if (t.succeeded) {
+        tree = t.result;
         drawTree();
         const again = nodes.find((n) => n.node.id === keep);
         if (again) select(again); else { selected = null; sel.hidden = true; details.textContent = ''; details.append(h('p.muted', 'Select a node in the tree or on the screen.')); }
       } else {
-        status.append(h('h3', 'ui.get_visual_tree'), errorCard(t.call.error));
+        status.append(h('h3', 'ui.get_visual_tree'), h('div.error-card', h('strong', t.code || 'failed'), ' ', t.message));
       }
       const shot = await callTool(sid, { toolId: 'ui.get_screenshot', arguments: { format: 'png' } });
       if (shot.call.success) {

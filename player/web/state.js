@@ -54,3 +54,8 @@ export function toolIndex(sid, force = false) {
 export function callTool(sid, req) {
   return api('POST', `/api/sessions/${enc(sid)}/call`, req);
 }
+
+// uiOperation runs one UI operation (ansight.ui-operation/v1) through the host.
+export function uiOperation(sid, req) {
+  return api('POST', `/api/sessions/${enc(sid)}/ui`, req);
+}

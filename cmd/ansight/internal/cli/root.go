@@ -110,7 +110,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "write one JSON object to stdout (stable, versioned)")
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
 	g.fleet.register(root)
-	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g))
+	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newUICmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g))
 	return root
 }
 

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		"ansight": func() {
 			os.Exit(Main(context.Background(), Env{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 		},
+		"officialuiapp": officialUIAppMain,
 	})
 }
 
@@ -39,6 +40,11 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ANSIGHT_STATE_DIR", filepath.Join(env.WorkDir, "state"))
+			tree, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "wire", "uitree", "testdata", "official", "android-views.json"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("OFFICIAL_UI_TREE", tree)
 			env.Setenv("HOME", env.WorkDir)
 			wd, err := os.Getwd()
 			if err != nil {
@@ -98,16 +104,23 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdWaitSession waits until the host in $ANSIGHT_STATE_DIR has a connected session and
-// sets $SESSION to its id.
+// sets $SESSION to its id; waitsession APPID VAR waits for a session of that app and sets
+// $VAR.
 func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
+	appID, name := "", "SESSION"
+	if len(args) == 2 {
+		appID, name = args[0], args[1]
+	} else if len(args) != 0 {
+		ts.Fatalf("usage: waitsession [APPID VAR]")
+	}
 	waitHost(ts, "a connected session", func(ctx context.Context, c *hostapi.Client) bool {
 		s, err := c.Sessions(ctx)
 		if err != nil {
 			return false
 		}
 		for _, ss := range s.Sessions {
-			if ss.State == hostapi.StateConnected {
-				ts.Setenv("SESSION", ss.ID)
+			if ss.State == hostapi.StateConnected && (appID == "" || ss.AppID == appID) {
+				ts.Setenv(name, ss.ID)
 				return true
 			}
 		}
