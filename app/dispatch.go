@@ -23,7 +23,31 @@ type exchange struct {
 	sessionID string
 	transfers []*transfer
 	scratch   *[]byte // the pooled buffer the response payload was built in, if any
-	encoded   bool    // the response payload is encoded for the wire already (a catalog)
+	// results is the pooled buffer the handlers' results are encoded into (encodeResult):
+	// they live only until the response is built, which copies them.
+	results *[]byte
+	encoded bool // the response payload is encoded for the wire already (a catalog)
+}
+
+// resultBuffer returns the exchange's results buffer, taken from the pool on first use;
+// answer puts it back once the response is built.
+func (x *exchange) resultBuffer() *[]byte {
+	if x.results == nil {
+		x.results = responseBuffers.Get()
+	}
+	return x.results
+}
+
+// release puts the exchange's pooled buffers back: its response is built (or dropped),
+// and nothing refers to them any more.
+func (x *exchange) release() {
+	if x.scratch != nil {
+		responseBuffers.Put(x.scratch)
+	}
+	if x.results != nil {
+		responseBuffers.Put(x.results)
+	}
+	x.scratch, x.results = nil, nil
 }
 
 // parseCall reads a tool.call payload or a batch item: the shape checks that come before
@@ -142,7 +166,7 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 		return fail(schemaError(wire.CodeArgumentsSchemaInvalid, fmt.Sprintf("Arguments of tool '%s' do not match its schema.", c.ToolID), vs))
 	}
 
-	result, err := a.execute(ctx, t, call)
+	result, err := a.execute(ctx, t, call, x.resultBuffer())
 	if err == nil && !t.flattened && (!t.resultConforms || string(result) == "null") {
 		if vs := t.result.Validate(result); len(vs) > 0 {
 			err = schemaError(wire.CodeResultSchemaInvalid, fmt.Sprintf("The result of tool '%s' does not match its schema.", c.ToolID), vs)
@@ -164,9 +188,9 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 }
 
 // execute runs the handler — waiting for the exclusive slot if the tool needs it — and
-// encodes its result. A panic in the handler or in the result's marshalling becomes
-// tool_execution_exception.
-func (a *App) execute(ctx context.Context, t *tool, c *Call) (result jsontext.Value, err error) {
+// encodes its result, into *buf when it can (see encodeResult). A panic in the handler or
+// in the result's marshalling becomes tool_execution_exception.
+func (a *App) execute(ctx context.Context, t *tool, c *Call, buf *[]byte) (result jsontext.Value, err error) {
 	if t.exclusive {
 		select {
 		case a.exclusive <- struct{}{}:
@@ -186,7 +210,7 @@ func (a *App) execute(ctx context.Context, t *tool, c *Call) (result jsontext.Va
 	if err != nil {
 		return nil, err
 	}
-	return encodeResult(c.ToolID, v, t.resultEncoder)
+	return encodeResult(c.ToolID, v, t.resultEncoder, buf)
 }
 
 // isCompact reports whether the valid JSON value v holds no whitespace byte at all, so
@@ -208,19 +232,30 @@ func isCompact(v []byte) bool {
 var strictCompact = []jsontext.Options{jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)}
 
 // encodeResult turns a handler's result into compact, strictly valid JSON; flat is the
-// typed tool's plan for its result type, if any.
-func encodeResult(toolID string, v any, flat *flatEncoder) (jsontext.Value, error) {
+// typed tool's plan for its result type, if any. Raw JSON and flat results are appended
+// to *buf, the exchange's pooled buffer, and returned as a piece of it (capped, so that
+// an append to one cannot write over the next): no allocation of their own.
+func encodeResult(toolID string, v any, flat *flatEncoder, buf *[]byte) (jsontext.Value, error) {
+	start := len(*buf)
 	switch v := v.(type) {
 	case nil:
 		return jsontext.Value("null"), nil
 	case jsontext.Value:
-		out := append(jsontext.Value(nil), v...)
+		*buf = append(*buf, v...)
+		out := jsontext.Value((*buf)[start:len(*buf):len(*buf)])
 		if err := out.Compact(strictCompact...); err != nil {
+			*buf = (*buf)[:start]
 			return nil, &wire.Error{Code: wire.CodeExecutionFailed, Message: fmt.Sprintf("Tool '%s' returned invalid JSON: %v", toolID, err)}
 		}
 		return out, nil
 	}
-	b, err := flat.marshal(v)
+	if flat != nil {
+		if b, ok := flat.appendJSON(*buf, v); ok {
+			*buf = b
+			return jsontext.Value(b[start:len(b):len(b)]), nil
+		}
+	}
+	b, err := wire.Marshal(v)
 	if err != nil {
 		return nil, &wire.Error{Code: wire.CodeExecutionFailed, Message: fmt.Sprintf("The result of tool '%s' could not be encoded: %v", toolID, err)}
 	}

@@ -7,9 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/ansight-go/ansight/internal/bpool"
-	"github.com/ansight-go/ansight/wire"
 )
 
 // A typed tool's result is most often a flat struct — strings, booleans and integers
@@ -115,25 +112,25 @@ func hasIsZero(t reflect.Type) bool {
 // encode returns v's JSON, or ok false when only wire.Marshal can say what it is (an
 // invalid string).
 func (e *flatEncoder) encode(v any) (out jsontext.Value, ok bool) {
+	return e.appendJSON(nil, v)
+}
+
+// appendJSON appends v's JSON to dst, or returns ok false (and dst as it was) when only
+// wire.Marshal can say what it is (an invalid string).
+func (e *flatEncoder) appendJSON(dst []byte, v any) (out []byte, ok bool) {
 	rv := reflect.ValueOf(v)
 	if e.pointer {
 		if rv.IsNil() {
-			return jsontext.Value("null"), true
+			return append(dst, "null"...), true
 		}
 		rv = rv.Elem()
 	}
-	buf := flatBuffers.Get()
-	defer flatBuffers.Put(buf)
-	b, ok := e.append((*buf)[:0], rv)
-	*buf = b[:0]
+	b, ok := e.append(dst, rv)
 	if !ok {
-		return nil, false
+		return dst, false
 	}
-	return append(jsontext.Value(make([]byte, 0, len(b))), b...), true // the one allocation, at its size
+	return b, true
 }
-
-// flatBuffers are where flat results are written before they are copied out at their size.
-var flatBuffers = bpool.New(256, 4<<10)
 
 // append appends the JSON of the struct rv to b; ok is false for a string that is not
 // valid UTF-8.
@@ -179,15 +176,4 @@ func appendJSONString(dst []byte, s string) ([]byte, bool) {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"'), true
-}
-
-// marshal encodes a result with e when there is a plan (e non-nil), else, and for what
-// the plan cannot write, with wire.Marshal.
-func (e *flatEncoder) marshal(v any) ([]byte, error) {
-	if e != nil {
-		if b, ok := e.encode(v); ok {
-			return b, nil
-		}
-	}
-	return wire.Marshal(v)
 }

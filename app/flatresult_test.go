@@ -131,12 +131,14 @@ func TestFlatResultMatchesMarshal(t *testing.T) {
 	}
 }
 
-// checkFlat compares e's encoding of v with wire.Marshal's.
+// checkFlat compares e's encoding of v with wire.Marshal's, as a handler's result is
+// encoded (encodeResult, appending to an exchange's buffer that holds an earlier result).
 func checkFlat(t *testing.T, e *flatEncoder, v any) {
 	t.Helper()
 	want, werr := wire.Marshal(v)
-	got, gerr := e.marshal(v)
-	if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) {
+	buf := []byte(`{"earlier":1}`)
+	got, gerr := encodeResult("t.flat", v, e, &buf)
+	if (werr != nil) != (gerr != nil) || werr == nil && !bytes.Equal(got, want) || !bytes.HasPrefix(buf, []byte(`{"earlier":1}`)) {
 		t.Fatalf("%T %+v:\nplan    %s (%v)\nMarshal %s (%v)", v, v, got, gerr, want, werr)
 	}
 	if b, ok := e.encode(v); ok && !bytes.Equal(b, want) {

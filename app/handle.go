@@ -104,10 +104,8 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		typ, payload, x.encoded = wire.TypeError, marshalError(failure), false
 	}
 	msg, err := a.respond(x.requestID, x.sessionID, typ, payload, x.encoded)
-	if x.scratch != nil { // the payload is in msg now
-		responseBuffers.Put(x.scratch)
-		x.scratch = nil
-	}
+	x.release() // the payload, and the results in it, are in msg now
+
 	if err != nil { // only a bug gets here (the payload is our own JSON): tell the host anyway
 		a.log.ErrorContext(ctx, "encoding a response failed", "request", x.requestID, "err", err)
 		x.dropTransfers()

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"sync"
 
@@ -88,10 +89,14 @@ type server struct {
 	err      error // why Serve stopped; written once, before done is closed
 }
 
-// run is one goroutine of the pool, starting as the leader.
+// run is one goroutine of the pool, starting as the leader. It reads into a buffer of its
+// own, reused from request to request: answer is done with a request's bytes when it
+// returns (what decoding keeps is copied, as Handle's contract requires), and the goroutine
+// reads again only after that.
 func (s *server) run() {
+	var buf []byte
 	for {
-		req, ok := s.read()
+		req, ok := s.read(&buf)
 		if !ok {
 			return
 		}
@@ -131,11 +136,15 @@ func (s *server) take() bool {
 	}
 }
 
-// read reads conn until a tool request arrives and returns it; other messages go to
-// OnMessage. It returns false once Serve has stopped.
-func (s *server) read() (request, bool) {
+// read reads conn into *buf until a tool request arrives and returns it; other messages
+// go to OnMessage, as a copy that is the callee's to keep. It returns false once Serve has
+// stopped.
+func (s *server) read(buf *[]byte) (request, bool) {
 	for {
-		typ, msg, err := s.conn.Read(s.io.ctx)
+		typ, msg, err := transport.ReadBuffer(s.io.ctx, s.conn, (*buf)[:0])
+		if cap(msg) <= maxReadBuffer {
+			*buf = msg[:0] // keep what grew, up to a bound: one huge request must not pin its size
+		}
 		if err != nil {
 			if perr := s.parent.Err(); perr != nil {
 				err = perr
@@ -190,11 +199,15 @@ func (s *server) stop(err error) {
 	})
 }
 
+// deliver hands a copy of msg, which is in a reader's buffer, to f.
 func deliver(f func(transport.MessageType, []byte), typ transport.MessageType, msg []byte) {
 	if f != nil {
-		f(typ, msg)
+		f(typ, bytes.Clone(msg))
 	}
 }
+
+// maxReadBuffer bounds the read buffer a Serve goroutine keeps between requests.
+const maxReadBuffer = 64 << 10
 
 // connIO reads and writes conn with a context that never ends (Serve aborts conn instead).
 // A write for a request whose context has ended is not made: a transfer stops at its next

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/transport/transporttest"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -359,4 +361,73 @@ func TestServeContextEndAbortsConnection(t *testing.T) {
 		}
 		hostEnd.Close(transport.StatusNormalClosure, "")
 	})
+}
+
+// TestServeReadBufferReuse: Serve reads every request into a buffer its goroutine reuses,
+// so what a handler keeps of its call — ids, arguments — and what OnMessage keeps must be
+// copies. A real WebSocket connection (which reads into the buffer; a pipe hands out
+// copies) carries requests of growing and shrinking sizes; everything kept still reads as
+// sent once the buffer has been written over many times.
+func TestServeReadBufferReuse(t *testing.T) {
+	t.Parallel()
+	a := New(Options{})
+	type kept struct {
+		toolID, callID, requestID, sessionID string
+		args                                 []byte
+	}
+	var mu sync.Mutex
+	var calls []kept
+	d := def("keep.call", "Keep", "test", wire.PolicyRead)
+	d.ArgumentsSchema = []byte(`{"type":"object","additionalProperties":true}`)
+	d.ResultSchema = []byte(`{"type":"object"}`)
+	if err := a.Register(Tool{Definition: d, Handler: func(ctx context.Context, c *Call) (any, error) {
+		mu.Lock()
+		calls = append(calls, kept{c.ToolID, c.CallID, c.RequestID, c.SessionID, c.Arguments})
+		mu.Unlock()
+		return map[string]int{}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	appEnd, hostEnd := transporttest.NewLoopbackPair(t, transporttest.Options{})
+	var other [][]byte
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Serve(ctx, appEnd, ServeOptions{OnMessage: func(_ transport.MessageType, data []byte) {
+			mu.Lock()
+			other = append(other, data)
+			mu.Unlock()
+		}})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	pad := func(i int) string { return strings.Repeat(string(rune('a'+i%26)), (i*7919)%3000) }
+	for i := range 40 {
+		if i%10 == 5 {
+			send(t, hostEnd, `{"type":"telemetry.other","id":"t`+pad(i)+`"}`)
+		}
+		id := fmt.Sprintf("req-%d-%s", i, pad(i))
+		send(t, hostEnd, `{"type":"tool.call","id":"`+id+`","sessionId":"s-`+pad(i+1)+`","capability":"tool.exec","payload":{"toolId":"keep.call","callId":"c-`+pad(i+2)+`","arguments":{"p":"`+pad(i+3)+`"}}}`)
+		if got := readResponses(t, hostEnd, 1); got[id] == nil || got[id].Type != wire.TypeResult {
+			t.Fatalf("no result for request %d: %s", i, got[id].Payload)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 40 || len(other) != 4 {
+		t.Fatalf("%d calls and %d other messages kept", len(calls), len(other))
+	}
+	for i, k := range calls {
+		want := kept{"keep.call", "c-" + pad(i+2), fmt.Sprintf("req-%d-%s", i, pad(i)), "s-" + pad(i+1), []byte(`{"p":"` + pad(i+3) + `"}`)}
+		if k.toolID != want.toolID || k.callID != want.callID || k.requestID != want.requestID || k.sessionID != want.sessionID || string(k.args) != string(want.args) {
+			t.Fatalf("call %d kept %.60q/%.60q/%.60q/%.60q/%.60q", i, k.toolID, k.callID, k.requestID, k.sessionID, k.args)
+		}
+	}
+	for j, m := range other {
+		if want := `{"type":"telemetry.other","id":"t` + pad(j*10+5) + `"}`; string(m) != want {
+			t.Fatalf("other message %d kept as %.60q", j, m)
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 )
 
@@ -101,6 +102,8 @@ type testHost struct {
 	opts   MemberOptions
 	// burst is the enrollments the host takes from 127.0.0.1 at once (64 by default).
 	burst int
+	// rec, when set, records the host's sessions (its control API serves the recordings).
+	rec *recording.Recorder
 }
 
 // testApp is a demo app connected to a host, reconnecting until stopped.
@@ -141,6 +144,9 @@ func (h *testHost) start() {
 		opts.EnrollmentInterval = time.Millisecond
 	}
 	opts.Tools.ArtifactDir = filepath.Join(h.dir, "artifacts")
+	if h.rec != nil {
+		opts.Recorder = h.rec
+	}
 	srv, err := host.New(opts)
 	if err != nil {
 		h.t.Fatal(err)
@@ -150,7 +156,7 @@ func (h *testHost) start() {
 	}
 	h.srv = srv
 	h.port = int(srv.DiscoveryAddr().Port())
-	h.local = control.New(srv, control.Options{Version: "test", StateDir: h.dir})
+	h.local = control.New(srv, control.Options{Version: "test", StateDir: h.dir, Recorder: h.rec})
 	m, err := Join(context.Background(), h.local, h.opts)
 	if err != nil {
 		srv.Close()

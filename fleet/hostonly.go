@@ -1,8 +1,11 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"sync"
+	"time"
 
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
@@ -113,45 +116,107 @@ func (c *Client) homeSession(ctx context.Context, sessionID, what, command strin
 	return t.sid, nil
 }
 
-// Recordings implements hostapi.Backend: the Home host's, or refused.
+// Recordings implements hostapi.Backend: the Home host's and every other host's, each
+// listed with its host (a host that does not answer is left out).
 func (c *Client) Recordings(ctx context.Context) (*hostapi.Sessions, error) {
-	if c.opts.Home == nil {
-		return nil, c.hostOnly("recordings", "ansight session list --all")
-	}
-	s, err := c.opts.Home.Backend.Recordings(ctx)
-	if err == nil {
-		for i := range s.Sessions {
-			s.Sessions[i].Host = c.opts.Home.Name
+	out := &hostapi.Sessions{Schema: hostapi.SchemaRecordings, Sessions: []hostapi.Session{}}
+	if home := c.opts.Home; home != nil {
+		s, err := home.Backend.Recordings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range s.Sessions {
+			v.Host = home.Name
+			out.Sessions = append(out.Sessions, v)
 		}
 	}
-	return s, err
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	hosts := c.otherHosts()
+	lists := make([]hostapi.Sessions, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() { c.roundTrip(ctx, h, c.subj.op(h, opRecordings, ""), request{}, &lists[i], nil) })
+	}
+	wg.Wait()
+	for i, h := range hosts {
+		for _, v := range lists[i].Sessions {
+			v.ID, v.Host = QualifiedID(v.ID, h), h
+			out.Sessions = append(out.Sessions, v)
+		}
+	}
+	return out, nil
 }
 
-// Records implements hostapi.Backend for the Home host's sessions.
+// Records implements hostapi.Backend: one page of a session's recording, from its host
+// (request/reply: a page a message, larger ones as a blob).
 func (c *Client) Records(ctx context.Context, sessionID string, req hostapi.RecordsRequest) (*hostapi.Records, error) {
-	sid, err := c.homeSession(ctx, sessionID, "recordings", "ansight session logs")
+	t, err := c.resolve(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return c.opts.Home.Backend.Records(ctx, sid, req)
+	if t.home {
+		return c.opts.Home.Backend.Records(ctx, t.sid, req)
+	}
+	out := new(hostapi.Records)
+	if err := c.roundTrip(ctx, t.host, c.subj.op(t.host, opRecords, ""), request{Session: t.sid, Records: &req}, out, nil); err != nil {
+		return nil, err
+	}
+	out.SessionID = t.id
+	return out, nil
 }
 
-// Follow implements hostapi.Backend for the Home host's sessions.
+// followPoll is how often Follow asks a host for the records after the last one.
+const followPoll = time.Second
+
+// Follow implements hostapi.Backend: the Home host's follows its recorder; another host's
+// is read page by page, asking for the records after the last one every followPoll.
 func (c *Client) Follow(ctx context.Context, sessionID string, req hostapi.RecordsRequest, fn func(hostapi.Record) error) error {
-	sid, err := c.homeSession(ctx, sessionID, "recordings", "ansight session logs --follow")
+	t, err := c.resolve(ctx, sessionID)
 	if err != nil {
 		return err
 	}
-	return c.opts.Home.Backend.Follow(ctx, sid, req, fn)
+	if t.home {
+		return c.opts.Home.Backend.Follow(ctx, t.sid, req, fn)
+	}
+	req.Newest = false
+	for {
+		out := new(hostapi.Records)
+		if err := c.roundTrip(ctx, t.host, c.subj.op(t.host, opRecords, ""), request{Session: t.sid, Records: &req}, out, nil); err != nil {
+			return err
+		}
+		for _, r := range out.Records {
+			if err := fn(r); err != nil {
+				return err
+			}
+			req.After = r.Seq
+		}
+		if out.Next != 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(followPoll):
+		}
+	}
 }
 
-// Blob implements hostapi.Backend for the Home host's sessions.
+// Blob implements hostapi.Backend: a record's file, from its host (up to 64 MiB; a
+// larger one stays there).
 func (c *Client) Blob(ctx context.Context, sessionID string, seq int64) (*hostapi.Blob, error) {
-	sid, err := c.homeSession(ctx, sessionID, "recordings", "ansight session artifacts")
+	t, err := c.resolve(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return c.opts.Home.Backend.Blob(ctx, sid, seq)
+	if t.home {
+		return c.opts.Home.Backend.Blob(ctx, t.sid, seq)
+	}
+	var a recordFileAnswer
+	if err := c.roundTrip(ctx, t.host, c.subj.op(t.host, opRecordFile, ""), request{Session: t.sid, Seq: seq}, &a, nil); err != nil {
+		return nil, err
+	}
+	return &hostapi.Blob{Name: a.Name, MimeType: a.MimeType, SizeBytes: int64(len(a.Data)), Body: io.NopCloser(bytes.NewReader(a.Data))}, nil
 }
 
 // Export implements hostapi.Backend for the Home host's sessions.

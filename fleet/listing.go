@@ -80,18 +80,24 @@ func (c *Client) discover(ctx context.Context) error {
 	}
 }
 
-// Sessions implements hostapi.Backend: the sessions of every live host, each with its
-// host and its fleet-wide id (connected first, then by host and id). A host that fails to
-// answer is left out (and logged); when every host fails, that is the error.
-func (c *Client) Sessions(ctx context.Context) (*hostapi.Sessions, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
+// otherHosts lists the fleet's hosts but the Home one.
+func (c *Client) otherHosts() []string {
 	var hosts []string
 	for _, h := range c.dir.names() {
 		if c.opts.Home == nil || h != c.opts.Home.Name {
 			hosts = append(hosts, h)
 		}
 	}
+	return hosts
+}
+
+// Sessions implements hostapi.Backend: the sessions of every live host, each with its
+// host and its fleet-wide id (connected first, then by host and id). A host that fails to
+// answer is left out (and logged); when every host fails, that is the error.
+func (c *Client) Sessions(ctx context.Context) (*hostapi.Sessions, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	hosts := c.otherHosts()
 	lists := make([][]hostapi.Session, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup

@@ -91,6 +91,18 @@ type request struct {
 	Length int64  `json:"length,omitzero"`
 	// Reply is the reply subject of the request a cancel withdraws.
 	Reply string `json:"reply,omitzero"`
+	// Records is a page request of a session's recording; Seq names a record whose file
+	// to send.
+	Records *hostapi.RecordsRequest `json:"records,omitzero"`
+	Seq     int64                   `json:"seq,omitzero"`
+}
+
+// recordFileAnswer is a record's file: its name and type, and its bytes (an answer larger
+// than a message is a blob, as any answer).
+type recordFileAnswer struct {
+	Name     string `json:"name"`
+	MimeType string `json:"mimeType"`
+	Data     []byte `json:"data"`
 }
 
 // blobRef names bytes a host keeps for a requester to fetch in chunks: an artifact file,

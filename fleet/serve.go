@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -125,6 +126,9 @@ func (m *Member) serve(ctx context.Context, op string, class wire.Policy, msg *n
 		}
 		return hostSessionsOut{Revision: snap.revision, Sessions: snap.list}, nil
 	}
+	if op == opRecordings {
+		return m.api.Recordings(ctx)
+	}
 	sid, err := m.own(req.Session)
 	if err != nil {
 		return nil, err
@@ -167,8 +171,41 @@ func (m *Member) serve(ctx context.Context, op string, class wire.Policy, msg *n
 			return nil, err
 		}
 		return batchAnswer{Batch: res, Blobs: m.artifactBlobs(res.Artifacts)}, nil
+	case opRecords:
+		var rr hostapi.RecordsRequest
+		if req.Records != nil {
+			rr = *req.Records
+		}
+		return m.api.Records(ctx, sid, rr)
+	case opRecordFile:
+		return m.recordFile(ctx, sid, req.Seq)
 	}
 	return nil, &errorBody{Code: wire.CodeResourceNotFound, Message: "no such fleet operation: " + op}
+}
+
+// maxRecordFile bounds a record's file a host sends over the fleet (frames, trees and
+// payloads are far smaller; a larger artifact stays on its host).
+const maxRecordFile = 64 << 20
+
+// recordFile reads a record's file for a requester.
+func (m *Member) recordFile(ctx context.Context, sid string, seq int64) (any, error) {
+	b, err := m.api.Blob(ctx, sid, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Body.Close()
+	if b.SizeBytes > maxRecordFile {
+		return nil, &errorBody{Code: wire.CodeBadRequest, Message: fmt.Sprintf("record %d's file is %d bytes, more than the %d a host sends over the fleet: it stays on host %s ('ansight session export' there)",
+			seq, b.SizeBytes, maxRecordFile, m.Host())}
+	}
+	data, err := io.ReadAll(io.LimitReader(b.Body, maxRecordFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxRecordFile {
+		return nil, &errorBody{Code: wire.CodeBadRequest, Message: fmt.Sprintf("record %d's file is larger than %d bytes", seq, maxRecordFile)}
+	}
+	return recordFileAnswer{Name: b.Name, MimeType: b.MimeType, Data: data}, nil
 }
 
 // toolIDs lists the tools a request names, for the debug log (arguments are never logged).

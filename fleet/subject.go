@@ -65,6 +65,11 @@ const (
 	opBlob     = "blob"
 	opCancel   = "cancel"
 	opPing     = "ping"
+	// The recordings of the host's sessions (read-only): the list, one page of a
+	// session's records, one record's file.
+	opRecordings = "recordings"
+	opRecords    = "records"
+	opRecordFile = "recordfile"
 )
 
 // subjects are the subjects of one fleet.
@@ -111,7 +116,7 @@ func (s subjects) parseOp(host, subject string) (op string, class wire.Policy, o
 			return "", "", false
 		}
 		return op, class, true
-	case opSessions, opTools, opTool, opBlob, opCancel, opPing:
+	case opSessions, opTools, opTool, opBlob, opCancel, opPing, opRecordings, opRecords, opRecordFile:
 		return op, "", !hasClass
 	}
 	return "", "", false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,17 +103,26 @@ func (br *Bridge) call(ctx context.Context, sess *hostapi.Session, req hostapi.C
 // critical tools without AllowCritical. Everything else (unknown tools, unavailable tools,
 // arguments) is left to the host, which is authoritative and says which call failed.
 func (br *Bridge) authorize(ctx context.Context, sess *hostapi.Session, ids []string) error {
-	wanted := slices.Compact(slices.Sorted(slices.Values(ids)))
-	tools, err := br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{ToolIDs: wanted, Detail: hostapi.DetailSummary})
-	if err != nil {
-		return err
+	entries, ok := br.policies.lookup(sess, ids)
+	if !ok {
+		wanted := slices.Compact(slices.Sorted(slices.Values(ids)))
+		tools, err := br.backend.Tools(ctx, sess.ID, hostapi.ToolsRequest{ToolIDs: wanted, Detail: hostapi.DetailSummary})
+		if err != nil {
+			return err
+		}
+		entries = make([]*wire.ToolEntry, len(ids))
+		for i, id := range ids {
+			if j := slices.IndexFunc(tools.Tools, func(e wire.ToolEntry) bool { return e.ID == id }); j >= 0 {
+				entries[i] = &tools.Tools[j]
+			}
+		}
+		br.policies.store(sess, ids, entries)
 	}
 	for i, id := range ids {
-		j := slices.IndexFunc(tools.Tools, func(e wire.ToolEntry) bool { return e.ID == id })
-		if j < 0 {
+		if entries[i] == nil {
 			continue
 		}
-		if e := br.refusal(&tools.Tools[j], sess); e != nil {
+		if e := br.refusal(entries[i], sess); e != nil {
 			if len(ids) > 1 {
 				e.Details, _ = wire.Marshal(struct {
 					Index  int    `json:"index"`
@@ -123,6 +133,75 @@ func (br *Bridge) authorize(ctx context.Context, sess *hostapi.Session, ids []st
 		}
 	}
 	return nil
+}
+
+// policyCache keeps what authorize judged a session's tools by — their summary entries:
+// policy and the host's denial for the grant — per session, catalog revision and grant,
+// so that a call costs one request to the host beside the session's lookup instead of
+// two. A tool's policy only changes with the catalog's revision and the host's denial
+// only with the grant, both read afresh from the session for every call: a change of
+// either misses the cache. A catalog the host has not fetched (no revision) is never
+// cached. Tools absent from the catalog are kept as absent (nil), as authorize leaves
+// them to the host.
+type policyCache struct {
+	mu       sync.Mutex
+	sessions map[string]*sessionPolicies
+}
+
+// sessionPolicies is one session's cached entries, for one revision and grant.
+type sessionPolicies struct {
+	revision string
+	grant    wire.Policy
+	tools    map[string]*wire.ToolEntry
+}
+
+// Bounds of the policy cache: sessions kept, and tools per session.
+const (
+	maxPolicySessions = 64
+	maxPolicyTools    = 4096
+)
+
+// lookup returns the cached entries of ids, in order, when every one of them is cached
+// for sess's revision and grant.
+func (c *policyCache) lookup(sess *hostapi.Session, ids []string) ([]*wire.ToolEntry, bool) {
+	if sess.Revision == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sp := c.sessions[sess.ID]
+	if sp == nil || sp.revision != sess.Revision || sp.grant != sess.MaxToolPolicy {
+		return nil, false
+	}
+	out := make([]*wire.ToolEntry, len(ids))
+	for i, id := range ids {
+		e, ok := sp.tools[id]
+		if !ok {
+			return nil, false
+		}
+		out[i] = e
+	}
+	return out, true
+}
+
+// store keeps the entries (nil: absent) of ids for sess's revision and grant.
+func (c *policyCache) store(sess *hostapi.Session, ids []string, entries []*wire.ToolEntry) {
+	if sess.Revision == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sp := c.sessions[sess.ID]
+	if sp == nil || sp.revision != sess.Revision || sp.grant != sess.MaxToolPolicy || len(sp.tools)+len(ids) > maxPolicyTools {
+		if c.sessions == nil || len(c.sessions) >= maxPolicySessions && sp == nil {
+			c.sessions = map[string]*sessionPolicies{} // a new start beats tracking ages
+		}
+		sp = &sessionPolicies{revision: sess.Revision, grant: sess.MaxToolPolicy, tools: map[string]*wire.ToolEntry{}}
+		c.sessions[sess.ID] = sp
+	}
+	for i, id := range ids {
+		sp.tools[id] = entries[i]
+	}
 }
 
 // callOutputOf is a call's outcome as the agent sees it, with the images among its

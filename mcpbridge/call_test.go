@@ -2,9 +2,11 @@ package mcpbridge
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/png"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -317,5 +319,77 @@ func TestFitImage(t *testing.T) {
 	}
 	if _, err := fitImage([]byte("not an image"), 1024, 1024, budget); err == nil {
 		t.Fatal("garbage accepted")
+	}
+}
+
+// revisedBackend is the fake with the session's catalog revision set, as a host reports it,
+// counting the summaries authorize asks for.
+type revisedBackend struct {
+	*fakeBackend
+	summaries atomic.Int32
+}
+
+func (r *revisedBackend) Session(ctx context.Context, id string) (*hostapi.Session, error) {
+	s, err := r.fakeBackend.Session(ctx, id)
+	if err == nil {
+		r.mu.Lock()
+		s.Revision = r.catalogs[id].revision
+		r.mu.Unlock()
+	}
+	return s, err
+}
+
+func (r *revisedBackend) Tools(ctx context.Context, id string, req hostapi.ToolsRequest) (*hostapi.Tools, error) {
+	if req.Detail == hostapi.DetailSummary {
+		r.summaries.Add(1)
+	}
+	return r.fakeBackend.Tools(ctx, id, req)
+}
+
+// TestCallPolicyCache: the policies a call is checked against are asked once per session,
+// catalog revision and grant; a new revision or grant asks again, and a tool that became
+// critical under a new revision is refused.
+func TestCallPolicyCache(t *testing.T) {
+	t.Parallel()
+	f := oneSession(t)
+	r := &revisedBackend{fakeBackend: f}
+	h := connect(t, f, New(r, Options{}))
+	call := func(id string) *mcp.CallToolResult {
+		return h.call(ToolCallAppTool, map[string]any{"sessionId": "s1", "toolId": id})
+	}
+	for range 3 {
+		if res := call("notes.list"); res.IsError {
+			t.Fatal(text(t, res, nil))
+		}
+	}
+	if n := r.summaries.Load(); n != 1 {
+		t.Fatalf("%d summaries asked for 3 calls of one tool", n)
+	}
+	// A new revision in which notes.list is critical: asked again, and refused.
+	f.mu.Lock()
+	c := f.catalogs["s1"]
+	c.revision = "rev-2"
+	for i := range c.tools {
+		if c.tools[i].ID == "notes.list" {
+			c.tools[i].Policy = wire.PolicyCritical
+		}
+	}
+	f.mu.Unlock()
+	before := len(f.received())
+	if e := errorOf(t, call("notes.list")); e.Code != wire.CodeCriticalNotAllowed {
+		t.Fatalf("%+v", e)
+	}
+	if n := r.summaries.Load(); n != 2 || len(f.received()) != before {
+		t.Fatalf("%d summaries; the app received %d more calls", n, len(f.received())-before)
+	}
+	// A lower grant (same revision): asked again.
+	f.mu.Lock()
+	f.sessions[0].MaxToolPolicy = wire.PolicyWrite
+	f.mu.Unlock()
+	if res := call("notes.create"); res.IsError {
+		t.Fatal(text(t, res, nil))
+	}
+	if n := r.summaries.Load(); n != 3 {
+		t.Fatalf("%d summaries after the grant changed", n)
 	}
 }

@@ -92,10 +92,7 @@ func (p *Player) routes() {
 	m.HandleFunc("POST /api/sessions/{id}/call", p.call)
 	m.HandleFunc("POST /api/sessions/{id}/batch", p.batch)
 	m.HandleFunc("POST /api/sessions/{id}/ui", p.ui)
-	m.HandleFunc("GET /api/sessions/{id}/traffic", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		respond(w, &Traffic{Schema: SchemaTraffic, SessionID: id, Capacity: p.opts.TrafficPerSession, Entries: p.trafficOf(id)}, nil)
-	})
+	m.HandleFunc("GET /api/sessions/{id}/traffic", p.trafficPage)
 	m.HandleFunc("GET /api/sessions/{id}/frame", p.frame)
 	m.HandleFunc("GET /api/recordings", func(w http.ResponseWriter, r *http.Request) {
 		v, err := p.backend.Recordings(r.Context())
@@ -249,7 +246,10 @@ func (p *Player) artifactURLs(list []hostapi.Artifact) map[string]string {
 func (p *Player) frame(w http.ResponseWriter, r *http.Request) {
 	f := p.frameOf(r.PathValue("id"))
 	if f == nil {
-		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "this session has streamed no live frame")
+		if p.recordedFrame(w, r) {
+			return
+		}
+		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "this session has streamed no live frame, and its recording holds none")
 		return
 	}
 	w.Header().Set("Content-Type", "image/jpeg")

@@ -250,8 +250,13 @@ func TestTrackedSessionsBounded(t *testing.T) {
 func TestLiveFrame(t *testing.T) {
 	t.Parallel()
 	tp := newTestPlayer(t)
-	if w := tp.do(t, req{path: "/api/sessions/s-1/frame", cookie: true}); w.Code != 404 {
-		t.Fatalf("no frame yet: %d", w.Code)
+	// No live frame yet: the recording's latest one, said to be so.
+	if w := tp.do(t, req{path: "/api/sessions/s-1/frame", cookie: true}); w.Code != 200 || w.Header().Get("X-Ansight-Frame-Source") != "recording" ||
+		w.Body.String() != "\xff\xd8\xff\xd9" {
+		t.Fatalf("no live frame yet: %d %v", w.Code, w.Header())
+	}
+	if w := tp.do(t, req{path: "/api/sessions/s-2/frame", cookie: true}); w.Code != 404 {
+		t.Fatalf("no frame at all: %d", w.Code)
 	}
 	jpeg := []byte{0xff, 0xd8, 1, 2, 3, 0xff, 0xd9}
 	tp.OnFrame("s-1", wire.ASJPFrame{Format: wire.ASJPFormatJPEG, Quality: 70, Width: 390, Height: 844,

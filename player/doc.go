@@ -6,7 +6,11 @@
 // with the app's own validator, and the artifacts the host saved. Its timeline replays a
 // session's recording — live, disconnected or imported — through the control API's
 // records: screen frames scrubbable in time above lanes of logs, network requests, tool
-// calls (request and response bodies on a click) and touches.
+// calls (request and response bodies on a click) and touches. Its Files and Data pages work
+// any app's files and databases through the official SDKs' standard tools alone (files.*,
+// data.*), so they serve an official SDK's app as well as ours: browse, preview, download
+// (files.begin_binary_download, else files.download_file's chunks), upload where the grant
+// allows (files.push_file), tables and schemas, and a bounded, paged query.
 //
 // Security: the player drives apps, so it is reachable from this machine only (Listen
 // refuses other addresses) and only with the per-run token printed by the host (a cookie,

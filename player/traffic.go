@@ -48,6 +48,9 @@ type Traffic struct {
 	SessionID string         `json:"sessionId"`
 	Capacity  int            `json:"capacity"`
 	Entries   []TrafficEntry `json:"entries"`
+	// Source is "live" (what the player saw) or "recording" (read from the session's
+	// recording: another fleet host's session, an earlier run's, an imported one).
+	Source string `json:"source"`
 }
 
 // FrameInfo describes a session's latest live frame; the image is at URL.

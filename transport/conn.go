@@ -25,6 +25,28 @@ type Conn interface {
 	Close(code StatusCode, reason string) error
 }
 
+// BufferReader is implemented by connections that can read a message into the caller's
+// buffer: a reader that is done with each message before it reads the next (a tool
+// runtime answering a request) then reads without allocating. Every Conn in this package
+// implements it; use it through [ReadBuffer], which falls back to Read for others.
+type BufferReader interface {
+	// ReadBuffer is Read, but the message is read into buf (grown when it is too small)
+	// and the returned slice shares buf's memory.
+	ReadBuffer(ctx context.Context, buf []byte) (MessageType, []byte, error)
+}
+
+// ReadBuffer reads c's next message into buf when c implements [BufferReader], and with
+// c.Read otherwise. The returned slice may share buf's memory (or a larger buffer grown
+// from it): it is valid until buf, or the returned slice, is read into again, and the
+// caller must copy what it keeps. Pass the returned slice back (as msg[:0]) to reuse what
+// grew. The concurrency rules, limits and errors are Read's.
+func ReadBuffer(ctx context.Context, c Conn, buf []byte) (MessageType, []byte, error) {
+	if br, ok := c.(BufferReader); ok {
+		return br.ReadBuffer(ctx, buf)
+	}
+	return c.Read(ctx)
+}
+
 // MessageType is the kind of a message: text (UTF-8 JSON in this protocol) or binary (ASFT
 // frames). The numbers are the RFC 6455 opcodes.
 type MessageType int

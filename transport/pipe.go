@@ -99,6 +99,11 @@ func (p *pipe) drains(side int) bool {
 	return p.drain && p.closer != side && !p.local[side]
 }
 
+// ReadBuffer is Read: a pipe's messages are copies already, so buf is not needed.
+func (e *pipeEnd) ReadBuffer(ctx context.Context, _ []byte) (MessageType, []byte, error) {
+	return e.Read(ctx)
+}
+
 func (e *pipeEnd) Read(ctx context.Context) (MessageType, []byte, error) {
 	select {
 	case <-e.p.done:

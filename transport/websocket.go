@@ -136,6 +136,34 @@ func (c *wsConn) Read(ctx context.Context) (MessageType, []byte, error) {
 	return MessageType(typ), data, nil
 }
 
+// ReadBuffer is Read into buf (see [ReadBuffer]).
+func (c *wsConn) ReadBuffer(ctx context.Context, buf []byte) (MessageType, []byte, error) {
+	if err := c.ended(); err != nil {
+		return 0, nil, err
+	}
+	typ, r, err := c.ws.Reader(ctx)
+	if err != nil {
+		return 0, nil, c.fail(ctx, err)
+	}
+	// The library's reader enforces the read limit, as for Read.
+	b := buf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow by the runtime's rule
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, nil, c.fail(ctx, err)
+		}
+	}
+	c.reads.Add(1)
+	return MessageType(typ), b, nil
+}
+
 // readMessage reads a whole message into pooled scratch chunks and returns a copy of
 // exactly its size; a frame-sized binary message gets a buffer Recycle can keep.
 // io.ReadAll would start at 512 bytes and grow by copying: twice the garbage for a small

@@ -42,11 +42,42 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 // after DecodeEnvelope, whose result this is in every case. FuzzDecodeEnvelope holds the
 // two ways against each other.
 func DecodeEnvelopeInto(data []byte, call *Call, result *Result) (env Envelope, decoded bool, err error) {
+	return decodeEnvelope(data, call, result, nil)
+}
+
+// DecodeResponseInto is DecodeEnvelopeInto(data, nil, result) for a host routing a tool
+// response, without the strings it does not need: it reads and checks every member as
+// DecodeEnvelope does, and answers and fails as it does, but leaves env.ID, env.SessionID
+// and env.ReplyTo empty and returns replyTo instead — a piece of data (a copy when it
+// carries escapes; nil when absent or null). Reading a response then allocates nothing:
+// the other strings it keeps (type, capability) are the protocol's constants. Like
+// Payload, replyTo must not outlive changes to data. FuzzDecodeEnvelope holds it against
+// DecodeEnvelopeInto.
+func DecodeResponseInto(data []byte, result *Result) (env Envelope, replyTo []byte, decoded bool, err error) {
+	var lean leanStrings
+	env, decoded, err = decodeEnvelope(data, nil, result, &lean)
+	if err != nil {
+		return Envelope{}, nil, false, err
+	}
+	return env, lean.replyTo, decoded, nil
+}
+
+// leanStrings is what DecodeResponseInto keeps of the envelope's id and replyTo instead of
+// strings. The scanner holds it by value (scanner.leanOut) and copies it out: a pointer
+// kept in the pooled scanner would move the caller's value to the heap.
+type leanStrings struct {
+	replyTo []byte
+	hasID   bool // a non-blank id was read
+}
+
+// decodeEnvelope is DecodeEnvelopeInto, and DecodeResponseInto when lean is set.
+func decodeEnvelope(data []byte, call *Call, result *Result, lean *leanStrings) (env Envelope, decoded bool, err error) {
 	if len(data) > DefaultMaxMessageBytes {
 		return Envelope{}, false, tooLarge("message", len(data))
 	}
 	s := getScanner(data)
 	defer s.put()
+	s.lean = lean != nil
 	s.fuseCall, s.fuseResult = call != nil, result != nil
 	if s.js.Peek() != '{' {
 		if err := s.js.Skip(); err != nil {
@@ -73,7 +104,7 @@ func DecodeEnvelopeInto(data []byte, call *Call, result *Result) (env Envelope, 
 	switch {
 	case strings.TrimSpace(e.Type) == "":
 		return Envelope{}, false, decodeError("/type", -1, "envelope has no type")
-	case strings.TrimSpace(e.ID) == "":
+	case lean == nil && strings.TrimSpace(e.ID) == "", lean != nil && !s.leanOut.hasID:
 		return Envelope{}, false, decodeError("/id", -1, "envelope has no id")
 	}
 	switch {
@@ -82,6 +113,9 @@ func DecodeEnvelopeInto(data []byte, call *Call, result *Result) (env Envelope, 
 		*call = s.call
 	default:
 		*result = s.result
+	}
+	if lean != nil {
+		*lean = s.leanOut
 	}
 	return e, s.fused, nil
 }
@@ -162,6 +196,19 @@ func (s *scanner) envelopeString(dst *string, field envelopeField) error {
 		return err
 	}
 	b := unquote(raw, escaped)
+	if s.lean { // DecodeResponseInto: checked, not kept as strings
+		l := &s.leanOut
+		switch field {
+		case fieldID:
+			l.hasID = len(bytes.TrimSpace(b)) > 0
+			return nil
+		case fieldSessionID:
+			return nil
+		case fieldReplyTo:
+			l.replyTo = b // a piece of data, or unquote's own copy
+			return nil
+		}
+	}
 	switch string(b) {
 	case TypeQuery:
 		*dst = TypeQuery

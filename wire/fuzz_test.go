@@ -127,6 +127,19 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if (err == nil) != (ferr == nil) || err != nil && err.Error() != ferr.Error() || !reflect.DeepEqual(e, fe) {
 			t.Fatalf("%q: DecodeEnvelopeInto %+v, %v; DecodeEnvelope %+v, %v", data, fe, ferr, e, err)
 		}
+		// DecodeResponseInto answers as DecodeEnvelopeInto(data, nil, …) does, its id and
+		// sessionId checked but not kept, its replyTo as bytes.
+		var lresult, rresult Result
+		le, ldecoded, lerr := DecodeEnvelopeInto(data, nil, &lresult)
+		re, replyTo, rdecoded, rerr := DecodeResponseInto(data, &rresult)
+		if (lerr == nil) != (rerr == nil) || lerr != nil && lerr.Error() != rerr.Error() || ldecoded != rdecoded ||
+			!reflect.DeepEqual(lresult, rresult) || string(replyTo) != le.ReplyTo {
+			t.Fatalf("%q: DecodeResponseInto %+v %q %v, %v; DecodeEnvelopeInto %+v %v, %v", data, re, replyTo, rdecoded, rerr, le, ldecoded, lerr)
+		}
+		le.ID, le.SessionID, le.ReplyTo = "", "", ""
+		if lerr == nil && !reflect.DeepEqual(re, le) {
+			t.Fatalf("%q: DecodeResponseInto %+v; DecodeEnvelopeInto %+v", data, re, le)
+		}
 		switch {
 		case !decoded:
 			if !reflect.DeepEqual(call, Call{}) || !reflect.DeepEqual(result, Result{}) {

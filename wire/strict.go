@@ -41,6 +41,10 @@ type scanner struct {
 	interned [61]string
 	// alias: raw values are sub-slices of the input, not copies (UnmarshalResultPayload).
 	alias bool
+	// lean, set by DecodeResponseInto, takes the envelope's id and replyTo into leanOut
+	// instead of strings (see envelopeString).
+	lean    bool
+	leanOut leanStrings
 	// fuseCall and fuseResult ask DecodeEnvelopeInto's payload pass to decode a tool.call
 	// or tool.result payload; fused reports that it did (into call or result).
 	fuseCall, fuseResult, fused bool
@@ -73,7 +77,8 @@ func (s *scanner) put() {
 	clear(s.deferred)
 	s.deferred = s.deferred[:0]
 	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
-	s.alias, s.fuseCall, s.fuseResult, s.fused = false, false, false, false
+	s.alias, s.fuseCall, s.fuseResult, s.fused, s.lean = false, false, false, false, false
+	s.leanOut = leanStrings{}
 	// A catalog's scratch is kept up to a large catalog's size, to read the next one.
 	raws, deferred, lists := s.cs.raws[:0], s.cs.deferred[:0], s.cs.lists[:0]
 	if cap(raws) > 1<<20 || cap(deferred) > 1<<14 || cap(lists) > 1<<12 {

@@ -53,6 +53,11 @@ func (c firstConn) Write(ctx context.Context, typ transport.MessageType, data []
 	return c.Conn.Write(ctx, typ, data)
 }
 
+// ReadBuffer forwards transport.ReadBuffer, which the app's runtime reads requests with.
+func (c firstConn) ReadBuffer(ctx context.Context, buf []byte) (transport.MessageType, []byte, error) {
+	return transport.ReadBuffer(ctx, c.Conn, buf)
+}
+
 // Abort forwards transport.Abort, which the app's runtime uses to end its reads.
 func (c firstConn) Abort() error { return transport.Abort(c.Conn) }
 

@@ -28,7 +28,7 @@ const (
 // at the notes with data.query, browse them as a file (dir is also the files root of
 // RegisterFiles), and read and change the settings. stop closes the database.
 func (m *Model) RegisterData(a *app.App, dir string) (stop func(), err error) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, NotesDB)+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, NotesDB)+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -72,6 +73,9 @@ type catalogState struct {
 	tools                []cachedTool
 	byID                 map[string]int
 	snap                 *Catalog // built by seal
+	// hinted is each tool's hint:duration (0 without one), in snap.Tools' order: parsed
+	// once by seal, not from the keywords on every call (callAsk).
+	hinted []time.Duration
 }
 
 // cachedTool is one tool of the index, its definition when fetched, and what the app said
@@ -384,7 +388,7 @@ func (st *catalogState) withChanges(cat *wire.Catalog, flags *runtimeFlags) *cat
 func (st *catalogState) clone() *catalogState {
 	next := *st
 	next.tools = slices.Clone(st.tools)
-	next.snap = nil
+	next.snap, next.hinted = nil, nil // seal makes them anew
 	return &next
 }
 
@@ -418,6 +422,7 @@ func (st *catalogState) seal(grant wire.Policy) {
 		Tools:                make([]wire.ToolEntry, len(st.tools)),
 		byID:                 st.byID,
 	}
+	st.hinted = nil
 	for i, ct := range st.tools {
 		e := ct.entry
 		if ct.def != nil {
@@ -432,8 +437,26 @@ func (st *catalogState) seal(grant wire.Policy) {
 			e.Executable = new(false)
 		}
 		snap.Tools[i] = e
+		if d, ok := catalog.ParseHints(e.Keywords).Duration(); ok {
+			if st.hinted == nil {
+				st.hinted = make([]time.Duration, len(st.tools))
+			}
+			st.hinted[i] = d
+		}
 	}
 	st.snap = snap
+}
+
+// hint returns the hint:duration of the tool with the exact id, if it has one.
+func (st *catalogState) hint(id string) (time.Duration, bool) {
+	if st.hinted == nil {
+		return 0, false
+	}
+	i, ok := st.byID[id]
+	if !ok || st.hinted[i] <= 0 {
+		return 0, false
+	}
+	return st.hinted[i], true
 }
 
 // denial is the host's verdict on one tool: the grant first (a host decision), then what

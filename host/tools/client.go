@@ -293,6 +293,21 @@ func (c *Client) claim(id string) *pending {
 	return p
 }
 
+// claimBytes is claim of an id read as bytes (a piece of the response): the map lookup
+// makes no string of it.
+func (c *Client) claimBytes(id []byte) *pending {
+	if len(id) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[string(id)]
+	if p != nil {
+		delete(c.pending, p.id)
+	}
+	return p
+}
+
 // forget removes p if it is still waiting and reports whether it did. When it returns
 // false, a response (or Close's error) is or will be sent on p.ch.
 func (c *Client) forget(p *pending) bool {

@@ -540,6 +540,26 @@ func TestDefaultRequestIDs(t *testing.T) {
 			seen[id] = true
 		}
 	}
+	// Callers share a client: ids handed out concurrently, across batches, stay distinct.
+	next := Options{}.withDefaults().NewRequestID
+	ids := make([][]string, 4)
+	var wg sync.WaitGroup
+	for g := range ids {
+		wg.Go(func() {
+			for range 300 {
+				ids[g] = append(ids[g], next())
+			}
+		})
+	}
+	wg.Wait()
+	for _, list := range ids {
+		for _, id := range list {
+			if seen[id] {
+				t.Fatalf("id %q handed out twice", id)
+			}
+			seen[id] = true
+		}
+	}
 }
 
 // TestGivenUpBounded: a call the host gave up on (its limit passed, or its caller left)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -186,10 +185,8 @@ func callAsk(st *catalogState, call *wire.Call) (time.Duration, string) {
 		}
 	}
 	if st != nil {
-		if e := st.snap.Tool(call.ToolID); e != nil {
-			if d, ok := catalog.ParseHints(e.Keywords).Duration(); ok && d > ask {
-				ask, why = d, call.ToolID+"'s hint:duration of "+FormatDuration(d)
-			}
+		if d, ok := st.hint(call.ToolID); ok && d > ask {
+			ask, why = d, call.ToolID+"'s hint:duration of "+FormatDuration(d)
 		}
 	}
 	if a := call.After; a != nil && a.DelayMilliseconds > 0 {

@@ -2,8 +2,10 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -41,9 +43,10 @@ func (c *Client) handleText(data []byte) bool {
 		return false
 	}
 	log := c.opts.Logger
-	// A tool.result in its common form is decoded in the envelope's pass.
+	// A tool.result in its common form is decoded in the envelope's pass, which makes no
+	// string of the envelope's ids: replyTo is looked up as bytes.
 	var result wire.Result
-	env, decoded, err := wire.DecodeEnvelopeInto(data, nil, &result)
+	env, replyTo, decoded, err := wire.DecodeResponseInto(data, &result)
 	if err != nil {
 		h := peekHead(data, true)
 		if !isToolCapability(h) {
@@ -59,16 +62,19 @@ func (c *Client) handleText(data []byte) bool {
 	if env.Capability != "" && env.Capability != wire.CapabilityToolExec {
 		return false
 	}
-	p := c.claim(env.ReplyTo)
+	p := c.claimBytes(replyTo)
 	if p == nil {
-		if g, ok := c.lateAnswer(env.ReplyTo); ok {
+		if g, ok := c.lateAnswer(string(replyTo)); ok { // not the common path: a string is fine
 			c.late.Add(1)
-			log.Info("tools: dropped a late answer to a request given up on", "type", env.Type, "replyTo", env.ReplyTo,
+			log.Info("tools: dropped a late answer to a request given up on", "type", env.Type, "replyTo", string(replyTo),
 				"request", g.op, "subject", g.subject, "late", time.Since(g.at).Round(time.Millisecond))
 			return true
 		}
 		c.unmatched.Add(1)
-		log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", env.ID, "replyTo", env.ReplyTo)
+		if log.Enabled(context.Background(), slog.LevelDebug) {
+			h := peekHead(data, true)
+			log.Debug("tools: dropped response to no request in flight", "type", env.Type, "id", h.id, "replyTo", string(replyTo))
+		}
 		return true
 	}
 	var decodedResult *wire.Result
@@ -80,7 +86,7 @@ func (c *Client) handleText(data []byte) bool {
 	if r.err != nil {
 		if _, ok := r.err.(*TransportError); ok {
 			c.malformed.Add(1)
-			log.Debug("tools: malformed response", "type", env.Type, "replyTo", env.ReplyTo, "err", r.err)
+			log.Debug("tools: malformed response", "type", env.Type, "replyTo", p.id, "err", r.err)
 		}
 	}
 	p.ch <- r
@@ -189,7 +195,7 @@ func (c *Client) lenient(env *wire.Envelope, r *response) (payload []byte, ok bo
 
 // head is what peekHead reads from a text message's top-level object.
 type head struct {
-	typ, replyTo, capability string
+	typ, replyTo, capability, id string
 }
 
 // isToolCapability: an absent, null or blank capability means tool.exec; any other value
@@ -216,16 +222,16 @@ func peekType(data []byte) string {
 var responseTypes = [...]string{wire.TypeResult, wire.TypeCatalog, wire.TypeBatchResult, wire.TypeError}
 
 // headNames are the members peekHead reads, in head's order.
-var headNames = []string{"type", "replyTo", "capability"}
+var headNames = []string{"type", "replyTo", "capability", "id"}
 
 // peekHead reads the top-level type (and, when full, replyTo and capability) strings of a
 // JSON object without strictness (jsonscan.TopStrings): only to route the message and,
 // when the strict decoder refuses it, to fail the request it answers. Without full it stops
 // at "type", usually the first member. Anything unreadable yields a zero head.
 func peekHead(data []byte, full bool) head {
-	var v [3]string
+	var v [4]string
 	jsonscan.TopStrings(data, headNames, v[:], func(i int) bool {
 		return i == 0 && (!full || !wire.IsResponse(v[0])) // routed; the rest does not matter
 	})
-	return head{typ: v[0], replyTo: v[1], capability: v[2]}
+	return head{typ: v[0], replyTo: v[1], capability: v[2], id: v[3]}
 }

@@ -4,7 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/ansight-go/ansight/wire"
@@ -105,18 +106,40 @@ func (o Options) withDefaults() Options {
 }
 
 // sequentialIDs returns the default NewRequestID: ids unique per client (and, with the
-// random half, across clients) without drawing randomness for every request.
+// random half, across clients) without drawing randomness for every request. They are
+// written idBatch at a time into one string and handed out as substrings of it, so that a
+// request costs no allocation of its own for its id (strings are immutable: sharing the
+// backing is safe, and an id kept long keeps at most one batch, 2 KiB, alive).
 func sequentialIDs() func() string {
 	var prefix [8]byte
 	_, _ = rand.Read(prefix[:]) // never fails (crypto/rand contract since Go 1.24)
 	var id [32]byte
 	hex.Encode(id[:16], prefix[:])
-	var n atomic.Uint64
+	var (
+		mu    sync.Mutex
+		n     uint64
+		batch string // ids n-len(batch)/32+1 … n, the next one first
+	)
 	return func() string {
-		b := id
-		for i, v := len(b)-1, n.Add(1); i >= 16; i, v = i-1, v>>4 {
-			b[i] = "0123456789abcdef"[v&15]
+		mu.Lock()
+		defer mu.Unlock()
+		if batch == "" {
+			var b strings.Builder // String makes no copy
+			b.Grow(idBatch * len(id))
+			for range idBatch {
+				n++
+				for i, v := len(id)-1, n; i >= 16; i, v = i-1, v>>4 {
+					id[i] = "0123456789abcdef"[v&15]
+				}
+				b.Write(id[:])
+			}
+			batch = b.String()
 		}
-		return string(b[:])
+		next := batch[:len(id)]
+		batch = batch[len(id):]
+		return next
 	}
 }
+
+// idBatch is how many request ids sequentialIDs writes at once.
+const idBatch = 64

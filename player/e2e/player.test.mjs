@@ -517,6 +517,67 @@ function dropNetworkErrors(from) {
   consoleErrors.push(...kept);
 }
 
+// A 2×2 PNG, red and blue.
+const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4zwAEIOI/kAAAG/ID/VxhF44AAAAASUVORK5CYII=', 'base64');
+
+test('the Files page browses the demo\'s files, previews text, uploads and previews an image, downloads the notes database', async () => {
+  const sid = await demoSession();
+  await page.evaluate((id) => { location.hash = `#/s/${encodeURIComponent(id)}/files`; }, sid);
+  await page.waitForSelector('#files-list tr[data-entry="welcome.txt"]');
+  assert.ok(await page.locator('#files-list tr[data-entry="notes.db"]').count() === 1, 'the notes database is a file of the root');
+  assert.equal(await page.inputValue('#files-root'), 'demo');
+  await page.click('#files-list tr[data-entry="welcome.txt"]');
+  await page.waitForFunction(() => document.querySelector('#files-text')?.textContent.includes('Files of the Ansight demo app'));
+
+  // Upload (the demo's grant is write), then preview the image through a binary download.
+  await page.setInputFiles('#files-push-input', { name: 'pixel.png', mimeType: 'image/png', buffer: png });
+  await page.click('#files-push');
+  await page.waitForSelector('#files-pushed');
+  assert.match(await page.textContent('#files-pushed'), /Uploaded pixel\.png/);
+  await page.click('#files-list tr[data-entry="pixel.png"]');
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#files-image');
+    return img && img.complete && img.naturalWidth === 2 && img.naturalHeight === 2;
+  });
+  await shot('20-files-image');
+
+  // Download the SQLite file the notes are kept in.
+  await page.click('#files-list tr[data-entry="notes.db"]');
+  await page.waitForSelector('#files-download');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#files-download')]);
+  assert.equal(dl.suggestedFilename(), 'notes.db');
+  const saved = join(artifacts, 'notes.db');
+  await dl.saveAs(saved);
+  const { readFileSync } = await import('node:fs');
+  assert.equal(readFileSync(saved).subarray(0, 15).toString(), 'SQLite format 3', 'a SQLite database');
+  await shot('21-files');
+});
+
+test('the Data page lists the tables, shows a schema, pages a query and shows a refused write', async () => {
+  const sid = await demoSession();
+  await page.evaluate((id) => { location.hash = `#/s/${encodeURIComponent(id)}/data`; }, sid);
+  await page.waitForSelector('#data-table-list tr[data-table="notes"]');
+  await page.click('#data-table-list tr[data-table="notes"]');
+  await page.waitForFunction(() => document.querySelector('#data-column-list')?.textContent.includes('title'));
+  assert.equal(await page.inputValue('#data-sql'), 'SELECT * FROM notes');
+  await page.fill('#data-sql', 'SELECT id, title FROM notes ORDER BY id');
+  await page.fill('#data-max-rows', '2');
+  await page.click('#data-run');
+  await page.waitForFunction(() => document.querySelectorAll('#data-rows tbody tr').length === 2);
+  assert.match(await page.textContent('#data-summary'), /rows 1–2 · more follow/);
+  const firstPage = await page.textContent('#data-rows tbody');
+  await page.click('#data-next');
+  await page.waitForFunction(() => /rows 3–/.test(document.querySelector('#data-summary')?.textContent || ''));
+  assert.notEqual(await page.textContent('#data-rows tbody'), firstPage, 'the next page has other rows');
+  await shot('22-data');
+  // A write is refused by the app (its database is read-only for the tools).
+  await page.fill('#data-sql', 'DELETE FROM notes');
+  await page.click('#data-run');
+  await page.waitForSelector('#data-result .error-card');
+  assert.match(await page.textContent('#data-result .error-card'), /database_query_failed/);
+  await shot('23-data-refused');
+});
+
 test('when the host stops the page says so and greys out, and recovers when it is back', async () => {
   const ansight = process.env.ANSIGHT;
   assert.ok(ansight, 'ANSIGHT (the binary) is required');

@@ -1,6 +1,6 @@
 // The player's shell: live updates (server-sent events), the session picker, navigation
 // and the hash router (#/, #/s/<id>, #/s/<id>/tools[/<tool>], #/s/<id>/batch,
-// #/s/<id>/traffic, #/s/<id>/timeline).
+// #/s/<id>/traffic, #/s/<id>/timeline, #/s/<id>/files, #/s/<id>/data).
 
 import { h, typing } from './util.js';
 import { state, emit, sessionById, sessionState } from './state.js';
@@ -10,6 +10,8 @@ import { renderTools } from './tools.js';
 import { renderBatch } from './batch.js';
 import { renderTraffic } from './traffic.js';
 import { renderTimeline } from './timeline.js';
+import { renderFiles } from './files.js';
+import { renderData } from './data.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -23,6 +25,8 @@ const pages = [
   { key: 'batch', label: 'Batch', path: (id) => `#/s/${encodeURIComponent(id)}/batch` },
   { key: 'traffic', label: 'Traffic', path: (id) => `#/s/${encodeURIComponent(id)}/traffic` },
   { key: 'timeline', label: 'Timeline', path: (id) => `#/s/${encodeURIComponent(id)}/timeline` },
+  { key: 'files', label: 'Files', path: (id) => `#/s/${encodeURIComponent(id)}/files` },
+  { key: 'data', label: 'Data', path: (id) => `#/s/${encodeURIComponent(id)}/data` },
 ];
 
 function parse(hash) {
@@ -35,6 +39,8 @@ function parse(hash) {
     case 'batch': return { page: 'batch', id };
     case 'traffic': return { page: 'traffic', id };
     case 'timeline': return { page: 'timeline', id };
+    case 'files': return { page: 'files', id };
+    case 'data': return { page: 'data', id };
   }
   return { page: 'sessions' };
 }
@@ -103,6 +109,8 @@ function route() {
     batch: () => renderBatch(main, r.id),
     traffic: () => renderTraffic(main, r.id),
     timeline: () => renderTimeline(main, r.id),
+    files: () => renderFiles(main, r.id),
+    data: () => renderData(main, r.id),
   }[r.page];
   cleanup = view();
   document.title = `${pages.find((p) => p.key === r.page).label} · ansight player`;

@@ -37,6 +37,7 @@ func RunConnTests(t *testing.T, newPair NewPairFunc) {
 	t.Run("ReadContext", func(t *testing.T) { testReadContext(t, newPair) })
 	t.Run("ReadLimit", func(t *testing.T) { testReadLimit(t, newPair) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrentWriters(t, newPair) })
+	t.Run("ReadBuffer", func(t *testing.T) { testReadBuffer(t, newPair) })
 }
 
 func mustWrite(t *testing.T, c transport.Conn, typ transport.MessageType, data []byte) {
@@ -375,5 +376,34 @@ func testConcurrentWriters(t *testing.T, newPair NewPairFunc) {
 		if counts[byte('a'+w)] != each {
 			t.Errorf("writer %d: %d messages, want %d", w, counts[byte('a'+w)], each)
 		}
+	}
+}
+
+// testReadBuffer reads through transport.ReadBuffer with one buffer reused from message to
+// message, as a request loop does: every message arrives whole and intact whatever the
+// buffer held before, and the read limit applies as it does to Read.
+func testReadBuffer(t *testing.T, newPair NewPairFunc) {
+	const limit = 100_000
+	a, b := newPair(t, limit)
+	var buf []byte
+	for i, n := range []int{0, 1, 5, 300, 70_000, 17, 40_000, limit, 2} {
+		typ := transport.MessageText
+		if i%2 == 1 {
+			typ = transport.MessageBinary
+		}
+		msg := bytes.Repeat([]byte{byte('a' + i)}, n)
+		mustWrite(t, a, typ, msg)
+		gotType, got, err := transport.ReadBuffer(context.Background(), b, buf[:0])
+		if err != nil {
+			t.Fatalf("ReadBuffer of %d bytes: %v", n, err)
+		}
+		if gotType != typ || !bytes.Equal(got, msg) {
+			t.Fatalf("ReadBuffer = %v %q, want %v %q", gotType, abbrev(got), typ, abbrev(msg))
+		}
+		buf = got
+	}
+	mustWrite(t, a, transport.MessageText, bytes.Repeat([]byte("a"), limit+1))
+	if _, _, err := transport.ReadBuffer(context.Background(), b, buf[:0]); transport.CloseStatus(err) != transport.StatusMessageTooBig {
+		t.Fatalf("ReadBuffer over the limit = %v, want StatusMessageTooBig", err)
 	}
 }

@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -29,8 +27,8 @@ import (
 // client sender more than a server sender; the baseline's answers travel from client to
 // server like the app's.
 //
-// A second baseline, at /plain, is the same echo over coder/websocket used directly (its
-// Read and Write, no package transport), to show what package transport itself costs.
+// It is the older baseline of calls and queries, reported beside the floor (floor.go) for
+// one release, and remains the baseline of artifacts (the raw stream).
 //
 // Messages, all text except stream chunks:
 //
@@ -85,20 +83,9 @@ func (b *baseline) close() {
 
 // accept upgrades one connection and hands its server end to the dial waiting for it.
 func (b *baseline) accept(w http.ResponseWriter, r *http.Request) {
-	var conn transport.Conn
-	if r.URL.Path == plainPath {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		ws.SetReadLimit(transport.DefaultReadLimit)
-		conn = plainConn{ws}
-	} else {
-		c, err := transport.Accept(w, r, transport.AcceptOptions{})
-		if err != nil {
-			return
-		}
-		conn = c
+	conn, err := transport.Accept(w, r, transport.AcceptOptions{})
+	if err != nil {
+		return
 	}
 	select {
 	case b.accepted <- conn:
@@ -117,16 +104,6 @@ func (b *baseline) dial(ctx context.Context) (*echoClient, error) {
 	return b.pair(ctx, conn)
 }
 
-// dialPlain is dial over coder/websocket used directly.
-func (b *baseline) dialPlain(ctx context.Context) (*echoClient, error) {
-	ws, _, err := websocket.Dial(ctx, b.url+plainPath, nil)
-	if err != nil {
-		return nil, fmt.Errorf("bench: baseline dial: %w", err)
-	}
-	ws.SetReadLimit(transport.DefaultReadLimit)
-	return b.pair(ctx, plainConn{ws})
-}
-
 // pair starts answering on the client end and returns the server end's caller.
 func (b *baseline) pair(ctx context.Context, client transport.Conn) (*echoClient, error) {
 	select {
@@ -137,27 +114,6 @@ func (b *baseline) pair(ctx context.Context, client transport.Conn) (*echoClient
 		_ = client.Close(transport.StatusGoingAway, "")
 		return nil, ctx.Err()
 	}
-}
-
-// plainPath is where the baseline answers over coder/websocket used directly.
-const plainPath = "/plain"
-
-// plainConn is a coder/websocket connection used as its documentation shows (Read and
-// Write with a context that never ends), behind the Conn interface only so that the echo's
-// code is shared.
-type plainConn struct{ ws *websocket.Conn }
-
-func (c plainConn) Read(ctx context.Context) (transport.MessageType, []byte, error) {
-	typ, msg, err := c.ws.Read(ctx)
-	return transport.MessageType(typ), msg, err
-}
-
-func (c plainConn) Write(ctx context.Context, typ transport.MessageType, data []byte) error {
-	return c.ws.Write(ctx, websocket.MessageType(typ), data)
-}
-
-func (c plainConn) Close(code transport.StatusCode, reason string) error {
-	return c.ws.Close(websocket.StatusCode(code), reason)
 }
 
 // answer answers requests on conn, from its reader as an app's leader does, until the

@@ -39,7 +39,7 @@ func TestRunLocal(t *testing.T) {
 	if len(r.Skipped) != 0 {
 		t.Errorf("skipped: %+v", r.Skipped)
 	}
-	want := []string{"calls", "batch", "payload", "artifact", "catalog, 3 tools", "catalog, 7 tools"}
+	want := []string{"calls", "batch", "payload", "artifact", "ui", "mcp", "catalog, 3 tools", "catalog, 7 tools"}
 	if strings.Join(steps, "|") != strings.Join(want, "|") {
 		t.Errorf("progress = %q, want %q", steps, want)
 	}
@@ -49,12 +49,12 @@ func TestRunLocal(t *testing.T) {
 		checkFigure(t, f)
 	}
 	for _, name := range []string{
-		"CPU per call, 1 caller", "CPU per call vs coder/websocket, 1 caller",
+		"CPU per call, 1 caller", "CPU per call vs the older echo, 1 caller",
 		"call throughput, 1 caller", "call p50, 1 caller", "call p90, 1 caller", "call p99, 1 caller",
-		"CPU per call, 3 callers", "CPU per call vs coder/websocket, 3 callers",
+		"CPU per call, 3 callers", "CPU per call vs the older echo, 3 callers",
 		"call throughput, 3 callers", "call p50, 3 callers", "call p99, 3 callers",
 		"batch of 32 calls", "40 KiB result, call", "40 KiB result, wire bytes",
-		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth",
+		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth", "CPU per ui tap", "ui tap p50", "CPU per ansight_call_app_tool", "the bridge's own CPU per call",
 		"index, 3 tools", "definitions, 3 tools", "full, 3 tools", "unchanged, 3 tools",
 		"index, first query, 3 tools", "definitions, first query, 3 tools", "full, first query, 3 tools",
 		"index, 7 tools", "unchanged, 7 tools",
@@ -66,12 +66,12 @@ func TestRunLocal(t *testing.T) {
 	// The targets the project commits to; the unchanged answer's applies from 10,000 tools.
 	for name, op := range map[string]string{"CPU per call, 1 caller": AtMost, "CPU per call, 3 callers": AtMost,
 		"index, 3 tools": AtMost, "definitions, 7 tools": AtMost, "full, 7 tools": AtMost,
-		"200 KiB artifact, throughput": AtLeast, "200 KiB artifact, peak live heap growth": AtMost} {
+		"200 KiB artifact, throughput": AtLeast, "200 KiB artifact, peak live heap growth": AtMost, "CPU per ui tap": AtMost, "the bridge's own CPU per call": AtMost} {
 		if f := byName[name]; f.Target == nil || f.Target.Op != op || f.Met == nil {
 			t.Errorf("%s: target %+v, met %v", name, f.Target, f.Met)
 		}
 	}
-	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs coder/websocket, 3 callers"} {
+	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs the older echo, 3 callers"} {
 		if f := byName[name]; f.Target != nil {
 			t.Errorf("%s has a target: %+v", name, f.Target)
 		}
@@ -119,7 +119,9 @@ func checkFigure(t *testing.T, f Figure) {
 	if f.Group == "" || f.Unit == "" || f.Baseline == "" {
 		t.Errorf("%s: incomplete %+v", f.Name, f)
 	}
-	if f.Value <= 0 || f.BaselineValue <= 0 {
+	// The bridge's own share is a difference of measurements, which noise can make negative
+	// at the tests' sizes.
+	if f.Value <= 0 && f.Name != "the bridge's own CPU per call" || f.BaselineValue <= 0 {
 		t.Errorf("%s: value %v, baseline %v", f.Name, f.Value, f.BaselineValue)
 	}
 	if want := f.Value / f.BaselineValue; f.Ratio != want {
@@ -155,7 +157,7 @@ func TestRunSession(t *testing.T) {
 			t.Errorf("%s: a target through the control API", f.Name)
 		}
 	}
-	for _, g := range []string{"calls", "batch", "payload", "artifact"} {
+	for _, g := range []string{"calls", "batch", "payload", "artifact", "ui"} {
 		if !groups[g] {
 			t.Errorf("no %s figures", g)
 		}
@@ -164,7 +166,7 @@ func TestRunSession(t *testing.T) {
 	for _, s := range r.Skipped {
 		skipped[s.Measurement] = true
 	}
-	if !skipped["catalog"] || !skipped["artifact memory"] {
+	if !skipped["catalog"] || !skipped["artifact memory"] || !skipped["mcp"] {
 		t.Errorf("skipped: %+v", r.Skipped)
 	}
 	filepath.WalkDir(filepath.Join(dir, "artifacts"), func(path string, e os.DirEntry, err error) error {
@@ -313,21 +315,11 @@ func TestBaseline(t *testing.T) {
 		b.close()
 		t.Fatal(err)
 	}
-	plain, err := b.dialPlain(t.Context())
-	if err != nil {
-		c.close()
-		b.close()
-		t.Fatal(err)
-	}
 	for _, sz := range [][2]int{{1, 1}, {100, 5000}, {70000, 300}} {
 		if err := c.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
 			t.Fatal(sz, err)
 		}
-		if err := plain.roundTrip(t.Context(), sz[0], sz[1]); err != nil {
-			t.Fatal("plain", sz, err)
-		}
 	}
-	plain.close()
 	for _, size := range []int64{0, 1, 65536, 200000} {
 		if err := c.receiveStream(t.Context(), size, 65536); err != nil {
 			t.Fatal(size, err)

@@ -13,8 +13,8 @@ import (
 // synthetic tools through the host's protocol client — the same query again and again
 // (repeated), queries neither end answered before (first: another limit each time) and
 // the index asked with its revisions (unchanged) —
-// and the WebSocket echo of the same bytes, reporting CPU per query (both ends are in
-// this process).
+// and the floor of the same bytes (captured from the session), reporting CPU per query
+// (both ends are in this process).
 func BenchmarkCatalog(b *testing.B) {
 	ctx := b.Context()
 	dir := b.TempDir()
@@ -33,6 +33,11 @@ func BenchmarkCatalog(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(echo.close)
+	fl, err := startFloor(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(fl.close)
 	for _, n := range []int{100, 1000, 10000} {
 		d, err := h.connectDemo(ctx, fmt.Sprintf("com.ansight.bench.catalog%d", n), n)
 		if err != nil {
@@ -84,6 +89,10 @@ func BenchmarkCatalog(b *testing.B) {
 				b.Fatal(err)
 			}
 			name := fmt.Sprintf("tools=%d/%s", n, detail)
+			ex, err := h.tap.exchangeOf(ctx, func(ctx context.Context) error { _, err := d.client.Query(ctx, q); return err })
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.Run(name+"/repeated", func(b *testing.B) {
 				benchOps(b, func(ctx context.Context) error { _, err := d.client.Query(ctx, q); return err })
 			})
@@ -95,6 +104,9 @@ func BenchmarkCatalog(b *testing.B) {
 					_, err := d.client.Query(ctx, wire.Query{Detail: detail, Limit: total - next%firstLimits})
 					return err
 				})
+			})
+			b.Run(name+"/floor", func(b *testing.B) {
+				benchOps(b, func(ctx context.Context) error { return fl.roundTrip(ctx, ex) })
 			})
 			b.Run(name+"/echo", func(b *testing.B) {
 				benchOps(b, func(ctx context.Context) error { return echo.roundTrip(ctx, reqSize, respSize) })

@@ -1,8 +1,9 @@
 // Package bench measures the protocol end to end and puts every figure next to a baseline
-// measured in the same run, on the same machine: a bare WebSocket echo of the same message
-// sizes at the same concurrency, a raw binary stream of the same bytes in the same chunks,
-// or the protocol's own more expensive form (a full index for the unchanged answer, 32 single
-// calls for a batch).
+// measured in the same run, on the same machine: the floor (floor.go: the exact bytes of a
+// request and its answer, captured from the session, echoed over one coder/websocket
+// connection at the same concurrency without allocating), a raw binary stream of the same
+// bytes in the same chunks, or the protocol's own more expensive form (a full index for the
+// unchanged answer, 32 single calls for a batch).
 //
 // RunLocal starts everything in this process over real loopback sockets — a host
 // (host.Server: UDP enrollment, authenticated WebSocket) and demo apps (package

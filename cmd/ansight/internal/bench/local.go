@@ -18,6 +18,7 @@ import (
 type localHost struct {
 	srv *host.Server
 	dir string
+	tap *tap // captures the floor's bytes
 }
 
 func startLocalHost(ctx context.Context, dir string) (*localHost, error) {
@@ -27,6 +28,8 @@ func startLocalHost(ctx context.Context, dir string) (*localHost, error) {
 		Logger:        slog.New(slog.DiscardHandler),
 	}
 	opts.Tools.ArtifactDir = filepath.Join(dir, "artifacts")
+	t := &tap{}
+	opts.WrapConn = t.wrap
 	srv, err := host.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("bench: host: %w", err)
@@ -35,7 +38,7 @@ func startLocalHost(ctx context.Context, dir string) (*localHost, error) {
 		srv.Close()
 		return nil, fmt.Errorf("bench: start host: %w", err)
 	}
-	return &localHost{srv: srv, dir: dir}, nil
+	return &localHost{srv: srv, dir: dir, tap: t}, nil
 }
 
 func (h *localHost) close() { h.srv.Close() }

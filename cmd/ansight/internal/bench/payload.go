@@ -21,15 +21,16 @@ func (r *run) largeResult(ctx context.Context, s session) error {
 	if err != nil {
 		return err
 	}
-	rs, err := r.alternate(ctx, r.opts.LargeResults, 1, m.op, m.echo)
+	rs, err := r.alternate(ctx, r.opts.LargeResults, 1, m.op, m.floor)
 	if err != nil {
 		return err
 	}
-	p, echo := &rs.ops[0], &rs.ops[1]
+	p, fl := &rs.ops[0], &rs.ops[1]
 	size := sizeName(int64(r.opts.LargeResultBytes))
 	r.report.add(Figure{Group: "payload", Name: size + " result, call", Unit: UnitMicros,
-		Value: micros(p.lat.percentile(50)), Baseline: "WebSocket echo of the wire bytes", BaselineValue: micros(echo.lat.percentile(50)),
-		Note: fmt.Sprintf("median of %d; the app compresses the result, the host inflates and decodes it", len(p.lat))})
+		Value: micros(p.lat.percentile(50)), Baseline: "floor: coder/websocket echo of the wire bytes", BaselineValue: micros(fl.lat.percentile(50)),
+		Note: fmt.Sprintf("median of %d; the app compresses the result, the host inflates and decodes it; CPU per call %s against the floor's %s",
+			len(p.lat), formatValue(median(p.cpu), UnitCPUMicros), formatValue(median(fl.cpu), UnitCPUMicros))})
 	r.report.add(Figure{Group: "payload", Name: size + " result, wire bytes", Unit: UnitBytes,
 		Value: float64(m.respSize), Baseline: "result JSON", BaselineValue: float64(len(m.payload)),
 		Note: "the response message as the protocol's codec writes it (gzip-base64-json above 32 KiB)"})

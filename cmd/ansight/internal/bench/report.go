@@ -90,6 +90,9 @@ type Figure struct {
 	Baseline      string  `json:"baseline"`
 	BaselineValue float64 `json:"baselineValue"`
 	Ratio         float64 `json:"ratio"`
+	// RatioRange is the lowest and the highest ratio of single rounds, where the figure
+	// alternated with its baseline round by round: the spread of Ratio.
+	RatioRange *[2]float64 `json:"ratioRange,omitzero"`
 	// Target and Met are set for the figures the project commits to.
 	Target *Target `json:"target,omitzero"`
 	Met    *bool   `json:"met,omitzero"`
@@ -187,7 +190,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, formatValue(f.Value, f.Unit), f.Baseline,
-			formatValue(f.BaselineValue, f.Unit), formatRatio(f.Ratio), target, met)
+			formatValue(f.BaselineValue, f.Unit), f.ratioText(), target, met)
 	}
 	tw.Flush()
 	notes := false
@@ -219,6 +222,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "\nTargets met: %d of %d\n", met, withTarget)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ratioText is the ratio with its spread over the rounds, "1.183 [1.15–1.21]".
+func (f *Figure) ratioText() string {
+	if f.RatioRange == nil {
+		return formatRatio(f.Ratio)
+	}
+	return fmt.Sprintf("%s [%s–%s]", formatRatio(f.Ratio), formatRatio(f.RatioRange[0]), formatRatio(f.RatioRange[1]))
 }
 
 func formatRatio(r float64) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/examples/notes"
+	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -109,12 +110,19 @@ func (o *Options) progress(m string) {
 type run struct {
 	opts   Options
 	report *Report
-	echo   *echoClient // the WebSocket echo over package transport
-	plain  *echoClient // the same echo over coder/websocket used directly
+	floor  *floor      // the floor: the exact bytes echoed by coder/websocket, no allocation
+	echo   *echoClient // the older echo of the same sizes over package transport
+	// tap captures the floor's bytes from the local host; nil through the control API,
+	// where the floor's bytes are written with the protocol's codec instead.
+	tap *tap
 	// viaControl: figures include the control API's hop; targets do not apply.
 	viaControl bool
 	// local: the app runs in this process, so its heap is measurable.
 	local bool
+	// api is the host API of the measured session (apiSession): the local host's
+	// in-process backend, or the resident host's control API.
+	api        hostapi.Backend
+	apiSession string
 }
 
 // RunLocal measures the demo app in this process: a host on loopback ports, demo apps
@@ -131,12 +139,13 @@ func RunLocal(ctx context.Context, opts Options) (*Report, error) {
 				return err
 			}
 			defer h.close()
-			r.local = true
+			r.local, r.tap = true, h.tap
 			d, err := h.connectDemo(ctx, "com.ansight.bench", 0)
 			if err != nil {
 				return err
 			}
 			defer d.close()
+			r.api, r.apiSession = control.New(h.srv, control.Options{}), d.sessionID
 			if err := r.measureSession(ctx, d); err != nil {
 				return err
 			}
@@ -159,6 +168,7 @@ func RunSession(ctx context.Context, b hostapi.Backend, sessionID string, opts O
 	subject := fmt.Sprintf("session %s (app %s) through the host's control API", s.ID, s.AppID)
 	return withScratch(ctx, opts, subject, func(r *run, dir string) error {
 		r.viaControl = true
+		r.api, r.apiSession = b, s.ID
 		if err := r.measureSession(ctx, &controlSession{backend: b, sessionID: s.ID}); err != nil {
 			return err
 		}
@@ -185,12 +195,12 @@ func withScratch(ctx context.Context, opts Options, subject string, body func(r 
 		return nil, err
 	}
 	defer echo.close()
-	plain, err := base.dialPlain(ctx)
+	fl, err := startFloor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer plain.close()
-	r := &run{opts: opts, echo: echo, plain: plain, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
+	defer fl.close()
+	r := &run{opts: opts, echo: echo, floor: fl, report: &Report{Schema: Schema, Subject: subject, Machine: thisMachine(), Options: opts, StartedAt: start.UTC()}}
 	used := sampleUsage()
 	if err := body(r, dir); err != nil {
 		return nil, err
@@ -211,6 +221,8 @@ func (r *run) measureSession(ctx context.Context, s session) error {
 		{"batch", r.opts.Tool, r.batch},
 		{"payload", largeResultTool, r.largeResult},
 		{"artifact", artifactTool, r.artifact},
+		{"ui", uiTool, r.ui},
+		{"mcp", r.opts.Tool, r.mcp},
 	}
 	for _, st := range steps {
 		ok, err := s.hasTool(ctx, st.tool)
@@ -235,6 +247,16 @@ func (r *run) target(op string, ratio float64) *Target {
 		return nil
 	}
 	return &Target{Op: op, Ratio: ratio}
+}
+
+// exchange returns the floor's exchange of one request and its answer: captured from op
+// when the host is local, otherwise written with the protocol's codec from the request's
+// payload and the answer's result (as messageSizes does).
+func (r *run) exchange(ctx context.Context, op func(context.Context) error, sessionID, reqType, respType string, payload any, result []byte) (*exchange, error) {
+	if r.tap != nil {
+		return r.tap.exchangeOf(ctx, op)
+	}
+	return synthExchange(sessionID, reqType, respType, payload, result)
 }
 
 // messageSizes returns the sizes of a request message carrying payload (as the host's

@@ -46,3 +46,21 @@ func megabytesPerSecond(n int64, d time.Duration) float64 {
 	}
 	return float64(n) / 1e6 / d.Seconds()
 }
+
+// ratioRange returns the lowest and the highest of the rounds' ratios a[i]/b[i] (rounds of
+// an alternation, so that each ratio's two sides shared the machine's load), nil without
+// rounds.
+func ratioRange(a, b []float64) *[2]float64 {
+	var out *[2]float64
+	for i := range min(len(a), len(b)) {
+		if b[i] == 0 {
+			continue
+		}
+		q := a[i] / b[i]
+		if out == nil {
+			out = &[2]float64{q, q}
+		}
+		out[0], out[1] = min(out[0], q), max(out[1], q)
+	}
+	return out
+}

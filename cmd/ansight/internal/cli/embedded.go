@@ -166,6 +166,21 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 		stopSync()
 		return nil, err
 	}
+	// Its files (a temporary directory with a welcome file), its notes kept in notes.db
+	// there for the data tools, and its settings for the preference tools: the player's
+	// Files and Data pages, the CLI and agents have them to look at.
+	dir, removeFiles, err := model.RegisterFiles(a, "")
+	if err != nil {
+		stopSync()
+		return nil, err
+	}
+	closeDB, err := model.RegisterData(a, dir)
+	if err != nil {
+		removeFiles()
+		stopSync()
+		return nil, err
+	}
+	stopData := func() { closeDB(); removeFiles() }
 	port := int(rh.Server().DiscoveryAddr().Port())
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -177,7 +192,7 @@ func startDemoApp(ctx context.Context, rh *runningHost, stateDir string, logger 
 			OnState: onState, ReconnectDelay: 200 * time.Millisecond, Telemetry: tel,
 		})
 	}()
-	return func() { cancel(); <-done; stopSync() }, nil
+	return func() { cancel(); <-done; stopSync(); stopData() }, nil
 }
 
 // connectDemoApp is startDemoApp that returns once the app's session is connected.

@@ -17,15 +17,24 @@ import (
 	"github.com/ansight-go/ansight/hostapi"
 )
 
-// fileAppID is the app cmdFileApp plays.
-const fileAppID = "com.example.files"
+// fileAppID is the app cmdFileApp plays; bareAppID the one "fileapp -bare" plays.
+const (
+	fileAppID = "com.example.files"
+	bareAppID = "com.example.bare"
+)
 
 // cmdFileApp connects an app with the SDK's file tools and no UI tools to the resident host
 // of $ANSIGHT_STATE_DIR, in local mode, serving $WORK/appfiles as root "docs"; it sets
-// $FILEAPP to its session id and runs until the script ends.
+// $FILEAPP to its session id and runs until the script ends. With -bare the app has no
+// file tools either (app ID com.example.bare, $BAREAPP).
 func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: fileapp")
+	bare := len(args) == 1 && args[0] == "-bare"
+	if neg || (len(args) != 0 && !bare) {
+		ts.Fatalf("usage: fileapp [-bare]")
+	}
+	appID, name, env := fileAppID, "Files", "FILEAPP"
+	if bare {
+		appID, name, env = bareAppID, "Bare", "BAREAPP"
 	}
 	b := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -35,7 +44,9 @@ func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
 	dir := ts.MkAbs("appfiles")
 	ts.Check(os.MkdirAll(dir, 0o755))
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess})
-	ts.Check(files.Register(a, files.Options{Roots: []files.Root{{Alias: "docs", Path: dir}}}))
+	if !bare {
+		ts.Check(files.Register(a, files.Options{Roots: []files.Root{{Alias: "docs", Path: dir}}}))
+	}
 	ap, err := netip.ParseAddrPort(st.Discovery)
 	ts.Check(err)
 	port := int(ap.Port())
@@ -44,7 +55,7 @@ func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
 	go func() {
 		defer close(done)
 		connect.Run(runCtx, a, connect.Local{HostAddress: "127.0.0.1", DiscoveryPorts: []int{port}}, connect.Options{
-			AppID: fileAppID, AppName: "Files", DeviceName: "files (test)", StateDir: ts.MkAbs("fileapp-state"),
+			AppID: appID, AppName: name, DeviceName: "files (test)", StateDir: ts.MkAbs(env + "-state"),
 			Logger: slog.New(slog.DiscardHandler), ReconnectDelay: 200 * time.Millisecond,
 		})
 	}()
@@ -55,8 +66,8 @@ func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
 			return false
 		}
 		for _, ss := range s.Sessions {
-			if ss.AppID == fileAppID && ss.State == hostapi.StateConnected {
-				ts.Setenv("FILEAPP", ss.ID)
+			if ss.AppID == appID && ss.State == hostapi.StateConnected {
+				ts.Setenv(env, ss.ID)
 				return true
 			}
 		}

@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/mcpbridge"
+)
+
+// mcpPaths are what the MCP measurement compares, round by round, for one small call:
+//
+//   - bridge: an MCP client calling ansight_call_app_tool on the bridge (in memory, as an
+//     agent's client over stdio minus the pipe), the bridge calling the host through its
+//     control socket, as `ansight mcp` does on the host's machine;
+//   - socket: the same call through hostapi.Client over the control socket, what the bridge
+//     itself must pay at least;
+//   - sdk: the MCP Go SDK's own floor, a client calling an in-memory MCP tool that returns
+//     at once, what any MCP server pays per call.
+//
+// The bridge's own share is what is left: bridge − socket − sdk, as a part of bridge.
+type mcpPaths struct {
+	bridge, socket, sdk func(context.Context) error
+	close               func()
+}
+
+// startMCP serves b's API on a control socket in dir and connects an MCP client to a bridge
+// over it, and another to the SDK's floor, for calls of tool on session sid.
+func startMCP(ctx context.Context, b hostapi.Backend, dir, sid, tool string) (*mcpPaths, error) {
+	sock := filepath.Join(dir, hostapi.SocketName)
+	ln, err := hostapi.Listen(sock)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: hostapi.NewHandler(b), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+	var closers []func()
+	p := &mcpPaths{close: func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+		_ = srv.Close()
+		<-served
+		_ = os.Remove(sock)
+	}}
+	ok := false
+	defer func() {
+		if !ok {
+			p.close()
+		}
+	}()
+	client := hostapi.NewClient(sock)
+	connect := func(server *mcp.Server) (*mcp.ClientSession, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := server.Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "ansight-bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			ss.Close()
+			return nil, err
+		}
+		closers = append(closers, func() { cs.Close(); ss.Wait() })
+		return cs, nil
+	}
+
+	bridged, err := connect(mcpbridge.New(client, mcpbridge.Options{Name: "ansight-bench"}).Server())
+	if err != nil {
+		return nil, fmt.Errorf("bench: mcp bridge: %w", err)
+	}
+	args := map[string]any{"sessionId": sid, "toolId": tool, "arguments": map[string]any{}}
+	p.bridge = func(ctx context.Context) error {
+		res, err := bridged.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool, Arguments: args})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("bench: %s: %v", mcpbridge.ToolCallAppTool, res.Content)
+		}
+		return err
+	}
+	req := hostapi.CallRequest{ToolID: tool, Arguments: jsontext.Value(`{}`)}
+	p.socket = func(ctx context.Context) error {
+		res, err := client.Call(ctx, sid, req, nil)
+		if err == nil && !res.Success {
+			err = errors.New("bench: the call through the control socket failed")
+		}
+		return err
+	}
+
+	floor := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
+	floor.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
+		})
+	direct, err := connect(floor)
+	if err != nil {
+		return nil, fmt.Errorf("bench: mcp floor: %w", err)
+	}
+	noop := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
+	p.sdk = func(ctx context.Context) error {
+		_, err := direct.CallTool(ctx, noop)
+		return err
+	}
+	ok = true
+	return p, nil
+}
+
+// mcp measures CPU per ansight_call_app_tool beside the same call over the control socket
+// and the MCP SDK's floor (see mcpPaths), in a local run: all of it — agent's client,
+// bridge, control socket, host, app — is this process.
+func (r *run) mcp(ctx context.Context, s session) error {
+	if r.api == nil || r.viaControl {
+		r.report.skip("mcp", "needs the host in this process; run without --session")
+		return nil
+	}
+	dir, err := os.MkdirTemp(r.opts.Dir, "mcp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, err := startMCP(ctx, r.api, dir, r.apiSession, r.opts.Tool)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	n := max(50, r.opts.Calls/20)
+	if _, err := r.alternate(ctx, min(n, 100), 1, p.bridge, p.socket, p.sdk); err != nil { // warm up
+		return err
+	}
+	rs, err := r.alternate(ctx, n, 1, p.bridge, p.socket, p.sdk)
+	if err != nil {
+		return err
+	}
+	bridge, socket, sdk := median(rs.ops[0].cpu), median(rs.ops[1].cpu), median(rs.ops[2].cpu)
+	own := make([]float64, len(rs.ops[0].cpu))
+	for i := range own {
+		own[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[2].cpu[i]
+	}
+	r.report.add(Figure{Group: "mcp", Name: "CPU per ansight_call_app_tool", Unit: UnitCPUMicros,
+		Value: bridge, Baseline: "the same call through hostapi.Client over the control socket", BaselineValue: socket,
+		RatioRange: ratioRange(rs.ops[0].cpu, rs.ops[1].cpu),
+		Note: fmt.Sprintf("%s with {}; an MCP client in memory, the bridge over the control socket; %d of each a round; the MCP SDK's floor (an in-memory tool that returns at once) %s; %s",
+			r.opts.Tool, n, formatValue(sdk, UnitCPUMicros), rs.othersNote())})
+	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call", Unit: UnitCPUMicros,
+		Value: median(own), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge, Target: r.target(AtMost, 0.25),
+		Note: fmt.Sprintf("bridge − socket call − SDK floor, round by round (median round): %s − %s − %s",
+			formatValue(bridge, UnitCPUMicros), formatValue(socket, UnitCPUMicros), formatValue(sdk, UnitCPUMicros))})
+	return nil
+}
