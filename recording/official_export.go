@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // official writes the official host's session archive, entry by entry as its import reads
@@ -515,9 +517,24 @@ func (o *officialWriter) trees() error {
 		if !ok || source == "" {
 			source = "ui"
 		}
+		// The official header requires the tree's kind, format and platform (C# required
+		// members: System.Text.Json refuses a document without them, and the official
+		// import then drops the tree, or the whole session.json for its index). A record
+		// that does not name them (the SDKs' touch trees) takes them from its payload, read
+		// through wire/uitree, as the official header takes them from the snapshot.
+		derived := map[string]jsontext.Value{"visualTreeKind": quoted("unknown"), "visualTreeFormat": quoted(""), "runtimePlatform": quoted("")}
 		nodes, ok := integer(d.get("nodeCount"), 0, 1<<31-1)
-		if !ok {
-			visit(payload, 0, func(object) { nodes++ })
+		if t, err := uitree.Parse(payload); err == nil {
+			if t.Source != "" {
+				derived["visualTreeKind"] = quoted(t.Source)
+			}
+			derived["visualTreeFormat"], derived["runtimePlatform"] = quoted(t.Format), quoted(t.Platform)
+			if t.Truncated {
+				derived["truncated"] = jsontext.Value("true")
+			}
+			if !ok {
+				nodes = int64(t.NodeCount)
+			}
 		}
 		header := object{{"snapshotId", quoted(id)}, {"capturedAtUtc", officialTime(e.At)}, {"source", quoted(source)},
 			{"nodeCount", jsonNumber(float64(nodes))}}
@@ -527,8 +544,11 @@ func (o *officialWriter) trees() error {
 			if k == 'f' {
 				k = 't'
 			}
-			if v != nil && k == f.kind {
+			switch {
+			case v != nil && k == f.kind:
 				header = append(header, member{f.name, v})
+			case derived[f.name] != nil:
+				header = append(header, member{f.name, derived[f.name]})
 			}
 		}
 		snapshot := append(append(object{}, header...), member{"payload", payload})

@@ -398,6 +398,20 @@ func checkOfficialLayout(t *testing.T, archive []byte) {
 		if s, _ := str(td.get("schema")); s != officialTreeSchema || string(snap.get("snapshotId")) != string(h.get("snapshotId")) {
 			t.Errorf("tree %s: schema %q, snapshotId %s for %s", p, s, snap.get("snapshotId"), h.get("snapshotId"))
 		}
+		// The official SessionVisualTreeSnapshotHeader's required members (C# required: a
+		// header without one fails System.Text.Json, in the index and in the entry alike),
+		// and the snapshot's.
+		th, _ := members(td.get("header"))
+		for where, hdr := range map[string]object{"index": h, "entry": th} {
+			for _, req := range []string{"snapshotId", "capturedAtUtc", "visualTreeKind", "visualTreeFormat", "runtimePlatform", "source"} {
+				if hdr.get(req).Kind() != '"' {
+					t.Errorf("tree %s: the %s header lacks the required string %s: %s", p, where, req, hdr.encode())
+				}
+			}
+		}
+		if _, ok := integer(snap.get("nodeCount"), 0, 1<<31); !ok || snap.get("payload").Kind() != '{' {
+			t.Errorf("tree %s: nodeCount %s, payload of kind %v", p, snap.get("nodeCount"), snap.get("payload").Kind())
+		}
 	}
 	for name, schema := range map[string]string{officialLogsName: officialLogsSchema, officialTelemetryName: officialTelemetry, officialTouchesName: TouchSchema} {
 		if s, _ := str(read(name).get("schema")); s != schema {
