@@ -235,9 +235,9 @@ func importEntry(b []byte, z *zipArchive, dir string, line int) (entry, error) {
 	return importEntryFrom(b, z, dir, fmt.Sprint(line), archiveBlobsDir+"/")
 }
 
-// importEntryFrom checks one record line whose file (if any) is an entry under blobs, and
-// extracts the file to dir under the name tmp.
-func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string) (entry, error) {
+// importEntryFrom checks one record line whose file (if any) is an entry under blobs (or,
+// for an artifact record, under also), and extracts the file to dir under the name tmp.
+func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string, also ...string) (entry, error) {
 	var rec Record
 	if err := wire.Unmarshal(b, &rec); err != nil {
 		return entry{}, err
@@ -256,7 +256,11 @@ func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string) (entry, er
 		e.channel, e.hasChan = *rec.Channel, true
 	}
 	if rec.Blob != "" {
-		if !z.has(rec.Blob) || !strings.HasPrefix(rec.Blob, blobs) {
+		under := strings.HasPrefix(rec.Blob, blobs)
+		for _, a := range also {
+			under = under || (rec.Kind == KindArtifact && strings.HasPrefix(rec.Blob, a))
+		}
+		if !z.has(rec.Blob) || !under {
 			return entry{}, fmt.Errorf("blob %q is not in the archive", rec.Blob)
 		}
 		e.ext = strings.TrimPrefix(path.Ext(rec.Blob), ".")

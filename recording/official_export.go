@@ -26,7 +26,7 @@ import (
 func (x *exporter) official(w io.Writer, sum Summary) error {
 	zw := zip.NewWriter(w)
 	o := &officialWriter{x: x, zw: zw, sum: sum}
-	for _, step := range []func() error{o.extension, o.logs, o.telemetry, o.touches, o.requests, o.trees, o.frames, o.artifacts,
+	for _, step := range []func() error{o.artifacts, o.extension, o.logs, o.telemetry, o.touches, o.requests, o.trees, o.frames,
 		o.events, o.session} {
 		if err := x.ctx.Err(); err != nil {
 			return err
@@ -58,6 +58,9 @@ type officialWriter struct {
 	annotations  []jsontext.Value
 	logCount     int
 	requestCount int
+	// artifactRecords are the artifact records as written under artifacts/, their blob the
+	// entry: the extension lists them for our import to restore their times and types.
+	artifactRecords []Record
 }
 
 // json writes one deflated JSON entry.
@@ -70,9 +73,10 @@ func (o *officialWriter) json(name string, v jsontext.Value) error {
 var kindsInExtension = []Kind{KindTraffic, KindControl, KindState, KindMessage, KindCrash, KindAppState, KindProfile, KindProperties,
 	KindAnnotation}
 
-// extension writes the records of kindsInExtension as our records.jsonl and files; it
-// also finds the session an import kept, the latest profile and properties. Annotations
-// of the official form (no bundle) go to session.json instead.
+// extension writes the records of kindsInExtension as our records.jsonl and files, and
+// the artifact records whose files artifacts wrote; it also finds the session an import
+// kept, the latest profile and properties. Annotations of the official form (no bundle)
+// go to session.json instead.
 func (o *officialWriter) extension() error {
 	recs, err := newSpool()
 	if err != nil {
@@ -113,7 +117,15 @@ func (o *officialWriter) extension() error {
 		}
 		return appendLine(recs, e.Record)
 	})
-	if err != nil || recs.n == 0 {
+	for _, rec := range o.artifactRecords {
+		if err == nil {
+			err = appendLine(recs, rec)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := o.info(); err != nil || recs.n == 0 {
 		return err
 	}
 	fw, err := zipEntry(o.zw, extensionRecords, o.x.now, true)
@@ -121,6 +133,22 @@ func (o *officialWriter) extension() error {
 		_, err = io.Copy(fw, recs.all())
 	}
 	return err
+}
+
+// info writes the session's description (Summary.Info) to the extension, redacted and
+// sanitised as our own format's manifest is, for our import to restore.
+func (o *officialWriter) info() error {
+	info := infoJSON(o.sum.Info)
+	if info == nil {
+		return nil
+	}
+	if o.x.rd != nil {
+		info = o.x.rd.json(info)
+	}
+	if o.x.san != nil {
+		info = o.x.san.json(info, false)
+	}
+	return o.json(extensionInfo, info)
 }
 
 // spooledItems collects the items of a JSON array that a document writes after its head,
@@ -608,7 +636,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // artifacts writes each artifact's file under artifacts/: at the relative path an
-// official archive gave it, else as <seq>/<name>; the entry's time is the artifact's.
+// official archive gave it, else as <seq>/<name>; the entry's time is the artifact's (to
+// the second: what a zip holds), and the record itself (its exact time, type, transfer)
+// goes to the extension.
 func (o *officialWriter) artifacts() error {
 	seen := map[string]bool{}
 	return o.x.each([]Kind{KindArtifact}, func(e exported) error {
@@ -632,6 +662,9 @@ func (o *officialWriter) artifacts() error {
 		if err != nil {
 			return err
 		}
+		rec := e.Record
+		rec.Blob = name
+		o.artifactRecords = append(o.artifactRecords, rec)
 		return o.x.copyFile(fw, e)
 	})
 }
