@@ -182,7 +182,7 @@ func (a *archive) next() (entry, error) {
 			return entry{}, io.EOF
 		}
 		if err != nil {
-			return entry{}, fmt.Errorf("recording: %s: %w", a.manifest.Records, err)
+			return entry{}, fmt.Errorf("%s: %w", a.manifest.Records, err)
 		}
 		a.line++
 		if len(bytes.TrimSpace(b)) == 0 {
@@ -190,7 +190,7 @@ func (a *archive) next() (entry, error) {
 		}
 		e, err := importEntry(b, a.z, a.dir, a.line)
 		if err != nil {
-			return entry{}, fmt.Errorf("recording: %s line %d: %w", a.manifest.Records, a.line, err)
+			return entry{}, fmt.Errorf("%s line %d: %w", a.manifest.Records, a.line, err)
 		}
 		return e, nil
 	}

@@ -774,7 +774,7 @@ schema or snapshot, older duplicates, unreadable requests) are skipped and count
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
-				return err
+				return &exitError{code: ExitFailure, err: err, hint: "check the archive's path"}
 			}
 			defer f.Close()
 			st, err := f.Stat()
@@ -827,9 +827,11 @@ schema or snapshot, older duplicates, unreadable requests) are skipped and count
 func importErr(err error) error {
 	switch wire.CodeOf(err) {
 	case wire.CodePasswordRequired:
-		return &exitError{code: ExitUsage, err: err, hint: "give its password with --password-env NAME"}
+		return &exitError{code: ExitUsage, err: err, hint: "give its password with --password-env NAME", errCode: recording.ReasonPasswordRequired}
 	case wire.CodePasswordInvalid:
-		return &exitError{code: ExitUsage, err: err, hint: "check the password in the variable --password-env names"}
+		return &exitError{code: ExitUsage, err: err, hint: "check the password in the variable --password-env names", errCode: recording.ReasonInvalidPassword}
+	case wire.CodeBadRequest:
+		return &exitError{code: ExitFailure, err: err, hint: refusedHint}
 	}
 	return recordingErr(err)
 }
