@@ -67,7 +67,10 @@ func TestOfflineBackend(t *testing.T) {
 		"call":   func() error { _, err := b.Call(ctx, "s-1", hostapi.CallRequest{ToolID: "x"}, nil); return err }(),
 		"invite": func() error { _, err := b.Invites(ctx); return err }(),
 		"delete": b.DeleteRecording(ctx, "s-1"),
-		"import": func() error { _, err := b.Import(ctx, hostapi.ImportRequest{}, bytes.NewReader(archive.Bytes())); return err }(),
+		"import": func() error {
+			_, err := b.Import(ctx, hostapi.ImportRequest{}, bytes.NewReader(archive.Bytes()))
+			return err
+		}(),
 	} {
 		if wire.CodeOf(err) != wire.CodeHostUnavailable {
 			t.Errorf("%s without a host: %v", name, err)

@@ -29,6 +29,7 @@ const META_TOOLS = [
   'ansight_describe_app_tool',
   'ansight_list_sessions',
   'ansight_read_result',
+  'ansight_record_flow',
   'ansight_search_app_tools',
   'ansight_snapshot',
   'ansight_take_screenshot',

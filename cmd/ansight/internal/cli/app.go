@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -32,10 +33,16 @@ Discover with a focused, compact query first, then fetch one definition, then ca
 	return cmd
 }
 
+// appToolsOptions are the flags of 'ansight app tools'.
+type appToolsOptions struct {
+	sel                sessionSelector
+	req                hostapi.ToolsRequest
+	includeUnavailable bool
+}
+
 func newAppToolsCmd(g *globals) *cobra.Command {
-	var sel sessionSelector
-	var req hostapi.ToolsRequest
-	var includeUnavailable bool
+	o := &appToolsOptions{}
+	req := &o.req
 	cmd := &cobra.Command{
 		Use:   "tools [session]",
 		Short: "List or search a connected app's tools",
@@ -52,39 +59,10 @@ Without --max-results every match is listed.`,
   ansight app tools --app-id com.ansight.demo.notes --id-prefix ui. --include-unavailable`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			if req.Detail != "" && req.Detail != hostapi.DetailSummary && req.Detail != hostapi.DetailFull {
-				return usageErrorf("--detail must be summary or full")
-			}
-			if req.Policy != "" {
-				if _, err := wire.ParsePolicy(req.Policy); err != nil {
-					return usageErrorf("--policy: %v", err)
-				}
-			}
-			if req.MaxResults < 0 {
-				return usageErrorf("--max-results must be positive")
-			}
-			if req.ExecutableOnly && includeUnavailable {
-				return usageErrorf("give --executable-only or --include-unavailable, not both")
-			}
-			ctx := c.Context()
-			b, id, err := g.session(ctx, &sel, args)
-			if err != nil {
-				return err
-			}
-			tools, err := b.Tools(ctx, id, req)
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, tools)
-			}
-			printTools(g.env.Stdout, tools, req.Detail == hostapi.DetailFull)
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return o.run(c.Context(), g, args) },
 	}
 	f := cmd.Flags()
-	sel.addFlag(cmd)
+	o.sel.addFlag(cmd)
 	f.StringVar(&req.Query, "query", "", "words that must all occur in a tool's id, name, description, category, keywords or schemas")
 	f.StringVar(&req.Feature, "feature", "", "more words, AND-ed with --query")
 	f.StringVar(&req.Category, "category", "", "only tools of this category")
@@ -92,11 +70,43 @@ Without --max-results every match is listed.`,
 	f.StringSliceVar(&req.ToolIDs, "tool-id", nil, "only these tools (exact ids; repeat or comma-separate)")
 	f.StringVar(&req.Policy, "policy", "", "only tools of this policy: read, write or critical")
 	f.BoolVar(&req.ExecutableOnly, "executable-only", false, "only tools the host would call now")
-	f.BoolVar(&includeUnavailable, "include-unavailable", false, "also tools the host would not call now, with the reason (the default here; the official CLI's focused searches leave them out)")
+	f.BoolVar(&o.includeUnavailable, "include-unavailable", false, "also tools the host would not call now, with the reason (the default here; the official CLI's focused searches leave them out)")
 	f.IntVar(&req.MaxResults, "max-results", 0, "at most this many tools (default: all of them; the official CLI's default is 20)")
 	f.StringVar(&req.Detail, "detail", hostapi.DetailSummary, "summary (no schemas) or full (with schemas)")
 	f.StringVar(&req.IfRevision, "if-revision", "", "answer 'unchanged' when the catalog still has this revision")
 	return cmd
+}
+
+// run lists the session's tools the request keeps.
+func (o *appToolsOptions) run(ctx context.Context, g *globals, args []string) error {
+	req := o.req
+	if req.Detail != "" && req.Detail != hostapi.DetailSummary && req.Detail != hostapi.DetailFull {
+		return usageErrorf("--detail must be summary or full")
+	}
+	if req.Policy != "" {
+		if _, err := wire.ParsePolicy(req.Policy); err != nil {
+			return usageErrorf("--policy: %v", err)
+		}
+	}
+	if req.MaxResults < 0 {
+		return usageErrorf("--max-results must be positive")
+	}
+	if req.ExecutableOnly && o.includeUnavailable {
+		return usageErrorf("give --executable-only or --include-unavailable, not both")
+	}
+	b, id, err := g.session(ctx, &o.sel, args)
+	if err != nil {
+		return err
+	}
+	tools, err := b.Tools(ctx, id, req)
+	if err != nil {
+		return hostErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, tools)
+	}
+	printTools(g.env.Stdout, tools, req.Detail == hostapi.DetailFull)
+	return nil
 }
 
 func printTools(w io.Writer, t *hostapi.Tools, full bool) {
@@ -153,14 +163,19 @@ func entryState(e *wire.ToolEntry) string {
 	return "ok"
 }
 
+// appCallOptions are the flags of 'ansight app call'.
+type appCallOptions struct {
+	sel                              sessionSelector
+	args, argsFile, after, afterFile string
+	afterTree, afterShot             bool
+	afterDelay                       int
+	callID                           string
+	outDir                           string
+	timeout                          time.Duration
+}
+
 func newAppCallCmd(g *globals) *cobra.Command {
-	var sel sessionSelector
-	var args, argsFile, after, afterFile string
-	var afterTree, afterShot bool
-	var afterDelay int
-	var callID string
-	var outDir string
-	var timeout time.Duration
+	o := &appCallOptions{}
 	cmd := &cobra.Command{
 		Use:   "call [session] <tool-id>",
 		Short: "Call one tool",
@@ -179,55 +194,60 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: g.completeSessionThenTool,
 		RunE: func(c *cobra.Command, pos []string) error {
-			sessArgs, toolID := pos[:len(pos)-1], pos[len(pos)-1]
-			arguments, err := g.jsonInput("arguments", args, argsFile, "{}")
-			if err != nil {
-				return err
-			}
-			if arguments.Kind() != '{' {
-				return usageErrorf(`--arguments must be a JSON object like '{"title":"Groceries"}', not %s`, jsonKind(arguments))
-			}
-			ms, err := timeoutMS(timeout)
-			if err != nil {
-				return err
-			}
-			req := hostapi.CallRequest{ToolID: toolID, Arguments: arguments, CallID: callID, TimeoutMS: ms}
-			req.After, err = g.afterInput(after, afterFile, afterTree, afterShot, afterDelay, c.Flags().Changed("after-delay-ms"))
-			if err != nil {
-				return err
-			}
-			res, err := transfer(g, c.Context(), &sel, sessArgs, hostapi.Backend.Call, req)
-			if err != nil {
-				return err
-			}
-			if outDir != "" {
-				if err := moveArtifacts(res, outDir); err != nil {
-					return err
-				}
-			}
-			if g.json {
-				if err := writeJSON(g.env.Stdout, res); err != nil {
-					return err
-				}
-			} else {
-				printCall(g.env.Stdout, g.env.Stderr, res)
-			}
-			return toolExit(res.Error)
+			return o.run(c.Context(), g, pos[:len(pos)-1], pos[len(pos)-1], c.Flags().Changed("after-delay-ms"))
 		},
 	}
 	f := cmd.Flags()
-	sel.addFlag(cmd)
-	f.StringVar(&args, "arguments", "", "the arguments, a JSON object ('-': standard input)")
-	f.StringVar(&argsFile, "arguments-file", "", "read the arguments from this file ('-': standard input)")
-	f.StringVar(&after, "after", "", `evidence to capture after the call, a JSON object like {"include":["visualTree"],"delayMilliseconds":100}`)
-	f.StringVar(&afterFile, "after-file", "", "read --after from this file")
-	f.BoolVar(&afterTree, "after-tree", false, "capture the visual tree after the call")
-	f.BoolVar(&afterShot, "after-screenshot", false, "capture a screenshot after the call")
-	f.IntVar(&afterDelay, "after-delay-ms", 0, "wait this long (0-2000 ms) before capturing evidence")
-	f.StringVar(&callID, "call-id", "", "a caller id echoed in the result")
-	f.StringVarP(&outDir, "output-dir", "o", "", "move received artifacts into this directory")
-	f.DurationVar(&timeout, "timeout", 0, "how long to wait for the app's answer (default 20s, at most 1h)")
+	o.sel.addFlag(cmd)
+	f.StringVar(&o.args, "arguments", "", "the arguments, a JSON object ('-': standard input)")
+	f.StringVar(&o.argsFile, "arguments-file", "", "read the arguments from this file ('-': standard input)")
+	f.StringVar(&o.after, "after", "", `evidence to capture after the call, a JSON object like {"include":["visualTree"],"delayMilliseconds":100}`)
+	f.StringVar(&o.afterFile, "after-file", "", "read --after from this file")
+	f.BoolVar(&o.afterTree, "after-tree", false, "capture the visual tree after the call")
+	f.BoolVar(&o.afterShot, "after-screenshot", false, "capture a screenshot after the call")
+	f.IntVar(&o.afterDelay, "after-delay-ms", 0, "wait this long (0-2000 ms) before capturing evidence")
+	f.StringVar(&o.callID, "call-id", "", "a caller id echoed in the result")
+	f.StringVarP(&o.outDir, "output-dir", "o", "", "move received artifacts into this directory")
+	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the app's answer (default 20s, at most 1h)")
 	return cmd
+}
+
+// run calls the tool and prints its outcome; the exit code follows the tool's error.
+// delaySet says that --after-delay-ms was given.
+func (o *appCallOptions) run(ctx context.Context, g *globals, sessArgs []string, toolID string, delaySet bool) error {
+	arguments, err := g.jsonInput("arguments", o.args, o.argsFile, "{}")
+	if err != nil {
+		return err
+	}
+	if arguments.Kind() != '{' {
+		return usageErrorf(`--arguments must be a JSON object like '{"title":"Groceries"}', not %s`, jsonKind(arguments))
+	}
+	ms, err := timeoutMS(o.timeout)
+	if err != nil {
+		return err
+	}
+	req := hostapi.CallRequest{ToolID: toolID, Arguments: arguments, CallID: o.callID, TimeoutMS: ms}
+	req.After, err = g.afterInput(o.after, o.afterFile, o.afterTree, o.afterShot, o.afterDelay, delaySet)
+	if err != nil {
+		return err
+	}
+	res, err := transfer(g, ctx, &o.sel, sessArgs, hostapi.Backend.Call, req)
+	if err != nil {
+		return err
+	}
+	if o.outDir != "" {
+		if err := moveArtifacts(res, o.outDir); err != nil {
+			return err
+		}
+	}
+	if g.json {
+		if err := writeJSON(g.env.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printCall(g.env.Stdout, g.env.Stderr, res)
+	}
+	return toolExit(res.Error)
 }
 
 // screenshotFormat decides a screenshot's format from --format and the -o file name: they
@@ -445,10 +465,15 @@ func moveFile(src, dst string) error {
 	return os.Remove(src)
 }
 
+// appScreenshotOptions are the flags of 'ansight app screenshot'.
+type appScreenshotOptions struct {
+	sel            sessionSelector
+	output, format string
+	maxWidth       int
+}
+
 func newAppScreenshotCmd(g *globals) *cobra.Command {
-	var sel sessionSelector
-	var output, format string
-	var maxWidth int
+	o := &appScreenshotOptions{}
 	cmd := &cobra.Command{
 		Use:   "screenshot [session]",
 		Short: "Save the app's current screen as an image file",
@@ -459,73 +484,82 @@ name whose extension says another format than --format is refused.`,
 		Example:           "  ansight app screenshot com-ansight-demo-notes-001 -o screen.png\n  ansight app screenshot --app-id com.ansight.demo.notes -o screen.jpg --max-width 320",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			var err error
-			if format, err = screenshotFormat(format, output); err != nil {
-				return err
-			}
-			ctx := c.Context()
-			b, id, err := g.session(ctx, &sel, args)
-			if err != nil {
-				return err
-			}
-			shotArgs := map[string]any{"format": format}
-			if maxWidth > 0 {
-				shotArgs["maxWidth"] = maxWidth
-			}
-			raw, _ := json.Marshal(shotArgs)
-			bar := g.progress()
-			res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
-			bar.done()
-			if err != nil {
-				return hostErr(err)
-			}
-			if res.Error != nil {
-				if g.json {
-					writeJSON(g.env.Stdout, res)
-				} else {
-					printToolError(g.env.Stderr, res.Error)
-					if res.Error.Code == wire.CodeNotFound {
-						printf(g.env.Stderr, "  the app has no UI tools: %s is not in its catalog, so it cannot take screenshots\n", wire.ScreenshotToolID)
-					}
-				}
-				return toolExit(res.Error)
-			}
-			var art *hostapi.Artifact
-			for i := range res.Artifacts {
-				if res.Artifacts[i].Status == "complete" {
-					art = &res.Artifacts[i]
-					break
-				}
-			}
-			if art == nil {
-				return fmt.Errorf("the app answered without a screenshot file")
-			}
-			if output == "" {
-				ext := ".png"
-				if format == "jpeg" {
-					ext = ".jpg"
-				}
-				output = fmt.Sprintf("screenshot-%s-%s%s", id, time.Now().Format("20060102-150405"), ext)
-			}
-			abs, err := filepath.Abs(output)
-			if err != nil {
-				return err
-			}
-			if err := relocate(res, art, abs); err != nil {
-				return err
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, res)
-			}
-			printf(g.env.Stdout, "saved %s (%s)\n", abs, humanBytes(art.SizeBytes))
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return o.run(c.Context(), g, args) },
 	}
 	f := cmd.Flags()
-	sel.addFlag(cmd)
-	f.StringVarP(&output, "output", "o", "", "file to write (default: screenshot-<session>-<time>.png in the current directory)")
-	f.StringVar(&format, "format", "", "png or jpeg (default: from the -o file name, else png)")
-	f.IntVar(&maxWidth, "max-width", 0, "scale the image down to at most this width")
+	o.sel.addFlag(cmd)
+	f.StringVarP(&o.output, "output", "o", "", "file to write (default: screenshot-<session>-<time>.png in the current directory)")
+	f.StringVar(&o.format, "format", "", "png or jpeg (default: from the -o file name, else png)")
+	f.IntVar(&o.maxWidth, "max-width", 0, "scale the image down to at most this width")
 	return cmd
+}
+
+// run takes the screenshot (its transfer's progress shown) and saves it.
+func (o *appScreenshotOptions) run(ctx context.Context, g *globals, args []string) error {
+	format, err := screenshotFormat(o.format, o.output)
+	if err != nil {
+		return err
+	}
+	b, id, err := g.session(ctx, &o.sel, args)
+	if err != nil {
+		return err
+	}
+	shotArgs := map[string]any{"format": format}
+	if o.maxWidth > 0 {
+		shotArgs["maxWidth"] = o.maxWidth
+	}
+	raw, _ := json.Marshal(shotArgs)
+	bar := g.progress()
+	res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: raw}, bar.update)
+	bar.done()
+	if err != nil {
+		return hostErr(err)
+	}
+	if res.Error != nil {
+		if g.json {
+			writeJSON(g.env.Stdout, res)
+		} else {
+			printToolError(g.env.Stderr, res.Error)
+			if res.Error.Code == wire.CodeNotFound {
+				printf(g.env.Stderr, "  the app has no UI tools: %s is not in its catalog, so it cannot take screenshots\n", wire.ScreenshotToolID)
+			}
+		}
+		return toolExit(res.Error)
+	}
+	return o.save(g, res, id, format)
+}
+
+// save moves the screenshot's file to -o (by default a name of the session and the time
+// in the current directory) and says where it is.
+func (o *appScreenshotOptions) save(g *globals, res *hostapi.Call, id, format string) error {
+	var art *hostapi.Artifact
+	for i := range res.Artifacts {
+		if res.Artifacts[i].Status == "complete" {
+			art = &res.Artifacts[i]
+			break
+		}
+	}
+	if art == nil {
+		return fmt.Errorf("the app answered without a screenshot file")
+	}
+	output := o.output
+	if output == "" {
+		ext := ".png"
+		if format == "jpeg" {
+			ext = ".jpg"
+		}
+		output = fmt.Sprintf("screenshot-%s-%s%s", id, time.Now().Format("20060102-150405"), ext)
+	}
+	abs, err := filepath.Abs(output)
+	if err != nil {
+		return err
+	}
+	if err := relocate(res, art, abs); err != nil {
+		return err
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, res)
+	}
+	printf(g.env.Stdout, "saved %s (%s)\n", abs, humanBytes(art.SizeBytes))
+	return nil
 }

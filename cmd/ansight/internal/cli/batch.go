@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -14,11 +15,16 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
+// appBatchOptions are the flags of 'ansight app batch'.
+type appBatchOptions struct {
+	sel              sessionSelector
+	calls, callsFile string
+	continueOnError  bool
+	timeout          time.Duration
+}
+
 func newAppBatchCmd(g *globals) *cobra.Command {
-	var sel sessionSelector
-	var calls, callsFile string
-	var continueOnError bool
-	var timeout time.Duration
+	o := &appBatchOptions{}
 	cmd := &cobra.Command{
 		Use:   "batch [session]",
 		Short: "Run 1 to 32 calls in order, as one request",
@@ -37,50 +43,53 @@ call's error with its details (the schema violations of bad arguments).`,
   ansight app batch --app-id com.ansight.demo.notes --calls-file steps.jsonc --continue-on-error --json`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			raw, err := g.jsonInput("calls", calls, callsFile, "")
-			if err != nil {
-				return err
-			}
-			if len(raw) == 0 {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("give the calls with --calls or --calls-file"), hint: callsHint}
-			}
-			list, err := decodeCalls(raw)
-			if err != nil {
-				return err
-			}
-			ms, err := timeoutMS(timeout)
-			if err != nil {
-				return err
-			}
-			req := hostapi.BatchRequest{ContinueOnError: continueOnError, Calls: list, TimeoutMS: ms}
-			res, err := transfer(g, c.Context(), &sel, args, hostapi.Backend.Batch, req)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				if err := writeJSON(g.env.Stdout, res); err != nil {
-					return err
-				}
-			} else {
-				printBatch(g.env.Stdout, g.env.Stderr, list, res, continueOnError)
-			}
-			if res.Error != nil {
-				return toolExit(res.Error)
-			}
-			if !res.Success {
-				return &exitError{code: ExitFailure, err: silentError{}}
-			}
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return o.run(c.Context(), g, args) },
 	}
 	f := cmd.Flags()
-	sel.addFlag(cmd)
-	f.StringVar(&calls, "calls", "", "the calls, a JSON array ('-': standard input)")
-	f.StringVar(&callsFile, "calls-file", "", "read the calls from this file ('-': standard input)")
-	f.BoolVar(&continueOnError, "continue-on-error", false, "run the remaining calls after a failure")
-	f.DurationVar(&timeout, "timeout", 0, "how long to wait for the batch's answer (default 20s, at most 1h)")
+	o.sel.addFlag(cmd)
+	f.StringVar(&o.calls, "calls", "", "the calls, a JSON array ('-': standard input)")
+	f.StringVar(&o.callsFile, "calls-file", "", "read the calls from this file ('-': standard input)")
+	f.BoolVar(&o.continueOnError, "continue-on-error", false, "run the remaining calls after a failure")
+	f.DurationVar(&o.timeout, "timeout", 0, "how long to wait for the batch's answer (default 20s, at most 1h)")
 	return cmd
+}
+
+// run sends the batch and prints its outcome: exit 0 when every call succeeded.
+func (o *appBatchOptions) run(ctx context.Context, g *globals, args []string) error {
+	raw, err := g.jsonInput("calls", o.calls, o.callsFile, "")
+	if err != nil {
+		return err
+	}
+	if len(raw) == 0 {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("give the calls with --calls or --calls-file"), hint: callsHint}
+	}
+	list, err := decodeCalls(raw)
+	if err != nil {
+		return err
+	}
+	ms, err := timeoutMS(o.timeout)
+	if err != nil {
+		return err
+	}
+	req := hostapi.BatchRequest{ContinueOnError: o.continueOnError, Calls: list, TimeoutMS: ms}
+	res, err := transfer(g, ctx, &o.sel, args, hostapi.Backend.Batch, req)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		if err := writeJSON(g.env.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printBatch(g.env.Stdout, g.env.Stderr, list, res, o.continueOnError)
+	}
+	if res.Error != nil {
+		return toolExit(res.Error)
+	}
+	if !res.Success {
+		return &exitError{code: ExitFailure, err: silentError{}}
+	}
+	return nil
 }
 
 // callsHint shows the shape --calls expects.
@@ -186,16 +195,7 @@ const batchResultWidth = 110
 // refusal names the call the host refused.
 func printBatch(out, errw io.Writer, calls []hostapi.CallRequest, res *hostapi.Batch, continueOnError bool) {
 	if e := res.Error; e != nil {
-		if e.Index != nil {
-			printf(errw, "call %d (%s) refused by the host: %s: %s\n", *e.Index, e.ToolID, e.Code, e.Message)
-			printErrorDetails(errw, e)
-			fmt.Fprintln(errw, "  nothing ran: the host checks every call before it sends the batch")
-			if !continueOnError && e.Kind != wire.KindDenied {
-				fmt.Fprintln(errw, "  hint: with --continue-on-error, a call the host refuses fails on its own and the others run")
-			}
-			return
-		}
-		printToolError(errw, e)
+		printBatchRefusal(errw, e, continueOnError)
 		return
 	}
 	r := res.Result
@@ -204,46 +204,15 @@ func printBatch(out, errw io.Writer, calls []hostapi.CallRequest, res *hostapi.B
 	failed := 0
 	for _, it := range r.Results {
 		listed[it.Index] = true
-		label := it.ToolID
-		if it.CallID != "" {
-			label += " (" + it.CallID + ")"
-		}
 		if !it.Success {
 			failed++
-			by := "failed"
-			if slices.Contains(res.Refused, it.Index) {
-				by = "refused by the host"
-			}
-			code, msg := wire.CodeExecutionFailed, it.Message
-			if it.Error != nil {
-				code, msg = it.Error.Code, it.Error.Message
-			}
-			printf(out, "[%d] %s: %s: %s: %s\n", it.Index, label, safe(by), code, msg)
-			if it.Error != nil {
-				printErrorDetails(out, &hostapi.ToolError{Error: *it.Error})
-			}
-			continue
 		}
-		printf(out, "[%d] %s: ok\n", it.Index, label)
-		if it.Message != "" {
-			printf(out, "    %s\n", oneLine(it.Message, batchResultWidth))
-		}
-		if len(it.Result) > 0 {
-			line := compactJSON(it.Result, batchResultWidth)
-			shortened = shortened || len([]rune(line)) >= batchResultWidth
-			printf(out, "    %s\n", line)
-		}
-		printEvidence(out, it.Evidence, "    ")
+		shortened = printBatchItem(out, it, slices.Contains(res.Refused, it.Index)) || shortened
 	}
 	for i, c := range calls {
-		if listed[i] {
-			continue
+		if !listed[i] {
+			printf(out, "[%d] %s: not run (the batch stopped early)\n", i, callLabel(c.ToolID, c.CallID))
 		}
-		label := c.ToolID
-		if c.CallID != "" {
-			label += " (" + c.CallID + ")"
-		}
-		printf(out, "[%d] %s: not run (the batch stopped early)\n", i, label)
 	}
 	summary := fmt.Sprintf("\n%d of %d calls ran", r.Completed, r.Requested)
 	if failed > 0 {
@@ -257,4 +226,59 @@ func printBatch(out, errw io.Writer, calls []hostapi.CallRequest, res *hostapi.B
 		fmt.Fprintln(out, "results shortened to one line: --json prints them whole")
 	}
 	printArtifacts(out, res.Artifacts)
+}
+
+// printBatchRefusal writes a batch that ran no call: refused by the host as a whole (it
+// names the call that made it), or failed before any call.
+func printBatchRefusal(errw io.Writer, e *hostapi.ToolError, continueOnError bool) {
+	if e.Index == nil {
+		printToolError(errw, e)
+		return
+	}
+	printf(errw, "call %d (%s) refused by the host: %s: %s\n", *e.Index, e.ToolID, e.Code, e.Message)
+	printErrorDetails(errw, e)
+	fmt.Fprintln(errw, "  nothing ran: the host checks every call before it sends the batch")
+	if !continueOnError && e.Kind != wire.KindDenied {
+		fmt.Fprintln(errw, "  hint: with --continue-on-error, a call the host refuses fails on its own and the others run")
+	}
+}
+
+// printBatchItem writes one call of a batch: its result in one line, or its error with
+// details. It reports whether it shortened the result.
+func printBatchItem(out io.Writer, it wire.BatchItem, refused bool) (shortened bool) {
+	label := callLabel(it.ToolID, it.CallID)
+	if !it.Success {
+		by := "failed"
+		if refused {
+			by = "refused by the host"
+		}
+		code, msg := wire.CodeExecutionFailed, it.Message
+		if it.Error != nil {
+			code, msg = it.Error.Code, it.Error.Message
+		}
+		printf(out, "[%d] %s: %s: %s: %s\n", it.Index, label, safe(by), code, msg)
+		if it.Error != nil {
+			printErrorDetails(out, &hostapi.ToolError{Error: *it.Error})
+		}
+		return false
+	}
+	printf(out, "[%d] %s: ok\n", it.Index, label)
+	if it.Message != "" {
+		printf(out, "    %s\n", oneLine(it.Message, batchResultWidth))
+	}
+	if len(it.Result) > 0 {
+		line := compactJSON(it.Result, batchResultWidth)
+		shortened = len([]rune(line)) >= batchResultWidth
+		printf(out, "    %s\n", line)
+	}
+	printEvidence(out, it.Evidence, "    ")
+	return shortened
+}
+
+// callLabel names a call of a batch: its tool, with its call id when it has one.
+func callLabel(toolID, callID string) string {
+	if callID != "" {
+		return toolID + " (" + callID + ")"
+	}
+	return toolID
 }

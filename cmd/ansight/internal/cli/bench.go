@@ -38,12 +38,7 @@ type benchFlags struct {
 	flooder     int
 }
 
-func newBenchCmd(g *globals) *cobra.Command {
-	var f benchFlags
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure the protocol end to end, each figure beside a baseline from the same run",
-		Long: `Measure the protocol end to end over a real loopback session: a host and the demo app
+const benchLong = `Measure the protocol end to end over a real loopback session: a host and the demo app
 started in this process (UDP enrollment, authenticated WebSocket), called through the host's
 protocol client. Every figure is printed next to a baseline measured in the same run on the
 same machine, with the ratio:
@@ -79,7 +74,14 @@ Two other runs stress one host instead, the apps in a child process of this comm
 latency and CPU per request beside the same mix on one session at rest, measured first in
 the same run; memory per session); --enroll-flood N sends N apps' ENROLLMENT_CONNECT at
 once, each from its own socket, while one more socket floods (answered, lost, time to
-answer, CPU). See docs/performance.md.`,
+answer, CPU). See docs/performance.md.`
+
+func newBenchCmd(g *globals) *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the protocol end to end, each figure beside a baseline from the same run",
+		Long:  benchLong,
 		Example: `  ansight bench --quick
   ansight bench --json > bench.json
   ansight bench --session com-ansight-demo-notes-001 --tool app.get_state

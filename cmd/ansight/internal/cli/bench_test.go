@@ -126,14 +126,15 @@ func TestBenchJSON(t *testing.T) { // not parallel: it replaces benchLocal and b
 			targets++
 		}
 	}
-	for _, g := range []string{"calls", "batch", "catalog", "payload", "artifact"} {
+	for _, g := range []string{"calls", "batch", "catalog", "payload", "artifact", "ui", "mcp"} {
 		if !groups[g] {
 			t.Errorf("no %s figures", g)
 		}
 	}
 	// CPU per call with 1 and 2 callers, repeated index, definitions and full queries,
-	// artifact throughput and memory (unchanged's needs 10,000 tools).
-	if targets != 7 {
+	// artifact throughput and memory, the ui tap, the MCP bridge's own share (unchanged's
+	// needs 10,000 tools).
+	if targets != 9 {
 		t.Errorf("%d targets", targets)
 	}
 }

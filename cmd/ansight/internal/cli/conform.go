@@ -127,36 +127,14 @@ func knownCheck(name string) bool {
 // suite's end of it. The app goes through the whole session layer: enrollment, upgrade,
 // control channel.
 func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Target, func(), error) {
-	discovery, listen := f.discovery, f.listen
-	switch {
-	case f.demo:
-		discovery, listen = "127.0.0.1:0", "127.0.0.1:0"
-	case discovery == "" && f.lan:
-		discovery = host.DefaultLANDiscoveryAddr
-	case discovery == "":
-		discovery = host.DefaultDiscoveryAddr
-	}
-	if listen == "" {
-		listen = host.DefaultListenAddr
-		if f.lan {
-			listen = host.DefaultLANListenAddr
-		}
-	}
 	dir, err := os.MkdirTemp("", "ansight-conform-")
 	if err != nil {
 		return nil, nil, err
 	}
-	var mu sync.Mutex
-	var target *conformance.TapTarget
-	var targetID string
-	tap := func(s *host.Session, typ transport.MessageType, data []byte) bool {
-		mu.Lock()
-		t, id := target, targetID
-		mu.Unlock()
-		return t != nil && s.ID() == id && t.Feed(typ, data)
-	}
+	var tap sessionTap
 	discard := slog.New(slog.DiscardHandler)
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: f.lan, logger: discard, version: g.env.Version, tap: tap,
+	discovery, listen := f.addresses()
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: listen, lan: f.lan, logger: discard, version: g.env.Version, tap: tap.feed,
 		bindFlags: conformBindFlags})
 	if err != nil {
 		os.RemoveAll(dir)
@@ -189,12 +167,54 @@ func liveTarget(ctx context.Context, g *globals, f conformFlags) (conformance.Ta
 		}
 		return nil, nil, err
 	}
-	t := conformance.NewTapTarget(sess.ID(), sess.Send)
-	mu.Lock()
-	target, targetID = t, sess.ID()
-	mu.Unlock()
+	t := tap.target(sess)
 	if !g.json {
 		printf(g.env.Stderr, "ansight conform: session %s (%s)\n", sess.ID(), sess.AppID())
 	}
 	return t, func() { t.Close(); cleanup() }, nil
+}
+
+// addresses are the host's enrollment and WebSocket addresses: free loopback ports for
+// the demo app, else the flags' (the standard ones by default, every address with --lan).
+func (f conformFlags) addresses() (discovery, listen string) {
+	discovery, listen = f.discovery, f.listen
+	switch {
+	case f.demo:
+		discovery, listen = "127.0.0.1:0", "127.0.0.1:0"
+	case discovery == "" && f.lan:
+		discovery = host.DefaultLANDiscoveryAddr
+	case discovery == "":
+		discovery = host.DefaultDiscoveryAddr
+	}
+	if listen == "" {
+		listen = host.DefaultListenAddr
+		if f.lan {
+			listen = host.DefaultLANListenAddr
+		}
+	}
+	return discovery, listen
+}
+
+// sessionTap hands one session's inbound tool traffic to the suite once target chose it
+// (host.Options.Tap); the host handles everything else.
+type sessionTap struct {
+	mu sync.Mutex
+	t  *conformance.TapTarget
+	id string
+}
+
+func (st *sessionTap) feed(s *host.Session, typ transport.MessageType, data []byte) bool {
+	st.mu.Lock()
+	t, id := st.t, st.id
+	st.mu.Unlock()
+	return t != nil && s.ID() == id && t.Feed(typ, data)
+}
+
+// target makes sess the tapped session and returns the suite's end of it.
+func (st *sessionTap) target(sess *host.Session) *conformance.TapTarget {
+	t := conformance.NewTapTarget(sess.ID(), sess.Send)
+	st.mu.Lock()
+	st.t, st.id = t, sess.ID()
+	st.mu.Unlock()
+	return t
 }

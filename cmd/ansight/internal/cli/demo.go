@@ -24,12 +24,17 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
+// demoOptions are the flags of 'ansight demo'.
+type demoOptions struct {
+	keep       bool
+	playerAddr string
+	noPlayer   bool
+	shotPath   string
+	fleetHost  string
+}
+
 func newDemoCmd(g *globals) *cobra.Command {
-	var keep bool
-	var playerAddr string
-	var noPlayer bool
-	var shotPath string
-	var fleetHost string
+	o := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a host and a demo app, and walk through the protocol (no phone needed)",
@@ -44,18 +49,13 @@ With --keep-running, both stay up afterwards and the other commands work against
   ansight app tools --app-id com.ansight.demo.notes
 With --keep-running and --fleet, the host also joins that device lab (see 'host run').`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if noPlayer || !keep {
-				playerAddr = ""
-			}
-			return runDemo(c.Context(), g, keep, shotPath, playerAddr, fleetHost)
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return o.run(c.Context(), g) },
 	}
-	cmd.Flags().BoolVar(&keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
-	cmd.Flags().StringVar(&shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
-	cmd.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "with --keep-running: loopback address of the web player")
-	cmd.Flags().BoolVar(&noPlayer, "no-player", false, "with --keep-running: do not serve the web player")
-	addFleetHostFlag(cmd, &fleetHost)
+	cmd.Flags().BoolVar(&o.keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
+	cmd.Flags().StringVar(&o.shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
+	cmd.Flags().StringVar(&o.playerAddr, "player", player.DefaultAddr, "with --keep-running: loopback address of the web player")
+	cmd.Flags().BoolVar(&o.noPlayer, "no-player", false, "with --keep-running: do not serve the web player")
+	addFleetHostFlag(cmd, &o.fleetHost)
 	return cmd
 }
 
@@ -100,44 +100,92 @@ func (d *demoWalk) done(name string, ok bool, summary string) {
 	d.printf("   → %s: %s\n", mark, summary)
 }
 
-func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, fleetHost string) error {
-	var stateDir string
-	if keep {
-		dir, err := g.stateDirPath()
-		if err != nil {
-			return err
-		}
-		lock, err := lockStateDir(dir) // before the tour, not after it
-		if err != nil {
-			return err
-		}
-		defer lock.release()
-		stateDir = dir
-	} else {
+// run starts the host and the demo app, walks through the protocol and, with
+// --keep-running, keeps both up for the other commands.
+func (o *demoOptions) run(ctx context.Context, g *globals) error {
+	if !o.keep && (g.fleet.url != "" || o.fleetHost != "") {
+		return usageErrorf("the demo joins a fleet only with --keep-running")
+	}
+	stateDir, release, err := o.stateDir(g)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rh, cfg, err := o.startHost(ctx, g, stateDir)
+	if err != nil {
+		return err
+	}
+	defer rh.close()
+
+	w := &demoWalk{out: g.env.Stdout, quiet: g.json, report: demoReport{Schema: "ansight.demo/v1"}}
+	st, _ := rh.Backend().Status(ctx)
+	w.printf("ansight demo: a host and the demo notes app, connected over a real loopback session\n")
+	w.printf("   host: enrollment udp://%s, websocket ws://%s/ws\n", st.Discovery, st.WebSocket)
+	discard := slog.New(slog.DiscardHandler)
+	stopApp, err := connectDemoApp(ctx, rh, stateDir, discard)
+	if err != nil {
+		return err
+	}
+	defer stopApp()
+	sid, err := demoSession(ctx, w, rh.Backend())
+	if err != nil {
+		return err
+	}
+	if err := demoSteps(ctx, w, rh.Backend(), sid, o.shotPath); err != nil {
+		return err
+	}
+	if err := w.finish(g); err != nil {
+		return err
+	}
+	if o.keep {
+		return o.keepRunning(ctx, g, w, rh, cfg, sid)
+	}
+	if !g.json {
+		w.printf("\nNext: 'ansight demo --keep-running' keeps both up for the other commands; 'ansight --help' lists them.\n")
+	}
+	return nil
+}
+
+// stateDir is the host's state directory: the user's, locked, with --keep-running, else a
+// temporary one. release unlocks or removes it.
+func (o *demoOptions) stateDir(g *globals) (dir string, release func(), err error) {
+	if !o.keep {
 		dir, err := os.MkdirTemp("", "ansight-demo-")
 		if err != nil {
-			return err
+			return "", nil, err
 		}
-		defer os.RemoveAll(dir)
-		stateDir = dir
+		return dir, func() { os.RemoveAll(dir) }, nil
 	}
+	dir, err = g.stateDirPath()
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := lockStateDir(dir) // before the tour, not after it
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, lock.release, nil
+}
+
+// startHost starts the demo's host. The control socket opens only after the walkthrough
+// (keepRunning), so that other commands never race with it.
+func (o *demoOptions) startHost(ctx context.Context, g *globals, stateDir string) (*runningHost, hostConfig, error) {
 	discard := slog.New(slog.DiscardHandler)
 	discovery := "127.0.0.1:0"
-	if keep {
+	if o.keep {
 		// A resident demo host takes the standard port when it is free, so that other apps
 		// (go run ./examples/demoapp) find it too.
 		discovery = freeOrDefault("127.0.0.1:45123")
 	}
-	// The control socket opens only after the walkthrough (below), so that other commands
-	// never race with it.
-	cfg := hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
-		record: keep, bindFlags: demoBindFlags}
-	if !keep && (g.fleet.url != "" || fleetHost != "") {
-		return usageErrorf("the demo joins a fleet only with --keep-running")
+	playerAddr := o.playerAddr
+	if o.noPlayer || !o.keep {
+		playerAddr = ""
 	}
-	if keep { // a walkthrough alone never joins a fleet, even with $ANSIGHT_FLEET set
-		if err := g.joinFleetConfig(&cfg, fleetHost, discard); err != nil {
-			return err
+	cfg := hostConfig{stateDir: stateDir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version, player: playerAddr,
+		record: o.keep, bindFlags: demoBindFlags}
+	if o.keep { // a walkthrough alone never joins a fleet, even with $ANSIGHT_FLEET set
+		if err := g.joinFleetConfig(&cfg, o.fleetHost, discard); err != nil {
+			return nil, cfg, err
 		}
 	}
 	rh, err := startHost(ctx, cfg)
@@ -149,21 +197,13 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 		rh, err = startHost(ctx, cfg)
 	}
 	if err != nil {
-		return hostErr(err)
+		return nil, cfg, hostErr(err)
 	}
-	defer rh.close()
+	return rh, cfg, nil
+}
 
-	w := &demoWalk{out: g.env.Stdout, quiet: g.json, report: demoReport{Schema: "ansight.demo/v1"}}
-	st, _ := rh.Backend().Status(ctx)
-	w.printf("ansight demo: a host and the demo notes app, connected over a real loopback session\n")
-	w.printf("   host: enrollment udp://%s, websocket ws://%s/ws\n", st.Discovery, st.WebSocket)
-
-	stopApp, err := connectDemoApp(ctx, rh, stateDir, discard)
-	if err != nil {
-		return err
-	}
-	defer stopApp()
-	b := rh.Backend()
+// demoSession finds the demo app's connected session.
+func demoSession(ctx context.Context, w *demoWalk, b hostapi.Backend) (string, error) {
 	sessions, _ := b.Sessions(ctx)
 	var sess hostapi.Session
 	for _, s := range sessions.Sessions {
@@ -172,145 +212,188 @@ func runDemo(ctx context.Context, g *globals, keep bool, shotPath, playerAddr, f
 		}
 	}
 	if sess.ID == "" {
-		return fmt.Errorf("the demo app connected, but the host lists no session for it")
+		return "", fmt.Errorf("the demo app connected, but the host lists no session for it")
 	}
 	w.report.SessionID = sess.ID
 	w.printf("   app:  %s enrolled in local mode as session %s (grant: %s)\n", sess.AppID, sess.ID, sess.MaxToolPolicy)
+	return sess.ID, nil
+}
 
-	if err := demoSteps(ctx, w, b, sess.ID, shotPath); err != nil {
-		return err
-	}
-	w.report.OK = true
-	for _, s := range w.report.Steps {
-		w.report.OK = w.report.OK && s.OK
+// finish reports the walkthrough: its JSON report, or that every step passed; a failed
+// step fails the command.
+func (d *demoWalk) finish(g *globals) error {
+	d.report.OK = true
+	for _, s := range d.report.Steps {
+		d.report.OK = d.report.OK && s.OK
 	}
 	if g.json {
-		if err := writeJSON(g.env.Stdout, w.report); err != nil {
+		if err := writeJSON(g.env.Stdout, d.report); err != nil {
 			return err
 		}
-	} else if w.report.OK {
-		w.printf("\nAll steps passed.\n")
+	} else if d.report.OK {
+		d.printf("\nAll steps passed.\n")
 	}
-	if !w.report.OK {
+	if !d.report.OK {
 		return &exitError{code: ExitFailure, err: fmt.Errorf("the demo failed a step")}
-	}
-	if keep {
-		if err := rh.serveControl(); err != nil {
-			return err
-		}
-		if !g.json {
-			w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.SocketPath())
-			w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sess.ID, sess.ID, sess.ID)
-			w.printf("   ansight session logs %s -f\n   ansight session network %s\n", sess.ID, sess.ID)
-			if rh.PlayerURL() != "" {
-				w.printf("Or open the web player: %s\n", rh.PlayerURL())
-			}
-			if rh.Member() != nil {
-				w.printf("The host is in fleet %s as %s: 'ansight --fleet %s session list' shows it from any machine.\n",
-					rh.Member().Fleet(), rh.Member().Host(), fleet.RedactURL(cfg.fleet.URL))
-			}
-			w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
-		}
-		select {
-		case <-ctx.Done():
-		case <-rh.Done():
-		}
-	} else if !g.json {
-		w.printf("\nNext: 'ansight demo --keep-running' keeps both up for the other commands; 'ansight --help' lists them.\n")
 	}
 	return nil
 }
 
+// keepRunning serves the control socket and keeps the host and the app up until Ctrl-C or
+// 'ansight host stop'.
+func (o *demoOptions) keepRunning(ctx context.Context, g *globals, w *demoWalk, rh *runningHost, cfg hostConfig, sid string) error {
+	if err := rh.serveControl(); err != nil {
+		return err
+	}
+	if !g.json {
+		w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.SocketPath())
+		w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sid, sid, sid)
+		w.printf("   ansight session logs %s -f\n   ansight session network %s\n", sid, sid)
+		if u := rh.PlayerURL(); u != "" {
+			w.printf("Or open the web player: %s\n", u)
+		}
+		if m := rh.Member(); m != nil {
+			w.printf("The host is in fleet %s as %s: 'ansight --fleet %s session list' shows it from any machine.\n",
+				m.Fleet(), m.Host(), fleet.RedactURL(cfg.fleet.URL))
+		}
+		w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
+	}
+	select {
+	case <-ctx.Done():
+	case <-rh.Done():
+	}
+	return nil
+}
+
+// demoTour walks one session of the demo app through the protocol.
+type demoTour struct {
+	w        *demoWalk
+	b        hostapi.Backend
+	sid      string
+	shotPath string
+}
+
+// demoSteps runs the walkthrough's steps in order; the first that cannot run ends it.
 func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPath string) error {
-	// 1. Discovery: the compact index.
-	w.step(1, "Discovery: the compact index (no schemas)")
-	idx, err := b.Tools(ctx, sid, hostapi.ToolsRequest{})
+	t := &demoTour{w: w, b: b, sid: sid, shotPath: shotPath}
+	for _, step := range []func(context.Context) error{t.discovery, t.definition, t.read, t.write, t.batch, t.screenshot, t.refusals, t.telemetry} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// call is one call of the tour, which must reach the app.
+func (t *demoTour) call(ctx context.Context, req hostapi.CallRequest) (*hostapi.Call, error) {
+	return t.b.Call(ctx, t.sid, req, nil)
+}
+
+// 1. Discovery: the compact index, then the same question answered as unchanged.
+func (t *demoTour) discovery(ctx context.Context) error {
+	t.w.step(1, "Discovery: the compact index (no schemas)")
+	idx, err := t.b.Tools(ctx, t.sid, hostapi.ToolsRequest{})
 	if err != nil {
 		return err
 	}
 	idxBytes, _ := json.Marshal(idx)
 	for _, e := range idx.Tools {
-		w.printf("   %-24s %-8s %s\n", e.ID, e.Policy, entryState(&e))
+		t.w.printf("   %-24s %-8s %s\n", e.ID, e.Policy, entryState(&e))
 	}
-	w.done("index", idx.Count > 0, fmt.Sprintf("%d tools in %d bytes, revision %s", idx.Count, len(idxBytes), shortRevision(idx.Revision)))
+	t.w.done("index", idx.Count > 0, fmt.Sprintf("%d tools in %d bytes, revision %s", idx.Count, len(idxBytes), shortRevision(idx.Revision)))
 
-	again, err := b.Tools(ctx, sid, hostapi.ToolsRequest{IfRevision: idx.Revision})
+	again, err := t.b.Tools(ctx, t.sid, hostapi.ToolsRequest{IfRevision: idx.Revision})
 	if err != nil {
 		return err
 	}
-	w.done("unchanged", again.Unchanged, "asked again with ifRevision: the catalog is unchanged, nothing listed")
+	t.w.done("unchanged", again.Unchanged, "asked again with ifRevision: the catalog is unchanged, nothing listed")
+	return nil
+}
 
-	// 2. One definition.
-	w.step(2, "One definition, with its schemas: notes.create")
-	def, err := b.Tool(ctx, sid, "notes.create")
+// 2. One definition.
+func (t *demoTour) definition(ctx context.Context) error {
+	t.w.step(2, "One definition, with its schemas: notes.create")
+	def, err := t.b.Tool(ctx, t.sid, "notes.create")
 	if err != nil {
 		return err
 	}
-	w.printf("   arguments: %s\n", compactJSON(def.Tool.ArgumentsSchema, 110))
-	w.done("definition", len(def.Tool.ArgumentsSchema) > 0, "definitionRevision "+shortRevision(def.Tool.DefinitionRevision))
+	t.w.printf("   arguments: %s\n", compactJSON(def.Tool.ArgumentsSchema, 110))
+	t.w.done("definition", len(def.Tool.ArgumentsSchema) > 0, "definitionRevision "+shortRevision(def.Tool.DefinitionRevision))
+	return nil
+}
 
-	// 3. A read call.
-	w.step(3, "A read call: notes.list")
-	res, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: "notes.list", Arguments: jsontext.Value(`{}`)}, nil)
+// 3. A read call.
+func (t *demoTour) read(ctx context.Context) error {
+	t.w.step(3, "A read call: notes.list")
+	res, err := t.call(ctx, hostapi.CallRequest{ToolID: "notes.list", Arguments: jsontext.Value(`{}`)})
 	if err != nil {
 		return err
 	}
-	w.printf("   result: %s\n", resultSnippet(res))
-	w.done("read", res.Success, fmt.Sprintf("%d ms", res.DurationMS))
+	t.w.printf("   result: %s\n", resultSnippet(res))
+	t.w.done("read", res.Success, fmt.Sprintf("%d ms", res.DurationMS))
+	return nil
+}
 
-	// 4. A write call with evidence.
-	w.step(4, "A write call with post-call evidence: notes.create, then the visual tree")
-	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "notes.create",
+// 4. A write call with evidence.
+func (t *demoTour) write(ctx context.Context) error {
+	t.w.step(4, "A write call with post-call evidence: notes.create, then the visual tree")
+	res, err := t.call(ctx, hostapi.CallRequest{ToolID: "notes.create",
 		Arguments: jsontext.Value(`{"title":"Try ansight","body":"Created by ansight demo"}`),
-		After:     &wire.After{Include: []string{wire.EvidenceVisualTree}}}, nil)
+		After:     &wire.After{Include: []string{wire.EvidenceVisualTree}}})
 	if err != nil {
 		return err
 	}
-	w.printf("   result: %s\n", resultSnippet(res))
+	t.w.printf("   result: %s\n", resultSnippet(res))
 	ev := "no evidence"
 	if res.Result != nil {
 		if o, ok := res.Result.Evidence[wire.EvidenceVisualTree]; ok && o.Success {
 			ev = fmt.Sprintf("evidence visualTree: %d nodes, the new note among them: %v", strings.Count(string(o.Result), `"id":`), strings.Contains(string(o.Result), "Try ansight"))
 		}
 	}
-	w.done("write+evidence", res.Success && strings.Contains(ev, "true"), ev)
+	t.w.done("write+evidence", res.Success && strings.Contains(ev, "true"), ev)
+	return nil
+}
 
-	// 5. A batch.
-	w.step(5, "A batch: tap the new note's row, then read the screen, in one request")
-	find, err := b.Call(ctx, sid, hostapi.CallRequest{ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)}, nil)
+// 5. A batch: tap the new note's row, then read the screen, in one request.
+func (t *demoTour) batch(ctx context.Context) error {
+	t.w.step(5, "A batch: tap the new note's row, then read the screen, in one request")
+	find, err := t.call(ctx, hostapi.CallRequest{ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"textContains":"Try ansight","maxResults":1}`)})
 	if err != nil {
 		return err
 	}
 	ref, ok := firstReference(find)
 	if !ok {
-		w.done("batch", false, "ui.query_nodes found no row for the new note: "+resultSnippet(find))
-	} else {
-		tap, _ := json.Marshal(map[string]any{"reference": ref, "action": "tap"})
-		batch, err := b.Batch(ctx, sid, hostapi.BatchRequest{Calls: []hostapi.CallRequest{
-			{CallID: "open", ToolID: "ui.perform_action", Arguments: tap},
-			{CallID: "state", ToolID: "app.get_state", Arguments: jsontext.Value(`{}`)},
-			{CallID: "title", ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"role":"textField","maxResults":2}`)},
-		}}, nil)
-		if err != nil {
-			return err
-		}
-		if batch.Result != nil {
-			for _, it := range batch.Result.Results {
-				outcome := compactJSON(it.Result, 70)
-				if !it.Success && it.Error != nil {
-					outcome = string(it.Error.Code) + ": " + it.Error.Message
-				}
-				w.printf("   [%d] %-17s %-6s %s\n", it.Index, it.ToolID, it.CallID, outcome)
-			}
-			w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls in one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
-		} else {
-			w.done("batch", false, string(batch.Error.Code)+": "+batch.Error.Message)
-		}
+		t.w.done("batch", false, "ui.query_nodes found no row for the new note: "+resultSnippet(find))
+		return nil
 	}
+	tap, _ := json.Marshal(map[string]any{"reference": ref, "action": "tap"})
+	batch, err := t.b.Batch(ctx, t.sid, hostapi.BatchRequest{Calls: []hostapi.CallRequest{
+		{CallID: "open", ToolID: "ui.perform_action", Arguments: tap},
+		{CallID: "state", ToolID: "app.get_state", Arguments: jsontext.Value(`{}`)},
+		{CallID: "title", ToolID: "ui.query_nodes", Arguments: jsontext.Value(`{"role":"textField","maxResults":2}`)},
+	}}, nil)
+	if err != nil {
+		return err
+	}
+	if batch.Result == nil {
+		t.w.done("batch", false, string(batch.Error.Code)+": "+batch.Error.Message)
+		return nil
+	}
+	for _, it := range batch.Result.Results {
+		outcome := compactJSON(it.Result, 70)
+		if !it.Success && it.Error != nil {
+			outcome = string(it.Error.Code) + ": " + it.Error.Message
+		}
+		t.w.printf("   [%d] %-17s %-6s %s\n", it.Index, it.ToolID, it.CallID, outcome)
+	}
+	t.w.done("batch", batch.Success, fmt.Sprintf("%d of %d calls in one request, %d ms", batch.Result.Completed, batch.Result.Requested, batch.DurationMS))
+	return nil
+}
 
-	// 6. A screenshot over the binary stream.
-	w.step(6, "A screenshot: ui.get_screenshot, the PNG streamed over ASFT")
-	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: jsontext.Value(`{"format":"png"}`)}, nil)
+// 6. A screenshot over the binary stream, saved where --screenshot says.
+func (t *demoTour) screenshot(ctx context.Context) error {
+	t.w.step(6, "A screenshot: ui.get_screenshot, the PNG streamed over ASFT")
+	res, err := t.call(ctx, hostapi.CallRequest{ToolID: wire.ScreenshotToolID, Arguments: jsontext.Value(`{"format":"png"}`)})
 	if err != nil {
 		return err
 	}
@@ -323,39 +406,45 @@ func demoSteps(ctx context.Context, w *demoWalk, b hostapi.Backend, sid, shotPat
 			summary = "transfer " + a.Status + ": " + a.Error
 			continue
 		}
-		if err := mkdirFor(shotPath); err != nil {
+		if err := mkdirFor(t.shotPath); err != nil {
 			return err
 		}
-		if err := moveFile(a.Path, shotPath); err != nil {
+		if err := moveFile(a.Path, t.shotPath); err != nil {
 			return err
 		}
-		abs, _ := filepath.Abs(shotPath)
+		abs, _ := filepath.Abs(t.shotPath)
 		wd, ht, err := imageSize(abs)
 		if err != nil {
 			summary = "the file is not an image: " + err.Error()
 			break
 		}
-		w.report.Screenshot = abs
+		t.w.report.Screenshot = abs
 		shotOK, summary = true, fmt.Sprintf("saved %s (%dx%d, %s)", abs, wd, ht, humanBytes(a.SizeBytes))
 	}
-	w.done("screenshot", shotOK, summary)
+	t.w.done("screenshot", shotOK, summary)
+	return nil
+}
 
-	// 7. Calls the host refuses, and one the app refuses.
-	w.step(7, "Refusals: a critical tool above the session's grant, and a tool not available yet")
-	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "notes.delete_all", Arguments: jsontext.Value(`{}`)}, nil)
+// 7. Calls the host refuses, and one the app refuses.
+func (t *demoTour) refusals(ctx context.Context) error {
+	t.w.step(7, "Refusals: a critical tool above the session's grant, and a tool not available yet")
+	res, err := t.call(ctx, hostapi.CallRequest{ToolID: "notes.delete_all", Arguments: jsontext.Value(`{}`)})
 	if err != nil {
 		return err
 	}
-	w.done("denied", res.Error != nil && res.Error.Kind == wire.KindDenied, refusalSummary(res))
-	res, err = b.Call(ctx, sid, hostapi.CallRequest{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)}, nil)
+	t.w.done("denied", res.Error != nil && res.Error.Kind == wire.KindDenied, refusalSummary(res))
+	res, err = t.call(ctx, hostapi.CallRequest{ToolID: "sync.push", Arguments: jsontext.Value(`{}`)})
 	if err != nil {
 		return err
 	}
-	w.done("unavailable", res.Error != nil && res.Error.Kind == wire.KindUnavailable, refusalSummary(res))
+	t.w.done("unavailable", res.Error != nil && res.Error.Kind == wire.KindUnavailable, refusalSummary(res))
+	return nil
+}
 
-	// 8. Telemetry: an HTTP request of the app, reported by the SDK and recorded.
-	w.step(8, "Telemetry: the app syncs its notes over HTTP; the SDK reports the request to the host")
-	return demoSync(ctx, w, b, sid)
+// 8. Telemetry: an HTTP request of the app, reported by the SDK and recorded.
+func (t *demoTour) telemetry(ctx context.Context) error {
+	t.w.step(8, "Telemetry: the app syncs its notes over HTTP; the SDK reports the request to the host")
+	return demoSync(ctx, t.w, t.b, t.sid)
 }
 
 // demoSync signs in, pushes the notes to the demo's sync server (an HTTP request made

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -19,20 +21,25 @@ import (
 
 func newHostCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "host", Short: "Run, inspect and stop the resident host"}
-	var discovery, listen, wsPorts string
-	var lan, verbose bool
-	var playerAddr string
-	var noPlayer bool
-	var noRecord, maskSensitive bool
-	var recordMiB int64
-	var jpegInterval time.Duration
-	var jpegQuality int
-	var maxSessions int
-	var fleetHost string
-	run := &cobra.Command{
-		Use:   "run",
-		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
-		Long: `Run the resident host: the UDP enrollment listener apps send ENROLLMENT_CONNECT to (port
+	cmd.AddCommand(newHostRunCmd(g), newHostStatusCmd(g), newHostStopCmd(g))
+	return cmd
+}
+
+// hostRunOptions are the flags of 'ansight host run'.
+type hostRunOptions struct {
+	discovery, listen, wsPorts string
+	lan, verbose               bool
+	playerAddr                 string
+	noPlayer, noRecord         bool
+	maskSensitive              bool
+	recordMiB                  int64
+	jpegInterval               time.Duration
+	jpegQuality                int
+	maxSessions                int
+	fleetHost                  string
+}
+
+const hostRunLong = `Run the resident host: the UDP enrollment listener apps send ENROLLMENT_CONNECT to (port
 45123), the WebSocket listener they upgrade on, and the control API the other commands
 use (a Unix socket in the state directory, reachable only by you).
 
@@ -45,183 +52,222 @@ so that firewall rules written for it work (--websocket-port pins another port o
 --fleet joins a device lab: the host announces its sessions to the fleet's NATS server
 and serves the fleet's requests for them, under the grants it holds; its player shows
 every host of the fleet. Other machines then reach its sessions with
-'ansight --fleet <url> session list' and 'app call'. See docs/fleet.md.`,
+'ansight --fleet <url> session list' and 'app call'. See docs/fleet.md.`
+
+func newHostRunCmd(g *globals) *cobra.Command {
+	o := &hostRunOptions{}
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Run the host that apps connect to (until Ctrl-C or 'ansight host stop')",
+		Long:  hostRunLong,
 		Example: "  ansight host run\n  ansight host run --lan\n  ansight host run --lan --websocket-port 56510\n  ansight host run --discovery 127.0.0.1:46123\n" +
 			"  ansight host run --fleet nats://lab.example:4222 --fleet-host-name bench-3\n" +
 			"  ANSIGHT_FLEET_PASSWORD=… ansight host run --fleet tls://lab.example:4222 --fleet-user lab-host",
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if err := checkJpegFlags(jpegInterval, jpegQuality); err != nil {
-				return err
-			}
-			dir, err := g.stateDirPath()
-			if err != nil {
-				return err
-			}
-			lock, err := lockStateDir(dir) // before binding anything
-			if err != nil {
-				return err
-			}
-			defer lock.release()
-			level := slog.LevelInfo
-			if verbose {
-				level = slog.LevelDebug
-			}
-			logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
-			if discovery == "" {
-				discovery = host.DefaultDiscoveryAddr
-				if lan {
-					discovery = host.DefaultLANDiscoveryAddr
-				}
-			}
-			listenPort := ""
-			if listen == "" {
-				listen = host.DefaultListenAddr
-				if lan {
-					listen = host.DefaultLANListenAddr
-				}
-			} else if _, p, err := net.SplitHostPort(listen); err == nil {
-				listenPort = p
-			}
-			var ports host.PortRange
-			switch {
-			case wsPorts != "":
-				if listenPort != "" && listenPort != "0" {
-					return usageErrorf("give the WebSocket port with --listen or --websocket-port, not both")
-				}
-				if ports, err = host.ParsePortRange(wsPorts); err != nil {
-					return usageErrorf("--websocket-port: %v", err)
-				}
-			case lan && (listenPort == "" || listenPort == "0"):
-				ports = host.OfficialWebSocketPorts
-			}
-			if noPlayer {
-				playerAddr = ""
-			}
-			cfg := hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: lan,
-				serveControl: true, logger: logger, version: g.env.Version, player: playerAddr, bindFlags: hostRunBindFlags,
-				record: !noRecord, recordBytes: recordMiB << 20, maskSensitive: maskSensitive, maxSessions: maxSessions, jpeg: session.JpegCapturePolicy{
-					Mode: session.JpegCaptureApp, IntervalMilliseconds: int(jpegInterval.Milliseconds()), Quality: jpegQuality}}
-			if err := g.joinFleetConfig(&cfg, fleetHost, logger); err != nil {
-				return err
-			}
-			rh, err := startHost(c.Context(), cfg)
-			if err != nil {
-				return hostErr(err)
-			}
-			defer rh.close()
-			st, _ := rh.Backend().Status(c.Context())
-			if g.json {
-				writeJSON(g.env.Stdout, st)
-			} else {
-				fmt.Fprintf(g.env.Stdout, "ansight host %s running (pid %d)\n", st.Version, st.PID)
-				fmt.Fprintf(g.env.Stdout, "  enrollment  udp://%s%s\n  websocket   ws://%s/ws%s\n  control     %s\n",
-					st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.SocketPath())
-				if rh.PlayerURL() != "" {
-					fmt.Fprintf(g.env.Stdout, "  player      %s\n", rh.PlayerURL())
-				}
-				if u := st.Recording; u != nil {
-					printf(g.env.Stdout, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
-				}
-				if cfg.fleet != nil {
-					fmt.Fprintf(g.env.Stdout, "  fleet       %s as host %s, at %s\n", rh.Member().Fleet(), rh.Member().Host(), fleet.RedactURL(cfg.fleet.URL))
-				}
-				if !lan {
-					fmt.Fprintln(g.env.Stdout, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
-				}
-				if limit := host.FileLimit(st.FileLimit); !limit.Enough() {
-					printf(g.env.Stdout, "  warning     %s\n", limit)
-				}
-				fmt.Fprintln(g.env.Stdout, "Press Ctrl-C to stop.")
-			}
-			select {
-			case <-c.Context().Done():
-			case <-rh.Done():
-			}
-			return nil
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return o.run(c.Context(), g) },
 	}
-	run.Flags().StringVar(&discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; [::]:45123, IPv4 and IPv6, with --lan)")
-	run.Flags().StringVar(&listen, "listen", "", "WebSocket listen address (default 127.0.0.1:0, any free port; [::] with --lan)")
-	run.Flags().StringVar(&wsPorts, "websocket-port", "", "WebSocket port or range FIRST-LAST: the first free one is used (default with --lan: 56500-56599, as the official host)")
-	run.Flags().BoolVar(&lan, "lan", false, "serve phones and other machines on the network (they pair with invites)")
-	run.Flags().BoolVarP(&verbose, "verbose", "v", false, "log debug details (tokens are never logged)")
-	run.Flags().StringVar(&playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
-	run.Flags().BoolVar(&noPlayer, "no-player", false, "do not serve the web player")
-	run.Flags().BoolVar(&noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
-	run.Flags().BoolVar(&maskSensitive, "mask-sensitive", false, "mask screens before they are recorded: frames boxed over sensitive nodes of the latest visual tree (blacked out without one), touches on them and typed secrets not kept (for official SDKs' apps; SECURITY.md)")
-	run.Flags().Int64Var(&recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
-	run.Flags().DurationVar(&jpegInterval, "jpeg-interval", 2*time.Second, "interval (50ms-10m) of the live screen frames apps are asked to stream")
-	run.Flags().IntVar(&jpegQuality, "jpeg-quality", host.DefaultJpegQuality, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
-	run.Flags().IntVar(&maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
-	addFleetHostFlag(run, &fleetHost)
+	f := run.Flags()
+	f.StringVar(&o.discovery, "discovery", "", "UDP enrollment address (default 127.0.0.1:45123; [::]:45123, IPv4 and IPv6, with --lan)")
+	f.StringVar(&o.listen, "listen", "", "WebSocket listen address (default 127.0.0.1:0, any free port; [::] with --lan)")
+	f.StringVar(&o.wsPorts, "websocket-port", "", "WebSocket port or range FIRST-LAST: the first free one is used (default with --lan: 56500-56599, as the official host)")
+	f.BoolVar(&o.lan, "lan", false, "serve phones and other machines on the network (they pair with invites)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log debug details (tokens are never logged)")
+	f.StringVar(&o.playerAddr, "player", player.DefaultAddr, "loopback address of the web player (its URL, with this run's token, is printed)")
+	f.BoolVar(&o.noPlayer, "no-player", false, "do not serve the web player")
+	f.BoolVar(&o.noRecord, "no-record", false, "do not keep session recordings (logs, metrics, network, screen, tool traffic) in the state directory")
+	f.BoolVar(&o.maskSensitive, "mask-sensitive", false, "mask screens before they are recorded: frames boxed over sensitive nodes of the latest visual tree (blacked out without one), touches on them and typed secrets not kept (for official SDKs' apps; SECURITY.md)")
+	f.Int64Var(&o.recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
+	f.DurationVar(&o.jpegInterval, "jpeg-interval", 2*time.Second, "interval (50ms-10m) of the live screen frames apps are asked to stream")
+	f.IntVar(&o.jpegQuality, "jpeg-quality", host.DefaultJpegQuality, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
+	f.IntVar(&o.maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
+	addFleetHostFlag(run, &o.fleetHost)
+	return run
+}
 
-	status := &cobra.Command{
+// run runs the host until Ctrl-C or a client's 'ansight host stop'.
+func (o *hostRunOptions) run(ctx context.Context, g *globals) error {
+	if err := checkJpegFlags(o.jpegInterval, o.jpegQuality); err != nil {
+		return err
+	}
+	dir, err := g.stateDirPath()
+	if err != nil {
+		return err
+	}
+	lock, err := lockStateDir(dir) // before binding anything
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg, err := o.config(dir, logger, g.env.Version)
+	if err != nil {
+		return err
+	}
+	if err := g.joinFleetConfig(&cfg, o.fleetHost, logger); err != nil {
+		return err
+	}
+	rh, err := startHost(ctx, cfg)
+	if err != nil {
+		return hostErr(err)
+	}
+	defer rh.close()
+	st, _ := rh.Backend().Status(ctx)
+	if g.json {
+		writeJSON(g.env.Stdout, st)
+	} else {
+		o.printRunning(g.env.Stdout, rh, st, cfg)
+	}
+	select {
+	case <-ctx.Done():
+	case <-rh.Done():
+	}
+	return nil
+}
+
+// config turns the flags into the host's configuration: the addresses (loopback, or every
+// address with --lan), the WebSocket port range, the player, the recordings, the live
+// screen policy.
+func (o *hostRunOptions) config(dir string, logger *slog.Logger, version string) (hostConfig, error) {
+	discovery, listen := o.discovery, o.listen
+	if discovery == "" {
+		discovery = host.DefaultDiscoveryAddr
+		if o.lan {
+			discovery = host.DefaultLANDiscoveryAddr
+		}
+	}
+	listenPort := ""
+	if listen == "" {
+		listen = host.DefaultListenAddr
+		if o.lan {
+			listen = host.DefaultLANListenAddr
+		}
+	} else if _, p, err := net.SplitHostPort(listen); err == nil {
+		listenPort = p
+	}
+	var ports host.PortRange
+	switch {
+	case o.wsPorts != "":
+		if listenPort != "" && listenPort != "0" {
+			return hostConfig{}, usageErrorf("give the WebSocket port with --listen or --websocket-port, not both")
+		}
+		var err error
+		if ports, err = host.ParsePortRange(o.wsPorts); err != nil {
+			return hostConfig{}, usageErrorf("--websocket-port: %v", err)
+		}
+	case o.lan && (listenPort == "" || listenPort == "0"):
+		ports = host.OfficialWebSocketPorts
+	}
+	playerAddr := o.playerAddr
+	if o.noPlayer {
+		playerAddr = ""
+	}
+	return hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: o.lan,
+		serveControl: true, logger: logger, version: version, player: playerAddr, bindFlags: hostRunBindFlags,
+		record: !o.noRecord, recordBytes: o.recordMiB << 20, maskSensitive: o.maskSensitive, maxSessions: o.maxSessions, jpeg: session.JpegCapturePolicy{
+			Mode: session.JpegCaptureApp, IntervalMilliseconds: int(o.jpegInterval.Milliseconds()), Quality: o.jpegQuality}}, nil
+}
+
+// printRunning says where the running host listens.
+func (o *hostRunOptions) printRunning(w io.Writer, rh *runningHost, st *hostapi.Status, cfg hostConfig) {
+	fmt.Fprintf(w, "ansight host %s running (pid %d)\n", st.Version, st.PID)
+	fmt.Fprintf(w, "  enrollment  udp://%s%s\n  websocket   ws://%s/ws%s\n  control     %s\n",
+		st.Discovery, listenNote(st, false), st.WebSocket, listenNote(st, true), rh.SocketPath())
+	if u := rh.PlayerURL(); u != "" {
+		fmt.Fprintf(w, "  player      %s\n", u)
+	}
+	if u := st.Recording; u != nil {
+		printf(w, "  recordings  %s (up to %s; ansight session list --all)\n", u.Dir, humanBytes(u.MaxBytes))
+	}
+	if m := rh.Member(); m != nil {
+		fmt.Fprintf(w, "  fleet       %s as host %s, at %s\n", m.Fleet(), m.Host(), fleet.RedactURL(cfg.fleet.URL))
+	}
+	if !o.lan {
+		fmt.Fprintln(w, "  loopback only: apps on this machine connect in local mode (--lan for phones)")
+	}
+	if limit := host.FileLimit(st.FileLimit); !limit.Enough() {
+		printf(w, "  warning     %s\n", limit)
+	}
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
+}
+
+func newHostStatusCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
 		Use:   "status",
 		Short: "Show whether a host is running, and where (with --fleet: the fleet's hosts)",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			if fc, ok := b.(*fleet.Client); ok {
-				return g.printFleetHosts(fc)
-			}
-			st, err := b.Status(c.Context())
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, st)
-			}
-			tw := newTable(g.env.Stdout)
-			tw.row("host:", "running (pid "+fmt.Sprint(st.PID)+", "+st.Version+")")
-			tw.row("since:", ago(st.StartedAt))
-			tw.row("enrollment:", "udp://"+st.Discovery+listenNote(st, false))
-			tw.row("websocket:", "ws://"+st.WebSocket+"/ws"+listenNote(st, true))
-			tw.row("lan:", fmt.Sprint(st.LAN))
-			sessions := fmt.Sprint(st.Sessions) + " connected"
-			if st.FileLimit.Sessions > 0 {
-				sessions += fmt.Sprintf(", at most %d", st.FileLimit.Sessions)
-			}
-			tw.row("sessions:", sessions)
-			tw.row("files:", host.FileLimit(st.FileLimit).String())
-			if st.Player != "" {
-				tw.row("player:", st.Player+" (open it: ansight player open)")
-			} else {
-				tw.row("player:", "off (--no-player)")
-			}
-			tw.row("state:", st.StateDir)
-			tw.row("recordings:", recordingUsage(st.Recording))
-			tw.flush()
-			return nil
-		},
+		RunE:  func(c *cobra.Command, _ []string) error { return runHostStatus(c.Context(), g) },
 	}
-	stop := &cobra.Command{
+}
+
+// runHostStatus is 'ansight host status'.
+func runHostStatus(ctx context.Context, g *globals) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	if fc, ok := fleetOf(b); ok {
+		return g.printFleetHosts(fc)
+	}
+	st, err := b.Status(ctx)
+	if err != nil {
+		return hostErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, st)
+	}
+	tw := newTable(g.env.Stdout)
+	tw.row("host:", "running (pid "+fmt.Sprint(st.PID)+", "+st.Version+")")
+	tw.row("since:", ago(st.StartedAt))
+	tw.row("enrollment:", "udp://"+st.Discovery+listenNote(st, false))
+	tw.row("websocket:", "ws://"+st.WebSocket+"/ws"+listenNote(st, true))
+	tw.row("lan:", fmt.Sprint(st.LAN))
+	sessions := fmt.Sprint(st.Sessions) + " connected"
+	if st.FileLimit.Sessions > 0 {
+		sessions += fmt.Sprintf(", at most %d", st.FileLimit.Sessions)
+	}
+	tw.row("sessions:", sessions)
+	tw.row("files:", host.FileLimit(st.FileLimit).String())
+	if st.Player != "" {
+		tw.row("player:", st.Player+" (open it: ansight player open)")
+	} else {
+		tw.row("player:", "off (--no-player)")
+	}
+	tw.row("state:", st.StateDir)
+	tw.row("recordings:", recordingUsage(st.Recording))
+	tw.flush()
+	return nil
+}
+
+func newHostStopCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
 		Use:   "stop",
 		Short: "Stop the resident host",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			if err := b.Shutdown(c.Context()); err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema  string `json:"schema"`
-					Stopped bool   `json:"stopped"`
-				}{"ansight.host-stop/v1", true})
-			}
-			fmt.Fprintln(g.env.Stdout, "host stopping")
-			return nil
-		},
+		RunE:  func(c *cobra.Command, _ []string) error { return runHostStop(c.Context(), g) },
 	}
-	cmd.AddCommand(run, status, stop)
-	return cmd
+}
+
+// runHostStop is 'ansight host stop'.
+func runHostStop(ctx context.Context, g *globals) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	if err := b.Shutdown(ctx); err != nil {
+		return hostErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, struct {
+			Schema  string `json:"schema"`
+			Stopped bool   `json:"stopped"`
+		}{"ansight.host-stop/v1", true})
+	}
+	fmt.Fprintln(g.env.Stdout, "host stopping")
+	return nil
 }
 
 // recordingUsage describes the recordings' use of their budget for host status.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -73,7 +74,7 @@ Client configuration (stdio), see the README's "Use with AI agents":
 		Example: "  ansight mcp\n  ansight mcp --demo\n  ansight mcp --http 127.0.0.1:7400\n  ansight mcp --fleet nats://lab.example:4222\n" +
 			"  ansight mcp --expose-app-tools com.ansight.demo.notes --allow-critical",
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return g.runMCP(c, f) },
+		RunE: func(c *cobra.Command, _ []string) error { return f.run(c.Context(), g) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.http, "http", "", "serve streamable HTTP at this loopback address (e.g. 127.0.0.1:7400) instead of stdio")
@@ -91,21 +92,10 @@ Client configuration (stdio), see the README's "Use with AI agents":
 	return cmd
 }
 
-func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
-	ctx := c.Context()
-	if f.imageMaxSize < 64 || f.imageMaxSize > 8192 {
-		return usageErrorf("--image-max-size must be between 64 and 8192")
-	}
-	if f.maxResultBytes < 4096 || f.maxResultBytes > 16<<20 {
-		return usageErrorf("--max-result-bytes must be between 4096 and 16777216")
-	}
-	if f.http == "" && (f.noAuth || len(f.allowOrigins) > 0) {
-		return usageErrorf("--no-auth and --allow-origin apply to --http only")
-	}
-	for _, o := range f.allowOrigins {
-		if _, err := mcpbridge.NormalizeOrigin(o); err != nil {
-			return usageErrorf("--allow-origin: %v", err)
-		}
+// run serves MCP over the backend the flags choose, on stdio or --http.
+func (f *mcpFlags) run(ctx context.Context, g *globals) error {
+	if err := f.check(); err != nil {
+		return err
 	}
 	// Stdout carries the protocol in stdio mode: diagnostics go to stderr only.
 	level := slog.LevelWarn
@@ -113,7 +103,6 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
-
 	opts := mcpbridge.Options{
 		Name: "ansight", Version: versionString(g.env.Version), AllowCritical: f.allowCritical,
 		ExposeAppTools: f.expose, ImageMaxSize: f.imageMaxSize, MaxResultBytes: f.maxResultBytes, Logger: logger,
@@ -128,14 +117,46 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		}
 		defer l.Close()
 	}
-	var backend hostapi.Backend
+	backend, stop, err := f.backend(ctx, g, &opts, logger)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if f.http != "" {
+		return f.serveHTTP(ctx, g, backend, opts, l)
+	}
+	br := mcpbridge.New(backend, opts)
+	return br.Run(ctx, &mcp.IOTransport{Reader: readCloser(g.env.Stdin), Writer: nopWriteCloser{g.env.Stdout}})
+}
+
+// check refuses flags out of range or that do not go together.
+func (f *mcpFlags) check() error {
+	if f.imageMaxSize < 64 || f.imageMaxSize > 8192 {
+		return usageErrorf("--image-max-size must be between 64 and 8192")
+	}
+	if f.maxResultBytes < 4096 || f.maxResultBytes > 16<<20 {
+		return usageErrorf("--max-result-bytes must be between 4096 and 16777216")
+	}
+	if f.http == "" && (f.noAuth || len(f.allowOrigins) > 0) {
+		return usageErrorf("--no-auth and --allow-origin apply to --http only")
+	}
+	for _, o := range f.allowOrigins {
+		if _, err := mcpbridge.NormalizeOrigin(o); err != nil {
+			return usageErrorf("--allow-origin: %v", err)
+		}
+	}
+	return nil
+}
+
+// backend is the host the bridge serves: one in this process (--embedded-host, --demo), a
+// device lab (--fleet), or the resident host, found again whenever it is asked. It sets
+// where large results are kept. stop ends what it started.
+func (f *mcpFlags) backend(ctx context.Context, g *globals, opts *mcpbridge.Options, logger *slog.Logger) (hostapi.Backend, func(), error) {
 	if f.embedded || f.demo {
 		b, stop, err := startEmbedded(ctx, g, f.demo)
 		if err != nil {
-			return fmt.Errorf("start the embedded host: %w", err)
+			return nil, nil, fmt.Errorf("start the embedded host: %w", err)
 		}
-		defer stop()
-		backend = b
 		opts.HostMode = mcpbridge.HostEmbedded
 		if f.demo {
 			opts.HostMode = mcpbridge.HostDemo
@@ -143,52 +164,47 @@ func (g *globals) runMCP(c *cobra.Command, f mcpFlags) error {
 		// Results of a host that lives as long as this process go with it.
 		dir, err := os.MkdirTemp("", "ansight-mcp-results-")
 		if err != nil {
-			return err
+			stop()
+			return nil, nil, err
 		}
-		defer os.RemoveAll(dir)
 		opts.ResultDir = dir
-	} else if cfg, ok := g.fleetConfig(); ok {
+		return b, func() { os.RemoveAll(dir); stop() }, nil
+	}
+	if dir, err := g.stateDirPath(); err == nil {
+		opts.ResultDir = filepath.Join(dir, "mcp-results")
+	}
+	if cfg, ok := g.fleetConfig(); ok {
 		b, err := g.fleetClient(cfg) // a device lab: every host's sessions
-		if err != nil {
-			return err
-		}
-		backend = b
-		if dir, err := g.stateDirPath(); err == nil {
-			opts.ResultDir = filepath.Join(dir, "mcp-results")
-		}
-	} else {
-		locate, err := g.locateHost()
-		if err != nil {
-			return err
-		}
-		b := hostapi.NewLocatingClient(locate)
-		// Agent clients start servers before anyone starts a host: serve anyway (tools then
-		// answer host_unavailable with a hint), but tell the user now.
-		if _, err := b.Status(ctx); errors.Is(err, hostapi.ErrHostUnavailable) {
-			logger.Warn("no ansight host is running: start one with 'ansight host run' (or use --embedded-host / --demo)")
-		}
-		backend = b
-		if dir, err := g.stateDirPath(); err == nil {
-			opts.ResultDir = filepath.Join(dir, "mcp-results")
-		}
+		return b, func() {}, err
 	}
+	locate, err := g.locateHost()
+	if err != nil {
+		return nil, nil, err
+	}
+	b := hostapi.NewLocatingClient(locate)
+	// Agent clients start servers before anyone starts a host: serve anyway (tools then
+	// answer host_unavailable with a hint), but tell the user now.
+	if _, err := b.Status(ctx); errors.Is(err, hostapi.ErrHostUnavailable) {
+		logger.Warn("no ansight host is running: start one with 'ansight host run' (or use --embedded-host / --demo)")
+	}
+	return b, func() {}, nil
+}
 
-	if f.http != "" {
-		endpoint := fmt.Sprintf("http://%s%s", l.Addr(), mcpbridge.HTTPPath)
-		if f.noAuth {
-			fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s without authentication (Ctrl-C to stop)\n", endpoint)
-		} else {
-			opts.HTTPToken = os.Getenv(mcpTokenEnv)
-			if opts.HTTPToken == "" {
-				opts.HTTPToken = pairing.NewToken(pairing.AccessTokenBytes)
-			}
-			// Like the player's URL: the user needs the token to configure a client.
-			fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s (Ctrl-C to stop)\n  clients send the header: Authorization: Bearer %s\n", endpoint, opts.HTTPToken)
+// serveHTTP serves streamable HTTP on l, behind the bearer token it prints (or
+// $ANSIGHT_MCP_TOKEN's) unless --no-auth.
+func (f *mcpFlags) serveHTTP(ctx context.Context, g *globals, backend hostapi.Backend, opts mcpbridge.Options, l net.Listener) error {
+	endpoint := fmt.Sprintf("http://%s%s", l.Addr(), mcpbridge.HTTPPath)
+	if f.noAuth {
+		fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s without authentication (Ctrl-C to stop)\n", endpoint)
+	} else {
+		opts.HTTPToken = os.Getenv(mcpTokenEnv)
+		if opts.HTTPToken == "" {
+			opts.HTTPToken = pairing.NewToken(pairing.AccessTokenBytes)
 		}
-		return mcpbridge.New(backend, opts).Serve(ctx, l)
+		// Like the player's URL: the user needs the token to configure a client.
+		fmt.Fprintf(g.env.Stderr, "ansight mcp: serving MCP at %s (Ctrl-C to stop)\n  clients send the header: Authorization: Bearer %s\n", endpoint, opts.HTTPToken)
 	}
-	br := mcpbridge.New(backend, opts)
-	return br.Run(ctx, &mcp.IOTransport{Reader: readCloser(g.env.Stdin), Writer: nopWriteCloser{g.env.Stdout}})
+	return mcpbridge.New(backend, opts).Serve(ctx, l)
 }
 
 // readCloser closes r when it can be closed (os.Stdin), so that ending the session stops

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -38,14 +39,14 @@ type issueOutput struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-func newPairingIssueCmd(g *globals) *cobra.Command {
-	var req hostapi.InviteRequest
-	var policy, duration, qrFile string
-	var qr, codeOnly bool
-	cmd := &cobra.Command{
-		Use:   "issue [app-id]",
-		Short: "Issue a single-use invite (code and QR)",
-		Long: `Issue a single-use invite for one app (or, without an app id, any app: then it can be
+// pairingIssueOptions are the flags of 'ansight pairing issue'.
+type pairingIssueOptions struct {
+	req                      hostapi.InviteRequest
+	policy, duration, qrFile string
+	qr, codeOnly             bool
+}
+
+const pairingIssueLong = `Issue a single-use invite for one app (or, without an app id, any app: then it can be
 used for 10 minutes only).
 
 --duration is how long the pairing lasts (default 30 days; from 1 minute to 90 days, and
@@ -54,108 +55,139 @@ anything else is refused): Go durations (15m, 1h30m) and days, weeks and months 
 used within the first 24 hours of it.
 
 The official CLI's spellings work too: the app id as an argument or --app-id, and
---qr-output for --qr-file.`,
+--qr-output for --qr-file.`
+
+func newPairingIssueCmd(g *globals) *cobra.Command {
+	o := &pairingIssueOptions{}
+	cmd := &cobra.Command{
+		Use:   "issue [app-id]",
+		Short: "Issue a single-use invite (code and QR)",
+		Long:  pairingIssueLong,
 		Example: `  ansight pairing issue com.example.app --qr
   ansight pairing issue com.example.app --duration 7d --max-tool-policy write --name "Ada's phone"
   ansight pairing issue com.example.app --code
   ansight pairing issue com.example.app --host-address 192.168.1.20 --qr-file invite.png`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if req.AppID != "" && req.AppID != args[0] {
-					return usageErrorf("give the app id as an argument or with --app-id, not both")
-				}
-				req.AppID = args[0]
-			}
-			if codeOnly && qr {
-				return usageErrorf("give --code or --qr, not both")
-			}
-			if policy != "" {
-				p, err := wire.ParsePolicy(policy)
-				if err != nil {
-					return usageErrorf("--max-tool-policy: %v", err)
-				}
-				req.MaxToolPolicy = p
-			}
-			if duration != "" {
-				d, err := parsePairingDuration(duration)
-				if err != nil {
-					return usageErrorf("--duration: %v", err)
-				}
-				// The host would cut a longer pairing to its limit without a word.
-				if d < minPairingDuration || d > pairing.MaxGrantLifetime {
-					return usageErrorf("--duration %s is out of range: a pairing lasts from 1 minute to 90 days (15m, 12h, 7d, 1mo…)", strings.TrimSpace(duration))
-				}
-				req.DurationSeconds = int64(d.Round(time.Second) / time.Second)
-			}
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			ctx := c.Context()
-			inv, err := b.IssueInvite(ctx, req)
-			if err != nil {
-				return hostErr(err)
-			}
-			var warnings []string
-			if st, err := b.Status(ctx); err == nil && !st.LAN {
-				warnings = append(warnings, "this host listens on loopback only: a phone or another machine cannot reach it with this invite. "+
-					"Restart it with 'ansight host run --lan' (apps on this machine pair on their own, without an invite)")
-			}
-			if qr && qrFile == "" {
-				dir, err := g.stateDirPath()
-				if err != nil {
-					return err
-				}
-				qrFile = filepath.Join(dir, "invites", inv.ID+".png")
-			}
-			if qrFile != "" {
-				if qrFile, err = filepath.Abs(qrFile); err != nil {
-					return err
-				}
-				if err := writeQRPNG(inv.Code, qrFile); err != nil {
-					return err
-				}
-			}
-			for _, w := range warnings {
-				printf(g.env.Stderr, "warning: %s\n", w)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, issueOutput{inv, qrFile, warnings})
-			}
-			if codeOnly {
-				fmt.Fprintln(g.env.Stdout, inv.Code)
-				return nil
-			}
-			out := g.env.Stdout
-			printf(out, "invite %s for %s, grant %s\n", inv.ID, appLabel(inv.AppID), inv.MaxToolPolicy)
-			printf(out, "  use it by %s; the pairing it makes lasts until %s\n", until(inv.ExpiresAt), inv.GrantExpiresAt.Local().Format("2006-01-02 15:04"))
-			if len(inv.HostAddresses) > 0 {
-				printf(out, "  apps look for the host at %s\n", strings.Join(inv.HostAddresses, ", "))
-			}
-			fmt.Fprintf(out, "\n%s\n\n", inv.Code)
-			if qr {
-				if err := printQR(out, inv.Code, qrFile); err != nil {
-					return err
-				}
-			} else if qrFile != "" {
-				printf(out, "QR code image: %s\n", qrFile)
-			}
-			fmt.Fprintln(out, "Scan the QR code or paste the code into the app; it can be used once.")
-			return nil
-		},
+		RunE: func(c *cobra.Command, args []string) error { return o.run(c.Context(), g, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&req.AppID, "app-id", "", "only this app may use the invite (default: any app)")
-	f.StringVar(&req.AppName, "name", "", "the invite's name, as the app's pairing screen shows it (default: the app id)")
-	f.StringVar(&duration, "duration", "", "how long the pairing lasts, 1 minute to 90 days: 15m, 12h, 7d, 2w, 1mo (default 30 days)")
-	f.StringVar(&policy, "max-tool-policy", "read", "the pairing's grant: read, write or critical")
-	f.StringSliceVar(&req.HostAddresses, "host-address", nil, "the address apps should reach this host at (repeat for several; default: this machine's LAN addresses)")
-	f.BoolVar(&qr, "qr", false, "print a QR code on the terminal (when it fits) and save it as a PNG")
-	f.StringVar(&qrFile, "qr-file", "", "save the QR code PNG here")
-	f.BoolVar(&codeOnly, "code", false, "print the code alone (for scripts and clipboards)")
+	f.StringVar(&o.req.AppID, "app-id", "", "only this app may use the invite (default: any app)")
+	f.StringVar(&o.req.AppName, "name", "", "the invite's name, as the app's pairing screen shows it (default: the app id)")
+	f.StringVar(&o.duration, "duration", "", "how long the pairing lasts, 1 minute to 90 days: 15m, 12h, 7d, 2w, 1mo (default 30 days)")
+	f.StringVar(&o.policy, "max-tool-policy", "read", "the pairing's grant: read, write or critical")
+	f.StringSliceVar(&o.req.HostAddresses, "host-address", nil, "the address apps should reach this host at (repeat for several; default: this machine's LAN addresses)")
+	f.BoolVar(&o.qr, "qr", false, "print a QR code on the terminal (when it fits) and save it as a PNG")
+	f.StringVar(&o.qrFile, "qr-file", "", "save the QR code PNG here")
+	f.BoolVar(&o.codeOnly, "code", false, "print the code alone (for scripts and clipboards)")
 	aliasFlags(f, map[string]string{"qr-output": "qr-file"})
 	return cmd
+}
+
+// run issues the invite, saves its QR code when asked, and prints it.
+func (o *pairingIssueOptions) run(ctx context.Context, g *globals, args []string) error {
+	if err := o.request(args); err != nil {
+		return err
+	}
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	inv, err := b.IssueInvite(ctx, o.req)
+	if err != nil {
+		return hostErr(err)
+	}
+	var warnings []string
+	if st, err := b.Status(ctx); err == nil && !st.LAN {
+		warnings = append(warnings, "this host listens on loopback only: a phone or another machine cannot reach it with this invite. "+
+			"Restart it with 'ansight host run --lan' (apps on this machine pair on their own, without an invite)")
+	}
+	qrFile, err := o.saveQR(g, inv)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		printf(g.env.Stderr, "warning: %s\n", w)
+	}
+	switch {
+	case g.json:
+		return writeJSON(g.env.Stdout, issueOutput{inv, qrFile, warnings})
+	case o.codeOnly:
+		fmt.Fprintln(g.env.Stdout, inv.Code)
+		return nil
+	}
+	return o.print(g.env.Stdout, inv, qrFile)
+}
+
+// request reads the arguments and flags into the invite request.
+func (o *pairingIssueOptions) request(args []string) error {
+	if len(args) == 1 {
+		if o.req.AppID != "" && o.req.AppID != args[0] {
+			return usageErrorf("give the app id as an argument or with --app-id, not both")
+		}
+		o.req.AppID = args[0]
+	}
+	if o.codeOnly && o.qr {
+		return usageErrorf("give --code or --qr, not both")
+	}
+	if o.policy != "" {
+		p, err := wire.ParsePolicy(o.policy)
+		if err != nil {
+			return usageErrorf("--max-tool-policy: %v", err)
+		}
+		o.req.MaxToolPolicy = p
+	}
+	if o.duration != "" {
+		d, err := parsePairingDuration(o.duration)
+		if err != nil {
+			return usageErrorf("--duration: %v", err)
+		}
+		// The host would cut a longer pairing to its limit without a word.
+		if d < minPairingDuration || d > pairing.MaxGrantLifetime {
+			return usageErrorf("--duration %s is out of range: a pairing lasts from 1 minute to 90 days (15m, 12h, 7d, 1mo…)", strings.TrimSpace(o.duration))
+		}
+		o.req.DurationSeconds = int64(d.Round(time.Second) / time.Second)
+	}
+	return nil
+}
+
+// saveQR writes the invite's QR code as a PNG where --qr-file says (with --qr alone: in
+// the state directory) and returns its absolute path, "" when none is asked for.
+func (o *pairingIssueOptions) saveQR(g *globals, inv *hostapi.Invite) (string, error) {
+	qrFile := o.qrFile
+	if o.qr && qrFile == "" {
+		dir, err := g.stateDirPath()
+		if err != nil {
+			return "", err
+		}
+		qrFile = filepath.Join(dir, "invites", inv.ID+".png")
+	}
+	if qrFile == "" {
+		return "", nil
+	}
+	qrFile, err := filepath.Abs(qrFile)
+	if err != nil {
+		return "", err
+	}
+	return qrFile, writeQRPNG(inv.Code, qrFile)
+}
+
+// print shows the invite for people.
+func (o *pairingIssueOptions) print(out io.Writer, inv *hostapi.Invite, qrFile string) error {
+	printf(out, "invite %s for %s, grant %s\n", inv.ID, appLabel(inv.AppID), inv.MaxToolPolicy)
+	printf(out, "  use it by %s; the pairing it makes lasts until %s\n", until(inv.ExpiresAt), inv.GrantExpiresAt.Local().Format("2006-01-02 15:04"))
+	if len(inv.HostAddresses) > 0 {
+		printf(out, "  apps look for the host at %s\n", strings.Join(inv.HostAddresses, ", "))
+	}
+	fmt.Fprintf(out, "\n%s\n\n", inv.Code)
+	if o.qr {
+		if err := printQR(out, inv.Code, qrFile); err != nil {
+			return err
+		}
+	} else if qrFile != "" {
+		printf(out, "QR code image: %s\n", qrFile)
+	}
+	fmt.Fprintln(out, "Scan the QR code or paste the code into the app; it can be used once.")
+	return nil
 }
 
 // aliasFlags makes the official CLI's flag names work as ours (not listed in --help; the
@@ -288,45 +320,48 @@ Revoked and expired entries stay listed until the host drops them (a week after 
 invite expires, a month after a pairing does). Revoke either with
 'ansight pairing revoke <id>'; 'ansight pairing get <id>' shows one.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			inv, err := b.Invites(c.Context())
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, inv)
-			}
-			if len(inv.Invites) == 0 && len(inv.Grants) == 0 {
-				fmt.Fprintln(g.env.Stdout, "no invites or pairings; apps on this machine pair on their own, others with 'ansight pairing issue <app-id> --qr'")
-				return nil
-			}
-			if len(inv.Invites) > 0 {
-				tw := newTable(g.env.Stdout).colourBy(2, policyColour).colourBy(3, stateColour)
-				tw.header("INVITE", "APP", "GRANT", "STATE", "EXPIRES", "NAME")
-				for _, i := range inv.Invites {
-					tw.row(i.ID, appLabel(i.AppID), string(i.MaxToolPolicy), i.State, i.ExpiresAt.Local().Format("2006-01-02 15:04"), i.AppName)
-				}
-				tw.flush()
-			}
-			if len(inv.Grants) > 0 {
-				if len(inv.Invites) > 0 {
-					fmt.Fprintln(g.env.Stdout)
-				}
-				tw := newTable(g.env.Stdout).colourBy(4, policyColour).colourBy(5, stateColour)
-				tw.header("PAIRING", "MODE", "APP", "DEVICE", "GRANT", "STATE", "EXPIRES", "LAST USED")
-				for _, gr := range inv.Grants {
-					tw.row(gr.ID, gr.Mode, gr.AppID, dash(gr.DeviceName), string(gr.MaxToolPolicy), gr.State,
-						gr.ExpiresAt.Local().Format("2006-01-02 15:04"), ago(gr.LastUsedAt))
-				}
-				tw.flush()
-			}
-			return nil
-		},
+		RunE: func(c *cobra.Command, _ []string) error { return runPairingList(c.Context(), g) },
 	}
+}
+
+// runPairingList is 'ansight pairing list'.
+func runPairingList(ctx context.Context, g *globals) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	inv, err := b.Invites(ctx)
+	if err != nil {
+		return hostErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, inv)
+	}
+	if len(inv.Invites) == 0 && len(inv.Grants) == 0 {
+		fmt.Fprintln(g.env.Stdout, "no invites or pairings; apps on this machine pair on their own, others with 'ansight pairing issue <app-id> --qr'")
+		return nil
+	}
+	if len(inv.Invites) > 0 {
+		tw := newTable(g.env.Stdout).colourBy(2, policyColour).colourBy(3, stateColour)
+		tw.header("INVITE", "APP", "GRANT", "STATE", "EXPIRES", "NAME")
+		for _, i := range inv.Invites {
+			tw.row(i.ID, appLabel(i.AppID), string(i.MaxToolPolicy), i.State, i.ExpiresAt.Local().Format("2006-01-02 15:04"), i.AppName)
+		}
+		tw.flush()
+	}
+	if len(inv.Grants) > 0 {
+		if len(inv.Invites) > 0 {
+			fmt.Fprintln(g.env.Stdout)
+		}
+		tw := newTable(g.env.Stdout).colourBy(4, policyColour).colourBy(5, stateColour)
+		tw.header("PAIRING", "MODE", "APP", "DEVICE", "GRANT", "STATE", "EXPIRES", "LAST USED")
+		for _, gr := range inv.Grants {
+			tw.row(gr.ID, gr.Mode, gr.AppID, dash(gr.DeviceName), string(gr.MaxToolPolicy), gr.State,
+				gr.ExpiresAt.Local().Format("2006-01-02 15:04"), ago(gr.LastUsedAt))
+		}
+		tw.flush()
+	}
+	return nil
 }
 
 func newPairingGetCmd(g *globals) *cobra.Command {
@@ -334,60 +369,69 @@ func newPairingGetCmd(g *globals) *cobra.Command {
 		Use:   "get <invite-or-pairing-id>",
 		Short: "Show one invite or pairing (never an invite's secret)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			list, err := b.Invites(c.Context())
-			if err != nil {
-				return hostErr(err)
-			}
-			id := args[0]
-			tw := newTable(g.env.Stdout)
-			for _, i := range list.Invites {
-				if i.ID != id {
-					continue
-				}
-				if g.json {
-					i.Schema = hostapi.SchemaInvite
-					return writeJSON(g.env.Stdout, i)
-				}
-				rows := [][2]string{{"invite", i.ID}, {"app", appLabel(i.AppID)}, {"name", i.AppName}, {"grant", string(i.MaxToolPolicy)},
-					{"state", i.State}, {"issued", i.IssuedAt.Local().Format("2006-01-02 15:04")}, {"expires", until(i.ExpiresAt)},
-					{"pairing lasts until", i.GrantExpiresAt.Local().Format("2006-01-02 15:04")}, {"uses", fmt.Sprintf("%d of %d", i.Uses, i.MaxUses)}}
-				if !i.RevokedAt.IsZero() {
-					rows = append(rows, [2]string{"revoked", i.RevokedAt.Local().Format("2006-01-02 15:04")})
-				}
-				for _, gr := range list.Grants {
-					if gr.InviteID == i.ID {
-						rows = append(rows, [2]string{"pairing", gr.ID + " (" + gr.State + ", " + dash(gr.DeviceName) + ")"})
-					}
-				}
-				printRows(tw, rows)
-				return nil
-			}
-			for _, gr := range list.Grants {
-				if gr.ID != id {
-					continue
-				}
-				if g.json {
-					gr.Schema = hostapi.SchemaGrant
-					return writeJSON(g.env.Stdout, gr)
-				}
-				rows := [][2]string{{"pairing", gr.ID}, {"mode", gr.Mode}, {"invite", gr.InviteID}, {"app", gr.AppID},
-					{"device", gr.DeviceName}, {"device id", gr.DeviceID}, {"grant", string(gr.MaxToolPolicy)}, {"state", gr.State},
-					{"created", gr.CreatedAt.Local().Format("2006-01-02 15:04")}, {"expires", gr.ExpiresAt.Local().Format("2006-01-02 15:04")},
-					{"last used", ago(gr.LastUsedAt)}}
-				if !gr.RevokedAt.IsZero() {
-					rows = append(rows, [2]string{"revoked", gr.RevokedAt.Local().Format("2006-01-02 15:04")})
-				}
-				printRows(tw, rows)
-				return nil
-			}
-			return fmt.Errorf("no invite or pairing %q (see 'ansight pairing list')", id)
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return runPairingGet(c.Context(), g, args[0]) },
 	}
+}
+
+// runPairingGet is 'ansight pairing get': an invite, else a pairing, with that id.
+func runPairingGet(ctx context.Context, g *globals, id string) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	list, err := b.Invites(ctx)
+	if err != nil {
+		return hostErr(err)
+	}
+	for _, i := range list.Invites {
+		if i.ID == id {
+			return printInvite(g, i, list.Grants)
+		}
+	}
+	for _, gr := range list.Grants {
+		if gr.ID == id {
+			return printGrant(g, gr)
+		}
+	}
+	return fmt.Errorf("no invite or pairing %q (see 'ansight pairing list')", id)
+}
+
+// printInvite shows one invite and the pairings made with it.
+func printInvite(g *globals, i hostapi.Invite, grants []hostapi.Grant) error {
+	if g.json {
+		i.Schema = hostapi.SchemaInvite
+		return writeJSON(g.env.Stdout, i)
+	}
+	rows := [][2]string{{"invite", i.ID}, {"app", appLabel(i.AppID)}, {"name", i.AppName}, {"grant", string(i.MaxToolPolicy)},
+		{"state", i.State}, {"issued", i.IssuedAt.Local().Format("2006-01-02 15:04")}, {"expires", until(i.ExpiresAt)},
+		{"pairing lasts until", i.GrantExpiresAt.Local().Format("2006-01-02 15:04")}, {"uses", fmt.Sprintf("%d of %d", i.Uses, i.MaxUses)}}
+	if !i.RevokedAt.IsZero() {
+		rows = append(rows, [2]string{"revoked", i.RevokedAt.Local().Format("2006-01-02 15:04")})
+	}
+	for _, gr := range grants {
+		if gr.InviteID == i.ID {
+			rows = append(rows, [2]string{"pairing", gr.ID + " (" + gr.State + ", " + dash(gr.DeviceName) + ")"})
+		}
+	}
+	printRows(newTable(g.env.Stdout), rows)
+	return nil
+}
+
+// printGrant shows one pairing.
+func printGrant(g *globals, gr hostapi.Grant) error {
+	if g.json {
+		gr.Schema = hostapi.SchemaGrant
+		return writeJSON(g.env.Stdout, gr)
+	}
+	rows := [][2]string{{"pairing", gr.ID}, {"mode", gr.Mode}, {"invite", gr.InviteID}, {"app", gr.AppID},
+		{"device", gr.DeviceName}, {"device id", gr.DeviceID}, {"grant", string(gr.MaxToolPolicy)}, {"state", gr.State},
+		{"created", gr.CreatedAt.Local().Format("2006-01-02 15:04")}, {"expires", gr.ExpiresAt.Local().Format("2006-01-02 15:04")},
+		{"last used", ago(gr.LastUsedAt)}}
+	if !gr.RevokedAt.IsZero() {
+		rows = append(rows, [2]string{"revoked", gr.RevokedAt.Local().Format("2006-01-02 15:04")})
+	}
+	printRows(newTable(g.env.Stdout), rows)
+	return nil
 }
 
 // printRows writes "key: value" rows, leaving out empty values.
@@ -421,22 +465,25 @@ What the device sees afterwards:
 A pairing made by an older host may have an id that starts with '-': put it after '--'
 (ansight pairing revoke -- -zfR_icLhB0DPQf3vuwN6Q).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			r, err := ask(g, c.Context(), hostapi.Backend.Revoke, args[0])
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, r)
-			}
-			if r.Kind == "invite" {
-				printf(g.env.Stdout, "revoked invite %s: %d pairing(s) made with it revoked, %d session(s) ended\n", r.ID, len(r.GrantIDs), r.SessionsEnded)
-			} else {
-				printf(g.env.Stdout, "revoked pairing %s: %d session(s) ended\n", r.ID, r.SessionsEnded)
-			}
-			return nil
-		},
+		RunE: func(c *cobra.Command, args []string) error { return runPairingRevoke(c.Context(), g, args) },
 	}
+}
+
+// runPairingRevoke is 'ansight pairing revoke'.
+func runPairingRevoke(ctx context.Context, g *globals, args []string) error {
+	r, err := ask(g, ctx, hostapi.Backend.Revoke, args[0])
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, r)
+	}
+	if r.Kind == "invite" {
+		printf(g.env.Stdout, "revoked invite %s: %d pairing(s) made with it revoked, %d session(s) ended\n", r.ID, len(r.GrantIDs), r.SessionsEnded)
+	} else {
+		printf(g.env.Stdout, "revoked pairing %s: %d session(s) ended\n", r.ID, r.SessionsEnded)
+	}
+	return nil
 }
 
 func newPairingForgetCmd(g *globals) *cobra.Command {
@@ -451,18 +498,21 @@ it first.`,
 		Example: `  ansight pairing revoke 3kJ9mQ2xV7pL1nR8tY4wZg
   ansight pairing forget 3kJ9mQ2xV7pL1nR8tY4wZg`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			r, err := ask(g, c.Context(), hostapi.Backend.Forget, args[0])
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, r)
-			}
-			printf(g.env.Stdout, "forgot %s pairing %s of %s on %s: it may pair again\n", r.Mode, r.ID, r.AppID, r.DeviceID)
-			return nil
-		},
+		RunE: func(c *cobra.Command, args []string) error { return runPairingForget(c.Context(), g, args) },
 	}
+}
+
+// runPairingForget is 'ansight pairing forget'.
+func runPairingForget(ctx context.Context, g *globals, args []string) error {
+	r, err := ask(g, ctx, hostapi.Backend.Forget, args[0])
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, r)
+	}
+	printf(g.env.Stdout, "forgot %s pairing %s of %s on %s: it may pair again\n", r.Mode, r.ID, r.AppID, r.DeviceID)
+	return nil
 }
 
 func writeQRPNG(code, path string) error {

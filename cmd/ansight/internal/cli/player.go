@@ -30,44 +30,50 @@ reconnect by themselves; --new-token replaces it and locks every open page out.`
 		Short:   "Print the player's address with its access token",
 		Example: "  ansight player url\n  ansight player url --new-token",
 		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			a, err := ask(g, c.Context(), hostapi.Backend.Player, renew)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, a)
-			}
-			fmt.Fprintln(g.env.Stdout, a.URL)
-			if renew {
-				fmt.Fprintln(g.env.Stderr, "a new access token: pages opened with the old one are locked out")
-			}
-			return nil
-		},
+		RunE:    func(c *cobra.Command, _ []string) error { return runPlayerURL(c.Context(), g, renew) },
 	}
 	url.Flags().BoolVar(&renew, "new-token", false, "replace the access token first (every open page is locked out)")
 	open := &cobra.Command{
 		Use:   "open",
 		Short: "Open the player in the default browser ($BROWSER, else xdg-open or open); exit 1 if it could not",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			a, err := ask(g, c.Context(), hostapi.Backend.Player, false)
-			if err != nil {
-				return err
-			}
-			if err := openBrowser(c.Context(), a.URL); err != nil {
-				if g.json {
-					return fmt.Errorf("could not open a browser (%v): 'ansight player url' prints the address to open", err)
-				}
-				fmt.Fprintln(g.env.Stdout, a.URL)
-				return fmt.Errorf("could not open a browser (%v): open the address above yourself ('ansight player url' prints it again)", err)
-			}
-			printf(g.env.Stdout, "opened %s in the browser\n", a.Address)
-			return nil
-		},
+		RunE:  func(c *cobra.Command, _ []string) error { return runPlayerOpen(c.Context(), g) },
 	}
 	cmd.AddCommand(url, open)
 	return cmd
+}
+
+// runPlayerURL is 'ansight player url': renew replaces the token first (--new-token).
+func runPlayerURL(ctx context.Context, g *globals, renew bool) error {
+	a, err := ask(g, ctx, hostapi.Backend.Player, renew)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, a)
+	}
+	fmt.Fprintln(g.env.Stdout, a.URL)
+	if renew {
+		fmt.Fprintln(g.env.Stderr, "a new access token: pages opened with the old one are locked out")
+	}
+	return nil
+}
+
+// runPlayerOpen is 'ansight player open'.
+func runPlayerOpen(ctx context.Context, g *globals) error {
+	a, err := ask(g, ctx, hostapi.Backend.Player, false)
+	if err != nil {
+		return err
+	}
+	if err := openBrowser(ctx, a.URL); err != nil {
+		if g.json {
+			return fmt.Errorf("could not open a browser (%v): 'ansight player url' prints the address to open", err)
+		}
+		fmt.Fprintln(g.env.Stdout, a.URL)
+		return fmt.Errorf("could not open a browser (%v): open the address above yourself ('ansight player url' prints it again)", err)
+	}
+	printf(g.env.Stdout, "opened %s in the browser\n", a.Address)
+	return nil
 }
 
 // openerWait is how long openBrowser waits for the opener's exit status. Openers such as

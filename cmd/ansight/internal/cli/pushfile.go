@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -18,10 +19,15 @@ import (
 // control API takes up to 16 MiB, and the SDKs' files.push_file accepts 16 MiB by default.
 const maxPushBytes = 12 << 20
 
+// appPushFileOptions are the flags of 'ansight app push-file'.
+type appPushFileOptions struct {
+	sel                 sessionSelector
+	root, fileName      string
+	overwrite, noCreate bool
+}
+
 func newAppPushFileCmd(g *globals) *cobra.Command {
-	var sel sessionSelector
-	var root, fileName string
-	var overwrite, noCreate bool
+	o := &appPushFileOptions{}
 	cmd := &cobra.Command{
 		Use:   "push-file [session] <local-file> <remote-dir>",
 		Short: "Copy a file into the app, through its files.push_file tool",
@@ -35,78 +41,93 @@ tool says so. The remote directory is relative to one of the app's file roots
 		Args:              cobra.RangeArgs(2, 3),
 		ValidArgsFunction: g.completeSessions,
 		RunE: func(c *cobra.Command, args []string) error {
-			sessArgs, local, remote := args[:len(args)-2], args[len(args)-2], args[len(args)-1]
-			fi, err := os.Stat(local)
-			switch {
-			case err != nil:
-				return usageErrorf("%v", err)
-			case !fi.Mode().IsRegular():
-				return usageErrorf("%s is not a regular file", local)
-			case fi.Size() > maxPushBytes:
-				return usageErrorf("%s has %s: push-file sends at most %s (inside one call)", local, humanBytes(fi.Size()), humanBytes(maxPushBytes))
-			}
-			content, err := os.ReadFile(local)
-			if err != nil {
-				return err
-			}
-			if fileName == "" {
-				fileName = filepath.Base(local)
-			}
-			ctx := c.Context()
-			b, id, err := g.session(ctx, &sel, sessArgs)
-			if err != nil {
-				return err
-			}
-			t, err := b.Tools(ctx, id, hostapi.ToolsRequest{ToolIDs: []string{files.PushFileToolID}})
-			if err != nil {
-				return hostErr(err)
-			}
-			if len(t.Tools) == 0 {
-				return &exitError{code: ExitToolUnavailable, err: fmt.Errorf("the app offers no file-receiving tool (%s, as the official SDKs name it): it cannot take files", files.PushFileToolID),
-					hint: "apps register it with the SDK's file tools (Go: package app/files)"}
-			}
-			a := map[string]any{"directoryPath": remote, "fileName": fileName, "contentBase64": base64.StdEncoding.EncodeToString(content),
-				"overwrite": overwrite, "createDirectory": !noCreate}
-			if root != "" {
-				a["root"] = root
-			}
-			raw, err := json.Marshal(a)
-			if err != nil {
-				return err
-			}
-			res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: files.PushFileToolID, Arguments: raw}, nil)
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				if err := writeJSON(g.env.Stdout, res); err != nil {
-					return err
-				}
-				return toolExit(res.Error)
-			}
-			if res.Error != nil {
-				printToolError(g.env.Stderr, res.Error)
-				return toolExit(res.Error)
-			}
-			var pushed struct {
-				RootAlias    string `json:"rootAlias"`
-				RelativePath string `json:"relativePath"`
-				SizeBytes    int64  `json:"sizeBytes"`
-				Operation    string `json:"operation"`
-			}
-			if res.Result != nil && wire.Unmarshal(res.Result.Result, &pushed) == nil && pushed.RelativePath != "" {
-				printf(g.env.Stdout, "pushed %s to %s:%s (%s, %s)\n", local, pushed.RootAlias, pushed.RelativePath, humanBytes(pushed.SizeBytes), pushed.Operation)
-				return nil
-			}
-			printCall(g.env.Stdout, g.env.Stderr, res) // another SDK's answer: show it as it is
-			return nil
+			return o.run(c.Context(), g, args[:len(args)-2], args[len(args)-2], args[len(args)-1])
 		},
 	}
 	f := cmd.Flags()
-	sel.addFlag(cmd)
-	f.StringVar(&root, "sandbox-root", "", "the app's file root to write under (default: its first)")
-	f.StringVar(&fileName, "file-name", "", "the name to give the file in the app (default: the local file's name)")
-	f.BoolVar(&overwrite, "overwrite", false, "replace a file of that name")
-	f.BoolVar(&noCreate, "no-create-directory", false, "fail when the remote directory does not exist")
+	o.sel.addFlag(cmd)
+	f.StringVar(&o.root, "sandbox-root", "", "the app's file root to write under (default: its first)")
+	f.StringVar(&o.fileName, "file-name", "", "the name to give the file in the app (default: the local file's name)")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace a file of that name")
+	f.BoolVar(&o.noCreate, "no-create-directory", false, "fail when the remote directory does not exist")
 	return cmd
+}
+
+// run sends the local file to the app's files.push_file, in remote (a directory under
+// one of its roots).
+func (o *appPushFileOptions) run(ctx context.Context, g *globals, sessArgs []string, local, remote string) error {
+	content, err := readPushed(local)
+	if err != nil {
+		return err
+	}
+	fileName := o.fileName
+	if fileName == "" {
+		fileName = filepath.Base(local)
+	}
+	b, id, err := g.session(ctx, &o.sel, sessArgs)
+	if err != nil {
+		return err
+	}
+	t, err := b.Tools(ctx, id, hostapi.ToolsRequest{ToolIDs: []string{files.PushFileToolID}})
+	if err != nil {
+		return hostErr(err)
+	}
+	if len(t.Tools) == 0 {
+		return &exitError{code: ExitToolUnavailable, err: fmt.Errorf("the app offers no file-receiving tool (%s, as the official SDKs name it): it cannot take files", files.PushFileToolID),
+			hint: "apps register it with the SDK's file tools (Go: package app/files)"}
+	}
+	a := map[string]any{"directoryPath": remote, "fileName": fileName, "contentBase64": base64.StdEncoding.EncodeToString(content),
+		"overwrite": o.overwrite, "createDirectory": !o.noCreate}
+	if o.root != "" {
+		a["root"] = o.root
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	res, err := b.Call(ctx, id, hostapi.CallRequest{ToolID: files.PushFileToolID, Arguments: raw}, nil)
+	if err != nil {
+		return hostErr(err)
+	}
+	return printPushed(g, local, res)
+}
+
+// readPushed reads the file to push: a regular file, at most maxPushBytes.
+func readPushed(local string) ([]byte, error) {
+	fi, err := os.Stat(local)
+	switch {
+	case err != nil:
+		return nil, usageErrorf("%v", err)
+	case !fi.Mode().IsRegular():
+		return nil, usageErrorf("%s is not a regular file", local)
+	case fi.Size() > maxPushBytes:
+		return nil, usageErrorf("%s has %s: push-file sends at most %s (inside one call)", local, humanBytes(fi.Size()), humanBytes(maxPushBytes))
+	}
+	return os.ReadFile(local)
+}
+
+// printPushed says where the file went, or the tool's error.
+func printPushed(g *globals, local string, res *hostapi.Call) error {
+	if g.json {
+		if err := writeJSON(g.env.Stdout, res); err != nil {
+			return err
+		}
+		return toolExit(res.Error)
+	}
+	if res.Error != nil {
+		printToolError(g.env.Stderr, res.Error)
+		return toolExit(res.Error)
+	}
+	var pushed struct {
+		RootAlias    string `json:"rootAlias"`
+		RelativePath string `json:"relativePath"`
+		SizeBytes    int64  `json:"sizeBytes"`
+		Operation    string `json:"operation"`
+	}
+	if res.Result != nil && wire.Unmarshal(res.Result.Result, &pushed) == nil && pushed.RelativePath != "" {
+		printf(g.env.Stdout, "pushed %s to %s:%s (%s, %s)\n", local, pushed.RootAlias, pushed.RelativePath, humanBytes(pushed.SizeBytes), pushed.Operation)
+		return nil
+	}
+	printCall(g.env.Stdout, g.env.Stderr, res) // another SDK's answer: show it as it is
+	return nil
 }

@@ -170,107 +170,12 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 
 // browse runs one browse command.
 func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec browseSpec, f browseFlags, req hostapi.RecordsRequest) error {
-	view := &browseView{channels: map[int]channelInfo{}}
-	if spec.channel {
-		// The channels' names and units: those declared so far, and (the declarations
-		// come with the samples) those declared while following.
-		p, err := b.Records(ctx, id, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordChannel}, Limit: recording.MaxLimit})
-		if err != nil && wire.CodeOf(err) != wire.CodeRecordingOff {
-			return recordingErr(err)
-		}
-		if err == nil {
-			for _, r := range p.Records {
-				view.channels[*r.Channel] = channelOf(r)
-			}
-		}
-		req.Kinds = append(slices.Clone(req.Kinds), hostapi.RecordChannel)
-		if f.channel != "" {
-			ch, err := resolveChannel(f.channel, view.channels)
-			if err != nil {
-				return err
-			}
-			req.Channel = &ch
-		}
+	br := &browsing{g: g, b: b, id: id, spec: spec, f: f, view: &browseView{channels: map[int]channelInfo{}}}
+	req, err := br.prepare(ctx, req)
+	if err != nil {
+		return err
 	}
-	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool { return k == hostapi.RecordTree || k == hostapi.RecordArtifact }) && !g.json {
-		if st, err := b.Status(ctx); err == nil && st.Recording != nil {
-			view.dir = st.Recording.Dir
-		}
-	}
-	out := g.env.Stdout
-	var tw *table
-	var listed []hostapi.Record
-	emit := func(r hostapi.Record) error {
-		if r.Kind == hostapi.RecordChannel {
-			view.channels[*r.Channel] = channelOf(r)
-		}
-		switch {
-		case g.json && f.follow:
-			line, err := json.Marshal(r, json.Deterministic(true))
-			if err != nil {
-				return err
-			}
-			_, err = out.Write(append(line, '\n'))
-			return err
-		case g.json:
-			listed = append(listed, r)
-			return nil
-		}
-		cells := spec.row(view, r)
-		if cells == nil {
-			return nil
-		}
-		if tw == nil {
-			tw = newTable(out)
-			if !f.follow {
-				tw.header(spec.header...)
-			}
-		}
-		tw.row(cells...)
-		if f.follow {
-			tw.flush()
-		}
-		return nil
-	}
-
-	var err error
-	switch {
-	case f.tail > 0:
-		req.Newest, req.Limit = true, f.tail
-		var p *hostapi.Records
-		if p, err = b.Records(ctx, id, req); err == nil {
-			slices.Reverse(p.Records)
-			for _, r := range p.Records {
-				if err = emit(r); err != nil {
-					break
-				}
-				req.After = r.Seq
-			}
-		}
-		req.Newest, req.Limit = false, 0
-		if err == nil && f.follow {
-			err = b.Follow(ctx, id, req, emit)
-		}
-	case f.follow:
-		err = b.Follow(ctx, id, req, emit)
-	default:
-		req.Limit = recording.MaxLimit
-		for {
-			var p *hostapi.Records
-			if p, err = b.Records(ctx, id, req); err != nil {
-				break
-			}
-			for _, r := range p.Records {
-				if err = emit(r); err != nil {
-					break
-				}
-			}
-			if err != nil || p.Next == 0 {
-				break
-			}
-			req.After = p.Next
-		}
-	}
+	err = br.fetch(ctx, req)
 	if f.follow && err != nil && ctx.Err() != nil {
 		// Ctrl-C is how a follow ends: exit 0, and nothing more on stdout, which with
 		// --json is a stream of records one per line that a reader must be able to trust.
@@ -282,21 +187,149 @@ func (g *globals) browse(ctx context.Context, b hostapi.Backend, id string, spec
 	if err != nil {
 		return recordingErr(err)
 	}
-	if tw != nil {
-		tw.flush()
-	}
-	switch {
-	case g.json && f.follow:
-		return nil
-	case g.json && spec.json != nil:
-		return writeJSON(out, spec.json(id, listed))
-	case g.json:
-		if listed == nil {
-			listed = []hostapi.Record{}
+	return br.finish()
+}
+
+// browsing is one run of a browse command: what it has printed or collected so far.
+type browsing struct {
+	g      *globals
+	b      hostapi.Backend
+	id     string
+	spec   browseSpec
+	f      browseFlags
+	view   *browseView
+	tw     *table           // the table, once a row is printed
+	listed []hostapi.Record // the records of a --json listing
+}
+
+// prepare completes the request and the view: the metric channels' names and units
+// (those declared so far; the declarations come with the samples while following), and
+// where record files are, for the kinds that have them.
+func (br *browsing) prepare(ctx context.Context, req hostapi.RecordsRequest) (hostapi.RecordsRequest, error) {
+	if br.spec.channel {
+		p, err := br.b.Records(ctx, br.id, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordChannel}, Limit: recording.MaxLimit})
+		if err != nil && wire.CodeOf(err) != wire.CodeRecordingOff {
+			return req, recordingErr(err)
 		}
-		return writeJSON(out, hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: id, Records: listed})
-	case tw == nil && !f.follow:
-		printf(out, "no %s in session %s\n", safe(spec.noun), id)
+		if err == nil {
+			for _, r := range p.Records {
+				br.view.channels[*r.Channel] = channelOf(r)
+			}
+		}
+		req.Kinds = append(slices.Clone(req.Kinds), hostapi.RecordChannel)
+		if br.f.channel != "" {
+			ch, err := resolveChannel(br.f.channel, br.view.channels)
+			if err != nil {
+				return req, err
+			}
+			req.Channel = &ch
+		}
+	}
+	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool { return k == hostapi.RecordTree || k == hostapi.RecordArtifact }) && !br.g.json {
+		if st, err := br.b.Status(ctx); err == nil && st.Recording != nil {
+			br.view.dir = st.Recording.Dir
+		}
+	}
+	return req, nil
+}
+
+// fetch reads the records and emits each: the last --tail ones (then, with --follow, the
+// new ones), a follow from the start, or every page.
+func (br *browsing) fetch(ctx context.Context, req hostapi.RecordsRequest) error {
+	switch {
+	case br.f.tail > 0:
+		req.Newest, req.Limit = true, br.f.tail
+		p, err := br.b.Records(ctx, br.id, req)
+		if err != nil {
+			return err
+		}
+		slices.Reverse(p.Records)
+		for _, r := range p.Records {
+			if err := br.emit(r); err != nil {
+				return err
+			}
+			req.After = r.Seq
+		}
+		req.Newest, req.Limit = false, 0
+		if br.f.follow {
+			return br.b.Follow(ctx, br.id, req, br.emit)
+		}
+		return nil
+	case br.f.follow:
+		return br.b.Follow(ctx, br.id, req, br.emit)
+	}
+	req.Limit = recording.MaxLimit
+	for {
+		p, err := br.b.Records(ctx, br.id, req)
+		if err != nil {
+			return err
+		}
+		for _, r := range p.Records {
+			if err := br.emit(r); err != nil {
+				return err
+			}
+		}
+		if p.Next == 0 {
+			return nil
+		}
+		req.After = p.Next
+	}
+}
+
+// emit prints one record (a line of JSON when following with --json, a table row
+// otherwise) or collects it for a --json listing.
+func (br *browsing) emit(r hostapi.Record) error {
+	if r.Kind == hostapi.RecordChannel {
+		br.view.channels[*r.Channel] = channelOf(r)
+	}
+	out := br.g.env.Stdout
+	switch {
+	case br.g.json && br.f.follow:
+		line, err := json.Marshal(r, json.Deterministic(true))
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(append(line, '\n'))
+		return err
+	case br.g.json:
+		br.listed = append(br.listed, r)
+		return nil
+	}
+	cells := br.spec.row(br.view, r)
+	if cells == nil {
+		return nil
+	}
+	if br.tw == nil {
+		br.tw = newTable(out)
+		if !br.f.follow {
+			br.tw.header(br.spec.header...)
+		}
+	}
+	br.tw.row(cells...)
+	if br.f.follow {
+		br.tw.flush()
+	}
+	return nil
+}
+
+// finish writes what a listing collected, or says it found nothing.
+func (br *browsing) finish() error {
+	if br.tw != nil {
+		br.tw.flush()
+	}
+	out := br.g.env.Stdout
+	switch {
+	case br.g.json && br.f.follow:
+		return nil
+	case br.g.json && br.spec.json != nil:
+		return writeJSON(out, br.spec.json(br.id, br.listed))
+	case br.g.json:
+		if br.listed == nil {
+			br.listed = []hostapi.Record{}
+		}
+		return writeJSON(out, hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: br.id, Records: br.listed})
+	case br.tw == nil && !br.f.follow:
+		printf(out, "no %s in session %s\n", safe(br.spec.noun), br.id)
 	}
 	return nil
 }
@@ -365,111 +398,138 @@ func duration(ms float64) string {
 
 // browseSpecs are the browse commands.
 func browseSpecs() []browseSpec {
-	return []browseSpec{
-		{
-			use: "logs", noun: "log lines", short: "Show an app's log lines and the session's events",
-			long: `Show the log lines an app sent (client.log, CLIENT_LOG, the Go SDK's slog handler) with the
+	return []browseSpec{logsSpec(), metricsSpec(), networkSpec(), eventsSpec(), touchesSpec(), treesSpec(), artifactsSpec()}
+}
+
+// logsSpec is 'ansight session logs'.
+func logsSpec() browseSpec {
+	return browseSpec{
+		use: "logs", noun: "log lines", short: "Show an app's log lines and the session's events",
+		long: `Show the log lines an app sent (client.log, CLIENT_LOG, the Go SDK's slog handler) with the
 session's events (connected, opened, disconnected, foreground, background), oldest first.
 The level of a line is what the app said, else what its text starts with ([Error], E/, level=warn).`,
-			example: "  ansight session logs com-ansight-demo-notes-001\n  ansight session logs com-ansight-demo-notes-001 --level warn --since 10m\n" +
-				"  ansight session logs com-ansight-demo-notes-001 -f --tail 20\n  ansight session logs com-ansight-demo-notes-001 --search payment --json",
-			kinds: []hostapi.RecordKind{hostapi.RecordLog, hostapi.RecordState, hostapi.RecordAppState}, level: true, search: true,
-			header: []string{"TIME", "LEVEL", "LINE"},
-			row: func(_ *browseView, r hostapi.Record) []string {
-				switch r.Kind {
-				case hostapi.RecordState:
-					return []string{clock(r.At), "event", "session " + r.Text}
-				case hostapi.RecordAppState:
-					return []string{clock(r.At), "event", "app " + r.Text}
-				}
-				return []string{clock(r.At), fmt.Sprintf("%-5s", r.Level), r.Text}
-			},
+		example: "  ansight session logs com-ansight-demo-notes-001\n  ansight session logs com-ansight-demo-notes-001 --level warn --since 10m\n" +
+			"  ansight session logs com-ansight-demo-notes-001 -f --tail 20\n  ansight session logs com-ansight-demo-notes-001 --search payment --json",
+		kinds: []hostapi.RecordKind{hostapi.RecordLog, hostapi.RecordState, hostapi.RecordAppState}, level: true, search: true,
+		header: []string{"TIME", "LEVEL", "LINE"},
+		row: func(_ *browseView, r hostapi.Record) []string {
+			switch r.Kind {
+			case hostapi.RecordState:
+				return []string{clock(r.At), "event", "session " + r.Text}
+			case hostapi.RecordAppState:
+				return []string{clock(r.At), "event", "app " + r.Text}
+			}
+			return []string{clock(r.At), fmt.Sprintf("%-5s", r.Level), r.Text}
 		},
-		{
-			use: "metrics", noun: "metric samples", short: "Show an app's metric samples",
-			long: `Show the metric samples an app sent (CLIENT_METRICS, the Go SDK's runtime metrics), with the
+	}
+}
+
+// metricsSpec is 'ansight session metrics'.
+func metricsSpec() browseSpec {
+	return browseSpec{
+		use: "metrics", noun: "metric samples", short: "Show an app's metric samples",
+		long: `Show the metric samples an app sent (CLIENT_METRICS, the Go SDK's runtime metrics), with the
 names and units its channel declarations gave them (CLIENT_METRIC_CHANNELS).`,
-			example: "  ansight session metrics com-ansight-demo-notes-001\n  ansight session metrics com-ansight-demo-notes-001 --channel goroutines -f",
-			kinds:   []hostapi.RecordKind{hostapi.RecordMetric}, channel: true,
-			header: []string{"TIME", "CHANNEL", "VALUE"},
-			row: func(v *browseView, r hostapi.Record) []string {
-				if r.Kind != hostapi.RecordMetric || r.Channel == nil {
-					return nil
-				}
-				ch := v.channels[*r.Channel]
-				name := ch.name
-				if name == "" {
-					name = "#" + strconv.Itoa(*r.Channel)
-				}
-				return []string{clock(r.At), name, strings.TrimSpace(strconv.FormatFloat(r.Value, 'f', -1, 64) + " " + ch.unit)}
-			},
+		example: "  ansight session metrics com-ansight-demo-notes-001\n  ansight session metrics com-ansight-demo-notes-001 --channel goroutines -f",
+		kinds:   []hostapi.RecordKind{hostapi.RecordMetric}, channel: true,
+		header: []string{"TIME", "CHANNEL", "VALUE"},
+		row: func(v *browseView, r hostapi.Record) []string {
+			if r.Kind != hostapi.RecordMetric || r.Channel == nil {
+				return nil
+			}
+			ch := v.channels[*r.Channel]
+			name := ch.name
+			if name == "" {
+				name = "#" + strconv.Itoa(*r.Channel)
+			}
+			return []string{clock(r.At), name, strings.TrimSpace(strconv.FormatFloat(r.Value, 'f', -1, 64) + " " + ch.unit)}
 		},
-		{
-			use: "network", noun: "network requests", short: "Show the HTTP requests an app reported",
-			long: `Show the HTTP requests an app reported (CLIENT_NETWORK_REQUEST, the Go SDK's RoundTripper):
+	}
+}
+
+// networkSpec is 'ansight session network'.
+func networkSpec() browseSpec {
+	return browseSpec{
+		use: "network", noun: "network requests", short: "Show the HTTP requests an app reported",
+		long: `Show the HTTP requests an app reported (CLIENT_NETWORK_REQUEST, the Go SDK's RoundTripper):
 method, URL, status and duration. The host sanitised them when it received them: values of
 credential headers and query parameters read <redacted>.`,
-			example: "  ansight session network com-ansight-demo-notes-001\n  ansight session network com-ansight-demo-notes-001 --search /api/orders --json",
-			kinds:   []hostapi.RecordKind{hostapi.RecordNetwork}, search: true,
-			header: []string{"TIME", "REQUEST", "DURATION"},
-			row: func(_ *browseView, r hostapi.Record) []string {
-				return []string{clock(r.At), r.Text, duration(r.Value)}
-			},
+		example: "  ansight session network com-ansight-demo-notes-001\n  ansight session network com-ansight-demo-notes-001 --search /api/orders --json",
+		kinds:   []hostapi.RecordKind{hostapi.RecordNetwork}, search: true,
+		header: []string{"TIME", "REQUEST", "DURATION"},
+		row: func(_ *browseView, r hostapi.Record) []string {
+			return []string{clock(r.At), r.Text, duration(r.Value)}
 		},
-		{
-			use: "events", noun: "events", short: "Show the events an app reported",
-			long:    `Show the events an app reported (CLIENT_EVENTS): navigation, lifecycle, its own.`,
-			example: "  ansight session events com-ansight-demo-notes-001 --since 1h",
-			kinds:   []hostapi.RecordKind{hostapi.RecordEvent}, search: true,
-			header: []string{"TIME", "TYPE", "EVENT"},
-			row: func(_ *browseView, r hostapi.Record) []string {
-				d := dataOf[struct {
-					EventType string `json:"eventType"`
-				}](r)
-				return []string{clock(r.At), dash(d.EventType), r.Text}
-			},
+	}
+}
+
+// eventsSpec is 'ansight session events'.
+func eventsSpec() browseSpec {
+	return browseSpec{
+		use: "events", noun: "events", short: "Show the events an app reported",
+		long:    `Show the events an app reported (CLIENT_EVENTS): navigation, lifecycle, its own.`,
+		example: "  ansight session events com-ansight-demo-notes-001 --since 1h",
+		kinds:   []hostapi.RecordKind{hostapi.RecordEvent}, search: true,
+		header: []string{"TIME", "TYPE", "EVENT"},
+		row: func(_ *browseView, r hostapi.Record) []string {
+			d := dataOf[struct {
+				EventType string `json:"eventType"`
+			}](r)
+			return []string{clock(r.At), dash(d.EventType), r.Text}
 		},
-		{
-			use: "touches", noun: "touches", short: "Show the touches an app reported",
-			long:    `Show the touches an app reported (CLIENT_TOUCH_INPUT, ansight.touches.v1): action, pointer and position.`,
-			example: "  ansight session touches com-ansight-demo-notes-001 --json",
-			kinds:   []hostapi.RecordKind{hostapi.RecordTouch},
-			header:  []string{"TIME", "TOUCH"},
-			row: func(_ *browseView, r hostapi.Record) []string {
-				return []string{clock(r.At), r.Text}
-			},
+	}
+}
+
+// touchesSpec is 'ansight session touches'.
+func touchesSpec() browseSpec {
+	return browseSpec{
+		use: "touches", noun: "touches", short: "Show the touches an app reported",
+		long:    `Show the touches an app reported (CLIENT_TOUCH_INPUT, ansight.touches.v1): action, pointer and position.`,
+		example: "  ansight session touches com-ansight-demo-notes-001 --json",
+		kinds:   []hostapi.RecordKind{hostapi.RecordTouch},
+		header:  []string{"TIME", "TOUCH"},
+		row: func(_ *browseView, r hostapi.Record) []string {
+			return []string{clock(r.At), r.Text}
 		},
-		{
-			use: "trees", noun: "visual trees", short: "List the visual-tree snapshots an app sent",
-			long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
+	}
+}
+
+// treesSpec is 'ansight session trees'.
+func treesSpec() browseSpec {
+	return browseSpec{
+		use: "trees", noun: "visual trees", short: "List the visual-tree snapshots an app sent",
+		long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
 source, snapshot, node count, and the file holding the tree.`,
-			example: "  ansight session trees com-ansight-demo-notes-001",
-			kinds:   []hostapi.RecordKind{hostapi.RecordTree}, search: true,
-			header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},
-			row: func(v *browseView, r hostapi.Record) []string {
-				d := dataOf[struct {
-					NodeCount *int `json:"nodeCount"`
-				}](r)
-				nodes := "-"
-				if d.NodeCount != nil {
-					nodes = strconv.Itoa(*d.NodeCount)
-				}
-				return []string{clock(r.At), dash(r.Text), nodes, v.file(r)}
-			},
+		example: "  ansight session trees com-ansight-demo-notes-001",
+		kinds:   []hostapi.RecordKind{hostapi.RecordTree}, search: true,
+		header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},
+		row: func(v *browseView, r hostapi.Record) []string {
+			d := dataOf[struct {
+				NodeCount *int `json:"nodeCount"`
+			}](r)
+			nodes := "-"
+			if d.NodeCount != nil {
+				nodes = strconv.Itoa(*d.NodeCount)
+			}
+			return []string{clock(r.At), dash(r.Text), nodes, v.file(r)}
 		},
-		{
-			use: "artifacts", noun: "artifacts", short: "List the files an app's tools delivered",
-			long: `List the files an app's tools delivered over ASFT (screenshots, generated files, profiles):
+	}
+}
+
+// artifactsSpec is 'ansight session artifacts'.
+func artifactsSpec() browseSpec {
+	return browseSpec{
+		use: "artifacts", noun: "artifacts", short: "List the files an app's tools delivered",
+		long: `List the files an app's tools delivered over ASFT (screenshots, generated files, profiles):
 name, type, size, and the recording's copy of the file (a link to the host's, not a second copy).`,
-			example: "  ansight session artifacts com-ansight-demo-notes-001",
-			kinds:   []hostapi.RecordKind{hostapi.RecordArtifact}, search: true,
-			header: []string{"TIME", "NAME", "TYPE", "SIZE", "FILE"},
-			row: func(v *browseView, r hostapi.Record) []string {
-				d := dataOf[struct {
-					MimeType string `json:"mimeType"`
-				}](r)
-				return []string{clock(r.At), r.Text, dash(d.MimeType), humanBytes(r.BlobBytes), v.file(r)}
-			},
+		example: "  ansight session artifacts com-ansight-demo-notes-001",
+		kinds:   []hostapi.RecordKind{hostapi.RecordArtifact}, search: true,
+		header: []string{"TIME", "NAME", "TYPE", "SIZE", "FILE"},
+		row: func(v *browseView, r hostapi.Record) []string {
+			d := dataOf[struct {
+				MimeType string `json:"mimeType"`
+			}](r)
+			return []string{clock(r.At), r.Text, dash(d.MimeType), humanBytes(r.BlobBytes), v.file(r)}
 		},
 	}
 }
@@ -642,15 +702,20 @@ func (g *globals) runExport(ctx context.Context, id string, o exportOptions) err
 		return err
 	}
 	abs, _ := filepath.Abs(output)
+	return printExport(g, id, abs, w.n, o.format, sum)
+}
+
+// printExport says what an export wrote.
+func printExport(g *globals, id, abs string, n int64, format string, sum archiveSummary) error {
 	m := sum.manifest
 	if g.json {
-		return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: w.n, Format: o.format,
+		return writeJSON(g.env.Stdout, exportOutput{Schema: schemaExport, SessionID: id, Path: abs, Bytes: n, Format: format,
 			Records: m.Session.Records, Counts: m.Counts, Traffic: m.Traffic, Redacted: m.Redacted, Sanitization: sum.report})
 	}
-	if o.format == recording.FormatOfficial {
-		printf(g.env.Stdout, "exported session %s in the official host's format to %s (%s)\n", id, abs, humanBytes(w.n))
+	if format == recording.FormatOfficial {
+		printf(g.env.Stdout, "exported session %s in the official host's format to %s (%s)\n", id, abs, humanBytes(n))
 	} else {
-		printf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(w.n))
+		printf(g.env.Stdout, "exported %d records of session %s to %s (%s)\n", m.Session.Records, id, abs, humanBytes(n))
 		tr := m.Traffic
 		printf(g.env.Stdout, "tool calls: %d (%d failed, %d refused by the host), %d files received; logs: %d lines; crash reports: %d\n",
 			tr.Calls, tr.Errors, tr.Denied, tr.Transfers, m.Counts[recording.KindLog], m.Counts[recording.KindCrash])
@@ -764,62 +829,73 @@ schema or snapshot, older duplicates, unreadable requests) are skipped and count
 		Example: "  ansight session import session.zip\n  ansight session import capture.zip --password-env CAPTURE_PASSWORD --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			password := ""
-			if passwordEnv != "" {
-				p, err := (&recordingsFlags{passwordEnv: passwordEnv}).password(g.env)
-				if err != nil {
-					return err
-				}
-				password = p
-			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return &exitError{code: ExitFailure, err: err, hint: "check the archive's path"}
-			}
-			defer f.Close()
-			st, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			bar := g.progress()
-			s, err := b.Import(c.Context(), hostapi.ImportRequest{Password: password}, &counted{r: f, report: func(n int64) {
-				bar.update(hostapi.Progress{FileName: filepath.Base(args[0]), ReceivedBytes: n, SizeBytes: st.Size()})
-			}})
-			bar.done()
-			if err != nil {
-				return importErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, sessionJSON(s))
-			}
-			n := int64(0)
-			if s.Recording != nil {
-				n = s.Recording.Records
-			}
-			tw := newTable(g.env.Stdout) // every cell sanitised: the id is the archive's
-			tw.row("imported:", fmt.Sprintf("%d records", n))
-			tw.row("session:", s.ID)
-			if r := s.Import; r != nil {
-				tw.row("format:", strings.TrimSpace(r.Format+" "+r.Schema))
-				if len(r.Skipped) > 0 {
-					var parts []string
-					for _, k := range slices.Sorted(maps.Keys(r.Skipped)) {
-						parts = append(parts, fmt.Sprintf("%s %d", k, r.Skipped[k]))
-					}
-					tw.row("skipped:", strings.Join(parts, ", "))
-				}
-			}
-			tw.row("browse:", "ansight session logs "+s.ID)
-			tw.flush()
-			return nil
+			return runSessionImport(c.Context(), g, args[0], passwordEnv)
 		},
 	}
 	cmd.Flags().StringVar(&passwordEnv, "password-env", "", "the environment variable that holds the password of an encrypted archive")
 	return cmd
+}
+
+// runSessionImport is 'ansight session import'; passwordEnv names the variable holding an
+// encrypted archive's password.
+func runSessionImport(ctx context.Context, g *globals, path, passwordEnv string) error {
+	password := ""
+	if passwordEnv != "" {
+		p, err := (&recordingsFlags{passwordEnv: passwordEnv}).password(g.env)
+		if err != nil {
+			return err
+		}
+		password = p
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return &exitError{code: ExitFailure, err: err, hint: "check the archive's path"}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	bar := g.progress()
+	s, err := b.Import(ctx, hostapi.ImportRequest{Password: password}, &counted{r: f, report: func(n int64) {
+		bar.update(hostapi.Progress{FileName: filepath.Base(path), ReceivedBytes: n, SizeBytes: st.Size()})
+	}})
+	bar.done()
+	if err != nil {
+		return importErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, sessionJSON(s))
+	}
+	printImported(g, s)
+	return nil
+}
+
+// printImported says what an import stored.
+func printImported(g *globals, s *hostapi.Session) {
+	n := int64(0)
+	if s.Recording != nil {
+		n = s.Recording.Records
+	}
+	tw := newTable(g.env.Stdout) // every cell sanitised: the id is the archive's
+	tw.row("imported:", fmt.Sprintf("%d records", n))
+	tw.row("session:", s.ID)
+	if r := s.Import; r != nil {
+		tw.row("format:", strings.TrimSpace(r.Format+" "+r.Schema))
+		if len(r.Skipped) > 0 {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(r.Skipped)) {
+				parts = append(parts, fmt.Sprintf("%s %d", k, r.Skipped[k]))
+			}
+			tw.row("skipped:", strings.Join(parts, ", "))
+		}
+	}
+	tw.row("browse:", "ansight session logs "+s.ID)
+	tw.flush()
 }
 
 // importErr gives an import's refusal its exit code: a missing or wrong password is a
@@ -847,23 +923,26 @@ stay; a connected session goes on recording from now on.`,
 		Example:           "  ansight session delete com-ansight-demo-notes-001",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeRecordings,
-		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.backend()
-			if err != nil {
-				return err
-			}
-			if err := b.DeleteRecording(c.Context(), args[0]); err != nil {
-				return recordingErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, struct {
-					Schema    string `json:"schema"`
-					SessionID string `json:"sessionId"`
-					Deleted   bool   `json:"deleted"`
-				}{"ansight.session-delete/v1", args[0], true})
-			}
-			printf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runSessionDelete(c.Context(), g, args) },
 	}
+}
+
+// runSessionDelete is 'ansight session delete'.
+func runSessionDelete(ctx context.Context, g *globals, args []string) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	if err := b.DeleteRecording(ctx, args[0]); err != nil {
+		return recordingErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, struct {
+			Schema    string `json:"schema"`
+			SessionID string `json:"sessionId"`
+			Deleted   bool   `json:"deleted"`
+		}{"ansight.session-delete/v1", args[0], true})
+	}
+	printf(g.env.Stdout, "deleted the recording of session %s\n", args[0])
+	return nil
 }

@@ -1,19 +1,34 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 )
 
 func newSessionCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions, browse, export and import their recordings"}
-	var all, connected bool
-	var appID, state string
+	cmd.AddCommand(newSessionListCmd(g), newSessionShowCmd(g), newSessionDisconnectCmd(g))
+	for _, spec := range browseSpecs() {
+		cmd.AddCommand(newBrowseCmd(g, spec))
+	}
+	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionSanitizeCmd(g), newSessionImportCmd(g),
+		newSessionDeleteCmd(g))
+	return cmd
+}
+
+// sessionListOptions are the flags of 'ansight session list'.
+type sessionListOptions struct {
+	all, connected bool
+	appID, state   string
+}
+
+func newSessionListCmd(g *globals) *cobra.Command {
+	o := &sessionListOptions{}
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List app sessions (connected first)",
@@ -23,94 +38,110 @@ and imported ones included — with its size. --app-id and --state keep the sess
 app, or in one state (--connected is the official CLI's --state connected).`,
 		Example: "  ansight session list\n  ansight session list --app-id com.ansight.demo.notes --state connected\n  ansight session list --all --json",
 		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if connected {
-				if state != "" && state != hostapi.StateConnected {
-					return usageErrorf("give --connected or --state, not both")
-				}
-				state = hostapi.StateConnected
-			}
-			if state != "" && state != hostapi.StateConnected && state != hostapi.StateDisconnected {
-				return usageErrorf("--state must be connected or disconnected")
-			}
-			backend := g.backend
-			if all {
-				backend = func() (hostapi.Backend, error) { return g.recordingsBackend(c.Context()) }
-			}
-			b, err := backend()
-			if err != nil {
-				return err
-			}
-			s, err := b.Sessions(c.Context())
-			if err != nil {
-				return hostErr(err)
-			}
-			if all {
-				rec, err := b.Recordings(c.Context())
-				if err != nil {
-					return hostErr(err)
-				}
-				s = withRecordings(s, rec)
-			}
-			filtered := appID != "" || state != ""
-			if filtered {
-				s.Sessions = slices.DeleteFunc(s.Sessions, func(ss hostapi.Session) bool {
-					return appID != "" && ss.AppID != appID || state != "" && ss.State != state
-				})
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, s)
-			}
-			if len(s.Sessions) == 0 && filtered {
-				fmt.Fprintln(g.env.Stdout, "no sessions match")
-				return nil
-			}
-			if len(s.Sessions) == 0 {
-				if fc, ok := b.(*fleet.Client); ok {
-					printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
-					return nil
-				}
-				fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
-				if !all {
-					fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
-				}
-				return nil
-			}
-			// A fleet's listing (--fleet) has a HOST column: the host each session is on.
-			withHost := slices.ContainsFunc(s.Sessions, func(ss hostapi.Session) bool { return ss.Host != "" })
-			head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
-			at := 0
-			if withHost {
-				head, at = append([]string{"HOST"}, head...), 1
-			}
-			if all {
-				head = append(head, "RECORDED")
-			}
-			tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
-			tw.header(head...)
-			for _, ss := range s.Sessions {
-				tools := "-"
-				if ss.ToolCount > 0 {
-					tools = fmt.Sprint(ss.ToolCount)
-				}
-				row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt)}
-				if withHost {
-					row = append([]string{ss.Host}, row...)
-				}
-				if all {
-					row = append(row, recordedSize(ss.Recording))
-				}
-				tw.row(row...)
-			}
-			tw.flush()
-			return nil
-		},
+		RunE:    func(c *cobra.Command, _ []string) error { return o.run(c.Context(), g) },
 	}
-	list.Flags().BoolVarP(&all, "all", "a", false, "also list the recordings of sessions the host no longer holds (earlier runs, imports)")
-	list.Flags().StringVar(&appID, "app-id", "", "only the sessions of this app")
-	list.Flags().StringVar(&state, "state", "", "only sessions in this state: connected or disconnected")
-	list.Flags().BoolVar(&connected, "connected", false, "only connected sessions (--state connected)")
-	disconnect := &cobra.Command{
+	list.Flags().BoolVarP(&o.all, "all", "a", false, "also list the recordings of sessions the host no longer holds (earlier runs, imports)")
+	list.Flags().StringVar(&o.appID, "app-id", "", "only the sessions of this app")
+	list.Flags().StringVar(&o.state, "state", "", "only sessions in this state: connected or disconnected")
+	list.Flags().BoolVar(&o.connected, "connected", false, "only connected sessions (--state connected)")
+	g.addRecordingsFlags(list)
+	return list
+}
+
+// run lists the sessions, filtered.
+func (o *sessionListOptions) run(ctx context.Context, g *globals) error {
+	if o.connected {
+		if o.state != "" && o.state != hostapi.StateConnected {
+			return usageErrorf("give --connected or --state, not both")
+		}
+		o.state = hostapi.StateConnected
+	}
+	if o.state != "" && o.state != hostapi.StateConnected && o.state != hostapi.StateDisconnected {
+		return usageErrorf("--state must be connected or disconnected")
+	}
+	backend := g.backend
+	if o.all {
+		backend = func() (hostapi.Backend, error) { return g.recordingsBackend(ctx) }
+	}
+	b, err := backend()
+	if err != nil {
+		return err
+	}
+	s, err := b.Sessions(ctx)
+	if err != nil {
+		return hostErr(err)
+	}
+	if o.all {
+		rec, err := b.Recordings(ctx)
+		if err != nil {
+			return hostErr(err)
+		}
+		s = withRecordings(s, rec)
+	}
+	filtered := o.appID != "" || o.state != ""
+	if filtered {
+		s.Sessions = slices.DeleteFunc(s.Sessions, func(ss hostapi.Session) bool {
+			return o.appID != "" && ss.AppID != o.appID || o.state != "" && ss.State != o.state
+		})
+	}
+	switch {
+	case g.json:
+		return writeJSON(g.env.Stdout, s)
+	case len(s.Sessions) == 0 && filtered:
+		fmt.Fprintln(g.env.Stdout, "no sessions match")
+	case len(s.Sessions) == 0:
+		o.printNone(g, b)
+	default:
+		o.printTable(g, s.Sessions)
+	}
+	return nil
+}
+
+// printNone says that there are no sessions, and where they would come from.
+func (o *sessionListOptions) printNone(g *globals, b hostapi.Backend) {
+	if fc, ok := fleetOf(b); ok {
+		printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
+		return
+	}
+	fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
+	if !o.all {
+		fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
+	}
+}
+
+// printTable prints the sessions, one a row. A fleet's listing (--fleet) has a HOST
+// column: the host each session is on.
+func (o *sessionListOptions) printTable(g *globals, sessions []hostapi.Session) {
+	withHost := slices.ContainsFunc(sessions, func(ss hostapi.Session) bool { return ss.Host != "" })
+	head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
+	at := 0
+	if withHost {
+		head, at = append([]string{"HOST"}, head...), 1
+	}
+	if o.all {
+		head = append(head, "RECORDED")
+	}
+	tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
+	tw.header(head...)
+	for _, ss := range sessions {
+		tools := "-"
+		if ss.ToolCount > 0 {
+			tools = fmt.Sprint(ss.ToolCount)
+		}
+		row := []string{ss.ID, ss.AppID, ss.DeviceName, ss.Platform, ss.State, string(ss.MaxToolPolicy), tools, ago(ss.ConnectedAt)}
+		if withHost {
+			row = append([]string{ss.Host}, row...)
+		}
+		if o.all {
+			row = append(row, recordedSize(ss.Recording))
+		}
+		tw.row(row...)
+	}
+	tw.flush()
+}
+
+func newSessionDisconnectCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
 		Use:   "disconnect <session>",
 		Short: "Close a session's connection",
 		Long: `Close a connected session's connection, as the app closing it would: its pending calls
@@ -119,66 +150,68 @@ as the same session; to keep it out, revoke its pairing ('ansight pairing revoke
 		Example:           "  ansight session disconnect com-ansight-demo-notes-001",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			d, err := ask(g, c.Context(), hostapi.Backend.Disconnect, args[0])
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, d)
-			}
-			if d.Disconnected {
-				printf(g.env.Stdout, "disconnected session %s\n", d.SessionID)
-			} else {
-				printf(g.env.Stdout, "session %s was not connected\n", d.SessionID)
-			}
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runSessionDisconnect(c.Context(), g, args[0]) },
 	}
+}
+
+// runSessionDisconnect is 'ansight session disconnect'.
+func runSessionDisconnect(ctx context.Context, g *globals, id string) error {
+	d, err := ask(g, ctx, hostapi.Backend.Disconnect, id)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, d)
+	}
+	if d.Disconnected {
+		printf(g.env.Stdout, "disconnected session %s\n", d.SessionID)
+	} else {
+		printf(g.env.Stdout, "session %s was not connected\n", d.SessionID)
+	}
+	return nil
+}
+
+func newSessionShowCmd(g *globals) *cobra.Command {
 	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeSessions,
-		RunE: func(c *cobra.Command, args []string) error {
-			b, err := g.recordingsBackend(c.Context())
-			if err != nil {
-				return err
-			}
-			s, err := b.Session(c.Context(), args[0])
-			if err != nil {
-				return hostErr(err)
-			}
-			if g.json {
-				return writeJSON(g.env.Stdout, sessionJSON(s))
-			}
-			tw := newTable(g.env.Stdout)
-			for _, kv := range [][2]string{
-				{"session", s.ID}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
-				{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
-				{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
-				{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
-				{"crash reports", recordCount(s.CrashReports, "ansight session crashes "+s.ID)},
-				{"annotations", recordCount(s.Annotations, "ansight session annotations "+s.ID)},
-				{"recording", recordingLine(s)},
-			} {
-				if kv[1] != "" {
-					tw.row(kv[0]+":", kv[1])
-				}
-			}
-			tw.flush()
-			return nil
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runSessionShow(c.Context(), g, args[0]) },
 	}
-	g.addRecordingsFlags(list)
 	g.addRecordingsFlags(show)
-	cmd.AddCommand(list, show, disconnect)
-	for _, spec := range browseSpecs() {
-		cmd.AddCommand(newBrowseCmd(g, spec))
+	return show
+}
+
+// runSessionShow is 'ansight session show'.
+func runSessionShow(ctx context.Context, g *globals, id string) error {
+	b, err := g.recordingsBackend(ctx)
+	if err != nil {
+		return err
 	}
-	cmd.AddCommand(newSessionCrashesCmd(g), newSessionAnnotationsCmd(g), newSessionExportCmd(g), newSessionSanitizeCmd(g), newSessionImportCmd(g),
-		newSessionDeleteCmd(g))
-	return cmd
+	s, err := b.Session(ctx, id)
+	if err != nil {
+		return hostErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, sessionJSON(s))
+	}
+	tw := newTable(g.env.Stdout)
+	for _, kv := range [][2]string{
+		{"session", s.ID}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
+		{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
+		{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
+		{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
+		{"crash reports", recordCount(s.CrashReports, "ansight session crashes "+s.ID)},
+		{"annotations", recordCount(s.Annotations, "ansight session annotations "+s.ID)},
+		{"recording", recordingLine(s)},
+	} {
+		if kv[1] != "" {
+			tw.row(kv[0]+":", kv[1])
+		}
+	}
+	tw.flush()
+	return nil
 }
 
 // sessionJSON is one session as --json prints it: with its schema.

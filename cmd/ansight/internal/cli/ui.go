@@ -112,6 +112,12 @@ func newUIVerbCmd(g *globals, verb, short, example string) *cobra.Command {
 	f.BoolVar(&o.silent, "silent", false, "write nothing; the exit code says how it went")
 	f.BoolVar(&o.verbose, "verbose", false, "also write the attempts and the wait to standard error")
 	f.DurationVar(&o.timeout, "timeout", 0, "how long each call to the app may take (default 20s, at most 1h)")
+	o.verbFlags(f)
+	return cmd
+}
+
+// verbFlags adds the flags of o's verb: the selector's, the verb's own, an action's wait.
+func (o *uiOptions) verbFlags(f *pflag.FlagSet) {
 	if o.selectorVerb {
 		f.StringVar(&o.automationID, "automation-id", "", "the node's automation (accessibility) id")
 		f.StringVar(&o.text, "text", "", "the node's text (its label, else what it displays)")
@@ -121,52 +127,86 @@ func newUIVerbCmd(g *globals, verb, short, example string) *cobra.Command {
 		f.BoolVar(&o.contains, "contains", false, "match substrings rather than whole strings")
 		f.BoolVar(&o.caseSensitive, "case-sensitive", false, "match case-sensitively")
 	}
-	switch verb {
+	switch o.operation {
 	case uiauto.OpSnapshot:
-		f.IntVar(&o.maxNodes, "max-nodes", uiauto.DefaultMaxNodes, "at most this many nodes (1-2000)")
-		f.IntVar(&o.maxDepth, "max-depth", uiauto.DefaultMaxDepth, "at most this many levels (1-64)")
-		f.StringVar(&o.includeProperties, "include-properties", "", "true: include the nodes' properties (implies --detail full unless --detail compact)")
-		f.StringVar(&o.includeBounds, "include-bounds", "", "false: leave the bounds out (default true)")
+		o.snapshotFlags(f)
 	case uiauto.OpFind:
-		f.IntVar(&o.limit, "limit", uiauto.DefaultLimit, "at most this many matches (1-1000)")
+		o.findFlags(f)
 	case uiauto.OpType:
-		f.StringVar(&o.value, "value", "", "the text to type (required)")
-		f.BoolVar(&o.appendText, "append", false, "add to the field's text instead of replacing it")
+		o.typeFlags(f)
 	case uiauto.OpSwipe:
-		f.StringVar(&o.direction, "direction", "", "up, down, left or right (default up: reveals what is below)")
-		f.StringVar(&o.orientation, "orientation", "", "a compass path instead: N, SW, E-to-W, …")
-		f.Float64Var(&o.length, "length", uiauto.DefaultSwipeLength, "the swipe's length, 0.05-0.9 of the screen")
-		f.IntVar(&o.durationMs, "duration-ms", uiauto.DefaultSwipeDuration, "the gesture's duration (50-2000)")
-		f.Float64Var(&o.startX, "start-x", 0, "exact start x, 0-1 (with --start-y, --end-x, --end-y; the node there is hit-tested)")
-		f.Float64Var(&o.startY, "start-y", 0, "exact start y, 0-1")
-		f.Float64Var(&o.endX, "end-x", 0, "exact end x, 0-1")
-		f.Float64Var(&o.endY, "end-y", 0, "exact end y, 0-1")
+		o.swipeFlags(f)
 	case uiauto.OpPinch:
-		f.Float64Var(&o.scale, "scale", 0, "the pinch's scale, 0.1-4 (below 1 pinches in; required)")
-		f.Float64Var(&o.centerX, "center-x", 0, "the centre's x, 0-1 (with --center-y; the node there is hit-tested)")
-		f.Float64Var(&o.centerY, "center-y", 0, "the centre's y, 0-1")
-		f.Float64Var(&o.startDistance, "start-distance", uiauto.DefaultPinchDistance, "the contacts' starting distance, 0.05-0.8")
-		f.Float64Var(&o.angleDegrees, "angle-degrees", 0, "the contacts' axis")
-		f.IntVar(&o.durationMs, "duration-ms", uiauto.DefaultPinchDuration, "the gesture's duration (50-2000)")
+		o.pinchFlags(f)
 	case uiauto.OpWait:
-		f.StringVar(&o.condition, "condition", uiauto.ConditionVisible, "visible, hidden or stable (stable needs no selector)")
-		f.IntVar(&o.timeoutMs, "timeout-ms", uiauto.DefaultWaitTimeoutMs, "give up after this long (100-60000)")
-		f.IntVar(&o.pollMs, "poll-ms", uiauto.DefaultPollMs, "time between captures (100-5000)")
-		f.IntVar(&o.stableSamples, "stable-samples", uiauto.DefaultStableSamples, "equal consecutive trees a stable wait needs (2-20)")
+		o.waitFlags(f)
 	case uiauto.OpAssert:
-		f.BoolVar(&o.absent, "absent", false, "assert that no node matches")
-		f.StringVar(&o.exists, "exists", "", "true or false: whether a node matches")
-		f.IntVar(&o.count, "count", 0, "the exact number of matches")
-		f.StringVar(&o.expectedText, "expected-text", "", "the selected node's text (exact, case-sensitive)")
-		f.StringVar(&o.expectedValue, "expected-value", "", "the selected node's value (exact, case-sensitive)")
-		f.StringVar(&o.expectedVisible, "expected-visible", "", "true or false: the selected node's visibility")
-		f.StringVar(&o.expectedEnabled, "expected-enabled", "", "true or false: the selected node's enabled state")
+		o.assertFlags(f)
 	}
 	if o.actionVerb {
 		f.IntVar(&o.timeoutMs, "timeout-ms", uiauto.DefaultActionTimeout, "wait this long for the target to become actionable (0-60000; 0: one attempt)")
 		f.IntVar(&o.pollMs, "poll-ms", uiauto.DefaultActionPollMs, "time between captures while waiting (100-5000)")
 	}
-	return cmd
+}
+
+// snapshotFlags adds ui snapshot's own flags.
+func (o *uiOptions) snapshotFlags(f *pflag.FlagSet) {
+	f.IntVar(&o.maxNodes, "max-nodes", uiauto.DefaultMaxNodes, "at most this many nodes (1-2000)")
+	f.IntVar(&o.maxDepth, "max-depth", uiauto.DefaultMaxDepth, "at most this many levels (1-64)")
+	f.StringVar(&o.includeProperties, "include-properties", "", "true: include the nodes' properties (implies --detail full unless --detail compact)")
+	f.StringVar(&o.includeBounds, "include-bounds", "", "false: leave the bounds out (default true)")
+}
+
+// findFlags adds ui find's own flags.
+func (o *uiOptions) findFlags(f *pflag.FlagSet) {
+	f.IntVar(&o.limit, "limit", uiauto.DefaultLimit, "at most this many matches (1-1000)")
+}
+
+// typeFlags adds ui type's own flags.
+func (o *uiOptions) typeFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.value, "value", "", "the text to type (required)")
+	f.BoolVar(&o.appendText, "append", false, "add to the field's text instead of replacing it")
+}
+
+// swipeFlags adds ui swipe's own flags.
+func (o *uiOptions) swipeFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.direction, "direction", "", "up, down, left or right (default up: reveals what is below)")
+	f.StringVar(&o.orientation, "orientation", "", "a compass path instead: N, SW, E-to-W, …")
+	f.Float64Var(&o.length, "length", uiauto.DefaultSwipeLength, "the swipe's length, 0.05-0.9 of the screen")
+	f.IntVar(&o.durationMs, "duration-ms", uiauto.DefaultSwipeDuration, "the gesture's duration (50-2000)")
+	f.Float64Var(&o.startX, "start-x", 0, "exact start x, 0-1 (with --start-y, --end-x, --end-y; the node there is hit-tested)")
+	f.Float64Var(&o.startY, "start-y", 0, "exact start y, 0-1")
+	f.Float64Var(&o.endX, "end-x", 0, "exact end x, 0-1")
+	f.Float64Var(&o.endY, "end-y", 0, "exact end y, 0-1")
+}
+
+// pinchFlags adds ui pinch's own flags.
+func (o *uiOptions) pinchFlags(f *pflag.FlagSet) {
+	f.Float64Var(&o.scale, "scale", 0, "the pinch's scale, 0.1-4 (below 1 pinches in; required)")
+	f.Float64Var(&o.centerX, "center-x", 0, "the centre's x, 0-1 (with --center-y; the node there is hit-tested)")
+	f.Float64Var(&o.centerY, "center-y", 0, "the centre's y, 0-1")
+	f.Float64Var(&o.startDistance, "start-distance", uiauto.DefaultPinchDistance, "the contacts' starting distance, 0.05-0.8")
+	f.Float64Var(&o.angleDegrees, "angle-degrees", 0, "the contacts' axis")
+	f.IntVar(&o.durationMs, "duration-ms", uiauto.DefaultPinchDuration, "the gesture's duration (50-2000)")
+}
+
+// waitFlags adds ui wait's own flags.
+func (o *uiOptions) waitFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.condition, "condition", uiauto.ConditionVisible, "visible, hidden or stable (stable needs no selector)")
+	f.IntVar(&o.timeoutMs, "timeout-ms", uiauto.DefaultWaitTimeoutMs, "give up after this long (100-60000)")
+	f.IntVar(&o.pollMs, "poll-ms", uiauto.DefaultPollMs, "time between captures (100-5000)")
+	f.IntVar(&o.stableSamples, "stable-samples", uiauto.DefaultStableSamples, "equal consecutive trees a stable wait needs (2-20)")
+}
+
+// assertFlags adds ui assert's own flags.
+func (o *uiOptions) assertFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.absent, "absent", false, "assert that no node matches")
+	f.StringVar(&o.exists, "exists", "", "true or false: whether a node matches")
+	f.IntVar(&o.count, "count", 0, "the exact number of matches")
+	f.StringVar(&o.expectedText, "expected-text", "", "the selected node's text (exact, case-sensitive)")
+	f.StringVar(&o.expectedValue, "expected-value", "", "the selected node's value (exact, case-sensitive)")
+	f.StringVar(&o.expectedVisible, "expected-visible", "", "true or false: the selected node's visibility")
+	f.StringVar(&o.expectedEnabled, "expected-enabled", "", "true or false: the selected node's enabled state")
 }
 
 // set reports whether a flag was given.
@@ -194,17 +234,8 @@ func (o *uiOptions) boolFlag(name, value string) (*bool, error) {
 // request builds the operation's request from the flags, checking them as the official
 // CLI does.
 func (o *uiOptions) request() (*hostapi.UIRequest, error) {
-	if o.set("session") && o.set("session-id") {
-		return nil, usageErrorf("use only one of --session or --session-id")
-	}
-	if o.set("app") && o.set("app-id") {
-		return nil, usageErrorf("use only one of --app or --app-id")
-	}
-	if (o.session != "" || o.sessionID != "") && (o.app != "" || o.appID != "") {
-		return nil, usageErrorf("use a session target or an app target, not both")
-	}
-	if o.detail != uiauto.DetailCompact && o.detail != uiauto.DetailFull {
-		return nil, usageErrorf("--detail must be compact or full")
+	if err := o.checkTarget(); err != nil {
+		return nil, err
 	}
 	req := &hostapi.UIRequest{Request: uiauto.Request{Operation: o.operation}}
 	r := &req.Request
@@ -217,130 +248,197 @@ func (o *uiOptions) request() (*hostapi.UIRequest, error) {
 		r.Detail = o.detail
 	}
 	if o.selectorVerb {
-		r.Selector.AutomationID, r.Selector.Text, r.Selector.Role, r.Selector.Ancestor = o.automationID, o.text, o.role, o.ancestor
-		hasCriteria := strings.TrimSpace(o.automationID+o.text+o.role+o.ancestor) != ""
-		if !hasCriteria && (o.set("index") || o.contains || o.caseSensitive) {
-			return nil, usageErrorf("--index, --contains, and --case-sensitive require an automation-id, text, role, or ancestor selector")
-		}
-		if o.set("index") {
-			if o.index < 0 {
-				return nil, usageErrorf("--index must be 0 or more")
-			}
-			r.Selector.Index = &o.index
-		}
-		r.Selector.Contains, r.Selector.CaseSensitive = o.contains, o.caseSensitive
-	}
-	intFlag := func(name string, v int, dst *int) {
-		if o.set(name) {
-			*dst = v
+		if err := o.readSelector(r); err != nil {
+			return nil, err
 		}
 	}
 	switch o.operation {
 	case uiauto.OpSnapshot:
-		intFlag("max-nodes", o.maxNodes, &r.MaxNodes)
-		intFlag("max-depth", o.maxDepth, &r.MaxDepth)
-		props, err := o.boolFlag("include-properties", o.includeProperties)
-		if err != nil {
-			return nil, err
-		}
-		if props != nil && *props {
-			r.IncludeProperties = true
-			if !o.set("detail") {
-				r.Detail = uiauto.DetailFull
-			}
-		}
-		if r.IncludeBounds, err = o.boolFlag("include-bounds", o.includeBounds); err != nil {
-			return nil, err
-		}
+		err = o.snapshotRequest(r)
 	case uiauto.OpFind:
-		intFlag("limit", o.limit, &r.Limit)
+		o.intFlag("limit", o.limit, &r.Limit)
 	case uiauto.OpType:
-		if !o.set("value") {
-			return nil, usageErrorf("ansight ui type requires --value")
-		}
-		r.Value, r.Append = &o.value, o.appendText
+		err = o.typeRequest(r)
 	case uiauto.OpSwipe:
-		r.Direction, r.Orientation = o.direction, o.orientation
-		if o.set("length") {
-			r.Length = o.length
-		}
-		intFlag("duration-ms", o.durationMs, &r.DurationMs)
-		for _, p := range []struct {
-			name string
-			v    float64
-			dst  **float64
-		}{{"start-x", o.startX, &r.StartX}, {"start-y", o.startY, &r.StartY}, {"end-x", o.endX, &r.EndX}, {"end-y", o.endY, &r.EndY}} {
-			if o.set(p.name) {
-				v := p.v
-				*p.dst = &v
-			}
-		}
+		err = o.swipeRequest(r)
 	case uiauto.OpPinch:
-		if !o.set("scale") {
-			return nil, usageErrorf("ansight ui pinch requires --scale")
-		}
-		r.Scale = o.scale
-		if o.set("center-x") {
-			r.CenterX = &o.centerX
-		}
-		if o.set("center-y") {
-			r.CenterY = &o.centerY
-		}
-		if o.set("start-distance") {
-			r.StartDistance = o.startDistance
-		}
-		r.AngleDegrees = o.angleDegrees
-		intFlag("duration-ms", o.durationMs, &r.DurationMs)
+		err = o.pinchRequest(r)
 	case uiauto.OpWait:
-		r.Condition = strings.ToLower(o.condition)
-		intFlag("poll-ms", o.pollMs, &r.PollMs)
-		intFlag("stable-samples", o.stableSamples, &r.StableSamples)
+		err = o.waitRequest(r)
 	case uiauto.OpAssert:
-		var err error
-		if r.Exists, err = o.boolFlag("exists", o.exists); err != nil {
-			return nil, err
-		}
-		if o.set("count") {
-			if o.count < 0 {
-				return nil, usageErrorf("--count must be 0 or more")
-			}
-			r.Count = &o.count
-		}
-		if o.set("expected-text") {
-			r.ExpectedText = &o.expectedText
-		}
-		if o.set("expected-value") {
-			r.ExpectedValue = &o.expectedValue
-		}
-		if r.ExpectedVisible, err = o.boolFlag("expected-visible", o.expectedVisible); err != nil {
-			return nil, err
-		}
-		if r.ExpectedEnabled, err = o.boolFlag("expected-enabled", o.expectedEnabled); err != nil {
-			return nil, err
-		}
-		if o.absent {
-			switch {
-			case r.Exists != nil:
-				return nil, usageErrorf("--absent cannot be combined with --exists")
-			case r.ExpectedText != nil || r.ExpectedValue != nil || r.ExpectedVisible != nil || r.ExpectedEnabled != nil:
-				return nil, usageErrorf("--absent cannot be combined with assertions on a selected node")
-			case r.Count != nil && *r.Count != 0:
-				return nil, usageErrorf("--absent can only be combined with --count 0")
-			}
-			no := false
-			r.Exists = &no
-		}
+		err = o.assertRequest(r)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if o.set("timeout-ms") {
 		r.TimeoutMs = &o.timeoutMs
 	}
 	if o.actionVerb {
-		intFlag("poll-ms", o.pollMs, &r.PollMs)
+		o.intFlag("poll-ms", o.pollMs, &r.PollMs)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, usageErrorf("%s", fixFlagNames(err.Error()))
 	}
 	return req, nil
+}
+
+// checkTarget refuses a session target given twice, or beside an app target, and an
+// unknown --detail.
+func (o *uiOptions) checkTarget() error {
+	if o.set("session") && o.set("session-id") {
+		return usageErrorf("use only one of --session or --session-id")
+	}
+	if o.set("app") && o.set("app-id") {
+		return usageErrorf("use only one of --app or --app-id")
+	}
+	if (o.session != "" || o.sessionID != "") && (o.app != "" || o.appID != "") {
+		return usageErrorf("use a session target or an app target, not both")
+	}
+	if o.detail != uiauto.DetailCompact && o.detail != uiauto.DetailFull {
+		return usageErrorf("--detail must be compact or full")
+	}
+	return nil
+}
+
+// readSelector reads the selector's flags into r.
+func (o *uiOptions) readSelector(r *uiauto.Request) error {
+	r.Selector.AutomationID, r.Selector.Text, r.Selector.Role, r.Selector.Ancestor = o.automationID, o.text, o.role, o.ancestor
+	hasCriteria := strings.TrimSpace(o.automationID+o.text+o.role+o.ancestor) != ""
+	if !hasCriteria && (o.set("index") || o.contains || o.caseSensitive) {
+		return usageErrorf("--index, --contains, and --case-sensitive require an automation-id, text, role, or ancestor selector")
+	}
+	if o.set("index") {
+		if o.index < 0 {
+			return usageErrorf("--index must be 0 or more")
+		}
+		r.Selector.Index = &o.index
+	}
+	r.Selector.Contains, r.Selector.CaseSensitive = o.contains, o.caseSensitive
+	return nil
+}
+
+// intFlag sets *dst to v when the flag name was given.
+func (o *uiOptions) intFlag(name string, v int, dst *int) {
+	if o.set(name) {
+		*dst = v
+	}
+}
+
+// snapshotRequest reads ui snapshot's flags into r.
+func (o *uiOptions) snapshotRequest(r *uiauto.Request) error {
+	o.intFlag("max-nodes", o.maxNodes, &r.MaxNodes)
+	o.intFlag("max-depth", o.maxDepth, &r.MaxDepth)
+	props, err := o.boolFlag("include-properties", o.includeProperties)
+	if err != nil {
+		return err
+	}
+	if props != nil && *props {
+		r.IncludeProperties = true
+		if !o.set("detail") {
+			r.Detail = uiauto.DetailFull
+		}
+	}
+	if r.IncludeBounds, err = o.boolFlag("include-bounds", o.includeBounds); err != nil {
+		return err
+	}
+	return nil
+}
+
+// typeRequest reads ui type's flags into r.
+func (o *uiOptions) typeRequest(r *uiauto.Request) error {
+	if !o.set("value") {
+		return usageErrorf("ansight ui type requires --value")
+	}
+	r.Value, r.Append = &o.value, o.appendText
+	return nil
+}
+
+// swipeRequest reads ui swipe's flags into r.
+func (o *uiOptions) swipeRequest(r *uiauto.Request) error {
+	r.Direction, r.Orientation = o.direction, o.orientation
+	if o.set("length") {
+		r.Length = o.length
+	}
+	o.intFlag("duration-ms", o.durationMs, &r.DurationMs)
+	for _, p := range []struct {
+		name string
+		v    float64
+		dst  **float64
+	}{{"start-x", o.startX, &r.StartX}, {"start-y", o.startY, &r.StartY}, {"end-x", o.endX, &r.EndX}, {"end-y", o.endY, &r.EndY}} {
+		if o.set(p.name) {
+			v := p.v
+			*p.dst = &v
+		}
+	}
+	return nil
+}
+
+// pinchRequest reads ui pinch's flags into r.
+func (o *uiOptions) pinchRequest(r *uiauto.Request) error {
+	if !o.set("scale") {
+		return usageErrorf("ansight ui pinch requires --scale")
+	}
+	r.Scale = o.scale
+	if o.set("center-x") {
+		r.CenterX = &o.centerX
+	}
+	if o.set("center-y") {
+		r.CenterY = &o.centerY
+	}
+	if o.set("start-distance") {
+		r.StartDistance = o.startDistance
+	}
+	r.AngleDegrees = o.angleDegrees
+	o.intFlag("duration-ms", o.durationMs, &r.DurationMs)
+	return nil
+}
+
+// waitRequest reads ui wait's flags into r.
+func (o *uiOptions) waitRequest(r *uiauto.Request) error {
+	r.Condition = strings.ToLower(o.condition)
+	o.intFlag("poll-ms", o.pollMs, &r.PollMs)
+	o.intFlag("stable-samples", o.stableSamples, &r.StableSamples)
+	return nil
+}
+
+// assertRequest reads ui assert's flags: what to check, --absent as exists false into r.
+func (o *uiOptions) assertRequest(r *uiauto.Request) error {
+	var err error
+	if r.Exists, err = o.boolFlag("exists", o.exists); err != nil {
+		return err
+	}
+	if o.set("count") {
+		if o.count < 0 {
+			return usageErrorf("--count must be 0 or more")
+		}
+		r.Count = &o.count
+	}
+	if o.set("expected-text") {
+		r.ExpectedText = &o.expectedText
+	}
+	if o.set("expected-value") {
+		r.ExpectedValue = &o.expectedValue
+	}
+	if r.ExpectedVisible, err = o.boolFlag("expected-visible", o.expectedVisible); err != nil {
+		return err
+	}
+	if r.ExpectedEnabled, err = o.boolFlag("expected-enabled", o.expectedEnabled); err != nil {
+		return err
+	}
+	if o.absent {
+		switch {
+		case r.Exists != nil:
+			return usageErrorf("--absent cannot be combined with --exists")
+		case r.ExpectedText != nil || r.ExpectedValue != nil || r.ExpectedVisible != nil || r.ExpectedEnabled != nil:
+			return usageErrorf("--absent cannot be combined with assertions on a selected node")
+		case r.Count != nil && *r.Count != 0:
+			return usageErrorf("--absent can only be combined with --count 0")
+		}
+		no := false
+		r.Exists = &no
+	}
+	return nil
 }
 
 // fixFlagNames writes the request's option names as the flags that set them.
