@@ -219,12 +219,7 @@ func nearestHint(cs []Candidate) string {
 	if len(cs) == 0 {
 		return ""
 	}
-	c := cs[0]
-	name := c.Node.Text
-	if name == "" {
-		name = c.Node.AutomationID
-	}
-	return fmt.Sprintf("; nearest: %s %q (id %s) differs in %s", c.Node.Role, name, c.Node.ID, strings.Join(c.Missed, ", "))
+	return "; nearest: " + cs[0].String()
 }
 
 // --- wait ---

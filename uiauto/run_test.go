@@ -193,6 +193,7 @@ func TestActionRefusals(t *testing.T) {
 		msg  string
 	}{
 		{"no match", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Text: "Sve"}, TimeoutMs: zero}, uiauto.CodeNotFound, `nearest: button "Save" (id save) differs in text`},
+		{"no match by automation id", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: "saveButon"}, TimeoutMs: zero}, uiauto.CodeNotFound, `nearest: button "Save" (id save) differs in automationId ("saveButton")`},
 		{"index out of range", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Role: "button", Index: ptr(9)}, TimeoutMs: zero}, uiauto.CodeNotFound, "but index 9 was requested"},
 		{"hidden target", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: "helpButton"}, TimeoutMs: zero}, uiauto.CodeNotActionable, "is not visible"},
 		{"offscreen target", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Text: "Far away"}, TimeoutMs: zero}, uiauto.CodeNotActionable, "outside the viewport"},

@@ -512,8 +512,10 @@ func runUI(ctx context.Context, g *globals, o *uiOptions) error {
 		if op.Result != nil {
 			// The message names the nearest candidate; the others follow.
 			for _, c := range op.Result.Nearest[min(1, len(op.Result.Nearest)):] {
-				printf(g.env.Stderr, "  also near: %s %q (id %s) differs in %s\n", termText(c.Node.Role),
-					termText(c.Node.Text), termText(c.Node.ID), strings.Join(c.Missed, ", "))
+				printf(g.env.Stderr, "  also near: %s\n", termText(c.String()))
+			}
+			if r := op.Result; r.Selector != nil && r.MatchCount != nil && *r.MatchCount == 0 && len(r.Nearest) == 0 {
+				printf(g.env.Stderr, "hint: nothing on the screen is close; 'ansight ui snapshot' shows what it holds\n")
 			}
 		}
 		if o.verbose {
