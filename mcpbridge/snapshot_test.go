@@ -154,7 +154,8 @@ func TestSnapshotFailures(t *testing.T) {
 }
 
 // TestSnapshotOfOfficialTrees: the official Android runtime's and UIKit's compact v2
-// trees (typeId, no type; values in visual; an SDK overlay surface) read as ours do: roles
+// trees (typeId, no type; values in visual; an SDK overlay surface), and the legacy
+// per-node form older SDKs send, read as ours do: roles
 // and names, values, states, refs for actionable nodes, the overlay surface left out.
 func TestSnapshotOfOfficialTrees(t *testing.T) {
 	t.Parallel()
@@ -173,6 +174,11 @@ func TestSnapshotOfOfficialTrees(t *testing.T) {
 			`- button "Dark mode": "false" [ref=e6]`,
 			`- button "Help" [offscreen] [ref=e7]`,
 		}, []string{"overlay", "ansight.overlay.surface"}},
+		{"legacy-go.json", []string{ // an older Go SDK's per-node form
+			`- window "Notes"`,
+			`- textbox "Search notes": "milk" [focused] [ref=e1] [actions=tap,focus,setValue,typeText]`,
+			`- switch "Dark mode" [unchecked] [ref=e2] [actions=tap,toggle,setValue]`,
+		}, nil},
 		{"ios-uikit.json", []string{
 			`- textbox "ada@example.com" [ref=e1] [actions=tap,typeText,focus]`,
 			`- button "Sign in" [ref=e3]`,
