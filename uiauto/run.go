@@ -453,6 +453,7 @@ type step struct {
 	options jsontext.Value // nil: none
 	blocker string
 	code    wire.Code // the blocker's code
+	final   bool      // the blocker will not go away: fail without waiting
 }
 
 // act performs an action, waiting for its target to become actionable (TimeoutMs,
@@ -483,7 +484,7 @@ func (r *runner) act(choose func(*uitree.Tree) (*step, *Outcome)) (*Outcome, err
 			continue
 		}
 		remaining := time.Until(deadline)
-		if remaining <= 0 {
+		if remaining <= 0 || st != nil && st.final {
 			if st != nil {
 				res := r.header(t)
 				v := View(t, st.node)

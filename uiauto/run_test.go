@@ -373,6 +373,12 @@ func TestAct(t *testing.T) {
 	if out.Succeeded || out.Code != wire.CodeUIActionNotSupported || len(f.actions()) != 1 {
 		t.Fatalf("act on a label: %+v", out)
 	}
+	// A node id that now names another element (an MCP ref read from an earlier capture,
+	// ids that are tree paths) fails at once: waiting would not bring the element back.
+	out = run(t, call, uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: "name", AutomationID: "saveButton", Role: "button"}, Action: "tap"})
+	if out.Succeeded || out.Code != uiauto.CodeNotFound || out.Result.Attempts != 1 || !strings.Contains(out.Message, "the screen changed") || len(f.actions()) != 1 {
+		t.Fatalf("act on an id that names another node now: %+v", out)
+	}
 }
 
 // TestTreesOfEveryProducer: the official SDKs' compact v2 trees (Android views, UIKit,
