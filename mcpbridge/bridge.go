@@ -138,13 +138,13 @@ const instructions = `Drive the tools of running apps (Ansight). Workflow: ansig
 // connected to Server).
 func New(b hostapi.Backend, opts Options) *Bridge {
 	opts = opts.withDefaults()
-	br := &Bridge{backend: b, opts: opts, results: resultStore{dir: opts.ResultDir}}
+	br := &Bridge{backend: originBackend{b}, opts: opts, results: resultStore{dir: opts.ResultDir}}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ExposeAppTools != ""}}
 	br.server = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Ansight app tools", Version: opts.Version},
 		// The SDK logs routine events (a cancelled run) at error level: keep it quiet.
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
 	br.http = newHTTPLayer(opts.HTTPResumeWindow, opts.HTTPKeepAlive)
-	br.server.AddReceivingMiddleware(br.http.middleware)
+	br.server.AddReceivingMiddleware(clientOrigin, br.http.middleware)
 	br.addMetaTools()
 	if opts.ExposeAppTools != "" {
 		br.exposed = newExposer(br, opts.ExposeAppTools)

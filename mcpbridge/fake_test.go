@@ -32,6 +32,8 @@ type fakeBackend struct {
 	calls    []hostapi.CallRequest   // every call the "app" received, in order
 	batches  int
 	dir      string // where artifacts are written
+	// traffic is the recording Records answers (none when nil).
+	traffic []hostapi.Record
 }
 
 type fakeCatalog struct {

@@ -8,9 +8,10 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Exit codes: scripts may rely on them. Those the official CLI shares mean the same; of its
-// others, 3 (configuration), 10 (test failed), 11 (telemetry finding) and 12 (artifact
-// difference) belong to commands this CLI does not have, and are never used (docs/cli.md).
+// Exit codes: scripts may rely on them. Those the official CLI shares mean the same (10, a
+// test failed, is ExitTestFailed); of its others, 3 (configuration), 11 (telemetry
+// finding) and 12 (artifact difference) belong to commands this CLI does not have, and are
+// never used (docs/cli.md).
 const (
 	ExitOK              = 0   // success
 	ExitFailure         = 1   // any other failure (including a tool that ran and failed)
@@ -28,6 +29,9 @@ type exitError struct {
 	err  error
 	// hint is an optional next step printed after the message.
 	hint string
+	// errCode, when set, is the error's code in the --json output (error.code): the
+	// official words for it, where the official CLI has some ("PasswordRequired").
+	errCode string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
