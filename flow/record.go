@@ -2,7 +2,9 @@ package flow
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/uitree"
 )
@@ -29,10 +32,6 @@ type Traffic struct {
 	Data    jsontext.Value
 	Payload jsontext.Value
 }
-
-// OriginInternal is the origin of the host's own calls (its catalog polls and evidence),
-// left out of recorded flows unless asked for.
-const OriginInternal = "internal"
 
 // RecordOptions chooses what a recorded flow holds and names it.
 type RecordOptions struct {
@@ -152,7 +151,7 @@ func exchanges(traffic []Traffic, opts RecordOptions) ([]exchange, error) {
 
 func keepOrigin(origin string, origins []string) bool {
 	if len(origins) == 0 {
-		return origin != OriginInternal
+		return origin != hostapi.OriginInternal
 	}
 	for _, o := range origins {
 		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) {
@@ -695,4 +694,55 @@ func appendFlowJSON(dst []byte, v *value) []byte {
 		return append(dst, '}')
 	}
 	return v.appendJSON(dst)
+}
+
+// maxPayload bounds a recorded payload read back from its file.
+const maxPayload = 16 << 20
+
+// RecordSession reads a session's recorded tool traffic from b (every page, with the
+// payloads the host kept as files) and writes the calls opts selects as a flow (Record).
+// It is what 'ansight test record', the player's Save as flow and the MCP bridge's
+// ansight_record_flow share.
+func RecordSession(ctx context.Context, b hostapi.Backend, sessionID string, opts RecordOptions) ([]byte, int, error) {
+	req := hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordTraffic}, Since: opts.Since, Until: opts.Until, Limit: 10_000}
+	var traffic []Traffic
+	for {
+		page, err := b.Records(ctx, sessionID, req)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, r := range page.Records {
+			t := Traffic{At: r.At, Data: r.Data}
+			if r.Blob != "" {
+				if t.Payload, err = readPayload(ctx, b, sessionID, r.Seq); err != nil {
+					return nil, 0, err
+				}
+			}
+			traffic = append(traffic, t)
+		}
+		if page.Next == 0 || len(page.Records) == 0 {
+			break
+		}
+		req.After = page.Next
+	}
+	if opts.Session == "" {
+		opts.Session = sessionID
+	}
+	return Record(traffic, opts)
+}
+
+func readPayload(ctx context.Context, b hostapi.Backend, sessionID string, seq int64) ([]byte, error) {
+	blob, err := b.Blob(ctx, sessionID, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer blob.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(blob.Body, maxPayload+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPayload {
+		return nil, fmt.Errorf("record %d: a payload larger than %d bytes", seq, maxPayload)
+	}
+	return data, nil
 }

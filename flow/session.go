@@ -30,32 +30,26 @@ type SessionTarget struct {
 // contextBound: every call of the host API ends when its context does.
 func (SessionTarget) contextBound() {}
 
-// Call calls a tool of the session.
+// Call calls a tool of the session, as origin "flow" (recorded with the call).
 func (s SessionTarget) Call(ctx context.Context, req hostapi.CallRequest) (*hostapi.Call, error) {
+	req.Origin = hostapi.OriginFlow
 	return s.Backend.Call(ctx, s.SessionID, req, nil)
 }
 
-// Batch sends a batch to the session.
+// Batch sends a batch to the session, as origin "flow".
 func (s SessionTarget) Batch(ctx context.Context, req hostapi.BatchRequest) (*hostapi.Batch, error) {
+	req.Origin = hostapi.OriginFlow
 	return s.Backend.Batch(ctx, s.SessionID, req, nil)
 }
 
-// UI runs one UI operation on the session (package uiauto), through the app's
-// ui.get_visual_tree and ui.perform_action.
+// UI runs one UI operation on the session through the host API's (Backend.UI: the host
+// captures, resolves the selector and acts), as origin "flow".
 func (s SessionTarget) UI(ctx context.Context, req uiauto.Request) (*uiauto.Outcome, error) {
-	return uiauto.Run(ctx, func(ctx context.Context, toolID string, args jsontext.Value) (jsontext.Value, error) {
-		c, err := s.Call(ctx, hostapi.CallRequest{ToolID: toolID, Arguments: args})
-		if err != nil {
-			return nil, err
-		}
-		if !c.Success || c.Result == nil {
-			if c.Error != nil {
-				return nil, &c.Error.Error
-			}
-			return nil, wire.NewError(wire.CodeExecutionFailed, "%s failed", toolID)
-		}
-		return c.Result.Result, nil
-	}, req)
+	op, err := s.Backend.UI(ctx, s.SessionID, hostapi.UIRequest{Request: req, Origin: hostapi.OriginFlow})
+	if err != nil {
+		return nil, err
+	}
+	return &op.Outcome, nil
 }
 
 // Screenshot takes a PNG screenshot through ui.get_screenshot.

@@ -570,7 +570,24 @@ type CallRequest struct {
 	// 20 s, see docs/protocol/calls.md#how-long-the-host-waits). Not allowed on the calls
 	// of a batch: give the batch's.
 	TimeoutMS int64 `json:"timeoutMs,omitzero"`
+	// Origin says who asks (OriginCLI, OriginPlayer, OriginFlow, OriginMCP+client name):
+	// the host records it with the call's traffic, and 'ansight test record --origin'
+	// selects calls by it. Not allowed on the calls of a batch: give the batch's.
+	Origin string `json:"origin,omitzero"`
 }
+
+// Origins of calls: who asked. A client of its own may name itself with another short
+// string (at most MaxOriginLength bytes, printable).
+const (
+	OriginCLI    = "cli"
+	OriginPlayer = "player"
+	OriginFlow   = "flow"
+	// OriginMCP prefixes the name an MCP client gave itself: "mcp:claude-code".
+	OriginMCP = "mcp:"
+	// OriginInternal is the host's own requests (catalog polls, evidence it gathers).
+	OriginInternal  = "internal"
+	MaxOriginLength = 128
+)
 
 // MaxTimeoutMS bounds CallRequest.TimeoutMS and BatchRequest.TimeoutMS: one hour.
 const MaxTimeoutMS = 3600_000
@@ -595,6 +612,8 @@ type BatchRequest struct {
 	Calls           []CallRequest `json:"calls"`
 	// TimeoutMS is how long the host waits for the whole batch's answer (see CallRequest).
 	TimeoutMS int64 `json:"timeoutMs,omitzero"`
+	// Origin says who asks, for every call of the batch (see CallRequest).
+	Origin string `json:"origin,omitzero"`
 }
 
 // Batch is the outcome of a batch. A batch refused as a whole (or failed before any call

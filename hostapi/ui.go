@@ -22,6 +22,8 @@ type UIRequest struct {
 	// CallTimeoutMS bounds each of the operation's calls to the app, as CallRequest's
 	// TimeoutMS does (0: the host's limit). The operation's own wait is TimeoutMs.
 	CallTimeoutMS int64 `json:"callTimeoutMs,omitzero"`
+	// Origin says who asks, for every call the operation makes (see CallRequest).
+	Origin string `json:"origin,omitzero"`
 }
 
 // UIOperation is the answer of a UI operation. An operation that ran but did not succeed
@@ -56,6 +58,10 @@ func Caller(b Backend, sessionID string, timeoutMS int64) uiauto.CallFunc {
 // Backend answers UI, so that the host, the fleet and any other backend resolve a
 // selector the same way.
 func RunUI(ctx context.Context, b Backend, sessionID string, req UIRequest) (*UIOperation, error) {
+	if req.Origin != "" {
+		// The operation's calls are its asker's: recorded with its origin.
+		b = WithOrigin(b, req.Origin)
+	}
 	out, err := uiauto.Run(ctx, Caller(b, sessionID, req.CallTimeoutMS), req.Request)
 	if err != nil {
 		var we *wire.Error

@@ -70,6 +70,13 @@ type Options struct {
 	// SchemaExact: as the app wrote them; SchemaPortable: inside the subset every model
 	// provider accepts). The meta-tools' are portable always.
 	SchemaProfile SchemaProfile
+	// HTTPResumeWindow is how long a call over HTTP whose response stream dropped waits for
+	// the client to resume the stream (Last-Event-ID) before it is cancelled (default
+	// DefaultHTTPResumeWindow; negative: at once).
+	HTTPResumeWindow time.Duration
+	// HTTPKeepAlive is how often a long call's response stream gets an SSE comment (default
+	// DefaultHTTPKeepAlive).
+	HTTPKeepAlive time.Duration
 	// PollInterval is how often the exposed session's catalog is checked for changes
 	// (default DefaultPollInterval). The check is a conditional query: cheap when nothing
 	// changed.
@@ -95,6 +102,15 @@ func (o Options) withDefaults() Options {
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
+	switch {
+	case o.HTTPResumeWindow == 0:
+		o.HTTPResumeWindow = DefaultHTTPResumeWindow
+	case o.HTTPResumeWindow < 0:
+		o.HTTPResumeWindow = 0
+	}
+	if o.HTTPKeepAlive <= 0 {
+		o.HTTPKeepAlive = DefaultHTTPKeepAlive
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -109,6 +125,7 @@ type Bridge struct {
 	exposed *exposer // nil unless Options.ExposeAppTools is set
 	refs    refTables
 	results resultStore
+	http    *httpLayer // Serve's; its middleware sees every request
 	// policies holds the tools' policies the calls were checked against (call.go).
 	policies policyCache
 }
@@ -121,11 +138,13 @@ const instructions = `Drive the tools of running apps (Ansight). Workflow: ansig
 // connected to Server).
 func New(b hostapi.Backend, opts Options) *Bridge {
 	opts = opts.withDefaults()
-	br := &Bridge{backend: b, opts: opts, results: resultStore{dir: opts.ResultDir}}
+	br := &Bridge{backend: originBackend{b}, opts: opts, results: resultStore{dir: opts.ResultDir}}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ExposeAppTools != ""}}
 	br.server = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Ansight app tools", Version: opts.Version},
 		// The SDK logs routine events (a cancelled run) at error level: keep it quiet.
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
+	br.http = newHTTPLayer(opts.HTTPResumeWindow, opts.HTTPKeepAlive)
+	br.server.AddReceivingMiddleware(clientOrigin, br.http.middleware)
 	br.addMetaTools()
 	if opts.ExposeAppTools != "" {
 		br.exposed = newExposer(br, opts.ExposeAppTools)

@@ -167,7 +167,7 @@ func oneSession(t *testing.T) *fakeBackend {
 func TestMetaToolsListed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, oneSession(t), Options{})
-	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolReadResult, ToolSearchAppTools,
+	want := []string{ToolCallAppTool, ToolCallAppTools, ToolDescribeApp, ToolListSessions, ToolReadResult, ToolRecordFlow, ToolSearchAppTools,
 		ToolSnapshot, ToolTakeScreenshot}
 	var got []string
 	for _, tl := range h.listTools() {

@@ -45,6 +45,10 @@ func TestCall(t *testing.T) {
 		if last.After == nil || last.After.DelayMilliseconds != 50 || last.CallID != "c1" {
 			t.Errorf("the host did not get the call as written: %+v", last)
 		}
+		// The call is the MCP client's: its origin names the client ("test", at initialize).
+		if last.Origin != "mcp:test" {
+			t.Errorf("origin %q, want mcp:test", last.Origin)
+		}
 	})
 	t.Run("invalid arguments come back as a tool error", func(t *testing.T) {
 		e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"toolId": "notes.create", "arguments": map[string]any{}}))

@@ -9,7 +9,7 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// The bridge exposes no recordings: the fake host keeps none.
+// The fake host keeps no recordings, except the traffic a test gives it (fakeTraffic).
 
 var errNoRecordings = &hostapi.APIError{Status: http.StatusNotFound, Code: wire.CodeRecordingOff, Message: "the fake host records nothing"}
 
@@ -17,8 +17,13 @@ func (f *fakeBackend) Recordings(context.Context) (*hostapi.Sessions, error) {
 	return &hostapi.Sessions{Schema: hostapi.SchemaRecordings}, nil
 }
 
-func (f *fakeBackend) Records(context.Context, string, hostapi.RecordsRequest) (*hostapi.Records, error) {
-	return nil, errNoRecordings
+func (f *fakeBackend) Records(_ context.Context, id string, _ hostapi.RecordsRequest) (*hostapi.Records, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.traffic == nil {
+		return nil, errNoRecordings
+	}
+	return &hostapi.Records{Schema: hostapi.SchemaRecords, SessionID: id, Records: f.traffic}, nil
 }
 
 func (f *fakeBackend) Follow(context.Context, string, hostapi.RecordsRequest, func(hostapi.Record) error) error {

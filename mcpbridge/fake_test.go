@@ -32,6 +32,8 @@ type fakeBackend struct {
 	calls    []hostapi.CallRequest   // every call the "app" received, in order
 	batches  int
 	dir      string // where artifacts are written
+	// traffic is the recording Records answers (none when nil).
+	traffic []hostapi.Record
 }
 
 type fakeCatalog struct {
@@ -39,8 +41,12 @@ type fakeCatalog struct {
 	tools                  []wire.ToolEntry // sorted by id, with schemas
 	run                    map[string]func(args jsontext.Value) (jsontext.Value, *wire.Error)
 	artifacts              map[string]func() []hostapi.Artifact
-	// hold lists tools whose calls run until the caller gives up.
+	// hold lists tools whose calls run until the caller gives up, or release is closed.
 	hold map[string]bool
+	// release, when not nil, ends the held calls with their normal answer.
+	release chan struct{}
+	// gaveUp, when not nil, receives the tool id of every held call its caller gave up.
+	gaveUp chan string
 }
 
 var _ hostapi.Backend = (*fakeBackend)(nil)
@@ -263,10 +269,18 @@ func (f *fakeBackend) Call(ctx context.Context, sessionID string, req hostapi.Ca
 		return nil, err
 	}
 	if c.hold[req.ToolID] {
+		release, gaveUp := c.release, c.gaveUp
 		f.mu.Unlock()
-		<-ctx.Done()
-		f.mu.Lock()
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+			if gaveUp != nil {
+				gaveUp <- req.ToolID
+			}
+			f.mu.Lock()
+			return nil, ctx.Err()
+		case <-release: // nil: never
+			f.mu.Lock()
+		}
 	}
 	out := &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: 3}
 	if te := c.refuse(s.MaxToolPolicy, req.ToolID); te != nil {

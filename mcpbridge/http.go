@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,10 +72,14 @@ func (br *Bridge) Serve(ctx context.Context, l net.Listener) error {
 		}
 	}()
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return br.server },
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, PropagateRequestCancellation: true})
+		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, PropagateRequestCancellation: true, EventStore: br.http.store})
+	br.http.next = streamable
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, streamable)
+	mux.Handle(HTTPPath, br.http)
 	guard.next = mux
+	if a, ok := l.Addr().(*net.TCPAddr); ok {
+		guard.port = a.Port
+	}
 	srv := &http.Server{Handler: guard, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
@@ -100,6 +105,7 @@ type httpGuard struct {
 	next    http.Handler
 	token   string          // "" when Options.HTTPNoAuth
 	origins map[string]bool // allowed browser origins, normalized
+	port    int             // the listener's: http://127.0.0.1:port is the server's own origin
 }
 
 // httpGuard builds the guard from the options, refusing a configuration without a token
@@ -171,10 +177,24 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
-// allowed reports whether a request's Origin header is in the allow-list.
+// allowed reports whether a request's Origin header is in the allow-list, or is the server's
+// own origin: http on a loopback name at the listener's port (the MCP conformance suite's
+// DNS-rebinding scenario sends it; no other site can be served from that origin, and a
+// rebinding page's origin is its own name, refused here and by the Host check).
 func (g *httpGuard) allowed(origin string) bool {
 	n, err := NormalizeOrigin(origin)
-	return err == nil && g.origins[n]
+	if err != nil {
+		return false
+	}
+	if g.origins[n] {
+		return true
+	}
+	hostport, ok := strings.CutPrefix(n, "http://")
+	if !ok || g.port == 0 {
+		return false
+	}
+	_, port, err := net.SplitHostPort(hostport)
+	return err == nil && port == strconv.Itoa(g.port) && loopbackHost(hostport)
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback interface.

@@ -21,6 +21,8 @@ const (
 	ToolTakeScreenshot = "ansight_take_screenshot"
 	ToolSnapshot       = "ansight_snapshot"
 	ToolReadResult     = "ansight_read_result"
+	// ToolRecordFlow is ours: the client's own calls as a flow (docs/flows.md).
+	ToolRecordFlow = "ansight_record_flow"
 )
 
 // metaTool is the static part of one meta-tool.
@@ -58,6 +60,9 @@ func (br *Bridge) addMetaTools() {
 	addMeta(br, metaTool{ToolTakeScreenshot, "Take a screenshot",
 		"The app's current screen as an image (scaled down to maxWidth), with the path of the full-size file the host saved.",
 		screenshotIn, screenshotOut, true}, br.takeScreenshot)
+	addMeta(br, metaTool{ToolRecordFlow, "Record your calls as a flow",
+		"The calls you (this MCP client, by its name) made to a session, as an ansight.flow/v1 flow (YAML): each call with what it returned that is stable, ids you sent back as saved ${name.path} references, UI actions as selectors. Save it as a file and run it with 'ansight test run' to repeat what you did as a test.",
+		recordFlowIn, recordFlowOut, true}, br.recordFlow)
 }
 
 // addMeta registers a meta-tool whose arguments decode into In. Arguments are checked

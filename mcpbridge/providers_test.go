@@ -290,8 +290,8 @@ func TestEverySchemaEveryProvider(t *testing.T) {
 			h := newHarness(t, f, Options{ExposeAppTools: "s1", SchemaProfile: profile, AllowCritical: true})
 			h.sync()
 			listed := h.listTools()
-			if len(listed) != len(tools)+8 {
-				t.Fatalf("%d tools listed, want %d app tools and 8 meta-tools", len(listed), len(tools))
+			if len(listed) != len(tools)+9 {
+				t.Fatalf("%d tools listed, want %d app tools and 9 meta-tools", len(listed), len(tools))
 			}
 			for _, tl := range listed {
 				raw, err := json.Marshal(tl.InputSchema)

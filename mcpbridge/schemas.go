@@ -137,6 +137,11 @@ var (
 		`"maxWidth":{"type":"integer","minimum":64,"maximum":4096,"description":"Scale the image you receive down to this width (default set by the bridge). The saved file keeps full size."},` +
 		`"arguments":{"type":"object","additionalProperties":true,"description":"More arguments for the app's ui.get_screenshot, as JSON text of an object."}},` +
 		`"additionalProperties":false}`)
+	recordFlowIn = compactSchema(`{"type":"object","properties":{` + selectorProps + `,` +
+		`"name":{"type":"string","maxLength":200,"description":"The flow's name."}},"additionalProperties":false}`)
+	recordFlowOut = compactSchema(`{"type":"object","properties":{"sessionId":{"type":"string"},"origin":{"type":"string"},` +
+		`"steps":{"type":"integer"},"flow":{"type":"string","description":"The flow file's text (YAML)."},` +
+		`"success":{"type":"boolean"},"error":` + errorSchema + `}}`)
 	screenshotOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessionId":{"type":"string"},"path":{"type":"string","description":"The full-size image file."},"mimeType":{"type":"string"},` +
 		`"width":{"type":"integer"},"height":{"type":"integer"},"originalWidth":{"type":"integer"},"originalHeight":{"type":"integer"},` +

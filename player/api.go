@@ -100,6 +100,7 @@ func (p *Player) routes() {
 	})
 	m.HandleFunc("GET /api/sessions/{id}/recording", p.recording)
 	m.HandleFunc("GET /api/sessions/{id}/recording/{seq}/file", p.recordFile)
+	m.HandleFunc("GET /api/sessions/{id}/flow", p.saveFlow)
 	m.HandleFunc("GET /api/artifacts/{path...}", p.artifact)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, wire.CodeResourceNotFound, "no such page: "+r.Method+" "+r.URL.Path)

@@ -33,8 +33,10 @@ type fakeBackend struct {
 	answer   *hostapi.Call
 	crashes  []hostapi.CrashReport
 	notes    []hostapi.Annotation
-	// recordsAsked are the timeline's requests (recording_test.go).
+	// recordsAsked are the timeline's requests (recording_test.go); traffic is what a
+	// request for traffic records answers.
 	recordsAsked []hostapi.RecordsRequest
+	traffic      []hostapi.Record
 }
 
 func (f *fakeBackend) Crashes(_ context.Context, sid string) (*hostapi.Crashes, error) {

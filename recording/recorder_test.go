@@ -119,7 +119,7 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 	r.RecordControl(sess, "session.properties", []byte(`{"customProperties":{"user":{"tier":"gold"}},"updatedAtUtc":"2026-03-20T10:02:00+00:00"}`), true, "Session properties received.", now)
 	r.RecordControl(sess, "crash.handoff", []byte(`{"reportId":"6f91","targetProcessSessionId":"p1","report":{"schema":"ansight.crash.v1","platform":"android","kind":"native_crash","occurredAtUtc":"2026-08-13T00:00:00.000Z","traceBase64":"dHJhY2U="}}`), true, "Crash report stored.", now)
 	r.RecordControl(sess, "annotation.submit", []byte(`{"schema":"ansight.annotation.submit.v1"}`), false, "Unsupported control action 'annotation.submit'.", now)
-	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficRequest, Type: wire.TypeCall, RequestID: "r1",
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now, Kind: wire.TrafficRequest, Type: wire.TypeCall, RequestID: "r1", Origin: "mcp:claude-code",
 		ToolIDs: []string{"notes.count"}, Bytes: 90, PayloadBytes: 40, EncodedBytes: 40, Outcome: wire.TrafficOK,
 		Payload: []byte(`{"toolId":"notes.count","arguments":{}}`)})
 	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(3 * time.Millisecond), Kind: wire.TrafficResponse, Type: wire.TypeResult,
@@ -260,6 +260,10 @@ func TestRecordOfficialTelemetry(t *testing.T) {
 		tr := all(t, r, Query{Session: sess, Kinds: []Kind{KindTraffic}, Search: "notes.count"})
 		if len(tr) != 2 || !strings.Contains(string(tr[1].Data), `"data":{"count":3}`) || tr[1].Value != 3 {
 			t.Errorf("traffic = %+v", tr)
+		}
+		// Who asked for the call is kept with it (an event without an origin has none).
+		if len(tr) == 2 && (!strings.Contains(string(tr[0].Data), `"origin":"mcp:claude-code"`) || strings.Contains(string(tr[1].Data), `"origin"`)) {
+			t.Errorf("origins: %s / %s", tr[0].Data, tr[1].Data)
 		}
 		denied := all(t, r, Query{Session: sess, Kinds: []Kind{KindTraffic}, Search: "denied"})
 		if len(denied) != 1 || !strings.Contains(string(denied[0].Data), string(wire.CodePolicyNotGranted)) {

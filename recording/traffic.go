@@ -22,6 +22,9 @@ func trafficEntries(ev wire.TrafficEvent, staged bool) []entry {
 	if ev.RequestID != "" {
 		add("requestId", quoted(ev.RequestID))
 	}
+	if ev.Origin != "" {
+		add("origin", quoted(clip(ev.Origin, maxTextBytes)))
+	}
 	if len(ev.ToolIDs) > 0 {
 		ids := []byte{'['}
 		for i, id := range ev.ToolIDs {

@@ -591,13 +591,16 @@ func (l *Backend) Call(ctx context.Context, sessionID string, req hostapi.CallRe
 	if err != nil {
 		return nil, err
 	}
+	if err := hostapi.CheckOrigin(req.Origin); err != nil {
+		return nil, err
+	}
 	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
 	start := time.Now()
-	res, err := c.Call(withProgress(ctx, progress), wireCall(req))
+	res, err := c.Call(withProgress(tools.WithOrigin(ctx, req.Origin), progress), wireCall(req))
 	out := &hostapi.Call{Schema: hostapi.SchemaCall, SessionID: sessionID, ToolID: req.ToolID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te
@@ -628,6 +631,9 @@ func (l *Backend) Batch(ctx context.Context, sessionID string, req hostapi.Batch
 		if r.TimeoutMS != 0 {
 			return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has timeoutMs: give the batch's timeoutMs instead", i)
 		}
+		if r.Origin != "" {
+			return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has an origin: give the batch's origin instead", i)
+		}
 		calls[i] = wireCall(r)
 	}
 	ctx, cancel, err := withAnswerTimeout(ctx, req.TimeoutMS)
@@ -636,7 +642,10 @@ func (l *Backend) Batch(ctx context.Context, sessionID string, req hostapi.Batch
 	}
 	defer cancel()
 	start := time.Now()
-	res, err := c.Batch(withProgress(ctx, progress), req.ContinueOnError, calls)
+	if err := hostapi.CheckOrigin(req.Origin); err != nil {
+		return nil, err
+	}
+	res, err := c.Batch(withProgress(tools.WithOrigin(ctx, req.Origin), progress), req.ContinueOnError, calls)
 	out := &hostapi.Batch{Schema: hostapi.SchemaBatch, SessionID: sessionID, DurationMS: time.Since(start).Milliseconds()}
 	if te := toolError(err); te != nil {
 		out.Error = te

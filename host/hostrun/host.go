@@ -240,7 +240,7 @@ func (h *Host) servePlayer(artifactDir string) error {
 	if h.fleetView != nil {
 		backend = h.fleetView
 	}
-	p, err := player.New(backend, player.Options{Token: token, ArtifactDir: artifactDir, Version: h.opts.Version, Logger: h.opts.Host.Logger})
+	p, err := player.New(hostapi.WithOrigin(backend, hostapi.OriginPlayer), player.Options{Token: token, ArtifactDir: artifactDir, Version: h.opts.Version, Logger: h.opts.Host.Logger})
 	if err != nil {
 		return err
 	}

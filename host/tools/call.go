@@ -59,7 +59,7 @@ func (c *Client) Call(ctx context.Context, call wire.Call) (*CallResult, error) 
 		err = refused[0]
 	}
 	if err != nil {
-		c.trafficDenied(wire.TypeCall, calls, err)
+		c.trafficDenied(ctx, wire.TypeCall, calls, err)
 		return nil, err
 	}
 	lim := c.limitFor(ctx, c.catalogs.load(), calls)
@@ -113,7 +113,7 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 		err = firstRefusal(refused)
 	}
 	if err != nil {
-		c.trafficDenied(wire.TypeBatch, calls, err)
+		c.trafficDenied(ctx, wire.TypeBatch, calls, err)
 		return nil, err
 	}
 	send := make([]int, 0, len(calls)) // indexes of the calls sent, in order
@@ -121,7 +121,7 @@ func (c *Client) Batch(ctx context.Context, continueOnError bool, calls []wire.C
 		if r == nil {
 			send = append(send, i)
 		} else {
-			c.trafficDenied(wire.TypeBatch, []wire.Call{calls[i]}, r)
+			c.trafficDenied(ctx, wire.TypeBatch, []wire.Call{calls[i]}, r)
 		}
 	}
 	res := &BatchResult{Payload: wire.BatchResult{Success: true, Results: []wire.BatchItem{}}}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"time"
 
@@ -18,14 +19,14 @@ func (c *Client) trafficRequest(p *pending, msgBytes int, body []byte) {
 		return
 	}
 	c.opts.OnTraffic(wire.TrafficEvent{
-		SessionID: c.opts.SessionID, At: p.sent, Kind: wire.TrafficRequest, Type: p.op, RequestID: p.id,
+		SessionID: c.opts.SessionID, At: p.sent, Kind: wire.TrafficRequest, Type: p.op, RequestID: p.id, Origin: OriginOf(p.ctx),
 		ToolIDs: p.tools, Bytes: msgBytes, PayloadBytes: len(body), EncodedBytes: len(body), Outcome: wire.TrafficOK,
 		Payload: bytes.Clone(body),
 	})
 }
 
 // trafficDenied reports a call or batch refused before sending.
-func (c *Client) trafficDenied(op string, calls []wire.Call, err error) {
+func (c *Client) trafficDenied(ctx context.Context, op string, calls []wire.Call, err error) {
 	r, ok := err.(*RefusalError)
 	if c.opts.OnTraffic == nil || !ok {
 		return
@@ -44,7 +45,7 @@ func (c *Client) trafficDenied(op string, calls []wire.Call, err error) {
 	}
 	body, _ := wire.Marshal(payload)
 	c.opts.OnTraffic(wire.TrafficEvent{
-		SessionID: c.opts.SessionID, At: time.Now(), Kind: wire.TrafficDenied, Type: op, ToolIDs: toolsOf(payload),
+		SessionID: c.opts.SessionID, At: time.Now(), Kind: wire.TrafficDenied, Type: op, ToolIDs: toolsOf(payload), Origin: OriginOf(ctx),
 		PayloadBytes: len(body), EncodedBytes: len(body), Outcome: wire.TrafficError, ErrorCode: string(r.Err.Code), Payload: body,
 	})
 }
@@ -55,7 +56,7 @@ func (c *Client) trafficResponse(p *pending, env *wire.Envelope, msgBytes int, r
 		return
 	}
 	ev := wire.TrafficEvent{
-		SessionID: c.opts.SessionID, At: time.Now(), Kind: wire.TrafficResponse, Type: env.Type, RequestID: p.id,
+		SessionID: c.opts.SessionID, At: time.Now(), Kind: wire.TrafficResponse, Type: env.Type, RequestID: p.id, Origin: OriginOf(p.ctx),
 		ToolIDs: p.tools, Bytes: msgBytes, EncodedBytes: len(env.Payload), PayloadBytes: len(env.Payload),
 		Duration: time.Since(p.sent), Outcome: wire.TrafficOK, Payload: env.Payload,
 	}

@@ -153,3 +153,47 @@ func TestTrafficRequestPayloadKept(t *testing.T) {
 		}
 	}
 }
+
+// TestTrafficOrigin: a call's origin (WithOrigin) is in its request's, its response's and a
+// refusal's traffic events; a call without one reports none.
+func TestTrafficOrigin(t *testing.T) {
+	t.Parallel()
+	for _, origin := range []string{"mcp:claude-code", ""} {
+		t.Run("origin="+origin, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var events []wire.TrafficEvent
+			app := newFakeApp(t, threeTools()...)
+			hs := newHarness(t, Options{MaxToolPolicy: wire.PolicyWrite, OnTraffic: func(ev wire.TrafficEvent) {
+				mu.Lock()
+				events = append(events, ev)
+				mu.Unlock()
+			}}, app.handler())
+			ctx := t.Context()
+			if origin != "" {
+				ctx = WithOrigin(ctx, origin)
+			}
+			if _, err := hs.c.Call(ctx, wire.Call{ToolID: "a.read"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := hs.c.Call(ctx, wire.Call{ToolID: "c.critical"}); err == nil {
+				t.Fatal("a critical call above the grant was not refused")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			kinds := map[wire.TrafficKind]bool{}
+			for _, ev := range events {
+				if ev.Type != wire.TypeCall && ev.Type != wire.TypeResult {
+					continue
+				}
+				kinds[ev.Kind] = true
+				if ev.Origin != origin {
+					t.Errorf("%s %s: origin %q, want %q", ev.Kind, ev.Type, ev.Origin, origin)
+				}
+			}
+			if !kinds[wire.TrafficRequest] || !kinds[wire.TrafficResponse] || !kinds[wire.TrafficDenied] {
+				t.Errorf("events %v", kinds)
+			}
+		})
+	}
+}

@@ -29,6 +29,7 @@ const META_TOOLS = [
   'ansight_describe_app_tool',
   'ansight_list_sessions',
   'ansight_read_result',
+  'ansight_record_flow',
   'ansight_search_app_tools',
   'ansight_snapshot',
   'ansight_take_screenshot',
@@ -155,7 +156,10 @@ test('ansight mcp --demo with the TypeScript SDK', { timeout: 120_000 }, async (
       const res = await call(client, 'ansight_search_app_tools');
       const out = res.structuredContent;
       assert.ok(out.count > 0 && out.count <= 20);
-      assert.ok(out.tools.some((x) => x.id === 'notes.list'));
+      // The demo offers more tools than one page (files, data, prefs, overlays…), so the
+      // notes tools may fall past the first page: a query finds them.
+      const listed = await call(client, 'ansight_search_app_tools', { query: 'notes.list' });
+      assert.ok(listed.structuredContent.tools.some((x) => x.id === 'notes.list'));
       assert.ok(!res.content[0].text.includes('Schema'), 'schemas in the compact index');
       assert.ok(res.content[0].text.length < 8192);
       for (const tool of out.tools) {

@@ -30,7 +30,11 @@ export function renderTimeline(main, sid) {
   const followBtn = h('button.small#tl-follow', { type: 'button', 'aria-pressed': 'true', title: 'Keep the cursor at the newest record' }, 'Following');
   followBtn.hidden = true;
   const summary = h('span.muted.small#tl-summary');
-  const head = h('div.page-head', title, h('span.muted.mono', sid), stateBadge, h('div.spacer'), summary, followBtn);
+  // Save as flow: the calls from the mark (the recording's start until one is set) to the
+  // cursor, as an ansight.flow/v1 file (docs/flows.md).
+  const markBtn = h('button.small#tl-mark', { type: 'button', title: 'Mark the start of the range to save as a flow at the cursor' }, 'Mark start');
+  const saveFlowBtn = h('button.small#tl-save-flow', { type: 'button', title: 'Save the calls from the mark to the cursor as a flow (YAML)' }, 'Save as flow');
+  const head = h('div.page-head', title, h('span.muted.mono', sid), stateBadge, h('div.spacer'), summary, markBtn, saveFlowBtn, followBtn);
 
   const frameImg = h('img#tl-frame', { alt: 'Screen of the app at the cursor' });
   const frameEmpty = h('div.placeholder', 'The app streamed no screen frames in this recording.');
@@ -247,6 +251,19 @@ export function renderTimeline(main, sid) {
   prevBtn.addEventListener('click', () => stepFrame(-1));
   nextBtn.addEventListener('click', () => stepFrame(1));
   followBtn.addEventListener('click', () => setCursor(end, !following));
+  let mark = null; // ms, or null: from the recording's start
+  markBtn.addEventListener('click', () => {
+    mark = cursor;
+    markBtn.textContent = 'Start ' + fmtTime(new Date(mark).toISOString());
+  });
+  saveFlowBtn.addEventListener('click', () => {
+    const from = Math.min(mark ?? start, cursor), to = Math.max(mark ?? start, cursor) + 1;
+    const q = new URLSearchParams({ since: new Date(from).toISOString(), until: new Date(to).toISOString() });
+    const a = h('a', { href: `/api/sessions/${enc(sid)}/flow?${q}`, download: '' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  });
   const onKey = (e) => {
     if (e.target instanceof HTMLElement && /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName) && e.target !== scrub) return;
     if (e.key === ',') { e.preventDefault(); stepFrame(-1); }

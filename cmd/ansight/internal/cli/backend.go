@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -33,14 +34,24 @@ func (g *globals) backend() (hostapi.Backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.backendMade = c
-		return c, nil
+		g.backendMade = hostapi.WithOrigin(c, hostapi.OriginCLI)
+		return g.backendMade, nil
 	}
 	dir, err := g.stateDirPath()
 	if err != nil {
 		return nil, err
 	}
-	return hostapi.NewClient(filepath.Join(dir, hostapi.SocketName)), nil
+	// Every call the CLI makes is recorded as the CLI's (ansight test record --origin cli).
+	return hostapi.WithOrigin(hostapi.NewClient(filepath.Join(dir, hostapi.SocketName)), hostapi.OriginCLI), nil
+}
+
+// fleetOf returns the fleet client behind b, when b is one.
+func fleetOf(b hostapi.Backend) (*fleet.Client, bool) {
+	if u, ok := b.(interface{ Unwrap() hostapi.Backend }); ok {
+		b = u.Unwrap()
+	}
+	fc, ok := b.(*fleet.Client)
+	return fc, ok
 }
 
 // session connects to the resident host and resolves the session a command names.

@@ -8,9 +8,10 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// Exit codes: scripts may rely on them. Those the official CLI shares mean the same; of its
-// others, 3 (configuration), 10 (test failed), 11 (telemetry finding) and 12 (artifact
-// difference) belong to commands this CLI does not have, and are never used (docs/cli.md).
+// Exit codes: scripts may rely on them. Those the official CLI shares mean the same (10, a
+// test failed, is ExitTestFailed); of its others, 3 (configuration), 11 (telemetry
+// finding) and 12 (artifact difference) belong to commands this CLI does not have, and are
+// never used (docs/cli.md).
 const (
 	ExitOK              = 0   // success
 	ExitFailure         = 1   // any other failure (including a tool that ran and failed)

@@ -209,7 +209,7 @@ func runHostStatus(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	if fc, ok := b.(*fleet.Client); ok {
+	if fc, ok := fleetOf(b); ok {
 		return g.printFleetHosts(fc)
 	}
 	st, err := b.Status(ctx)

@@ -67,7 +67,7 @@ func TestMCPAgentTaskBytes(t *testing.T) {
 
 	t.Log("a typical task through the tools:")
 	step("tools/list", func() {
-		if l, err := cs.ListTools(t.Context(), nil); err != nil || len(l.Tools) != 8 {
+		if l, err := cs.ListTools(t.Context(), nil); err != nil || len(l.Tools) != 9 {
 			t.Fatal(l, err)
 		}
 	})

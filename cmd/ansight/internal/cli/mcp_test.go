@@ -106,7 +106,7 @@ func TestMCPDemo(t *testing.T) {
 	t.Parallel()
 	cs, wait := mcpRun(t, "--demo")
 	list, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(list.Tools) != 8 {
+	if err != nil || len(list.Tools) != 9 {
 		t.Fatalf("tools: %v %v", list, err)
 	}
 

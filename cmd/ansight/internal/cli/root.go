@@ -98,7 +98,7 @@ A device lab: 'ansight host run --fleet nats://…' joins this host to a fleet o
 host of the fleet. See docs/fleet.md.
 
 Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
-6 access denied, 7 no such session, 130 interrupted.`,
+6 access denied, 7 no such session, 10 a flow failed (test run), 130 interrupted.`,
 		Version:       versionString(g.env.Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -110,7 +110,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "write one JSON object to stdout (stable, versioned)")
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
 	g.fleet.register(root)
-	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newUICmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g))
+	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newUICmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g), newTestCmd(g))
 	return root
 }
 

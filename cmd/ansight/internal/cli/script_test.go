@@ -51,6 +51,8 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("RECORDING_TESTDATA", filepath.Join(wd, "..", "..", "..", "..", "recording", "testdata"))
+			// The flows the repository ships (flows.txtar runs them through the binary).
+			env.Setenv("EXAMPLES", filepath.Join(wd, "..", "..", "..", "..", "examples", "flows"))
 			return nil
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
@@ -68,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"waitfleet":    cmdWaitFleet,
 			"demosignin":   cmdDemoSignIn,
 			"archiveholds": cmdArchiveHolds,
+			"now":          cmdNow,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {
@@ -101,6 +104,14 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("cli %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
 	}
+}
+
+// cmdNow sets $VAR to the current time in RFC 3339 (for --since): now VAR.
+func cmdNow(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: now VAR")
+	}
+	ts.Setenv(args[0], time.Now().UTC().Format(time.RFC3339Nano))
 }
 
 // cmdWaitSession waits until the host in $ANSIGHT_STATE_DIR has a connected session and

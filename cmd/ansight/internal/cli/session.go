@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/hostapi"
 )
 
@@ -100,7 +99,7 @@ func (o *sessionListOptions) run(ctx context.Context, g *globals) error {
 
 // printNone says that there are no sessions, and where they would come from.
 func (o *sessionListOptions) printNone(g *globals, b hostapi.Backend) {
-	if fc, ok := b.(*fleet.Client); ok {
+	if fc, ok := fleetOf(b); ok {
 		printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
 		return
 	}
