@@ -23,7 +23,6 @@ import (
 	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/usage"
 	"github.com/ansight-go/ansight/examples/notes"
-	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -58,11 +57,8 @@ func RunRecordLoad(ctx context.Context, opts RecordLoadOptions) (*RecordLoadRepo
 	sw := &switchRecorder{rec: rec}
 	hopts := hostOptions(LoadOptions{Sessions: opts.Sessions, InFlight: 1, CallTimeout: DefaultCallTimeout, Logger: opts.Logger})
 	hopts.Recorder = sw
-	srv, err := host.New(hopts)
+	srv, err := startHost(ctx, hopts)
 	if err != nil {
-		return nil, err
-	}
-	if err := srv.Start(ctx); err != nil {
 		return nil, err
 	}
 	defer srv.Close()
