@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -99,6 +100,12 @@ func (a *App) answer(ctx context.Context, req *request, w MessageWriter) error {
 		x.requestID, x.sessionID = req.env.ID, req.env.SessionID
 	}
 	typ, payload, failure := x.compute(ctx, req)
+	if errors.Is(context.Cause(ctx), ErrCancelled) {
+		// The host gave the request up (tool.cancel): it has forgotten the id.
+		x.dropTransfers()
+		x.release()
+		return nil
+	}
 	if failure != nil {
 		x.dropTransfers()
 		typ, payload, x.encoded = wire.TypeError, marshalError(failure), false

@@ -3,9 +3,11 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/ansight-go/ansight/transport"
+	"github.com/ansight-go/ansight/wire"
 )
 
 // ServeOptions configures one Serve call.
@@ -87,7 +89,86 @@ type server struct {
 
 	stopOnce sync.Once
 	err      error // why Serve stopped; written once, before done is closed
+
+	// inflight holds the calls and batches being answered, by request id, for tool.cancel;
+	// spare keeps finished entries for reuse (the call path allocates one context, no more).
+	inflightMu sync.Mutex
+	inflight   map[string]*inflight
+	spare      []*inflight
 }
+
+// inflight is one call or batch being answered.
+type inflight struct{ cancel context.CancelCauseFunc }
+
+// ErrCancelled is the cause (context.Cause) of a handler's context when the host gave up
+// the request with tool.cancel (docs/protocol/cancel.md): the request is not answered.
+var ErrCancelled = errors.New("app: the host cancelled the request (tool.cancel)")
+
+// track makes the context a call or batch is answered with, which a tool.cancel naming id
+// cancels; untrack forgets it.
+func (s *server) track(id string) (context.Context, *inflight) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	s.inflightMu.Lock()
+	var f *inflight
+	if n := len(s.spare); n > 0 {
+		f, s.spare = s.spare[n-1], s.spare[:n-1]
+	} else {
+		f = new(inflight)
+	}
+	f.cancel = cancel
+	if s.inflight == nil {
+		s.inflight = map[string]*inflight{}
+	}
+	s.inflight[id] = f
+	s.inflightMu.Unlock()
+	return ctx, f
+}
+
+// untrack ends what track started for id.
+func (s *server) untrack(id string, f *inflight) {
+	s.inflightMu.Lock()
+	if s.inflight[id] == f {
+		delete(s.inflight, id)
+	}
+	cancel := f.cancel
+	f.cancel = nil
+	if len(s.spare) < maxSpareInflight {
+		s.spare = append(s.spare, f)
+	}
+	s.inflightMu.Unlock()
+	cancel(nil)
+}
+
+// maxSpareInflight bounds the finished entries a server keeps.
+const maxSpareInflight = 64
+
+// cancelMessage handles msg if it is a tool.cancel: the request it names, when still being
+// answered, has its context cancelled with ErrCancelled. It reports whether msg was one.
+func (s *server) cancelMessage(msg []byte) bool {
+	if !bytes.Contains(msg, cancelType) {
+		return false // the common case: no decoding
+	}
+	env, err := wire.DecodeEnvelope(msg)
+	if err != nil || env.Type != wire.TypeCancel || !toolCapability(env.Capability) {
+		return false
+	}
+	var c wire.Cancel
+	if wire.Unmarshal(env.Payload, &c) != nil || c.RequestID == "" {
+		return true // a tool.cancel, unusable: nothing to cancel, and not the session layer's
+	}
+	s.inflightMu.Lock()
+	var cancel context.CancelCauseFunc
+	if f := s.inflight[c.RequestID]; f != nil {
+		cancel = f.cancel
+	}
+	s.inflightMu.Unlock()
+	if cancel != nil {
+		cancel(ErrCancelled)
+	}
+	return true
+}
+
+var cancelType = []byte(`"` + wire.TypeCancel + `"`)
 
 // run is one goroutine of the pool, starting as the leader. It reads into a buffer of its
 // own, reused from request to request: answer is done with a request's bytes when it
@@ -107,8 +188,15 @@ func (s *server) run() {
 			<-s.slots
 			return
 		}
-		if err := s.app.answer(s.ctx, &req, s.io); err != nil && s.ctx.Err() == nil {
+		ctx, tracked := s.ctx, (*inflight)(nil)
+		if t := req.env.Type; req.err == nil && req.env.ID != "" && (t == wire.TypeCall || t == wire.TypeBatch) {
+			ctx, tracked = s.track(req.env.ID)
+		}
+		if err := s.app.answer(ctx, &req, s.io); err != nil && s.ctx.Err() == nil {
 			s.app.log.DebugContext(s.ctx, "writing a tool response failed", "err", err)
+		}
+		if tracked != nil {
+			s.untrack(req.env.ID, tracked)
 		}
 		<-s.slots
 		select { // idle until asked to lead
@@ -158,7 +246,9 @@ func (s *server) read(buf *[]byte) (request, bool) {
 		}
 		req, ok := classify(msg)
 		if !ok {
-			deliver(s.opts.OnMessage, typ, msg)
+			if !s.cancelMessage(msg) {
+				deliver(s.opts.OnMessage, typ, msg)
+			}
 			continue
 		}
 		return req, true

@@ -152,6 +152,9 @@ func (s *Server) control(sess *Session, c *connection, req *session.ControlEnvel
 				return false, "customProperties must be a JSON object.", nil
 			}
 		}
+		if c != nil && p.Has(session.ExtensionToolCancel) {
+			c.client.EnableCancel()
+		}
 		sess.mu.Lock()
 		sess.opened = true
 		sess.clientName = p.ClientName

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"image"
 	"strings"
 	"sync/atomic"
@@ -186,4 +187,44 @@ func TestLongCallsThroughMCP(t *testing.T) {
 			t.Fatalf("hint:duration: %+v", e)
 		}
 	})
+}
+
+// TestDroppedHTTPStreamCancelsTheAppTool: an MCP client over HTTP starts a call of a tool
+// of our SDK and drops its request's stream mid-call: the host gives the call up and, the
+// app having advertised tool.cancel, the tool's handler sees its context cancelled (cause
+// app.ErrCancelled); the host waits for nothing more from it.
+func TestDroppedHTTPStreamCancelsTheAppTool(t *testing.T) {
+	t.Parallel()
+	started, causes := make(chan struct{}, 1), make(chan error, 1)
+	live := startLive(t, tools.DefaultTimeout, func(a *app.App) error {
+		return a.Register(app.Tool{Definition: catalog.Definition{ID: "data.watch", Name: "Watch", Description: "Runs until cancelled.",
+			Category: "test", Policy: wire.PolicyRead, ArgumentsSchema: jsontext.Value(`{"type":"object"}`),
+			ResultSchema: jsontext.Value(`{"type":"object"}`)},
+			Handler: func(ctx context.Context, _ *app.Call) (any, error) {
+				started <- struct{}{}
+				<-ctx.Done()
+				causes <- context.Cause(ctx)
+				return nil, ctx.Err()
+			}})
+	})
+	endpoint := serveHTTP(t, New(live.backend, Options{HTTPNoAuth: true, HTTPResumeWindow: -1}))
+	s := openRaw(t, endpoint, "2025-06-18")
+	ctx, drop := context.WithCancel(t.Context())
+	resp := s.post(ctx, callBody(1, "data.watch"))
+	<-started // the app runs the tool
+	drop()
+	resp.Body.Close()
+	if cause := <-causes; !errors.Is(cause, app.ErrCancelled) {
+		t.Fatalf("the tool's context ended with %v, want the host's tool.cancel", cause)
+	}
+	sess, ok := live.srv.Session(live.sessionID)
+	if !ok {
+		t.Fatal("no session")
+	}
+	for sess.Tools().Busy() { // the host stopped waiting; settles as the request unwinds
+		if t.Context().Err() != nil {
+			t.Fatal("the host still waits for the call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

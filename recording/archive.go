@@ -182,7 +182,7 @@ func (a *archive) next() (entry, error) {
 			return entry{}, io.EOF
 		}
 		if err != nil {
-			return entry{}, fmt.Errorf("recording: %s: %w", a.manifest.Records, err)
+			return entry{}, fmt.Errorf("%s: %w", a.manifest.Records, err)
 		}
 		a.line++
 		if len(bytes.TrimSpace(b)) == 0 {
@@ -190,7 +190,7 @@ func (a *archive) next() (entry, error) {
 		}
 		e, err := importEntry(b, a.z, a.dir, a.line)
 		if err != nil {
-			return entry{}, fmt.Errorf("recording: %s line %d: %w", a.manifest.Records, a.line, err)
+			return entry{}, fmt.Errorf("%s line %d: %w", a.manifest.Records, a.line, err)
 		}
 		return e, nil
 	}
@@ -235,9 +235,9 @@ func importEntry(b []byte, z *zipArchive, dir string, line int) (entry, error) {
 	return importEntryFrom(b, z, dir, fmt.Sprint(line), archiveBlobsDir+"/")
 }
 
-// importEntryFrom checks one record line whose file (if any) is an entry under blobs, and
-// extracts the file to dir under the name tmp.
-func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string) (entry, error) {
+// importEntryFrom checks one record line whose file (if any) is an entry under blobs (or,
+// for an artifact record, under also), and extracts the file to dir under the name tmp.
+func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string, also ...string) (entry, error) {
 	var rec Record
 	if err := wire.Unmarshal(b, &rec); err != nil {
 		return entry{}, err
@@ -256,7 +256,11 @@ func importEntryFrom(b []byte, z *zipArchive, dir, tmp, blobs string) (entry, er
 		e.channel, e.hasChan = *rec.Channel, true
 	}
 	if rec.Blob != "" {
-		if !z.has(rec.Blob) || !strings.HasPrefix(rec.Blob, blobs) {
+		under := strings.HasPrefix(rec.Blob, blobs)
+		for _, a := range also {
+			under = under || (rec.Kind == KindArtifact && strings.HasPrefix(rec.Blob, a))
+		}
+		if !z.has(rec.Blob) || !under {
 			return entry{}, fmt.Errorf("blob %q is not in the archive", rec.Blob)
 		}
 		e.ext = strings.TrimPrefix(path.Ext(rec.Blob), ".")

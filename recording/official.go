@@ -40,6 +40,10 @@ const (
 	extensionDir     = officialArtifactsDir + "ansight-go/"
 	extensionRecords = extensionDir + RecordsName
 	extensionBlobs   = extensionDir + archiveBlobsDir + "/"
+	// extensionInfo is the session's description as our host keeps it (Summary.Info: app
+	// name and version, platform, SDK, grant, app state, profile), which session.json
+	// has no members for.
+	extensionInfo = extensionDir + "info.json"
 )
 
 // Bounds of the official archive's JSON documents: each is read whole, so each is bounded.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/wire/uitree"
 )
 
 // official writes the official host's session archive, entry by entry as its import reads
@@ -24,7 +26,7 @@ import (
 func (x *exporter) official(w io.Writer, sum Summary) error {
 	zw := zip.NewWriter(w)
 	o := &officialWriter{x: x, zw: zw, sum: sum}
-	for _, step := range []func() error{o.extension, o.logs, o.telemetry, o.touches, o.requests, o.trees, o.frames, o.artifacts,
+	for _, step := range []func() error{o.artifacts, o.extension, o.logs, o.telemetry, o.touches, o.requests, o.trees, o.frames,
 		o.events, o.session} {
 		if err := x.ctx.Err(); err != nil {
 			return err
@@ -56,6 +58,9 @@ type officialWriter struct {
 	annotations  []jsontext.Value
 	logCount     int
 	requestCount int
+	// artifactRecords are the artifact records as written under artifacts/, their blob the
+	// entry: the extension lists them for our import to restore their times and types.
+	artifactRecords []Record
 }
 
 // json writes one deflated JSON entry.
@@ -68,9 +73,10 @@ func (o *officialWriter) json(name string, v jsontext.Value) error {
 var kindsInExtension = []Kind{KindTraffic, KindControl, KindState, KindMessage, KindCrash, KindAppState, KindProfile, KindProperties,
 	KindAnnotation}
 
-// extension writes the records of kindsInExtension as our records.jsonl and files; it
-// also finds the session an import kept, the latest profile and properties. Annotations
-// of the official form (no bundle) go to session.json instead.
+// extension writes the records of kindsInExtension as our records.jsonl and files, and
+// the artifact records whose files artifacts wrote; it also finds the session an import
+// kept, the latest profile and properties. Annotations of the official form (no bundle)
+// go to session.json instead.
 func (o *officialWriter) extension() error {
 	recs, err := newSpool()
 	if err != nil {
@@ -111,7 +117,15 @@ func (o *officialWriter) extension() error {
 		}
 		return appendLine(recs, e.Record)
 	})
-	if err != nil || recs.n == 0 {
+	for _, rec := range o.artifactRecords {
+		if err == nil {
+			err = appendLine(recs, rec)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := o.info(); err != nil || recs.n == 0 {
 		return err
 	}
 	fw, err := zipEntry(o.zw, extensionRecords, o.x.now, true)
@@ -119,6 +133,22 @@ func (o *officialWriter) extension() error {
 		_, err = io.Copy(fw, recs.all())
 	}
 	return err
+}
+
+// info writes the session's description (Summary.Info) to the extension, redacted and
+// sanitised as our own format's manifest is, for our import to restore.
+func (o *officialWriter) info() error {
+	info := infoJSON(o.sum.Info)
+	if info == nil {
+		return nil
+	}
+	if o.x.rd != nil {
+		info = o.x.rd.json(info)
+	}
+	if o.x.san != nil {
+		info = o.x.san.json(info, false)
+	}
+	return o.json(extensionInfo, info)
 }
 
 // spooledItems collects the items of a JSON array that a document writes after its head,
@@ -515,9 +545,24 @@ func (o *officialWriter) trees() error {
 		if !ok || source == "" {
 			source = "ui"
 		}
+		// The official header requires the tree's kind, format and platform (C# required
+		// members: System.Text.Json refuses a document without them, and the official
+		// import then drops the tree, or the whole session.json for its index). A record
+		// that does not name them (the SDKs' touch trees) takes them from its payload, read
+		// through wire/uitree, as the official header takes them from the snapshot.
+		derived := map[string]jsontext.Value{"visualTreeKind": quoted("unknown"), "visualTreeFormat": quoted(""), "runtimePlatform": quoted("")}
 		nodes, ok := integer(d.get("nodeCount"), 0, 1<<31-1)
-		if !ok {
-			visit(payload, 0, func(object) { nodes++ })
+		if t, err := uitree.Parse(payload); err == nil {
+			if t.Source != "" {
+				derived["visualTreeKind"] = quoted(t.Source)
+			}
+			derived["visualTreeFormat"], derived["runtimePlatform"] = quoted(t.Format), quoted(t.Platform)
+			if t.Truncated {
+				derived["truncated"] = jsontext.Value("true")
+			}
+			if !ok {
+				nodes = int64(t.NodeCount)
+			}
 		}
 		header := object{{"snapshotId", quoted(id)}, {"capturedAtUtc", officialTime(e.At)}, {"source", quoted(source)},
 			{"nodeCount", jsonNumber(float64(nodes))}}
@@ -527,8 +572,11 @@ func (o *officialWriter) trees() error {
 			if k == 'f' {
 				k = 't'
 			}
-			if v != nil && k == f.kind {
+			switch {
+			case v != nil && k == f.kind:
 				header = append(header, member{f.name, v})
+			case derived[f.name] != nil:
+				header = append(header, member{f.name, derived[f.name]})
 			}
 		}
 		snapshot := append(append(object{}, header...), member{"payload", payload})
@@ -588,7 +636,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 // artifacts writes each artifact's file under artifacts/: at the relative path an
-// official archive gave it, else as <seq>/<name>; the entry's time is the artifact's.
+// official archive gave it, else as <seq>/<name>; the entry's time is the artifact's (to
+// the second: what a zip holds), and the record itself (its exact time, type, transfer)
+// goes to the extension.
 func (o *officialWriter) artifacts() error {
 	seen := map[string]bool{}
 	return o.x.each([]Kind{KindArtifact}, func(e exported) error {
@@ -612,6 +662,9 @@ func (o *officialWriter) artifacts() error {
 		if err != nil {
 			return err
 		}
+		rec := e.Record
+		rec.Blob = name
+		o.artifactRecords = append(o.artifactRecords, rec)
 		return o.x.copyFile(fw, e)
 	})
 }

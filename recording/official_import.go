@@ -25,8 +25,10 @@ type officialSource struct {
 	dir     string
 	files   int // names the extracted files
 	session object
+	info    []byte // the session's description an archive we exported kept (extensionInfo)
 	created time.Time
 	rep     ImportReport
+	claimed map[string]bool // the artifacts/ entries the extension's records restored
 	entries []entry
 	pos     int
 }
@@ -49,6 +51,13 @@ func openOfficial(z *zipArchive, dir string) (importSource, error) {
 		return nil, fmt.Errorf("%s: the session is not an object", officialSessionName)
 	}
 	s.created = timeOr(s.session.get("createdUtc"), time.Now().UTC())
+	if z.has(extensionInfo) {
+		b, err := z.readAll(extensionInfo, maxManifestBytes)
+		if err != nil {
+			return nil, err
+		}
+		s.info = infoJSON(b) // one that is not an object is left out: meta describes the session
+	}
 	steps := []func() error{s.sessionState, s.logs, s.telemetry, s.touches, s.requests, func() error { return s.trees(doc) },
 		s.images, s.artifacts, s.events}
 	for _, step := range steps {
@@ -109,13 +118,7 @@ func (s *officialSource) sessionState() error {
 	if s.z.has(extensionRecords) {
 		return s.annotationsOf()
 	}
-	profileJSON := s.session.get("deviceProfile")
-	if raw, ok := str(s.session.get("deviceProfileJson")); ok && raw != "" {
-		if obj, err := parseObject([]byte(raw)); err == nil {
-			profileJSON = obj.encode()
-		}
-	}
-	if obj, err := members(profileJSON); err == nil {
+	if obj, err := members(s.profileJSON()); err == nil {
 		e := profile(obj, s.created)
 		e.at = s.created
 		s.add(e)
@@ -129,6 +132,17 @@ func (s *officialSource) sessionState() error {
 		}
 	}
 	return s.annotationsOf()
+}
+
+// profileJSON is the session's device profile: deviceProfileJson as the official host
+// keeps it verbatim, else deviceProfile.
+func (s *officialSource) profileJSON() jsontext.Value {
+	if raw, ok := str(s.session.get("deviceProfileJson")); ok && raw != "" {
+		if obj, err := parseObject([]byte(raw)); err == nil {
+			return obj.encode()
+		}
+	}
+	return s.session.get("deviceProfile")
 }
 
 // annotationsOf reads the session's annotations.
@@ -527,7 +541,7 @@ func (s *officialSource) artifacts() error {
 		}
 	}
 	for _, name := range s.z.under(officialArtifactsDir) {
-		if strings.HasPrefix(name, extensionDir) {
+		if strings.HasPrefix(name, extensionDir) || s.claimed[name] {
 			continue
 		}
 		rel := strings.TrimPrefix(name, officialArtifactsDir)
@@ -569,9 +583,19 @@ func (s *officialSource) extension() error {
 			continue
 		}
 		s.files++
-		e, err := importEntryFrom(b, s.z, s.dir, fmt.Sprintf("x%d", s.files), extensionBlobs)
+		e, err := importEntryFrom(b, s.z, s.dir, fmt.Sprintf("x%d", s.files), extensionBlobs, officialArtifactsDir)
 		if err != nil {
 			return fmt.Errorf("%s line %d: %w", extensionRecords, line, err)
+		}
+		if e.kind == KindArtifact {
+			var rec struct {
+				Blob string `json:"blob"`
+			}
+			unmarshalChecked(b, &rec)
+			if s.claimed == nil {
+				s.claimed = map[string]bool{}
+			}
+			s.claimed[rec.Blob] = true
 		}
 		s.add(e)
 	}
@@ -607,12 +631,33 @@ func (s *officialSource) importedState(doc object) entry {
 var carriedAsRecords = []string{"images", "touches", "networkRequests", "visualTreeSnapshots", "logs", "metricChannels", "metrics",
 	"annotations", "applicationEvents", "customProperties", "deviceProfile", "deviceProfileJson"}
 
+// meta describes the session: as an archive we exported kept its description, else from
+// session.json — its identity, and the platform and app state its device profile and
+// appState say, as our host describes a live session.
 func (s *officialSource) meta() importMeta {
 	id, _ := str(s.session.get("sessionId"))
+	if s.info != nil {
+		if obj, err := members(s.info); err == nil {
+			return importMeta{id: id, info: obj.set("state", quoted("disconnected")).encode(), state: "disconnected"}
+		}
+	}
 	app, _ := str(s.session.get("appId"))
 	client, _ := str(s.session.get("clientName"))
 	o := object{{"id", quoted(id)}, {"appId", quoted(app)}, {"deviceId", quoted("")}, {"deviceName", quoted(client)},
 		{"clientName", quoted(client)}, {"state", quoted("disconnected")}, {"connectedAt", officialTime(s.created)}}
+	if p, err := members(s.profileJSON()); err == nil {
+		o = append(o, member{"profile", p.encode()})
+		if dev, err := members(p.get("device")); err == nil {
+			if os, ok := str(dev.get("osName")); ok && os != "" {
+				o = append(o, member{"platform", quoted(os)})
+			}
+		}
+	}
+	if st, ok := str(s.session.get("appState")); ok {
+		if st = lower(st); st == "foreground" || st == "background" {
+			o = append(o, member{"appState", quoted(st)})
+		}
+	}
 	for _, m := range [][2]string{{"processSessionId", "processSessionId"}, {"configId", "configId"}, {"remoteAddress", "remoteAddr"}} {
 		if v, ok := str(s.session.get(m[0])); ok && v != "" {
 			o = append(o, member{m[1], quoted(v)})

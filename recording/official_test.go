@@ -169,6 +169,13 @@ func TestImportOfficialArchive(t *testing.T) {
 	if sum.ID != "com-example-shop-042" || sum.AppID != "com.example.shop" || sum.DeviceName != "Pixel 8" || sum.Origin != "import" {
 		t.Errorf("summary %+v", sum)
 	}
+	// The description our host gives a session: the platform and app state from the
+	// profile and appState, the profile itself.
+	info := objectOf(sum.Info)
+	if p, _ := str(info.get("platform")); p != "Android" || strOf(info.get("appState")) != "foreground" ||
+		!strings.Contains(string(info.get("profile")), `"osVersion":"15"`) {
+		t.Errorf("session info %s", sum.Info)
+	}
 	want := map[string]int{"visualTreeSchema": 1, "visualTreeSnapshotId": 1, "visualTreeDuplicate": 1, "visualTreeUnsafePath": 1, "networkRequest": 1}
 	if sum.Import == nil || sum.Import.Format != FormatOfficial || sum.Import.Schema != officialCaptureV2 || fmt.Sprint(sum.Import.Skipped) != fmt.Sprint(want) {
 		t.Errorf("import report %+v, want skipped %v", sum.Import, want)
@@ -262,7 +269,7 @@ func liveRecording(t *testing.T, r *Recorder) string {
 		ToolIDs: []string{"notes.get"}, Bytes: len(big), Outcome: wire.TrafficOK, Payload: []byte(big)})
 	art := filepath.Join(t.TempDir(), "export.csv")
 	os.WriteFile(art, []byte("id,title\n1,groceries\n"), 0o600)
-	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(4 * time.Second), Kind: wire.TrafficTransfer, Type: "ASFT", RequestID: "r2",
+	r.RecordTraffic(wire.TrafficEvent{SessionID: sess, At: now.Add(4*time.Second + 250*time.Millisecond), Kind: wire.TrafficTransfer, Type: "ASFT", RequestID: "r2",
 		TransferID: "x1", FileName: "export.csv", MimeType: "text/csv", ReceivedBytes: 21, SizeBytes: 21, Outcome: wire.TrafficOK, Path: art})
 	crash := filepath.Join(t.TempDir(), "report.json")
 	os.WriteFile(crash, []byte(`{"reportId":"c1","kind":"panic"}`), 0o600)
@@ -299,6 +306,16 @@ func TestRoundTripOursOfficialOurs(t *testing.T) {
 	checkOfficialLayout(t, archive)
 	sum := importBytes(t, r, archive, ImportOptions{})
 	after := all(t, r, Query{Session: sum.ID})
+	// The session's description comes back too (the extension's info.json): all but its id
+	// and its state (an imported recording is disconnected).
+	orig, err := r.Session(context.Background(), sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.AppID != orig.AppID || sum.DeviceID != orig.DeviceID || sum.DeviceName != orig.DeviceName ||
+		string(objectOf(sum.Info).without("id").without("state").encode()) != string(objectOf(orig.Info).without("id").without("state").encode()) {
+		t.Errorf("ours → official → ours changed the session's description:\n%+v %s\nwas\n%+v %s", sum, sum.Info, orig, orig.Info)
+	}
 	var was, is []string
 	for _, rec := range before {
 		was = append(was, comparable(t, r, rec))
@@ -316,7 +333,7 @@ func TestRoundTripOursOfficialOurs(t *testing.T) {
 	}
 	// The kinds the official format has no section for keep their data too.
 	bk, ak := byKind(before), byKind(after)
-	for _, kind := range []Kind{KindTraffic, KindControl, KindCrash, KindProfile, KindAppState} {
+	for _, kind := range []Kind{KindTraffic, KindControl, KindCrash, KindProfile, KindAppState, KindArtifact} {
 		if len(bk[kind]) != len(ak[kind]) {
 			t.Errorf("%s: %d records, were %d", kind, len(ak[kind]), len(bk[kind]))
 			continue
@@ -397,6 +414,20 @@ func checkOfficialLayout(t *testing.T, archive []byte) {
 		snap, _ := members(td.get("snapshot"))
 		if s, _ := str(td.get("schema")); s != officialTreeSchema || string(snap.get("snapshotId")) != string(h.get("snapshotId")) {
 			t.Errorf("tree %s: schema %q, snapshotId %s for %s", p, s, snap.get("snapshotId"), h.get("snapshotId"))
+		}
+		// The official SessionVisualTreeSnapshotHeader's required members (C# required: a
+		// header without one fails System.Text.Json, in the index and in the entry alike),
+		// and the snapshot's.
+		th, _ := members(td.get("header"))
+		for where, hdr := range map[string]object{"index": h, "entry": th} {
+			for _, req := range []string{"snapshotId", "capturedAtUtc", "visualTreeKind", "visualTreeFormat", "runtimePlatform", "source"} {
+				if hdr.get(req).Kind() != '"' {
+					t.Errorf("tree %s: the %s header lacks the required string %s: %s", p, where, req, hdr.encode())
+				}
+			}
+		}
+		if _, ok := integer(snap.get("nodeCount"), 0, 1<<31); !ok || snap.get("payload").Kind() != '{' {
+			t.Errorf("tree %s: nodeCount %s, payload of kind %v", p, snap.get("nodeCount"), snap.get("payload").Kind())
 		}
 	}
 	for name, schema := range map[string]string{officialLogsName: officialLogsSchema, officialTelemetryName: officialTelemetry, officialTouchesName: TouchSchema} {

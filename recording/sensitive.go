@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/uitree"
 )
 
@@ -98,31 +97,6 @@ func sensitiveNode(n *uitree.Node) bool {
 		return true
 	}
 	return false
-}
-
-// visit calls fn with every object of v (depth-bounded, as every JSON the recorder keeps
-// already is).
-func visit(v jsontext.Value, depth int, fn func(object)) {
-	if depth > wire.MaxDepth {
-		return
-	}
-	switch v.Kind() {
-	case '{':
-		obj, err := members(v)
-		if err != nil {
-			return
-		}
-		fn(obj)
-		for _, m := range obj {
-			if k := m.value.Kind(); k == '{' || k == '[' {
-				visit(m.value, depth+1, fn)
-			}
-		}
-	case '[':
-		for _, it := range arrayItems(v) {
-			visit(it, depth+1, fn)
-		}
-	}
 }
 
 // add indexes a tree record whose payload is payload.

@@ -9,6 +9,10 @@ const (
 	TypeResult      = "tool.result"
 	TypeBatchResult = "tool.batch.result"
 	TypeError       = "tool.error"
+	// TypeCancel is this implementation's extension (docs/protocol/cancel.md): the host
+	// gave up the request named in the payload (Cancel); the app cancels its handler and
+	// answers nothing. Sent only to an app that advertised session.ExtensionToolCancel.
+	TypeCancel = "tool.cancel"
 )
 
 // CapabilityToolExec is the only capability of the protocol; an envelope without one means it.

@@ -138,6 +138,13 @@ type After struct {
 	ScreenshotArguments jsontext.Value `json:"screenshotArguments,omitzero"`
 }
 
+// Cancel is the tool.cancel payload (docs/protocol/cancel.md): RequestID is the envelope id
+// of the tool.call or tool.batch the host gave up.
+type Cancel struct {
+	RequestID string `json:"requestId"`
+	Reason    string `json:"reason,omitzero"`
+}
+
 // Result is the tool.result payload: a successful call.
 type Result struct {
 	ToolID   string             `json:"toolId"`

@@ -93,7 +93,8 @@ func (s *Session) handshake(ctx context.Context) error {
 		action  string
 		payload any
 	}{
-		{session.ActionSessionOpen, session.SessionOpen{ClientName: c.DeviceName, ConfigID: c.configID, AppID: c.AppID, OpenedAtUTC: utcNow(now)}},
+		{session.ActionSessionOpen, session.SessionOpen{ClientName: c.DeviceName, ConfigID: c.configID, AppID: c.AppID, OpenedAtUTC: utcNow(now),
+			Extensions: []string{session.ExtensionToolCancel}}},
 		{session.ActionDeviceProfile, newDeviceProfile(c, now)},
 		{session.ActionAppState, session.AppState{State: session.AppStateForeground, ChangedAtUTC: utcNow(now)}},
 	}

@@ -56,6 +56,8 @@ type Client struct {
 
 	calling  atomic.Int32  // Calls and Batches running (see use.go)
 	lastCall atomic.Uint64 // the last one's stamp
+
+	cancelable atomic.Bool // the app takes tool.cancel (EnableCancel)
 }
 
 // pending is one request waiting for its response. Whoever removes it from Client.pending
@@ -333,6 +335,37 @@ func (c *Client) abandon(p *pending) bool {
 	return false
 }
 
+// EnableCancel tells the client that the app takes tool.cancel (it advertised
+// session.ExtensionToolCancel in session.open): from then on, a call or batch whose caller
+// gives up (its context is cancelled) is cancelled in the app too (docs/protocol/cancel.md).
+// An app that did not advertise it is never sent one.
+func (c *Client) EnableCancel() { c.cancelable.Store(true) }
+
+// cancelRequest tells the app that the request id is given up, when it takes tool.cancel
+// and the caller cancelled it (a limit that ran out leaves the tool to its own end: its
+// answer is dropped when it comes), and reports whether it did. Best effort: a write that
+// fails ends with the connection.
+func (c *Client) cancelRequest(op, id string, cause error) bool {
+	if !c.cancelable.Load() || op == wire.TypeQuery || errors.Is(cause, ErrTimeout) || errors.Is(cause, context.DeadlineExceeded) {
+		return false
+	}
+	payload, err := wire.Marshal(wire.Cancel{RequestID: id, Reason: "the caller gave up the request"})
+	if err != nil {
+		return false
+	}
+	env := wire.Envelope{Type: wire.TypeCancel, ID: c.opts.NewRequestID(), SessionID: c.opts.SessionID,
+		SentAt: c.opts.Clock().UTC(), Capability: wire.CapabilityToolExec, Payload: payload}
+	msg, err := wire.AppendEnvelope(nil, &env)
+	if err == nil {
+		err = c.write(msg)
+	}
+	if err != nil {
+		c.opts.Logger.Debug("tools: tool.cancel not sent", "request", id, "err", err)
+		return false
+	}
+	return true
+}
+
 // roundTrip sends one request and waits for its response. The returned response has err
 // nil; a tool.error comes back as a *wire.Error, everything else as a *TransportError.
 // The response's transfers, if any, are still running.
@@ -465,6 +498,9 @@ func (c *Client) send(ctx context.Context, op string, body []byte, tools []strin
 	}
 	if cause != nil {
 		if c.abandon(p) {
+			if c.cancelRequest(op, id, cause) {
+				c.lateAnswer(id) // the app answers a cancelled request with nothing: nothing to wait for
+			}
 			return response{}, &TransportError{Op: op, RequestID: id, Subject: subject, Err: cause}
 		}
 		// The response was claimed just as the wait ended; it is being delivered.

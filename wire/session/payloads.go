@@ -1,6 +1,7 @@
 package session
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -15,7 +16,16 @@ type SessionOpen struct {
 	AppID            string         `json:"appId,omitzero"`
 	OpenedAtUTC      string         `json:"openedAtUtc,omitzero"`
 	CustomProperties jsontext.Value `json:"customProperties,omitzero"` // an object of groups, when present
+	// Extensions lists the extensions of this implementation the app speaks
+	// (ExtensionToolCancel); the official SDKs send none and the official host ignores it.
+	Extensions []string `json:"extensions,omitempty"`
 }
+
+// ExtensionToolCancel: the app takes tool.cancel (docs/protocol/cancel.md).
+const ExtensionToolCancel = "tool.cancel"
+
+// Has reports whether the app advertised extension ext.
+func (p SessionOpen) Has(ext string) bool { return slices.Contains(p.Extensions, ext) }
 
 // App states of app.state, compared case-insensitively.
 const (

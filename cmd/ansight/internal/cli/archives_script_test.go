@@ -3,11 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,14 +28,13 @@ func cmdDemoSignIn(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: demosignin SESSION USER PASSWORD")
 	}
 	c := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// No deadline of our own: the wait is on the event (the test binary's -timeout bounds
+	// it), so that a loaded machine only makes it slower.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for !walkedThrough(ctx, c, args[0]) {
-		select {
-		case <-ctx.Done():
-			ts.Fatalf("demosignin: the demo's walkthrough did not end")
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := c.Follow(ctx, args[0], hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordNetwork}, Limit: 1},
+		func(hostapi.Record) error { return errWalkedThrough }); !errors.Is(err, errWalkedThrough) {
+		ts.Fatalf("demosignin: waiting for the demo's walkthrough: %v", err)
 	}
 	// The walkthrough signed in and left the editor open: sign out, back to the list.
 	if r, err := c.Call(ctx, args[0], hostapi.CallRequest{ToolID: "account.sign_out"}, nil); err != nil || !r.Success {
@@ -83,16 +82,15 @@ func cmdDemoSignIn(ts *testscript.TestScript, neg bool, args []string) {
 	act("signin.submit", "tap", "")
 }
 
-// walkedThrough reports whether the demo's walkthrough has recorded its sync.
-func walkedThrough(ctx context.Context, c *hostapi.Client, session string) bool {
-	p, err := c.Records(ctx, session, hostapi.RecordsRequest{Kinds: []hostapi.RecordKind{hostapi.RecordNetwork}, Limit: 1})
-	return err == nil && len(p.Records) > 0
-}
+// errWalkedThrough ends the wait for the demo's walkthrough: its last step, a sync, is
+// recorded as a network request.
+var errWalkedThrough = errors.New("walked through")
 
 // cmdArchiveHolds checks an archive (any format): archiveholds FILE TEXT fails unless a
-// record or file of it holds TEXT; ! archiveholds FILE TEXT X Y W H fails when one does,
-// or when a touch lies in the rectangle (points) — the password field of the demo's
-// sign-in screen.
+// record or file of it holds TEXT, and archiveholds FILE TEXT X Y W H unless, also, a
+// touch lies in the rectangle (points: a field of the demo's sign-in screen); TEXT "-"
+// checks the touches alone. ! archiveholds fails when the archive holds TEXT or such a
+// touch.
 func cmdArchiveHolds(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 && len(args) != 6 {
 		ts.Fatalf("usage: archiveholds FILE TEXT [X Y W H]")
@@ -108,9 +106,15 @@ func cmdArchiveHolds(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Sscan(args[2+i], &rect[i])
 		}
 	}
-	found := ""
+	text, touch := "", ""
+	if args[1] == "-" {
+		text = "no text is looked for"
+	}
+	if len(args) == 2 {
+		touch = "no touch is looked for"
+	}
 	q := recording.Query{Session: sum.ID, Limit: recording.MaxLimit}
-	for found == "" {
+	for text == "" || touch == "" {
 		p, err := rec.Records(context.Background(), q)
 		if err != nil {
 			ts.Fatalf("archiveholds: %v", err)
@@ -123,16 +127,19 @@ func cmdArchiveHolds(ts *testscript.TestScript, neg bool, args []string) {
 					f.Close()
 				}
 			}
-			if strings.Contains(r.Text+string(r.Data), args[1]) || bytes.Contains(file, []byte(args[1])) {
-				found = fmt.Sprintf("%s record %d holds %q", r.Kind, r.Seq, args[1])
-				break
+			if text == "" && (strings.Contains(r.Text+string(r.Data), args[1]) || bytes.Contains(file, []byte(args[1]))) {
+				text = fmt.Sprintf("%s record %d holds %q", r.Kind, r.Seq, args[1])
 			}
-			if r.Kind == recording.KindTouch && len(args) == 6 {
-				var d struct{ X, Y float64 }
-				json.Unmarshal(r.Data, &d)
+			if r.Kind == recording.KindTouch && touch == "" {
+				var d struct {
+					X float64 `json:"x"`
+					Y float64 `json:"y"`
+				}
+				if err := json.Unmarshal(r.Data, &d); err != nil {
+					ts.Fatalf("archiveholds: touch record %d: %v", r.Seq, err)
+				}
 				if d.X >= rect[0] && d.X <= rect[0]+rect[2] && d.Y >= rect[1] && d.Y <= rect[1]+rect[3] {
-					found = "a touch in the rectangle: " + r.Text
-					break
+					touch = "a touch in the rectangle: " + r.Text
 				}
 			}
 		}
@@ -141,10 +148,16 @@ func cmdArchiveHolds(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		q.After = p.Next
 	}
+	holdsText := text != "" && args[1] != "-"
+	holdsTouch := touch != "" && len(args) == 6
 	switch {
-	case neg && found != "":
-		ts.Fatalf("archiveholds: %s", found)
-	case !neg && found == "":
+	case neg && holdsText:
+		ts.Fatalf("archiveholds: %s", text)
+	case neg && holdsTouch:
+		ts.Fatalf("archiveholds: %s", touch)
+	case !neg && args[1] != "-" && !holdsText:
 		ts.Fatalf("archiveholds: nothing in %s holds %q", args[0], args[1])
+	case !neg && len(args) == 6 && !holdsTouch:
+		ts.Fatalf("archiveholds: no touch in %s lies in %v", args[0], rect)
 	}
 }

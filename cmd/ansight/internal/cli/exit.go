@@ -29,6 +29,9 @@ type exitError struct {
 	err  error
 	// hint is an optional next step printed after the message.
 	hint string
+	// errCode, when set, is the error's code in the --json output (error.code): the
+	// official words for it, where the official CLI has some ("PasswordRequired").
+	errCode string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }

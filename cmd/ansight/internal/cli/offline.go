@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -93,15 +94,28 @@ func (g *globals) recordingsBackend(ctx context.Context) (hostapi.Backend, error
 }
 
 // archiveErr gives an archive's refusal its exit code: a missing or wrong password is a
-// usage error, with the official words.
+// usage error, with the official words and code (error.code in --json); any other
+// refusal says that nothing was kept and where the formats are described.
 func archiveErr(err error) error {
 	var pe *recording.PasswordError
-	if errors.As(err, &pe) {
-		hint := "give its password with --password-env NAME"
-		if pe.Reason == recording.ReasonInvalidPassword {
-			hint = "check the password in the variable --password-env names"
-		}
-		return &exitError{code: ExitUsage, err: errors.New(pe.Error()), hint: hint}
+	switch {
+	case errors.As(err, &pe):
+		return passwordErr(pe)
+	case errors.Is(err, fs.ErrNotExist):
+		return &exitError{code: ExitFailure, err: err, hint: "check the archive's path"}
 	}
-	return err
+	return &exitError{code: ExitFailure, err: err, hint: refusedHint}
+}
+
+// refusedHint is the next step after an archive was refused.
+const refusedHint = "nothing was kept (an archive is refused whole); docs/recordings.md lists the formats ansight reads — ask its sender for a new export"
+
+// passwordErr is the refusal of an encrypted archive: exit 2, the official words, and the
+// official code (PasswordRequired, InvalidPassword) as error.code.
+func passwordErr(pe *recording.PasswordError) error {
+	hint := "give its password with --password-env NAME"
+	if pe.Reason == recording.ReasonInvalidPassword {
+		hint = "check the password in the variable --password-env names"
+	}
+	return &exitError{code: ExitUsage, err: errors.New(pe.Error()), hint: hint, errCode: pe.Reason}
 }

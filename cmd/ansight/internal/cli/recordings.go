@@ -849,7 +849,7 @@ func runSessionImport(ctx context.Context, g *globals, path, passwordEnv string)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return &exitError{code: ExitFailure, err: err, hint: "check the archive's path"}
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -903,9 +903,11 @@ func printImported(g *globals, s *hostapi.Session) {
 func importErr(err error) error {
 	switch wire.CodeOf(err) {
 	case wire.CodePasswordRequired:
-		return &exitError{code: ExitUsage, err: err, hint: "give its password with --password-env NAME"}
+		return &exitError{code: ExitUsage, err: err, hint: "give its password with --password-env NAME", errCode: recording.ReasonPasswordRequired}
 	case wire.CodePasswordInvalid:
-		return &exitError{code: ExitUsage, err: err, hint: "check the password in the variable --password-env names"}
+		return &exitError{code: ExitUsage, err: err, hint: "check the password in the variable --password-env names", errCode: recording.ReasonInvalidPassword}
+	case wire.CodeBadRequest:
+		return &exitError{code: ExitFailure, err: err, hint: refusedHint}
 	}
 	return recordingErr(err)
 }

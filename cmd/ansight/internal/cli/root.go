@@ -133,17 +133,17 @@ func (g *globals) reportError(err error, code int) {
 	if errors.As(err, new(silentError)) {
 		return // the command already printed its outcome
 	}
-	var hint string
+	var hint, errCode string
 	var e *exitError
 	if errors.As(err, &e) {
-		hint = e.hint
+		hint, errCode = e.hint, e.errCode
 	}
 	msg := err.Error()
 	if code == ExitInterrupted {
 		msg = "interrupted" // not "context canceled"
 	}
 	if g.json {
-		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Message: msg, ExitCode: code, Hint: hint}})
+		writeJSON(g.env.Stdout, errorOutput{Schema: schemaError, Error: errorBody{Code: errCode, Message: msg, ExitCode: code, Hint: hint}})
 		return
 	}
 	printf(g.env.Stderr, "ansight: %s\n", msg) // a host's error may quote an app
