@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -55,8 +54,7 @@ func TestUIOverTheSocket(t *testing.T) { // not parallel: Listen sets the proces
 	}
 	b := &uiBackend{tree: tree}
 	c := serve(t, b)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 	op, err := c.UI(ctx, "app-001", UIRequest{Request: uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: "save"}}, CallTimeoutMS: 9000})
 	if err != nil || op.Schema != SchemaUIOperation || !op.Succeeded || op.Result.Target.ID != "0.0.3.0" || op.SessionID != "app-001" {
 		t.Fatalf("tap = %+v, %v", op, err)

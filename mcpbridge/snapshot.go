@@ -68,9 +68,13 @@ type sessionRefs struct {
 	node map[string]string // ref → node id
 	next int               // the next ref number
 	used int64
-	// latest is the last snapshot rendered; present, the node ids in it.
+	// latest is the last snapshot rendered; present, the node ids in it; kind, what each
+	// actionable node in it is (its automation id, role and type), so that an action on a
+	// ref acts only on that element, not on whatever holds its id by then (ids can be
+	// tree paths).
 	latest  nodeReference
 	present map[string]bool
+	kind    map[string]uitree.Selector
 }
 
 // refsOf returns the refs of sessionID, creating them (and evicting the least recently
@@ -103,11 +107,13 @@ func (t *refTables) record(sessionID string, tree *uitree.Tree) map[string]strin
 	s := t.refsOf(sessionID)
 	s.latest = nodeReference{Source: tree.Source, SnapshotID: tree.SnapshotID, Revision: tree.Revision}
 	s.present = map[string]bool{}
+	s.kind = map[string]uitree.Selector{}
 	var actionable []string
 	for _, n := range tree.Nodes() { // an SDK's overlay surface is no target
 		s.present[n.ID] = true
 		if len(n.Actions) > 0 {
 			actionable = append(actionable, n.ID)
+			s.kind[n.ID] = uitree.Selector{NodeID: n.ID, AutomationID: n.AutomationID, Role: n.Role, Type: n.Type}
 		}
 	}
 	if len(s.ref)+len(actionable) > maxRefsPerSession {
@@ -129,6 +135,21 @@ func (t *refTables) record(sessionID string, tree *uitree.Tree) map[string]strin
 		out[id] = ref
 	}
 	return out
+}
+
+// target is the selector of the element a short ref names in the session's latest
+// snapshot: its node id, and what the node is.
+func (t *refTables) target(sessionID, ref string) (uitree.Selector, *callError) {
+	full, ce := t.resolve(sessionID, ref)
+	if ce != nil {
+		return uitree.Selector{}, ce
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sel, ok := t.sessions[sessionID].kind[full.NodeID]; ok {
+		return sel, nil
+	}
+	return uitree.Selector{NodeID: full.NodeID}, nil
 }
 
 // resolve turns a short ref into the full reference in the session's latest snapshot.
@@ -361,7 +382,9 @@ func (br *Bridge) expandRef(sessionID string, req *hostapi.CallRequest) error {
 // refAction is the UI operation of a ui.perform_action call whose reference is a short
 // ref: the node the ref names, acted on as ansight ui acts — captured afresh and resolved
 // on the host (the same resolution), waiting for it to become actionable, a stale
-// reference resolved again once. Calls with a full reference, and anything that is not
+// reference resolved again once. The selector is the ref's node id and what that node
+// was (automation id, role, type): an id that names another element by then fails
+// rather than acting on it. Calls with a full reference, and anything that is not
 // such a call, give false.
 func (br *Bridge) refAction(sessionID string, req hostapi.CallRequest) (*uiauto.Request, error) {
 	if req.ToolID != performActionToolID || len(req.Arguments) == 0 || req.Arguments.Kind() != '{' {
@@ -378,11 +401,11 @@ func (br *Bridge) refAction(sessionID string, req hostapi.CallRequest) (*uiauto.
 	if raw := args["action"]; raw.Kind() != '"' || wire.Unmarshal(raw, &action) != nil || strings.TrimSpace(action) == "" {
 		return nil, nil // the app says what is missing
 	}
-	full, ce := br.refs.resolve(sessionID, strings.TrimSpace(ref))
+	sel, ce := br.refs.target(sessionID, strings.TrimSpace(ref))
 	if ce != nil {
 		return nil, ce
 	}
-	r := &uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: full.NodeID}, Action: action}
+	r := &uiauto.Request{Operation: uiauto.OpAct, Selector: sel, Action: action}
 	for _, k := range []string{"value", "index", "checked"} { // the official SDKs' order
 		if v := args[k]; len(v) > 0 && v.Kind() != 'n' {
 			r.ActionValue = v
@@ -412,7 +435,11 @@ func (br *Bridge) act(ctx context.Context, sessionID string, call hostapi.CallRe
 		}
 		return res, nil
 	}
-	res.Error = &hostapi.ToolError{Error: wire.Error{Code: op.Code, Message: op.Message}, Kind: op.Code.Kind()}
+	msg := op.Message
+	if op.Code == uiauto.CodeNotFound {
+		msg += "; take a new " + ToolSnapshot + " for the screen's refs"
+	}
+	res.Error = &hostapi.ToolError{Error: wire.Error{Code: op.Code, Message: msg}, Kind: op.Code.Kind()}
 	return res, nil
 }
 

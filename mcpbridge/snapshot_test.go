@@ -56,7 +56,7 @@ func uiSession(t *testing.T) (*fakeBackend, *fakeCatalog, *[]string) {
 
 func TestSnapshot(t *testing.T) {
 	t.Parallel()
-	f, _, actions := uiSession(t)
+	f, c, actions := uiSession(t)
 	h := newHarness(t, f, Options{})
 	res := h.call(ToolSnapshot, nil)
 	snap := res.Content[0].(*mcp.TextContent).Text
@@ -95,6 +95,17 @@ func TestSnapshot(t *testing.T) {
 	text(t, h.call(ToolCallAppTool, map[string]any{"toolId": performActionToolID, "arguments": map[string]any{"reference": "e2", "action": "tap"}}), nil)
 	if last := (*actions)[1]; !strings.Contains(last, `"revision":4,"nodeId":"note.n1"`) {
 		t.Fatalf("e2: %s", last)
+	}
+
+	// A ref acts on the element it named, not on whatever holds its node id by then: the
+	// switch e4 became another button, so the action fails and nothing is tapped.
+	c.run[wire.VisualTreeToolID] = func(jsontext.Value) (jsontext.Value, *wire.Error) {
+		return jsontext.Value(strings.Replace(screenTree(9, [2]string{"n1", "Groceries"}),
+			`"id":"dark","type":"Toggle","label":"Dark mode","role":"switch"`, `"id":"dark","type":"Button","label":"Delete all","role":"button"`, 1)), nil
+	}
+	res = h.call(ToolCallAppTool, map[string]any{"toolId": performActionToolID, "arguments": map[string]any{"reference": "e4", "action": "tap"}})
+	if e := errorOf(t, res); e.Code != "ui_target_not_found" || !strings.Contains(e.Message, "the screen changed") || !strings.Contains(e.Message, ToolSnapshot) || len(*actions) != 2 {
+		t.Fatalf("e4 after the screen changed: %+v, actions %v", e, *actions)
 	}
 
 	for _, tc := range []struct {
@@ -154,7 +165,8 @@ func TestSnapshotFailures(t *testing.T) {
 }
 
 // TestSnapshotOfOfficialTrees: the official Android runtime's and UIKit's compact v2
-// trees (typeId, no type; values in visual; an SDK overlay surface) read as ours do: roles
+// trees (typeId, no type; values in visual; an SDK overlay surface), and the legacy
+// per-node form older SDKs send, read as ours do: roles
 // and names, values, states, refs for actionable nodes, the overlay surface left out.
 func TestSnapshotOfOfficialTrees(t *testing.T) {
 	t.Parallel()
@@ -173,6 +185,11 @@ func TestSnapshotOfOfficialTrees(t *testing.T) {
 			`- button "Dark mode": "false" [ref=e6]`,
 			`- button "Help" [offscreen] [ref=e7]`,
 		}, []string{"overlay", "ansight.overlay.surface"}},
+		{"legacy-go.json", []string{ // an older Go SDK's per-node form
+			`- window "Notes"`,
+			`- textbox "Search notes": "milk" [focused] [ref=e1] [actions=tap,focus,setValue,typeText]`,
+			`- switch "Dark mode" [unchecked] [ref=e2] [actions=tap,toggle,setValue]`,
+		}, nil},
 		{"ios-uikit.json", []string{
 			`- textbox "ada@example.com" [ref=e1] [actions=tap,typeText,focus]`,
 			`- button "Sign in" [ref=e3]`,

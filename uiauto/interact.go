@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -251,7 +252,7 @@ func parseInteraction(line []byte, tooLong, repository bool) (*InteractionReques
 			Command string `json:"command"`
 		}
 		_ = json.Unmarshal(line, &top) // for the reply's id and command, when readable
-		return &InteractionRequest{ID: top.ID, Command: top.Command}, fmt.Errorf("not a valid request: %v", err)
+		return &InteractionRequest{ID: top.ID, Command: top.Command}, fmt.Errorf("not a valid request: %s", decodeProblem(err))
 	}
 	if err := req.validate(); err != nil {
 		return req, err
@@ -260,6 +261,68 @@ func parseInteraction(line []byte, tooLong, repository bool) (*InteractionReques
 		return req, errors.New("task commands require --repository <root> when opening the interactive connection")
 	}
 	return req, nil
+}
+
+// decodeProblem says in JSON's words what the strict decoder refused in a request line:
+// the member, where it is, and what was wrong, with no Go type names.
+func decodeProblem(err error) string {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		where := string(se.JSONPointer)
+		switch {
+		case errors.Is(se.Err, json.ErrUnknownName):
+			return fmt.Sprintf("unknown member %q at %s", se.JSONPointer.LastToken(), cmpOrString(where, "/"))
+		case se.JSONKind != 0 && se.GoType != nil:
+			return fmt.Sprintf("%s must be %s, not %s", cmpOrString(where, "the request"), jsonKindOf(se.GoType), kindName(se.JSONKind))
+		}
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+			return fmt.Sprintf("duplicate member %q", syn.JSONPointer.LastToken())
+		}
+		return fmt.Sprintf("invalid JSON at offset %d: %v", syn.ByteOffset, syn.Err)
+	}
+	return err.Error()
+}
+
+// jsonKindOf names the JSON a Go type of a request reads.
+func jsonKindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another kind of value"
+}
+
+// kindName names a JSON kind.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return k.String()
 }
 
 func slicesContainsTask(cs []InteractionRequest) bool {

@@ -71,6 +71,12 @@ func TestInteract(t *testing.T) {
 			t.Errorf("reply %d = %v, want %+v", i, r, w)
 		}
 	}
+	// Refusals say what is wrong in JSON's words, not Go's.
+	for i, want := range map[int]string{6: `unknown member "colour" at /colour`, 7: `unknown member "Command" at /Command`, 10: "invalid JSON at offset 1"} {
+		if msg, _ := got[i]["message"].(string); !strings.Contains(msg, want) || strings.Contains(msg, "Go ") {
+			t.Errorf("reply %d says %q, want %q", i, msg, want)
+		}
+	}
 	ready := got[0]["ui"].(map[string]any)
 	if ready["status"] != "ok" || len(ready["nodes"].([]any)) == 0 || got[0]["timing"] == nil {
 		t.Errorf("ready: %v", got[0])

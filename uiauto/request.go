@@ -1,6 +1,7 @@
 package uiauto
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -218,8 +219,13 @@ func (r *Request) Validate() error {
 		return nil
 	}
 	switch r.Operation {
-	case OpFind, OpTap, OpAssert:
+	case OpFind, OpTap:
 		return needSelector()
+	case OpAssert:
+		if err := needSelector(); err != nil {
+			return err
+		}
+		return r.validateAssert()
 	case OpAct:
 		if strings.TrimSpace(r.Action) == "" {
 			return bad("act requires an action")
@@ -294,18 +300,22 @@ func (r *Request) Validate() error {
 			return between("start-distance", r.StartDistance, 0.05, 0.8)
 		}
 	}
-	if r.Operation == OpAssert {
-		exists := r.Exists
-		if exists != nil && r.Count != nil && *exists != (*r.Count > 0) {
-			return bad("exists and count describe contradictory expectations")
-		}
-		if r.Count != nil && *r.Count < 0 {
-			return bad("count must be 0 or more")
-		}
-		selected := r.ExpectedText != nil || r.ExpectedValue != nil || r.ExpectedVisible != nil || r.ExpectedEnabled != nil
-		if selected && (exists != nil && !*exists || r.Count != nil && *r.Count == 0) {
-			return bad("selected-node assertions cannot be combined with exists false or count 0")
-		}
+	return nil
+}
+
+// validateAssert refuses an assertion's contradictory expectations, as the official CLI
+// does.
+func (r *Request) validateAssert() error {
+	exists := r.Exists
+	if r.Count != nil && *r.Count < 0 {
+		return errors.New("count must be 0 or more")
+	}
+	if exists != nil && r.Count != nil && *exists != (*r.Count > 0) {
+		return errors.New("exists and count describe contradictory expectations")
+	}
+	selected := r.ExpectedText != nil || r.ExpectedValue != nil || r.ExpectedVisible != nil || r.ExpectedEnabled != nil
+	if selected && (exists != nil && !*exists || r.Count != nil && *r.Count == 0) {
+		return errors.New("selected-node assertions cannot be combined with exists false or count 0")
 	}
 	return nil
 }

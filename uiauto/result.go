@@ -1,6 +1,10 @@
 package uiauto
 
 import (
+	"fmt"
+	"math"
+	"strings"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/wire"
@@ -119,8 +123,38 @@ type NodeView struct {
 // Candidate is a node near a selector that matched nothing, and what it lacks.
 type Candidate struct {
 	Node   NodeView `json:"node"`
-	Score  float64  `json:"score"`
+	Score  float64  `json:"score"` // 0-1, in hundredths
 	Missed []string `json:"missed"`
+}
+
+// String says what the candidate is and how it differs: `button "Add note" (id list.add)
+// differs in automationId ("addNoteButton")`. A missed criterion the node's name does not
+// show carries the node's value, so that a person sees what to select instead.
+func (c Candidate) String() string {
+	n := c.Node
+	name := cmpOrString(n.Text, n.AutomationID)
+	missed := make([]string, len(c.Missed))
+	for i, m := range c.Missed {
+		missed[i] = m
+		var v string
+		switch m {
+		case "automationId":
+			v = n.AutomationID
+		case "type":
+			v = n.Type
+		case "ancestor":
+			v = strings.Join(n.AncestorAutomationIDs, ", ")
+		default:
+			continue
+		}
+		switch {
+		case v == "":
+			missed[i] += " (none)"
+		case v != name:
+			missed[i] += fmt.Sprintf(" (%q)", v)
+		}
+	}
+	return fmt.Sprintf("%s %q (id %s) differs in %s", n.Role, name, n.ID, strings.Join(missed, ", "))
 }
 
 // View projects a node (without children).
@@ -183,7 +217,7 @@ func candidates(t *uitree.Tree, cs []uitree.Candidate) []Candidate {
 		if c.Score < minNearScore {
 			continue
 		}
-		out = append(out, Candidate{Node: View(t, c.Node), Score: c.Score, Missed: c.Missed})
+		out = append(out, Candidate{Node: View(t, c.Node), Score: math.Round(c.Score*100) / 100, Missed: c.Missed})
 	}
 	return out
 }

@@ -219,12 +219,7 @@ func nearestHint(cs []Candidate) string {
 	if len(cs) == 0 {
 		return ""
 	}
-	c := cs[0]
-	name := c.Node.Text
-	if name == "" {
-		name = c.Node.AutomationID
-	}
-	return fmt.Sprintf("; nearest: %s %q (id %s) differs in %s", c.Node.Role, name, c.Node.ID, strings.Join(c.Missed, ", "))
+	return "; nearest: " + cs[0].String()
 }
 
 // --- wait ---
@@ -458,6 +453,7 @@ type step struct {
 	options jsontext.Value // nil: none
 	blocker string
 	code    wire.Code // the blocker's code
+	final   bool      // the blocker will not go away: fail without waiting
 }
 
 // act performs an action, waiting for its target to become actionable (TimeoutMs,
@@ -488,7 +484,7 @@ func (r *runner) act(choose func(*uitree.Tree) (*step, *Outcome)) (*Outcome, err
 			continue
 		}
 		remaining := time.Until(deadline)
-		if remaining <= 0 {
+		if remaining <= 0 || st != nil && st.final {
 			if st != nil {
 				res := r.header(t)
 				v := View(t, st.node)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +195,7 @@ func TestActionRefusals(t *testing.T) {
 		msg  string
 	}{
 		{"no match", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Text: "Sve"}, TimeoutMs: zero}, uiauto.CodeNotFound, `nearest: button "Save" (id save) differs in text`},
+		{"no match by automation id", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: "saveButon"}, TimeoutMs: zero}, uiauto.CodeNotFound, `nearest: button "Save" (id save) differs in automationId ("saveButton")`},
 		{"index out of range", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Role: "button", Index: ptr(9)}, TimeoutMs: zero}, uiauto.CodeNotFound, "but index 9 was requested"},
 		{"hidden target", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{AutomationID: "helpButton"}, TimeoutMs: zero}, uiauto.CodeNotActionable, "is not visible"},
 		{"offscreen target", uiauto.Request{Operation: uiauto.OpTap, Selector: uitree.Selector{Text: "Far away"}, TimeoutMs: zero}, uiauto.CodeNotActionable, "outside the viewport"},
@@ -369,5 +372,54 @@ func TestAct(t *testing.T) {
 	out = run(t, call, uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: "inner"}, Action: "tap", TimeoutMs: &zero})
 	if out.Succeeded || out.Code != wire.CodeUIActionNotSupported || len(f.actions()) != 1 {
 		t.Fatalf("act on a label: %+v", out)
+	}
+	// A node id that now names another element (an MCP ref read from an earlier capture,
+	// ids that are tree paths) fails at once: waiting would not bring the element back.
+	out = run(t, call, uiauto.Request{Operation: uiauto.OpAct, Selector: uitree.Selector{NodeID: "name", AutomationID: "saveButton", Role: "button"}, Action: "tap"})
+	if out.Succeeded || out.Code != uiauto.CodeNotFound || out.Result.Attempts != 1 || !strings.Contains(out.Message, "the screen changed") || len(f.actions()) != 1 {
+		t.Fatalf("act on an id that names another node now: %+v", out)
+	}
+}
+
+// TestTreesOfEveryProducer: the official SDKs' compact v2 trees (Android views, UIKit,
+// MAUI, React) and the legacy per-node form older SDKs send read alike through an
+// operation — the snapshot's root and the found node keep their type (a typeId's name, or
+// the legacy node's own type) — so the CLI, the player and the bridge, which show these
+// results, never see which form arrived.
+func TestTreesOfEveryProducer(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		fixture            string
+		rootType           string
+		sel                uitree.Selector
+		wantID, wantType   string
+		wantFormatOfResult string
+	}{
+		{"android-views.json", "com.android.internal.policy.DecorView", uitree.Selector{AutomationID: "save"}, "0.0.3.0", "android.widget.Button", uitree.FormatNative},
+		{"ios-uikit.json", "UIWindow", uitree.Selector{Text: "Sign in", Role: "button"}, "105553116430336", "UIButton", uitree.FormatNative},
+		// the active page's button before the one on a page behind it
+		{"maui-flags.json", "Window", uitree.Selector{AutomationID: "SaveButton"}, "accounts-save", "Button", "ansight.maui.visual-tree.compact.v2"},
+		{"react-props.json", "View", uitree.Selector{AutomationID: "login-button"}, "r2", "Pressable", "ansight.react.component-tree.compact.v2"},
+		{"legacy-go.json", "Screen", uitree.Selector{AutomationID: "darkModeToggle"}, "list.darkMode", "Toggle", ""},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			t.Parallel()
+			tree, err := os.ReadFile(filepath.Join("..", "wire", "uitree", "testdata", "official", tt.fixture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := func(context.Context, string, jsontext.Value) (jsontext.Value, error) { return tree, nil }
+			out := run(t, call, uiauto.Request{Operation: uiauto.OpSnapshot})
+			if !out.Succeeded || out.Result.Root == nil || out.Result.Root.Type != tt.rootType || out.Result.Format != tt.wantFormatOfResult {
+				t.Fatalf("snapshot: %+v", out)
+			}
+			out = run(t, call, uiauto.Request{Operation: uiauto.OpFind, Selector: tt.sel, Exact: true})
+			if !out.Succeeded || len(out.Result.Matches) == 0 {
+				t.Fatalf("find %s: %+v", tt.sel.String(), out)
+			}
+			if m := out.Result.Matches[0]; m.ID != tt.wantID || m.Type != tt.wantType {
+				t.Errorf("find %s: %s (%s), want %s (%s)", tt.sel.String(), m.ID, m.Type, tt.wantID, tt.wantType)
+			}
+		})
 	}
 }

@@ -86,6 +86,13 @@ func quote(s string) jsontext.Value {
 func (r *runner) actStep(t *uitree.Tree) (*step, *Outcome) {
 	n, err := t.Resolve(r.sel)
 	if err != nil {
+		// A node id names one node of a capture. When it now names a node the rest of the
+		// selector refuses (ids that are tree paths, a screen that changed since the ids
+		// were read), it is a different element: waiting will not bring the one asked for.
+		if other := t.Node(r.sel.NodeID); r.sel.NodeID != "" && other != nil && !other.Injected() {
+			return &step{node: other, blocker: "is not the node asked for (" + r.sel.String() + "): the screen changed",
+				code: CodeNotFound, final: true}, nil
+		}
 		return nil, r.notFound(t, err)
 	}
 	action := strings.TrimSpace(r.req.Action)

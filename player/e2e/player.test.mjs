@@ -125,6 +125,10 @@ test('the screenshot and the visual tree appear, and a node click highlights its
   // Highlight on device: the app draws an overlay over the node in its own frames.
   await page.click('#highlight-on-device');
   await page.locator('.status .notice', { hasText: 'Highlighted on the device' }).waitFor();
+  // Act: the host taps the node (as ansight ui), and the page captures again.
+  assert.equal(nodeId, 'editor.back', 'the walkthrough leaves the editor open');
+  await page.locator('#node-details button', { hasText: /^tap$/ }).click();
+  await page.waitForSelector('#tree .node[data-node-id="list.screen"]');
 });
 
 test('the tools page finds ui.perform_action', async () => {

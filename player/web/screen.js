@@ -178,7 +178,10 @@ export function renderScreen(main, sid) {
   const act = async (node, action) => {
     status.textContent = '';
     try {
-      const res = await uiOperation(sid, { operation: 'act', selector: { nodeId: node.id }, action, timeoutMs: 0 });
+      // The node as this tree shows it: an id that names another element by now (tree-path
+      // ids, a screen that changed) is refused rather than acted on.
+      const selector = { nodeId: node.id, automationId: node.automationId || '', role: node.role || '', type: node.type || '' };
+      const res = await uiOperation(sid, { operation: 'act', selector, action, timeoutMs: 0 });
       if (!res.succeeded) { status.append(h('div.error-card', h('strong', res.code || 'failed'), ' ', res.message)); return; }
       await capture();
     } catch (e) {

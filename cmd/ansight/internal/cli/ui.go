@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -318,10 +320,19 @@ func (o *uiOptions) readSelector(r *uiauto.Request) error {
 	return nil
 }
 
-// intFlag sets *dst to v when the flag name was given.
+// intFlag sets *dst to v when the flag name was given. A request's zero means "the
+// default", and a flag given as 0 is outside every range these flags have, so it goes on
+// as -1, for Validate to refuse with the range.
 func (o *uiOptions) intFlag(name string, v int, dst *int) {
 	if o.set(name) {
-		*dst = v
+		*dst = cmp.Or(v, -1)
+	}
+}
+
+// floatFlag is intFlag's float form.
+func (o *uiOptions) floatFlag(name string, v float64, dst *float64) {
+	if o.set(name) {
+		*dst = cmp.Or(v, -1)
 	}
 }
 
@@ -357,9 +368,7 @@ func (o *uiOptions) typeRequest(r *uiauto.Request) error {
 // swipeRequest reads ui swipe's flags into r.
 func (o *uiOptions) swipeRequest(r *uiauto.Request) error {
 	r.Direction, r.Orientation = o.direction, o.orientation
-	if o.set("length") {
-		r.Length = o.length
-	}
+	o.floatFlag("length", o.length, &r.Length)
 	o.intFlag("duration-ms", o.durationMs, &r.DurationMs)
 	for _, p := range []struct {
 		name string
@@ -379,16 +388,14 @@ func (o *uiOptions) pinchRequest(r *uiauto.Request) error {
 	if !o.set("scale") {
 		return usageErrorf("ansight ui pinch requires --scale")
 	}
-	r.Scale = o.scale
+	o.floatFlag("scale", o.scale, &r.Scale)
 	if o.set("center-x") {
 		r.CenterX = &o.centerX
 	}
 	if o.set("center-y") {
 		r.CenterY = &o.centerY
 	}
-	if o.set("start-distance") {
-		r.StartDistance = o.startDistance
-	}
+	o.floatFlag("start-distance", o.startDistance, &r.StartDistance)
 	r.AngleDegrees = o.angleDegrees
 	o.intFlag("duration-ms", o.durationMs, &r.DurationMs)
 	return nil
@@ -441,14 +448,16 @@ func (o *uiOptions) assertRequest(r *uiauto.Request) error {
 	return nil
 }
 
-// fixFlagNames writes the request's option names as the flags that set them.
+// fixFlagNames writes the request's option names, wherever a message names them, as the
+// flags that set them.
 func fixFlagNames(msg string) string {
-	for _, n := range []string{"max-nodes", "max-depth", "limit", "poll-ms", "stable-samples", "duration-ms", "timeout-ms",
-		"length", "scale", "start-distance", "index", "count", "condition", "direction", "orientation"} {
-		msg = strings.Replace(msg, n+" must", "--"+n+" must", 1)
-	}
-	return msg
+	return optionName.ReplaceAllString(msg, "${1}--$2")
 }
+
+// optionName matches the name of one of a request's options as a word of a message.
+var optionName = regexp.MustCompile(`(^|[^-\w])(max-nodes|max-depth|limit|poll-ms|stable-samples|duration-ms|timeout-ms|` +
+	`length|scale|start-distance|index|contains|case-sensitive|count|exists|condition|direction|orientation|detail|` +
+	`start-x|start-y|end-x|end-y|center-x|center-y)\b`)
 
 // uiSelector is the session the flags name (--session, else --app).
 func (o *uiOptions) selector() (sessionSelector, []string) {
@@ -503,8 +512,10 @@ func runUI(ctx context.Context, g *globals, o *uiOptions) error {
 		if op.Result != nil {
 			// The message names the nearest candidate; the others follow.
 			for _, c := range op.Result.Nearest[min(1, len(op.Result.Nearest)):] {
-				printf(g.env.Stderr, "  also near: %s %q (id %s) differs in %s\n", termText(c.Node.Role),
-					termText(c.Node.Text), termText(c.Node.ID), strings.Join(c.Missed, ", "))
+				printf(g.env.Stderr, "  also near: %s\n", termText(c.String()))
+			}
+			if r := op.Result; r.Selector != nil && r.MatchCount != nil && *r.MatchCount == 0 && len(r.Nearest) == 0 {
+				printf(g.env.Stderr, "hint: nothing on the screen is close; 'ansight ui snapshot' shows what it holds\n")
 			}
 		}
 		if o.verbose {
