@@ -74,7 +74,7 @@ func openFile(g target) (*os.File, error) {
 		return nil, fsFailure(g, err)
 	}
 	defer r.Close() // an open file outlives its root
-	f, err := r.Open(g.rel)
+	f, err := r.OpenFile(g.rel, readFlags, 0)
 	if err != nil {
 		return nil, fsFailure(g, err)
 	}

@@ -135,7 +135,7 @@ type child struct {
 // by name, and whether it left entries out (more than maxDirEntries). Symbolic links are
 // replaced by what they point to; links that leave the root or dangle are left out.
 func readDir(r *os.Root, rel string) (_ []child, more bool, _ error) {
-	f, err := r.Open(rel)
+	f, err := r.OpenFile(rel, readFlags, 0)
 	if err != nil {
 		return nil, false, err
 	}
