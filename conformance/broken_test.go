@@ -386,3 +386,62 @@ func TestBrokenScreenshotJPEGIsPNG(t *testing.T) {
 		t.Errorf("reason: %s", r.Reason)
 	}
 }
+
+// editResult rewrites the result of one tool's successful calls.
+func editResult(toolID string, edit func(r map[string]any)) func(env, payload map[string]any) jsontext.Value {
+	return func(env, payload map[string]any) jsontext.Value {
+		if r, ok := payload["result"].(map[string]any); ok && env["type"] == wire.TypeResult && payload["toolId"] == toolID {
+			edit(r)
+		}
+		return nil
+	}
+}
+
+// Apps whose standard tools answer unlike the official SDKs fail the tools.* checks: each
+// check can fail.
+func TestBrokenStandardTools(t *testing.T) {
+	for _, tc := range []struct {
+		name, check string
+		b           *broken
+	}{
+		{"a download whose next request forgets the version", "tools.files", &broken{response: editResult("files.download_file", func(r map[string]any) {
+			if next, ok := r["nextRequest"].(map[string]any); ok {
+				delete(next["arguments"].(map[string]any), "expectedVersion")
+			}
+		})}},
+		{"a version that is not size:ticks", "tools.files", &broken{response: editResult("files.read_file", func(r map[string]any) {
+			r["version"] = "W/\"abc\""
+		})}},
+		{"a query that runs two statements", "tools.data", &broken{request: editCall("data.query", func(args map[string]any) {
+			if args["sql"] == "SELECT 1; SELECT 2" {
+				args["sql"] = "SELECT 1"
+			}
+		})}},
+		{"cells without their storage type", "tools.data", &broken{response: editResult("data.query", func(r map[string]any) {
+			for _, row := range r["rowValues"].([]any) {
+				for i := range row.([]any) {
+					row.([]any)[i] = "1"
+				}
+			}
+		})}},
+		{"keys out of order", "tools.prefs", &broken{response: editResult("prefs.list_keys", func(r map[string]any) {
+			slices.Reverse(r["keys"].([]any))
+		})}},
+		{"an artifact descriptor inside the result", "tools.artifacts", &broken{response: editResult("artifacts.request", func(r map[string]any) {
+			inner := map[string]any{}
+			for k, v := range r {
+				inner[k] = v
+				delete(r, k)
+			}
+			r["transfer"] = inner
+		})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, failed := runBroken(t, tc.b)
+			wantFailed(t, rep, failed, tc.check)
+			if r := rep.Result(tc.check); strings.Contains(r.Reason, "the suite panicked") {
+				t.Errorf("%s: %s", tc.check, r.Reason)
+			}
+		})
+	}
+}

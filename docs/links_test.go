@@ -2,7 +2,8 @@
 // docs/protocol stays citable and true. Every "docs/protocol/<page>.md#<anchor>" written
 // anywhere in the repository, every link between the pages, and every anchor the index
 // lists must name a heading that exists; every row of compatibility.md must name a test
-// that exists (TestCompatibilityRowsNameTests).
+// that exists (TestCompatibilityRowsNameTests); every fuzz target of the module must be a
+// row of fuzzing.md, with a committed seed corpus (TestFuzzTargetsListed).
 package docs
 
 import (

@@ -16,30 +16,51 @@ const restoreTimeout = 5 * time.Second
 func (s *set) readOnly(ctx context.Context, d *database, f func(ctx context.Context, q Querier) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
-	switch d.ReadOnly {
-	case QueryOnly:
-		return queryOnly(ctx, d.DB, f)
-	case Transaction:
+	switch {
+	case d.ReadOnly == Transaction:
 		tx, err := d.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback() // a read-only transaction has nothing to keep
 		return f(ctx, tx)
+	case d.ReadOnly == QueryOnly || d.Limit != nil:
+		// A connection of the tools' own while they change its settings: the app's
+		// statements never run on it meanwhile.
+		conn, err := d.DB.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if d.Limit != nil {
+			before, err := d.Limit(conn, sqliteLimitLength, s.opts.MaxResultBytes)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				// Put back as it was, or never returned to the app's pool with the tools' limit.
+				if _, err := d.Limit(conn, sqliteLimitLength, before); err != nil {
+					discard(conn)
+				}
+			}()
+		}
+		if d.ReadOnly == QueryOnly {
+			return queryOnly(ctx, conn, f)
+		}
+		return f(ctx, conn)
 	}
 	return f(ctx, d.DB) // Opened (the database refuses writes) or Unprotected (critical)
 }
 
-// queryOnly runs f on a connection of db with PRAGMA query_only switched on, then switches
-// it back to what it was before the connection returns to the app's pool; a connection
-// that cannot be put back so is discarded, never returned writable-when-it-was-not or
-// read-only to an app that writes through it.
-func queryOnly(ctx context.Context, db *sql.DB, f func(ctx context.Context, q Querier) error) (err error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
+// sqliteLimitLength is SQLITE_LIMIT_LENGTH: the id of sqlite3_limit's bound on the length
+// of a string or blob.
+const sqliteLimitLength = 0
+
+// queryOnly runs f on conn with PRAGMA query_only switched on, then switches it back to
+// what it was before the connection returns to the app's pool; a connection that cannot
+// be put back so is discarded, never returned writable-when-it-was-not or read-only to an
+// app that writes through it.
+func queryOnly(ctx context.Context, conn *sql.Conn, f func(ctx context.Context, q Querier) error) (err error) {
 	var was int
 	if err := conn.QueryRowContext(ctx, "PRAGMA query_only").Scan(&was); err != nil {
 		return err
@@ -56,8 +77,12 @@ func queryOnly(ctx context.Context, db *sql.DB, f func(ctx context.Context, q Qu
 			restore = "PRAGMA query_only = 1"
 		}
 		if _, rerr := conn.ExecContext(rctx, restore); rerr != nil {
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discarded on Close
+			discard(conn)
 		}
 	}()
 	return f(ctx, conn)
 }
+
+// discard marks conn broken: database/sql closes it on Close instead of returning it to
+// the pool.
+func discard(conn *sql.Conn) { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }

@@ -5,7 +5,7 @@
 //	data.describe_schema  read  their tables and views, with columns and indexes
 //	data.query            read  one read-only statement, bounded in rows, bytes and time, paged
 //
-//	err := data.Register(a, data.Options{Databases: []data.Database{{Name: "notes", DB: db}}})
+//	err := data.Register(a, data.Options{Databases: []data.Database{{Name: "notes", DB: db, Limit: sqlite.Limit}}})
 //
 // The package imports no driver: the app brings its *sql.DB and its driver, so an app that
 // has no database compiles no SQLite.
@@ -25,10 +25,16 @@
 // must be one statement (modernc.org/sqlite runs every statement of a text, so
 // "SELECT 1; DELETE FROM t" would delete) beginning with SELECT, WITH, VALUES or EXPLAIN:
 // that keeps out what a read-only connection still runs — ATTACH of another file, PRAGMA
-// that switch query_only off. Each statement runs for at most Options.QueryTimeout (5 s by
+// that switch query_only off. (The official SDKs also run read-only PRAGMAs such as
+// table_info; here their table-valued forms do: SELECT * FROM pragma_table_info('notes').) Each statement runs for at most Options.QueryTimeout (5 s by
 // default; the driver interrupts it) and returns at most maxRows rows (100 by default, at
 // most 1000) and Options.MaxResultBytes (4 MiB): a cartesian product ends truncated, a
-// count over one ends in a timeout.
+// count over one ends in a timeout. A value is measured before it is encoded, and with
+// Database.Limit (modernc.org/sqlite's sqlite.Limit) SQLite itself refuses to make one
+// longer than MaxResultBytes on the tools' connection: SELECT zeroblob(900000000) fails at
+// once instead of holding a gigabyte in the app's memory (it took the demo app to 9 GB).
+// What remains is a row of many values each within the bound (SQLite allows 2000 columns),
+// for at most QueryTimeout.
 //
 // # The official shapes, and ours
 //

@@ -128,17 +128,18 @@ func (s *set) run(ctx context.Context, c *app.Call, d *database, a flatargs.Args
 				res.Truncated = true
 				break
 			}
-			obj, cells, size, err := readRow(rows, cols)
+			obj, cells, size, err := readRow(rows, cols, budget)
 			if err != nil {
 				return err
 			}
-			if budget -= size; budget < 0 {
+			if size > budget {
 				if len(res.Rows) == 0 {
-					return problem(reasonTooLarge, "one row is %d bytes, more than the %d a result of this app holds: select fewer or shorter columns (substr, length)", size, s.opts.MaxResultBytes)
+					return problem(reasonTooLarge, "one row is more than the %d bytes a result of this app holds: select fewer or shorter columns (substr, length)", s.opts.MaxResultBytes)
 				}
 				res.Truncated = true
 				break
 			}
+			budget -= size
 			res.Rows = append(res.Rows, obj)
 			res.RowValues = append(res.RowValues, cells)
 		}
@@ -188,9 +189,10 @@ func columns(rows *sql.Rows) ([]columnMeta, error) {
 }
 
 // readRow reads the current row as the row object, its cells and their size in bytes
-// (about what they take in the result).
-func readRow(rows *sql.Rows, cols []columnMeta) (jsontext.Value, []cell, int, error) {
-	vals := make([]any, len(cols))
+// (about what they take in the result). It stops at the first column that takes the size
+// beyond budget, before encoding it, and returns a size over budget.
+func readRow(rows *sql.Rows, cols []columnMeta, budget int) (jsontext.Value, []cell, int, error) {
+	vals := make([]driverValue, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -202,7 +204,12 @@ func readRow(rows *sql.Rows, cols []columnMeta) (jsontext.Value, []cell, int, er
 	cells := make([]cell, len(cols))
 	size := 0
 	for i, col := range cols {
-		storage, v := encodeValue(vals[i])
+		least := vals[i].encodedLen()
+		if size += 2*least + len(col.Key) + len(col.Name) + 64; size > budget {
+			return nil, nil, size, nil
+		}
+		storage, v := encodeValue(vals[i].v)
+		size += 2 * (len(v) - least) // the value is in rows and in rowValues
 		if i > 0 {
 			obj = append(obj, ',')
 		}
@@ -210,9 +217,28 @@ func readRow(rows *sql.Rows, cols []columnMeta) (jsontext.Value, []cell, int, er
 		obj = append(obj, ':')
 		obj = append(obj, v...)
 		cells[i] = cell{ColumnKey: col.Key, ColumnName: col.Name, StorageType: storage, Value: v}
-		size += 2*len(v) + len(col.Key) + len(col.Name) + 64
 	}
 	return append(obj, '}'), cells, size, nil
+}
+
+// driverValue is a scan destination that keeps the driver's value as it is, without the
+// copy Scan makes of a []byte into an *any: readRow encodes it before the next row (until
+// then the driver's buffer holds), and measures it before encoding it.
+type driverValue struct{ v any }
+
+// Scan implements sql.Scanner.
+func (d *driverValue) Scan(src any) error { d.v = src; return nil }
+
+// encodedLen is a lower bound of the value's length once encoded: what readRow checks
+// against the result's bound before encoding it.
+func (d *driverValue) encodedLen() int {
+	switch v := d.v.(type) {
+	case []byte:
+		return base64.StdEncoding.EncodedLen(len(v))
+	case string:
+		return len(v)
+	}
+	return 0
 }
 
 // encodeValue writes a scanned value as JSON, with its storage type: integers and reals as

@@ -86,6 +86,16 @@ type Database struct {
 	// (the tools describe SQLite by themselves). Nil: describe_schema refuses such a
 	// database (reason schema_unsupported).
 	Describe func(ctx context.Context, q Querier) ([]Table, error)
+	// Limit is the SQLite driver's sqlite3_limit for one connection, returning the limit's
+	// value before: modernc.org/sqlite's sqlite.Limit as it is. With it, the tools run
+	// each statement on a connection whose values (strings and blobs, what the statement
+	// reads or makes) are at most Options.MaxResultBytes long (SQLITE_LIMIT_LENGTH, put
+	// back afterwards), so that SELECT zeroblob(1e9) fails at once ("string or blob too
+	// big") instead of making a value of a gigabyte in the app's memory before the result
+	// bound applies. Without it, one value can reach SQLite's own limit (1e9 bytes). For
+	// mattn/go-sqlite3, a function that calls (*sqlite3.SQLiteConn).SetLimit through
+	// sql.Conn.Raw. SQLite only.
+	Limit func(c *sql.Conn, id, value int) (before int, err error)
 }
 
 // Querier runs a read-only statement: what Describe gets, on the tools' read-only
@@ -216,6 +226,8 @@ func newSet(opts Options) (*set, error) {
 			return nil, fmt.Errorf("data: database %q: QueryOnly is SQLite's PRAGMA query_only, and driver %T is not SQLite", d.Name, d.DB.Driver())
 		case db.ReadOnly == Transaction && db.sqlite:
 			return nil, fmt.Errorf("data: database %q: SQLite drivers ignore sql.TxOptions.ReadOnly; use QueryOnly (the default) or Opened", d.Name)
+		case db.Limit != nil && !db.sqlite:
+			return nil, fmt.Errorf("data: database %q: Limit is SQLite's sqlite3_limit, and driver %T is not SQLite", d.Name, d.DB.Driver())
 		case db.ReadOnly < Detect || db.ReadOnly > Unprotected:
 			return nil, fmt.Errorf("data: database %q: unknown ReadOnly mode %d", d.Name, d.ReadOnly)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +169,7 @@ func objects(ctx context.Context, q Querier, stmt string) ([]jsontext.Value, err
 	}
 	var out []jsontext.Value
 	for rows.Next() && len(out) < maxSchemaRows {
-		obj, _, _, err := readRow(rows, cols)
+		obj, _, _, err := readRow(rows, cols, math.MaxInt)
 		if err != nil {
 			return nil, err
 		}

@@ -21,10 +21,11 @@ var queryKeywords = map[string]bool{"SELECT": true, "WITH": true, "VALUES": true
 //
 // The text is split by SQLite's lexical rules (which are standard SQL's plus [names] and
 // `names`): '…' strings and "…" names with doubled quotes, -- line comments and /* */ block
-// comments (an unterminated one runs to the end). A dialect with other rules (MySQL's
-// backslash escapes, PostgreSQL's $$ strings) can only make it see a ';' where there is
-// none, refusing a statement, not the other way round, except for backslash escapes:
-// there, the database's read-only mode is what holds.
+// comments (an unterminated one runs to the end). A dialect with other rules can make it
+// see a ';' where there is none (PostgreSQL's $$ strings, MySQL's # comments), refusing a
+// statement, or miss one: MySQL's backslash escapes, and its "--" that starts a comment
+// only before a space ("SELECT 1 --1; DELETE …" is two statements there). For those, the
+// database's read-only mode is what holds.
 func statement(sql string) (string, error) {
 	if len(sql) > MaxStatementBytes {
 		return "", problem(reasonInvalidSQL, "the SQL text is %d bytes, more than %d", len(sql), MaxStatementBytes)

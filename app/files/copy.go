@@ -129,6 +129,10 @@ func (t *tree) doTransfer(ctx context.Context, c *app.Call, a flatargs.Args, mov
 		switch {
 		case dfi.IsDir():
 			return nil, dst, (failure(reasonNotAFile, "The destination %s in root %q is an existing directory.", dst.slash(), dst.root.Alias))
+		case sameFile(r, dst.rel, fi):
+			// Another name of the source (roots that nest, a link): replacing it and then
+			// removing the source would lose the file.
+			return nil, dst, (failure(reasonSamePath, "The destination %s in root %q is the source file itself, by another name.", dst.slash(), dst.root.Alias))
 		case !overwrite:
 			return nil, dst, (failure(reasonExists, "The destination file %s in root %q already exists. Set 'overwrite' to true to replace it.", dst.slash(), dst.root.Alias))
 		}
@@ -176,6 +180,12 @@ func (t *tree) doTransfer(ctx context.Context, c *app.Call, a flatargs.Args, mov
 		SourceRootAlias: src.root.Alias, SourceRootPath: src.root.Path, SourceFilePath: src.abs(), SourceRelativePath: src.slash(),
 		DestinationRootAlias: dst.root.Alias, DestinationRootPath: dst.root.Path, DestinationFilePath: dst.abs(),
 		DestinationRelativePath: dst.slash()}, dst, nil
+}
+
+// sameFile reports whether rel in r, its links followed, is the file fi describes.
+func sameFile(r *os.Root, rel string, fi fs.FileInfo) bool {
+	dfi, err := r.Stat(rel)
+	return err == nil && os.SameFile(dfi, fi)
 }
 
 // parentDir makes sure the directory of g exists in r: created when mkdir (reporting that

@@ -155,3 +155,36 @@ func TestDeleteFile(t *testing.T) {
 		t.Errorf("under the default guard: %v", e)
 	}
 }
+
+// TestMoveOntoItselfThroughAnotherRoot: roots may nest (or reach one directory by two
+// paths), so one file can have two names that differ in root and path. Copying or moving
+// it onto itself is refused like a copy onto the same path; a move that replaced the
+// file and then removed "the source" would lose it.
+func TestMoveOntoItselfThroughAnotherRoot(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	opts := files.Options{Roots: []files.Root{{Alias: "docs", Path: s.docs}, {Alias: "notes", Path: filepath.Join(s.docs, "notes")}}}
+	h := s.harness(t, opts)
+	for _, tc := range []struct{ name, tool, args string }{
+		{"move, nested root", files.MoveFileToolID, `{"root":"docs","sourcePath":"notes/a.txt","destinationRoot":"notes","destinationPath":"a.txt","overwrite":true}`},
+		{"move, outer root", files.MoveFileToolID, `{"root":"notes","sourcePath":"a.txt","destinationRoot":"docs","destinationPath":"notes/a.txt","overwrite":true}`},
+		{"copy", files.CopyFileToolID, `{"root":"docs","sourcePath":"notes/a.txt","destinationRoot":"notes","destinationPath":"a.txt","overwrite":true}`},
+		{"move through a link", files.MoveFileToolID, `{"root":"docs","sourcePath":"alias.md","destinationPath":"readme.md","overwrite":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := files.CodeCopyFailed
+			if tc.tool == files.MoveFileToolID {
+				code = files.CodeMoveFailed
+			}
+			if e := h.Fail(tc.tool, tc.args); e.Code != code || reason(t, e) != "same_path" {
+				t.Errorf("%s: %v %s, want %s (same_path)", tc.args, e, e.Details, code)
+			}
+		})
+	}
+	if got := s.read(t, "docs/notes/a.txt"); got != "alpha" {
+		t.Errorf("the file is now %q", got)
+	}
+	if got := s.read(t, "docs/readme.md"); got != "# Notes\n" {
+		t.Errorf("the link's target is now %q", got)
+	}
+}

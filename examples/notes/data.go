@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // the demo's database driver (the SDK brings none)
+	"modernc.org/sqlite" // the demo's database driver (the SDK brings none)
 
 	"github.com/ansight-go/ansight/app"
 	"github.com/ansight-go/ansight/app/data"
@@ -50,7 +50,7 @@ CREATE INDEX IF NOT EXISTS notes_updated ON notes (updated_at)`); err != nil {
 
 	settings, err := m.settings(filepath.Join(dir, SettingsFile))
 	if err == nil {
-		err = data.Register(a, data.Options{Databases: []data.Database{{Name: "notes", DB: db,
+		err = data.Register(a, data.Options{Databases: []data.Database{{Name: "notes", DB: db, Limit: sqlite.Limit,
 			Description: "The demo's notes, kept as they change (table notes)."}}})
 	}
 	if err == nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	_ "modernc.org/sqlite" // the tests' driver; the package itself imports none
+	"modernc.org/sqlite" // the tests' driver; the package itself imports none
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -49,8 +49,13 @@ func notesDB(t testing.TB, dir string, n int) *sql.DB {
 	return db
 }
 
+// harness registers the data tools. A statement runs as long as the machine takes unless a
+// test sets QueryTimeout: no test but those of the timeout depends on a wall-clock bound.
 func harness(t *testing.T, opts data.Options) *apptest.Harness {
 	t.Helper()
+	if opts.QueryTimeout == 0 {
+		opts.QueryTimeout = time.Hour
+	}
 	a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, Guard: catalog.GuardFullAccess})
 	if err := data.Register(a, opts); err != nil {
 		t.Fatal(err)
@@ -162,44 +167,57 @@ func TestQueryPaged(t *testing.T) {
 	}
 }
 
-// TestHostileQueries: writes, several statements, ATTACH, PRAGMA, a cartesian product and
-// a statement that would run for ever are refused or bounded, and the database is as it
-// was; the app's own connections still write.
+// TestHostileQueries: writes, several statements, ATTACH, PRAGMA, load_extension, a
+// cartesian product and a statement that would run for ever are refused or bounded, and
+// the database is as it was; the app's own connections still write. Writes that pass the
+// text check (behind a WITH) are refused by the database; ATTACH and the PRAGMAs run on a
+// query_only connection, so for them the text check is what holds.
 func TestHostileQueries(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := notesDB(t, dir, 200)
 	db.SetMaxOpenConns(1) // the tools' connection is the app's: it must come back writable
-	h := harness(t, data.Options{QueryTimeout: 200 * time.Millisecond,
-		Databases: []data.Database{{Name: "notes", DB: db}}})
-	for _, tc := range []struct{ name, sql, reason string }{
-		{"insert", `INSERT INTO notes (title) VALUES ('pwned')`, "not_a_query"},
-		{"a write behind WITH", `WITH x AS (SELECT 1) DELETE FROM notes`, "database_error"},
-		{"a write behind WITH, commented", `/* hi */ WITH x(a) AS (VALUES (1)) UPDATE notes SET title = 'pwned'`, "database_error"},
-		{"commit then delete", `COMMIT; DELETE FROM notes`, "multiple_statements"},
-		{"a select then a delete", `SELECT 1; DELETE FROM notes`, "multiple_statements"},
-		{"a delete behind a comment and a string", "SELECT ';' -- ;\n; DELETE FROM notes", "multiple_statements"},
-		{"attach", `ATTACH DATABASE '` + filepath.Join(dir, "other.db") + `' AS other`, "not_a_query"},
-		{"pragma off", `PRAGMA query_only = 0`, "not_a_query"},
-		{"pragma writable schema", `PRAGMA writable_schema = ON`, "not_a_query"},
-		{"create", `CREATE TABLE pwned (x)`, "not_a_query"},
-		{"drop", `DROP TABLE notes`, "not_a_query"},
-		{"vacuum into", `VACUUM INTO '` + filepath.Join(dir, "copy.db") + `'`, "not_a_query"},
-		{"a select that writes through a function", `SELECT * FROM notes WHERE 1 = (SELECT count(*) FROM pragma_query_only)`, ""},
-		{"an empty text", `  -- nothing`, "invalid_sql"},
-		{"counts for ever", `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c`, "timeout"},
-		{"a count over a cartesian product", `SELECT count(*) FROM n a, n b, n c, n d`, "timeout"},
+	h := harness(t, data.Options{Databases: []data.Database{{Name: "notes", DB: db}}})
+	// The statements that never end meet a short timeout; the others none that a busy
+	// machine could reach.
+	short := harness(t, data.Options{QueryTimeout: 200 * time.Millisecond, Databases: []data.Database{{Name: "notes", DB: db}}})
+	for _, tc := range []struct{ name, sql, reason, says string }{
+		{"insert", `INSERT INTO notes (title) VALUES ('pwned')`, "not_a_query", ""},
+		{"a write behind WITH", `WITH x AS (SELECT 1) DELETE FROM notes`, "database_error", "readonly"},
+		{"a write behind WITH, commented", `/* hi */ WITH x(a) AS (VALUES (1)) UPDATE notes SET title = 'pwned'`, "database_error", "readonly"},
+		{"commit then delete", `COMMIT; DELETE FROM notes`, "multiple_statements", ""},
+		{"a select then a delete", `SELECT 1; DELETE FROM notes`, "multiple_statements", ""},
+		{"a delete behind a comment and a string", "SELECT ';' -- ;\n; DELETE FROM notes", "multiple_statements", ""},
+		{"attach", `ATTACH DATABASE '` + filepath.Join(dir, "other.db") + `' AS other`, "not_a_query", ""},
+		{"pragma off", `PRAGMA query_only = 0`, "not_a_query", ""},
+		{"pragma writable schema", `PRAGMA writable_schema = ON`, "not_a_query", ""},
+		{"create", `CREATE TABLE pwned (x)`, "not_a_query", ""},
+		{"drop", `DROP TABLE notes`, "not_a_query", ""},
+		{"vacuum into", `VACUUM INTO '` + filepath.Join(dir, "copy.db") + `'`, "not_a_query", ""},
+		{"a select that reads a pragma", `SELECT * FROM notes WHERE 1 = (SELECT count(*) FROM pragma_query_only)`, "", ""},
+		{"a DELETE inside a WITH", `WITH x AS (DELETE FROM notes RETURNING *) SELECT * FROM x`, "database_error", "syntax error"}, // SQLite has no such CTE
+		{"load_extension", `SELECT load_extension('` + filepath.Join(dir, "evil.so") + `')`, "database_error", "not authorized"},
+		{"a comment after the one statement", "SELECT 1; -- DELETE FROM notes", "", ""},
+		{"a statement hidden after a block comment", "SELECT 1 /* ; */; /* */ DELETE FROM notes", "multiple_statements", ""},
+		{"a recursive CTE without a bound", `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c`, "", ""},
+		{"an empty text", `  -- nothing`, "invalid_sql", ""},
+		{"counts for ever", `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c`, "timeout", ""},
+		{"a count over a cartesian product", `SELECT count(*) FROM n a, n b, n c, n d`, "timeout", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args, _ := wire.Marshal(map[string]string{"path": "notes", "sql": tc.sql})
-			r := h.Send(wire.TypeCall, `{"toolId":"data.query","arguments":`+string(args)+`}`)
+			on := h
+			if tc.reason == "timeout" {
+				on = short
+			}
+			r := on.Send(wire.TypeCall, `{"toolId":"data.query","arguments":`+string(args)+`}`)
 			switch {
 			case tc.reason == "" && r.Err != nil:
 				t.Errorf("%s: %v", tc.sql, r.Err)
 			case tc.reason != "" && (r.Err == nil || r.Err.Code != data.CodeQueryFailed || reason(t, r.Err) != tc.reason):
 				t.Errorf("%s = %v %s, want %s (%s)", tc.sql, r.Err, r.Payload, data.CodeQueryFailed, tc.reason)
-			case tc.reason == "database_error" && !strings.Contains(r.Err.Message, "readonly"):
-				t.Errorf("%s: %v; want the database's refusal to write", tc.sql, r.Err)
+			case tc.says != "" && !strings.Contains(r.Err.Message, tc.says):
+				t.Errorf("%s: %v; want the database's refusal (%s)", tc.sql, r.Err, tc.says)
 			}
 		})
 	}
@@ -218,6 +236,40 @@ func TestHostileQueries(t *testing.T) {
 	}
 	if _, err := db.Exec(`INSERT INTO notes (title) VALUES ('still writable')`); err != nil {
 		t.Errorf("the app's own connection no longer writes: %v", err)
+	}
+}
+
+// TestValuesBounded: with the driver's Limit, a statement that makes a value larger than a
+// result may hold fails at once, by SQLite's own length limit, before the value is in the
+// app's memory (without it, SELECT zeroblob(900000000) took the demo to 9 GB); the
+// connection comes back to the app with SQLite's limit, in both read-only modes.
+func TestValuesBounded(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []data.ReadOnly{data.QueryOnly, data.Opened} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			db := notesDB(t, t.TempDir(), 1)
+			db.SetMaxOpenConns(1) // the tools' connection is the app's
+			h := harness(t, data.Options{Databases: []data.Database{{Name: "notes", DB: db, ReadOnly: mode, Limit: sqlite.Limit}}})
+			for _, stmt := range []string{
+				`SELECT zeroblob(900000000)`,
+				`SELECT length(printf('%.*c', 500000000, 'x'))`,
+				`SELECT length(replace(printf('%.*c', 4000, 'x'), 'x', printf('%.*c', 4000, 'y')))`, // 16 MB from 4 KB
+			} {
+				args, _ := wire.Marshal(map[string]string{"path": "notes", "sql": stmt})
+				if e := h.Fail(data.QueryToolID, string(args)); reason(t, e) != "database_error" || !strings.Contains(e.Message, "too big") {
+					t.Errorf("%s: %v, want SQLite's refusal of a value too big", stmt, e)
+				}
+			}
+			// A value within the bound is read.
+			if r := query(t, h, `{"path":"notes","sql":"SELECT length(zeroblob(1000000)) AS n"}`); string(r.Rows[0]) != `{"n":1000000}` {
+				t.Errorf("a value of 1 MB: %s", r.Rows[0])
+			}
+			var n int64
+			if err := db.QueryRow(`SELECT length(zeroblob(100000000))`).Scan(&n); err != nil || n != 1e8 {
+				t.Errorf("the app's connection kept the tools' limit: %d, %v", n, err)
+			}
+		})
 	}
 }
 

@@ -33,7 +33,7 @@ func TestTranscripts(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := app.New(app.Options{Clock: func() time.Time { return pinnedNow }, IDs: transcript.CountingIDs(), Guard: catalog.GuardFullAccess})
-		if err := data.Register(a, data.Options{Databases: []data.Database{{Name: "notes", DB: db, Description: "the app's notes"}}}); err != nil {
+		if err := data.Register(a, data.Options{QueryTimeout: time.Hour, Databases: []data.Database{{Name: "notes", DB: db, Description: "the app's notes"}}}); err != nil {
 			t.Fatal(err)
 		}
 		return transcript.Replayer{

@@ -17,6 +17,7 @@ var (
 	benchSession = bench.RunSession
 	benchLoad    = reliability.RunLoad
 	benchFlood   = reliability.RunEnrollFlood
+	benchRecord  = reliability.RunRecordLoad
 )
 
 // benchFlags are the bench command's flags.
@@ -36,6 +37,13 @@ type benchFlags struct {
 	// misbehaving socket's datagrams (-1: as many as the apps).
 	enrollFlood int
 	flooder     int
+
+	// --record: the recording load (internal/reliability), with --sessions and --duration
+	// when given (sessionsSet, durationSet), telemetry messages and frames per session and
+	// second.
+	record                   bool
+	messages, frames         int
+	sessionsSet, durationSet bool
 }
 
 const benchLong = `Measure the protocol end to end over a real loopback session: a host and the demo app
@@ -86,9 +94,12 @@ func newBenchCmd(g *globals) *cobra.Command {
   ansight bench --json > bench.json
   ansight bench --session com-ansight-demo-notes-001 --tool app.get_state
   ansight bench --load --sessions 10000 --duration 30s
-  ansight bench --enroll-flood 10000`,
+  ansight bench --enroll-flood 10000
+  ansight bench --record                                   # 50 sessions, 50 messages and 10 frames a second each
+  ansight bench --record --sessions 40 --messages 20 --frames 2`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			f.sessionsSet, f.durationSet = c.Flags().Changed("sessions"), c.Flags().Changed("duration")
 			return runBench(c.Context(), g, f)
 		},
 	}
@@ -103,6 +114,9 @@ func newBenchCmd(g *globals) *cobra.Command {
 	fl.IntVar(&f.inFlight, "in-flight", reliability.DefaultInFlight, "with --load: requests each session keeps in flight (1..64)")
 	fl.IntVar(&f.enrollFlood, "enroll-flood", 0, "instead: this many apps send ENROLLMENT_CONNECT at once, each from its own socket, while one socket floods; report answered, lost, time to answer and CPU")
 	fl.IntVar(&f.flooder, "flooder", -1, "with --enroll-flood: datagrams the flooding socket sends (default: as many as the apps; 0: no flooder)")
+	fl.BoolVar(&f.record, "record", false, "instead: a recording host under telemetry from --sessions apps (default 50) in a child process, rounds with recording off and on in turn over --duration (default 60s); report dropped records, disk and the call latency on against off")
+	fl.IntVar(&f.messages, "messages", 50, "with --record: telemetry messages each session sends a second")
+	fl.IntVar(&f.frames, "frames", 10, "with --record: live frames each session sends a second")
 	return cmd
 }
 
@@ -123,11 +137,14 @@ func benchOptions(f benchFlags) (bench.Options, error) {
 }
 
 func runBench(ctx context.Context, g *globals, f benchFlags) error {
-	if f.load && f.enrollFlood != 0 {
-		return usageErrorf("--load and --enroll-flood are two runs: give one of them")
+	if runs := btoi(f.load) + btoi(f.enrollFlood != 0) + btoi(f.record); runs > 1 {
+		return usageErrorf("--load, --enroll-flood and --record are separate runs: give one of them")
 	}
 	if f.load {
 		return runLoad(ctx, g, f)
+	}
+	if f.record {
+		return runRecordLoad(ctx, g, f)
 	}
 	if f.enrollFlood != 0 {
 		return runEnrollFlood(ctx, g, f)
@@ -159,6 +176,36 @@ func runBench(ctx context.Context, g *globals, f benchFlags) error {
 		return writeJSON(g.env.Stdout, rep)
 	}
 	return writeReport(g.env.Stdout, rep.WriteTable)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runRecordLoad runs the recording load; telemetry dropped, sends or calls that failed
+// are an error.
+func runRecordLoad(ctx context.Context, g *globals, f benchFlags) error {
+	if f.session != "" {
+		return usageErrorf("--record runs its own host and apps; it cannot be combined with --session")
+	}
+	opts := reliability.RecordLoadOptions{Messages: f.messages, Frames: f.frames, Progress: stressProgress(g)}
+	if f.sessionsSet {
+		opts.Sessions = f.sessions
+	}
+	if f.durationSet {
+		opts.Duration = f.duration
+	}
+	if opts.Sessions < 0 || opts.Sessions > 2000 || f.messages < 0 || f.messages > 1000 || f.frames < 0 || f.frames > 60 {
+		return usageErrorf("with --record: --sessions must be 1..2000, --messages 0..1000, --frames 0..60")
+	}
+	rep, err := benchRecord(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return writeStressReport(g, rep)
 }
 
 // runLoad runs the reliability load test; a run that lost, failed or misrouted a response,

@@ -71,3 +71,35 @@ func TestBenchEnrollFloodFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchRecordFlags: --record takes --sessions and --duration when given and the
+// recorder's load defaults otherwise, prints its report, and fails on dropped telemetry.
+func TestBenchRecordFlags(t *testing.T) {
+	record := benchRecord
+	t.Cleanup(func() { benchRecord = record })
+	var got reliability.RecordLoadOptions
+	dropped := int64(0)
+	benchRecord = func(ctx context.Context, o reliability.RecordLoadOptions) (*reliability.RecordLoadReport, error) {
+		got = o
+		return &reliability.RecordLoadReport{Sessions: max(o.Sessions, 50), Messages: o.Messages, Frames: o.Frames, Dropped: dropped,
+			Off: reliability.RecordLatency{Calls: 10, P99: usage.Millis(time.Millisecond)}, On: reliability.RecordLatency{Calls: 10, P99: usage.Millis(2 * time.Millisecond)},
+			P99Ratio: 2}, nil
+	}
+	if code, out, errw := runCLI(t, "bench", "--record"); code != ExitOK || got.Sessions != 0 || got.Duration != 0 || got.Messages != 50 || got.Frames != 10 {
+		t.Fatalf("exit %d, options %+v: %s%s", code, got, out, errw)
+	}
+	code, out, errw := runCLI(t, "bench", "--record", "--sessions", "40", "--messages", "20", "--frames", "2", "--duration", "30s")
+	if code != ExitOK || got.Sessions != 40 || got.Messages != 20 || got.Frames != 2 || got.Duration != 30*time.Second {
+		t.Fatalf("exit %d, options %+v: %s%s", code, got, out, errw)
+	}
+	if !strings.Contains(out, "on/off      p99 2.00×") {
+		t.Errorf("output:\n%s", out)
+	}
+	dropped = 3
+	if code, _, errw := runCLI(t, "bench", "--record"); code == ExitOK || !strings.Contains(errw, "3 telemetry messages dropped") {
+		t.Errorf("exit %d with 3 dropped: %s", code, errw)
+	}
+	if code, _, _ := runCLI(t, "bench", "--record", "--load"); code != ExitUsage {
+		t.Errorf("--record --load: exit %d", code)
+	}
+}

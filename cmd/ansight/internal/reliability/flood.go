@@ -132,11 +132,8 @@ func RunEnrollFlood(ctx context.Context, opts FloodOptions) (*FloodReport, error
 	if opts.Host != nil {
 		opts.Host(&hopts)
 	}
-	srv, err := host.New(hopts)
+	srv, err := startHost(ctx, hopts)
 	if err != nil {
-		return nil, err
-	}
-	if err := srv.Start(ctx); err != nil {
 		return nil, err
 	}
 	defer srv.Close()

@@ -221,6 +221,19 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	return rep, nil
 }
 
+// startHost creates and starts a host; the caller closes it.
+func startHost(ctx context.Context, opts host.Options) (*host.Server, error) {
+	srv, err := host.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return srv, nil
+}
+
 // hostOptions configures the host for opts.Sessions apps, each its own installation (app
 // id and device), connected at once. The budgets that bound what all apps together may
 // hold are raised for the run: sessions, unused tokens (every app enrolls at the same
