@@ -24,14 +24,17 @@ const InteractionSchema = "ansight.app-interaction/v1"
 
 // Bounds of app interact's requests (the official CLI's).
 const (
-	maxInteractionLine   = 65536 // characters of one request line
-	maxInteractionDepth  = 16    // JSON nesting of a request
-	maxInteractionID     = 128
-	maxInteractionValue  = 16384
-	maxTargetField       = 1024
-	maxBatchCommands     = 32
-	maxInteractionNodes  = 200 // nodes a reply's ui lists
-	DefaultCommandTimout = 15000
+	maxInteractionLine  = 65536 // characters of one request line
+	maxInteractionDepth = 16    // JSON nesting of a request
+	maxInteractionID    = 128
+	maxInteractionValue = 16384
+	maxTargetField      = 1024
+	maxBatchCommands    = 32
+	maxInteractionNodes = 200 // nodes a reply's ui lists
+
+	// DefaultCommandTimeoutMs bounds each command, its capture included (app interact
+	// --timeout-ms, the official default).
+	DefaultCommandTimeoutMs = 15000
 )
 
 // Interaction error codes (the official CLI's).
@@ -152,7 +155,7 @@ type InteractOptions struct {
 // fails (after a session_closed or host_error line).
 func Interact(ctx context.Context, in io.Reader, out io.Writer, opts InteractOptions) error {
 	if opts.TimeoutMs == 0 {
-		opts.TimeoutMs = DefaultCommandTimout
+		opts.TimeoutMs = DefaultCommandTimeoutMs
 	}
 	if opts.Run == nil {
 		opts.Run = func(ctx context.Context, req Request) (*Outcome, error) { return Run(ctx, opts.Call, req) }

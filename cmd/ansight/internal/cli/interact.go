@@ -57,7 +57,7 @@ ui.perform_action; task commands (the official CLI's repository tasks) are not s
 	f.StringVar(&o.repository, "repository", "", "the official CLI's task repository (tasks are not supported here)")
 	f.BoolVar(&o.jsonl, "jsonl", true, "JSON Lines on standard output (the only output; accepted for the official CLI's scripts)")
 	f.BoolVar(&o.screenshots, "screenshots", false, "take a screenshot after every command and name its file in the reply")
-	f.IntVar(&o.timeoutMs, "timeout-ms", uiauto.DefaultCommandTimout, "bound each command, its capture included (100-60000)")
+	f.IntVar(&o.timeoutMs, "timeout-ms", uiauto.DefaultCommandTimeoutMs, "bound each command, its capture included (100-60000)")
 	f.IntVar(&o.taskTimeoutMs, "task-timeout-ms", 120000, "the official CLI's task bound (100-300000; tasks are not supported here)")
 	f.DurationVar(&o.timeout, "timeout", 0, "how long each call to the app may take (default 20s, at most 1h)")
 	return cmd
