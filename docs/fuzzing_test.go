@@ -11,7 +11,7 @@ import (
 )
 
 // TestFuzzTargetsListed: every fuzz target of the module (a func FuzzXxx in a _test.go file)
-// is a row of fuzzing.md's table, under its package, and has a committed seed corpus in
+// is one row of fuzzing.md's table, under its package, and has a committed seed corpus in
 // <package>/testdata/fuzz/FuzzXxx/; every row names a target that exists. A new target, a
 // moved or renamed one, fails this until the page says so.
 func TestFuzzTargetsListed(t *testing.T) {
@@ -54,7 +54,11 @@ func TestFuzzTargetsListed(t *testing.T) {
 	row := regexp.MustCompile("(?m)^\\| `([a-z0-9_/]+)` \\| `(Fuzz[A-Za-z0-9_]+)` \\|")
 	var rows []string
 	for _, m := range row.FindAllStringSubmatch(string(page), -1) {
-		rows = append(rows, m[1]+" "+m[2])
+		if r := m[1] + " " + m[2]; slices.Contains(rows, r) {
+			t.Errorf("docs/fuzzing.md lists %s.%s twice", m[1], m[2])
+		} else {
+			rows = append(rows, r)
+		}
 	}
 	if len(targets) < 40 || len(rows) < 40 {
 		t.Fatalf("%d targets and %d rows read: the page's form changed, or this test reads it wrong", len(targets), len(rows))
