@@ -116,7 +116,9 @@ type row struct {
 	imports  []string // as written, notes in parentheses removed
 }
 
-func (r row) String() string { return fmt.Sprintf("row %q (docs/architecture.md:%d)", strings.Join(r.packages, ", "), r.line) }
+func (r row) String() string {
+	return fmt.Sprintf("row %q (docs/architecture.md:%d)", strings.Join(r.packages, ", "), r.line)
+}
 
 // readTable reads the package table of docs/architecture.md.
 func readTable(t *testing.T) []row {
