@@ -39,8 +39,9 @@ type RecordOptions struct {
 	Name, AppID, Session string
 	// Since and Until keep the calls made in [Since, Until) (zero: unbounded).
 	Since, Until time.Time
-	// Origins keeps the calls of these origins ("cli", "player", "mcp:claude-code",
-	// "flow", "internal"; an entry ending in ':' keeps every origin it begins, "mcp:");
+	// Origins keeps the calls of these origins ("cli", "player", "mcp:claude-code#1f2e3d4c",
+	// "flow", "internal"; an entry ending in ':' keeps every origin it begins, "mcp:"; an MCP
+	// client's name without a session tag, "mcp:claude-code", keeps all its sessions);
 	// all but "internal" when empty. A record without an origin (recorded before origins
 	// were) is kept unless Origins is given.
 	Origins []string
@@ -154,7 +155,9 @@ func keepOrigin(origin string, origins []string) bool {
 		return origin != hostapi.OriginInternal
 	}
 	for _, o := range origins {
-		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) {
+		// "mcp:claude-code" keeps every MCP session of that client ("mcp:claude-code#1f2e3d4c").
+		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) ||
+			(strings.HasPrefix(o, hostapi.OriginMCP) && !strings.Contains(o, "#") && strings.HasPrefix(origin, o+"#")) {
 			return true
 		}
 	}

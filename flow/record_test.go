@@ -105,16 +105,19 @@ func TestRecordOrigins(t *testing.T) {
 	var traffic []Traffic
 	traffic = append(traffic, rec("cli", "a.cli", "1")...)
 	traffic = append(traffic, rec("internal", "a.internal", "2")...)
-	traffic = append(traffic, rec("mcp:claude-code", "a.mcp", "3")...)
+	traffic = append(traffic, rec("mcp:claude-code#1f2e3d4c", "a.mcp", "3")...)
+	traffic = append(traffic, rec("mcp:claude-code#99aa00bb", "b.mcp", "6")...)
+	traffic = append(traffic, rec("mcp:claude-codex#12345678", "c.mcp", "7")...)
 	traffic = append(traffic, rec("", "a.old", "4")...)
 	traffic = append(traffic, rec("player", "a.player", "5")...)
 	for _, tc := range []struct {
 		origins []string
 		want    string
 	}{
-		{nil, "a.cli a.mcp a.old a.player"},
-		{[]string{"mcp:"}, "a.mcp"},
-		{[]string{"mcp:claude-code", "cli"}, "a.cli a.mcp"},
+		{nil, "a.cli a.mcp b.mcp c.mcp a.old a.player"},
+		{[]string{"mcp:"}, "a.mcp b.mcp c.mcp"},
+		{[]string{"mcp:claude-code", "cli"}, "a.cli a.mcp b.mcp"},
+		{[]string{"mcp:claude-code#99aa00bb"}, "b.mcp"},
 		{[]string{"internal"}, "a.internal"},
 	} {
 		t.Run(strings.Join(tc.origins, ","), func(t *testing.T) {

@@ -582,7 +582,8 @@ const (
 	OriginCLI    = "cli"
 	OriginPlayer = "player"
 	OriginFlow   = "flow"
-	// OriginMCP prefixes the name an MCP client gave itself: "mcp:claude-code".
+	// OriginMCP prefixes the name an MCP client gave itself and its MCP session's tag:
+	// "mcp:claude-code#1f2e3d4c".
 	OriginMCP = "mcp:"
 	// OriginInternal is the host's own requests (catalog polls, evidence it gathers).
 	OriginInternal  = "internal"
