@@ -354,6 +354,9 @@ func (f *fakeBackend) Invites(context.Context) (*hostapi.Invites, error) {
 
 func (f *fakeBackend) Revoke(context.Context, string) (*hostapi.Revocation, error) { return nil, nil }
 func (f *fakeBackend) Forget(context.Context, string) (*hostapi.Forgetting, error) { return nil, nil }
+func (f *fakeBackend) Rename(context.Context, string, hostapi.RenameRequest) (*hostapi.Renaming, error) {
+	return nil, nil
+}
 func (f *fakeBackend) Crashes(context.Context, string) (*hostapi.Crashes, error) {
 	return &hostapi.Crashes{Schema: hostapi.SchemaCrashes}, nil
 }
