@@ -18,6 +18,7 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/hostrun"
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/transport"
@@ -55,6 +56,8 @@ type hostConfig struct {
 	jpeg session.JpegCapturePolicy
 	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
 	maxSessions int
+	// callTimeout is the default limit of a call (tools.DefaultTimeout when 0).
+	callTimeout time.Duration
 	// fleet, when set, joins the host to that device lab under the name fleetHost; its
 	// player then shows every host of the fleet.
 	fleet     *fleet.Config
@@ -82,6 +85,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 			Tap:            cfg.tap,
 			JpegCapture:    cfg.jpeg,
 			MaxSessions:    cfg.maxSessions,
+			Tools:          tools.Options{Timeout: cfg.callTimeout},
 		},
 		Version:     versionString(cfg.version),
 		Record:      cfg.record,
