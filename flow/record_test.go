@@ -162,3 +162,83 @@ func TestRecordEscapes(t *testing.T) {
 		t.Errorf("sent %s", got)
 	}
 }
+
+// TestRecordedDemoReplays records the whole of a real demo session — the demo's own
+// walkthrough (a ui.query_nodes, then a batch that taps the row it found by its node
+// reference) and the calls made after it with the CLI — and replays the flow against a
+// fresh demo app: node references, revisions and ids of that run must not reach it.
+func TestRecordedDemoReplays(t *testing.T) {
+	t.Parallel()
+	text, n, err := Record(demoTraffic(t), RecordOptions{AppID: "com.ansight.demo.notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("recorded.yaml", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if err := f.Check(nil, nil); err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	// The one reference kept is a tap the app refused (a node id its tree never had).
+	s := string(text)
+	if strings.Count(s, `"snapshotId": "native:`) != 1 || !strings.Contains(s, `"nodeId": "add", "action": "tap"}`+"\n    expectError") ||
+		strings.Contains(s, `"revision", equals`) || strings.Contains(s, "noteRow-n4") {
+		t.Errorf("a node reference, a revision or an id of the recorded run was kept:\n%s", s)
+	}
+	if !strings.Contains(s, `- tap: {"automationId": "noteRow-${create.id}"}`) {
+		t.Errorf("the walkthrough's tap on the row of the note it created is not a selector of that note:\n%s", s)
+	}
+	h := startDemoHost(t)
+	r := Run(t.Context(), f, h.target(), Options{SessionID: h.session})
+	if r.Status != StatusPassed {
+		t.Fatalf("%d steps; %s: %+v\n%s", n, r.Status, r.Failure, text)
+	}
+}
+
+// TestRecordSwipeAndCounters: a scroll on a node of the captured tree (what 'ansight ui
+// swipe' sends) becomes a swipe step with its direction; a result that holds the same id
+// twice (ui.inspect_node's snapshotId and reference) does not expect its own save, which
+// no flow can read; revisions, which count the app's captures, are not expected equal.
+func TestRecordSwipeAndCounters(t *testing.T) {
+	t.Parallel()
+	call := func(id, tool, args, result string) []Traffic {
+		return []Traffic{
+			{Data: jsontext.Value(`{"direction":"request","type":"tool.call","requestId":"` + id + `","origin":"cli","outcome":"ok","payload":{"toolId":"` + tool + `","arguments":` + args + `}}`)},
+			{Data: jsontext.Value(`{"direction":"response","type":"tool.result","requestId":"` + id + `","outcome":"ok","payload":{"toolId":"` + tool + `","success":true,"result":` + result + `}}`)},
+		}
+	}
+	tree := `{"format":"ansight.native.visual-tree.compact.v2","snapshotId":"native:7:aa","revision":7,"types":["Screen","List"],
+		"root":{"id":"s","typeId":0,"children":[{"id":"list.notes","typeId":1,"automationId":"notesList","role":"list","supportedActions":["scroll"]}]}}`
+	var traffic []Traffic
+	traffic = append(traffic, call("1", "ui.get_visual_tree", `{}`, tree)...)
+	traffic = append(traffic, call("2", "ui.perform_action",
+		`{"reference":{"source":"native","snapshotId":"native:7:aa","revision":7,"nodeId":"list.notes"},"action":"scroll","value":"down","options":{"direction":"down"}}`,
+		`{"action":"scroll","reference":{"source":"native","snapshotId":"native:7:aa","revision":7,"nodeId":"list.notes"}}`)...)
+	traffic = append(traffic, call("3", "ui.inspect_node", `{"nodeId":"list.notes"}`,
+		`{"snapshotId":"native:8:bb","revision":8,"reference":{"snapshotId":"native:8:bb","revision":8,"nodeId":"list.notes"}}`)...)
+	text, n, err := Record(traffic, RecordOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("r.yaml", text)
+	if err == nil {
+		err = f.Check(nil, nil)
+	}
+	if err != nil {
+		t.Fatalf("the recorded flow is not valid: %v\n%s", err, text)
+	}
+	s := string(text)
+	for _, want := range []string{
+		`- swipe: {"automationId": "notesList", "direction": "down"}`,
+		`{path: "/revision", exists: true}`,
+		`{path: "/reference/snapshotId", matches: "^\\S+$"}`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the flow lacks %s:\n%s", want, s)
+		}
+	}
+	if n != 2 || strings.Contains(s, "native:7") || strings.Contains(s, "equals: 8") {
+		t.Errorf("%d steps:\n%s", n, s)
+	}
+}

@@ -490,6 +490,53 @@ test('the timeline scrubs an imported recording and shows a call\'s request and 
   await page.waitForFunction((l) => document.querySelector('#tl-call h3')?.textContent === l, label);
 });
 
+test('ansight player --archive shows an archive with no host: its timeline, and says what needs one', async () => {
+  // The demo's recording exported in the official host's format, then served by a player of
+  // its own: no host behind it, nothing imported.
+  const ansight = process.env.ANSIGHT;
+  const id = await demoSession();
+  const zip = join(mkdtempSync(join(tmpdir(), 'ansight-e2e-archive-')), 'official.zip');
+  execFileSync(ansight, ['session', 'export', id, '-o', zip, '--format', 'official'], { env: process.env });
+  const env = { ...process.env, ANSIGHT_STATE_DIR: mkdtempSync(join(tmpdir(), 'ansight-e2e-nohost-')) };
+  const served = spawn(ansight, ['player', '--archive', zip, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => served.on('exit', (code) => resolve(code)));
+  try {
+    const access = await new Promise((resolve, reject) => {
+      let out = '';
+      served.stdout.on('data', (c) => {
+        out += c;
+        if (out.includes('\n')) resolve(JSON.parse(out));
+      });
+      served.on('exit', (code) => reject(new Error(`ansight player --archive exited ${code}`)));
+    });
+    assert.equal(access.schema, 'ansight.player/v1');
+    assert.match(access.url, new RegExp(`#/s/${id}/timeline$`));
+    const p2 = await context.newPage();
+    p2.on('pageerror', (e) => consoleErrors.push(e.message));
+    try {
+      await p2.goto(access.url);
+      await p2.waitForSelector('#tl-summary:not(:empty)');
+      assert.match(await p2.textContent('.page-head .badge'), /imported/);
+      const frames = Number(/(\d+) frames/.exec(await p2.textContent('#tl-summary'))[1]);
+      assert.ok(frames >= 2, `${frames} frames in the archive`);
+      await p2.waitForFunction(() => { const img = document.querySelector('#tl-frame'); return img && img.complete && img.naturalWidth > 0; });
+      assert.ok(await p2.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).count() > 0, 'the calls are on the timeline');
+      await p2.screenshot({ path: join(artifacts, '16-player-archive.png'), fullPage: true });
+      // The archive is listed among the recordings, and what needs a live app says so.
+      await p2.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/files`; }, id);
+      await p2.waitForFunction(() => /no ansight host is running/.test(document.querySelector('main').textContent));
+    } finally {
+      await p2.close();
+    }
+    // The host's own player is untouched (its cookie is another port's).
+    await page.goto(playerURL);
+    await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).waitFor();
+  } finally {
+    served.kill('SIGINT');
+  }
+  assert.equal(await exited, 0, 'Ctrl-C ends it with exit 0');
+});
+
 // The host stops under an open page and comes back (issue 14.2). The page started by the
 // test, if any, is stopped at the end.
 let restarted = null;

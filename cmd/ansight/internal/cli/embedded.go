@@ -223,9 +223,14 @@ func connectDemoApp(ctx context.Context, rh *runningHost, stateDir string, logge
 // demoAppID is the demo app's id.
 const demoAppID = "com.ansight.demo.notes"
 
+// embeddedRecordBytes bounds the recordings of a host in this process: it lives as long
+// as one command, in a temporary directory.
+const embeddedRecordBytes = 256 << 20
+
 // startEmbedded starts a host in this process (without a control socket) and, when
 // withDemo, the demo app connected to it. The MCP bridge uses it for --embedded-host and
-// --demo. stop shuts both down.
+// --demo, 'test run' for --demo. stop shuts both down.
+
 func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Backend, func(), error) {
 	dir, err := os.MkdirTemp("", "ansight-embedded-")
 	if err != nil {
@@ -237,7 +242,11 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Back
 		// Other apps on this machine look for a host on the standard port: take it if free.
 		discovery = freeOrDefault(host.DefaultDiscoveryAddr)
 	}
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
+	// It records, within embeddedRecordBytes, into the directory it removes when it stops:
+	// 'test run --demo --report' links each session's recording, and the MCP bridge's
+	// ansight_record_flow reads the agent's calls back from it.
+	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version,
+		record: true, recordBytes: embeddedRecordBytes})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

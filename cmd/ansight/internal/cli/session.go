@@ -175,17 +175,17 @@ func newSessionShowCmd(g *globals) *cobra.Command {
 	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.RangeArgs(0, 1), // none with --archive: the archive's session
 		ValidArgsFunction: g.completeSessions,
-		RunE:              func(c *cobra.Command, args []string) error { return runSessionShow(c.Context(), g, args[0]) },
+		RunE:              func(c *cobra.Command, args []string) error { return runSessionShow(c.Context(), g, args) },
 	}
 	g.addRecordingsFlags(show)
 	return show
 }
 
 // runSessionShow is 'ansight session show'.
-func runSessionShow(ctx context.Context, g *globals, id string) error {
-	b, err := g.recordingsBackend(ctx)
+func runSessionShow(ctx context.Context, g *globals, args []string) error {
+	b, id, err := g.recordingsOf(ctx, args)
 	if err != nil {
 		return err
 	}

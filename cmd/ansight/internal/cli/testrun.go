@@ -75,42 +75,16 @@ func (g *globals) runTestRun(ctx context.Context, o testRunOptions, paths []stri
 	if o.session != "" && (o.appID != "" || o.allSessions) {
 		return usageErrorf("--session names one session: give it without --app-id and --all-sessions")
 	}
-	vars, err := flow.ParseVars(o.vars)
-	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
-	}
-	entries, err := loadFlows(g.env.Stderr, paths, g.json)
+	vars, flows, err := g.runnableFlows(o, paths)
 	if err != nil {
 		return err
-	}
-	if err := invalidFlows(g.env.Stderr, entries, vars); err != nil {
-		return err
-	}
-	var flows []*flow.Flow
-	for _, e := range entries {
-		if e.Flow != nil {
-			flows = append(flows, e.Flow)
-		}
-	}
-	if len(flows) == 0 {
-		return &exitError{code: ExitUsage, err: errNoFlows}
 	}
 
 	b, err := g.testBackend(ctx, o.demo)
 	if err != nil {
 		return err
 	}
-	jobs, err := planJobs(ctx, b, flows, o)
-	for deadline := time.Now().Add(o.wait); err != nil && exitCodeOf(ctx, err) == ExitNoSession && time.Now().Before(deadline); {
-		// The app under test may still be connecting: look again (as the official CLI's
-		// --wait-seconds does).
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		jobs, err = planJobs(ctx, b, flows, o)
-	}
+	jobs, err := awaitJobs(ctx, b, flows, o)
 	if err != nil {
 		return err
 	}
@@ -135,6 +109,48 @@ func (g *globals) runTestRun(ctx context.Context, o testRunOptions, paths []stri
 		g.testSummary(rep, o)
 	}
 	return testExit(ctx, rep)
+}
+
+// runnableFlows reads the --var values and the flows under paths, and refuses the run
+// (before anything is called) when a flow is not valid or there is none.
+func (g *globals) runnableFlows(o testRunOptions, paths []string) (map[string]string, []*flow.Flow, error) {
+	vars, err := flow.ParseVars(o.vars)
+	if err != nil {
+		return nil, nil, &exitError{code: ExitUsage, err: err}
+	}
+	entries, err := loadFlows(g.env.Stderr, paths, g.json)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := invalidFlows(g.env.Stderr, entries, vars); err != nil {
+		return nil, nil, err
+	}
+	var flows []*flow.Flow
+	for _, e := range entries {
+		if e.Flow != nil {
+			flows = append(flows, e.Flow)
+		}
+	}
+	if len(flows) == 0 {
+		return nil, nil, &exitError{code: ExitUsage, err: errNoFlows}
+	}
+	return vars, flows, nil
+}
+
+// awaitJobs plans the jobs, looking again for up to --wait while no session matches.
+func awaitJobs(ctx context.Context, b hostapi.Backend, flows []*flow.Flow, o testRunOptions) ([]flow.Job, error) {
+	jobs, err := planJobs(ctx, b, flows, o)
+	for deadline := time.Now().Add(o.wait); err != nil && exitCodeOf(ctx, err) == ExitNoSession && time.Now().Before(deadline); {
+		// The app under test may still be connecting: look again (as the official CLI's
+		// --wait-seconds does).
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		jobs, err = planJobs(ctx, b, flows, o)
+	}
+	return jobs, err
 }
 
 // testBackend is the host the flows run against: the demo in this process, the fleet, or

@@ -77,6 +77,25 @@ func (g *globals) runTestValidate(_ context.Context, o testCheckOptions, paths [
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
+	out, bad := checkFlows(entries, vars, list)
+	if err := g.printTestFiles(out, list); err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("no flows found"), hint: "a flow file begins with 'schema: ansight.flow/v1' (docs/flows.md)"}
+	}
+	if bad > 0 && !list {
+		if g.json {
+			return &exitError{code: ExitUsage, err: silentError{}} // the object says which
+		}
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%d of %d files are not valid flows", bad, len(entries))}
+	}
+	return nil
+}
+
+// checkFlows checks each discovered file against vars: the --json object, and how many files
+// fail the command (an invalid flow; an official test named on the command line, unless listing).
+func checkFlows(entries []flow.Entry, vars map[string]string, list bool) (testFiles, int) {
 	out := testFiles{Schema: "ansight.test-validate/v1", Valid: true}
 	if list {
 		out.Schema = "ansight.test-list/v1"
@@ -108,10 +127,13 @@ func (g *globals) runTestValidate(_ context.Context, o testCheckOptions, paths [
 		out.Files = append(out.Files, tf)
 	}
 	out.Valid = bad == 0
+	return out, bad
+}
+
+// printTestFiles writes the result: the --json object, the list's table, or validate's lines.
+func (g *globals) printTestFiles(out testFiles, list bool) error {
 	if g.json {
-		if err := writeJSON(g.env.Stdout, out); err != nil {
-			return err
-		}
+		return writeJSON(g.env.Stdout, out)
 	} else if list {
 		t := newTable(g.env.Stdout)
 		t.header("FILE", "NAME", "APP", "STEPS", "STATUS")
@@ -139,15 +161,6 @@ func (g *globals) runTestValidate(_ context.Context, o testCheckOptions, paths [
 				}
 			}
 		}
-	}
-	if len(entries) == 0 {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("no flows found"), hint: "a flow file begins with 'schema: ansight.flow/v1' (docs/flows.md)"}
-	}
-	if bad > 0 && !list {
-		if g.json {
-			return &exitError{code: ExitUsage, err: silentError{}} // the object says which
-		}
-		return &exitError{code: ExitUsage, err: fmt.Errorf("%d of %d files are not valid flows", bad, len(entries))}
 	}
 	return nil
 }
