@@ -18,7 +18,6 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/hostrun"
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/transport"
@@ -85,7 +84,6 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 			Tap:            cfg.tap,
 			JpegCapture:    cfg.jpeg,
 			MaxSessions:    cfg.maxSessions,
-			Tools:          tools.Options{Timeout: cfg.callTimeout},
 		},
 		Version:     versionString(cfg.version),
 		Record:      cfg.record,
@@ -93,6 +91,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Fleet:     cfg.fleet,
 		FleetHost: cfg.fleetHost,
 	}
+	opts.Host.Tools.Timeout = cfg.callTimeout // the default limit of a call (0: the host's)
 	// The player binds first: a taken player address fails the start before the host
 	// logs that it serves.
 	if cfg.player != "" {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -117,10 +117,10 @@ func parseTimeout(msg string) (t *callTimeout, ok bool) {
 // suggested is the limit to try next: twice the one hit, in whole seconds, at most the
 // host's maximum; 0 when the limit hit was the maximum already.
 func (t *callTimeout) suggested() time.Duration {
-	if t.limit >= tools.MaxTimeout {
+	if t.limit >= maxTimeout {
 		return 0
 	}
-	return min((2*t.limit + time.Second - 1).Truncate(time.Second), tools.MaxTimeout)
+	return min((2*t.limit + time.Second - 1).Truncate(time.Second), maxTimeout)
 }
 
 // message is the one line the CLI prints: "ui.wait timed out after 20s (the host's
@@ -133,7 +133,7 @@ func (t *callTimeout) message() string {
 	} else {
 		b.WriteString(" timed out after ")
 	}
-	b.WriteString(tools.FormatDuration(t.limit))
+	b.WriteString(formatDuration(t.limit))
 	if t.basis != "" {
 		b.WriteString(" (" + t.basis + ")")
 	}
@@ -142,7 +142,7 @@ func (t *callTimeout) message() string {
 	case next == 0:
 		b.WriteString("; that is the most " + t.flag + " allows")
 	default:
-		b.WriteString("; raise it with " + t.flag + " " + tools.FormatDuration(next))
+		b.WriteString("; raise it with " + t.flag + " " + formatDuration(next))
 	}
 	return b.String()
 }
@@ -175,4 +175,20 @@ func (e *exitError) setTimeoutFlag(flag string) {
 	}
 	e.timeout.flag = flag
 	e.err, e.hint = errors.New(e.timeout.message()), e.timeout.hint()
+}
+
+// maxTimeout is the longest limit a caller may set (hostapi.MaxTimeoutMS: an hour).
+const maxTimeout = hostapi.MaxTimeoutMS * time.Millisecond
+
+// formatDuration writes d as the host's messages do: 25s, 1.5s, 250ms, 10m, 1h30m.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	s, _ = strings.CutSuffix(s, "m0s")
+	if s != d.String() {
+		s += "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
-	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
@@ -284,7 +283,7 @@ func runHostStop(ctx context.Context, g *globals) error {
 	}
 	if _, fleet := fleetOf(b); !fleet && st.StateDir != "" {
 		if err := waitHostExit(ctx, st.StateDir, hostStopWait); err != nil {
-			return &exitError{code: ExitFailure, err: fmt.Errorf("the host (pid %d) was asked to stop but still runs after %s", st.PID, tools.FormatDuration(hostStopWait)),
+			return &exitError{code: ExitFailure, err: fmt.Errorf("the host (pid %d) was asked to stop but still runs after %s", st.PID, formatDuration(hostStopWait)),
 				hint: "it may be closing a slow connection; 'ansight host status' shows whether it still runs"}
 		}
 	}
