@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
@@ -244,8 +246,16 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Back
 	// It records, within embeddedRecordBytes, into the directory it removes when it stops:
 	// 'test run --demo --report' links each session's recording, and the MCP bridge's
 	// ansight_record_flow reads the agent's calls back from it.
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version,
-		record: true, recordBytes: embeddedRecordBytes})
+	cfg := hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version,
+		record: true, recordBytes: embeddedRecordBytes}
+	rh, err := startHost(ctx, cfg)
+	if err != nil && discovery == host.DefaultDiscoveryAddr && errors.Is(err, syscall.EADDRINUSE) {
+		// The standard port was free a moment ago and another host took it since: this one
+		// does not need it.
+		h, _, _ := net.SplitHostPort(discovery)
+		cfg.discovery = net.JoinHostPort(h, "0")
+		rh, err = startHost(ctx, cfg)
+	}
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err
