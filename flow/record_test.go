@@ -202,7 +202,8 @@ func TestRecordedDemoReplays(t *testing.T) {
 // TestRecordSwipeAndCounters: a scroll on a node of the captured tree (what 'ansight ui
 // swipe' sends) becomes a swipe step with its direction; a result that holds the same id
 // twice (ui.inspect_node's snapshotId and reference) does not expect its own save, which
-// no flow can read; revisions, which count the app's captures, are not expected equal.
+// no flow can read; revisions, which count the app's captures, and a file transfer's
+// status, which races the call's answer, are not expected equal.
 func TestRecordSwipeAndCounters(t *testing.T) {
 	t.Parallel()
 	call := func(id, tool, args, result string) []Traffic {
@@ -218,6 +219,8 @@ func TestRecordSwipeAndCounters(t *testing.T) {
 	traffic = append(traffic, call("2", "ui.perform_action",
 		`{"reference":{"source":"native","snapshotId":"native:7:aa","revision":7,"nodeId":"list.notes"},"action":"scroll","value":"down","options":{"direction":"down"}}`,
 		`{"action":"scroll","reference":{"source":"native","snapshotId":"native:7:aa","revision":7,"nodeId":"list.notes"}}`)...)
+	traffic = append(traffic, call("4", "files.generate", `{}`,
+		`{"deliveryMode":"websocket-binary","wireProtocol":"asft/1","transferId":"t1","sizeBytes":10,"status":"complete"}`)...)
 	traffic = append(traffic, call("3", "ui.inspect_node", `{"nodeId":"list.notes"}`,
 		`{"snapshotId":"native:8:bb","revision":8,"reference":{"snapshotId":"native:8:bb","revision":8,"nodeId":"list.notes"}}`)...)
 	text, n, err := Record(traffic, RecordOptions{})
@@ -236,12 +239,40 @@ func TestRecordSwipeAndCounters(t *testing.T) {
 		`- swipe: {"automationId": "notesList", "direction": "down"}`,
 		`{path: "/revision", exists: true}`,
 		`{path: "/reference/snapshotId", matches: "^\\S+$"}`,
+		`{path: "/status", exists: true}`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the flow lacks %s:\n%s", want, s)
 		}
 	}
-	if n != 2 || strings.Contains(s, "native:7") || strings.Contains(s, "equals: 8") {
+	if n != 3 || strings.Contains(s, "native:7") || strings.Contains(s, "equals: 8") || strings.Contains(s, `"complete"`) {
 		t.Errorf("%d steps:\n%s", n, s)
+	}
+}
+
+// TestRecordFailedBatch: a batch one of whose calls failed is replayed, against the demo
+// app, expecting that call's error, as the runner fails the step with it; its figures are
+// not expected.
+func TestRecordFailedBatch(t *testing.T) {
+	t.Parallel()
+	traffic := []Traffic{
+		{Data: jsontext.Value(`{"direction":"request","type":"tool.batch","requestId":"1","outcome":"ok","payload":{"calls":[{"toolId":"notes.list"},{"toolId":"notes.get","arguments":{"id":"n404"}}],"continueOnError":true}}`)},
+		{Data: jsontext.Value(`{"direction":"response","type":"tool.batch.result","requestId":"1","outcome":"ok","payload":{"success":false,"completed":2,"requested":2,"stoppedEarly":false,"results":[` +
+			`{"toolId":"notes.list","success":true,"result":{"count":0},"index":0},{"toolId":"notes.get","success":false,"error":{"code":"note_not_found","message":"no"},"index":1}]}}`)},
+	}
+	text, _, err := Record(traffic, RecordOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "continueOnError: true\n    expectError: {code: \"note_not_found\"}\n") || strings.Contains(string(text), "expect:") {
+		t.Fatalf("%s", text)
+	}
+	f, err := Parse("r.yaml", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	h := startDemoHost(t)
+	if r := Run(t.Context(), f, h.target(), Options{SessionID: h.session}); r.Status != StatusPassed {
+		t.Fatalf("%+v\n%s", r.Failure, text)
 	}
 }

@@ -226,6 +226,9 @@ func (l *Backend) Crashes(ctx context.Context, id string) (*hostapi.Crashes, err
 		return l.offlineCrashes(ctx, id)
 	}
 	list, err := records(l.srv, id, l.srv.Crashes)
+	if wire.CodeOf(err) == wire.CodeSessionNotFound && l.recorded(id) == nil {
+		return l.offlineCrashes(ctx, id) // an imported recording: its records hold them
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +241,9 @@ func (l *Backend) Annotations(ctx context.Context, id string) (*hostapi.Annotati
 		return l.offlineAnnotations(ctx, id)
 	}
 	list, err := records(l.srv, id, l.srv.Annotations)
+	if wire.CodeOf(err) == wire.CodeSessionNotFound && l.recorded(id) == nil {
+		return l.offlineAnnotations(ctx, id) // an imported recording: its records hold them
+	}
 	if err != nil {
 		return nil, err
 	}

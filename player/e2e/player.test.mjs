@@ -4,14 +4,14 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import crypto from 'node:crypto';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 const playerURL = process.env.PLAYER_URL;
@@ -431,6 +431,32 @@ test('the timeline of a live session follows the newest frame', async () => {
   assert.ok(await page.locator('.tl-lane-track[data-lane="network"] .tl-mark').count() >= 1, 'the demo sync\'s network request');
   await page.waitForSelector('#tl-list tr[data-lane="network"]:has-text("PUT")', { state: 'attached', timeout: 5000 });
   await shot('14-timeline-live');
+});
+
+test('Save as flow downloads the session\'s calls as a flow that passes against a fresh demo', async () => {
+  const ansight = process.env.ANSIGHT;
+  assert.ok(ansight, 'ANSIGHT (the binary) is required');
+  const id = await demoSession();
+  await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/timeline`; }, id);
+  await page.locator('#tl-save-flow').waitFor();
+  // No mark: from the recording's start to the cursor (the newest frame, following).
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tl-save-flow')]);
+  assert.match(download.suggestedFilename(), /\.flow\.yaml$/);
+  const dir = mkdtempSync(join(tmpdir(), 'ansight-e2e-flow-'));
+  try {
+    const file = join(dir, download.suggestedFilename());
+    await download.saveAs(file);
+    const text = readFileSync(file, 'utf8');
+    assert.match(text, /^schema: ansight\.flow\/v1$/m);
+    assert.match(text, /- call: "notes\.create"/, 'the demo tour\'s calls');
+    // The player's own tap on the back button (the session page's Act) is a selector step.
+    assert.match(text, /- tap: \{"automationId": "backButton"\}/);
+    assert.doesNotMatch(text, /"snapshotId": "native:[^"]*", "revision": [0-9]+, "nodeId"[^\n]*\n    save/, 'no node reference of this run is replayed as a success');
+    const run = spawnSync(ansight, ['test', 'run', file, '--demo'], { encoding: 'utf8', env: { ...process.env, ANSIGHT_STATE_DIR: join(dir, 'state') } });
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the timeline scrubs an imported recording and shows a call\'s request and response', async () => {

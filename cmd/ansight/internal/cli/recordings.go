@@ -225,7 +225,9 @@ func (br *browsing) prepare(ctx context.Context, req hostapi.RecordsRequest) (ho
 			req.Channel = &ch
 		}
 	}
-	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool { return k == hostapi.RecordTree || k == hostapi.RecordArtifact }) && !br.g.json {
+	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool {
+		return k == hostapi.RecordTree || k == hostapi.RecordArtifact || k == hostapi.RecordCrash || k == hostapi.RecordAnnotation
+	}) && !br.g.json {
 		// An archive's files are unpacked into a temporary store that is gone when the
 		// command ends: no path to show.
 		if st, err := br.b.Status(ctx); err == nil && st.Recording != nil && br.g.recordings.archive == "" {
@@ -537,14 +539,11 @@ name, type, size, and the recording's copy of the file (a link to the host's, no
 }
 
 // keptJSON decodes the host's descriptions that kept records carry as their data.
-func keptJSON[T any](recs []hostapi.Record) []T {
+func keptJSON[T any](recs []hostapi.Record, of func(*browseView, hostapi.Record) T) []T {
 	out := make([]T, 0, len(recs))
 	for _, r := range slices.Backward(recs) { // most recent first, as the host lists them
 		if len(r.Data) > 0 {
-			var v T
-			if json.Unmarshal(r.Data, &v) == nil {
-				out = append(out, v)
-			}
+			out = append(out, of(nil, r))
 		}
 	}
 	return out

@@ -60,6 +60,9 @@ func (o *sessionListOptions) run(ctx context.Context, g *globals) error {
 		return usageErrorf("--state must be connected or disconnected")
 	}
 	backend := g.backend
+	if g.recordings.archive != "" {
+		o.all = true // an archive holds recordings only: --all is implied
+	}
 	if o.all {
 		backend = func() (hostapi.Backend, error) { return g.recordingsBackend(ctx) }
 	}
