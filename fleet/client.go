@@ -338,6 +338,27 @@ func (c *Client) Tools(ctx context.Context, sessionID string, req hostapi.ToolsR
 	return out, nil
 }
 
+// Rename implements hostapi.Backend: the session's own host renames it (the label is kept
+// with that host's recording).
+func (c *Client) Rename(ctx context.Context, sessionID string, req hostapi.RenameRequest) (*hostapi.Renaming, error) {
+	t, err := c.resolve(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var out *hostapi.Renaming
+	if t.home {
+		out, err = c.opts.Home.Backend.Rename(ctx, t.sid, req)
+	} else {
+		out = new(hostapi.Renaming)
+		err = c.roundTrip(ctx, t.host, c.subj.op(t.host, opRename, ""), request{Session: t.sid, Rename: &req}, out, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.SessionID = t.id
+	return out, nil
+}
+
 // Tool implements hostapi.Backend.
 func (c *Client) Tool(ctx context.Context, sessionID, toolID string) (*hostapi.Tool, error) {
 	t, err := c.resolve(ctx, sessionID)

@@ -95,6 +95,8 @@ type request struct {
 	// to send.
 	Records *hostapi.RecordsRequest `json:"records,omitzero"`
 	Seq     int64                   `json:"seq,omitzero"`
+	// Rename is a session's new label.
+	Rename *hostapi.RenameRequest `json:"rename,omitzero"`
 }
 
 // recordFileAnswer is a record's file: its name and type, and its bytes (an answer larger

@@ -98,6 +98,16 @@ func TestExampleConfigPermissions(t *testing.T) {
 		}
 	})
 
+	t.Run("ci is refused renames, dev is not", func(t *testing.T) {
+		if _, err := ci.Rename(ctx, aID, hostapi.RenameRequest{Label: "from ci"}); wire.CodeOf(err) != wire.CodePermissionDenied {
+			t.Errorf("rename by ci: %v, want %s", err, wire.CodePermissionDenied)
+		}
+		// The test hosts record nothing: the host itself answers dev.
+		if _, err := dev.Rename(ctx, aID, hostapi.RenameRequest{Label: "from dev"}); wire.CodeOf(err) != wire.CodeRecordingOff {
+			t.Errorf("rename by dev: %v, want the host's %s", err, wire.CodeRecordingOff)
+		}
+	})
+
 	t.Run("ci cannot answer for a host", func(t *testing.T) {
 		errs := make(chan error, 4)
 		cfg := user("ci", "change-me-ci", "_INBOX_ci")

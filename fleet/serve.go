@@ -179,6 +179,11 @@ func (m *Member) serve(ctx context.Context, op string, class wire.Policy, msg *n
 		return m.api.Records(ctx, sid, rr)
 	case opRecordFile:
 		return m.recordFile(ctx, sid, req.Seq)
+	case opRename:
+		if req.Rename == nil {
+			return nil, &errorBody{Code: wire.CodeBadRequest, Message: "a rename request needs its label"}
+		}
+		return m.api.Rename(ctx, sid, *req.Rename)
 	}
 	return nil, &errorBody{Code: wire.CodeResourceNotFound, Message: "no such fleet operation: " + op}
 }

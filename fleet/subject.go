@@ -70,6 +70,9 @@ const (
 	opRecordings = "recordings"
 	opRecords    = "records"
 	opRecordFile = "recordfile"
+	// A session's label (Backend.Rename): a change, on a subject of its own so that the
+	// NATS permissions can keep read-only users from it.
+	opRename = "rename"
 )
 
 // subjects are the subjects of one fleet.
@@ -116,7 +119,7 @@ func (s subjects) parseOp(host, subject string) (op string, class wire.Policy, o
 			return "", "", false
 		}
 		return op, class, true
-	case opSessions, opTools, opTool, opBlob, opCancel, opPing, opRecordings, opRecords, opRecordFile:
+	case opSessions, opTools, opTool, opBlob, opCancel, opPing, opRecordings, opRecords, opRecordFile, opRename:
 		return op, "", !hasClass
 	}
 	return "", "", false

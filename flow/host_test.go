@@ -43,7 +43,13 @@ func startDemoHost(t testing.TB) *demoHost {
 	}
 	// The guard of the demo (every tool listed): the grant alone must refuse critical ones.
 	a := app.New(app.Options{Guard: catalog.GuardFullAccess, Logger: slog.New(slog.DiscardHandler)})
-	if err := notes.New(notes.Options{}).Register(a); err != nil {
+	model := notes.New(notes.Options{})
+	stopSync, err := model.ServeSync(nil) // as the demo: sync.push uploads to a server
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSync)
+	if err := model.Register(a); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -39,8 +39,9 @@ type RecordOptions struct {
 	Name, AppID, Session string
 	// Since and Until keep the calls made in [Since, Until) (zero: unbounded).
 	Since, Until time.Time
-	// Origins keeps the calls of these origins ("cli", "player", "mcp:claude-code",
-	// "flow", "internal"; an entry ending in ':' keeps every origin it begins, "mcp:");
+	// Origins keeps the calls of these origins ("cli", "player", "mcp:claude-code#1f2e3d4c",
+	// "flow", "internal"; an entry ending in ':' keeps every origin it begins, "mcp:"; an MCP
+	// client's name without a session tag, "mcp:claude-code", keeps all its sessions);
 	// all but "internal" when empty. A record without an origin (recorded before origins
 	// were) is kept unless Origins is given.
 	Origins []string
@@ -64,7 +65,7 @@ func Record(traffic []Traffic, opts RecordOptions) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	r := &recorder{ids: map[string]string{}, names: map[string]int{}}
+	r := &recorder{ids: map[string]string{}, pending: map[string]string{}, names: map[string]int{}}
 	for _, e := range ex {
 		r.add(e)
 	}
@@ -154,7 +155,9 @@ func keepOrigin(origin string, origins []string) bool {
 		return origin != hostapi.OriginInternal
 	}
 	for _, o := range origins {
-		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) {
+		// "mcp:claude-code" keeps every MCP session of that client ("mcp:claude-code#1f2e3d4c").
+		if o == origin || (strings.HasSuffix(o, ":") && strings.HasPrefix(origin, o)) ||
+			(strings.HasPrefix(o, hostapi.OriginMCP) && !strings.Contains(o, "#") && strings.HasPrefix(origin, o+"#")) {
 			return true
 		}
 	}
@@ -166,11 +169,17 @@ type recorder struct {
 	steps []*recStep
 	// ids maps an id value a result held to the reference that reads it back.
 	ids map[string]string
+	// pending holds the ids of the step being written: its own expectations cannot read
+	// what it saves, so they join ids when it is done (commit).
+	pending map[string]string
 	// names counts the save names given, to make them unique.
 	names map[string]int
 	// tree is the last visual tree captured: UI actions are resolved against it.
 	tree *uitree.Tree
-	shot int
+	// queried holds the matches of the last ui.query_nodes (under a root of no id):
+	// actions on nodes the tree does not have are resolved against them.
+	queried *uitree.Tree
+	shot    int
 }
 
 // recStep is one step being written.
@@ -217,6 +226,15 @@ func (r *recorder) add(e exchange) {
 		}
 		return
 	case "ui.query_nodes":
+		// Its matches are nodes of a fresh capture: an action on one of them that follows
+		// is resolved against them.
+		r.queried = nil
+		if m := e.resp.get("matches"); e.ok && m != nil && m.kind == kindArray {
+			legacy := append(append([]byte(`{"root":{"id":"","type":"Query","children":`), m.json()...), "}}"...)
+			if t, err := uitree.Parse(legacy); err == nil {
+				r.queried = t
+			}
+		}
 		return
 	case wire.ScreenshotToolID:
 		r.shot++
@@ -234,11 +252,15 @@ func (r *recorder) add(e exchange) {
 	} else {
 		s.save = r.saveName(tool)
 		r.expect(s, e.resp, "", "", 0)
+		r.commit()
 	}
 	r.steps = append(r.steps, s)
 }
 
 func (r *recorder) addBatch(e exchange) {
+	if r.splitBatch(e) {
+		return
+	}
 	s := &recStep{kind: KindBatch}
 	if calls := e.req.get("calls"); calls != nil {
 		for _, c := range calls.elems {
@@ -264,6 +286,19 @@ func (r *recorder) addBatch(e exchange) {
 	switch {
 	case e.code != "" && e.resp == nil:
 		s.errCode = e.code
+	case e.resp != nil && e.resp.get("success") != nil && e.resp.get("success").text == "false":
+		// A batch with a call that failed fails its step with that call's error (the
+		// first), as the runner reports it: expect that error.
+		s.errCode = "batch_failed"
+		for _, item := range orNull(e.resp.get("results")).elems {
+			if st := item.get("success"); st != nil && st.text == "true" {
+				continue
+			}
+			if c := item.get("error").get("code"); c != nil && c.kind == kindString {
+				s.errCode = c.text
+				break
+			}
+		}
 	case e.resp != nil:
 		s.save = r.saveName("batch")
 		// A batch's figures say how it went; each call's result is one member of results.
@@ -281,16 +316,69 @@ func (r *recorder) addBatch(e exchange) {
 					r.expect(s, v, fmt.Sprintf("/results/%d/result", i), "", 1)
 				}
 			}
+			r.commit()
 		}
 	}
 	r.steps = append(r.steps, s)
+}
+
+// splitBatch records a batch that acts on a node of the last captured tree as its calls,
+// one step each, in order: the action becomes a selector step (the node reference it sent
+// is stale in any other run), the other calls call steps. A call the batch did not reach
+// (it stopped at a failure) is left out, as the batch left it. It reports whether it did.
+func (r *recorder) splitBatch(e exchange) bool {
+	calls := e.req.get("calls")
+	if calls == nil || e.resp == nil || (r.tree == nil && r.queried == nil) {
+		return false
+	}
+	acts := false
+	for _, c := range calls.elems {
+		if text(orNull(c.get("toolId"))) == "ui.perform_action" && r.uiStep(c.get("arguments"), exchange{ok: true}) != nil {
+			acts = true
+		}
+	}
+	if !acts {
+		return false
+	}
+	results := map[int]*value{}
+	if res := e.resp.get("results"); res != nil {
+		for i, item := range res.elems {
+			idx := i
+			if v := item.get("index"); v != nil && v.kind == kindNumber {
+				if n, err := strconv.Atoi(v.text); err == nil {
+					idx = n
+				}
+			}
+			results[idx] = item
+		}
+	}
+	for i, c := range calls.elems {
+		item, ok := results[i]
+		if !ok {
+			break
+		}
+		one := exchange{at: e.at, origin: e.origin, typ: "tool.call", req: c}
+		if st := item.get("success"); st != nil && st.text == "true" {
+			one.ok, one.resp = true, item.get("result")
+			if one.resp == nil {
+				one.resp = &value{kind: kindNull}
+			}
+		} else {
+			one.code = "failed"
+			if c := item.get("error").get("code"); c != nil && c.kind == kindString {
+				one.code = c.text
+			}
+		}
+		r.add(one)
+	}
+	return true
 }
 
 // uiStep turns a ui.perform_action on a node of the last captured tree into a selector
 // step, when the node has something stable to select it by; nil otherwise (the call is
 // kept as it was, with a comment).
 func (r *recorder) uiStep(args *value, e exchange) *recStep {
-	if args == nil || r.tree == nil {
+	if args == nil || (r.tree == nil && r.queried == nil) {
 		return nil
 	}
 	nodeID := args.get("nodeId")
@@ -301,11 +389,14 @@ func (r *recorder) uiStep(args *value, e exchange) *recStep {
 	if nodeID == nil || nodeID.kind != kindString {
 		return nil
 	}
-	n := r.tree.Node(nodeID.text)
-	if n == nil {
-		return nil
+	var sel map[string]*value
+	if n := nodeIn(r.tree, nodeID.text); n != nil {
+		sel = stableSelector(r.tree, n, r.referIn)
+	} else if n := nodeIn(r.queried, nodeID.text); n != nil && nodeID.text != "" && n.AutomationID != "" {
+		// A query's matches are not the whole screen: only an automation id, which apps
+		// keep unique, selects the node without it.
+		sel = map[string]*value{"automationId": r.referIn(n.AutomationID)}
 	}
-	sel := stableSelector(r.tree, n)
 	if sel == nil {
 		return nil
 	}
@@ -323,6 +414,17 @@ func (r *recorder) uiStep(args *value, e exchange) *recStep {
 		if action == "typeText" {
 			sel["append"] = &value{kind: kindBool, text: "true"}
 		}
+	case "scroll", "swipe":
+		// ansight ui swipe (and a flow's swipe step) sends the swipe's direction as the
+		// value and in options; a scroll of another client names it in one of them.
+		s.kind = KindSwipe
+		dir := val
+		if o := args.get("options"); o != nil && o.get("direction") != nil {
+			dir = o.get("direction")
+		}
+		if dir != nil && dir.kind == kindString && slices.Contains([]string{"up", "down", "left", "right"}, dir.text) {
+			sel["direction"] = dir
+		}
 	default:
 		return nil
 	}
@@ -332,9 +434,17 @@ func (r *recorder) uiStep(args *value, e exchange) *recStep {
 	return s
 }
 
+// nodeIn is t's node of that id, nil when t is.
+func nodeIn(t *uitree.Tree, id string) *uitree.Node {
+	if t == nil {
+		return nil
+	}
+	return t.Node(id)
+}
+
 // stableSelector picks criteria that select n in t without its node id: its automation
 // id, else its text (with its role), with an index when they match more than n.
-func stableSelector(t *uitree.Tree, n *uitree.Node) map[string]*value {
+func stableSelector(t *uitree.Tree, n *uitree.Node, refer func(string) *value) map[string]*value {
 	str := func(s string) *value { return &value{kind: kindString, text: s} }
 	for _, try := range []uitree.Selector{
 		{AutomationID: n.AutomationID},
@@ -351,10 +461,10 @@ func stableSelector(t *uitree.Tree, n *uitree.Node) map[string]*value {
 		}
 		sel := map[string]*value{}
 		if try.AutomationID != "" {
-			sel["automationId"] = str(try.AutomationID)
+			sel["automationId"] = refer(try.AutomationID)
 		}
 		if try.Text != "" {
-			sel["text"] = str(try.Text)
+			sel["text"] = refer(try.Text)
 		}
 		if try.Role != "" {
 			sel["role"] = str(try.Role)
@@ -394,6 +504,23 @@ func (r *recorder) refer(v *value) *value {
 		return out
 	}
 	return v
+}
+
+// referIn is a selector's string with an id an earlier result held, whole or as the
+// part after the last '-', '_', '.', ':' or '/' (noteRow-n4, the row of note n4),
+// replaced by the reference that reads it: the node a run selects is the one of the item
+// that run created.
+func (r *recorder) referIn(s string) *value {
+	if v := r.refer(&value{kind: kindString, text: s}); v.tmpl != nil {
+		return v
+	}
+	if i := strings.LastIndexAny(s, "-_.:/"); i >= 0 && i < len(s)-1 {
+		if ref, ok := r.ids[s[i+1:]]; ok {
+			r.use(ref)
+			return &value{kind: kindString, text: strings.ReplaceAll(s[:i+1], "${", "$${") + ref, tmpl: &vtext{}}
+		}
+	}
+	return &value{kind: kindString, text: s}
 }
 
 // use marks the step that saves what ref reads.
@@ -449,7 +576,16 @@ func (r *recorder) expect(s *recStep, v *value, path, key string, depth int) {
 			add("exists", &value{kind: kindBool, text: "true"})
 			return
 		}
+		descriptor := v.get("transferId") != nil && v.get("deliveryMode") != nil
 		for i, n := range v.names {
+			if descriptor && n.text == "status" {
+				// A file transfer's status is where the transfer was when the host answered
+				// (queued, complete): it races the call's answer.
+				if len(s.expects) < maxRecordedExpects {
+					s.expects = append(s.expects, recExpect{path: path + "/status", op: "exists", operand: &value{kind: kindBool, text: "true"}})
+				}
+				continue
+			}
 			r.expect(s, v.elems[i], path+"/"+escapePointer(n.text), n.text, depth+1)
 		}
 	case kindArray:
@@ -478,6 +614,9 @@ func (r *recorder) expect(s *recStep, v *value, path, key string, depth int) {
 		case isIDKey(key):
 			r.remember(s, path, "#"+v.text, v)
 			add("exists", &value{kind: kindBool, text: "true"})
+		case isCounterKey(key):
+			// A capture's revision counts every capture the app made since it started.
+			add("exists", &value{kind: kindBool, text: "true"})
 		default:
 			add("equals", v)
 		}
@@ -491,11 +630,22 @@ func (r *recorder) remember(s *recStep, path, key string, v *value) {
 	if _, ok := r.ids[key]; ok || s.save == "" || path == "" {
 		return
 	}
+	if _, ok := r.pending[key]; ok {
+		return
+	}
 	dots := strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", ".")
 	if !isDotPath(dots) {
 		return
 	}
-	r.ids[key] = "${" + s.save + "." + dots + "}"
+	r.pending[key] = "${" + s.save + "." + dots + "}"
+}
+
+// commit makes the ids the step just written holds readable by the steps after it.
+func (r *recorder) commit() {
+	for k, ref := range r.pending {
+		r.ids[k] = ref
+	}
+	clear(r.pending)
 }
 
 func isDotPath(p string) bool {
@@ -522,6 +672,12 @@ func isTimeText(s string) bool {
 // isIDKey: id, noteId, note_id, snapshotID, …
 func isIDKey(k string) bool {
 	return k == "id" || strings.HasSuffix(k, "Id") || strings.HasSuffix(k, "ID") || strings.HasSuffix(k, "_id")
+}
+
+// isCounterKey: revision, latestRevision, staleAfterRevision — counters of what the app
+// did since it started, which a fresh run does not repeat.
+func isCounterKey(k string) bool {
+	return strings.HasSuffix(strings.ToLower(k), "revision")
 }
 
 // isTimeKey: createdAt, durationMs, elapsed, uptimeSeconds, timestamp, …
@@ -654,7 +810,7 @@ func (r *recorder) write(opts RecordOptions) []byte {
 }
 
 func uiKeyOrder(k string) int {
-	return slices.Index([]string{"automationId", "text", "role", "index", "value", "append"}, k)
+	return slices.Index([]string{"automationId", "text", "role", "index", "value", "append", "direction"}, k)
 }
 
 // flowJSON writes v as JSON for a flow: strings that are references as they are, every

@@ -51,6 +51,11 @@ type Backend interface {
 	// Disconnect closes a connected session's connection; the session stays listed as
 	// disconnected, and the app may reconnect (its pairing is untouched: Revoke ends that).
 	Disconnect(ctx context.Context, sessionID string) (*Disconnection, error)
+	// Rename gives a session (connected, or recorded) a label, which Session, Sessions
+	// and Recordings then show; the host keeps it with the session's recording, across
+	// restarts. An empty label removes it. A host that records nothing answers
+	// ErrRecordingOff.
+	Rename(ctx context.Context, sessionID string, req RenameRequest) (*Renaming, error)
 	// Player returns the web player's address and the URL that opens it, with its access
 	// token: only the host's user, who can reach the control socket, gets the token. renew
 	// makes a new token first, which locks out every page opened with the old one. A host

@@ -295,6 +295,12 @@ func (c *Client) Revoke(ctx context.Context, id string) (*Revocation, error) {
 	return &v, c.do(ctx, routeRevoke.at(id), nil, &v)
 }
 
+// Rename implements Backend.
+func (c *Client) Rename(ctx context.Context, sessionID string, req RenameRequest) (*Renaming, error) {
+	var v Renaming
+	return &v, c.do(ctx, routeRename.at(sessionID), req, &v)
+}
+
 // Forget implements Backend.
 func (c *Client) Forget(ctx context.Context, id string) (*Forgetting, error) {
 	var v Forgetting

@@ -245,6 +245,15 @@ func (h *handler) issueInvite(w http.ResponseWriter, r *http.Request) {
 	respond(w, v, err)
 }
 
+func (h *handler) rename(w http.ResponseWriter, r *http.Request) {
+	var req RenameRequest
+	if !readBody(w, r, &req) {
+		return
+	}
+	v, err := h.b.Rename(r.Context(), r.PathValue("id"), req)
+	respond(w, v, err)
+}
+
 // player answers GET /v1/player, and POST /v1/player/token, which renews the token.
 func (h *handler) player(w http.ResponseWriter, r *http.Request) {
 	v, err := h.b.Player(r.Context(), r.Method == http.MethodPost)

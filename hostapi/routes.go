@@ -55,6 +55,7 @@ var (
 	routeBlob            = &route{http.MethodGet, "/v1/sessions/{id}/records/{seq}/blob", (*handler).blob}
 	routeExport          = &route{http.MethodGet, "/v1/sessions/{id}/export", (*handler).export}
 	routeDisconnect      = &route{http.MethodPost, "/v1/sessions/{id}/disconnect", answerByID(Backend.Disconnect)}
+	routeRename          = &route{http.MethodPost, "/v1/sessions/{id}/rename", (*handler).rename}
 	routeEvents          = &route{http.MethodGet, "/v1/events", (*handler).events}
 	routeRecordings      = &route{http.MethodGet, "/v1/recordings", answer(Backend.Recordings)}
 	routeImport          = &route{http.MethodPost, "/v1/recordings", (*handler).importRecording}
@@ -72,7 +73,7 @@ var (
 // routes is the route table NewHandler serves.
 var routes = []*route{
 	routeStatus, routeSessions, routeSession, routeCrashes, routeAnnotations, routeTools, routeTool, routeCall,
-	routeBatch, routeUI, routeRecords, routeBlob, routeExport, routeDisconnect, routeEvents, routeRecordings, routeImport,
+	routeBatch, routeUI, routeRecords, routeBlob, routeExport, routeDisconnect, routeRename, routeEvents, routeRecordings, routeImport,
 	routeDeleteRecording, routeIssueInvite, routeInvites, routeRevoke, routeRevokeInvite, routeForget, routePlayer,
 	routePlayerToken, routeShutdown,
 }

@@ -3,10 +3,13 @@ package hostapi
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -30,6 +33,7 @@ const (
 	SchemaPlayer      = "ansight.player/v1"
 	SchemaRevoke      = "ansight.pairing-revoke/v1"
 	SchemaForget      = "ansight.pairing-forget/v1"
+	SchemaRename      = "ansight.session-rename/v1"
 	SchemaError       = "ansight.error/v1"
 	SchemaCrashes     = "ansight.session-crashes/v1"
 	SchemaAnnotations = "ansight.session-annotations/v1"
@@ -152,6 +156,9 @@ type Session struct {
 	// bundles (GET …/annotations).
 	CrashReports int `json:"crashReports,omitzero"`
 	Annotations  int `json:"annotations,omitzero"`
+	// Label is the human name a user gave the session (Backend.Rename), kept with its
+	// recording; empty when none.
+	Label string `json:"label,omitzero"`
 	// Host is the fleet host the session is on, in a fleet's listing (package fleet); its
 	// ID is then "<session>@<host>". Empty for a host's own listing.
 	Host string `json:"host,omitzero"`
@@ -474,7 +481,7 @@ type EventKind string
 // Event kinds.
 const (
 	EventConnected    EventKind = "connected"    // a session got a connection, new or resumed
-	EventUpdated      EventKind = "updated"      // opened, or its profile, state or properties changed; or a listing changed as a whole
+	EventUpdated      EventKind = "updated"      // opened, or its profile, state, properties or label changed; or a listing changed as a whole
 	EventDisconnected EventKind = "disconnected" // its connection ended (it stays listed, disconnected)
 	EventRemoved      EventKind = "removed"      // a disconnected session left the listing
 	EventCrashReport  EventKind = "crash-report" // it received a crash report
@@ -591,7 +598,8 @@ const (
 	OriginCLI    = "cli"
 	OriginPlayer = "player"
 	OriginFlow   = "flow"
-	// OriginMCP prefixes the name an MCP client gave itself: "mcp:claude-code".
+	// OriginMCP prefixes the name an MCP client gave itself and its MCP session's tag:
+	// "mcp:claude-code#1f2e3d4c".
 	OriginMCP = "mcp:"
 	// OriginInternal is the host's own requests (catalog polls, evidence it gathers).
 	OriginInternal  = "internal"
@@ -764,6 +772,35 @@ type Forgetting struct {
 	Mode      string `json:"mode"`
 	AppID     string `json:"appId"`
 	DeviceID  string `json:"deviceId"`
+}
+
+// MaxLabel bounds a session's label, in bytes.
+const MaxLabel = 200
+
+// RenameRequest is the body of POST /v1/sessions/{id}/rename: the session's new label
+// (spaces around it trimmed; empty removes the label).
+type RenameRequest struct {
+	Label string `json:"label"`
+}
+
+// Renaming is a session's label as a rename left it.
+type Renaming struct {
+	Schema    string `json:"schema"`
+	SessionID string `json:"sessionId"`
+	Label     string `json:"label"`
+}
+
+// CheckLabel returns label trimmed of the spaces around it, or the API's refusal of a label
+// longer than MaxLabel or holding a control character (a label is shown in terminals).
+func CheckLabel(label string) (string, error) {
+	label = strings.TrimSpace(label)
+	if len(label) > MaxLabel {
+		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label of %d bytes: at most %d", len(label), MaxLabel)
+	}
+	if !utf8.ValidString(label) || strings.ContainsFunc(label, unicode.IsControl) {
+		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label is text on one line, without control characters")
+	}
+	return label, nil
 }
 
 // Error is the body of every non-2xx answer of the HTTP API.

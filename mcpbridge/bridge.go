@@ -128,6 +128,8 @@ type Bridge struct {
 	http    *httpLayer // Serve's; its middleware sees every request
 	// policies holds the tools' policies the calls were checked against (call.go).
 	policies policyCache
+	// tags tells the MCP sessions apart in the origins of their calls (origin.go).
+	tags originTags
 }
 
 // instructions is what clients show the model once, at connection: the workflow that keeps
@@ -144,7 +146,7 @@ func New(b hostapi.Backend, opts Options) *Bridge {
 		// The SDK logs routine events (a cancelled run) at error level: keep it quiet.
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
 	br.http = newHTTPLayer(opts.HTTPResumeWindow, opts.HTTPKeepAlive)
-	br.server.AddReceivingMiddleware(clientOrigin, br.http.middleware)
+	br.server.AddReceivingMiddleware(br.clientOrigin, br.http.middleware)
 	br.addMetaTools()
 	if opts.ExposeAppTools != "" {
 		br.exposed = newExposer(br, opts.ExposeAppTools)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"image/png"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -45,9 +46,10 @@ func TestCall(t *testing.T) {
 		if last.After == nil || last.After.DelayMilliseconds != 50 || last.CallID != "c1" {
 			t.Errorf("the host did not get the call as written: %+v", last)
 		}
-		// The call is the MCP client's: its origin names the client ("test", at initialize).
-		if last.Origin != "mcp:test" {
-			t.Errorf("origin %q, want mcp:test", last.Origin)
+		// The call is the MCP client's: its origin names the client ("test", at initialize)
+		// and tags its MCP session.
+		if !regexp.MustCompile(`^mcp:test#[0-9a-f]{8}$`).MatchString(last.Origin) {
+			t.Errorf("origin %q, want mcp:test#<8 hex>", last.Origin)
 		}
 	})
 	t.Run("invalid arguments come back as a tool error", func(t *testing.T) {

@@ -34,6 +34,8 @@ type fakeBackend struct {
 	dir      string // where artifacts are written
 	// traffic is the recording Records answers (none when nil).
 	traffic []hostapi.Record
+	// recordCalls adds every call to traffic, with its origin, as the host records it.
+	recordCalls bool
 }
 
 type fakeCatalog struct {
@@ -295,6 +297,9 @@ func (f *fakeBackend) Call(ctx context.Context, sessionID string, req hostapi.Ca
 		out.Error = &hostapi.ToolError{Error: *werr, Kind: werr.Kind()}
 		return out, nil
 	}
+	if f.recordCalls {
+		f.recordCall(req, res)
+	}
 	reportTransfers(arts, progress)
 	out.Success, out.Result, out.Artifacts = true, res, arts
 	return out, nil
@@ -352,6 +357,9 @@ func (f *fakeBackend) Invites(context.Context) (*hostapi.Invites, error) {
 
 func (f *fakeBackend) Revoke(context.Context, string) (*hostapi.Revocation, error) { return nil, nil }
 func (f *fakeBackend) Forget(context.Context, string) (*hostapi.Forgetting, error) { return nil, nil }
+func (f *fakeBackend) Rename(context.Context, string, hostapi.RenameRequest) (*hostapi.Renaming, error) {
+	return nil, nil
+}
 func (f *fakeBackend) Crashes(context.Context, string) (*hostapi.Crashes, error) {
 	return &hostapi.Crashes{Schema: hostapi.SchemaCrashes}, nil
 }
@@ -430,4 +438,20 @@ func (f *fakeBackend) withScreenshot(t testing.TB, c *fakeCatalog, w, h int) str
 func pngArtifact(p string) hostapi.Artifact {
 	st, _ := os.Stat(p)
 	return hostapi.Artifact{TransferID: "t-" + filepath.Base(p), Path: p, FileName: filepath.Base(p), MimeType: "image/png", SizeBytes: st.Size(), Status: "complete"}
+}
+
+// recordCall adds a call that succeeded to the traffic, as the host's recording holds it.
+func (f *fakeBackend) recordCall(req hostapi.CallRequest, res *wire.Result) {
+	id := fmt.Sprint(len(f.traffic))
+	args := req.Arguments
+	if len(args) == 0 {
+		args = jsontext.Value(`{}`)
+	}
+	origin, _ := jsontext.AppendQuote(nil, req.Origin)
+	tool, _ := jsontext.AppendQuote(nil, req.ToolID)
+	f.traffic = append(f.traffic,
+		hostapi.Record{Kind: hostapi.RecordTraffic, Data: jsontext.Value(`{"direction":"request","type":"tool.call","requestId":"` + id +
+			`","origin":` + string(origin) + `,"outcome":"ok","payload":{"toolId":` + string(tool) + `,"arguments":` + string(args) + `}}`)},
+		hostapi.Record{Kind: hostapi.RecordTraffic, Data: jsontext.Value(`{"direction":"response","type":"tool.result","requestId":"` + id +
+			`","outcome":"ok","payload":{"toolId":` + string(tool) + `,"success":true,"result":` + string(res.Result) + `}}`)})
 }

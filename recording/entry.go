@@ -2,6 +2,7 @@ package recording
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/ansight-go/ansight/internal/redact"
 )
@@ -28,6 +29,11 @@ type entry struct {
 // rowOverhead is what a record costs beyond its data, text and file: the row's fixed
 // columns and its index entry, roughly.
 const rowOverhead = 64
+
+// held is what the entry takes in memory, roughly: its struct, data, text and file content.
+func (e *entry) held() int64 {
+	return int64(unsafe.Sizeof(*e)) + int64(len(e.data)+len(e.text)+len(e.blob)+len(e.ext)+len(e.link))
+}
 
 // size is what the entry counts against the budgets.
 func (e *entry) size(blobBytes int64) int64 {

@@ -31,7 +31,20 @@ type officialSource struct {
 	claimed map[string]bool // the artifacts/ entries the extension's records restored
 	entries []entry
 	pos     int
+	held    int64 // what entries hold in memory (entry.held)
+	tooMuch bool  // an entry was left out because of maxHeldBytes
 }
+
+// maxHeldBytes bounds the memory an official archive's or an offline capture's entries
+// take while they are read: their records are sorted by time before the first is stored,
+// so all are held at once (their files wait on disk). Without it, a small archive of
+// highly compressible JSON (a zip bomb within the disk budget) takes gigabytes of memory:
+// 600 KB of visual trees made 1.5 GB. The official documents are bounded one by one
+// (maxOfficialDoc), their number is not.
+var maxHeldBytes int64 = 512 << 20 // a variable for the tests
+
+// errHeld refuses an archive whose records do not fit in maxHeldBytes.
+var errHeld = fmt.Errorf("the archive's records take more than %d MiB of memory to read (its JSON inflates too far; our own format is read as a stream)", maxHeldBytes>>20)
 
 // openOfficial reads the whole official archive into entries. It fails, as the official
 // import does, when session.json is not an object of a known schema or a listed frame has
@@ -64,6 +77,9 @@ func openOfficial(z *zipArchive, dir string) (importSource, error) {
 		if err := step(); err != nil {
 			return nil, err
 		}
+		if s.tooMuch {
+			return nil, errHeld
+		}
 	}
 	if doc.get("author") != nil && s.session.get("author") == nil {
 		s.session = s.session.set("author", doc.get("author"))
@@ -94,7 +110,17 @@ func (s *officialSource) optional(name string, max int64) (object, error) {
 	return s.object(name, max)
 }
 
-func (s *officialSource) add(e entry) { s.entries = append(s.entries, e) }
+// add keeps an entry, within maxHeldBytes (beyond, the entry is left out and the
+// archive refused once its step ends).
+func (s *officialSource) add(e entry) {
+	n := e.held()
+	if s.held+n > maxHeldBytes {
+		s.tooMuch = true
+		return
+	}
+	s.held += n
+	s.entries = append(s.entries, e)
+}
 
 // blobFile writes data as the next extracted file.
 func (s *officialSource) blobFile(data []byte, ext string) (string, error) {
@@ -411,12 +437,33 @@ func (s *officialSource) request(req object) {
 // skipped, and of two trees with one snapshotId the newest is kept. Without an index, the
 // trees inline in session.json are read.
 func (s *officialSource) trees(doc object) error {
+	// Each tree's payload goes to its file as soon as it is read, so that only one tree at
+	// a time is in memory; a duplicate's file is removed when a newer tree replaces it.
 	type tree struct {
-		id   string
-		at   time.Time
-		snap object
+		id string
+		e  entry
 	}
 	var list []tree
+	keep := func(snap object) error {
+		id, _ := str(snap.get("snapshotId"))
+		at := timeOr(snap.get("capturedAtUtc"), s.created)
+		source, _ := str(snap.get("source"))
+		e := entry{kind: KindTree, at: at, data: snap.without("payload").encode(), text: clip(strings.TrimSpace(source+" "+id), maxTextBytes)}
+		if payload := snap.get("payload"); payload.Kind() == '{' {
+			p, err := s.blobFile(compact(payload), "json")
+			if err != nil {
+				return err
+			}
+			e.link, e.owned, e.ext = p, true, "json"
+		}
+		if n := e.held(); s.held+n <= maxHeldBytes {
+			s.held += n // counted now: the list is held until every tree is read
+			list = append(list, tree{id: id, e: e})
+		} else {
+			s.tooMuch = true
+		}
+		return nil
+	}
 	index := arrayItems(doc.get("visualTreeSnapshotIndex"))
 	for _, it := range index {
 		d, err := members(it)
@@ -455,14 +502,18 @@ func (s *officialSource) trees(doc object) error {
 			s.rep.skip("visualTreeSnapshotId")
 			continue
 		}
-		list = append(list, tree{id: id, at: timeOr(snap.get("capturedAtUtc"), s.created), snap: snap})
+		if err := keep(snap); err != nil {
+			return err
+		}
 	}
 	if len(index) == 0 {
 		for _, it := range arrayItems(s.session.get("visualTreeSnapshots")) {
 			if snap, err := members(it); err == nil {
 				id, _ := str(snap.get("snapshotId"))
 				if strings.TrimSpace(id) != "" {
-					list = append(list, tree{id: id, at: timeOr(snap.get("capturedAtUtc"), s.created), snap: snap})
+					if err := keep(snap); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -471,7 +522,7 @@ func (s *officialSource) trees(doc object) error {
 	for i, t := range list {
 		if j, ok := newest[t.id]; ok {
 			s.rep.skip("visualTreeDuplicate")
-			if !t.at.After(list[j].at) {
+			if !t.e.at.After(list[j].e.at) {
 				continue
 			}
 		}
@@ -479,20 +530,13 @@ func (s *officialSource) trees(doc object) error {
 	}
 	for i, t := range list {
 		if newest[t.id] != i {
+			if t.e.link != "" {
+				os.Remove(t.e.link)
+			}
+			s.held -= t.e.held()
 			continue
 		}
-		payload := t.snap.get("payload")
-		e := entry{kind: KindTree, at: t.at, data: t.snap.without("payload").encode()}
-		source, _ := str(t.snap.get("source"))
-		e.text = clip(strings.TrimSpace(source+" "+t.id), maxTextBytes)
-		if payload.Kind() == '{' {
-			p, err := s.blobFile(compact(payload), "json")
-			if err != nil {
-				return err
-			}
-			e.link, e.owned, e.ext = p, true, "json"
-		}
-		s.add(e)
+		s.entries = append(s.entries, t.e) // counted as it was read
 	}
 	return nil
 }

@@ -86,6 +86,9 @@ func openOfflineCapture(z *zipArchive, root, dir string) (importSource, error) {
 		if err := step(); err != nil {
 			return nil, err
 		}
+		if s.tooMuch {
+			return nil, errHeld
+		}
 	}
 	s.entries = append(s.entries, entry{kind: KindState, at: s.created, text: "imported " + FormatOfflineCapture,
 		data: object{{"format", quoted(FormatOfflineCapture)}, {"manifest", s.manifest.encode()}}.encode()})

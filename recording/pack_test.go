@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +185,10 @@ func TestSchemaUpgrade(t *testing.T) {
 		t.Errorf("the old frame is a file and the new one packed: packs %q and %q", recs[0].pack, recs[1].pack)
 	}
 	var v string
-	if err := r.db.QueryRowContext(context.Background(), `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil || v != "2" {
-		t.Errorf("schema version %q (%v), want 2", v, err)
+	if err := r.db.QueryRowContext(context.Background(), `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil || v != strconv.Itoa(schemaVersion) {
+		t.Errorf("schema version %q (%v), want %d", v, err, schemaVersion)
+	}
+	if s, err := r.Session(context.Background(), "app-001"); err != nil || s.Label != "" {
+		t.Errorf("an upgraded session: %+v, %v; want no label", s, err)
 	}
 }

@@ -336,6 +336,13 @@ func (p parser) tree(typ string, obj object, data []byte, arrival time.Time) []e
 		return []entry{verbatim(typ, obj, data, arrival, "no payload object")}
 	}
 	meta := obj.without("payload").without("type")
+	if meta.get("nodeCount") == nil { // the SDKs' touch trees carry it in the tree alone
+		if tree, err := members(payload); err == nil {
+			if n, ok := integer(tree.get("nodeCount"), 0, 1<<31-1); ok {
+				meta = append(meta, member{"nodeCount", jsonNumber(float64(n))})
+			}
+		}
+	}
 	source, _ := str(obj.get("source"))
 	text := source
 	if id, ok := str(obj.get("snapshotId")); ok && id != "" {

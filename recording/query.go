@@ -210,6 +210,8 @@ type Summary struct {
 	// removed for the budgets.
 	Dropped int64 `json:"dropped"`
 	Evicted int64 `json:"evicted"`
+	// Label is the human name a user gave the session (Rename); empty when none.
+	Label string `json:"label,omitzero"`
 	// Info is the host's description of the session (host.SessionInfo's JSON).
 	Info jsontext.Value `json:"info,omitzero"`
 	// Import is what Import read and skipped; set only in Import's answer.
@@ -234,7 +236,7 @@ func (r *Recorder) Session(ctx context.Context, id string) (Summary, error) {
 }
 
 func (r *Recorder) summaries(ctx context.Context, id string) ([]Summary, error) {
-	q := `SELECT id, app_id, device_id, device_name, state, origin, first_at, last_at, info, dropped, evicted FROM sessions`
+	q := `SELECT id, app_id, device_id, device_name, state, origin, first_at, last_at, info, dropped, evicted, label FROM sessions`
 	var args []any
 	if id != "" {
 		q += ` WHERE id = ?`
@@ -250,7 +252,7 @@ func (r *Recorder) summaries(ctx context.Context, id string) ([]Summary, error) 
 		var s Summary
 		var first, last int64
 		var info []byte
-		if err := rows.Scan(&s.ID, &s.AppID, &s.DeviceID, &s.DeviceName, &s.State, &s.Origin, &first, &last, &info, &s.Dropped, &s.Evicted); err != nil {
+		if err := rows.Scan(&s.ID, &s.AppID, &s.DeviceID, &s.DeviceName, &s.State, &s.Origin, &first, &last, &info, &s.Dropped, &s.Evicted, &s.Label); err != nil {
 			return nil, fmt.Errorf("recording: %w", err)
 		}
 		s.FirstAt, s.LastAt = time.UnixMicro(first).UTC(), time.UnixMicro(last).UTC()
@@ -274,6 +276,48 @@ func (r *Recorder) summaries(ctx context.Context, id string) ([]Summary, error) 
 	}
 	r.mu.Unlock()
 	return out, nil
+}
+
+// MaxLabel bounds a session's label, in bytes.
+const MaxLabel = 200
+
+// Rename gives session id a label (an empty one removes it), kept with its recording and
+// across restarts. A session that has no recording yet (an app just connected, whose first
+// records are not written) gets one, so that the label is there when they are.
+func (r *Recorder) Rename(ctx context.Context, id, label string) error {
+	if r.readOnly {
+		return ErrReadOnly
+	}
+	if len(label) > MaxLabel {
+		return fmt.Errorf("recording: a label of %d bytes (at most %d)", len(label), MaxLabel)
+	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	now := micros(r.opts.Clock())
+	_, err := r.db.ExecContext(ctx, `INSERT INTO sessions(id, origin, first_at, last_at, label) VALUES(?, 'live', ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET label = excluded.label`, id, now, now, label)
+	if err != nil {
+		return fmt.Errorf("recording: rename %s: %w", id, err)
+	}
+	return nil
+}
+
+// Labels returns the label of every recording that has one, by session id.
+func (r *Recorder) Labels(ctx context.Context) (map[string]string, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, label FROM sessions WHERE label != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, label string
+		if err := rows.Scan(&id, &label); err != nil {
+			return nil, fmt.Errorf("recording: %w", err)
+		}
+		out[id] = label
+	}
+	return out, rows.Err()
 }
 
 // Counts returns how many records of each kind a recording holds.

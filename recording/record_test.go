@@ -46,3 +46,23 @@ func TestRecordJSONValue(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeNodeCountFromPayload: a touch tree whose message has no nodeCount (the SDKs put
+// it in the tree alone) is recorded with the tree's, for 'session trees' and the player.
+func TestTreeNodeCountFromPayload(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ msg, want string }{
+		{`{"type":"CLIENT_VISUAL_TREE","source":"sdk.touchCapture","payload":{"format":"x","nodeCount":14,"root":{}}}`, `"nodeCount":14`},
+		{`{"type":"CLIENT_VISUAL_TREE","nodeCount":3,"payload":{"nodeCount":14}}`, `"nodeCount":3`},
+		{`{"type":"CLIENT_VISUAL_TREE","payload":{"nodeCount":-1}}`, ``},
+	} {
+		es := parser{}.text([]byte(tc.msg), at)
+		if len(es) != 1 || es[0].kind != KindTree {
+			t.Fatalf("%s: %+v", tc.msg, es)
+		}
+		if got := string(es[0].data); (tc.want == "" && strings.Contains(got, "nodeCount")) || !strings.Contains(got, tc.want) || strings.Count(got, "nodeCount") > 1 {
+			t.Errorf("%s: data %s, want %s", tc.msg, got, tc.want)
+		}
+	}
+}

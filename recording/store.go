@@ -20,7 +20,7 @@ const (
 
 // schemaVersion is the database layout's version, kept in meta. A database of a newer
 // version is refused rather than misread; an older one is upgraded (upgrades).
-const schemaVersion = 2
+const schemaVersion = 3
 
 // schema creates the tables. Times are Unix microseconds; data is the record's JSON.
 //
@@ -40,7 +40,8 @@ var schema = []string{
 		last_at INTEGER NOT NULL,
 		info BLOB,
 		dropped INTEGER NOT NULL DEFAULT 0,
-		evicted INTEGER NOT NULL DEFAULT 0
+		evicted INTEGER NOT NULL DEFAULT 0,
+		label TEXT NOT NULL DEFAULT ''
 	)`,
 	`CREATE TABLE IF NOT EXISTS records (
 		seq INTEGER PRIMARY KEY,
@@ -71,6 +72,8 @@ var indexes = []string{
 var upgrades = [][]string{
 	// 2: live frames in packs (a blob file per frame before).
 	{`ALTER TABLE records ADD COLUMN pack TEXT NOT NULL DEFAULT ''`, `ALTER TABLE records ADD COLUMN pack_offset INTEGER NOT NULL DEFAULT 0`},
+	// 3: a session's label (Recorder.Rename).
+	{`ALTER TABLE sessions ADD COLUMN label TEXT NOT NULL DEFAULT ''`},
 }
 
 // openDB opens (creating) the database in dir. WAL lets queries run while the writer

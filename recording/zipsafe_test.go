@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -245,5 +246,66 @@ func TestAESEntries(t *testing.T) {
 		if err == nil {
 			t.Errorf("AE-%d: tampered ciphertext read", version)
 		}
+	}
+}
+
+// TestHeldMemoryBounded: the official archive and the offline capture are sorted in memory
+// before they are stored, so what their records hold there is bounded (maxHeldBytes,
+// lowered here): a small archive of highly compressible JSON is refused instead of taking
+// gigabytes, while visual trees, however large, are written to their files as they are
+// read and never held. Not parallel: it lowers the bound for its run.
+func TestHeldMemoryBounded(t *testing.T) {
+	defer func(n int64) { maxHeldBytes = n }(maxHeldBytes)
+	maxHeldBytes = 1 << 20
+	const session = `{"schema":"ansight.session-capture.v2","session":{"sessionId":"held","appId":"a","createdUtc":"2026-03-20T10:00:00Z"},"visualTreeSnapshotIndex":[%s]}`
+	trees := func(n int, payload, source string) []rawEntry {
+		var index []string
+		var out []rawEntry
+		for i := range n {
+			name := fmt.Sprintf("visual-trees/20260320100000000000%d-%06d-t%d.json", i, i, i)
+			index = append(index, fmt.Sprintf(`{"entryPath":%q,"header":{"snapshotId":"t%d"}}`, name, i))
+			out = append(out, rawEntry{name: name, declared: -1, deflate: true, data: fmt.Appendf(nil,
+				`{"schema":"ansight.session-visual-tree-snapshot.v2","snapshot":{"snapshotId":"t%d","capturedAtUtc":"2026-03-20T10:00:0%dZ","source":%q,"payload":{"text":%q}}}`,
+				i, i, source, payload)})
+		}
+		return append([]rawEntry{{name: officialSessionName, declared: -1, data: fmt.Appendf(nil, session, strings.Join(index, ","))}}, out...)
+	}
+	big := strings.Repeat("a", 768<<10)
+	capture := ".ansight/sessions/0198c1d2e3f4a5b6c7d8e9f0a1b2c3d4/"
+	var events strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&events, `{"id":"e%d","t":1774000801500,"c":0,"k":0,"l":%q}`+"\n", i, strings.Repeat("x", 400))
+	}
+	for _, tc := range []struct {
+		name    string
+		archive []byte
+		want    string // "" for an import that succeeds
+	}{
+		{"large trees are not held", rawZip(t, trees(6, big, "native")...), ""},
+		{"trees whose descriptions inflate", rawZip(t, trees(6, "", big)...), "MiB of memory"},
+		{"an offline capture of many lines", rawZip(t,
+			rawEntry{name: capture + ManifestName, declared: -1, data: []byte(`{"sessionId":"0198c1d2e3f4a5b6c7d8e9f0a1b2c3d4","appId":"a","startedAtUtc":"2026-03-20T10:00:00Z"}`)},
+			rawEntry{name: capture + "telemetry/events/e-20260320T100000Z.jsonl", declared: -1, deflate: true, data: []byte(events.String())}), "MiB of memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := open(t, dir, nil)
+			sum, err := r.Import(context.Background(), bytes.NewReader(tc.archive), int64(len(tc.archive)), ImportOptions{})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k := byKind(all(t, r, Query{Session: sum.ID})); len(k[KindTree]) != 6 || len(blobOf(t, r, k[KindTree][5])) < len(big) {
+					t.Errorf("%d trees imported, want 6 with their payloads", len(k[KindTree]))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Import = %v, want an error with %q", err, tc.want)
+			}
+			if list, _ := r.Sessions(context.Background()); len(list) != 0 {
+				t.Errorf("a refused archive left %v", list)
+			}
+		})
 	}
 }

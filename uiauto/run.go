@@ -195,7 +195,7 @@ func (r *runner) find() (*Outcome, error) {
 	}
 	res := r.header(t)
 	matches := t.Find(r.sel)
-	if r.sel.Index != nil {
+	if r.sel.Index != nil && len(matches) > 0 { // nothing matched: the nearest candidates below
 		if i := *r.sel.Index; i < len(matches) {
 			matches = matches[i : i+1]
 		} else {

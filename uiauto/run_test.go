@@ -272,6 +272,16 @@ func TestFindWaitAssert(t *testing.T) {
 		if out.Succeeded || len(out.Result.Nearest) == 0 || out.Result.Nearest[0].Node.ID != "save" {
 			t.Fatalf("find nothing: %+v", out)
 		}
+		// With an index: past the matches it says how many there were; with none, it says
+		// so and names the nearest (not "matched 0 node(s), but index 1 was requested").
+		out = run(t, call, uiauto.Request{Operation: uiauto.OpFind, Selector: uitree.Selector{Text: "row", Index: ptr(5)}})
+		if out.Succeeded || !strings.Contains(out.Message, "matched 3 node(s), but index 5 was requested") {
+			t.Fatalf("find past the matches: %+v", out)
+		}
+		out = run(t, call, uiauto.Request{Operation: uiauto.OpFind, Selector: uitree.Selector{Text: "Sav", Role: "link", Index: ptr(1)}})
+		if out.Succeeded || !strings.HasPrefix(out.Message, "no node matches") || len(out.Result.Nearest) == 0 {
+			t.Fatalf("find nothing with an index: %+v", out)
+		}
 
 		start := time.Now()
 		out = run(t, call, uiauto.Request{Operation: uiauto.OpWait, Selector: uitree.Selector{AutomationID: "helpButton"}})

@@ -45,8 +45,8 @@ type TrafficEvent struct {
 	// RequestID is the request's envelope id; a response carries the id it answers.
 	RequestID string
 	// Origin is who asked for a call or batch, and for its response: "cli", "player",
-	// "mcp:<client name>", "flow", or "internal" for the host's own requests (catalog
-	// polls, evidence); "" when a client of the host API did not say.
+	// "mcp:<client name>#<MCP session tag>", "flow", or "internal" for the host's own
+	// requests (catalog polls, evidence); "" when a client of the host API did not say.
 	Origin string
 	// ToolIDs are the tools a call or batch names, in order (empty for queries).
 	ToolIDs []string

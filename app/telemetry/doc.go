@@ -13,8 +13,9 @@
 //   - a live screen stream of ASJP frames rendered by Options.Frames, when the host's
 //     answer to device.profile asks for app capture, at the interval and quality it says
 //     (ui.FrameSource boxes the screen's secure nodes before a frame is encoded);
-//   - [Telemetry.RecordTap]: the taps ui.perform_action performs (ui.Options.Taps), each as
-//     the visual tree it landed on (CLIENT_VISUAL_TREE) and its touch (CLIENT_TOUCH_INPUT),
+//   - [Telemetry.RecordTap], [Telemetry.RecordTapUp]: the taps ui.perform_action performs
+//     (ui.Options.Taps), each as the visual tree it landed on (CLIENT_VISUAL_TREE, touch
+//     down), its touch (CLIENT_TOUCH_INPUT) and the tree after it (touch up),
 //     as the official SDKs report touches — but a tap on a secure node keeps its touch in
 //     the app, so no recording holds the position of a tap on a password or PIN field.
 //

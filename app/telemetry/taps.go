@@ -38,7 +38,8 @@ type touchMessage struct {
 }
 
 // RecordTap reports a tap the app performed (ui.perform_action, through
-// ui.Options.Taps): the visual tree it landed on as CLIENT_VISUAL_TREE, then the touch —
+// ui.Options.Taps): the visual tree it landed on as CLIENT_VISUAL_TREE (touchAction
+// "down"; RecordTapUp sends the tree after it), then the touch —
 // down and up at (x, y) in points of a width×height screen — as CLIENT_TOUCH_INPUT, as
 // the official SDKs report their touches. A tap on a secure node is masked at the source:
 // its tree is sent, its touch never leaves the app (Stats.TapsMasked). It never blocks; a
@@ -62,6 +63,22 @@ func (t *Telemetry) RecordTap(at time.Time, x, y, width, height float64, secure 
 		Surface: [3]float64{width, height, 1}, Rows: [][5]float64{{0, 0, 0, x, y}, {0, 2, 0, x, y}}})
 	if err == nil {
 		t.queueTap(msg)
+	}
+}
+
+// RecordTapUp reports the visual tree once a tap is done (ui.TapTreeRecorder) as
+// CLIENT_VISUAL_TREE with touchAction "up", as the official SDKs send one on touch up: a
+// recording then knows the screen the tap led to (and where its sensitive nodes are) from
+// the moment it shows. It never blocks; a full queue drops it.
+func (t *Telemetry) RecordTapUp(at time.Time, tree []byte) {
+	var head struct {
+		SnapshotID string `json:"snapshotId"`
+	}
+	json.Unmarshal(tree, &head) // the app's own tree; a missing id is only left out
+	tm, err := json.Marshal(treeMessage{Type: "CLIENT_VISUAL_TREE", CapturedAtUTC: utc(at), Source: "sdk.touchCapture",
+		CaptureTrigger: "touch", TouchAction: "up", TouchCapturedAtUTC: utc(at), SnapshotID: head.SnapshotID, Payload: tree})
+	if err == nil {
+		t.queueTap(tm)
 	}
 }
 

@@ -35,3 +35,21 @@ func TestTapsSentUnlessSecure(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 }
+
+// TestTreeAfterTapSent: the tree after a tap goes out as the official SDKs send the tree
+// of a touch up.
+func TestTreeAfterTapSent(t *testing.T) {
+	t.Parallel()
+	tel := New(Options{MetricsInterval: -1})
+	link := newLink()
+	detach := tel.Attach(link, session.JpegCapturePolicy{Mode: "host"})
+	defer detach()
+	at := time.Date(2026, 3, 20, 10, 0, 0, 0, time.UTC)
+	tree := []byte(`{"format":"ansight.native.visual-tree.compact.v2","snapshotId":"native:4:cd","types":["Window"],"root":{"id":"r","typeId":0}}`)
+	tel.RecordTapUp(at, tree)
+	link.await(t, "one message", func() bool { return len(link.texts) >= 1 })
+	want := `{"type":"CLIENT_VISUAL_TREE","capturedAtUtc":"2026-03-20T10:00:00.000Z","source":"sdk.touchCapture","captureTrigger":"touch","touchAction":"up","touchCapturedAtUtc":"2026-03-20T10:00:00.000Z","snapshotId":"native:4:cd","payload":` + string(tree) + `}`
+	if link.texts[0] != want {
+		t.Errorf("message = %s\nwant %s", link.texts[0], want)
+	}
+}

@@ -81,6 +81,28 @@ func randomHex() string {
 // add copies and indexes root as the newest snapshot of source. The tree is checked before
 // anything is recorded: ids must be non-empty and unique, depth and size bounded.
 func (s *store) add(source string, root *Node, at time.Time) (*snapshot, error) {
+	snap, err := s.build(source, root, at)
+	if err != nil {
+		return nil, err
+	}
+	suffix := s.ids()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revision++
+	snap.revision = s.revision
+	snap.id = source + ":" + strconv.FormatInt(snap.revision, 10) + ":" + suffix
+	if len(s.recent) == retainedSnapshots {
+		copy(s.recent, s.recent[1:])
+		s.recent = s.recent[:retainedSnapshots-1]
+	}
+	s.recent = append(s.recent, snap)
+	s.latest[source] = snap
+	return snap, nil
+}
+
+// build copies and indexes root as a snapshot of source, not yet in the store.
+func (s *store) build(source string, root *Node, at time.Time) (*snapshot, error) {
 	if root == nil {
 		return nil, errors.New("ui: screen captured no root node")
 	}
@@ -96,20 +118,22 @@ func (s *store) add(source string, root *Node, at time.Time) (*snapshot, error) 
 			snap.types = append(snap.types, name)
 		}
 	}
+	return snap, nil
+}
 
-	suffix := s.ids()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.revision++
-	snap.revision = s.revision
-	snap.id = source + ":" + strconv.FormatInt(snap.revision, 10) + ":" + suffix
-	if len(s.recent) == retainedSnapshots {
-		copy(s.recent, s.recent[1:])
-		s.recent = s.recent[:retainedSnapshots-1]
+// detached is a snapshot of source that the store does not keep: a capture for
+// telemetry (the tree after a tap), which must not supersede the snapshot the caller's
+// references point at. It has the store's current revision and an id of its own.
+func (s *store) detached(source string, root *Node, at time.Time) (*snapshot, error) {
+	snap, err := s.build(source, root, at)
+	if err != nil {
+		return nil, err
 	}
-	s.recent = append(s.recent, snap)
-	s.latest[source] = snap
+	suffix := s.ids()
+	s.mu.Lock()
+	snap.revision = s.revision
+	s.mu.Unlock()
+	snap.id = source + ":" + strconv.FormatInt(snap.revision, 10) + ":" + suffix
 	return snap, nil
 }
 

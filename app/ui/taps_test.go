@@ -90,6 +90,71 @@ func TestPerformedTapsReported(t *testing.T) {
 	}
 }
 
+// upTaps is a ui.TapTreeRecorder: it keeps the trees after the taps too.
+type upTaps struct {
+	taps
+	up []string
+}
+
+func (r *upTaps) RecordTapUp(at time.Time, tree []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.up = append(r.up, string(tree))
+}
+
+// pagedScreen is signInScreen until its button is tapped, then a welcome page.
+type pagedScreen struct {
+	signInScreen
+	mu       sync.Mutex
+	signedIn bool
+}
+
+func (s *pagedScreen) Capture(ctx context.Context) (*ui.Node, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signedIn {
+		return &ui.Node{ID: "root", Type: "Window", Bounds: &ui.Bounds{Width: 100, Height: 200}, Children: []*ui.Node{
+			{ID: "welcome", Type: "Label", Text: "Welcome", Bounds: &ui.Bounds{X: 10, Y: 20, Width: 80, Height: 20}}}}, nil
+	}
+	return s.signInScreen.Capture(ctx)
+}
+
+func (s *pagedScreen) Perform(ctx context.Context, id string, act ui.Action) (map[string]any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.signedIn = s.signedIn || id == "signin"
+	return nil, nil
+}
+
+// TestTreeAfterTapReported: a ui.TapTreeRecorder gets, after each tap, the tree of the
+// screen the tap led to (touch up, as the official SDKs send it) — captured apart from the
+// snapshots the tools hand out, so the references the caller holds stay valid.
+func TestTreeAfterTapReported(t *testing.T) {
+	t.Parallel()
+	a := app.New(app.Options{})
+	rec := &upTaps{}
+	if err := ui.Register(a, &pagedScreen{}, ui.Options{Taps: rec}); err != nil {
+		t.Fatal(err)
+	}
+	h := apptest.New(t, a)
+	res, _ := h.Call(ui.QueryNodesToolID, `{}`)
+	snap := decode(t, res)["snapshotId"].(string)
+	h.Call(ui.PerformActionToolID, fmt.Sprintf(`{"snapshotId":%q,"nodeId":"password","action":"tap"}`, snap))
+	// The same snapshot still addresses the screen: the tree after the first tap superseded nothing.
+	h.Call(ui.PerformActionToolID, fmt.Sprintf(`{"snapshotId":%q,"nodeId":"signin","action":"tap"}`, snap)) // fails the test if stale
+	if len(rec.got) != 2 || len(rec.up) != 2 {
+		t.Fatalf("%d taps and %d trees after them", len(rec.got), len(rec.up))
+	}
+	first, err1 := uitree.Parse([]byte(rec.up[0]))
+	after, err2 := uitree.Parse([]byte(rec.up[1]))
+	if err1 != nil || err2 != nil || first.Node("password") == nil || first.SnapshotID == snap || strings.Contains(rec.up[0], "hunter2") {
+		t.Errorf("the tree after the password tap: %v %s", err1, rec.up[0])
+	}
+	if after.Node("welcome") == nil || after.Node("signin") != nil {
+		t.Errorf("the tree after the sign-in tap is not the page it led to: %v %s", err2, rec.up[1])
+	}
+}
+
 // TestFrameMasksSecureNodes: the frames of the live stream have the secure nodes boxed
 // black (scaled from points to pixels); the rest of the screen is as drawn.
 func TestFrameMasksSecureNodes(t *testing.T) {

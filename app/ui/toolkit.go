@@ -322,7 +322,7 @@ func (t *toolkit) performAction(ctx context.Context, a actionArgs) (map[string]a
 	default:
 		return nil, screenError(CodeActionFailed, fmt.Sprintf("action %q on node %q failed", a.Action, node.ID), err)
 	}
-	t.recordTap(snap, node, a.Action)
+	t.recordTap(ctx, snap, node, a.Action)
 	// The provider's outcome comes first; the toolkit's own keys win over same-named ones.
 	// A secure node's text never leaves the app, not even in what the screen answers.
 	result := make(map[string]any, len(outcome)+3)

@@ -20,6 +20,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/internal/fanout"
 	"github.com/ansight-go/ansight/pairing"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire"
@@ -35,6 +36,9 @@ type Backend struct {
 	startedAt time.Time
 	shutdown  func()
 	player    atomic.Pointer[PlayerAccessor]
+	// renamed reports renames to Events beside the server's changes: a label is the
+	// recorder's, which the server does not see.
+	renamed fanout.Hub[hostapi.Event]
 }
 
 var _ hostapi.Backend = (*Backend)(nil)
@@ -144,16 +148,54 @@ func (l *Backend) Disconnect(_ context.Context, id string) (*hostapi.Disconnecti
 }
 
 // Sessions implements hostapi.Backend.
-func (l *Backend) Sessions(context.Context) (*hostapi.Sessions, error) {
+func (l *Backend) Sessions(ctx context.Context) (*hostapi.Sessions, error) {
 	if l.srv == nil {
 		return &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: []hostapi.Session{}}, nil // none is connected
 	}
 	list := l.srv.Sessions()
+	labels, err := l.labels(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := &hostapi.Sessions{Schema: hostapi.SchemaSessions, Sessions: make([]hostapi.Session, 0, len(list))}
 	for _, s := range list {
-		out.Sessions = append(out.Sessions, sessionOf(s))
+		v := sessionOf(s)
+		v.Label = labels[v.ID]
+		out.Sessions = append(out.Sessions, v)
 	}
 	return out, nil
+}
+
+// labels are the sessions' labels (Rename): none when the host records nothing.
+func (l *Backend) labels(ctx context.Context) (map[string]string, error) {
+	if l.rec == nil {
+		return nil, nil
+	}
+	labels, err := l.rec.Labels(ctx)
+	if err != nil {
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+	}
+	return labels, nil
+}
+
+// Rename implements hostapi.Backend: the label is kept with the session's recording.
+func (l *Backend) Rename(ctx context.Context, id string, req hostapi.RenameRequest) (*hostapi.Renaming, error) {
+	label, err := hostapi.CheckLabel(req.Label)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.recorded(id); err != nil {
+		return nil, err
+	}
+	l.flush(ctx) // a session just connected has its recording written first
+	if err := l.rec.Rename(ctx, id, label); err != nil {
+		if errors.Is(err, recording.ErrReadOnly) {
+			return nil, errNoHost
+		}
+		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
+	}
+	l.renamed.Publish(hostapi.Event{Kind: hostapi.EventUpdated, SessionID: id})
+	return &hostapi.Renaming{Schema: hostapi.SchemaRename, SessionID: id, Label: label}, nil
 }
 
 // Session implements hostapi.Backend: a session of the registry, else the last description of a
@@ -174,7 +216,7 @@ func (l *Backend) Session(ctx context.Context, id string) (*hostapi.Session, err
 		return nil, hostapi.SessionNotFound(id)
 	}
 	if sum != nil {
-		v.Recording = recordingOf(*sum)
+		v.Recording, v.Label = recordingOf(*sum), sum.Label
 	}
 	return &v, nil
 }
@@ -185,6 +227,9 @@ func (l *Backend) Crashes(ctx context.Context, id string) (*hostapi.Crashes, err
 		return l.offlineCrashes(ctx, id)
 	}
 	list, err := records(l.srv, id, l.srv.Crashes)
+	if wire.CodeOf(err) == wire.CodeSessionNotFound && l.recorded(id) == nil {
+		return l.offlineCrashes(ctx, id) // an imported recording: its records hold them
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +242,9 @@ func (l *Backend) Annotations(ctx context.Context, id string) (*hostapi.Annotati
 		return l.offlineAnnotations(ctx, id)
 	}
 	list, err := records(l.srv, id, l.srv.Annotations)
+	if wire.CodeOf(err) == wire.CodeSessionNotFound && l.recorded(id) == nil {
+		return l.offlineAnnotations(ctx, id) // an imported recording: its records hold them
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +351,7 @@ func (l *Backend) Recordings(ctx context.Context) (*hostapi.Sessions, error) {
 		} else {
 			v = sessionOfInfo(recordedInfo(sum))
 		}
-		v.Recording = recordingOf(sum)
+		v.Recording, v.Label = recordingOf(sum), sum.Label
 		out.Sessions = append(out.Sessions, v)
 	}
 	return out, nil
@@ -911,6 +959,8 @@ func (l *Backend) Events(ctx context.Context, fn func(hostapi.Event) error) erro
 	}
 	events, unsubscribe := l.srv.Subscribe(64)
 	defer unsubscribe()
+	renamed, unsubscribeRenames := l.renamed.Subscribe(16)
+	defer unsubscribeRenames()
 	for {
 		select {
 		case <-ctx.Done():
@@ -920,6 +970,10 @@ func (l *Backend) Events(ctx context.Context, fn func(hostapi.Event) error) erro
 				return hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeSessionClosed, "the host stopped (it is shutting down)")
 			}
 			if err := fn(eventOf(ev)); err != nil {
+				return err
+			}
+		case ev := <-renamed:
+			if err := fn(ev); err != nil {
 				return err
 			}
 		}

@@ -38,7 +38,19 @@ func (l *Backend) live(id string) (*host.Session, bool) {
 // offlineCrashes lists a recording's crash reports from its records: each is the host's
 // listing entry as it was kept.
 func (l *Backend) offlineCrashes(ctx context.Context, id string) (*hostapi.Crashes, error) {
-	list, err := kept[host.CrashReport](ctx, l, id, recording.KindCrash)
+	list, err := kept(ctx, l, id, recording.KindCrash, func(r recording.Record, c *host.CrashReport) {
+		// An imported report keeps the report's own members (reportId, occurredAtUtc…),
+		// not the host's description: what it lacks comes from the record.
+		if c.OccurredAt.IsZero() {
+			c.OccurredAt = r.At
+		}
+		if c.ID == "" {
+			c.ID = c.ReportID
+		}
+		if c.SessionID == "" {
+			c.SessionID = r.Session
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +59,24 @@ func (l *Backend) offlineCrashes(ctx context.Context, id string) (*hostapi.Crash
 
 // offlineAnnotations is offlineCrashes for annotated-feedback bundles.
 func (l *Backend) offlineAnnotations(ctx context.Context, id string) (*hostapi.Annotations, error) {
-	list, err := kept[host.Annotation](ctx, l, id, recording.KindAnnotation)
+	list, err := kept(ctx, l, id, recording.KindAnnotation, func(r recording.Record, a *host.Annotation) {
+		var imported struct {
+			AnnotationID string `json:"annotationId"`
+		}
+		json.Unmarshal(r.Data, &imported)
+		if a.ID == "" {
+			a.ID = imported.AnnotationID
+		}
+		if a.CapturedAt.IsZero() {
+			a.CapturedAt = r.At
+		}
+		if a.SessionID == "" {
+			a.SessionID = r.Session
+		}
+		if a.SizeBytes == 0 {
+			a.SizeBytes = r.BlobBytes
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +84,9 @@ func (l *Backend) offlineAnnotations(ctx context.Context, id string) (*hostapi.A
 }
 
 // kept reads the host's listing entries a recording kept as records of kind, newest first
-// (as the host lists them); an entry that does not read (an imported archive's) is left out.
-func kept[T any](ctx context.Context, l *Backend, id string, kind recording.Kind) ([]T, error) {
+// (as the host lists them), completed by fill from the record; an entry that does not read
+// is left out.
+func kept[T any](ctx context.Context, l *Backend, id string, kind recording.Kind, fill func(recording.Record, *T)) ([]T, error) {
 	if err := l.recorded(id); err != nil {
 		return nil, err
 	}
@@ -70,6 +100,7 @@ func kept[T any](ctx context.Context, l *Backend, id string, kind recording.Kind
 		for _, r := range p.Records {
 			var v T
 			if json.Unmarshal(r.Data, &v) == nil {
+				fill(r, &v)
 				out = append(out, v)
 			}
 		}

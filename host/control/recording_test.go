@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +220,38 @@ func TestRecordingOff(t *testing.T) { // not parallel: Listen sets the process u
 	}
 	if _, err := c.Records(ctx, "a-001", hostapi.RecordsRequest{}); wire.CodeOf(err) != wire.CodeRecordingOff {
 		t.Errorf("records: %v", err)
+	}
+}
+
+// TestImportedCrashesListed: with a host running, an imported recording's crash reports and
+// annotations — which the host's own directories do not hold — are listed from its
+// records, completed with what an imported record keeps elsewhere (its time, its id).
+func TestImportedCrashesListed(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	c, _ := recordingHost(t, true)
+	ctx := t.Context()
+	archive, err := os.ReadFile(filepath.Join("..", "..", "recording", "testdata", "offline-capture-aes.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Import(ctx, hostapi.ImportRequest{Password: "correct horse battery"}, bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashes, err := c.Crashes(ctx, s.ID)
+	if err != nil || len(crashes.Crashes) != 1 {
+		t.Fatalf("Crashes = %+v, %v", crashes, err)
+	}
+	if cr := crashes.Crashes[0]; cr.ID != "r1" || cr.SessionID != s.ID || !cr.OccurredAt.Equal(time.Date(2026, 3, 20, 10, 4, 59, 0, time.UTC)) || cr.Kind != "native_crash" {
+		t.Errorf("the crash report: %+v", cr)
+	}
+	notes, err := c.Annotations(ctx, s.ID)
+	if err != nil || len(notes.Annotations) != 1 {
+		t.Fatalf("Annotations = %+v, %v", notes, err)
+	}
+	if a := notes.Annotations[0]; a.ID != "4a1b2c3d4e5f60718293a4b5c6d7e8f9" || a.CapturedAt.IsZero() || a.SizeBytes != 243 {
+		t.Errorf("the annotation: %+v", a)
+	}
+	if _, err := c.Crashes(ctx, "no-such-session"); wire.CodeOf(err) != wire.CodeSessionNotFound {
+		t.Errorf("an unknown session: %v", err)
 	}
 }

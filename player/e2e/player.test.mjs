@@ -4,14 +4,14 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import crypto from 'node:crypto';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 const playerURL = process.env.PLAYER_URL;
@@ -433,6 +433,32 @@ test('the timeline of a live session follows the newest frame', async () => {
   await shot('14-timeline-live');
 });
 
+test('Save as flow downloads the session\'s calls as a flow that passes against a fresh demo', async () => {
+  const ansight = process.env.ANSIGHT;
+  assert.ok(ansight, 'ANSIGHT (the binary) is required');
+  const id = await demoSession();
+  await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/timeline`; }, id);
+  await page.locator('#tl-save-flow').waitFor();
+  // No mark: from the recording's start to the cursor (the newest frame, following).
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tl-save-flow')]);
+  assert.match(download.suggestedFilename(), /\.flow\.yaml$/);
+  const dir = mkdtempSync(join(tmpdir(), 'ansight-e2e-flow-'));
+  try {
+    const file = join(dir, download.suggestedFilename());
+    await download.saveAs(file);
+    const text = readFileSync(file, 'utf8');
+    assert.match(text, /^schema: ansight\.flow\/v1$/m);
+    assert.match(text, /- call: "notes\.create"/, 'the demo tour\'s calls');
+    // The player's own tap on the back button (the session page's Act) is a selector step.
+    assert.match(text, /- tap: \{"automationId": "backButton"\}/);
+    assert.doesNotMatch(text, /"snapshotId": "native:[^"]*", "revision": [0-9]+, "nodeId"[^\n]*\n    save/, 'no node reference of this run is replayed as a success');
+    const run = spawnSync(ansight, ['test', 'run', file, '--demo'], { encoding: 'utf8', env: { ...process.env, ANSIGHT_STATE_DIR: join(dir, 'state') } });
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the timeline scrubs an imported recording and shows a call\'s request and response', async () => {
   // Export the demo session's recording and import it back: a disconnected recording.
   const ansight = process.env.ANSIGHT;
@@ -488,6 +514,53 @@ test('the timeline scrubs an imported recording and shows a call\'s request and 
   const label = await marker.getAttribute('aria-label');
   await marker.click();
   await page.waitForFunction((l) => document.querySelector('#tl-call h3')?.textContent === l, label);
+});
+
+test('ansight player --archive shows an archive with no host: its timeline, and says what needs one', async () => {
+  // The demo's recording exported in the official host's format, then served by a player of
+  // its own: no host behind it, nothing imported.
+  const ansight = process.env.ANSIGHT;
+  const id = await demoSession();
+  const zip = join(mkdtempSync(join(tmpdir(), 'ansight-e2e-archive-')), 'official.zip');
+  execFileSync(ansight, ['session', 'export', id, '-o', zip, '--format', 'official'], { env: process.env });
+  const env = { ...process.env, ANSIGHT_STATE_DIR: mkdtempSync(join(tmpdir(), 'ansight-e2e-nohost-')) };
+  const served = spawn(ansight, ['player', '--archive', zip, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => served.on('exit', (code) => resolve(code)));
+  try {
+    const access = await new Promise((resolve, reject) => {
+      let out = '';
+      served.stdout.on('data', (c) => {
+        out += c;
+        if (out.includes('\n')) resolve(JSON.parse(out));
+      });
+      served.on('exit', (code) => reject(new Error(`ansight player --archive exited ${code}`)));
+    });
+    assert.equal(access.schema, 'ansight.player/v1');
+    assert.match(access.url, new RegExp(`#/s/${id}/timeline$`));
+    const p2 = await context.newPage();
+    p2.on('pageerror', (e) => consoleErrors.push(e.message));
+    try {
+      await p2.goto(access.url);
+      await p2.waitForSelector('#tl-summary:not(:empty)');
+      assert.match(await p2.textContent('.page-head .badge'), /imported/);
+      const frames = Number(/(\d+) frames/.exec(await p2.textContent('#tl-summary'))[1]);
+      assert.ok(frames >= 2, `${frames} frames in the archive`);
+      await p2.waitForFunction(() => { const img = document.querySelector('#tl-frame'); return img && img.complete && img.naturalWidth > 0; });
+      assert.ok(await p2.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).count() > 0, 'the calls are on the timeline');
+      await p2.screenshot({ path: join(artifacts, '16-player-archive.png'), fullPage: true });
+      // The archive is listed among the recordings, and what needs a live app says so.
+      await p2.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/files`; }, id);
+      await p2.waitForFunction(() => /no ansight host is running/.test(document.querySelector('main').textContent));
+    } finally {
+      await p2.close();
+    }
+    // The host's own player is untouched (its cookie is another port's).
+    await page.goto(playerURL);
+    await page.locator('tr[data-session]', { hasText: 'com.ansight.demo.notes' }).waitFor();
+  } finally {
+    served.kill('SIGINT');
+  }
+  assert.equal(await exited, 0, 'Ctrl-C ends it with exit 0');
 });
 
 // The host stops under an open page and comes back (issue 14.2). The page started by the

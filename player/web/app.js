@@ -69,7 +69,7 @@ function drawPicker() {
   if (!state.sessions.length) picker.append(h('option', { value: '' }, 'no session'));
   for (const s of state.sessions) {
     const st = sessionState(s);
-    picker.append(h('option', { value: s.id }, `${s.appName || s.appId} · ${s.id}${st === 'connected' ? '' : ` (${st === 'unknown' ? 'state unknown' : st})`}`));
+    picker.append(h('option', { value: s.id }, `${s.label ? s.label + ' · ' : ''}${s.appName || s.appId} · ${s.id}${st === 'connected' ? '' : ` (${st === 'unknown' ? 'state unknown' : st})`}`));
   }
   if (sid) picker.value = sid;
   picker.disabled = !state.sessions.length;

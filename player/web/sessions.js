@@ -36,7 +36,7 @@ export function renderSessions(main) {
       const rec = r.recording || {};
       const open = () => { location.hash = `#/s/${encodeURIComponent(r.id)}/timeline`; };
       recBody.append(h('tr', { tabindex: 0, dataset: { recording: r.id }, onclick: open, onkeydown: (e) => { if (e.key === 'Enter') open(); } },
-        h('td', h('div.strong', r.appName || r.appId), h('div.muted.mono.small', r.id)),
+        h('td', h('div.strong', r.appName || r.appId), r.label ? h('div.small', { title: 'label (ansight session rename)' }, r.label) : null, h('div.muted.mono.small', r.id)),
         h('td', r.deviceName || '—', r.platform ? h('div.muted.small', r.platform) : null),
         h('td', { title: `${rec.firstAt} – ${rec.lastAt}` }, fmtAgo(rec.lastAt), h('div.muted.small', `${fmtTime(rec.firstAt)} – ${fmtTime(rec.lastAt)}`)),
         h('td.num', String(rec.records ?? '')),
@@ -62,7 +62,7 @@ export function renderSessions(main) {
         class: st === 'connected' ? 'row-live' : 'row-gone', tabindex: 0, dataset: { session: s.id },
         onclick: open, onkeydown: (e) => { if (e.key === 'Enter') open(); },
       },
-      h('td', h('div.strong', s.appName || s.appId), h('div.muted.mono', s.appId + (s.appVersion ? ' · ' + s.appVersion : '')),
+      h('td', h('div.strong', s.appName || s.appId), s.label ? h('div.small', { title: 'label (ansight session rename)' }, s.label) : null, h('div.muted.mono', s.appId + (s.appVersion ? ' · ' + s.appVersion : '')),
         h('div.muted.mono.small', s.id)),
       h('td', s.deviceName || '—', s.deviceId ? h('div.muted.mono.small', s.deviceId) : null),
       h('td', s.platform || '—', s.sdk ? h('div.muted.small', s.sdk) : null),

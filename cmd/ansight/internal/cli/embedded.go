@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/ansight-go/ansight/app"
@@ -219,9 +221,14 @@ func connectDemoApp(ctx context.Context, rh *runningHost, stateDir string, logge
 // demoAppID is the demo app's id.
 const demoAppID = "com.ansight.demo.notes"
 
+// embeddedRecordBytes bounds the recordings of a host in this process: it lives as long
+// as one command, in a temporary directory.
+const embeddedRecordBytes = 256 << 20
+
 // startEmbedded starts a host in this process (without a control socket) and, when
 // withDemo, the demo app connected to it. The MCP bridge uses it for --embedded-host and
-// --demo. stop shuts both down.
+// --demo, 'test run' for --demo. stop shuts both down.
+
 func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Backend, func(), error) {
 	dir, err := os.MkdirTemp("", "ansight-embedded-")
 	if err != nil {
@@ -233,7 +240,19 @@ func startEmbedded(ctx context.Context, g *globals, withDemo bool) (hostapi.Back
 		// Other apps on this machine look for a host on the standard port: take it if free.
 		discovery = freeOrDefault(host.DefaultDiscoveryAddr)
 	}
-	rh, err := startHost(ctx, hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version})
+	// It records, within embeddedRecordBytes, into the directory it removes when it stops:
+	// 'test run --demo --report' links each session's recording, and the MCP bridge's
+	// ansight_record_flow reads the agent's calls back from it.
+	cfg := hostConfig{stateDir: dir, discovery: discovery, listen: "127.0.0.1:0", logger: discard, version: g.env.Version,
+		record: true, recordBytes: embeddedRecordBytes}
+	rh, err := startHost(ctx, cfg)
+	if err != nil && discovery == host.DefaultDiscoveryAddr && errors.Is(err, syscall.EADDRINUSE) {
+		// The standard port was free a moment ago and another host took it since: this one
+		// does not need it.
+		h, _, _ := net.SplitHostPort(discovery)
+		cfg.discovery = net.JoinHostPort(h, "0")
+		rh, err = startHost(ctx, cfg)
+	}
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

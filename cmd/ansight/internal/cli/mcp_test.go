@@ -170,6 +170,17 @@ func TestMCPDemo(t *testing.T) {
 	if !res.IsError || denied.Error.Code != "tool_policy_not_granted" || denied.Error.Hint == "" {
 		t.Fatalf("critical: %+v", denied)
 	}
+
+	// The embedded host records: the agent's own calls come back as a flow.
+	var rec struct {
+		Origin string
+		Steps  int
+		Flow   string
+	}
+	res = callJSON(t, cs, "ansight_record_flow", nil, &rec)
+	if res.IsError || rec.Steps < 3 || !strings.Contains(rec.Flow, "call: \"notes.list\"") || !strings.HasPrefix(rec.Origin, "mcp:") {
+		t.Fatalf("record flow: %+v", rec)
+	}
 	if code := wait(); code != ExitOK {
 		t.Fatalf("exit code %d", code)
 	}

@@ -21,11 +21,14 @@ import (
 type recordingsFlags struct {
 	archive     string
 	passwordEnv string
+	// session is the archive's session, once --archive is open: the session of a command
+	// given no session argument.
+	session string
 }
 
 // addRecordingsFlags registers --archive and --password-env on cmd.
 func (g *globals) addRecordingsFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&g.recordings.archive, "archive", "", "read this archive (ours, the official host's or an SDK's offline capture) instead of the host's recordings, without importing it")
+	cmd.Flags().StringVar(&g.recordings.archive, "archive", "", "read this archive (ours, the official host's or an SDK's offline capture) instead of the host's recordings, without importing it; the session may then be left out")
 	cmd.Flags().StringVar(&g.recordings.passwordEnv, "password-env", "", "the environment variable that holds the password of an encrypted archive")
 }
 
@@ -61,6 +64,7 @@ func (g *globals) recordingsBackend(ctx context.Context) (hostapi.Backend, error
 			return nil, archiveErr(err)
 		}
 		g.cleanup = append(g.cleanup, func() { rec.Close() })
+		g.recordings.session = sum.ID
 		printf(g.env.Stderr, "ansight: reading the archive %s (session %s), not imported\n", g.recordings.archive, sum.ID)
 		g.backendMade = control.NewOffline(rec, control.Options{Version: g.env.Version})
 		return g.backendMade, nil
@@ -91,6 +95,22 @@ func (g *globals) recordingsBackend(ctx context.Context) (hostapi.Backend, error
 	printf(g.env.Stderr, "ansight: no host is running; reading the recordings in %s directly\n", dir)
 	g.backendMade = control.NewOffline(rec, control.Options{Version: g.env.Version, StateDir: dir})
 	return g.backendMade, nil
+}
+
+// recordingsOf is recordingsBackend for a command about one session: the session its
+// argument names, else — with --archive, which holds one recording — the archive's.
+func (g *globals) recordingsOf(ctx context.Context, args []string) (hostapi.Backend, string, error) {
+	if len(args) == 0 && g.recordings.archive == "" {
+		return nil, "", usageErrorf("name a session ('ansight session list --all' lists them), or give --archive FILE.zip")
+	}
+	b, err := g.recordingsBackend(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(args) > 0 {
+		return b, args[0], nil
+	}
+	return b, g.recordings.session, nil
 }
 
 // archiveErr gives an archive's refusal its exit code: a missing or wrong password is a

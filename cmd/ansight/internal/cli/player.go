@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -13,17 +15,38 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/player"
 )
 
 func newPlayerCmd(g *globals) *cobra.Command {
+	var archiveAddr string
+	var archiveOpen bool
 	cmd := &cobra.Command{
 		Use:   "player",
-		Short: "Open the web player of the running host, or print its address",
+		Short: "Open the web player of the running host, or print its address; or show an archive in it",
 		Long: `The web player is served by 'ansight host run' and 'ansight demo --keep-running' on this
 machine, behind an access token that only you can get: these commands ask the host for it
 through its control socket. The token survives restarts of the host, so open pages
-reconnect by themselves; --new-token replaces it and locks every open page out.`,
+reconnect by themselves; --new-token replaces it and locks every open page out.
+
+'ansight player --archive FILE.zip' needs no host: it serves a player of its own over the
+archive (ours, the official host's or an SDK's offline capture, unpacked into a private
+temporary store, never imported), prints its address with a fresh access token, and
+serves it until Ctrl-C. The recording's Timeline, Traffic, and the session's crash reports
+and annotations are there; everything that needs a live app (tools, Files, Data, the live
+screen) says that no host is running.`,
+		Example: "  ansight player open\n  ansight player --archive bug-report.zip\n  ansight player --archive capture.zip --password-env CAPTURE_PASSWORD --open",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if g.recordings.archive == "" {
+				return c.Help()
+			}
+			return runPlayerArchive(c.Context(), g, archiveAddr, archiveOpen)
+		},
 	}
+	g.addRecordingsFlags(cmd)
+	cmd.Flags().StringVar(&archiveAddr, "addr", "127.0.0.1:0", "with --archive: loopback address to serve the player on (default: any free port)")
+	cmd.Flags().BoolVar(&archiveOpen, "open", false, "with --archive: open the player in the default browser too")
 	var renew bool
 	url := &cobra.Command{
 		Use:     "url",
@@ -74,6 +97,54 @@ func runPlayerOpen(ctx context.Context, g *globals) error {
 	}
 	printf(g.env.Stdout, "opened %s in the browser\n", a.Address)
 	return nil
+}
+
+// runPlayerArchive is 'ansight player --archive': a player of its own over the archive,
+// on a loopback address, until ctx ends (Ctrl-C: exit 0). The access token is new each run
+// and lives only in this process: only the URL printed here opens the page.
+func runPlayerArchive(ctx context.Context, g *globals, addr string, open bool) error {
+	b, id, err := g.recordingsOf(ctx, nil)
+	if err != nil {
+		return err
+	}
+	l, err := player.Listen(addr)
+	if err != nil {
+		return usageErrorf("--addr: %v", err)
+	}
+	p, err := player.New(hostapi.WithOrigin(b, hostapi.OriginPlayer), player.Options{Version: g.env.Version})
+	if err != nil {
+		l.Close()
+		return err
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		p.Close() // ends the live streams, which Shutdown would wait for
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+	}()
+	// The page opens on the recording's timeline (the fragment survives the token's redirect).
+	access := &hostapi.PlayerAccess{Schema: hostapi.SchemaPlayer, Address: l.Addr().String(),
+		URL: p.URL(l.Addr().String()) + "#/s/" + url.PathEscape(id) + "/timeline"}
+	if g.json {
+		writeJSON(g.env.Stdout, access)
+	} else {
+		fmt.Fprintln(g.env.Stdout, access.URL)
+		printf(g.env.Stderr, "ansight: serving the archive %s in the player at %s until Ctrl-C\n", g.recordings.archive, access.Address)
+	}
+	if open {
+		if err := openBrowser(ctx, access.URL); err != nil {
+			printf(g.env.Stderr, "ansight: could not open a browser (%v): open the address above yourself\n", err)
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-served:
+		return fmt.Errorf("player: %w", err)
+	}
 }
 
 // openerWait is how long openBrowser waits for the opener's exit status. Openers such as

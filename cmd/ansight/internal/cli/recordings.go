@@ -84,18 +84,18 @@ func newBrowseCmd(g *globals, spec browseSpec) *cobra.Command {
 		Short:             spec.short,
 		Long:              long,
 		Example:           spec.example,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.RangeArgs(0, 1), // none with --archive: the archive's session
 		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {
 			req, err := f.request(spec, time.Now())
 			if err != nil {
 				return err
 			}
-			b, err := g.recordingsBackend(c.Context())
+			b, id, err := g.recordingsOf(c.Context(), args)
 			if err != nil {
 				return err
 			}
-			return g.browse(c.Context(), b, args[0], spec, f, req)
+			return g.browse(c.Context(), b, id, spec, f, req)
 		},
 	}
 	g.addRecordingsFlags(cmd)
@@ -225,8 +225,12 @@ func (br *browsing) prepare(ctx context.Context, req hostapi.RecordsRequest) (ho
 			req.Channel = &ch
 		}
 	}
-	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool { return k == hostapi.RecordTree || k == hostapi.RecordArtifact }) && !br.g.json {
-		if st, err := br.b.Status(ctx); err == nil && st.Recording != nil {
+	if slices.ContainsFunc(req.Kinds, func(k hostapi.RecordKind) bool {
+		return k == hostapi.RecordTree || k == hostapi.RecordArtifact || k == hostapi.RecordCrash || k == hostapi.RecordAnnotation
+	}) && !br.g.json {
+		// An archive's files are unpacked into a temporary store that is gone when the
+		// command ends: no path to show.
+		if st, err := br.b.Status(ctx); err == nil && st.Recording != nil && br.g.recordings.archive == "" {
 			br.view.dir = st.Recording.Dir
 		}
 	}
@@ -535,14 +539,11 @@ name, type, size, and the recording's copy of the file (a link to the host's, no
 }
 
 // keptJSON decodes the host's descriptions that kept records carry as their data.
-func keptJSON[T any](recs []hostapi.Record) []T {
+func keptJSON[T any](recs []hostapi.Record, of func(*browseView, hostapi.Record) T) []T {
 	out := make([]T, 0, len(recs))
 	for _, r := range slices.Backward(recs) { // most recent first, as the host lists them
 		if len(r.Data) > 0 {
-			var v T
-			if json.Unmarshal(r.Data, &v) == nil {
-				out = append(out, v)
-			}
+			out = append(out, of(nil, r))
 		}
 	}
 	return out
@@ -609,9 +610,9 @@ archive instead.`,
 		Example: "  ansight session export com-ansight-demo-notes-001 -o session.zip\n" +
 			"  ansight session export com-ansight-demo-notes-001 -o session.zip --redact default,x-session-id,email\n" +
 			"  ansight session export com-ansight-demo-notes-001 -o official.zip --format official --sanitize",
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.RangeArgs(0, 1), // none with --archive: the archive's session
 		ValidArgsFunction: g.completeRecordings,
-		RunE:              func(c *cobra.Command, args []string) error { return g.runExport(c.Context(), args[0], o) },
+		RunE:              func(c *cobra.Command, args []string) error { return g.runExport(c.Context(), args, o) },
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "the archive to write (default <session>.zip)")
 	cmd.Flags().StringSliceVar(&o.redact, "redact", nil, "header, field and parameter names whose values to remove, comma separated ('default': the usual credentials)")
@@ -636,7 +637,7 @@ are boxed over sensitive nodes and blacked out when no visual tree can decide, a
 values an agent typed into sensitive fields are replaced. sanitization/report.json counts
 what was done. SECURITY.md says what it promises and what it does not.`,
 		Example:           "  ansight session sanitize com-ansight-demo-notes-001 shared.zip\n  ansight session sanitize com-ansight-demo-notes-001 shared.zip --format official",
-		Args:              cobra.RangeArgs(1, 2),
+		Args:              cobra.RangeArgs(0, 2), // none with --archive: the archive's session
 		ValidArgsFunction: g.completeRecordings,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 2 {
@@ -645,7 +646,7 @@ what was done. SECURITY.md says what it promises and what it does not.`,
 				}
 				o.output = args[1]
 			}
-			return g.runExport(c.Context(), args[0], o)
+			return g.runExport(c.Context(), args[:min(len(args), 1)], o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "the archive to write (default <session>.zip)")
@@ -655,18 +656,19 @@ what was done. SECURITY.md says what it promises and what it does not.`,
 	return cmd
 }
 
-// runExport writes session id's archive to o.output.
-func (g *globals) runExport(ctx context.Context, id string, o exportOptions) error {
+// runExport writes the archive of the session args names (the --archive's, without one)
+// to o.output.
+func (g *globals) runExport(ctx context.Context, args []string, o exportOptions) error {
 	if o.format != recording.FormatAnsight && o.format != recording.FormatOfficial {
 		return usageErrorf("--format must be %s or %s", recording.FormatAnsight, recording.FormatOfficial)
+	}
+	b, id, err := g.recordingsOf(ctx, args)
+	if err != nil {
+		return err
 	}
 	output := o.output
 	if output == "" {
 		output = id + ".zip"
-	}
-	b, err := g.recordingsBackend(ctx)
-	if err != nil {
-		return err
 	}
 	// The recording's size is what the progress bar counts towards (the archive is about
 	// as large: JPEGs are stored, text deflated).

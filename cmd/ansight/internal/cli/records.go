@@ -37,12 +37,63 @@ report.json as the app sent it, and native.trace or metrickit.json when it carri
 		example: "  ansight session crashes com-example-app-002\n  ansight session crashes com-example-app-002 --json",
 		kinds:   []hostapi.RecordKind{hostapi.RecordCrash}, search: true,
 		header: []string{"OCCURRED", "KIND", "PLATFORM", "CONFIDENCE", "MESSAGE", "REPORT"},
-		row:    func(_ *browseView, r hostapi.Record) []string { return crashRow(dataOf[hostapi.CrashReport](r)) },
+		row:    func(v *browseView, r hostapi.Record) []string { return crashRow(crashOf(v, r)) },
 		json: func(id string, recs []hostapi.Record) any {
-			return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: id, Crashes: keptJSON[hostapi.CrashReport](recs)}
+			return &hostapi.Crashes{Schema: hostapi.SchemaCrashes, SessionID: id, Crashes: keptJSON(recs, crashOf)}
 		},
 		fallback: kept(hostapi.Backend.Crashes, show),
 	})
+}
+
+// crashOf is a crash record's report: the host's description it keeps as its data, with
+// what an imported record (an offline capture's, an official archive's, which keep the
+// report's own members) lacks taken from the record — its time, its id, its file.
+func crashOf(v *browseView, r hostapi.Record) hostapi.CrashReport {
+	c := dataOf[hostapi.CrashReport](r)
+	if c.OccurredAt.IsZero() {
+		c.OccurredAt = r.At
+	}
+	if c.ID == "" {
+		c.ID = c.ReportID
+	}
+	if c.SessionID == "" {
+		c.SessionID = r.Session
+	}
+	if c.Dir == "" && len(c.Files) == 0 && v != nil {
+		if f := v.file(r); f != "-" {
+			c.Dir = f
+		}
+	}
+	return c
+}
+
+// annotationOf is crashOf for annotation records.
+func annotationOf(v *browseView, r hostapi.Record) hostapi.Annotation {
+	a := dataOf[struct {
+		hostapi.Annotation
+		AnnotationID string `json:"annotationId"` // an imported bundle's
+	}](r)
+	if a.ID == "" {
+		a.ID = a.AnnotationID
+	}
+	if a.CapturedAt.IsZero() {
+		a.CapturedAt = r.At
+	}
+	if a.SessionID == "" {
+		a.SessionID = r.Session
+	}
+	if a.MimeType == "" {
+		a.MimeType = "application/vnd.ansight.annotation+zip" // what every bundle is
+	}
+	if a.SizeBytes == 0 {
+		a.SizeBytes = r.BlobBytes
+	}
+	if a.Path == "" && v != nil {
+		if f := v.file(r); f != "-" {
+			a.Path = f
+		}
+	}
+	return a.Annotation
 }
 
 func crashRow(r hostapi.CrashReport) []string {
@@ -73,9 +124,9 @@ one record per line).`,
 		example: "  ansight session annotations com-example-app-002 --json",
 		kinds:   []hostapi.RecordKind{hostapi.RecordAnnotation},
 		header:  []string{"CAPTURED", "SIZE", "ANNOTATION", "BUNDLE"},
-		row:     func(_ *browseView, r hostapi.Record) []string { return annotationRow(dataOf[hostapi.Annotation](r)) },
+		row:     func(v *browseView, r hostapi.Record) []string { return annotationRow(annotationOf(v, r)) },
 		json: func(id string, recs []hostapi.Record) any {
-			return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: id, Annotations: keptJSON[hostapi.Annotation](recs)}
+			return &hostapi.Annotations{Schema: hostapi.SchemaAnnotations, SessionID: id, Annotations: keptJSON(recs, annotationOf)}
 		},
 		fallback: kept(hostapi.Backend.Annotations, show),
 	})

@@ -12,7 +12,7 @@ import (
 
 func newSessionCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "List and inspect app sessions, browse, export and import their recordings"}
-	cmd.AddCommand(newSessionListCmd(g), newSessionShowCmd(g), newSessionDisconnectCmd(g))
+	cmd.AddCommand(newSessionListCmd(g), newSessionShowCmd(g), newSessionRenameCmd(g), newSessionDisconnectCmd(g))
 	for _, spec := range browseSpecs() {
 		cmd.AddCommand(newBrowseCmd(g, spec))
 	}
@@ -60,6 +60,9 @@ func (o *sessionListOptions) run(ctx context.Context, g *globals) error {
 		return usageErrorf("--state must be connected or disconnected")
 	}
 	backend := g.backend
+	if g.recordings.archive != "" {
+		o.all = true // an archive holds recordings only: --all is implied
+	}
 	if o.all {
 		backend = func() (hostapi.Backend, error) { return g.recordingsBackend(ctx) }
 	}
@@ -113,6 +116,7 @@ func (o *sessionListOptions) printNone(g *globals, b hostapi.Backend) {
 // column: the host each session is on.
 func (o *sessionListOptions) printTable(g *globals, sessions []hostapi.Session) {
 	withHost := slices.ContainsFunc(sessions, func(ss hostapi.Session) bool { return ss.Host != "" })
+	withLabel := slices.ContainsFunc(sessions, func(ss hostapi.Session) bool { return ss.Label != "" })
 	head := []string{"SESSION", "APP", "DEVICE", "PLATFORM", "STATE", "GRANT", "TOOLS", "CONNECTED"}
 	at := 0
 	if withHost {
@@ -120,6 +124,9 @@ func (o *sessionListOptions) printTable(g *globals, sessions []hostapi.Session) 
 	}
 	if o.all {
 		head = append(head, "RECORDED")
+	}
+	if withLabel {
+		head = append(head, "LABEL")
 	}
 	tw := newTable(g.env.Stdout).colourBy(at+4, stateColour).colourBy(at+5, policyColour)
 	tw.header(head...)
@@ -135,9 +142,50 @@ func (o *sessionListOptions) printTable(g *globals, sessions []hostapi.Session) 
 		if o.all {
 			row = append(row, recordedSize(ss.Recording))
 		}
+		if withLabel {
+			row = append(row, ss.Label)
+		}
 		tw.row(row...)
 	}
 	tw.flush()
+}
+
+func newSessionRenameCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rename <session> <label>",
+		Short: "Give a session a label that session list, session show and the player show",
+		Long: `Give a session — connected, or recorded — a human label, shown by 'session list',
+'session show' and the web player. The host keeps it with the session's recording, so it
+stays after the app has gone and across restarts of the host (a host run with --no-record
+keeps none). An empty label ("") removes it. At most 200 bytes, on one line.`,
+		Example:           "  ansight session rename com-ansight-demo-notes-001 \"checkout on the Pixel\"\n  ansight session rename com-ansight-demo-notes-001 \"\"",
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: g.completeSessions,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runSessionRename(c.Context(), g, args[0], hostapi.RenameRequest{Label: args[1]})
+		},
+	}
+}
+
+// runSessionRename is 'ansight session rename'.
+func runSessionRename(ctx context.Context, g *globals, id string, req hostapi.RenameRequest) error {
+	b, err := g.backend()
+	if err != nil {
+		return err
+	}
+	r, err := b.Rename(ctx, id, req)
+	if err != nil {
+		return hostErr(err)
+	}
+	if g.json {
+		return writeJSON(g.env.Stdout, r)
+	}
+	if r.Label == "" {
+		printf(g.env.Stdout, "session %s has no label\n", r.SessionID)
+	} else {
+		printf(g.env.Stdout, "session %s is labelled %q\n", r.SessionID, r.Label)
+	}
+	return nil
 }
 
 func newSessionDisconnectCmd(g *globals) *cobra.Command {
@@ -175,17 +223,17 @@ func newSessionShowCmd(g *globals) *cobra.Command {
 	show := &cobra.Command{
 		Use:               "show <session>",
 		Short:             "Show one session",
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.RangeArgs(0, 1), // none with --archive: the archive's session
 		ValidArgsFunction: g.completeSessions,
-		RunE:              func(c *cobra.Command, args []string) error { return runSessionShow(c.Context(), g, args[0]) },
+		RunE:              func(c *cobra.Command, args []string) error { return runSessionShow(c.Context(), g, args) },
 	}
 	g.addRecordingsFlags(show)
 	return show
 }
 
 // runSessionShow is 'ansight session show'.
-func runSessionShow(ctx context.Context, g *globals, id string) error {
-	b, err := g.recordingsBackend(ctx)
+func runSessionShow(ctx context.Context, g *globals, args []string) error {
+	b, id, err := g.recordingsOf(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -198,7 +246,7 @@ func runSessionShow(ctx context.Context, g *globals, id string) error {
 	}
 	tw := newTable(g.env.Stdout)
 	for _, kv := range [][2]string{
-		{"session", s.ID}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
+		{"session", s.ID}, {"label", s.Label}, {"host", s.Host}, {"app", s.AppID}, {"app name", s.AppName}, {"app version", s.AppVersion},
 		{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 		{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 		{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
