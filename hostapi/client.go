@@ -407,7 +407,10 @@ func (c *Client) stream(ctx context.Context, t target, body, out any, progress f
 		return json.Unmarshal(data, out)
 	}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), wire.DefaultMaxMessageBytes)
+	// Small to start: most answers are a line of a few hundred bytes, and a 64 KiB buffer
+	// per call was most of what a small call through the socket allocated. The scanner
+	// doubles it for longer lines, up to the message limit.
+	sc.Buffer(make([]byte, 4<<10), wire.DefaultMaxMessageBytes)
 	for sc.Scan() {
 		var line streamLine
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {

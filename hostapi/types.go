@@ -581,6 +581,15 @@ type CallRequest struct {
 	// the host records it with the call's traffic, and 'ansight test record --origin'
 	// selects calls by it. Not allowed on the calls of a batch: give the batch's.
 	Origin string `json:"origin,omitzero"`
+	// IfRevision and IfGrant make the call conditional: the host calls the tool only while
+	// the session's catalog revision is IfRevision and its grant IfGrant (each when set),
+	// and refuses otherwise with CodeSessionChanged (412) before the app sees anything. A
+	// client that judged the call by the session as it looked it up earlier — the MCP
+	// bridge refuses critical tools by their policy in that catalog — learns so that its
+	// judgement is stale, instead of looking the session up again before every call. Not
+	// allowed on the calls of a batch.
+	IfRevision string      `json:"ifRevision,omitzero"`
+	IfGrant    wire.Policy `json:"ifGrant,omitzero"`
 }
 
 // Origins of calls: who asked. A client of its own may name itself with another short

@@ -58,14 +58,30 @@ type callOutput struct {
 }
 
 func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *callInput) (*mcp.CallToolResult, error) {
-	sess, err := br.session(ctx, in.selector)
-	if err != nil {
-		return br.fail(err, in.SessionID, in.ToolID)
+	// A session the bridge judged a call by before is not looked up again: the call names
+	// the catalog revision and grant it is judged by, and the host refuses it, before the
+	// app sees it, if either changed (or the session ended); then it is looked up and
+	// judged again.
+	sess, known := br.policies.known(in.selector)
+	if !known {
+		var err error
+		if sess, err = br.session(ctx, in.selector); err != nil {
+			return br.fail(err, in.SessionID, in.ToolID)
+		}
 	}
 	call := in.request()
 	call.TimeoutMS = in.TimeoutMS
 	prog := startProgress(ctx, req)
 	res, err := br.call(ctx, sess, call, prog.report())
+	if code := wire.CodeOf(err); code == wire.CodeSessionChanged ||
+		known && (code == wire.CodeSessionClosed || code == wire.CodeSessionNotFound) {
+		br.policies.forget(sess.ID)
+		if sess, err = br.session(ctx, in.selector); err != nil {
+			prog.stop(nil)
+			return br.fail(err, in.SessionID, in.ToolID)
+		}
+		res, err = br.call(ctx, sess, call, prog.report())
+	}
 	prog.stop(artifactsOf(res))
 	if err != nil {
 		return br.fail(err, sess.ID, in.ToolID)
@@ -96,6 +112,9 @@ func (br *Bridge) call(ctx context.Context, sess *hostapi.Session, req hostapi.C
 	if act != nil {
 		return br.act(ctx, sess.ID, req, act)
 	}
+	if sess.Revision != "" { // what authorize judged the call by must still hold
+		req.IfRevision, req.IfGrant = sess.Revision, sess.MaxToolPolicy
+	}
 	return br.backend.Call(ctx, sess.ID, req, progress)
 }
 
@@ -118,6 +137,7 @@ func (br *Bridge) authorize(ctx context.Context, sess *hostapi.Session, ids []st
 		}
 		br.policies.store(sess, ids, entries)
 	}
+	br.policies.remember(sess)
 	for i, id := range ids {
 		if entries[i] == nil {
 			continue
@@ -153,6 +173,11 @@ type sessionPolicies struct {
 	revision string
 	grant    wire.Policy
 	tools    map[string]*wire.ToolEntry
+	// session is the session as looked up when a call was last judged by these entries
+	// (nil until then): ansight_call_app_tool's calls are judged by it without looking the
+	// session up (Bridge.callTool), made conditional on its revision and grant. Shared:
+	// never modified.
+	session *hostapi.Session
 }
 
 // Bounds of the policy cache: sessions kept, and tools per session.
@@ -182,6 +207,40 @@ func (c *policyCache) lookup(sess *hostapi.Session, ids []string) ([]*wire.ToolE
 		out[i] = e
 	}
 	return out, true
+}
+
+// remember keeps sess, connected and judged by the entries cached for its revision and
+// grant, for known.
+func (c *policyCache) remember(sess *hostapi.Session) {
+	if sess.Revision == "" || sess.State != hostapi.StateConnected {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sp := c.sessions[sess.ID]; sp != nil && sp.revision == sess.Revision && sp.grant == sess.MaxToolPolicy {
+		sp.session = sess
+	}
+}
+
+// known is the session sel names by id as remembered, if it is.
+func (c *policyCache) known(sel selector) (*hostapi.Session, bool) {
+	if sel.SessionID == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sp := c.sessions[sel.SessionID]
+	if sp == nil || sp.session == nil || sel.AppID != "" && sel.AppID != sp.session.AppID {
+		return nil, false
+	}
+	return sp.session, true
+}
+
+// forget drops what is cached of a session that changed or ended.
+func (c *policyCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sessions, id)
 }
 
 // store keeps the entries (nil: absent) of ids for sess's revision and grant.

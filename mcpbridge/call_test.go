@@ -328,10 +328,11 @@ func TestFitImage(t *testing.T) {
 // counting the summaries authorize asks for.
 type revisedBackend struct {
 	*fakeBackend
-	summaries atomic.Int32
+	summaries, lookups atomic.Int32
 }
 
 func (r *revisedBackend) Session(ctx context.Context, id string) (*hostapi.Session, error) {
+	r.lookups.Add(1)
 	s, err := r.fakeBackend.Session(ctx, id)
 	if err == nil {
 		r.mu.Lock()
@@ -349,8 +350,10 @@ func (r *revisedBackend) Tools(ctx context.Context, id string, req hostapi.Tools
 }
 
 // TestCallPolicyCache: the policies a call is checked against are asked once per session,
-// catalog revision and grant; a new revision or grant asks again, and a tool that became
-// critical under a new revision is refused.
+// catalog revision and grant, and the session is looked up once: each call is conditional
+// on the revision and grant it was judged by. A new revision or grant is the host's
+// refusal of the condition, and asks again; a tool that became critical under a new
+// revision is refused.
 func TestCallPolicyCache(t *testing.T) {
 	t.Parallel()
 	f := oneSession(t)
@@ -364,8 +367,17 @@ func TestCallPolicyCache(t *testing.T) {
 			t.Fatal(text(t, res, nil))
 		}
 	}
-	if n := r.summaries.Load(); n != 1 {
-		t.Fatalf("%d summaries asked for 3 calls of one tool", n)
+	if n, l := r.summaries.Load(), r.lookups.Load(); n != 1 || l != 1 {
+		t.Fatalf("%d summaries asked and %d lookups for 3 calls of one tool", n, l)
+	}
+	for _, c := range f.received() {
+		if c.IfRevision != "rev-1" || c.IfGrant != wire.PolicyCritical {
+			t.Fatalf("a call not conditional on what it was judged by: %+v", c)
+		}
+	}
+	// The app id given with the session id is checked against the remembered session.
+	if e := errorOf(t, h.call(ToolCallAppTool, map[string]any{"sessionId": "s1", "appId": "other", "toolId": "notes.list"})); e.Code != wire.CodeBadRequest {
+		t.Fatalf("%+v", e)
 	}
 	// A new revision in which notes.list is critical: asked again, and refused.
 	f.mu.Lock()
@@ -384,14 +396,27 @@ func TestCallPolicyCache(t *testing.T) {
 	if n := r.summaries.Load(); n != 2 || len(f.received()) != before {
 		t.Fatalf("%d summaries; the app received %d more calls", n, len(f.received())-before)
 	}
-	// A lower grant (same revision): asked again.
+	// A lower grant (same revision): asked again — twice, as the remembered session has no
+	// entry for notes.create yet, and then the host refuses the call's condition.
 	f.mu.Lock()
 	f.sessions[0].MaxToolPolicy = wire.PolicyWrite
 	f.mu.Unlock()
 	if res := call("notes.create"); res.IsError {
 		t.Fatal(text(t, res, nil))
 	}
-	if n := r.summaries.Load(); n != 3 {
+	if n := r.summaries.Load(); n != 4 {
 		t.Fatalf("%d summaries after the grant changed", n)
+	}
+	if c := f.received(); c[len(c)-1].IfGrant != wire.PolicyWrite {
+		t.Fatalf("the call after the grant changed: %+v", c[len(c)-1])
+	}
+	// A session that ended since: looked up again, and refused as the bridge refuses it.
+	f.disconnect("s1")
+	lookups := r.lookups.Load()
+	if e := errorOf(t, call("notes.list")); e.Code != wire.CodeSessionClosed || !strings.Contains(e.Message, "com.example.notes") {
+		t.Fatalf("%+v", e)
+	}
+	if n := r.lookups.Load(); n != lookups+1 {
+		t.Fatalf("%d lookups for a call to an ended session", n-lookups)
 	}
 }

@@ -270,6 +270,9 @@ func (f *fakeBackend) Call(ctx context.Context, sessionID string, req hostapi.Ca
 	if err != nil {
 		return nil, err
 	}
+	if req.IfRevision != "" && req.IfRevision != c.revision || req.IfGrant != "" && req.IfGrant != s.MaxToolPolicy {
+		return nil, &hostapi.APIError{Status: http.StatusPreconditionFailed, Code: wire.CodeSessionChanged, Message: "session " + sessionID + " changed"}
+	}
 	if c.hold[req.ToolID] {
 		release, gaveUp := c.release, c.gaveUp
 		f.mu.Unlock()

@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 	"testing"
@@ -183,4 +184,33 @@ func unquoted(line string) string {
 		}
 	}
 	return b.String()
+}
+
+// FuzzDecodeText holds decodeText's fast path (unchangedAt: an object whose member is not
+// JSON text is given back as is) against the plain path, decodeAt: for any input, name
+// and anyValue, both fail or neither does, and what they give is the same JSON value.
+func FuzzDecodeText(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"toolId":"a","arguments":{}}`, `{"arguments":"{\"a\":1}"}`, `{"arguments":"not json"}`,
+		`{"arguments":{},"arguments":{}}`, `{"a":1,"b":[1,2,{"c":"\u00e9"}]}`, `{"arguments":null}`, `{"x":"\ud800"}`, `{"a":1} {}`, `{"a":1`, `[]`, `"s"`} {
+		f.Add([]byte(seed), "arguments", false)
+	}
+	f.Add([]byte(`{"arguments":"plain"}`), "arguments", true)
+	f.Add([]byte(`{"*":{}}`), "*", false)
+	f.Fuzz(func(t *testing.T, args []byte, name string, anyValue bool) {
+		if len(args) == 0 {
+			return
+		}
+		fast, errFast := decodeText(args, []textPath{{steps: []string{name}, anyValue: anyValue}})
+		plain, errPlain := decodeAt(args, []string{name}, anyValue, "")
+		if (errFast == nil) != (errPlain == nil) {
+			t.Fatalf("%q at %q: fast path %v, plain path %v", args, name, errFast, errPlain)
+		}
+		if errFast != nil {
+			return
+		}
+		a, b := fast.Clone(), plain.Clone()
+		if errA, errB := a.Canonicalize(), b.Canonicalize(); (errA == nil) != (errB == nil) || errA == nil && !bytes.Equal(a, b) {
+			t.Fatalf("%q at %q: fast path %s (%v), plain path %s (%v)", args, name, fast, errA, plain, errB)
+		}
+	})
 }

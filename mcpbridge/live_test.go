@@ -19,6 +19,7 @@ import (
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/host/control"
 	"github.com/ansight-go/ansight/host/tools"
+	"github.com/ansight-go/ansight/hostapi"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 )
@@ -226,5 +227,50 @@ func TestDroppedHTTPStreamCancelsTheAppTool(t *testing.T) {
 			t.Fatal("the host still waits for the call")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestConditionalCallLive: the real host runs a conditional call while the session's
+// catalog revision and grant are the ones it names, and refuses it with session_changed
+// otherwise, before the app sees it; a batch's calls cannot be conditional.
+func TestConditionalCallLive(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	l := startLive(t, 5*time.Second, func(a *app.App) error {
+		return a.Register(app.Tool{Definition: catalog.Definition{ID: "test.count", Name: "test.count", Description: "Counts its calls.", Category: "test",
+			Policy: wire.PolicyRead, ArgumentsSchema: jsontext.Value(`{"type":"object"}`), ResultSchema: jsontext.Value(`{"type":"object"}`)},
+			Handler: func(context.Context, *app.Call) (any, error) { ran.Add(1); return map[string]any{}, nil }})
+	})
+	ctx := t.Context()
+	if _, err := l.backend.Tools(ctx, l.sessionID, hostapi.ToolsRequest{}); err != nil { // the host fetches the catalog
+		t.Fatal(err)
+	}
+	s, err := l.backend.Session(ctx, l.sessionID)
+	if err != nil || s.Revision == "" {
+		t.Fatalf("%+v %v", s, err)
+	}
+	for _, tc := range []struct {
+		revision string
+		grant    wire.Policy
+		changed  bool
+	}{
+		{s.Revision, s.MaxToolPolicy, false},
+		{s.Revision, "", false},
+		{"", s.MaxToolPolicy, false},
+		{"sha256:0", s.MaxToolPolicy, true},
+		{s.Revision, wire.PolicyRead + "x", true},
+	} {
+		before := ran.Load()
+		res, err := l.backend.Call(ctx, l.sessionID, hostapi.CallRequest{ToolID: "test.count", IfRevision: tc.revision, IfGrant: tc.grant}, nil)
+		switch {
+		case tc.changed && (wire.CodeOf(err) != wire.CodeSessionChanged || ran.Load() != before):
+			t.Errorf("%+v: %v, the app ran it: %v", tc, err, ran.Load() != before)
+		case !tc.changed && (err != nil || !res.Success || ran.Load() != before+1):
+			t.Errorf("%+v: %+v %v", tc, res, err)
+		}
+	}
+	_, err = l.backend.Batch(ctx, l.sessionID, hostapi.BatchRequest{Calls: []hostapi.CallRequest{{ToolID: "test.count", IfRevision: s.Revision}}}, nil)
+	if wire.CodeOf(err) != wire.CodeBadRequest {
+		t.Errorf("a conditional call in a batch: %v", err)
 	}
 }

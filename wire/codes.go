@@ -59,6 +59,9 @@ const (
 	CodeBadRequest       Code = "bad_request"
 	CodeProtocol         Code = "protocol_error"
 	CodeInternal         Code = "internal_error"
+	// CodeSessionChanged: a conditional call's session no longer has the catalog revision
+	// or grant the call named (hostapi.CallRequest.IfRevision): look it up again.
+	CodeSessionChanged Code = "session_changed"
 	// CodeResourceNotFound: no such route, asset or artifact (the HTTP 404 of the host API
 	// and the player).
 	CodeResourceNotFound Code = "not_found"

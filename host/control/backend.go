@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -639,6 +640,11 @@ func (l *Backend) Call(ctx context.Context, sessionID string, req hostapi.CallRe
 	if err != nil {
 		return nil, err
 	}
+	if req.IfRevision != "" || req.IfGrant != "" {
+		if err := l.unchanged(sessionID, c, req.IfRevision, req.IfGrant); err != nil {
+			return nil, err
+		}
+	}
 	if err := hostapi.CheckOrigin(req.Origin); err != nil {
 		return nil, err
 	}
@@ -663,6 +669,27 @@ func (l *Backend) Call(ctx context.Context, sessionID string, req hostapi.CallRe
 	return out, nil
 }
 
+// unchanged checks a conditional call's condition (hostapi.CallRequest.IfRevision): the
+// session's catalog revision and grant are the ones the caller judged the call by. It is
+// checked just before the call is sent, as the tool client checks the catalog and grant
+// themselves.
+func (l *Backend) unchanged(sessionID string, c *tools.Client, revision string, grant wire.Policy) error {
+	rev := ""
+	if cat := c.Cached(); cat != nil {
+		rev = cat.Revision
+	}
+	var have wire.Policy
+	if s, ok := l.srv.Session(sessionID); ok {
+		have = s.MaxToolPolicy()
+	}
+	if revision != "" && revision != rev || grant != "" && grant != have {
+		return hostapi.Errorf(http.StatusPreconditionFailed, wire.CodeSessionChanged,
+			"session %s changed: catalog revision %s and grant %s, the call named %s and %s",
+			sessionID, cmp.Or(rev, "(none)"), cmp.Or(string(have), "(none)"), cmp.Or(revision, "any"), cmp.Or(string(grant), "any"))
+	}
+	return nil
+}
+
 // UI implements hostapi.Backend: the operation over this host's calls.
 func (l *Backend) UI(ctx context.Context, sessionID string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
 	return hostapi.RunUI(ctx, l, sessionID, req)
@@ -681,6 +708,9 @@ func (l *Backend) Batch(ctx context.Context, sessionID string, req hostapi.Batch
 		}
 		if r.Origin != "" {
 			return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch has an origin: give the batch's origin instead", i)
+		}
+		if r.IfRevision != "" || r.IfGrant != "" {
+			return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "call %d of the batch is conditional (ifRevision, ifGrant): a batch's calls cannot be", i)
 		}
 		calls[i] = wireCall(r)
 	}

@@ -236,7 +236,9 @@ func alternateBench(b *testing.B, rounds int, op, base func(context.Context) err
 // same call through hostapi.Client over the socket, and of the MCP SDK's floor (an
 // in-memory tool that returns at once) alternate; it reports each one's CPU per call
 // (cpu-µs/bridge, /socket, /sdk) and the median round's share of the bridge's own
-// (bridge − socket − sdk) in the bridge's total (own-share).
+// (bridge − socket − sdk) in the bridge's total (own-share); and, beside them, the SDK's
+// floor with the bridge's arguments and answer (cpu-µs/sdk-same) and the share left beyond
+// the SDK's handling of those bytes (bridge − socket − sdk-same: own-beyond-bytes).
 func BenchmarkMCPCall(b *testing.B) {
 	ctx := b.Context()
 	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.mcp")
@@ -251,7 +253,7 @@ func BenchmarkMCPCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.close()
-	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk}
+	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame}
 	for _, f := range ops { // warm up
 		if _, _, err := timed(ctx, 50, 1, f); err != nil {
 			b.Fatal(err)
@@ -259,10 +261,11 @@ func BenchmarkMCPCall(b *testing.B) {
 	}
 	const rounds = 10
 	n := max(1, b.N/rounds)
-	var cpu [3]time.Duration
+	var cpu [4]time.Duration
 	shares := make([]float64, 0, rounds)
+	beyond := make([]float64, 0, rounds)
 	for range rounds {
-		var perOp [3]float64
+		var perOp [4]float64
 		for i, f := range ops {
 			_, used, err := timed(ctx, n, 1, f)
 			if err != nil {
@@ -272,9 +275,11 @@ func BenchmarkMCPCall(b *testing.B) {
 			perOp[i] = used.PerOp(n)
 		}
 		shares = append(shares, (perOp[0]-perOp[1]-perOp[2])/perOp[0])
+		beyond = append(beyond, (perOp[0]-perOp[1]-perOp[3])/perOp[0])
 	}
-	for i, name := range []string{"bridge", "socket", "sdk"} {
+	for i, name := range []string{"bridge", "socket", "sdk", "sdk-same"} {
 		b.ReportMetric(micros(cpu[i])/float64(n*rounds), "cpu-µs/"+name)
 	}
 	b.ReportMetric(median(shares), "own-share")
+	b.ReportMetric(median(beyond), "own-beyond-bytes")
 }

@@ -24,12 +24,16 @@ import (
 //   - socket: the same call through hostapi.Client over the control socket, what the bridge
 //     itself must pay at least;
 //   - sdk: the MCP Go SDK's own floor, a client calling an in-memory MCP tool that returns
-//     at once, what any MCP server pays per call.
+//     at once, what any MCP server pays per call;
+//   - sdkSame: the same floor called with the bridge's arguments and returning the bridge's
+//     answer (captured from it), what the SDK pays for the bridge's bytes.
 //
-// The bridge's own share is what is left: bridge − socket − sdk, as a part of bridge.
+// The bridge's own share is what is left: bridge − socket − sdk, as a part of bridge (the
+// issue's target); bridge − socket − sdkSame is what is left of it beyond the SDK's
+// handling of the bridge's bytes.
 type mcpPaths struct {
-	bridge, socket, sdk func(context.Context) error
-	close               func()
+	bridge, socket, sdk, sdkSame func(context.Context) error
+	close                        func()
 }
 
 // startMCP serves b's API on a control socket in dir and connects an MCP client to a bridge
@@ -95,11 +99,18 @@ func startMCP(ctx context.Context, b hostapi.Backend, dir, sid, tool string) (*m
 		return err
 	}
 
+	answer, err := bridged.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("bench: mcp bridge: %w", err)
+	}
+	answer.Meta = nil // the SDK adds its server's
 	floor := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
 	floor.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}}, nil
 		})
+	floor.AddTool(&mcp.Tool{Name: "same", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return answer, nil })
 	direct, err := connect(floor)
 	if err != nil {
 		return nil, fmt.Errorf("bench: mcp floor: %w", err)
@@ -107,6 +118,11 @@ func startMCP(ctx context.Context, b hostapi.Backend, dir, sid, tool string) (*m
 	noop := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
 	p.sdk = func(ctx context.Context) error {
 		_, err := direct.CallTool(ctx, noop)
+		return err
+	}
+	same := &mcp.CallToolParams{Name: "same", Arguments: args}
+	p.sdkSame = func(ctx context.Context) error {
+		_, err := direct.CallTool(ctx, same)
 		return err
 	}
 	ok = true
@@ -132,17 +148,19 @@ func (r *run) mcp(ctx context.Context, s session) error {
 	}
 	defer p.close()
 	n := max(50, r.opts.Calls/20)
-	if _, err := r.alternate(ctx, min(n, 100), 1, p.bridge, p.socket, p.sdk); err != nil { // warm up
+	if _, err := r.alternate(ctx, min(n, 100), 1, p.bridge, p.socket, p.sdk, p.sdkSame); err != nil { // warm up
 		return err
 	}
-	rs, err := r.alternate(ctx, n, 1, p.bridge, p.socket, p.sdk)
+	rs, err := r.alternate(ctx, n, 1, p.bridge, p.socket, p.sdk, p.sdkSame)
 	if err != nil {
 		return err
 	}
-	bridge, socket, sdk := median(rs.ops[0].cpu), median(rs.ops[1].cpu), median(rs.ops[2].cpu)
+	bridge, socket, sdk, same := median(rs.ops[0].cpu), median(rs.ops[1].cpu), median(rs.ops[2].cpu), median(rs.ops[3].cpu)
 	own := make([]float64, len(rs.ops[0].cpu))
+	beyond := make([]float64, len(rs.ops[0].cpu))
 	for i := range own {
 		own[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[2].cpu[i]
+		beyond[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[3].cpu[i]
 	}
 	r.report.add(Figure{Group: "mcp", Name: "CPU per ansight_call_app_tool", Unit: UnitCPUMicros,
 		Value: bridge, Baseline: "the same call through hostapi.Client over the control socket", BaselineValue: socket,
@@ -153,5 +171,9 @@ func (r *run) mcp(ctx context.Context, s session) error {
 		Value: median(own), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge, Target: r.target(AtMost, 0.25),
 		Note: fmt.Sprintf("bridge − socket call − SDK floor, round by round (median round): %s − %s − %s",
 			formatValue(bridge, UnitCPUMicros), formatValue(socket, UnitCPUMicros), formatValue(sdk, UnitCPUMicros))})
+	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call beyond the SDK's handling of its bytes", Unit: UnitCPUMicros,
+		Value: median(beyond), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge,
+		Note: fmt.Sprintf("bridge − socket call − the SDK's floor called with the bridge's arguments and answering its answer (%s), round by round; the SDK's own cost of those bytes is %s a call",
+			formatValue(same, UnitCPUMicros), formatValue(same-sdk, UnitCPUMicros))})
 	return nil
 }
