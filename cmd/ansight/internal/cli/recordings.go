@@ -896,7 +896,7 @@ func printImported(g *globals, s *hostapi.Session) {
 			tw.row("skipped:", strings.Join(parts, ", "))
 		}
 	}
-	tw.row("browse:", "ansight session logs "+s.ID)
+	tw.row("browse:", g.command("session logs "+s.ID))
 	tw.flush()
 }
 
