@@ -98,6 +98,14 @@ func exchanges(traffic []Traffic, opts RecordOptions) ([]exchange, error) {
 		}
 		dir, typ, id := str("direction"), str("type"), str("requestId")
 		switch {
+		case dir == "request" && typ == hostapi.TrafficUIOperation:
+			// An assert or a wait the host ran: one record, its request and outcome.
+			if (!opts.Since.IsZero() && t.At.Before(opts.Since)) || (!opts.Until.IsZero() && !t.At.Before(opts.Until)) ||
+				!keepOrigin(str("origin"), opts.Origins) || payload == nil {
+				continue
+			}
+			out = append(out, exchange{at: t.At, origin: str("origin"), typ: typ, req: payload, resp: payload,
+				ok: str("outcome") == "ok", code: str("errorCode")})
 		case (dir == "request" || dir == "denied") && (typ == "tool.call" || typ == "tool.batch"):
 			if (!opts.Since.IsZero() && t.At.Before(opts.Since)) || (!opts.Until.IsZero() && !t.At.Before(opts.Until)) {
 				continue
@@ -209,8 +217,14 @@ const (
 )
 
 func (r *recorder) add(e exchange) {
-	if e.typ == "tool.batch" {
+	switch e.typ {
+	case "tool.batch":
 		r.addBatch(e)
+		return
+	case hostapi.TrafficUIOperation:
+		if s := r.uiOperation(e); s != nil {
+			r.steps = append(r.steps, s)
+		}
 		return
 	}
 	tool := text(orNull(e.req.get("toolId")))
@@ -426,6 +440,67 @@ func (r *recorder) uiStep(args *value, e exchange) *recStep {
 			sel["direction"] = dir
 		}
 	default:
+		return nil
+	}
+	if !e.ok {
+		s.errCode = cmpOr(e.code, "failed")
+	}
+	return s
+}
+
+// uiOperation turns a recorded ui assert or wait into its step: the selector and the
+// parameters as the request had them; one that did not pass expects its error.
+func (r *recorder) uiOperation(e exchange) *recStep {
+	op := text(orNull(e.req.get("operation")))
+	s := &recStep{ui: map[string]*value{}}
+	switch op {
+	case "assert":
+		s.kind = KindAssert
+	case "wait":
+		s.kind = KindWait
+	default:
+		return nil
+	}
+	if sel := e.req.get("selector"); sel != nil && sel.kind == kindObject {
+		for i, n := range sel.names {
+			v := sel.elems[i]
+			switch n.text {
+			case "automationId", "text", "role":
+				if v.kind == kindString {
+					s.ui[n.text] = r.referIn(v.text)
+				}
+			case "ancestorAutomationId":
+				if v.kind == kindString {
+					s.ui["ancestor"] = r.referIn(v.text)
+				}
+			case "index", "contains", "caseSensitive":
+				s.ui[n.text] = v
+			default:
+				return nil // nodeId, type, action, visible, enabled: no flow selector says them
+			}
+		}
+	}
+	ms := func(v *value) *value { return &value{kind: kindString, text: v.text + "ms"} }
+	for i, n := range e.req.names {
+		v := e.req.elems[i]
+		switch n.text {
+		case "operation", "selector":
+		case "condition", "stableSamples":
+			s.ui[n.text] = v
+		case "timeoutMs":
+			s.ui["timeout"] = ms(v)
+		case "pollMs":
+			s.ui["poll"] = ms(v)
+		case "exists", "count", "expectedVisible", "expectedEnabled":
+			s.ui[n.text] = v
+		case "expectedText", "expectedValue":
+			s.ui[n.text] = r.refer(v)
+		case "exact":
+		default:
+			return nil
+		}
+	}
+	if len(s.ui) == 0 {
 		return nil
 	}
 	if !e.ok {
@@ -810,7 +885,8 @@ func (r *recorder) write(opts RecordOptions) []byte {
 }
 
 func uiKeyOrder(k string) int {
-	return slices.Index([]string{"automationId", "text", "role", "index", "value", "append", "direction"}, k)
+	return slices.Index([]string{"automationId", "text", "role", "ancestor", "index", "contains", "caseSensitive", "value", "append", "direction",
+		"condition", "timeout", "poll", "stableSamples", "exists", "count", "expectedText", "expectedValue", "expectedVisible", "expectedEnabled"}, k)
 }
 
 // flowJSON writes v as JSON for a flow: strings that are references as they are, every

@@ -276,3 +276,45 @@ func TestRecordFailedBatch(t *testing.T) {
 		t.Fatalf("%+v\n%s", r.Failure, text)
 	}
 }
+
+// TestRecordUIOperations: the host's records of a ui assert and wait (type ui.operation)
+// become assert and wait steps with their selectors and parameters; one that failed
+// expects its error; a selector no flow can say (a node id) is left out.
+func TestRecordUIOperations(t *testing.T) {
+	t.Parallel()
+	op := func(outcome, code, payload string) Traffic {
+		c := ""
+		if code != "" {
+			c = `,"errorCode":"` + code + `"`
+		}
+		return Traffic{Data: jsontext.Value(`{"direction":"request","type":"ui.operation","requestId":"ui-1","origin":"cli","outcome":"` + outcome + `"` + c + `,"payload":` + payload + `}`)}
+	}
+	traffic := []Traffic{
+		op("ok", "", `{"operation":"wait","selector":{"text":"Saved","ancestorAutomationId":"banner"},"condition":"visible","timeoutMs":3000,"pollMs":200}`),
+		op("ok", "", `{"operation":"wait","condition":"stable","stableSamples":4}`),
+		op("ok", "", `{"operation":"assert","selector":{"automationId":"titleField"},"expectedValue":"Milk","expectedEnabled":true}`),
+		op("error", "ui_assert_failed", `{"operation":"assert","selector":{"role":"listitem","index":1},"count":0}`),
+		op("ok", "", `{"operation":"assert","selector":{"nodeId":"list.add"}}`),
+		op("ok", "", `{"operation":"find","selector":{"text":"x"}}`),
+	}
+	text, n, err := Record(traffic, RecordOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("r.yaml", text)
+	if err == nil {
+		err = f.Check(nil, nil)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	want := `  - wait: {"text": "Saved", "ancestor": "banner", "condition": "visible", "timeout": "3000ms", "poll": "200ms"}
+  - wait: {"condition": "stable", "stableSamples": 4}
+  - assert: {"automationId": "titleField", "expectedValue": "Milk", "expectedEnabled": true}
+  - assert: {"role": "listitem", "index": 1, "count": 0}
+    expectError: {code: "ui_assert_failed"}
+`
+	if n != 4 || !strings.HasSuffix(string(text), "steps:\n"+want) {
+		t.Errorf("%d steps:\n%s\nwant the steps:\n%s", n, text, want)
+	}
+}

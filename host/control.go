@@ -3,11 +3,11 @@ package host
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/host/tools"
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/session"
@@ -61,7 +61,7 @@ func (s *Server) serveConn(sess *Session, c *connection) {
 
 // errSessionComplete is the cause given to pending requests when the app completes its
 // session (session.complete).
-var errSessionComplete = errors.New("host: session complete")
+var errSessionComplete = fmt.Errorf("host: session complete: %w", tools.ErrAppEnded)
 
 // clientDoneType is what clientDone looks for before it decodes anything.
 var clientDoneType = []byte(`"` + session.TypeClientDone + `"`)

@@ -592,6 +592,11 @@ type CallRequest struct {
 	IfGrant    wire.Policy `json:"ifGrant,omitzero"`
 }
 
+// TrafficUIOperation is the type of the traffic record of a ui assert or wait (its request
+// as the payload, its outcome and error code): what it checked, which its recorded
+// captures do not say. 'ansight test record' turns it into a flow step.
+const TrafficUIOperation = "ui.operation"
+
 // Origins of calls: who asked. A client of its own may name itself with another short
 // string (at most MaxOriginLength bytes, printable).
 const (

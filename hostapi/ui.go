@@ -72,3 +72,7 @@ func RunUI(ctx context.Context, b Backend, sessionID string, req UIRequest) (*UI
 	}
 	return &UIOperation{Schema: SchemaUIOperation, SessionID: sessionID, Outcome: *out}, nil
 }
+
+// RecordsUIOperation reports whether a host records a UI operation as a TrafficUIOperation
+// record: asserts and waits (an action's ui.perform_action is recorded as a call).
+func RecordsUIOperation(op string) bool { return op == uiauto.OpAssert || op == uiauto.OpWait }

@@ -103,6 +103,11 @@ type post struct {
 	attached               int                 // responses serving the stream (the POST, GETs resuming it)
 	timer                  *time.Timer         // the resume window, while detached
 	w                      *streamWriter       // the POST's response while it is served
+	// endHolder ends the request of the response that holds the stream (the POST, or the
+	// latest GET resuming it) as the SDK sees it, and held is closed once the SDK's handler
+	// of that request returned: the SDK has released the stream (see serveResume).
+	endHolder context.CancelCauseFunc
+	held      chan struct{}
 }
 
 // run is one handler of a post's call.
@@ -153,7 +158,12 @@ func (l *httpLayer) servePOST(w http.ResponseWriter, r *http.Request, session st
 		l.next.ServeHTTP(w, r)
 		return
 	}
-	p := &post{token: rand.Text(), session: session, ids: calls, running: map[*run]struct{}{}, cancelled: map[jsonrpc.ID]bool{}, attached: 1}
+	held := make(chan struct{})
+	dropped := r.Context()
+	ctx, end := context.WithCancelCause(r.Context())
+	defer end(nil)
+	p := &post{token: rand.Text(), session: session, ids: calls, running: map[*run]struct{}{}, cancelled: map[jsonrpc.ID]bool{}, attached: 1,
+		endHolder: end, held: held}
 	sw := &streamWriter{ResponseWriter: w, post: p, layer: l}
 	p.w = sw
 	l.mu.Lock()
@@ -165,30 +175,62 @@ func (l *httpLayer) servePOST(w http.ResponseWriter, r *http.Request, session st
 	}
 	l.mu.Unlock()
 	r.Header.Set(streamHeader, p.token)
-	r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, p.token))
+	r = r.WithContext(context.WithValue(ctx, tokenKey{}, p.token))
 	l.next.ServeHTTP(sw, r)
 	sw.close()
-	l.detach(p, r.Context().Err() != nil, sw.refused())
+	l.detach(p, dropped.Err() != nil || context.Cause(ctx) == errResumed, sw.refused())
+	close(held) // after detach: a resumption that waits on it finds the stream free of this response
 }
+
+// errResumed ends a POST's request when a GET resumes its stream (serveResume).
+var errResumed = errors.New("mcpbridge: the client resumed the stream on another request")
 
 // serveResume serves a GET that resumes a stream (Last-Event-ID): while it does, the
 // stream's call waits for its answer however long it takes.
+//
+// A client resumes a stream when it lost the response that carried it; the server may not
+// have noticed yet — its handler of the POST still runs until net/http sees the connection
+// closed, which a busy machine delays — and the SDK refuses a stream another request still
+// holds ("409 stream ID conflicts with ongoing stream": it enforces one response per
+// stream). So a resumption first ends the request of the response that holds the stream
+// (the POST, or an earlier resumption: the client has given that response up), waits until
+// the SDK's handler of it returned and released the stream, and holds it in its turn.
 func (l *httpLayer) serveResume(w http.ResponseWriter, r *http.Request, session string) {
 	stream, _, _ := strings.Cut(r.Header.Get("Last-Event-ID"), "_")
+	ctx, end := context.WithCancelCause(r.Context())
+	defer end(nil)
+	held := make(chan struct{})
+	defer close(held)
 	l.mu.Lock()
 	p := l.byStream[streamKey{session, stream}]
-	live := false
+	var prev <-chan struct{}
 	if p != nil {
 		p.attached++
 		if p.timer != nil {
 			p.timer.Stop()
 			p.timer = nil
 		}
+		p.endHolder(errResumed)
+		prev, p.endHolder, p.held = p.held, end, held
+	}
+	l.mu.Unlock()
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-ctx.Done(): // the resuming client went away too, or resumed again
+			l.detach(p, true, false)
+			return
+		}
+	}
+	r = r.WithContext(ctx)
+	live := false
+	if p != nil {
+		l.mu.Lock()
 		// The SDK will take it (a stream no other response serves, whose call runs, that
 		// may be replayed): its response can start at once.
 		live = p.attached == 1 && !p.done() && !p.gone && !l.noReplay[streamKey{session, stream}]
+		l.mu.Unlock()
 	}
-	l.mu.Unlock()
 	sw := &streamWriter{ResponseWriter: w, post: p, layer: l, resume: true}
 	if live {
 		sw.commitResume()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -184,12 +185,20 @@ func TestHTTPDroppedStreamCancelsTheCall(t *testing.T) {
 
 // TestHTTPResumption: a client that drops a stream and resumes it with Last-Event-ID within
 // the window keeps its call, and gets its answer on the resumed stream.
+//
+// The client resumes as soon as it closed its side, before the server may have noticed: the
+// SDK, which holds a stream for one response at a time, would refuse the resumption with
+// 409 while its handler of the POST still ran (CI saw it on a busy machine); the layer ends
+// that request first. Nothing here waits on a clock: a failure fails at once, and the held
+// call is released when the test ends, so that the server's shutdown never waits for it.
 func TestHTTPResumption(t *testing.T) {
 	t.Parallel()
 	f, c := holdSession(t)
 	// The window is long: the resumption below must never race it on a busy machine.
 	endpoint := serveHTTP(t, New(f, Options{HTTPNoAuth: true, HTTPResumeWindow: 10 * time.Minute}))
-	s := openRaw(t, endpoint, "2025-11-25") // primes its streams with an event id
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(c.release) }) }) // before serveHTTP's cleanup
+	s := openRaw(t, endpoint, "2025-11-25")                       // primes its streams with an event id
 	ctx, drop := context.WithCancel(t.Context())
 	resp := s.post(ctx, callBody(7, "notes.list"))
 	var prime string
@@ -211,7 +220,7 @@ func TestHTTPResumption(t *testing.T) {
 		t.Fatalf("resume: %d %s", again.StatusCode, b)
 	}
 	events := readEvents(again.Body)
-	close(c.release)
+	release.Do(func() { close(c.release) })
 	for e := range events {
 		if strings.Contains(e.data, `"id":7`) && strings.Contains(e.data, `"result"`) {
 			select {

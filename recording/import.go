@@ -115,7 +115,11 @@ func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts 
 	defer r.writeMu.Unlock()
 	id := opts.ID
 	if id == "" {
-		id = r.freeID(clip(strings.TrimSpace(m.id), 128))
+		// Lower-cased: a session's files live in a directory named by its id, and on a
+		// case-insensitive file system (macOS, Windows) "App-1" and "app-1" would share one,
+		// so that deleting the one deletes the other's files. The host's own ids are
+		// lower-case; an archive's id is whatever its sender wrote.
+		id = r.freeID(strings.ToLower(clip(strings.TrimSpace(m.id), 128)))
 	} else if r.Recorded(id) {
 		return Summary{}, fmt.Errorf("recording: a recording %q exists", id)
 	}

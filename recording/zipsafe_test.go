@@ -309,3 +309,24 @@ func TestHeldMemoryBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestImportedIDLowerCased: an archive's session id is lower-cased on import, so that it
+// never names the directory of another recording's files on a case-insensitive file system
+// (where deleting the one would delete the other's files): a case variant of a recorded id
+// is imported beside it, not into it.
+func TestImportedIDLowerCased(t *testing.T) {
+	t.Parallel()
+	r := open(t, t.TempDir(), nil)
+	archive := func(id string) []byte {
+		return rawZip(t, rawEntry{name: officialSessionName, declared: -1,
+			data: []byte(`{"schema":"ansight.session-capture.v2","session":{"sessionId":"` + id + `","appId":"a","createdUtc":"2026-03-20T10:00:00Z"}}`)})
+	}
+	first := importBytes(t, r, archive("com-example-app-001"), ImportOptions{})
+	second := importBytes(t, r, archive("Com-Example-App-001"), ImportOptions{})
+	if first.ID != "com-example-app-001" || second.ID != "com-example-app-001-import-1" {
+		t.Errorf("imported as %q and %q", first.ID, second.ID)
+	}
+	if strings.EqualFold(sessionDir(first.ID), sessionDir(second.ID)) {
+		t.Errorf("both recordings' files in %q", sessionDir(first.ID))
+	}
+}

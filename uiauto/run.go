@@ -257,6 +257,15 @@ func (r *runner) wait() (*Outcome, error) {
 			}
 			visible := shown(lastMatches)
 			done := false
+			if condition != ConditionStable {
+				// The official result names the tree's hash and how many captures in a row
+				// it held for every condition, not only stable.
+				if hash = treeHash(t, nil); hash == prev {
+					samples++
+				} else {
+					samples, prev = 1, hash
+				}
+			}
 			switch condition {
 			case ConditionVisible:
 				done = len(visible) > 0
@@ -339,9 +348,7 @@ func (r *runner) waitResult(t *uitree.Tree, condition string, satisfied bool, at
 	res.Attempts = attempts
 	res.MatchCount = intPtr(len(matches))
 	res.Matches = views(t, matches, maxReportedMatches)
-	if condition == ConditionStable {
-		res.StableSamples, res.TreeHash = samples, hash
-	}
+	res.StableSamples, res.TreeHash = samples, hash
 	return res
 }
 

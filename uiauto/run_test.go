@@ -288,6 +288,11 @@ func TestFindWaitAssert(t *testing.T) {
 		if !out.Succeeded || time.Since(start) != time.Second || *out.Result.Satisfied != true {
 			t.Fatalf("wait visible: %+v after %v", out.Result, time.Since(start))
 		}
+		// As the official result, every condition names the tree's hash and how many captures
+		// in a row it held (the help button appeared in the last one).
+		if out.Result.TreeHash == "" || out.Result.StableSamples != 1 || out.Result.Attempts < 2 {
+			t.Fatalf("wait visible's tree hash: %+v", out.Result)
+		}
 		out = run(t, call, uiauto.Request{Operation: uiauto.OpWait, Condition: uiauto.ConditionHidden, Selector: uitree.Selector{Text: "Nothing like it"}})
 		if !out.Succeeded || out.Result.Attempts != 1 {
 			t.Fatalf("wait hidden of an absent node: %+v", out.Result)

@@ -692,7 +692,33 @@ func (l *Backend) unchanged(sessionID string, c *tools.Client, revision string, 
 
 // UI implements hostapi.Backend: the operation over this host's calls.
 func (l *Backend) UI(ctx context.Context, sessionID string, req hostapi.UIRequest) (*hostapi.UIOperation, error) {
-	return hostapi.RunUI(ctx, l, sessionID, req)
+	start := time.Now()
+	out, err := hostapi.RunUI(ctx, l, sessionID, req)
+	if err == nil && l.rec != nil && hostapi.RecordsUIOperation(req.Operation) {
+		l.recordUI(sessionID, start, req, out)
+	}
+	return out, err
+}
+
+// uiOperations numbers the recorded UI operations, for their request ids.
+var uiOperations atomic.Int64
+
+// recordUI records an assert or a wait in the session's traffic (type ui.operation, the
+// request as its payload): the captures it made are recorded as calls, but say nothing of
+// what it checked, which 'ansight test record' turns into the flow's assert and wait steps.
+// Actions need no record of their own: their ui.perform_action calls are recorded.
+func (l *Backend) recordUI(sessionID string, start time.Time, req hostapi.UIRequest, out *hostapi.UIOperation) {
+	payload, err := json.Marshal(req.Request)
+	if err != nil {
+		return
+	}
+	ev := wire.TrafficEvent{SessionID: sessionID, At: start, Kind: wire.TrafficRequest, Type: hostapi.TrafficUIOperation,
+		RequestID: fmt.Sprintf("ui-%d", uiOperations.Add(1)), Origin: req.Origin, Outcome: wire.TrafficOK,
+		Duration: time.Since(start), Payload: payload, PayloadBytes: len(payload)}
+	if !out.Succeeded {
+		ev.Outcome, ev.ErrorCode = wire.TrafficError, string(out.Code)
+	}
+	l.rec.RecordTraffic(ev)
 }
 
 // Batch implements hostapi.Backend.

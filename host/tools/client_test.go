@@ -513,7 +513,7 @@ func TestWriteFailure(t *testing.T) {
 	if !ok || !errors.Is(err, errWrite) || te.RequestID != "r1" {
 		t.Fatalf("err = %v", err)
 	}
-	if got := err.Error(); got != "tools: tool.query r1: socket gone" {
+	if got := err.Error(); got != "could not send a catalog query to the app: socket gone" {
 		t.Errorf("message %q", got)
 	}
 	c.Close(nil)

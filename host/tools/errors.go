@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ var (
 	// ErrTransferInUse: a transfer announced with the id of one in progress, or recently
 	// ended (Client.Receive; in a result, that transfer fails with it).
 	ErrTransferInUse = errors.New("tools: transfer id already in use")
+	// ErrAppEnded: the app ended its session itself (session.complete): a cause of the
+	// owner's Close that the client's errors call a disconnect, as when the connection
+	// drops ("the app disconnected during ui.wait").
+	ErrAppEnded = errors.New("tools: the app ended its session")
 )
 
 // TransportError reports that a request/response exchange failed for a reason other than
@@ -61,6 +66,19 @@ func (e *TransportError) Error() string {
 		}
 		return "the session ended during " + e.Subject + ": " + strings.TrimPrefix(e.Err.Error(), ErrSessionClosed.Error()+": ")
 	}
+	if e.Subject != "" {
+		// One line for people, without the request id and the package prefixes (they
+		// stay in the fields and in Err).
+		switch {
+		case errors.Is(e.Err, ErrProtocol):
+			return "the app's answer to " + e.Subject + " could not be read: " + strings.TrimPrefix(e.Err.Error(), ErrProtocol.Error()+": ")
+		case errors.Is(e.Err, context.Canceled):
+			return e.Subject + " was cancelled"
+		case errors.Is(e.Err, context.DeadlineExceeded):
+			return e.Subject + " ran out of its caller's time"
+		}
+		return "could not send " + e.Subject + " to the app: " + e.Err.Error()
+	}
 	if e.RequestID == "" {
 		return fmt.Sprintf("tools: %s: %v", e.Op, e.Err)
 	}
@@ -74,7 +92,7 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // it, crashed, or the network failed), rather than for a reason of the host's (the
 // session was replaced, revoked, or the host is stopping; those name themselves).
 func disconnected(err error) bool {
-	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrAppEnded) {
 		return true
 	}
 	_, closed := errors.AsType[*transport.CloseError](err)

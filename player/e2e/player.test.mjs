@@ -438,8 +438,9 @@ test('Save as flow downloads the session\'s calls as a flow that passes against 
   assert.ok(ansight, 'ANSIGHT (the binary) is required');
   const id = await demoSession();
   await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/timeline`; }, id);
-  await page.locator('#tl-save-flow').waitFor();
-  // No mark: from the recording's start to the cursor (the newest frame, following).
+  // Enabled once the records are loaded (before, the range would be empty); no mark: from
+  // the recording's start to the cursor (the newest frame, following).
+  await page.locator('#tl-save-flow:not([disabled])').waitFor();
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#tl-save-flow')]);
   assert.match(download.suggestedFilename(), /\.flow\.yaml$/);
   const dir = mkdtempSync(join(tmpdir(), 'ansight-e2e-flow-'));

@@ -33,7 +33,8 @@ export function renderTimeline(main, sid) {
   // Save as flow: the calls from the mark (the recording's start until one is set) to the
   // cursor, as an ansight.flow/v1 file (docs/flows.md).
   const markBtn = h('button.small#tl-mark', { type: 'button', title: 'Mark the start of the range to save as a flow at the cursor' }, 'Mark start');
-  const saveFlowBtn = h('button.small#tl-save-flow', { type: 'button', title: 'Save the calls from the mark to the cursor as a flow (YAML)' }, 'Save as flow');
+  // Disabled until the records are loaded: before, the cursor is at 0 and the range empty.
+  const saveFlowBtn = h('button.small#tl-save-flow', { type: 'button', disabled: true, title: 'Save the calls from the mark to the cursor as a flow (YAML)' }, 'Save as flow');
   const head = h('div.page-head', title, h('span.muted.mono', sid), stateBadge, h('div.spacer'), summary, markBtn, saveFlowBtn, followBtn);
 
   const frameImg = h('img#tl-frame', { alt: 'Screen of the app at the cursor' });
@@ -257,6 +258,7 @@ export function renderTimeline(main, sid) {
     markBtn.textContent = 'Start ' + fmtTime(new Date(mark).toISOString());
   });
   saveFlowBtn.addEventListener('click', () => {
+    if (!start) return;
     const from = Math.min(mark ?? start, cursor), to = Math.max(mark ?? start, cursor) + 1;
     const q = new URLSearchParams({ since: new Date(from).toISOString(), until: new Date(to).toISOString() });
     const a = h('a', { href: `/api/sessions/${enc(sid)}/flow?${q}`, download: '' });
@@ -340,6 +342,7 @@ export function renderTimeline(main, sid) {
     }
     drawAxis();
     drawLanes();
+    saveFlowBtn.disabled = !start;
     if (!start) {
       status.textContent = '';
       status.append(h('div.notice', 'Nothing recorded for this session yet.'));

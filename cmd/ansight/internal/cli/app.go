@@ -183,9 +183,11 @@ func newAppCallCmd(g *globals) *cobra.Command {
 
 Post-call evidence (--after-tree, --after-screenshot) is captured by the app after the
 call succeeds. Artifacts (screenshots, files) are saved as files whose paths are printed.
-The host waits 20 s for the app's answer; give --timeout for tools that take longer
-(ui.wait up to 60 s, large downloads).
-Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 denied.`,
+The host waits 20 s for the app's answer, or as long as the call asks for (ui.wait's
+timeoutMilliseconds plus 5 s, a download's size, a tool's hint:duration); --timeout sets the
+limit yourself (up to 1h).
+Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 denied,
+7 the app disconnected, 8 the host stopped waiting at the limit (raise it with --timeout).`,
 		Example: `  ansight app call com-ansight-demo-notes-001 notes.list
   ansight app call com-ansight-demo-notes-001 notes.create --arguments '{"title":"Groceries"}' --after-tree
   echo '{"textContains":"save"}' | ansight app call com-ansight-demo-notes-001 ui.query_nodes --arguments -
@@ -194,6 +196,9 @@ Exit codes: 0 the tool succeeded, 1 it failed, 5 unknown or unavailable tool, 6 
 		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: g.completeSessionThenTool,
 		RunE: func(c *cobra.Command, pos []string) error {
+			if len(pos) == 1 {
+				o.sel.lone, o.sel.usage = pos[0], c.UseLine()
+			}
 			return o.run(c.Context(), g, pos[:len(pos)-1], pos[len(pos)-1], c.Flags().Changed("after-delay-ms"))
 		},
 	}
@@ -241,7 +246,7 @@ func (o *appCallOptions) run(ctx context.Context, g *globals, sessArgs []string,
 		}
 	}
 	if g.json {
-		if err := writeJSON(g.env.Stdout, res); err != nil {
+		if err := writeJSON(g.env.Stdout, appCallJSON(res)); err != nil {
 			return err
 		}
 	} else {
@@ -517,7 +522,7 @@ func (o *appScreenshotOptions) run(ctx context.Context, g *globals, args []strin
 	}
 	if res.Error != nil {
 		if g.json {
-			writeJSON(g.env.Stdout, res)
+			writeJSON(g.env.Stdout, appCallJSON(res))
 		} else {
 			printToolError(g.env.Stderr, res.Error)
 			if res.Error.Code == wire.CodeNotFound {
@@ -558,7 +563,7 @@ func (o *appScreenshotOptions) save(g *globals, res *hostapi.Call, id, format st
 		return err
 	}
 	if g.json {
-		return writeJSON(g.env.Stdout, res)
+		return writeJSON(g.env.Stdout, appCallJSON(res))
 	}
 	printf(g.env.Stdout, "saved %s (%s)\n", abs, humanBytes(art.SizeBytes))
 	return nil

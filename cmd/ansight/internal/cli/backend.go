@@ -100,6 +100,12 @@ func hostErr(err error) error {
 		return e
 	}
 	if errors.Is(err, hostapi.ErrHostUnavailable) {
+		// "no ansight host is running (socket …)": the dial's own words add nothing when
+		// there is no socket or nobody listens on it.
+		msg := err.Error()
+		if i := strings.Index(msg, "): "); i >= 0 && (strings.HasSuffix(msg, "no such file or directory") || strings.HasSuffix(msg, "connection refused")) {
+			err = fmt.Errorf("%w%s", hostapi.ErrHostUnavailable, strings.TrimPrefix(msg[:i+1], hostapi.ErrHostUnavailable.Error()))
+		}
 		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
 	}
 	switch wire.CodeOf(err) {
@@ -108,7 +114,9 @@ func hostErr(err error) error {
 	case wire.CodeSessionAmbiguous:
 		return &exitError{code: ExitUsage, err: err, hint: "name one session id (ansight session list)"}
 	case wire.CodeSessionClosed:
-		return &exitError{code: ExitNoSession, err: err, hint: "the app disconnected; it reconnects on its own if it is still running"}
+		return &exitError{code: ExitNoSession, err: err, hint: "an app that is still running reconnects on its own, under a new session id: 'ansight session list' shows it"}
+	case wire.CodeTimeout:
+		return timeoutError(err)
 	}
 	return err
 }
@@ -117,6 +125,10 @@ func hostErr(err error) error {
 // connected session.
 type sessionSelector struct {
 	appID string
+	// lone is the one positional argument of a command whose session argument may be
+	// left out ('app call [session] <tool-id>'), taken as the tool id; resolve refuses it
+	// as a usage mistake when it names a session (the tool id is missing), with usage.
+	lone, usage string
 }
 
 // addFlag registers --app-id on cmd.
@@ -137,6 +149,9 @@ func (s *sessionSelector) resolve(ctx context.Context, b hostapi.Backend, args [
 	}
 	var matches []hostapi.Session
 	for _, ss := range list.Sessions {
+		if s.lone != "" && ss.ID == s.lone {
+			return "", &exitError{code: ExitUsage, err: fmt.Errorf("%s names a session: give the tool id after it", s.lone), hint: "usage: " + s.usage}
+		}
 		if ss.State != hostapi.StateConnected {
 			continue
 		}

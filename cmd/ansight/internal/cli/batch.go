@@ -77,7 +77,7 @@ func (o *appBatchOptions) run(ctx context.Context, g *globals, args []string) er
 		return err
 	}
 	if g.json {
-		if err := writeJSON(g.env.Stdout, res); err != nil {
+		if err := writeJSON(g.env.Stdout, appBatchJSON(res)); err != nil {
 			return err
 		}
 	} else {

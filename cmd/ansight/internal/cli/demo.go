@@ -79,6 +79,8 @@ type demoWalk struct {
 	out    io.Writer
 	quiet  bool
 	report demoReport
+	// command writes a follow-up command with the run's host flags (globals.command).
+	command func(args string) string
 }
 
 func (d *demoWalk) printf(format string, args ...any) {
@@ -117,7 +119,7 @@ func (o *demoOptions) run(ctx context.Context, g *globals) error {
 	}
 	defer rh.close()
 
-	w := &demoWalk{out: g.env.Stdout, quiet: g.json, report: demoReport{Schema: "ansight.demo/v1"}}
+	w := &demoWalk{out: g.env.Stdout, quiet: g.json, report: demoReport{Schema: "ansight.demo/v1"}, command: g.command}
 	st, _ := rh.Backend().Status(ctx)
 	w.printf("ansight demo: a host and the demo notes app, connected over a real loopback session\n")
 	w.printf("   host: enrollment udp://%s, websocket ws://%s/ws\n", st.Discovery, st.WebSocket)
@@ -141,7 +143,7 @@ func (o *demoOptions) run(ctx context.Context, g *globals) error {
 		return o.keepRunning(ctx, g, w, rh, cfg, sid)
 	}
 	if !g.json {
-		w.printf("\nNext: 'ansight demo --keep-running' keeps both up for the other commands; 'ansight --help' lists them.\n")
+		w.printf("\nNext: '%s' keeps both up for the other commands; 'ansight --help' lists them.\n", g.command("demo --keep-running"))
 	}
 	return nil
 }
@@ -247,8 +249,10 @@ func (o *demoOptions) keepRunning(ctx context.Context, g *globals, w *demoWalk, 
 	}
 	if !g.json {
 		w.printf("\nThe host and the demo app keep running (control socket %s). In another terminal:\n", rh.SocketPath())
-		w.printf("   ansight session list\n   ansight app tools %s\n   ansight app call %s notes.list\n   ansight app screenshot %s -o screen.png\n", sid, sid, sid)
-		w.printf("   ansight session logs %s -f\n   ansight session network %s\n", sid, sid)
+		for _, c := range []string{"session list", "app tools " + sid, "app call " + sid + " notes.list", "app screenshot " + sid + " -o screen.png",
+			"session logs " + sid + " -f", "session network " + sid} {
+			w.printf("   %s\n", g.command(c))
+		}
 		if u := rh.PlayerURL(); u != "" {
 			w.printf("Or open the web player: %s\n", u)
 		}
@@ -256,7 +260,7 @@ func (o *demoOptions) keepRunning(ctx context.Context, g *globals, w *demoWalk, 
 			w.printf("The host is in fleet %s as %s: 'ansight --fleet %s session list' shows it from any machine.\n",
 				m.Fleet(), m.Host(), fleet.RedactURL(cfg.fleet.URL))
 		}
-		w.printf("Press Ctrl-C (or run 'ansight host stop') to stop.\n")
+		w.printf("Press Ctrl-C (or run '%s') to stop.\n", g.command("host stop"))
 	}
 	select {
 	case <-ctx.Done():
@@ -483,7 +487,7 @@ func demoSync(ctx context.Context, w *demoWalk, b hostapi.Backend, sid string) e
 	})
 	switch {
 	case errors.Is(err, errFound):
-		w.done("telemetry", true, fmt.Sprintf("recorded: %s (ansight session network %s)", rec.Text, sid))
+		w.done("telemetry", true, fmt.Sprintf("recorded: %s (%s)", rec.Text, w.command("session network "+sid)))
 	case wire.CodeOf(err) == wire.CodeRecordingOff:
 		w.done("telemetry", true, "the notes went to the sync server (this host records nothing: 'ansight demo --keep-running' keeps the request)")
 	case ctx.Err() != nil:

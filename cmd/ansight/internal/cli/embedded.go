@@ -57,6 +57,8 @@ type hostConfig struct {
 	jpeg session.JpegCapturePolicy
 	// maxSessions bounds connected sessions (host.DefaultMaxSessions when 0).
 	maxSessions int
+	// callTimeout is the default limit of a call (tools.DefaultTimeout when 0).
+	callTimeout time.Duration
 	// fleet, when set, joins the host to that device lab under the name fleetHost; its
 	// player then shows every host of the fleet.
 	fleet     *fleet.Config
@@ -91,6 +93,7 @@ func startHost(ctx context.Context, cfg hostConfig) (*runningHost, error) {
 		Fleet:     cfg.fleet,
 		FleetHost: cfg.fleetHost,
 	}
+	opts.Host.Tools.Timeout = cfg.callTimeout // the default limit of a call (0: the host's)
 	// The player binds first: a taken player address fails the start before the host
 	// logs that it serves.
 	if cfg.player != "" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -58,6 +59,22 @@ func cmdFileApp(ts *testscript.TestScript, neg bool, args []string) {
 			AppID: appID, AppName: name, DeviceName: "files (test)", StateDir: ts.MkAbs(env + "-state"),
 			Logger: slog.New(slog.DiscardHandler), ReconnectDelay: 200 * time.Millisecond,
 		})
+	}()
+	// The app stops with its host: left running, it would enroll with whichever host binds
+	// the port next — the default port, which another script's demo may take (it joined
+	// fleet.txtar's hosts and satisfied their waitfleet once).
+	go func() {
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if _, err := b.Status(runCtx); errors.Is(err, hostapi.ErrHostUnavailable) {
+				stop()
+				return
+			}
+		}
 	}()
 	ts.Defer(func() { stop(); <-done })
 	waitHost(ts, "the file app's session", func(ctx context.Context, c *hostapi.Client) bool {

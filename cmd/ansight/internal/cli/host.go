@@ -37,6 +37,9 @@ type hostRunOptions struct {
 	jpegQuality                int
 	maxSessions                int
 	fleetHost                  string
+	// callTimeout is the host's default limit of a call (hidden: tests lower it, so that
+	// a call longer than the default takes a second, not 20).
+	callTimeout time.Duration
 }
 
 const hostRunLong = `Run the resident host: the UDP enrollment listener apps send ENROLLMENT_CONNECT to (port
@@ -79,6 +82,8 @@ func newHostRunCmd(g *globals) *cobra.Command {
 	f.Int64Var(&o.recordMiB, "record-budget", recording.DefaultMaxBytes>>20, "MiB the recordings may use; the oldest records are evicted beyond")
 	f.DurationVar(&o.jpegInterval, "jpeg-interval", 2*time.Second, "interval (50ms-10m) of the live screen frames apps are asked to stream")
 	f.IntVar(&o.jpegQuality, "jpeg-quality", host.DefaultJpegQuality, "JPEG quality (1-100) of the live screen frames apps are asked to stream")
+	f.DurationVar(&o.callTimeout, "call-timeout", 0, "the default limit of a call that asks for none (default 20s)")
+	f.MarkHidden("call-timeout")
 	f.IntVar(&o.maxSessions, "max-sessions", host.DefaultMaxSessions, "sessions connected at once (each app installation holds at most 4); the open-file limit is raised to fit, as far as the system allows")
 	addFleetHostFlag(run, &o.fleetHost)
 	return run
@@ -121,10 +126,15 @@ func (o *hostRunOptions) run(ctx context.Context, g *globals) error {
 	} else {
 		o.printRunning(g.env.Stdout, rh, st, cfg)
 	}
+	why := "asked to stop ('ansight host stop')"
 	select {
 	case <-ctx.Done():
+		why = "interrupted"
 	case <-rh.Done():
 	}
+	logger.Info("host stopping", "reason", why)
+	rh.close()
+	logger.Info("host stopped")
 	return nil
 }
 
@@ -167,7 +177,7 @@ func (o *hostRunOptions) config(dir string, logger *slog.Logger, version string)
 	}
 	return hostConfig{stateDir: dir, discovery: discovery, listen: listen, ports: ports, lan: o.lan,
 		serveControl: true, logger: logger, version: version, player: playerAddr, bindFlags: hostRunBindFlags,
-		record: !o.noRecord, recordBytes: o.recordMiB << 20, maskSensitive: o.maskSensitive, maxSessions: o.maxSessions, jpeg: session.JpegCapturePolicy{
+		record: !o.noRecord, recordBytes: o.recordMiB << 20, maskSensitive: o.maskSensitive, maxSessions: o.maxSessions, callTimeout: o.callTimeout, jpeg: session.JpegCapturePolicy{
 			Mode: session.JpegCaptureApp, IntervalMilliseconds: int(o.jpegInterval.Milliseconds()), Quality: o.jpegQuality}}, nil
 }
 
@@ -251,22 +261,54 @@ func newHostStopCmd(g *globals) *cobra.Command {
 	}
 }
 
-// runHostStop is 'ansight host stop'.
+// hostStopWait bounds how long 'ansight host stop' waits for the host to exit: it closes
+// its sessions, player and recordings first, which takes well under a second unless the
+// machine is very busy; a host still running after this long is reported, not waited for.
+const hostStopWait = 30 * time.Second
+
+// runHostStop is 'ansight host stop': it asks the host to stop, then waits (up to
+// hostStopWait) until it has exited — its state directory's lock is free — so that a
+// script may start another host on the same directory at once.
 func runHostStop(ctx context.Context, g *globals) error {
 	b, err := g.backend()
 	if err != nil {
 		return err
 	}
+	st, err := b.Status(ctx)
+	if err != nil {
+		return hostErr(err)
+	}
 	if err := b.Shutdown(ctx); err != nil {
 		return hostErr(err)
+	}
+	if _, fleet := fleetOf(b); !fleet && st.StateDir != "" {
+		if err := waitHostExit(ctx, st.StateDir, hostStopWait); err != nil {
+			return &exitError{code: ExitFailure, err: fmt.Errorf("the host (pid %d) was asked to stop but still runs after %s", st.PID, formatDuration(hostStopWait)),
+				hint: "it may be closing a slow connection; 'ansight host status' shows whether it still runs"}
+		}
 	}
 	if g.json {
 		return writeJSON(g.env.Stdout, struct {
 			Schema  string `json:"schema"`
 			Stopped bool   `json:"stopped"`
-		}{"ansight.host-stop/v1", true})
+			PID     int    `json:"pid,omitzero"`
+		}{"ansight.host-stop/v1", true, st.PID})
 	}
-	fmt.Fprintln(g.env.Stdout, "host stopping")
+	fmt.Fprintf(g.env.Stdout, "host stopped (pid %d)\n", st.PID)
+	return nil
+}
+
+// waitHostExit waits until no host holds dir's lock (lockStateDir), at most limit.
+func waitHostExit(ctx context.Context, dir string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for !lockFree(dir) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	return nil
 }
 

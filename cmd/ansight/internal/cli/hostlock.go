@@ -61,6 +61,20 @@ func lockStateDir(dir string) (*hostLock, error) {
 	return &hostLock{f: f}, nil
 }
 
+// lockFree reports whether no process holds dir's host lock (no lock file: none does).
+func lockFree(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, hostLockName))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
+}
+
 // release gives the lock up (the process's end does too).
 func (l *hostLock) release() {
 	l.f.Truncate(0)

@@ -35,6 +35,7 @@ type mcpFlags struct {
 	imageMaxSize   int
 	maxResultBytes int
 	verbose        bool
+	schemaProfile  string
 }
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -88,6 +89,7 @@ Client configuration (stdio), see the README's "Use with AI agents":
 	fl.IntVar(&f.imageMaxSize, "screenshot-max-width", mcpbridge.DefaultImageMaxSize, "")
 	fl.MarkHidden("screenshot-max-width") // the former name of --image-max-size
 	fl.IntVar(&f.maxResultBytes, "max-result-bytes", mcpbridge.DefaultMaxResultBytes, "save larger results to a file and answer an outline (ansight_read_result reads the rest)")
+	fl.StringVar(&f.schemaProfile, "schema-profile", string(mcpbridge.SchemaExact), "input schemas of exposed app tools: exact (as the app wrote them) or portable (the subset Gemini, OpenAI and Anthropic all accept: for clients such as Zed, n8n or opencode)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log debug details to stderr")
 	return cmd
 }
@@ -108,6 +110,7 @@ func (f *mcpFlags) run(ctx context.Context, g *globals) error {
 		ExposeAppTools: f.expose, ImageMaxSize: f.imageMaxSize, MaxResultBytes: f.maxResultBytes, Logger: logger,
 		HTTPNoAuth: f.noAuth, AllowedOrigins: f.allowOrigins,
 	}
+	opts.SchemaProfile, _ = mcpbridge.ParseSchemaProfile(f.schemaProfile) // check() read it
 	// A refused --http address is a usage error, before anything starts.
 	var l net.Listener
 	if f.http != "" {
@@ -136,6 +139,9 @@ func (f *mcpFlags) check() error {
 	}
 	if f.maxResultBytes < 4096 || f.maxResultBytes > 16<<20 {
 		return usageErrorf("--max-result-bytes must be between 4096 and 16777216")
+	}
+	if _, err := mcpbridge.ParseSchemaProfile(f.schemaProfile); err != nil {
+		return usageErrorf("--schema-profile must be exact or portable, not %q", f.schemaProfile)
 	}
 	if f.http == "" && (f.noAuth || len(f.allowOrigins) > 0) {
 		return usageErrorf("--no-auth and --allow-origin apply to --http only")

@@ -152,3 +152,50 @@ func TestMCPAgentTaskBytes(t *testing.T) {
 	})
 	t.Logf("%-44s up %6d B  down %7d B", "total", total[0], total[1])
 }
+
+// TestMCPToolsListBytes measures tools/list over stdio with the demo's tools exposed
+// (--expose-app-tools), in each schema profile: the exact schemas the app declares
+// (default) and their portable form (--schema-profile portable), which no provider's rules
+// refuse. It asserts the portable form's keywords only; the sizes are logged for
+// docs/mcp.md (go test -run TestMCPToolsListBytes -v ./cmd/ansight/internal/cli).
+func TestMCPToolsListBytes(t *testing.T) {
+	t.Parallel()
+	for _, profile := range []string{"exact", "portable"} {
+		t.Run(profile, func(t *testing.T) {
+			var up, down atomic.Int64
+			args := []string{"--demo", "--expose-app-tools", "com.ansight.demo.notes"}
+			if profile == "portable" {
+				args = append(args, "--schema-profile", "portable")
+			}
+			cs, wait := mcpRunCounted(t, &up, &down, args...)
+			defer wait()
+			var list *mcp.ListToolsResult
+			for { // until the demo app connected and its tools are exposed (go test -timeout bounds it)
+				l, err := cs.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(l.Tools) > 9 {
+					list = l
+					break
+				}
+			}
+			d := down.Load()
+			if _, err := cs.ListTools(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+			d = down.Load() - d
+			if profile == "portable" { // the input schemas, what function declarations carry
+				for _, tool := range list.Tools {
+					raw, _ := json.Marshal(tool.InputSchema)
+					for _, kw := range []string{`"additionalProperties"`, `"uniqueItems"`, `"$ref"`} {
+						if strings.Contains(string(raw), kw) {
+							t.Errorf("%s: its portable input schema has %s: %s", tool.Name, kw, raw)
+						}
+					}
+				}
+			}
+			t.Logf("tools/list, %s schemas: %d tools (9 meta-tools, %d exposed), %d B received", profile, len(list.Tools), len(list.Tools)-9, d)
+		})
+	}
+}

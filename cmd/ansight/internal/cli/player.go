@@ -103,13 +103,14 @@ func runPlayerOpen(ctx context.Context, g *globals) error {
 // on a loopback address, until ctx ends (Ctrl-C: exit 0). The access token is new each run
 // and lives only in this process: only the URL printed here opens the page.
 func runPlayerArchive(ctx context.Context, g *globals, addr string, open bool) error {
-	b, id, err := g.recordingsOf(ctx, nil)
-	if err != nil {
-		return err
-	}
-	l, err := player.Listen(addr)
+	l, err := player.Listen(addr) // before the archive is unpacked, which may take a while
 	if err != nil {
 		return usageErrorf("--addr: %v", err)
+	}
+	b, id, err := g.recordingsOf(ctx, nil)
+	if err != nil {
+		l.Close()
+		return err
 	}
 	p, err := player.New(hostapi.WithOrigin(b, hostapi.OriginPlayer), player.Options{Version: g.env.Version})
 	if err != nil {

@@ -109,7 +109,7 @@ func readPushed(local string) ([]byte, error) {
 // printPushed says where the file went, or the tool's error.
 func printPushed(g *globals, local string, res *hostapi.Call) error {
 	if g.json {
-		if err := writeJSON(g.env.Stdout, res); err != nil {
+		if err := writeJSON(g.env.Stdout, appCallJSON(res)); err != nil {
 			return err
 		}
 		return toolExit(res.Error)

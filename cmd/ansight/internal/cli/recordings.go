@@ -822,8 +822,9 @@ wrote (here or on another machine), the official host's session archive (session
 an official SDK's offline capture (.ansight/sessions/<id>/), plain or password-protected
 (--password-env names the variable that holds the password). It is listed by 'ansight
 session list --all', browsed with 'ansight session logs' and the like, and replayed in the
-player. Its id is the archive's session's, with -import-N appended when a recording holds
-that id already.
+player. Its id is the archive's session's, lower-cased (so that no two recordings' files
+share a directory on a case-insensitive file system), with -import-N appended when a
+recording holds that id already.
 
 The archive is not trusted: it is refused whole when an entry's name, size or content
 fails a check (SECURITY.md); entries the official import skips (visual trees of another
@@ -896,7 +897,7 @@ func printImported(g *globals, s *hostapi.Session) {
 			tw.row("skipped:", strings.Join(parts, ", "))
 		}
 	}
-	tw.row("browse:", "ansight session logs "+s.ID)
+	tw.row("browse:", g.command("session logs "+s.ID))
 	tw.flush()
 }
 

@@ -71,6 +71,8 @@ func TestScripts(t *testing.T) {
 			"demosignin":   cmdDemoSignIn,
 			"archiveholds": cmdArchiveHolds,
 			"now":          cmdNow,
+			"slowapp":      cmdSlowApp,
+			"lockfree":     cmdLockFree,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "ipv6" {
@@ -103,6 +105,17 @@ func cmdCLI(ts *testscript.TestScript, neg bool, args []string) {
 	got := Main(ctx, Env{Args: argv, Stdin: &stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(), LookupEnv: lookup})
 	if got != want {
 		ts.Fatalf("cli %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// cmdLockFree checks that no host holds the lock of $ANSIGHT_STATE_DIR (it has exited):
+// lockfree; ! lockfree checks that one does.
+func cmdLockFree(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 0 {
+		ts.Fatalf("usage: lockfree")
+	}
+	if lockFree(ts.Getenv("ANSIGHT_STATE_DIR")) == neg {
+		ts.Fatalf("lockfree: the host lock free: %v, want %v", !neg, !neg)
 	}
 }
 

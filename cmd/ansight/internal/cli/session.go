@@ -106,9 +106,9 @@ func (o *sessionListOptions) printNone(g *globals, b hostapi.Backend) {
 		printf(g.env.Stdout, "no sessions in fleet %s: 'ansight --fleet … host status' lists the hosts that joined it\n", fc.Fleet())
 		return
 	}
-	fmt.Fprintln(g.env.Stdout, "no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')")
+	fmt.Fprintln(g.env.Stdout, g.followUps("no sessions yet: start an app with the Ansight SDK (or 'ansight demo --keep-running')"))
 	if !o.all {
-		fmt.Fprintln(g.env.Stdout, "'ansight session list --all' lists the recordings of earlier sessions too")
+		fmt.Fprintln(g.env.Stdout, g.followUps("'ansight session list --all' lists the recordings of earlier sessions too"))
 	}
 }
 
@@ -250,8 +250,8 @@ func runSessionShow(ctx context.Context, g *globals, args []string) error {
 		{"device", s.DeviceName}, {"device id", s.DeviceID}, {"platform", s.Platform}, {"sdk", s.SDK},
 		{"state", s.State}, {"app state", s.AppState}, {"grant", string(s.MaxToolPolicy)},
 		{"connected", ago(s.ConnectedAt)}, {"catalog revision", s.Revision}, {"tools", fmt.Sprint(s.ToolCount)},
-		{"crash reports", recordCount(s.CrashReports, "ansight session crashes "+s.ID)},
-		{"annotations", recordCount(s.Annotations, "ansight session annotations "+s.ID)},
+		{"crash reports", recordCount(s.CrashReports, g.command("session crashes "+s.ID))},
+		{"annotations", recordCount(s.Annotations, g.command("session annotations "+s.ID))},
 		{"recording", recordingLine(s)},
 	} {
 		if kv[1] != "" {

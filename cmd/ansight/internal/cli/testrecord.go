@@ -37,7 +37,8 @@ func newTestRecordCmd(g *globals) *cobra.Command {
 chosen clients (--origin: cli, player, mcp:<client> or one of its MCP sessions
 mcp:<client>#<tag>, flow, internal; all but internal by default), each expecting what came back where it is stable. Ids a later call sends back are
 saved and read as ${name.path}; other ids and times are matched by their shape. UI actions on
-tree nodes become tap, type and swipe steps by automation id or text. Run the flow against a fresh
+tree nodes become tap, type and swipe steps by automation id or text, and ui asserts
+and waits their steps. Run the flow against a fresh
 start of the app (the recording's own state is not restored).`,
 		Example: "  ansight test record com-ansight-demo-notes-001 -o flow.yaml\n  ansight test record --app-id com.ansight.demo.notes --since 10m --origin mcp: -o agent.yaml",
 		Args:    cobra.MaximumNArgs(1),

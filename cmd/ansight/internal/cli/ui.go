@@ -515,7 +515,7 @@ func runUI(ctx context.Context, g *globals, o *uiOptions) error {
 				printf(g.env.Stderr, "  also near: %s\n", termText(c.String()))
 			}
 			if r := op.Result; r.Selector != nil && r.MatchCount != nil && *r.MatchCount == 0 && len(r.Nearest) == 0 {
-				printf(g.env.Stderr, "hint: nothing on the screen is close; 'ansight ui snapshot' shows what it holds\n")
+				printf(g.env.Stderr, "hint: nothing on the screen is close; '%s' shows what it holds\n", g.command("ui snapshot"))
 			}
 		}
 		if o.verbose {

@@ -112,18 +112,16 @@ func BenchmarkUITap(b *testing.B) {
 			if err != nil {
 				return fmt.Errorf("%v: %s", err, out)
 			}
-			var tree struct {
+			var tree struct { // ansight.app-call/v2
 				Result struct {
-					Result struct {
-						SnapshotID string `json:"snapshotId"`
-					} `json:"result"`
+					SnapshotID string `json:"snapshotId"`
 				} `json:"result"`
 			}
 			if err := json.Unmarshal(out, &tree, json.RejectUnknownMembers(false)); err != nil {
 				return err
 			}
 			out, err = run("app", "call", sid, "ui.perform_action", "--arguments",
-				`{"snapshotId":"`+tree.Result.Result.SnapshotID+`","nodeId":"list.search","action":"tap"}`)
+				`{"snapshotId":"`+tree.Result.SnapshotID+`","nodeId":"list.search","action":"tap"}`)
 			if err != nil {
 				return fmt.Errorf("%v: %s", err, out)
 			}
