@@ -338,7 +338,7 @@ func runPairingList(ctx context.Context, g *globals) error {
 		return writeJSON(g.env.Stdout, inv)
 	}
 	if len(inv.Invites) == 0 && len(inv.Grants) == 0 {
-		fmt.Fprintln(g.env.Stdout, "no invites or pairings; apps on this machine pair on their own, others with 'ansight pairing issue <app-id> --qr'")
+		fmt.Fprintln(g.env.Stdout, g.followUps("no invites or pairings; apps on this machine pair on their own, others with 'ansight pairing issue <app-id> --qr'"))
 		return nil
 	}
 	if len(inv.Invites) > 0 {
