@@ -50,3 +50,37 @@ func FuzzParse(f *testing.F) {
 		_ = fl.Count()
 	})
 }
+
+// FuzzRecord holds the recorder to its contract on any recorded traffic (a recording may
+// be an imported archive from anywhere): no panic, and what it writes is a flow that
+// reads and checks — every reference it writes reads a step before it. The input is one
+// traffic record's data a line.
+func FuzzRecord(f *testing.F) {
+	var seed []byte
+	for _, tr := range demoTraffic(f) {
+		seed = append(append(seed, tr.Data...), '\n')
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"direction":"request","type":"tool.call","requestId":"1","payload":{"toolId":"a.b","arguments":{"id":"x1"}}}
+{"direction":"response","type":"tool.result","requestId":"1","outcome":"ok","payload":{"toolId":"a.b","success":true,"result":{"id":"x1","ref":{"id":"x1"},"revision":3}}}
+{"direction":"request","type":"ui.operation","requestId":"ui-1","outcome":"error","errorCode":"ui_assert_failed","payload":{"operation":"assert","selector":{"automationId":"row-x1"},"count":2}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var traffic []Traffic
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if line != "" {
+				traffic = append(traffic, Traffic{Data: []byte(line)})
+			}
+		}
+		text, n, err := Record(traffic, RecordOptions{Name: "fuzz"})
+		if err != nil || n == 0 { // no step: 'test record' says so, the file is a stub
+			return
+		}
+		fl, err := Parse("recorded.yaml", text)
+		if err != nil {
+			t.Fatalf("the recorded flow does not read: %v\n%s", err, text)
+		}
+		if err := fl.Check(map[string]string{}, func(string) (string, bool) { return "", false }); err != nil {
+			t.Fatalf("the recorded flow does not check: %v\n%s", err, text)
+		}
+	})
+}

@@ -500,8 +500,9 @@ func (r *recorder) uiOperation(e exchange) *recStep {
 			return nil
 		}
 	}
-	if len(s.ui) == 0 {
-		return nil
+	criteria := s.ui["automationId"] != nil || s.ui["text"] != nil || s.ui["role"] != nil || s.ui["ancestor"] != nil
+	if c := s.ui["condition"]; !criteria && (s.kind != KindWait || c == nil || c.text != "stable") {
+		return nil // a flow's assert, and a wait but a stable one, need a selector
 	}
 	if !e.ok {
 		s.errCode = cmpOr(e.code, "failed")

@@ -15,7 +15,7 @@ import (
 // walkthrough, then calls made with 'ansight app call' and 'app batch': a note created and
 // read back by its id, a batch, a refused critical call, a tool error, UI actions on tree
 // nodes, a screenshot).
-func demoTraffic(t *testing.T) []Traffic {
+func demoTraffic(t testing.TB) []Traffic {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/traffic/demo-records.json")
 	if err != nil {

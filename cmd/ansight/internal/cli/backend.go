@@ -106,15 +106,16 @@ func hostErr(err error) error {
 		if i := strings.Index(msg, "): "); i >= 0 && (strings.HasSuffix(msg, "no such file or directory") || strings.HasSuffix(msg, "connection refused")) {
 			err = fmt.Errorf("%w%s", hostapi.ErrHostUnavailable, strings.TrimPrefix(msg[:i+1], hostapi.ErrHostUnavailable.Error()))
 		}
-		return &exitError{code: ExitHostUnavailable, err: err, hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
+		return &exitError{code: ExitHostUnavailable, err: err, errCode: string(wire.CodeHostUnavailable), hint: "start one with 'ansight host run' (or 'ansight demo --keep-running')"}
 	}
-	switch wire.CodeOf(err) {
+	// The host's code goes to --json's error.code, for scripts and agents to branch on.
+	switch code := wire.CodeOf(err); code {
 	case wire.CodeSessionNotFound: // the message names 'ansight session list'
-		return &exitError{code: ExitNoSession, err: err}
+		return &exitError{code: ExitNoSession, err: err, errCode: string(code)}
 	case wire.CodeSessionAmbiguous:
-		return &exitError{code: ExitUsage, err: err, hint: "name one session id (ansight session list)"}
+		return &exitError{code: ExitUsage, err: err, errCode: string(code), hint: "name one session id (ansight session list)"}
 	case wire.CodeSessionClosed:
-		return &exitError{code: ExitNoSession, err: err, hint: "an app that is still running reconnects on its own, under a new session id: 'ansight session list' shows it"}
+		return &exitError{code: ExitNoSession, err: err, errCode: string(code), hint: "an app that is still running reconnects on its own, under a new session id: 'ansight session list' shows it"}
 	case wire.CodeTimeout:
 		return timeoutError(err)
 	}

@@ -71,6 +71,10 @@ func Main(ctx context.Context, env Env) int {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	// The completion command now rather than at Execute (it takes the output set above), so
+	// that requireSubcommands refuses 'completion bsh' too.
+	root.InitDefaultCompletionCmd(env.Args...)
+	requireSubcommands(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
@@ -240,7 +244,6 @@ Exit codes: 0 ok, 1 failure, 2 usage, 4 host unavailable, 5 tool unavailable,
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "host state directory (default: $ANSIGHT_STATE_DIR, else the user's state directory)")
 	g.fleet.register(root)
 	root.AddCommand(newVersionCmd(g), newSessionCmd(g), newAppCmd(g), newUICmd(g), newPairingCmd(g), newHostCmd(g), newDemoCmd(g), newBenchCmd(g), newConformCmd(g), newMCPCmd(g), newPlayerCmd(g), newTestCmd(g))
-	requireSubcommands(root)
 	return root
 }
 
