@@ -33,6 +33,7 @@ type Backend struct {
 	rec       *recording.Recorder // nil when the host records nothing
 	version   string
 	stateDir  string
+	archive   string // Options.Archive
 	startedAt time.Time
 	shutdown  func()
 	player    atomic.Pointer[PlayerAccessor]
@@ -67,6 +68,9 @@ type Options struct {
 	// Recorder keeps the host's session recordings (host.Options.Recorder); nil when it
 	// records nothing.
 	Recorder *recording.Recorder
+	// Archive names the archive an offline Backend shows (NewOffline over
+	// recording.OpenArchive), so that what needs a live app says why it is not there.
+	Archive string
 }
 
 // New returns the control API of srv, a host running in this process.
@@ -136,7 +140,7 @@ func (l *Backend) Player(_ context.Context, renew bool) (*hostapi.PlayerAccess, 
 // Disconnect implements hostapi.Backend.
 func (l *Backend) Disconnect(_ context.Context, id string) (*hostapi.Disconnection, error) {
 	if l.srv == nil {
-		return nil, errNoHost
+		return nil, l.noHost()
 	}
 	s, ok := l.srv.Session(id)
 	if !ok {
@@ -190,7 +194,7 @@ func (l *Backend) Rename(ctx context.Context, id string, req hostapi.RenameReque
 	l.flush(ctx) // a session just connected has its recording written first
 	if err := l.rec.Rename(ctx, id, label); err != nil {
 		if errors.Is(err, recording.ErrReadOnly) {
-			return nil, errNoHost
+			return nil, l.noHost()
 		}
 		return nil, hostapi.Errorf(http.StatusInternalServerError, wire.CodeInternal, "%v", err)
 	}
@@ -505,7 +509,7 @@ func (l *Backend) DeleteRecording(ctx context.Context, id string) error {
 	if errors.Is(err, recording.ErrNotFound) {
 		return hostapi.SessionNotFound(id)
 	}
-	return readOnly(err)
+	return l.readOnly(err)
 }
 
 // redactNames expands an export's redaction list: "default" stands for
@@ -550,7 +554,7 @@ func (l *Backend) Import(ctx context.Context, req hostapi.ImportRequest, archive
 	case errors.As(err, &pe):
 		return nil, hostapi.Errorf(http.StatusUnauthorized, wire.CodePasswordInvalid, "%s", pe.Error())
 	case errors.Is(err, recording.ErrReadOnly):
-		return nil, errNoHost
+		return nil, l.noHost()
 	case err != nil:
 		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
@@ -565,7 +569,7 @@ func (l *Backend) Import(ctx context.Context, req hostapi.ImportRequest, archive
 // client returns the tool client of a connected session.
 func (l *Backend) client(id string) (*tools.Client, error) {
 	if l.srv == nil {
-		return nil, errNoHost
+		return nil, l.noHost()
 	}
 	s, ok := l.srv.Session(id)
 	if !ok {
@@ -841,7 +845,7 @@ func (l *Backend) IssueInvite(_ context.Context, req hostapi.InviteRequest) (*ho
 		app = pairing.AnyApp
 	}
 	if l.srv == nil {
-		return nil, errNoHost
+		return nil, l.noHost()
 	}
 	if err := checkHostAddresses(req.HostAddresses); err != nil {
 		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
@@ -915,7 +919,7 @@ func inviteOf(inv host.Invite, now time.Time) hostapi.Invite {
 // Invites implements hostapi.Backend.
 func (l *Backend) Invites(context.Context) (*hostapi.Invites, error) {
 	if l.srv == nil {
-		return nil, errNoHost
+		return nil, l.noHost()
 	}
 	now := time.Now()
 	out := &hostapi.Invites{Schema: hostapi.SchemaInvites, Invites: []hostapi.Invite{}, Grants: []hostapi.Grant{}}
@@ -947,7 +951,7 @@ func grantOf(g host.Grant, now time.Time) hostapi.Grant {
 // Revoke implements hostapi.Backend.
 func (l *Backend) Revoke(_ context.Context, id string) (*hostapi.Revocation, error) {
 	if l.srv == nil {
-		return nil, errNoHost
+		return nil, l.noHost()
 	}
 	r, err := l.srv.Revoke(id)
 	if err != nil {
@@ -962,7 +966,7 @@ func (l *Backend) Revoke(_ context.Context, id string) (*hostapi.Revocation, err
 // Forget implements hostapi.Backend.
 func (l *Backend) Forget(_ context.Context, id string) (*hostapi.Forgetting, error) {
 	if l.srv == nil {
-		return nil, errNoHost
+		return nil, l.noHost()
 	}
 	g, err := l.srv.Forget(id)
 	switch {

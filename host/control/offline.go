@@ -13,9 +13,15 @@ import (
 	"github.com/ansight-go/ansight/wire"
 )
 
-// errNoHost answers what only a running host can do, on a Backend without one.
-var errNoHost = hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeHostUnavailable,
-	"no ansight host is running: start one with 'ansight host run' (recordings are read without one)")
+// noHost answers what only a running host can do, on a Backend without one.
+func (l *Backend) noHost() error {
+	if l.archive != "" {
+		return hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeHostUnavailable,
+			"this is the archive %s, read without a host: what needs the app's live session (its tools, files, data, screen) is not in it", l.archive)
+	}
+	return hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeHostUnavailable,
+		"no ansight host is running: start one with 'ansight host run' (recordings are read without one)")
+}
 
 // NewOffline returns a read-only hostapi.Backend over recordings alone, with no host: the
 // recordings a stopped host left (rec opened with recording.OpenReadOnly) or an archive
@@ -24,7 +30,7 @@ var errNoHost = hostapi.Errorf(http.StatusServiceUnavailable, wire.CodeHostUnava
 // live host (sessions' tools, pairing, events) answers CodeHostUnavailable, and so do
 // Import and DeleteRecording on a read-only store.
 func NewOffline(rec *recording.Recorder, opts Options) *Backend {
-	return &Backend{rec: rec, version: opts.Version, stateDir: opts.StateDir}
+	return &Backend{rec: rec, version: opts.Version, stateDir: opts.StateDir, archive: opts.Archive}
 }
 
 // live returns the host's session id, when a host runs and holds it.
@@ -113,9 +119,9 @@ func kept[T any](ctx context.Context, l *Backend, id string, kind recording.Kind
 
 // readOnly maps the recorder's refusal of a change to the answer of a Backend without a
 // host.
-func readOnly(err error) error {
+func (l *Backend) readOnly(err error) error {
 	if errors.Is(err, recording.ErrReadOnly) {
-		return errNoHost
+		return l.noHost()
 	}
 	return err
 }

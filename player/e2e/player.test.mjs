@@ -551,7 +551,7 @@ test('ansight player --archive shows an archive with no host: its timeline, and 
       await p2.screenshot({ path: join(artifacts, '16-player-archive.png'), fullPage: true });
       // The archive is listed among the recordings, and what needs a live app says so.
       await p2.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/files`; }, id);
-      await p2.waitForFunction(() => /no ansight host is running/.test(document.querySelector('main').textContent));
+      await p2.waitForFunction(() => /this is the archive official\.zip, read without a host/.test(document.querySelector('main').textContent));
     } finally {
       await p2.close();
     }

@@ -66,7 +66,7 @@ func (g *globals) recordingsBackend(ctx context.Context) (hostapi.Backend, error
 		g.cleanup = append(g.cleanup, func() { rec.Close() })
 		g.recordings.session = sum.ID
 		printf(g.env.Stderr, "ansight: reading the archive %s (session %s), not imported\n", g.recordings.archive, sum.ID)
-		g.backendMade = control.NewOffline(rec, control.Options{Version: g.env.Version})
+		g.backendMade = control.NewOffline(rec, control.Options{Version: g.env.Version, Archive: filepath.Base(g.recordings.archive)})
 		return g.backendMade, nil
 	}
 	b, err := g.backend()
