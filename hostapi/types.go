@@ -68,6 +68,9 @@ type Status struct {
 	// Recording is the recordings' use of their budgets; absent when the host records
 	// nothing (--no-record).
 	Recording *RecordingUsage `json:"recording,omitzero"`
+	// Archive names the archive a Backend without a host shows ('ansight player --archive'):
+	// nothing it serves is live, and the player says so instead of "live".
+	Archive string `json:"archive,omitzero"`
 }
 
 // FileLimit is the host process's open-file limit and what its session bound needs.

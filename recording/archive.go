@@ -206,7 +206,7 @@ func (a *archive) meta() importMeta {
 		info = object{{"id", quoted(m.Session.ID)}, {"appId", quoted(m.Session.AppID)}, {"deviceId", quoted(m.Session.DeviceID)},
 			{"deviceName", quoted(m.Session.DeviceName)}}.encode()
 	}
-	return importMeta{id: m.Session.ID, info: info, state: m.Session.State}
+	return importMeta{id: m.Session.ID, info: info, state: m.Session.State, label: m.Session.Label}
 }
 
 // isOurManifest reports whether the archive's manifest.json is ours (an offline capture

@@ -323,6 +323,7 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 		if len(m.Session.Info) > 0 {
 			m.Session.Info = x.rd.json(m.Session.Info)
 		}
+		m.Session.Label = x.rd.string(m.Session.Label)
 	}
 	if x.san != nil {
 		m.Sanitized = SanitizePolicyID
@@ -330,6 +331,7 @@ func (x *exporter) ours(w io.Writer, sum Summary, opts ExportOptions) error {
 			m.Session.Info = x.san.json(m.Session.Info, false)
 		}
 		m.Session.DeviceName = x.san.text(m.Session.DeviceName, true)
+		m.Session.Label = x.san.text(m.Session.Label, false) // a name a user typed: it may hold an address
 	}
 	// The manifest comes first, then the records, then their files, as archive tools list
 	// them: the records and the files the export changed wait in spools meanwhile.

@@ -162,6 +162,8 @@ func FuzzReadArchive(f *testing.F) {
 	f.Add(zipOf(f, [2]string{"manifest.json", testManifest}, [2]string{"records.jsonl",
 		`{"seq":1,"session":"x","kind":"log","at":"2026-03-20T10:00:00Z","text":"hi","data":[1],"size":1}`}))
 	f.Add([]byte("PK\x03\x04 not a zip"))
+	f.Add(zipOf(f, [2]string{"manifest.json", strings.Replace(testManifest, `"origin":"live"`, `"origin":"live","label":"\u001b[2J\u202eexe.txt"`, 1)},
+		[2]string{"records.jsonl", `{"seq":1,"session":"x","kind":"log","at":"2026-03-20T10:00:00Z","text":"hi","size":1}`}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		z, err := openZip(bytes.NewReader(data), int64(len(data)), 64<<20, "")
@@ -173,6 +175,9 @@ func FuzzReadArchive(f *testing.F) {
 			return
 		}
 		defer a.close()
+		if label, err := CheckLabel(a.meta().label); err == nil && (len(label) > MaxLabel || strings.ContainsFunc(label, hiddenInLabel)) {
+			t.Fatalf("CheckLabel passed the archive's label %q", label)
+		}
 		for range 10000 {
 			e, err := a.next()
 			if err != nil {

@@ -42,7 +42,8 @@ type ImportReport struct {
 	// "visualTreeDuplicate" (an older tree of the same snapshotId), "visualTreeUnsafePath"
 	// (an index path with a ".." segment), "visualTreeMissing" (no entry at the path),
 	// "networkRequest" (a request file that is not a JSON object), "appIcon" (the app
-	// icon, whose place in the archive is not known here).
+	// icon, whose place in the archive is not known here), "label" (the session's label or
+	// official name, refused by CheckLabel: the recording is imported without one).
 	Skipped map[string]int `json:"skipped,omitempty"`
 }
 
@@ -58,6 +59,7 @@ type importMeta struct {
 	id    string
 	info  []byte // a JSON object: the session's description
 	state string
+	label string // the session's label (ours) or name (official), not checked yet
 }
 
 // importSource is an opened archive of one of the formats, its entries read in order.
@@ -128,7 +130,11 @@ func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts 
 	if obj, err := members(info); err == nil {
 		info = obj.set("id", quoted(id)).encode()
 	}
-	update := map[string]*sessionUpdate{id: {info: info, state: clip(m.state, 64)}}
+	label, badLabel := CheckLabel(m.label)
+	if badLabel != nil {
+		label = "" // an archive is outside input: a bad label is left out, not the recording
+	}
+	update := map[string]*sessionUpdate{id: {info: info, state: clip(m.state, 64), label: label}}
 	var chunk []pendingEntry
 	committed := false
 	flush := func() error {
@@ -169,6 +175,9 @@ func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts 
 		return sum, err
 	}
 	rep := src.report()
+	if badLabel != nil {
+		rep.skip("label")
+	}
 	sum.Import = &rep
 	return sum, nil
 }

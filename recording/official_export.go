@@ -734,6 +734,9 @@ func (o *officialWriter) session() error {
 			s = s.set(d.name, d.value)
 		}
 	}
+	if label := o.label(); label != "" {
+		s = s.set("name", quoted(label)) // the official session's display name
+	}
 	if o.profile != nil {
 		s = s.set("deviceProfileJson", quoted(string(o.profile)))
 	}
@@ -755,6 +758,19 @@ func (o *officialWriter) session() error {
 	doc := object{{"schema", quoted(officialCaptureV2)}, {"savedAtUtc", officialTime(o.x.now)}, {"session", s.encode()},
 		{"visualTreeSnapshotIndex", jsonArray(o.treeIndex)}}
 	return o.json(officialSessionName, doc.encode())
+}
+
+// label is the session's label as the export writes it: redacted and sanitised as the
+// rest of the session is.
+func (o *officialWriter) label() string {
+	label := o.sum.Label
+	if o.x.rd != nil {
+		label = o.x.rd.string(label)
+	}
+	if o.x.san != nil {
+		label = o.x.san.text(label, false)
+	}
+	return label
 }
 
 // strOf is a JSON string's value, "" for anything else.

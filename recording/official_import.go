@@ -680,9 +680,10 @@ var carriedAsRecords = []string{"images", "touches", "networkRequests", "visualT
 // appState say, as our host describes a live session.
 func (s *officialSource) meta() importMeta {
 	id, _ := str(s.session.get("sessionId"))
+	name, _ := str(s.session.get("name")) // the session's display name: our label
 	if s.info != nil {
 		if obj, err := members(s.info); err == nil {
-			return importMeta{id: id, info: obj.set("state", quoted("disconnected")).encode(), state: "disconnected"}
+			return importMeta{id: id, info: obj.set("state", quoted("disconnected")).encode(), state: "disconnected", label: name}
 		}
 	}
 	app, _ := str(s.session.get("appId"))
@@ -710,7 +711,7 @@ func (s *officialSource) meta() importMeta {
 	if t, ok := parseTime(s.session.get("lastUpdatedUtc")); ok {
 		o = append(o, member{"disconnectedAt", officialTime(t)})
 	}
-	return importMeta{id: id, info: o.encode(), state: "disconnected"}
+	return importMeta{id: id, info: o.encode(), state: "disconnected", label: name}
 }
 
 func (s *officialSource) next() (entry, error) {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -300,6 +302,27 @@ func (r *Recorder) Rename(ctx context.Context, id, label string) error {
 		return fmt.Errorf("recording: rename %s: %w", id, err)
 	}
 	return nil
+}
+
+// CheckLabel returns label trimmed of the spaces around it, or why it is not one: longer
+// than MaxLabel, not UTF-8, or holding a control or hidden character. They are the rules of
+// hostapi.CheckLabel (a label is shown in terminals and pages, where such characters would
+// pass for other text), applied here to the labels archives bring in.
+func CheckLabel(label string) (string, error) {
+	label = strings.TrimSpace(label)
+	if len(label) > MaxLabel {
+		return "", fmt.Errorf("a label of %d bytes: at most %d", len(label), MaxLabel)
+	}
+	if !utf8.ValidString(label) || strings.ContainsFunc(label, hiddenInLabel) {
+		return "", errors.New("a label is text on one line, without control or hidden characters")
+	}
+	return label, nil
+}
+
+// hiddenInLabel reports a control character, a format character (Cf: bidi controls,
+// zero-width characters, Unicode tags, soft hyphens) or a line or paragraph separator.
+func hiddenInLabel(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // Labels returns the label of every recording that has one, by session id.

@@ -117,6 +117,7 @@ type pendingEntry struct {
 type sessionUpdate struct {
 	info  []byte
 	state string
+	label string // set when not empty (an import's label, checked by CheckLabel)
 }
 
 // writeBatch parses and stores one batch. A failure is logged and the batch lost: the
@@ -245,6 +246,11 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 		}
 		if u.state != "" {
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET state = ? WHERE id = ?`, clip(u.state, 64), id); err != nil {
+				return fail(err)
+			}
+		}
+		if u.label != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET label = ? WHERE id = ?`, u.label, id); err != nil {
 				return fail(err)
 			}
 		}

@@ -92,7 +92,7 @@ func withProgress(ctx context.Context, f func(hostapi.Progress)) context.Context
 // Status implements hostapi.Backend.
 func (l *Backend) Status(context.Context) (*hostapi.Status, error) {
 	if l.srv == nil { // offline: the recordings only
-		st := &hostapi.Status{Schema: hostapi.SchemaStatus, Version: l.version, StateDir: l.stateDir}
+		st := &hostapi.Status{Schema: hostapi.SchemaStatus, Version: l.version, StateDir: l.stateDir, Archive: l.archive}
 		if l.rec != nil {
 			u := hostapi.RecordingUsage(l.rec.Usage())
 			st.Recording = &u
@@ -559,7 +559,7 @@ func (l *Backend) Import(ctx context.Context, req hostapi.ImportRequest, archive
 		return nil, hostapi.Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%v", err)
 	}
 	v := sessionOfInfo(recordedInfo(sum))
-	v.Recording = recordingOf(sum)
+	v.Recording, v.Label = recordingOf(sum), sum.Label // the archive's label, when it carried a good one
 	if r := sum.Import; r != nil {
 		v.Import = &hostapi.ImportReport{Format: r.Format, Schema: r.Schema, Skipped: r.Skipped}
 	}

@@ -544,6 +544,10 @@ test('ansight player --archive shows an archive with no host: its timeline, and 
       await p2.goto(access.url);
       await p2.waitForSelector('#tl-summary:not(:empty)');
       assert.match(await p2.textContent('.page-head .badge'), /imported/);
+      // Nothing is live: the indicator says it reads an archive, greyed, not "live".
+      await p2.waitForFunction(() => document.querySelector('#live').textContent === 'archive');
+      assert.ok(await p2.locator('#live.off').count() === 1, 'the indicator is not lit');
+      assert.match(await p2.getAttribute('#live', 'title'), /archive official\.zip/);
       const frames = Number(/(\d+) frames/.exec(await p2.textContent('#tl-summary'))[1]);
       assert.ok(frames >= 2, `${frames} frames in the archive`);
       await p2.waitForFunction(() => { const img = document.querySelector('#tl-frame'); return img && img.complete && img.naturalWidth > 0; });

@@ -169,11 +169,30 @@ function lockOut() {
     'Open the player again from a terminal on this machine: ', 'ansight player open');
 }
 
+// archive names the archive this player shows, when it serves one with no host behind it
+// ('ansight player --archive'; /api/status says so): nothing is live, and the indicator
+// says what it reads instead.
+let archive = '';
+
+async function learnArchive() {
+  try {
+    const res = await fetch('/api/status', { headers: { Accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+    if (res.ok) archive = (await res.json()).archive || '';
+  } catch { /* no answer: the stream's failure says so */ }
+  document.body.classList.toggle('archive', archive !== '');
+}
+
 function backOnline() {
   attempts = 0;
-  live.classList.remove('off');
-  live.textContent = 'live';
-  live.title = 'Live updates: connected';
+  if (archive) {
+    live.classList.add('off');
+    live.textContent = 'archive';
+    live.title = `Reading the archive ${archive}, with no host: nothing here is live`;
+  } else {
+    live.classList.remove('off');
+    live.textContent = 'live';
+    live.title = 'Live updates: connected';
+  }
   if (!offline) return;
   offline = false;
   hostGone(false);
@@ -250,6 +269,6 @@ document.addEventListener('keydown', (e) => {
 });
 
 window.addEventListener('hashchange', route);
-connect();
+learnArchive().finally(connect); // before the stream opens: an archive's player never shows "live"
 // Without the event stream (it failed, or is slow), show the page anyway.
 setTimeout(() => { if (firstSessions) { firstSessions = false; route(); } }, 3000);

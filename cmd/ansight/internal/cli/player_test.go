@@ -90,6 +90,10 @@ func TestPlayerArchive(t *testing.T) {
 	if st, _ := get("/?" + u.RawQuery); st != http.StatusOK { // the redirect that sets the cookie, then the page
 		t.Fatalf("the page: %d", st)
 	}
+	// The page learns from the status that it reads an archive, and says so instead of "live".
+	if st, body := get("/api/status"); st != http.StatusOK || !strings.Contains(body, `"archive":"offline-capture-aes.zip"`) {
+		t.Errorf("status: %d %s", st, body)
+	}
 	if st, body := get("/api/recordings"); st != http.StatusOK || !strings.Contains(body, `"id":"`+id+`"`) || !strings.Contains(body, `"origin":"import"`) {
 		t.Errorf("recordings: %d %s", st, body)
 	}

@@ -887,6 +887,9 @@ func printImported(g *globals, s *hostapi.Session) {
 	tw := newTable(g.env.Stdout) // every cell sanitised: the id is the archive's
 	tw.row("imported:", fmt.Sprintf("%d records", n))
 	tw.row("session:", s.ID)
+	if s.Label != "" {
+		tw.row("label:", s.Label)
+	}
 	if r := s.Import; r != nil {
 		tw.row("format:", strings.TrimSpace(r.Format+" "+r.Schema))
 		if len(r.Skipped) > 0 {
@@ -895,6 +898,10 @@ func printImported(g *globals, s *hostapi.Session) {
 				parts = append(parts, fmt.Sprintf("%s %d", k, r.Skipped[k]))
 			}
 			tw.row("skipped:", strings.Join(parts, ", "))
+		}
+		if r.Skipped["label"] > 0 { // the archive's label was refused: say why, and how to give one
+			tw.row("label:", "left out: not one line of text without control or hidden characters, at most 200 bytes; set one with "+
+				g.command("session rename "+s.ID+" LABEL"))
 		}
 	}
 	tw.row("browse:", g.command("session logs "+s.ID))
