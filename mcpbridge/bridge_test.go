@@ -202,6 +202,9 @@ func TestListSessions(t *testing.T) {
 	f := oneSession(t)
 	f.addSession("s2", "com.example.other", wire.PolicyRead, nil)
 	f.disconnect("s2")
+	f.mu.Lock()
+	f.sessions[0].Label = "checkout bug \u202e" // as the host keeps it: only control characters are refused
+	f.mu.Unlock()
 	h := newHarness(t, f, Options{AllowCritical: true})
 	for _, tc := range []struct {
 		args any
@@ -223,6 +226,16 @@ func TestListSessions(t *testing.T) {
 			}
 			if s := out.Sessions[0]; s.AppID != "com.example.notes" || s.MaxToolPolicy != wire.PolicyCritical || s.Device != "test device" || s.State != hostapi.StateConnected {
 				t.Errorf("session: %+v", s)
+			}
+			if s := out.Sessions[0]; s.Label != "checkout bug \u202e" {
+				t.Errorf("label %q, want the host's", s.Label)
+			}
+			// The label travels with the apps' words, framed: its hidden character escaped.
+			if raw := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(raw, `"label":"checkout bug \u202e"`) {
+				t.Errorf("label not framed and escaped:\n%s", raw)
+			}
+			if len(out.Sessions) > 1 && out.Sessions[1].Label != "" {
+				t.Errorf("a session without a label: %q", out.Sessions[1].Label)
 			}
 		})
 	}

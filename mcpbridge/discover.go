@@ -19,8 +19,11 @@ type listSessionsInput struct {
 }
 
 type sessionOutput struct {
-	SessionID     string      `json:"sessionId"`
-	AppID         string      `json:"appId"`
+	SessionID string `json:"sessionId"`
+	AppID     string `json:"appId"`
+	// Label is the name a user of the host gave the session ('ansight session rename'),
+	// the one way an agent can tell "the checkout bug" from another session of the app.
+	Label         string      `json:"label,omitzero"`
 	AppName       string      `json:"appName,omitzero"`
 	AppVersion    string      `json:"appVersion,omitzero"`
 	Device        string      `json:"device,omitzero"`
@@ -48,12 +51,15 @@ func (br *Bridge) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in *
 			continue
 		}
 		out.Sessions = append(out.Sessions, sessionOutput{
-			SessionID: s.ID, AppID: s.AppID, AppName: s.AppName, AppVersion: s.AppVersion,
+			SessionID: s.ID, AppID: s.AppID, Label: s.Label, AppName: s.AppName, AppVersion: s.AppVersion,
 			Device: s.DeviceName, Platform: s.Platform, State: s.State, AppState: s.AppState,
 			MaxToolPolicy: s.MaxToolPolicy, Revision: s.Revision, ToolCount: s.ToolCount,
 		})
 	}
-	return appStructured(out, false) // names and devices are the apps' words
+	// Names and devices are the apps' words: the whole list is framed as app text. A label
+	// is the host user's, refused by the host with control characters (hostapi.CheckLabel)
+	// but not with other hidden ones; framed with the rest, those are escaped too.
+	return appStructured(out, false)
 }
 
 type searchInput struct {

@@ -186,22 +186,30 @@ func unquoted(line string) string {
 	return b.String()
 }
 
-// FuzzDecodeText holds decodeText's fast path (unchangedAt: an object whose member is not
-// JSON text is given back as is) against the plain path, decodeAt: for any input, name
-// and anyValue, both fail or neither does, and what they give is the same JSON value.
+// FuzzDecodeText holds decodeText's fast path (unchangedAt: an object without the path's
+// member, or whose last member is not JSON text, is given back as is) against the plain
+// path, decodeAt: for any input, path of one or two steps and anyValue, both fail or
+// neither does, and what they give is the same JSON value.
 func FuzzDecodeText(f *testing.F) {
 	for _, seed := range []string{`{}`, `{"toolId":"a","arguments":{}}`, `{"arguments":"{\"a\":1}"}`, `{"arguments":"not json"}`,
 		`{"arguments":{},"arguments":{}}`, `{"a":1,"b":[1,2,{"c":"\u00e9"}]}`, `{"arguments":null}`, `{"x":"\ud800"}`, `{"a":1} {}`, `{"a":1`, `[]`, `"s"`} {
-		f.Add([]byte(seed), "arguments", false)
+		f.Add([]byte(seed), "arguments", "", false)
 	}
-	f.Add([]byte(`{"arguments":"plain"}`), "arguments", true)
-	f.Add([]byte(`{"*":{}}`), "*", false)
-	f.Fuzz(func(t *testing.T, args []byte, name string, anyValue bool) {
+	f.Add([]byte(`{"arguments":"plain"}`), "arguments", "", true)
+	f.Add([]byte(`{"*":{}}`), "*", "", false)
+	f.Add([]byte(`{"toolId":"a","after":{"visualTreeArguments":"{}"}}`), "after", "visualTreeArguments", false)
+	f.Add([]byte(`{"toolId":"a","arguments":{}}`), "after", "visualTreeArguments", false)
+	f.Add([]byte(`{"after":[{"x":"{}"}]}`), "after", "*", false)
+	f.Fuzz(func(t *testing.T, args []byte, name, second string, anyValue bool) {
 		if len(args) == 0 {
 			return
 		}
-		fast, errFast := decodeText(args, []textPath{{steps: []string{name}, anyValue: anyValue}})
-		plain, errPlain := decodeAt(args, []string{name}, anyValue, "")
+		path := []string{name}
+		if second != "" {
+			path = append(path, second)
+		}
+		fast, errFast := decodeText(args, []textPath{{steps: path, anyValue: anyValue}})
+		plain, errPlain := decodeAt(args, path, anyValue, "")
 		if (errFast == nil) != (errPlain == nil) {
 			t.Fatalf("%q at %q: fast path %v, plain path %v", args, name, errFast, errPlain)
 		}
@@ -211,6 +219,36 @@ func FuzzDecodeText(f *testing.F) {
 		a, b := fast.Clone(), plain.Clone()
 		if errA, errB := a.Canonicalize(), b.Canonicalize(); (errA == nil) != (errB == nil) || errA == nil && !bytes.Equal(a, b) {
 			t.Fatalf("%q at %q: fast path %s (%v), plain path %s (%v)", args, name, fast, errA, plain, errB)
+		}
+	})
+}
+
+// BenchmarkDecodeText: the input check's JSON-text step for an ansight_call_app_tool as
+// agents send it (arguments an object, no after), through decodeText's fast path and
+// through the plain path (decodeAt for each of the tool's three paths).
+func BenchmarkDecodeText(b *testing.B) {
+	_, text, err := portableSchema(callIn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := jsontext.Value(`{"sessionId":"com-ansight-bench-mcp-001","toolId":"app.get_state","arguments":{}}`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeText(args, text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			out := args
+			for _, p := range text {
+				if out, err = decodeAt(out, p.steps, p.anyValue, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 	})
 }

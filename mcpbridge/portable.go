@@ -1,16 +1,16 @@
 package mcpbridge
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -603,7 +603,7 @@ func decodeText(args jsontext.Value, paths []textPath) (jsontext.Value, error) {
 	}
 	out := args
 	for _, p := range paths {
-		if len(p.steps) == 1 && unchangedAt(out, p.steps[0]) {
+		if unchangedAt(out, p.steps) {
 			continue
 		}
 		var err error
@@ -615,38 +615,43 @@ func decodeText(args jsontext.Value, paths []textPath) (jsontext.Value, error) {
 }
 
 // unchangedAt reports, without decoding v into a map, that decodeAt would give v back (or
-// its members re-encoded) for the one-step path [name]: v is an object, valid, without
-// duplicate names, whose member name is absent or not a string. Anything else — a string
-// to decode, an error to report — is left to decodeAt. This is every ansight_call_app_tool
-// whose arguments are an object, as agents send them: the decoding and re-encoding of
-// the whole input it saves was a tenth of the bridge's own CPU per call.
-// FuzzDecodeText holds it against decodeAt.
-func unchangedAt(v jsontext.Value, name string) bool {
-	if name == itemsStep || v.Kind() != '{' {
+// its members re-encoded) for path: v is an object, valid, without duplicate names, whose
+// member path[0] is absent, or is there and not a string when it is the path's last step.
+// Anything else — a string to decode, a member to go into, an error to report — is left
+// to decodeAt. This is every ansight_call_app_tool whose arguments are an object, as
+// agents send them, for each of its three paths (arguments, after's two): decoding the
+// whole input into a map and encoding it again for each was a tenth of the bridge's own
+// CPU per call. FuzzDecodeText holds it against decodeAt.
+func unchangedAt(v jsontext.Value, path []string) bool {
+	if len(path) == 0 || path[0] == itemsStep || v.Kind() != '{' {
 		return false
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v)) // rejects duplicate names, as decoding into a map does
-	if _, err := dec.ReadToken(); err != nil {
+	s := textScanners.Get().(*jsonscan.Scanner)
+	defer func() { s.Release(); textScanners.Put(s) }()
+	s.Reset(v, wire.MaxDepth) // strict as decoding into a map: duplicate names, depth, UTF-8
+	if s.EnterObject() != nil {
 		return false
 	}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+	for i := 0; ; i++ {
+		name, more, err := s.Member(i)
 		if err != nil {
 			return false
 		}
-		if tok.String() == name && dec.PeekKind() == '"' {
+		if !more {
+			break
+		}
+		if string(name) == path[0] && (len(path) > 1 || s.Peek() == '"') {
 			return false
 		}
-		if err := dec.SkipValue(); err != nil {
+		if s.Skip() != nil {
 			return false
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return false
-	}
-	_, err := dec.ReadToken()
-	return err == io.EOF
+	return s.End() == nil
 }
+
+// textScanners are unchangedAt's.
+var textScanners = sync.Pool{New: func() any { return new(jsonscan.Scanner) }}
 
 // decodeAt applies one path to v (at pointer where, for errors).
 func decodeAt(v jsontext.Value, path []string, anyValue bool, where string) (jsontext.Value, error) {

@@ -76,7 +76,9 @@ var (
 		`"additionalProperties":false}`)
 	listSessionsOut = compactSchema(`{"type":"object","properties":{` +
 		`"sessions":{"type":"array","items":{"type":"object","properties":{` +
-		`"sessionId":{"type":"string"},"appId":{"type":"string"},"appName":{"type":"string"},"appVersion":{"type":"string"},` +
+		`"sessionId":{"type":"string"},"appId":{"type":"string"},` +
+		`"label":{"type":"string","description":"The name the user gave the session (ansight session rename); absent when none."},` +
+		`"appName":{"type":"string"},"appVersion":{"type":"string"},` +
 		`"device":{"type":"string"},"platform":{"type":"string"},"state":{"type":"string"},"appState":{"type":"string"},` +
 		`"maxToolPolicy":{"type":"string"},"revision":{"type":"string"},"toolCount":{"type":"integer"}},` +
 		`"required":["sessionId","appId","state"]}},` +

@@ -2,7 +2,9 @@ package recording
 
 import (
 	"archive/zip"
+	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
@@ -48,6 +50,9 @@ type zipArchive struct {
 // ReasonPasswordRequired, with a wrong one ReasonInvalidPassword (checked against the
 // first encrypted entry before anything is read).
 func openZip(ra io.ReaderAt, size, budget int64, password string) (*zipArchive, error) {
+	if n, ok := centralDirectorySize(ra, size); ok && n > maxCentralDirectory {
+		return nil, fmt.Errorf("the archive's directory is %d bytes, more than %d", n, maxCentralDirectory)
+	}
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return nil, fmt.Errorf("not a zip archive: %w", err)
@@ -108,6 +113,46 @@ func openZip(ra io.ReaderAt, size, budget int64, password string) (*zipArchive, 
 		}
 	}
 	return z, nil
+}
+
+// maxCentralDirectory bounds the archive's central directory, which archive/zip reads into
+// memory whole, entry comments and extra fields included (up to 64 KiB each): without it an
+// archive as large as the budget could be almost all directory. 64 MiB holds the
+// maxArchiveEntries entries with names of 300 bytes. A variable for the tests.
+var maxCentralDirectory int64 = 64 << 20
+
+// centralDirectorySize reads the size of the central directory from the end of the archive
+// (its end record, or the ZIP64 one it points at); ok is false when there is none to read,
+// and archive/zip then says what is wrong.
+func centralDirectorySize(ra io.ReaderAt, size int64) (n int64, ok bool) {
+	const eocdLen, maxComment = 22, 65535
+	tail := min(size, eocdLen+maxComment)
+	buf := make([]byte, tail)
+	if _, err := ra.ReadAt(buf, size-tail); err != nil && err != io.EOF {
+		return 0, false
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if i < 0 || len(buf)-i < eocdLen {
+		return 0, false
+	}
+	n = int64(binary.LittleEndian.Uint32(buf[i+12:]))
+	if n != 0xffffffff || i < 20 || string(buf[i-20:i-16]) != "PK\x06\x07" {
+		return n, true
+	}
+	// ZIP64: the locator before the end record gives the ZIP64 end record's offset.
+	off := int64(binary.LittleEndian.Uint64(buf[i-20+8:]))
+	var z64 [56]byte
+	if off < 0 || off > size-56 {
+		return 0, false
+	}
+	if _, err := ra.ReadAt(z64[:], off); err != nil || string(z64[:4]) != "PK\x06\x06" {
+		return 0, false
+	}
+	n64 := binary.LittleEndian.Uint64(z64[40:])
+	if n64 > uint64(size) {
+		return size + 1, true
+	}
+	return int64(n64), true
 }
 
 // checkEntryName refuses a name that could point outside where it is extracted or that

@@ -330,3 +330,42 @@ func TestImportedIDLowerCased(t *testing.T) {
 		t.Errorf("both recordings' files in %q", sessionDir(first.ID))
 	}
 }
+
+// TestCentralDirectoryBounded: an archive whose central directory (read into memory whole
+// by archive/zip, entry comments included) is larger than maxCentralDirectory, lowered
+// here, is refused before it is read — through the end record, and through the ZIP64 one
+// an archive of more than 65,535 entries has. Not parallel: it lowers the bound.
+func TestCentralDirectoryBounded(t *testing.T) {
+	defer func(n int64) { maxCentralDirectory = n }(maxCentralDirectory)
+	maxCentralDirectory = 1 << 20
+	build := func(entries int, comment string) []byte {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		for i := range entries {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("blobs/%d", i), Comment: comment, Method: zip.Store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte("x"))
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name    string
+		archive []byte
+		refused bool
+	}{
+		{"small", build(10, "c"), false},
+		{"comments", build(100, strings.Repeat("c", 16<<10)), true},
+		{"zip64", build(70_000, ""), true},
+	} {
+		n, ok := centralDirectorySize(bytes.NewReader(tc.archive), int64(len(tc.archive)))
+		_, err := openZip(bytes.NewReader(tc.archive), int64(len(tc.archive)), 1<<30, "")
+		if !ok || n <= 0 || n >= int64(len(tc.archive)) || (err != nil && strings.Contains(err.Error(), "directory")) != tc.refused {
+			t.Errorf("%s: directory of %d bytes (%v): %v", tc.name, n, ok, err)
+		}
+	}
+}

@@ -20,6 +20,8 @@ const (
 	UnitCallsPerSec = "calls/s"
 	UnitMBPerSec    = "MB/s"
 	UnitBytes       = "bytes"
+	// UnitAllocs is heap allocations per operation.
+	UnitAllocs = "allocations"
 )
 
 // Report is the outcome of a run: every figure beside its baseline, and what was skipped.

@@ -66,7 +66,8 @@ same machine, with the ratio:
 
 The report says how busy other processes kept the machine: they slow wall-clock figures
 (latency, throughput), CPU per call much less. Targets (ratios, so they hold on any
-machine): a small call at most 1.2 times the floor's CPU, 1 and N callers; a repeated
+machine): a small call at most 1.2 times the floor's CPU, 1 and N callers, and at most 4
+allocations at each end (the app's, the host's); a repeated
 catalog query at most 5 times its floor's CPU (the definitions answer at 1,000 tools and
 more: 3 times); the unchanged answer at least 50 times
 cheaper than a first index at 10,000 tools; artifact throughput at least 0.7 of the raw

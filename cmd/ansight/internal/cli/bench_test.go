@@ -131,10 +131,10 @@ func TestBenchJSON(t *testing.T) { // not parallel: it replaces benchLocal and b
 			t.Errorf("no %s figures", g)
 		}
 	}
-	// CPU per call with 1 and 2 callers, repeated index, definitions and full queries,
-	// artifact throughput and memory, the ui tap, the MCP bridge's own share (unchanged's
-	// needs 10,000 tools).
-	if targets != 9 {
+	// CPU per call with 1 and 2 callers, allocations per call at each end, repeated index,
+	// definitions and full queries, artifact throughput and memory, the ui tap, the MCP
+	// bridge's own share (unchanged's needs 10,000 tools).
+	if targets != 11 {
 		t.Errorf("%d targets", targets)
 	}
 }

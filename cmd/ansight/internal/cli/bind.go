@@ -43,7 +43,7 @@ type bindFlags struct {
 var (
 	hostRunBindFlags = bindFlags{discovery: "--discovery", listen: "--listen or --websocket-port", player: "--player"}
 	conformBindFlags = bindFlags{discovery: "--discovery", listen: "--listen"}
-	demoBindFlags    = bindFlags{player: "--player"}
+	demoBindFlags    = bindFlags{discovery: "--discovery", player: "--player"}
 )
 
 // addrInUseError is a listener whose address is taken.

@@ -27,6 +27,7 @@ import (
 // demoOptions are the flags of 'ansight demo'.
 type demoOptions struct {
 	keep       bool
+	discovery  string
 	playerAddr string
 	noPlayer   bool
 	shotPath   string
@@ -53,6 +54,7 @@ With --keep-running and --fleet, the host also joins that device lab (see 'host 
 	}
 	cmd.Flags().BoolVar(&o.keep, "keep-running", false, "leave the host and the demo app running (until Ctrl-C or 'ansight host stop')")
 	cmd.Flags().StringVar(&o.shotPath, "screenshot", "ansight-demo-screenshot.png", "where to save the demo's screenshot")
+	cmd.Flags().StringVar(&o.discovery, "discovery", "", "with --keep-running: UDP enrollment address (default 127.0.0.1:45123 when free, else any free port; 127.0.0.1:0 never takes the standard port)")
 	cmd.Flags().StringVar(&o.playerAddr, "player", player.DefaultAddr, "with --keep-running: loopback address of the web player")
 	cmd.Flags().BoolVar(&o.noPlayer, "no-player", false, "with --keep-running: do not serve the web player")
 	addFleetHostFlag(cmd, &o.fleetHost)
@@ -176,8 +178,12 @@ func (o *demoOptions) startHost(ctx context.Context, g *globals, stateDir string
 	discovery := "127.0.0.1:0"
 	if o.keep {
 		// A resident demo host takes the standard port when it is free, so that other apps
-		// (go run ./examples/demoapp) find it too.
-		discovery = freeOrDefault("127.0.0.1:45123")
+		// (go run ./examples/demoapp) find it too; --discovery keeps it off the port a host
+		// started later needs (the CLI's test scripts, run beside other hosts).
+		discovery = o.discovery
+		if discovery == "" {
+			discovery = freeOrDefault("127.0.0.1:45123")
+		}
 	}
 	playerAddr := o.playerAddr
 	if o.noPlayer || !o.keep {
@@ -192,7 +198,7 @@ func (o *demoOptions) startHost(ctx context.Context, g *globals, stateDir string
 	}
 	rh, err := startHost(ctx, cfg)
 	var inUse *addrInUseError
-	if err != nil && discovery != "127.0.0.1:0" && errors.As(err, &inUse) && inUse.what == listenerEnrollment {
+	if err != nil && o.discovery == "" && discovery != "127.0.0.1:0" && errors.As(err, &inUse) && inUse.what == listenerEnrollment {
 		// Another host took the standard port since freeOrDefault looked (two demos
 		// started at once): any port will do.
 		cfg.discovery = "127.0.0.1:0"

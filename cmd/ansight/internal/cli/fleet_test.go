@@ -64,7 +64,10 @@ func cmdWaitFleet(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("waitfleet: %v", err)
 	}
-	for connectedInFleet(ts.Getenv("NATS_URL"), args[0]) != want { // go test's -timeout bounds a hang
+	for connectedInFleet(ts.Getenv("NATS_URL"), args[0]) != want { // however long a busy machine takes
+		if gone := anyExited(ts); gone != "" { // a host that could not start ends the wait
+			ts.Fatalf("waitfleet: a host exited (its output follows): %s", gone)
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }

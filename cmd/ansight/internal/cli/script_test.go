@@ -3,13 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,26 +155,111 @@ func cmdWaitSession(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// cmdWaitHost waits until the host in $ANSIGHT_STATE_DIR answers on its control socket.
+// cmdWaitHost waits until the host in $ANSIGHT_STATE_DIR answers on its control socket;
+// ! waithost waits until the host started there in the background has exited without
+// answering (what a script whose host cannot start sees).
 func cmdWaitHost(ts *testscript.TestScript, neg bool, args []string) {
-	waitHost(ts, "the host", func(ctx context.Context, c *hostapi.Client) bool {
+	gone := awaitHost(ts, func(ctx context.Context, c *hostapi.Client) bool {
 		_, err := c.Status(ctx)
 		return err == nil
 	})
+	switch {
+	case gone != "" && !neg:
+		ts.Fatalf("waiting for the host: the host exited (its output follows): %s", gone)
+	case gone == "" && neg:
+		ts.Fatalf("waithost: the host answered")
+	}
 }
 
-// waitHost polls the host of $ANSIGHT_STATE_DIR until ready holds, for at most 45 s.
+// waitHost polls the host of $ANSIGHT_STATE_DIR until ready holds, however long a busy
+// machine takes; it fails as soon as the host the script started there in the background
+// has exited (one that could not bind its ports, or found the state directory locked),
+// rather than waiting for go test's -timeout.
 func waitHost(ts *testscript.TestScript, what string, ready func(context.Context, *hostapi.Client) bool) {
-	c := hostapi.NewClient(filepath.Join(ts.Getenv("ANSIGHT_STATE_DIR"), hostapi.SocketName))
-	for { // however long a busy machine takes: go test's -timeout bounds a hang
+	if gone := awaitHost(ts, ready); gone != "" {
+		ts.Fatalf("waiting for %s: the host exited (its output follows): %s", what, gone)
+	}
+}
+
+// awaitHost polls the host of $ANSIGHT_STATE_DIR until ready holds ("") or the host the
+// script started there has exited (its command line).
+func awaitHost(ts *testscript.TestScript, ready func(context.Context, *hostapi.Client) bool) string {
+	dir := ts.Getenv("ANSIGHT_STATE_DIR")
+	c := hostapi.NewClient(filepath.Join(dir, hostapi.SocketName))
+	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // one attempt, retried
 		ok := ready(ctx, c)
 		cancel()
 		if ok {
-			return
+			return ""
+		}
+		if gone := hostGone(ts, dir); gone != "" {
+			return gone
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// hostGone returns the command line of the last 'ansight' the script started in the
+// background (since its last wait) on state directory dir when it has exited and no
+// other started there still runs; "" otherwise, or when none was started there (a host
+// started in process, or by a harness command). A script that stops a host and starts
+// another without a wait has both in the list: only the one still running counts.
+func hostGone(ts *testscript.TestScript, dir string) string {
+	gone := ""
+	for _, c := range ts.BackgroundCmds() {
+		if filepath.Base(c.Path) != "ansight" || backgroundStateDir(c) != dir {
+			continue
+		}
+		if !exited(c) {
+			return ""
+		}
+		gone = commandLine(c)
+	}
+	return gone
+}
+
+// commandLine is c as the script wrote it (the program by its name, not its path).
+func commandLine(c *exec.Cmd) string {
+	return strings.Join(append([]string{filepath.Base(c.Path)}, c.Args[1:]...), " ")
+}
+
+// exited reports whether a background command has ended. testscript's own goroutine
+// waits for it (reading its ProcessState here would race with that); a signal 0 to a
+// process already waited for fails with os.ErrProcessDone.
+func exited(c *exec.Cmd) bool {
+	return errors.Is(c.Process.Signal(syscall.Signal(0)), os.ErrProcessDone)
+}
+
+// backgroundStateDir is the state directory an 'ansight' command runs on: its
+// --state-dir, else the $ANSIGHT_STATE_DIR it was started with.
+func backgroundStateDir(c *exec.Cmd) string {
+	for i, a := range c.Args {
+		if a == "--state-dir" && i+1 < len(c.Args) {
+			return c.Args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
+			return v
+		}
+	}
+	dir := ""
+	for _, kv := range c.Env {
+		if v, ok := strings.CutPrefix(kv, "ANSIGHT_STATE_DIR="); ok {
+			dir = v // the last one wins, as in the process
+		}
+	}
+	return dir
+}
+
+// anyExited returns the command line of an 'ansight' started in the background (since the
+// script's last wait) that has exited, or "".
+func anyExited(ts *testscript.TestScript) string {
+	for _, c := range ts.BackgroundCmds() {
+		if filepath.Base(c.Path) == "ansight" && exited(c) {
+			return commandLine(c)
+		}
+	}
+	return ""
 }
 
 // cmdJSON checks the last stdout as JSON: json PATH VALUE compares the value at the dotted
