@@ -59,7 +59,8 @@ func TestCheckLabel(t *testing.T) {
 			t.Errorf("CheckLabel(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{strings.Repeat("x", MaxLabel+1), "a\tb", "a\x1b[31mb", "\xff"} {
+	for _, bad := range []string{strings.Repeat("x", MaxLabel+1), "a\tb", "a\x1b[31mb", "\xff",
+		"bug \u202egnp.exe", "a\u200bb", "a\u2066b\u2069", "tag\U000E0041", "line\u2028two"} {
 		if _, err := CheckLabel(bad); wire.CodeOf(err) != wire.CodeBadRequest {
 			t.Errorf("CheckLabel(%q) = %v, want %s", bad, err, wire.CodeBadRequest)
 		}

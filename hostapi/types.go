@@ -796,16 +796,26 @@ type Renaming struct {
 }
 
 // CheckLabel returns label trimmed of the spaces around it, or the API's refusal of a label
-// longer than MaxLabel or holding a control character (a label is shown in terminals).
+// longer than MaxLabel or holding a control or hidden character (a label is shown in
+// terminals, the player and agents' session lists, where a bidi override would reorder
+// the line around it and a zero-width character make two labels look alike).
 func CheckLabel(label string) (string, error) {
 	label = strings.TrimSpace(label)
 	if len(label) > MaxLabel {
 		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label of %d bytes: at most %d", len(label), MaxLabel)
 	}
-	if !utf8.ValidString(label) || strings.ContainsFunc(label, unicode.IsControl) {
-		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label is text on one line, without control characters")
+	if !utf8.ValidString(label) || strings.ContainsFunc(label, hiddenInLabel) {
+		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label is text on one line, without control or hidden characters")
 	}
 	return label, nil
+}
+
+// hiddenInLabel reports a control character, a format character (Cf: bidi embeddings,
+// overrides and isolates, zero-width spaces and joiners, Unicode tags, soft hyphens) or a
+// line or paragraph separator. Emoji joined by a zero-width joiner are refused with them:
+// a label is a name to tell sessions apart, not a place for every sequence.
+func hiddenInLabel(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // Error is the body of every non-2xx answer of the HTTP API.

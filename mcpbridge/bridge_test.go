@@ -203,7 +203,7 @@ func TestListSessions(t *testing.T) {
 	f.addSession("s2", "com.example.other", wire.PolicyRead, nil)
 	f.disconnect("s2")
 	f.mu.Lock()
-	f.sessions[0].Label = "checkout bug \u202e" // as the host keeps it: only control characters are refused
+	f.sessions[0].Label = "checkout bug \u202e" // one the host would refuse now (a recording from an older host): framed, it is escaped
 	f.mu.Unlock()
 	h := newHarness(t, f, Options{AllowCritical: true})
 	for _, tc := range []struct {

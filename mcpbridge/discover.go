@@ -57,8 +57,8 @@ func (br *Bridge) listSessions(ctx context.Context, _ *mcp.CallToolRequest, in *
 		})
 	}
 	// Names and devices are the apps' words: the whole list is framed as app text. A label
-	// is the host user's, refused by the host with control characters (hostapi.CheckLabel)
-	// but not with other hidden ones; framed with the rest, those are escaped too.
+	// is the host user's (hostapi.CheckLabel refuses control and hidden characters in it),
+	// framed with the rest: one stored before that check, or by another host, is escaped.
 	return appStructured(out, false)
 }
 
