@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ansight-go/ansight/internal/editdist"
 )
 
 // decoder reads a flow file's tree strictly into a Flow: every key must be one the format
@@ -73,28 +75,13 @@ func nearest(s string, allowed []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance of a and b (short keys only).
+// editDistance is the edit distance of two keys; a long one is never near (the cost grows
+// with the product of the lengths, and a 64-byte key is no typo of a schema's key).
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 1 << 10
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return editdist.Distance(a, b)
 }
 
 // str reads a string that is used as written: a "${" in it is a mistake, since nothing

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ansight-go/ansight/internal/editdist"
 )
 
 // Candidate is a node close to a selector that matched nothing, with the criteria it
@@ -118,7 +120,7 @@ func similarity(actual, want string, match func(a, w string) bool, partial bool)
 		return 0.7
 	}
 	a, w = clip(a), clip(w)
-	d := levenshtein(a, w)
+	d := editdist.Distance(a, w)
 	longest := max(utf8.RuneCountInString(a), utf8.RuneCountInString(w))
 	if longest == 0 {
 		return 0
@@ -131,26 +133,4 @@ func clip(s string) string {
 		return s
 	}
 	return string([]rune(s)[:maxCompareRunes])
-}
-
-// levenshtein is the edit distance between two short strings (by rune).
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/internal/editdist"
 )
 
 // Env is what a run of the command tree sees of its process.
@@ -149,7 +150,7 @@ func nearest(typed string, c *cobra.Command) []string {
 			continue
 		}
 		for _, name := range append([]string{sub.Name()}, sub.Aliases...) {
-			if d := editDistance(strings.ToLower(typed), strings.ToLower(name)); d < best {
+			if d := editdist.Distance(strings.ToLower(typed), strings.ToLower(name)); d < best {
 				best, out = d, []string{name}
 			} else if d == best && !slices.Contains(out, name) {
 				out = append(out, name)
@@ -172,34 +173,13 @@ func nearestFlag(typed string, c *cobra.Command) string {
 		if f.Hidden {
 			return
 		}
-		if d := editDistance(typed, f.Name); d < best {
+		if d := editdist.Distance(typed, f.Name); d < best {
 			best, out = d, f.Name
 		}
 	}
 	c.Flags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // flagError is a mistake in the flags: exit 2, with the nearest flag when one is close.
