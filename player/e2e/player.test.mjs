@@ -592,7 +592,9 @@ test('ansight player --archive shows an archive with no host: its timeline, and 
       const frames = Number(/(\d+) frames/.exec(await p2.textContent('#tl-summary'))[1]);
       assert.ok(frames >= 2, `${frames} frames in the archive`);
       await p2.waitForFunction(() => { const img = document.querySelector('#tl-frame'); return img && img.complete && img.naturalWidth > 0; });
-      assert.ok(await p2.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).count() > 0, 'the calls are on the timeline');
+      // The list is drawn after the summary, debounced (timeline.js drawListSoon): wait for
+      // the row; counting at once found none on a busy machine.
+      await p2.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).first().waitFor();
       await p2.screenshot({ path: join(artifacts, '16-player-archive.png'), fullPage: true });
       // The archive is listed among the recordings, and what needs a live app says so.
       await p2.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/files`; }, id);
