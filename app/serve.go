@@ -91,23 +91,39 @@ type server struct {
 	err      error // why Serve stopped; written once, before done is closed
 
 	// inflight holds the calls and batches being answered, by request id, for tool.cancel;
-	// spare keeps finished entries for reuse (the call path allocates one context, no more).
+	// spare keeps finished entries for reuse.
 	inflightMu sync.Mutex
 	inflight   map[string]*inflight
 	spare      []*inflight
 }
 
-// inflight is one call or batch being answered.
+// inflight is one call or batch being answered: the cancel function of the context it is
+// answered with.
 type inflight struct{ cancel context.CancelCauseFunc }
+
+// callContext is the context one goroutine of the pool answers its calls and batches
+// with. A cancellable context costs two allocations (context.WithCancelCause's context and
+// its cancel function: a context type of our own would not carry a cause context.Cause can
+// read), which were most of the app's per-call allocations; so a goroutine keeps its
+// context from request to request for as long as nothing cancels it, and makes a new one
+// only after a tool.cancel (or Serve's end) did. A tool.cancel cancels it only while its
+// request is tracked (cancelMessage and untrack hold inflightMu), so a late one never
+// reaches the goroutine's next request.
+type callContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
 
 // ErrCancelled is the cause (context.Cause) of a handler's context when the host gave up
 // the request with tool.cancel (docs/protocol/cancel.md): the request is not answered.
 var ErrCancelled = errors.New("app: the host cancelled the request (tool.cancel)")
 
-// track makes the context a call or batch is answered with, which a tool.cancel naming id
-// cancels; untrack forgets it.
-func (s *server) track(id string) (context.Context, *inflight) {
-	ctx, cancel := context.WithCancelCause(s.ctx)
+// track makes own's context, when it has none, the one the call or batch id is answered
+// with, and has a tool.cancel naming id cancel it; untrack forgets it.
+func (s *server) track(id string, own *callContext) (context.Context, *inflight) {
+	if own.ctx == nil {
+		own.ctx, own.cancel = context.WithCancelCause(s.ctx)
+	}
 	s.inflightMu.Lock()
 	var f *inflight
 	if n := len(s.spare); n > 0 {
@@ -115,28 +131,32 @@ func (s *server) track(id string) (context.Context, *inflight) {
 	} else {
 		f = new(inflight)
 	}
-	f.cancel = cancel
+	f.cancel = own.cancel
 	if s.inflight == nil {
 		s.inflight = map[string]*inflight{}
 	}
 	s.inflight[id] = f
 	s.inflightMu.Unlock()
-	return ctx, f
+	return own.ctx, f
 }
 
-// untrack ends what track started for id.
-func (s *server) untrack(id string, f *inflight) {
+// untrack ends what track started for id. Once id is forgotten no tool.cancel can cancel
+// own's context any more: if one did (or Serve is stopping), the context is dropped and
+// the goroutine's next request gets a new one.
+func (s *server) untrack(id string, f *inflight, own *callContext) {
 	s.inflightMu.Lock()
 	if s.inflight[id] == f {
 		delete(s.inflight, id)
 	}
-	cancel := f.cancel
 	f.cancel = nil
 	if len(s.spare) < maxSpareInflight {
 		s.spare = append(s.spare, f)
 	}
 	s.inflightMu.Unlock()
-	cancel(nil)
+	if own.ctx.Err() != nil {
+		own.cancel(nil)
+		*own = callContext{}
+	}
 }
 
 // maxSpareInflight bounds the finished entries a server keeps.
@@ -156,15 +176,14 @@ func (s *server) cancelMessage(msg []byte) bool {
 	if wire.Unmarshal(env.Payload, &c) != nil || c.RequestID == "" {
 		return true // a tool.cancel, unusable: nothing to cancel, and not the session layer's
 	}
+	// Cancelled under the lock: the context is the goroutine's (callContext), and once
+	// untrack has run it belongs to the goroutine's next request. Cancelling calls no code
+	// of ours or of handlers (context.AfterFunc functions run in goroutines of their own).
 	s.inflightMu.Lock()
-	var cancel context.CancelCauseFunc
 	if f := s.inflight[c.RequestID]; f != nil {
-		cancel = f.cancel
+		f.cancel(ErrCancelled)
 	}
 	s.inflightMu.Unlock()
-	if cancel != nil {
-		cancel(ErrCancelled)
-	}
 	return true
 }
 
@@ -176,6 +195,7 @@ var cancelType = []byte(`"` + wire.TypeCancel + `"`)
 // reads again only after that.
 func (s *server) run() {
 	var buf []byte
+	var own callContext
 	for {
 		req, ok := s.read(&buf)
 		if !ok {
@@ -190,13 +210,13 @@ func (s *server) run() {
 		}
 		ctx, tracked := s.ctx, (*inflight)(nil)
 		if t := req.env.Type; req.err == nil && req.env.ID != "" && (t == wire.TypeCall || t == wire.TypeBatch) {
-			ctx, tracked = s.track(req.env.ID)
+			ctx, tracked = s.track(req.env.ID, &own)
 		}
 		if err := s.app.answer(ctx, &req, s.io); err != nil && s.ctx.Err() == nil {
 			s.app.log.DebugContext(s.ctx, "writing a tool response failed", "err", err)
 		}
 		if tracked != nil {
-			s.untrack(req.env.ID, tracked)
+			s.untrack(req.env.ID, tracked, &own)
 		}
 		<-s.slots
 		select { // idle until asked to lead

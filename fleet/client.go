@@ -113,9 +113,10 @@ func Dial(ctx context.Context, opts ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	c.nc = nc
-	m, err := newMux(nc)
+	m := newMux(nc)
+	c.mux.Store(m) // before the subscription: the error handler finds the mux
+	err = m.subscribe(ctx)
 	if err == nil {
-		c.mux.Store(m)
 		c.subs = append(c.subs, m.sub)
 		var sub *nats.Subscription
 		if sub, err = nc.Subscribe(c.subj.presenceAll(), c.onPresence); err == nil {

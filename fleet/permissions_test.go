@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -143,6 +144,39 @@ func TestExampleConfigPermissions(t *testing.T) {
 			t.Errorf("bad password: %v", err)
 		}
 	})
+}
+
+// TestInboxRefusalKnownAtOnce subscribes a CI user's mux on the shared inbox prefix over a
+// connection whose error handler drops everything: the refusal must be known when subscribe
+// returns, from the connection itself, not only when NATS's callback goroutine gets to run
+// (on a busy machine that was after Dial's first listing stopped waiting, and Dial succeeded).
+func TestInboxRefusalKnownAtOnce(t *testing.T) {
+	opts, err := server.ProcessConfigFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := startNATS(t, opts)
+	for _, tc := range []struct {
+		inbox string
+		ok    bool
+	}{{"", false}, {"_INBOX_ci", true}} {
+		natsOpts := []nats.Option{nats.UserInfo("ci", "change-me-ci"), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})}
+		if tc.inbox != "" {
+			natsOpts = append(natsOpts, nats.CustomInboxPrefix(tc.inbox))
+		}
+		nc, err := nats.Connect(ns.url(), natsOpts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = newMux(nc).subscribe(t.Context())
+		nc.Close()
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("inbox %q: %v", tc.inbox, err)
+		case !tc.ok && (wire.CodeOf(err) != wire.CodePermissionDenied || !strings.Contains(fmt.Sprint(err), "InboxPrefix")):
+			t.Errorf("inbox %q: %v, want %s naming InboxPrefix", tc.inbox, err, wire.CodePermissionDenied)
+		}
+	}
 }
 
 // TestNoSecretsLogged runs a call with an argument and credentials through a host and a

@@ -96,14 +96,36 @@ type mux struct {
 	broken  error               // the subscription itself was refused
 }
 
-func newMux(nc *nats.Conn) (*mux, error) {
-	m := &mux{nc: nc, prefix: nc.NewInbox() + ".", pending: map[string]*pending{}}
-	sub, err := nc.Subscribe(m.prefix+"*", m.route)
+// newMux makes the router of nc's answers; subscribe starts it. The two are apart so that
+// the mux can be made reachable by the connection's error handler before its subscription
+// is sent: a refusal handled before that would be lost.
+func newMux(nc *nats.Conn) *mux {
+	return &mux{nc: nc, prefix: nc.NewInbox() + ".", pending: map[string]*pending{}}
+}
+
+// subscribe subscribes to the inbox and returns once the server has taken or refused the
+// subscription, with the refusal's error. NATS reports a refusal twice: to the error
+// handler (asyncError) on its callback goroutine, whenever that gets to run, and as the
+// connection's last error, set as the client reads the refusal, which the server sends
+// before the PONG of the flush here. The second is read here so that a refusal is known
+// when subscribe returns: on a busy machine the callback can run after the first listing
+// has stopped waiting for answers (DiscoverWait), and Dial then succeeded on an inbox that
+// receives nothing.
+func (m *mux) subscribe(ctx context.Context) error {
+	sub, err := m.nc.Subscribe(m.prefix+"*", m.route)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m.sub = sub
-	return m, nil
+	if err := flush(ctx, m.nc); err != nil {
+		return err
+	}
+	if err := m.nc.LastError(); err != nil {
+		m.asyncError(nil, err) // a refusal of another subscription or publish is ignored
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.broken
 }
 
 func (m *mux) route(msg *nats.Msg) {
@@ -158,8 +180,7 @@ func (m *mux) asyncError(sub *nats.Subscription, err error) {
 	if !errors.Is(err, nats.ErrPermissionViolation) {
 		return
 	}
-	if match := publishDenied.FindStringSubmatch(err.Error()); match != nil {
-		denied := match[1]
+	if denied, ok := refusedPublish(err); ok {
 		m.mu.Lock()
 		var hit []*pending
 		for _, p := range m.pending {
@@ -180,6 +201,18 @@ func (m *mux) asyncError(sub *nats.Subscription, err error) {
 		m.mu.Unlock()
 		m.failAll(e)
 	}
+}
+
+// refusedPublish returns the subject of a publish the server refused, if err is that refusal.
+func refusedPublish(err error) (string, bool) {
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		return "", false
+	}
+	match := publishDenied.FindStringSubmatch(err.Error())
+	if match == nil {
+		return "", false
+	}
+	return match[1], true
 }
 
 // permissionError is a request NATS refused to carry.
@@ -222,6 +255,12 @@ func (c *Client) exchange(ctx context.Context, hostName, subject string, req any
 			c.cancelRemote(hostName, reply)
 			return nil, ctx.Err()
 		case <-timer.C:
+			// A refused publish reaches asyncError on NATS's callback goroutine, which a busy
+			// machine can run late; the connection's last error, set when the client read the
+			// refusal, tells it apart from a silent host (unless a later error replaced it).
+			if denied, ok := refusedPublish(c.nc.LastError()); ok && denied == subject {
+				return nil, &permissionError{subject: subject}
+			}
 			return nil, apiError(wire.CodeHostUnavailable, "host %s stopped answering (nothing heard for %v); the request may or may not have run", hostName, silence.Round(time.Millisecond))
 		case <-p.notify:
 		}

@@ -12,7 +12,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import crypto from 'node:crypto';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chromium } from 'playwright-core';
+import { chromium, errors } from 'playwright-core';
 
 const playerURL = process.env.PLAYER_URL;
 const artifacts = process.env.ARTIFACTS || join(process.cwd(), 'artifacts');
@@ -405,14 +405,54 @@ async function frameSrc() {
   return page.getAttribute('#tl-frame', 'src');
 }
 
+// What the live tests wait for comes with the frames the demo streams (one every 2 s, as
+// the host asks), so their waits are counted in frames, not seconds: a page that has not
+// shown what it waits for after framesMissed new frames were recorded fails, and so does
+// one whose app recorded no new frame for hangGuardMs (a hang guard only: a busy machine
+// slows the frames, it does not stop them). A fixed timeout failed at load 15.
+const framesMissed = 10;
+const hangGuardMs = 120_000;
+
+// newestFrame is the sequence number of the newest frame the host recorded for sid (0: none).
+async function newestFrame(sid) {
+  const p = await page.evaluate((u) => fetch(u).then((r) => r.json()),
+    `/api/sessions/${encodeURIComponent(sid)}/recording?kind=frame&newest=true&limit=1`);
+  return p.records?.[0]?.seq ?? 0;
+}
+
+// untilFrames waits until fn (a page function of arg) holds, as long as sid's frames keep
+// coming (see framesMissed and hangGuardMs); what names the wait in the failure.
+async function untilFrames(sid, what, fn, arg) {
+  let seq = await newestFrame(sid), seen = 0, since = Date.now();
+  for (;;) {
+    try {
+      return await page.waitForFunction(fn, arg, { timeout: 1000 });
+    } catch (e) {
+      if (!(e instanceof errors.TimeoutError)) throw e;
+    }
+    const now = await newestFrame(sid);
+    if (now !== seq) {
+      seq = now;
+      seen++;
+      since = Date.now();
+    }
+    if (seen >= framesMissed) {
+      throw new Error(`${what}: not so after ${seen} new frames of the app (newest frame record ${seq})`);
+    }
+    if (Date.now() - since > hangGuardMs) {
+      throw new Error(`${what}: hang guard: the app recorded no new frame for ${hangGuardMs / 1000} s (newest frame record ${seq}, ${seen} new frames seen while waiting)`);
+    }
+  }
+}
+
 test('the screen page shows the live screen the app streams', async () => {
   const id = await demoSession();
   await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}`; }, id);
-  const live = page.locator('#mode-live:not([disabled])');
-  await live.waitFor(); // the demo streams its screen as the host asked (device.profile)
-  await live.click();
+  // The demo streams its screen as the host asked (device.profile).
+  await untilFrames(id, 'the Live button is enabled', () => document.querySelector('#mode-live')?.disabled === false);
+  await page.click('#mode-live');
   assert.equal(await page.getAttribute('#mode-live', 'aria-pressed'), 'true');
-  await page.waitForFunction(() => {
+  await untilFrames(id, 'the screen shows a live frame', () => {
     const img = document.querySelector('#screen-img');
     return img && /\/(frame|recording\/\d+\/file)/.test(img.getAttribute('src') || '') && img.complete && img.naturalWidth > 0;
   });
@@ -422,14 +462,19 @@ test('the screen page shows the live screen the app streams', async () => {
 test('the timeline of a live session follows the newest frame', async () => {
   const id = await demoSession();
   await page.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/timeline`; }, id);
-  const first = await frameSrc();
+  await untilFrames(id, 'the timeline shows a frame', () => {
+    const img = document.querySelector('#tl-frame');
+    return img && !img.hidden && img.complete && img.naturalWidth > 0;
+  });
+  const first = await page.getAttribute('#tl-frame', 'src');
   assert.equal(await page.getAttribute('#tl-follow', 'aria-pressed'), 'true');
   // The next frame the app streams moves the cursor and the screen by themselves.
-  await page.waitForFunction((src) => document.querySelector('#tl-frame').getAttribute('src') !== src, first);
+  await untilFrames(id, 'the timeline follows the newest frame', (src) => document.querySelector('#tl-frame').getAttribute('src') !== src, first);
   assert.ok(await page.locator('.tl-lane-track[data-lane="call"] .tl-mark.call').count() >= 3, 'the demo tour\'s calls');
   // The tour's sync is a real HTTP request through the SDK's RoundTripper: the Network lane has it.
   assert.ok(await page.locator('.tl-lane-track[data-lane="network"] .tl-mark').count() >= 1, 'the demo sync\'s network request');
-  await page.waitForSelector('#tl-list tr[data-lane="network"]:has-text("PUT")', { state: 'attached', timeout: 5000 });
+  await untilFrames(id, 'the timeline lists the sync\'s PUT', () =>
+    [...document.querySelectorAll('#tl-list tr[data-lane="network"]')].some((tr) => tr.textContent.includes('PUT')));
   await shot('14-timeline-live');
 });
 
@@ -551,7 +596,9 @@ test('ansight player --archive shows an archive with no host: its timeline, and 
       const frames = Number(/(\d+) frames/.exec(await p2.textContent('#tl-summary'))[1]);
       assert.ok(frames >= 2, `${frames} frames in the archive`);
       await p2.waitForFunction(() => { const img = document.querySelector('#tl-frame'); return img && img.complete && img.naturalWidth > 0; });
-      assert.ok(await p2.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).count() > 0, 'the calls are on the timeline');
+      // The list is drawn after the summary, debounced (timeline.js drawListSoon): wait for
+      // the row; counting at once found none on a busy machine.
+      await p2.locator('#tl-list tr[data-lane="call"]', { hasText: 'notes.create' }).first().waitFor();
       await p2.screenshot({ path: join(artifacts, '16-player-archive.png'), fullPage: true });
       // The archive is listed among the recordings, and what needs a live app says so.
       await p2.evaluate((sid) => { location.hash = `#/s/${encodeURIComponent(sid)}/files`; }, id);
