@@ -8,12 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/label"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -783,7 +782,7 @@ type Forgetting struct {
 }
 
 // MaxLabel bounds a session's label, in bytes.
-const MaxLabel = 200
+const MaxLabel = label.MaxBytes
 
 // RenameRequest is the body of POST /v1/sessions/{id}/rename: the session's new label
 // (spaces around it trimmed; empty removes the label).
@@ -799,26 +798,15 @@ type Renaming struct {
 }
 
 // CheckLabel returns label trimmed of the spaces around it, or the API's refusal of a label
-// longer than MaxLabel or holding a control or hidden character (a label is shown in
-// terminals, the player and agents' session lists, where a bidi override would reorder
-// the line around it and a zero-width character make two labels look alike).
-func CheckLabel(label string) (string, error) {
-	label = strings.TrimSpace(label)
-	if len(label) > MaxLabel {
-		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label of %d bytes: at most %d", len(label), MaxLabel)
+// longer than MaxLabel or holding a control or hidden character (internal/label: a label is
+// shown in terminals, the player and agents' session lists, where a bidi override would
+// reorder the line around it and a zero-width character make two labels look alike).
+func CheckLabel(l string) (string, error) {
+	checked, err := label.Check(l)
+	if err != nil {
+		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "%s", err.Error())
 	}
-	if !utf8.ValidString(label) || strings.ContainsFunc(label, hiddenInLabel) {
-		return "", Errorf(http.StatusBadRequest, wire.CodeBadRequest, "a label is text on one line, without control or hidden characters")
-	}
-	return label, nil
-}
-
-// hiddenInLabel reports a control character, a format character (Cf: bidi embeddings,
-// overrides and isolates, zero-width spaces and joiners, Unicode tags, soft hyphens) or a
-// line or paragraph separator. Emoji joined by a zero-width joiner are refused with them:
-// a label is a name to tell sessions apart, not a place for every sequence.
-func hiddenInLabel(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+	return checked, nil
 }
 
 // Error is the body of every non-2xx answer of the HTTP API.

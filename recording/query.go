@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/label"
 )
 
 // ErrNotFound: no recording (or no file) by that name.
@@ -281,7 +281,7 @@ func (r *Recorder) summaries(ctx context.Context, id string) ([]Summary, error) 
 }
 
 // MaxLabel bounds a session's label, in bytes.
-const MaxLabel = 200
+const MaxLabel = label.MaxBytes
 
 // Rename gives session id a label (an empty one removes it), kept with its recording and
 // across restarts. A session that has no recording yet (an app just connected, whose first
@@ -305,25 +305,9 @@ func (r *Recorder) Rename(ctx context.Context, id, label string) error {
 }
 
 // CheckLabel returns label trimmed of the spaces around it, or why it is not one: longer
-// than MaxLabel, not UTF-8, or holding a control or hidden character. They are the rules of
-// hostapi.CheckLabel (a label is shown in terminals and pages, where such characters would
-// pass for other text), applied here to the labels archives bring in.
-func CheckLabel(label string) (string, error) {
-	label = strings.TrimSpace(label)
-	if len(label) > MaxLabel {
-		return "", fmt.Errorf("a label of %d bytes: at most %d", len(label), MaxLabel)
-	}
-	if !utf8.ValidString(label) || strings.ContainsFunc(label, hiddenInLabel) {
-		return "", errors.New("a label is text on one line, without control or hidden characters")
-	}
-	return label, nil
-}
-
-// hiddenInLabel reports a control character, a format character (Cf: bidi controls,
-// zero-width characters, Unicode tags, soft hyphens) or a line or paragraph separator.
-func hiddenInLabel(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
-}
+// than MaxLabel, not UTF-8, or holding a control or hidden character — the rule
+// hostapi.CheckLabel applies too (internal/label), here to the labels archives bring in.
+func CheckLabel(l string) (string, error) { return label.Check(l) }
 
 // Labels returns the label of every recording that has one, by session id.
 func (r *Recorder) Labels(ctx context.Context) (map[string]string, error) {
