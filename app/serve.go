@@ -90,16 +90,12 @@ type server struct {
 	stopOnce sync.Once
 	err      error // why Serve stopped; written once, before done is closed
 
-	// inflight holds the calls and batches being answered, by request id, for tool.cancel;
-	// spare keeps finished entries for reuse.
+	// inflight holds the contexts of the calls and batches being answered, by request id,
+	// for tool.cancel: each is the answering goroutine's own (callContext), so tracking a
+	// request allocates nothing.
 	inflightMu sync.Mutex
-	inflight   map[string]*inflight
-	spare      []*inflight
+	inflight   map[string]*callContext
 }
-
-// inflight is one call or batch being answered: the cancel function of the context it is
-// answered with.
-type inflight struct{ cancel context.CancelCauseFunc }
 
 // callContext is the context one goroutine of the pool answers its calls and batches
 // with. A cancellable context costs two allocations (context.WithCancelCause's context and
@@ -120,37 +116,26 @@ var ErrCancelled = errors.New("app: the host cancelled the request (tool.cancel)
 
 // track makes own's context, when it has none, the one the call or batch id is answered
 // with, and has a tool.cancel naming id cancel it; untrack forgets it.
-func (s *server) track(id string, own *callContext) (context.Context, *inflight) {
+func (s *server) track(id string, own *callContext) context.Context {
 	if own.ctx == nil {
 		own.ctx, own.cancel = context.WithCancelCause(s.ctx)
 	}
 	s.inflightMu.Lock()
-	var f *inflight
-	if n := len(s.spare); n > 0 {
-		f, s.spare = s.spare[n-1], s.spare[:n-1]
-	} else {
-		f = new(inflight)
-	}
-	f.cancel = own.cancel
 	if s.inflight == nil {
-		s.inflight = map[string]*inflight{}
+		s.inflight = map[string]*callContext{}
 	}
-	s.inflight[id] = f
+	s.inflight[id] = own
 	s.inflightMu.Unlock()
-	return own.ctx, f
+	return own.ctx
 }
 
 // untrack ends what track started for id. Once id is forgotten no tool.cancel can cancel
 // own's context any more: if one did (or Serve is stopping), the context is dropped and
 // the goroutine's next request gets a new one.
-func (s *server) untrack(id string, f *inflight, own *callContext) {
+func (s *server) untrack(id string, own *callContext) {
 	s.inflightMu.Lock()
-	if s.inflight[id] == f {
+	if s.inflight[id] == own { // a later request of the same id may hold the entry now
 		delete(s.inflight, id)
-	}
-	f.cancel = nil
-	if len(s.spare) < maxSpareInflight {
-		s.spare = append(s.spare, f)
 	}
 	s.inflightMu.Unlock()
 	if own.ctx.Err() != nil {
@@ -158,9 +143,6 @@ func (s *server) untrack(id string, f *inflight, own *callContext) {
 		*own = callContext{}
 	}
 }
-
-// maxSpareInflight bounds the finished entries a server keeps.
-const maxSpareInflight = 64
 
 // cancelMessage handles msg if it is a tool.cancel: the request it names, when still being
 // answered, has its context cancelled with ErrCancelled. It reports whether msg was one.
@@ -180,8 +162,8 @@ func (s *server) cancelMessage(msg []byte) bool {
 	// untrack has run it belongs to the goroutine's next request. Cancelling calls no code
 	// of ours or of handlers (context.AfterFunc functions run in goroutines of their own).
 	s.inflightMu.Lock()
-	if f := s.inflight[c.RequestID]; f != nil {
-		f.cancel(ErrCancelled)
+	if own := s.inflight[c.RequestID]; own != nil {
+		own.cancel(ErrCancelled)
 	}
 	s.inflightMu.Unlock()
 	return true
@@ -208,15 +190,15 @@ func (s *server) run() {
 			<-s.slots
 			return
 		}
-		ctx, tracked := s.ctx, (*inflight)(nil)
+		ctx, tracked := s.ctx, false
 		if t := req.env.Type; req.err == nil && req.env.ID != "" && (t == wire.TypeCall || t == wire.TypeBatch) {
-			ctx, tracked = s.track(req.env.ID, &own)
+			ctx, tracked = s.track(req.env.ID, &own), true
 		}
 		if err := s.app.answer(ctx, &req, s.io); err != nil && s.ctx.Err() == nil {
 			s.app.log.DebugContext(s.ctx, "writing a tool response failed", "err", err)
 		}
-		if tracked != nil {
-			s.untrack(req.env.ID, tracked, &own)
+		if tracked {
+			s.untrack(req.env.ID, &own)
 		}
 		<-s.slots
 		select { // idle until asked to lead
