@@ -133,6 +133,21 @@ func startTestHostBurst(t testing.TB, cfg Config, name string, burst int) *testH
 	return h
 }
 
+// startRecordingHost is startTestHost for a host that records its sessions (in its own
+// directory), for the tests of what a fleet reads of another host's recordings.
+func startRecordingHost(t testing.TB, cfg Config, name string) *testHost {
+	t.Helper()
+	h := &testHost{t: t, name: name, dir: t.TempDir(), cfg: cfg, opts: fastMember(cfg, name)}
+	rec, err := recording.Open(recording.Options{Dir: filepath.Join(h.dir, "recordings")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.rec = rec
+	h.start()
+	t.Cleanup(func() { h.close(); rec.Close() })
+	return h
+}
+
 func (h *testHost) start() {
 	h.t.Helper()
 	opts := host.Options{

@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 )
 
 // TestRecordingsAcrossTheFleet: a client of the fleet reads another host's recordings as
@@ -21,14 +19,7 @@ import (
 func TestRecordingsAcrossTheFleet(t *testing.T) {
 	n := startNATS(t, nil)
 	cfg := testConfig(n)
-	h := &testHost{t: t, name: "a", dir: t.TempDir(), cfg: cfg, opts: fastMember(cfg, "a")}
-	rec, err := recording.Open(recording.Options{Dir: filepath.Join(h.dir, "recordings")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.rec = rec
-	h.start()
-	t.Cleanup(func() { h.close(); rec.Close() })
+	h := startRecordingHost(t, cfg, "a")
 	sid := h.connectApp(notesApp)
 	c := dialClient(t, cfg)
 	waitListing(t, c, 1)

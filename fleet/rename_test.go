@@ -2,11 +2,9 @@ package fleet
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/ansight-go/ansight/hostapi"
-	"github.com/ansight-go/ansight/recording"
 )
 
 // TestRenameAcrossTheFleet: a client of the fleet renames another host's session on that
@@ -15,14 +13,7 @@ import (
 func TestRenameAcrossTheFleet(t *testing.T) {
 	n := startNATS(t, nil)
 	cfg := testConfig(n)
-	h := &testHost{t: t, name: "a", dir: t.TempDir(), cfg: cfg, opts: fastMember(cfg, "a")}
-	rec, err := recording.Open(recording.Options{Dir: filepath.Join(h.dir, "recordings")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.rec = rec
-	h.start()
-	t.Cleanup(func() { h.close(); rec.Close() })
+	h := startRecordingHost(t, cfg, "a")
 	sid := h.connectApp(notesApp)
 	c := dialClient(t, cfg)
 	waitListing(t, c, 1)
