@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/durtext"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -86,16 +87,7 @@ func (l Limit) String() string {
 }
 
 // FormatDuration writes d the way people read it: 25s, 1.5s, 250ms, 10m, 1h30m.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
+func FormatDuration(d time.Duration) string { return durtext.Format(d) }
 
 // timeoutKey is the context key of WithTimeout.
 type timeoutKey struct{}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/internal/durtext"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -133,7 +134,7 @@ func (t *callTimeout) message() string {
 	} else {
 		b.WriteString(" timed out after ")
 	}
-	b.WriteString(formatDuration(t.limit))
+	b.WriteString(durtext.Format(t.limit))
 	if t.basis != "" {
 		b.WriteString(" (" + t.basis + ")")
 	}
@@ -142,7 +143,7 @@ func (t *callTimeout) message() string {
 	case next == 0:
 		b.WriteString("; that is the most " + t.flag + " allows")
 	default:
-		b.WriteString("; raise it with " + t.flag + " " + formatDuration(next))
+		b.WriteString("; raise it with " + t.flag + " " + durtext.Format(next))
 	}
 	return b.String()
 }
@@ -179,16 +180,3 @@ func (e *exitError) setTimeoutFlag(flag string) {
 
 // maxTimeout is the longest limit a caller may set (hostapi.MaxTimeoutMS: an hour).
 const maxTimeout = hostapi.MaxTimeoutMS * time.Millisecond
-
-// formatDuration writes d as the host's messages do: 25s, 1.5s, 250ms, 10m, 1h30m.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	s, _ = strings.CutSuffix(s, "m0s")
-	if s != d.String() {
-		s += "m"
-	}
-	if t, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = t + "h"
-	}
-	return s
-}

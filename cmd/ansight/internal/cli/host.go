@@ -14,6 +14,7 @@ import (
 	"github.com/ansight-go/ansight/fleet"
 	"github.com/ansight-go/ansight/host"
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/internal/durtext"
 	"github.com/ansight-go/ansight/player"
 	"github.com/ansight-go/ansight/recording"
 	"github.com/ansight-go/ansight/wire/session"
@@ -283,7 +284,7 @@ func runHostStop(ctx context.Context, g *globals) error {
 	}
 	if _, fleet := fleetOf(b); !fleet && st.StateDir != "" {
 		if err := waitHostExit(ctx, st.StateDir, hostStopWait); err != nil {
-			return &exitError{code: ExitFailure, err: fmt.Errorf("the host (pid %d) was asked to stop but still runs after %s", st.PID, formatDuration(hostStopWait)),
+			return &exitError{code: ExitFailure, err: fmt.Errorf("the host (pid %d) was asked to stop but still runs after %s", st.PID, durtext.Format(hostStopWait)),
 				hint: "it may be closing a slow connection; 'ansight host status' shows whether it still runs"}
 		}
 	}
