@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,13 +19,16 @@ import (
 
 // mcpPaths are what the MCP measurement compares, round by round, for one small call:
 //
-//   - bridge: an MCP client calling ansight_call_app_tool on the bridge (in memory, as an
-//     agent's client over stdio minus the pipe), the bridge calling the host through its
-//     control socket, as `ansight mcp` does on the host's machine;
+//   - bridge: an MCP client calling ansight_call_app_tool on the bridge, the bridge
+//     calling the host through its control socket, as `ansight mcp` does on the host's
+//     machine: the bridge served by Bridge.Run over its stdio transport (LineTransport) on
+//     one end of an in-memory pipe, the client the SDK's over the SDK's transport (as the
+//     floor's) on the other — an agent's client over stdio minus the process boundary;
 //   - socket: the same call through hostapi.Client over the control socket, what the bridge
 //     itself must pay at least;
 //   - sdk: the MCP Go SDK's own floor, a client calling an in-memory MCP tool that returns
-//     at once, what any MCP server pays per call;
+//     at once, what any MCP server pays per call: client and server both over the SDK's
+//     in-memory transport;
 //   - sdkSame: the same floor called with the bridge's arguments and returning the bridge's
 //     answer (captured from it), what the SDK pays for the bridge's bytes.
 //
@@ -78,7 +82,7 @@ func startMCP(ctx context.Context, b hostapi.Backend, dir, sid, tool string) (*m
 		return cs, nil
 	}
 
-	bridged, err := connect(mcpbridge.New(client, mcpbridge.Options{Name: "ansight-bench"}).Server())
+	bridged, err := runBridge(ctx, mcpbridge.New(client, mcpbridge.Options{Name: "ansight-bench"}), &closers)
 	if err != nil {
 		return nil, fmt.Errorf("bench: mcp bridge: %w", err)
 	}
@@ -176,4 +180,24 @@ func (r *run) mcp(ctx context.Context, s session) error {
 		Note: fmt.Sprintf("bridge − socket call − the SDK's floor called with the bridge's arguments and answering its answer (%s), round by round; the SDK's own cost of those bytes is %s a call",
 			formatValue(same, UnitCPUMicros), formatValue(same-sdk, UnitCPUMicros))})
 	return nil
+}
+
+// runBridge serves br as `ansight mcp` does on stdio — Bridge.Run over its LineTransport —
+// on one end of an in-memory pipe, and connects an MCP client (the SDK's, over the SDK's
+// transport, as the floor's) to the other end.
+func runBridge(ctx context.Context, br *mcpbridge.Bridge, closers *[]func()) (*mcp.ClientSession, error) {
+	c1, c2 := net.Pipe()
+	t := &mcpbridge.LineTransport{Reader: c2, Writer: c2}
+	ctx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- br.Run(ctx, t) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ansight-bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: c1, Writer: c1}, nil)
+	if err != nil {
+		cancel()
+		c1.Close()
+		<-ran
+		return nil, err
+	}
+	*closers = append(*closers, func() { cs.Close(); cancel(); <-ran })
+	return cs, nil
 }

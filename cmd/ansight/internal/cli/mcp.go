@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/ansight-go/ansight/hostapi"
@@ -129,7 +128,7 @@ func (f *mcpFlags) run(ctx context.Context, g *globals) error {
 		return f.serveHTTP(ctx, g, backend, opts, l)
 	}
 	br := mcpbridge.New(backend, opts)
-	return br.Run(ctx, &mcp.IOTransport{Reader: readCloser(g.env.Stdin), Writer: nopWriteCloser{g.env.Stdout}})
+	return br.Run(ctx, &mcpbridge.LineTransport{Reader: readCloser(g.env.Stdin), Writer: nopWriteCloser{g.env.Stdout}})
 }
 
 // check refuses flags out of range or that do not go together.
