@@ -90,8 +90,7 @@ func (br *Bridge) callTool(ctx context.Context, req *mcp.CallToolRequest, in *ca
 	if in.Snapshot {
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
-	br.fitCall(&out)
-	return appStructured(out, !out.Success, images...)
+	return appStructuredEncoded(br.fitCall(&out), out, !out.Success, images...)
 }
 
 // call checks the bridge's policy, then calls the tool. A tool that failed is a Call with
@@ -409,6 +408,5 @@ func (br *Bridge) callTools(ctx context.Context, req *mcp.CallToolRequest, in *b
 	if in.Snapshot {
 		out.Snapshot = br.snapshotAfter(ctx, sess)
 	}
-	br.fitBatch(&out)
-	return appStructured(out, !out.Success, images...)
+	return appStructuredEncoded(br.fitBatch(&out), out, !out.Success, images...)
 }

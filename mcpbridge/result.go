@@ -30,17 +30,31 @@ func appStructured(v any, isError bool, extra ...mcp.Content) (*mcp.CallToolResu
 	return encodeResult(v, isError, true, extra)
 }
 
+// appStructuredEncoded is appStructured for a v already encoded as b (by fitCall or
+// fitBatch: wire.Marshal, which is encodeResult's encoding); nil b encodes v.
+func appStructuredEncoded(b []byte, v any, isError bool, extra ...mcp.Content) (*mcp.CallToolResult, error) {
+	if b == nil {
+		return encodeResult(v, isError, true, extra)
+	}
+	return resultOf(b, isError, true, extra), nil
+}
+
 func encodeResult(v any, isError, fromApp bool, extra []mcp.Content) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		return nil, fmt.Errorf("mcpbridge: encode result: %w", err)
 	}
+	return resultOf(b, isError, fromApp, extra), nil
+}
+
+// resultOf is the tool result of the encoded structured content b.
+func resultOf(b []byte, isError, fromApp bool, extra []mcp.Content) *mcp.CallToolResult {
 	var text mcp.Content = &mcp.TextContent{Text: string(b)}
 	if fromApp {
 		text = appJSON(b)
 	}
 	content := append([]mcp.Content{text}, extra...)
-	return &mcp.CallToolResult{Content: content, StructuredContent: jsontext.Value(b), IsError: isError}, nil
+	return &mcp.CallToolResult{Content: content, StructuredContent: jsontext.Value(b), IsError: isError}
 }
 
 // fail answers a handler's error: a callError (or a backend failure) becomes an MCP tool

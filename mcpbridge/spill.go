@@ -244,19 +244,21 @@ func describe(v jsontext.Value) string {
 }
 
 // fitCall brings a call's output under the cap: the result and the evidence, larger first,
-// are replaced by truncation notes until it fits.
-func (br *Bridge) fitCall(out *callOutput) {
-	br.fitParts(func() int { return encodedSize(out) }, out.parts(""))
+// are replaced by truncation notes until it fits. It returns the output's encoding as it
+// stands then (nil if it could not be encoded), which is the answer's: encodeResult
+// encodes the same way (json.Deterministic), so it is not encoded twice.
+func (br *Bridge) fitCall(out *callOutput) []byte {
+	return br.fitParts(func() []byte { return encoded(out) }, out.parts(""))
 }
 
 // fitBatch is fitCall for a batch: the largest parts of any item go first.
-func (br *Bridge) fitBatch(out *batchOutput) {
+func (br *Bridge) fitBatch(out *batchOutput) []byte {
 	var parts []part
 	for i := range out.Results {
 		it := &out.Results[i]
 		parts = append(parts, it.parts(fmt.Sprintf(" of call %d", it.Index))...)
 	}
-	br.fitParts(func() int { return encodedSize(out) }, parts)
+	return br.fitParts(func() []byte { return encoded(out) }, parts)
 }
 
 // parts are the members of an outcome that may be set aside.
@@ -271,9 +273,11 @@ type part struct {
 	what  string
 }
 
-func (br *Bridge) fitParts(size func() int, parts []part) {
-	if size() <= br.opts.MaxResultBytes {
-		return
+// fitParts spills parts until encode's encoding fits the cap, and returns the last one.
+func (br *Bridge) fitParts(encode func() []byte, parts []part) []byte {
+	b := encode()
+	if len(b) <= br.opts.MaxResultBytes {
+		return b
 	}
 	slices.SortStableFunc(parts, func(a, b part) int { return len(*b.value) - len(*a.value) })
 	for _, p := range parts {
@@ -282,18 +286,20 @@ func (br *Bridge) fitParts(size func() int, parts []part) {
 		}
 		*p.note = br.spill(*p.value, p.what)
 		*p.value = nil
-		if size() <= br.opts.MaxResultBytes {
-			return
+		if b = encode(); len(b) <= br.opts.MaxResultBytes {
+			return b
 		}
 	}
+	return b
 }
 
-func encodedSize(v any) int {
+// encoded is v as an answer encodes it (encodeResult), or nil if it cannot be encoded.
+func encoded(v any) []byte {
 	b, err := wire.Marshal(v)
 	if err != nil {
-		return 0
+		return nil
 	}
-	return len(b)
+	return b
 }
 
 type readResultInput struct {

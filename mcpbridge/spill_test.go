@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/wire"
 )
@@ -154,5 +155,29 @@ func TestSavedResultsArePruned(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Fatal("removed a file that is not a saved result")
+	}
+}
+
+// TestEncodedOnce holds the answer built from fitCall's and fitBatch's encoding against
+// the answer encoded afresh (appStructured), under the cap and over it (spilled).
+func TestEncodedOnce(t *testing.T) {
+	br := New(newFakeBackend(t), Options{ResultDir: t.TempDir(), MaxResultBytes: 8 << 10})
+	for _, result := range []jsontext.Value{jsontext.Value(`{"a":"<b> é\u200b"}`), bigResult(200)} {
+		out := callOutput{SessionID: "s", ToolID: "t", outcome: outcome{Success: true, Result: result, Evidence: jsontext.Value(`{"x":1}`)}}
+		got, err := appStructuredEncoded(br.fitCall(&out), out, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := appStructured(out, false)
+		if string(got.StructuredContent.(jsontext.Value)) != string(want.StructuredContent.(jsontext.Value)) ||
+			got.Content[0].(*mcp.TextContent).Text != want.Content[0].(*mcp.TextContent).Text {
+			t.Errorf("call answer differs:\n got %s\nwant %s", got.StructuredContent, want.StructuredContent)
+		}
+		batch := batchOutput{SessionID: "s", Success: true, Results: []batchItem{{Index: 0, outcome: out.outcome}, {Index: 1, outcome: outcome{Result: result}}}}
+		gotB, _ := appStructuredEncoded(br.fitBatch(&batch), batch, false)
+		wantB, _ := appStructured(batch, false)
+		if string(gotB.StructuredContent.(jsontext.Value)) != string(wantB.StructuredContent.(jsontext.Value)) {
+			t.Errorf("batch answer differs:\n got %s\nwant %s", gotB.StructuredContent, wantB.StructuredContent)
+		}
 	}
 }

@@ -82,6 +82,15 @@ func Unframe(text string) string {
 // line and paragraph separators, variation selectors, and other non-printing characters
 // but the space and the new line and tab that plain text uses.
 func hidden(r rune) bool {
+	if ' ' <= r && r <= '~' { // printable ASCII, most of any text: none is hidden
+		return false
+	}
+	return hiddenRune(r)
+}
+
+// hiddenRune is hidden by the character tables, for every rune (TestHiddenASCII holds
+// hidden's shortcut against it).
+func hiddenRune(r rune) bool {
 	switch {
 	case r == ' ' || r == '\n' || r == '\t':
 		return false

@@ -197,3 +197,13 @@ func FuzzReveal(f *testing.F) {
 		}
 	})
 }
+
+// TestHiddenASCII holds hidden's shortcut for printable ASCII against the character
+// tables, rune by rune over all of ASCII.
+func TestHiddenASCII(t *testing.T) {
+	for r := rune(0); r < 0x80; r++ {
+		if hidden(r) != hiddenRune(r) {
+			t.Errorf("%U: hidden %v, by the tables %v", r, hidden(r), hiddenRune(r))
+		}
+	}
+}

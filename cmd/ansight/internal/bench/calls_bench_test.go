@@ -238,7 +238,10 @@ func alternateBench(b *testing.B, rounds int, op, base func(context.Context) err
 // (cpu-µs/bridge, /socket, /sdk) and the median round's share of the bridge's own
 // (bridge − socket − sdk) in the bridge's total (own-share); and, beside them, the SDK's
 // floor with the bridge's arguments and answer (cpu-µs/sdk-same) and the share left beyond
-// the SDK's handling of those bytes (bridge − socket − sdk-same: own-beyond-bytes).
+// the SDK's handling of those bytes (bridge − socket − sdk-same: own-beyond-bytes). The
+// bridge is served over its stdio transport (LineTransport); the same bridge over the
+// SDK's (mcp.IOTransport, what ansight mcp used before) is measured in the same rounds:
+// cpu-µs/bridge-sdkio and its share, own-share-sdkio.
 func BenchmarkMCPCall(b *testing.B) {
 	ctx := b.Context()
 	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.mcp")
@@ -253,7 +256,7 @@ func BenchmarkMCPCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.close()
-	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame}
+	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame, p.bridgeSDKIO}
 	for _, f := range ops { // warm up
 		if _, _, err := timed(ctx, 50, 1, f); err != nil {
 			b.Fatal(err)
@@ -261,11 +264,12 @@ func BenchmarkMCPCall(b *testing.B) {
 	}
 	const rounds = 10
 	n := max(1, b.N/rounds)
-	var cpu [4]time.Duration
+	var cpu [5]time.Duration
 	shares := make([]float64, 0, rounds)
 	beyond := make([]float64, 0, rounds)
+	sharesSDKIO := make([]float64, 0, rounds)
 	for range rounds {
-		var perOp [4]float64
+		var perOp [5]float64
 		for i, f := range ops {
 			_, used, err := timed(ctx, n, 1, f)
 			if err != nil {
@@ -276,10 +280,12 @@ func BenchmarkMCPCall(b *testing.B) {
 		}
 		shares = append(shares, (perOp[0]-perOp[1]-perOp[2])/perOp[0])
 		beyond = append(beyond, (perOp[0]-perOp[1]-perOp[3])/perOp[0])
+		sharesSDKIO = append(sharesSDKIO, (perOp[4]-perOp[1]-perOp[2])/perOp[4])
 	}
-	for i, name := range []string{"bridge", "socket", "sdk", "sdk-same"} {
+	for i, name := range []string{"bridge", "socket", "sdk", "sdk-same", "bridge-sdkio"} {
 		b.ReportMetric(micros(cpu[i])/float64(n*rounds), "cpu-µs/"+name)
 	}
 	b.ReportMetric(median(shares), "own-share")
 	b.ReportMetric(median(beyond), "own-beyond-bytes")
+	b.ReportMetric(median(sharesSDKIO), "own-share-sdkio")
 }

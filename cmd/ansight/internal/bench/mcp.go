@@ -30,14 +30,17 @@ import (
 //     at once, what any MCP server pays per call: client and server both over the SDK's
 //     in-memory transport;
 //   - sdkSame: the same floor called with the bridge's arguments and returning the bridge's
-//     answer (captured from it), what the SDK pays for the bridge's bytes.
+//     answer (captured from it), what the SDK pays for the bridge's bytes;
+//   - bridgeSDKIO: the bridge again, served over the SDK's own stdio transport
+//     (mcp.IOTransport) instead of LineTransport: what `ansight mcp` used before, the
+//     baseline of the transport in the same rounds.
 //
 // The bridge's own share is what is left: bridge − socket − sdk, as a part of bridge (the
 // issue's target); bridge − socket − sdkSame is what is left of it beyond the SDK's
 // handling of the bridge's bytes.
 type mcpPaths struct {
-	bridge, socket, sdk, sdkSame func(context.Context) error
-	close                        func()
+	bridge, socket, sdk, sdkSame, bridgeSDKIO func(context.Context) error
+	close                                     func()
 }
 
 // startMCP serves b's API on a control socket in dir and connects an MCP client to a bridge
@@ -82,18 +85,25 @@ func startMCP(ctx context.Context, b hostapi.Backend, dir, sid, tool string) (*m
 		return cs, nil
 	}
 
-	bridged, err := runBridge(ctx, mcpbridge.New(client, mcpbridge.Options{Name: "ansight-bench"}), &closers)
+	bridged, err := runBridge(ctx, mcpbridge.New(client, mcpbridge.Options{Name: "ansight-bench"}), false, &closers)
+	if err != nil {
+		return nil, fmt.Errorf("bench: mcp bridge: %w", err)
+	}
+	sdkIO, err := runBridge(ctx, mcpbridge.New(client, mcpbridge.Options{Name: "ansight-bench"}), true, &closers)
 	if err != nil {
 		return nil, fmt.Errorf("bench: mcp bridge: %w", err)
 	}
 	args := map[string]any{"sessionId": sid, "toolId": tool, "arguments": map[string]any{}}
-	p.bridge = func(ctx context.Context) error {
-		res, err := bridged.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool, Arguments: args})
-		if err == nil && res.IsError {
-			err = fmt.Errorf("bench: %s: %v", mcpbridge.ToolCallAppTool, res.Content)
+	callOn := func(cs *mcp.ClientSession) func(context.Context) error {
+		return func(ctx context.Context) error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpbridge.ToolCallAppTool, Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("bench: %s: %v", mcpbridge.ToolCallAppTool, res.Content)
+			}
+			return err
 		}
-		return err
 	}
+	p.bridge, p.bridgeSDKIO = callOn(bridged), callOn(sdkIO)
 	req := hostapi.CallRequest{ToolID: tool, Arguments: jsontext.Value(`{}`)}
 	p.socket = func(ctx context.Context) error {
 		res, err := client.Call(ctx, sid, req, nil)
@@ -152,20 +162,24 @@ func (r *run) mcp(ctx context.Context, s session) error {
 	}
 	defer p.close()
 	n := max(50, r.opts.Calls/20)
-	if _, err := r.alternate(ctx, min(n, 100), 1, p.bridge, p.socket, p.sdk, p.sdkSame); err != nil { // warm up
+	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame, p.bridgeSDKIO}
+	if _, err := r.alternate(ctx, min(n, 100), 1, ops...); err != nil { // warm up
 		return err
 	}
-	rs, err := r.alternate(ctx, n, 1, p.bridge, p.socket, p.sdk, p.sdkSame)
+	rs, err := r.alternate(ctx, n, 1, ops...)
 	if err != nil {
 		return err
 	}
 	bridge, socket, sdk, same := median(rs.ops[0].cpu), median(rs.ops[1].cpu), median(rs.ops[2].cpu), median(rs.ops[3].cpu)
 	own := make([]float64, len(rs.ops[0].cpu))
 	beyond := make([]float64, len(rs.ops[0].cpu))
+	ownSDKIO := make([]float64, len(rs.ops[0].cpu))
 	for i := range own {
 		own[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[2].cpu[i]
 		beyond[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[3].cpu[i]
+		ownSDKIO[i] = rs.ops[4].cpu[i] - rs.ops[1].cpu[i] - rs.ops[2].cpu[i]
 	}
+	sdkIO := median(rs.ops[4].cpu)
 	r.report.add(Figure{Group: "mcp", Name: "CPU per ansight_call_app_tool", Unit: UnitCPUMicros,
 		Value: bridge, Baseline: "the same call through hostapi.Client over the control socket", BaselineValue: socket,
 		RatioRange: ratioRange(rs.ops[0].cpu, rs.ops[1].cpu),
@@ -173,8 +187,12 @@ func (r *run) mcp(ctx context.Context, s session) error {
 			r.opts.Tool, n, formatValue(sdk, UnitCPUMicros), rs.othersNote())})
 	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call", Unit: UnitCPUMicros,
 		Value: median(own), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge, Target: r.target(AtMost, 0.25),
-		Note: fmt.Sprintf("bridge − socket call − SDK floor, round by round (median round): %s − %s − %s",
+		Note: fmt.Sprintf("bridge − socket call − SDK floor, round by round (median round): %s − %s − %s; the bridge served over its stdio transport (LineTransport)",
 			formatValue(bridge, UnitCPUMicros), formatValue(socket, UnitCPUMicros), formatValue(sdk, UnitCPUMicros))})
+	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call over the SDK's stdio transport (before)", Unit: UnitCPUMicros,
+		Value: median(ownSDKIO), Baseline: "CPU per ansight_call_app_tool over it", BaselineValue: sdkIO,
+		Note: fmt.Sprintf("the same bridge served over mcp.IOTransport, which ansight mcp used before LineTransport, in the same rounds: %s a call; own share %.3f against %.3f over LineTransport",
+			formatValue(sdkIO, UnitCPUMicros), median(ownSDKIO)/sdkIO, median(own)/bridge)})
 	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call beyond the SDK's handling of its bytes", Unit: UnitCPUMicros,
 		Value: median(beyond), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge,
 		Note: fmt.Sprintf("bridge − socket call − the SDK's floor called with the bridge's arguments and answering its answer (%s), round by round; the SDK's own cost of those bytes is %s a call",
@@ -182,12 +200,16 @@ func (r *run) mcp(ctx context.Context, s session) error {
 	return nil
 }
 
-// runBridge serves br as `ansight mcp` does on stdio — Bridge.Run over its LineTransport —
-// on one end of an in-memory pipe, and connects an MCP client (the SDK's, over the SDK's
-// transport, as the floor's) to the other end.
-func runBridge(ctx context.Context, br *mcpbridge.Bridge, closers *[]func()) (*mcp.ClientSession, error) {
+// runBridge serves br as `ansight mcp` does on stdio — Bridge.Run over its LineTransport,
+// or over the SDK's mcp.IOTransport with sdkIO — on one end of an in-memory pipe, and
+// connects an MCP client (the SDK's, over the SDK's transport, as the floor's) to the other
+// end.
+func runBridge(ctx context.Context, br *mcpbridge.Bridge, sdkIO bool, closers *[]func()) (*mcp.ClientSession, error) {
 	c1, c2 := net.Pipe()
-	t := &mcpbridge.LineTransport{Reader: c2, Writer: c2}
+	var t mcp.Transport = &mcpbridge.LineTransport{Reader: c2, Writer: c2}
+	if sdkIO {
+		t = &mcp.IOTransport{Reader: c2, Writer: c2}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- br.Run(ctx, t) }()

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkMCPPath runs one of BenchmarkMCPCall's paths alone, ANSIGHT_MCP_PATH (bridge,
-// socket, sdk, sdk-same; skipped without it), for profiles of one path:
+// socket, sdk, sdk-same, bridge-sdkio; skipped without it), for profiles of one path:
 //
 //	ANSIGHT_MCP_PATH=bridge go test -run '^$' -bench MCPPath -benchtime 20000x -cpuprofile bridge.cpu
 //
@@ -28,7 +28,8 @@ func BenchmarkMCPPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.close()
-	f := map[string]func(context.Context) error{"bridge": p.bridge, "socket": p.socket, "sdk": p.sdk, "sdk-same": p.sdkSame}[os.Getenv("ANSIGHT_MCP_PATH")]
+	f := map[string]func(context.Context) error{"bridge": p.bridge, "socket": p.socket, "sdk": p.sdk, "sdk-same": p.sdkSame,
+		"bridge-sdkio": p.bridgeSDKIO}[os.Getenv("ANSIGHT_MCP_PATH")]
 	if f == nil {
 		b.Skip("ANSIGHT_MCP_PATH unset")
 	}
