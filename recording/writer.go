@@ -226,10 +226,18 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			spans[id] = [2]time.Time{now, now}
 		}
 	}
+	// One statement for every session of the batch: the driver parses the SQL of each
+	// ExecContext with arguments anew (about 20 µs), and a 5 ms batch of 50 sessions'
+	// telemetry touches most of them — under TestRecordingLoad's load that parsing was a
+	// fifth of the writer's CPU.
+	upsert, err := tx.PrepareContext(ctx, `INSERT INTO sessions(id, origin, first_at, last_at) VALUES(?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET last_at = max(last_at, excluded.last_at)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer upsert.Close()
 	for id, s := range spans {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, origin, first_at, last_at) VALUES(?, ?, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET last_at = max(last_at, excluded.last_at)`, id, origin, micros(s[0]), micros(s[1]))
-		if err != nil {
+		if _, err := upsert.ExecContext(ctx, id, origin, micros(s[0]), micros(s[1])); err != nil {
 			return fail(err)
 		}
 	}

@@ -18,6 +18,7 @@ var (
 	benchLoad    = reliability.RunLoad
 	benchFlood   = reliability.RunEnrollFlood
 	benchRecord  = reliability.RunRecordLoad
+	benchRecCap  = reliability.RunRecordCapacity
 )
 
 // benchFlags are the bench command's flags.
@@ -44,6 +45,8 @@ type benchFlags struct {
 	record                   bool
 	messages, frames         int
 	sessionsSet, durationSet bool
+	// --max-sessions with --record: the capacity search up to this many sessions.
+	maxSessions int
 }
 
 const benchLong = `Measure the protocol end to end over a real loopback session: a host and the demo app
@@ -83,7 +86,17 @@ Two other runs stress one host instead, the apps in a child process of this comm
 latency and CPU per request beside the same mix on one session at rest, measured first in
 the same run; memory per session); --enroll-flood N sends N apps' ENROLLMENT_CONNECT at
 once, each from its own socket, while one more socket floods (answered, lost, time to
-answer, CPU). See docs/performance.md.`
+answer, CPU); --record runs a recording host under --sessions apps' telemetry (50
+messages and 10 frames a second each by default), rounds with recording off and on in
+turn, and reports dropped records, disk and the call latency on against off.
+
+--record --max-sessions N searches instead for the largest number of sessions the machine
+holds with recording on, up to N, each sending --messages and --frames a second (20 and 2
+unless given): each step runs a new host and senders for --duration
+(default 20s) and holds when nothing was dropped, no send or call failed, the senders kept
+95% of the pace and the queue was written within a second; counts double from 50 until
+one is not held, then bisect to within 5%. Every step is reported. The senders share the
+machine's cores with the host. See docs/performance.md.`
 
 func newBenchCmd(g *globals) *cobra.Command {
 	var f benchFlags
@@ -97,10 +110,19 @@ func newBenchCmd(g *globals) *cobra.Command {
   ansight bench --load --sessions 10000 --duration 30s
   ansight bench --enroll-flood 10000
   ansight bench --record                                   # 50 sessions, 50 messages and 10 frames a second each
-  ansight bench --record --sessions 40 --messages 20 --frames 2`,
+  ansight bench --record --sessions 40 --messages 20 --frames 2
+  ansight bench --record --messages 20 --frames 2 --max-sessions 5000   # the largest count held`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			f.sessionsSet, f.durationSet = c.Flags().Changed("sessions"), c.Flags().Changed("duration")
+			if f.maxSessions != 0 { // the capacity search's own load unless told
+				if !c.Flags().Changed("messages") {
+					f.messages = 20
+				}
+				if !c.Flags().Changed("frames") {
+					f.frames = 2
+				}
+			}
 			return runBench(c.Context(), g, f)
 		},
 	}
@@ -118,6 +140,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	fl.BoolVar(&f.record, "record", false, "instead: a recording host under telemetry from --sessions apps (default 50) in a child process, rounds with recording off and on in turn over --duration (default 60s); report dropped records, disk and the call latency on against off")
 	fl.IntVar(&f.messages, "messages", 50, "with --record: telemetry messages each session sends a second")
 	fl.IntVar(&f.frames, "frames", 10, "with --record: live frames each session sends a second")
+	fl.IntVar(&f.maxSessions, "max-sessions", 0, fmt.Sprintf("with --record: search for the largest number of sessions, up to this many (at most %d), held with recording on and nothing dropped; --duration is each step's length (default 20s)", reliability.MaxRecordSessions))
 	return cmd
 }
 
@@ -140,6 +163,9 @@ func benchOptions(f benchFlags) (bench.Options, error) {
 func runBench(ctx context.Context, g *globals, f benchFlags) error {
 	if runs := btoi(f.load) + btoi(f.enrollFlood != 0) + btoi(f.record); runs > 1 {
 		return usageErrorf("--load, --enroll-flood and --record are separate runs: give one of them")
+	}
+	if f.maxSessions != 0 && !f.record {
+		return usageErrorf("--max-sessions is a --record run: give --record too")
 	}
 	if f.load {
 		return runLoad(ctx, g, f)
@@ -199,8 +225,25 @@ func runRecordLoad(ctx context.Context, g *globals, f benchFlags) error {
 	if f.durationSet {
 		opts.Duration = f.duration
 	}
-	if opts.Sessions < 0 || opts.Sessions > 2000 || f.messages < 0 || f.messages > 1000 || f.frames < 0 || f.frames > 60 {
-		return usageErrorf("with --record: --sessions must be 1..2000, --messages 0..1000, --frames 0..60")
+	if opts.Sessions < 0 || opts.Sessions > reliability.MaxRecordSessions || f.messages < 0 || f.messages > 1000 || f.frames < 0 || f.frames > 60 {
+		return usageErrorf("with --record: --sessions must be 1..%d, --messages 0..1000, --frames 0..60", reliability.MaxRecordSessions)
+	}
+	if f.maxSessions != 0 {
+		if f.sessionsSet {
+			return usageErrorf("--max-sessions searches the session count: it cannot be combined with --sessions")
+		}
+		if f.maxSessions < 50 || f.maxSessions > reliability.MaxRecordSessions {
+			return usageErrorf("--max-sessions must be 50..%d", reliability.MaxRecordSessions)
+		}
+		copts := reliability.RecordCapacityOptions{Messages: f.messages, Frames: f.frames, Limit: f.maxSessions, Progress: opts.Progress}
+		if f.durationSet {
+			copts.Step = f.duration
+		}
+		rep, err := benchRecCap(ctx, copts)
+		if err != nil {
+			return err
+		}
+		return writeStressReport(g, rep)
 	}
 	rep, err := benchRecord(ctx, opts)
 	if err != nil {

@@ -103,3 +103,39 @@ func TestBenchRecordFlags(t *testing.T) {
 		t.Errorf("--record --load: exit %d", code)
 	}
 }
+
+// TestBenchRecordMaxSessions: --record --max-sessions runs the capacity search at 20
+// messages and 2 frames a second unless told, with --duration as each step's length,
+// prints every step and the largest count held, and refuses --sessions and a bound out of
+// range.
+func TestBenchRecordMaxSessions(t *testing.T) {
+	search := benchRecCap
+	t.Cleanup(func() { benchRecCap = search })
+	var got reliability.RecordCapacityOptions
+	benchRecCap = func(ctx context.Context, o reliability.RecordCapacityOptions) (*reliability.RecordCapacityReport, error) {
+		got = o
+		return &reliability.RecordCapacityReport{Messages: o.Messages, Frames: o.Frames, Limit: o.Limit, Largest: 150,
+			Steps: []reliability.CapacityStep{{Sessions: 100, Held: true}, {Sessions: 200, Why: "2 telemetry messages dropped"}, {Sessions: 150, Held: true}}}, nil
+	}
+	code, out, errw := runCLI(t, "bench", "--record", "--max-sessions", "2000")
+	if code != ExitOK || got.Messages != 20 || got.Frames != 2 || got.Limit != 2000 || got.Step != 0 {
+		t.Fatalf("exit %d, options %+v: %s%s", code, got, out, errw)
+	}
+	if !strings.Contains(out, "200 sessions  NOT held: 2 telemetry messages dropped") || !strings.Contains(out, "largest held: 150 sessions") {
+		t.Errorf("output:\n%s", out)
+	}
+	if code, _, errw := runCLI(t, "bench", "--record", "--max-sessions", "300", "--messages", "10", "--frames", "0", "--duration", "15s"); code != ExitOK ||
+		got.Messages != 10 || got.Frames != 0 || got.Step != 15*time.Second {
+		t.Fatalf("exit %d, options %+v: %s", code, got, errw)
+	}
+	for _, args := range [][]string{
+		{"bench", "--record", "--max-sessions", "300", "--sessions", "40"},
+		{"bench", "--record", "--max-sessions", "10"},
+		{"bench", "--record", "--max-sessions", "100000"},
+		{"bench", "--max-sessions", "300"},
+	} {
+		if code, _, _ := runCLI(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+}

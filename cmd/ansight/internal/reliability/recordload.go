@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,9 +82,16 @@ func RunRecordLoad(ctx context.Context, opts RecordLoadOptions) (*RecordLoadRepo
 		return nil, err
 	}
 	// The senders reach their pace and the recorder's pools their size.
-	callFor(ctx, sessions, opts.Calls, min(5*time.Second, max(time.Second, opts.Duration/10)))
+	warm := min(5*time.Second, max(time.Second, opts.Duration/10))
+	sw.on.Store(opts.AlwaysOn)
+	callN(ctx, sessions, opts.Calls, int(warm.Seconds()*float64(opts.Calls)))
+	sentBefore := f.sentNow()
+	roundsStart := time.Now()
 
 	round := opts.Duration / time.Duration(opts.Rounds)
+	// Every round makes the same number of calls, so that each side's p99 weighs its
+	// rounds alike.
+	perRound := max(1, int(round.Seconds()*float64(opts.Calls)))
 	var lat [2][]time.Duration
 	var cpu [2]time.Duration
 	var walls [2]time.Duration
@@ -92,11 +100,11 @@ func RunRecordLoad(ctx context.Context, opts RecordLoadOptions) (*RecordLoadRepo
 	start := usage.Now()
 	appsStart := f.cpuNow()
 	for i := range opts.Rounds {
-		on := i%2 == 1
+		on := i%2 == 1 || opts.AlwaysOn
 		opts.Progress(fmt.Sprintf("round %d of %d: recording %s", i+1, opts.Rounds, map[bool]string{false: "off", true: "on"}[on]))
 		sw.on.Store(on)
 		c0, t0 := usage.ProcessCPU(), time.Now()
-		l, failed := callFor(ctx, sessions, opts.Calls, round)
+		l, failed := callN(ctx, sessions, opts.Calls, perRound)
 		k := map[bool]int{false: 0, true: 1}[on]
 		cpu[k] += usage.ProcessCPU() - c0
 		walls[k] += time.Since(t0)
@@ -106,6 +114,7 @@ func RunRecordLoad(ctx context.Context, opts RecordLoadOptions) (*RecordLoadRepo
 			ratios = append(ratios, ratioOf(quantileOf(l, 0.99), quantileOf(lastRound(lat[0], len(l)), 0.99)))
 		}
 	}
+	rep.Pace = float64(f.sentNow()-sentBefore) / (time.Since(roundsStart).Seconds() * float64(opts.Sessions*(opts.Messages+opts.Frames)))
 	sw.on.Store(false)
 	appsCPU := f.cpuNow() - appsStart
 	machine := start.Since(appsCPU)
@@ -130,6 +139,8 @@ func RunRecordLoad(ctx context.Context, opts RecordLoadOptions) (*RecordLoadRepo
 	rep.P99Ratio = ratioOf(rep.On.P99.D(), rep.Off.P99.D())
 	if len(ratios) > 0 {
 		rep.P99RatioRange = [2]float64{slices.Min(ratios), slices.Max(ratios)}
+		rep.P99RatioMedian = median(ratios)
+		rep.P99Rounds = ratios
 	}
 	rep.AppsCPU = usage.Millis(appsCPU)
 	rep.Machine = machine
@@ -140,12 +151,19 @@ func RunRecordLoad(ctx context.Context, opts RecordLoadOptions) (*RecordLoadRepo
 // RecordLoadOptions sizes RunRecordLoad; zero values take the defaults (issue 15's load).
 type RecordLoadOptions struct {
 	// Sessions (50) each send Messages telemetry messages (50) and Frames frames (10) a
-	// second, while Calls tool calls a second (50) go to the sessions in turn.
+	// second, while Calls tool calls a second (200) go to the sessions in turn, one at a
+	// time. The calls are the probe, not the load: 200 a second give each side of a 60 s
+	// run 6,000 calls, so that its p99 is the 60th slowest call, not the 15th as with
+	// issue 15's 50 a second, and one stall of another process moves it less.
 	Sessions, Messages, Frames, Calls int
-	// Duration is the time measured (60 s), in Rounds rounds (6) alternating between
-	// recording off and on, after a few seconds of warm-up.
+	// Duration is the time measured (60 s), in Rounds rounds (12) alternating between
+	// recording off and on, after a few seconds of warm-up: short rounds spread what other
+	// processes do over both sides.
 	Duration time.Duration
 	Rounds   int
+	// AlwaysOn records in every round (the capacity search: RunRecordCapacity); Off
+	// is then empty.
+	AlwaysOn bool
 	// Dir holds the apps' identities and the recordings; a temporary directory when empty.
 	Dir      string
 	Logger   *slog.Logger
@@ -161,16 +179,16 @@ func (o RecordLoadOptions) withDefaults() (RecordLoadOptions, error) {
 	def(&o.Sessions, 50)
 	def(&o.Messages, 50)
 	def(&o.Frames, 10)
-	def(&o.Calls, 50)
-	def(&o.Rounds, 6)
+	def(&o.Calls, 200)
+	def(&o.Rounds, 12)
 	if o.Duration <= 0 {
 		o.Duration = time.Minute
 	}
 	if o.Rounds%2 == 1 {
 		o.Rounds++ // as many rounds on as off
 	}
-	if o.Sessions > 2000 || o.Messages > 1000 || o.Frames > 60 || o.Calls > 10000 {
-		return o, errors.New("reliability: at most 2000 sessions, 1000 messages and 60 frames a second each, 10000 calls a second")
+	if o.Sessions > MaxRecordSessions || o.Messages > 1000 || o.Frames > 60 || o.Calls > 10000 {
+		return o, fmt.Errorf("reliability: at most %d sessions, 1000 messages and 60 frames a second each, 10000 calls a second", MaxRecordSessions)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -194,6 +212,9 @@ type RecordLoadReport struct {
 	Sent        int64 `json:"sent"`
 	SentFrames  int64 `json:"sentFrames"`
 	WriteErrors int64 `json:"writeErrors"`
+	// Pace is what the senders sent over the rounds (messages and frames) over what the
+	// load asks: below 1, the machine could not even send the load.
+	Pace float64 `json:"pace"`
 	// What the recorder did in the measured rounds: records written (evicted ones
 	// included), telemetry dropped for a full queue, frames thinned, records evicted for
 	// the budget; disk used and the budget; the time to write what was queued at the end.
@@ -207,11 +228,14 @@ type RecordLoadReport struct {
 	// Off and On are the calls with recording off and on; P99Ratio is On's p99 over Off's,
 	// P99RatioRange the lowest and highest of each on round's p99 over the off round
 	// before it.
-	Off           RecordLatency `json:"off"`
-	On            RecordLatency `json:"on"`
-	P99Ratio      float64       `json:"p99Ratio"`
-	P99RatioRange [2]float64    `json:"p99RatioRange"`
-	Failed        int64         `json:"failedCalls"`
+	Off RecordLatency `json:"off"`
+	On  RecordLatency `json:"on"`
+	// P99RatioMedian is the median of those rounds' ratios, P99Rounds each of them.
+	P99Ratio       float64    `json:"p99Ratio"`
+	P99RatioRange  [2]float64 `json:"p99RatioRange"`
+	P99RatioMedian float64    `json:"p99RatioMedian"`
+	P99Rounds      []float64  `json:"p99Rounds,omitempty"`
+	Failed         int64      `json:"failedCalls"`
 	// AppsCPU is the senders' process's CPU time over the rounds; Machine the host
 	// process's with the rest of the machine's load.
 	AppsCPU   usage.Millis `json:"appsCpuMs"`
@@ -252,13 +276,19 @@ func (r *RecordLoadReport) WriteText(out io.Writer) error {
 	w := bufio.NewWriter(out)
 	fmt.Fprintf(w, "recording load: %d sessions, each %d telemetry messages and %d frames a second; %d calls a second; %v in %d rounds, recording off and on in turn\n",
 		r.Sessions, r.Messages, r.Frames, r.Calls, r.Duration, r.Rounds)
-	fmt.Fprintf(w, "  sent        %d messages, %d frames (whole run), %d send errors\n", r.Sent, r.SentFrames, r.WriteErrors)
+	fmt.Fprintf(w, "  sent        %d messages, %d frames (whole run), %d send errors; %.3f of the pace asked in the rounds\n", r.Sent, r.SentFrames, r.WriteErrors, r.Pace)
 	fmt.Fprintf(w, "  recorded    %d records, %d dropped, %d frames thinned, %d evicted; disk %.1f MiB of a %.0f MiB budget; queue written %v after\n",
 		r.Records, r.Dropped, r.Thinned, r.Evicted, float64(r.DiskBytes)/(1<<20), float64(r.BudgetBytes)/(1<<20), r.Flush)
-	fmt.Fprintf(w, "  calls off   %d, p50 %v, p99 %v; host %.2f cores\n", r.Off.Calls, r.Off.P50, r.Off.P99, r.Off.Cores)
+	if r.Off.Calls > 0 {
+		fmt.Fprintf(w, "  calls off   %d, p50 %v, p99 %v; host %.2f cores\n", r.Off.Calls, r.Off.P50, r.Off.P99, r.Off.Cores)
+	}
 	fmt.Fprintf(w, "  calls on    %d, p50 %v, p99 %v; host %.2f cores\n", r.On.Calls, r.On.P50, r.On.P99, r.On.Cores)
-	fmt.Fprintf(w, "  on/off      p99 %.2f× (rounds %.2f–%.2f), p50 %.2f×; %d calls failed\n",
-		r.P99Ratio, r.P99RatioRange[0], r.P99RatioRange[1], ratioOf(r.On.P50.D(), r.Off.P50.D()), r.Failed)
+	if r.Off.Calls > 0 {
+		fmt.Fprintf(w, "  on/off      p99 %.2f× (each on round against the off round before it: median %.2f×, %s), p50 %.2f×; %d calls failed\n",
+			r.P99Ratio, r.P99RatioMedian, ratioList(r.P99Rounds), ratioOf(r.On.P50.D(), r.Off.P50.D()), r.Failed)
+	} else {
+		fmt.Fprintf(w, "  calls       %d failed\n", r.Failed)
+	}
 	fmt.Fprintf(w, "  CPU         host %v, senders %v; %s\n", r.Machine.Process, r.AppsCPU, r.Machine.Conditions())
 	for _, e := range r.RunErrors {
 		fmt.Fprintf(w, "  error       %s\n", e)
@@ -302,31 +332,31 @@ func (s *switchRecorder) RecordKept(id, kind, summary string, at time.Time, meta
 
 func (s *switchRecorder) Recorded(id string) bool { return s.rec.Recorded(id) }
 
-// callFor calls load.echo at rate a second on the sessions in turn for d and returns every
-// call's latency and how many failed.
-func callFor(ctx context.Context, sessions []loadSession, rate int, d time.Duration) ([]time.Duration, int64) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
+// callN makes n calls of load.echo on the sessions in turn, rate a second and one at a
+// time (a tick missed while a call is slow is skipped), and returns every call's latency
+// and how many failed.
+func callN(ctx context.Context, sessions []loadSession, rate, n int) ([]time.Duration, int64) {
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
-	var lat []time.Duration
+	lat := make([]time.Duration, 0, n)
 	var failed int64
-	for i := 0; ; i++ {
+	for i := range n {
 		select {
 		case <-ctx.Done():
-			return lat, failed
+			return lat, failed + int64(n-i)
 		case <-tick.C:
 		}
 		s := sessions[i%len(sessions)]
 		args := jsontext.Value(fmt.Sprintf(`{"nonce":"n%d"}`, i))
 		t0 := time.Now()
-		_, err := s.sess.Tools().Call(context.WithoutCancel(ctx), wire.Call{ToolID: toolEcho, Arguments: args})
+		_, err := s.sess.Tools().Call(ctx, wire.Call{ToolID: toolEcho, Arguments: args})
 		if err != nil {
 			failed++
 			continue
 		}
 		lat = append(lat, time.Since(t0))
 	}
+	return lat, failed
 }
 
 func latencyOf(l []time.Duration, cpu, wall time.Duration) RecordLatency {
@@ -347,6 +377,32 @@ func quantileOf(d []time.Duration, q float64) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ratioList is "rounds 1.02, 0.97, …×".
+func ratioList(v []float64) string {
+	var b strings.Builder
+	b.WriteString("rounds ")
+	for i, x := range v {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.2f", x)
+	}
+	b.WriteString("×")
+	return b.String()
 }
 
 func ratioOf(a, b time.Duration) float64 {
@@ -591,6 +647,13 @@ func (f *senders) reconnects() int { return 0 }
 
 // cpu is the child's CPU time at its last report (a quarter of a second old at most).
 func (f *senders) cpu() time.Duration { return f.cpuNow() }
+
+// sentNow is what the child had sent, messages and frames, at its last report.
+func (f *senders) sentNow() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last.Sent + f.last.Frames
+}
 
 func (f *senders) cpuNow() time.Duration {
 	f.mu.Lock()
