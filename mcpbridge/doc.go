@@ -21,6 +21,10 @@
 // sends notifications/tools/list_changed when that session's catalog or tool availability
 // changes.
 //
+// On stdio, `ansight mcp` serves through LineTransport (line.go): the SDK's newline-delimited
+// JSON-RPC framing with a reader that decodes each message once, instead of three times
+// with a fresh 32 KiB decoder each, as the SDK's own transport does.
+//
 // Results carry images as image content (image.go), report transfers as
 // notifications/progress (progress.go), and a cancelled request gets no response
 // (cancel.go). Over HTTP (http.go) every request needs the run's bearer token and web
