@@ -13,6 +13,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
 )
 
 // LineTransport is MCP over newline-delimited JSON on a reader and a writer (stdio,
@@ -141,7 +143,7 @@ func readFrame(dec *jsontext.Decoder) lineFrame {
 // decodeFrame is one value's messages: a batch's, or the one message it is. v is only
 // valid until the next read: the messages own what they keep of it.
 func decodeFrame(v []byte) (msgs []jsonrpc.Message, batch bool, _ error) {
-	if tooDeep(v, maxDepth) {
+	if jsonscan.Nesting(v) > maxDepth {
 		return nil, false, errors.New("json: exceeded maximum nesting depth")
 	}
 	if len(v) == 0 || v[0] != '[' {
@@ -171,33 +173,6 @@ func decodeFrame(v []byte) (msgs []jsonrpc.Message, batch bool, _ error) {
 
 // maxDepth is the SDK decoder's bound on nesting, which it checks before decoding.
 const maxDepth = 1000
-
-// tooDeep reports whether v nests arrays and objects deeper than max (v is valid JSON).
-func tooDeep(v []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, b := range v {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > max {
-				return true
-			}
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return false
-}
 
 // envelope is a message's members as decodeMessage reads them.
 type envelope struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ansight-go/ansight/internal/jsonscan"
 	"github.com/ansight-go/ansight/wire"
 	"github.com/ansight-go/ansight/wire/uitree"
 )
@@ -246,7 +247,7 @@ func parseInteraction(line []byte, tooLong, repository bool) (*InteractionReques
 	if tooLong {
 		return req, fmt.Errorf("a request line holds at most %d characters", maxInteractionLine)
 	}
-	if depth(line) > maxInteractionDepth {
+	if jsonscan.Nesting(line) > maxInteractionDepth {
 		return req, fmt.Errorf("a request nests at most %d levels", maxInteractionDepth)
 	}
 	if err := json.Unmarshal(line, req, json.RejectUnknownMembers(true)); err != nil {
@@ -335,33 +336,6 @@ func slicesContainsTask(cs []InteractionRequest) bool {
 		}
 	}
 	return false
-}
-
-// depth is the deepest nesting of a JSON text (0 for a scalar); invalid JSON is left to
-// the decoder.
-func depth(b []byte) int {
-	d, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			d++
-			deepest = max(deepest, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return deepest
 }
 
 // validate checks a request as the official CLI does.

@@ -244,18 +244,7 @@ func alternateBench(b *testing.B, rounds int, op, base func(context.Context) err
 // cpu-µs/bridge-sdkio and its share, own-share-sdkio.
 func BenchmarkMCPCall(b *testing.B) {
 	ctx := b.Context()
-	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.mcp")
-	defer d.close()
-	dir, err := os.MkdirTemp("", "mcp-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	p, err := startMCP(ctx, control.New(h.srv, control.Options{}), dir, d.sessionID, DefaultTool)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.close()
+	p := benchMCP(b)
 	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame, p.bridgeSDKIO}
 	for _, f := range ops { // warm up
 		if _, _, err := timed(ctx, 50, 1, f); err != nil {
@@ -288,4 +277,22 @@ func BenchmarkMCPCall(b *testing.B) {
 	b.ReportMetric(median(shares), "own-share")
 	b.ReportMetric(median(beyond), "own-beyond-bytes")
 	b.ReportMetric(median(sharesSDKIO), "own-share-sdkio")
+}
+
+// benchMCP starts the demo, a host over it and the MCP paths BenchmarkMCPCall and
+// BenchmarkMCPPath measure, all stopped when b ends.
+func benchMCP(b *testing.B) *mcpPaths {
+	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.mcp")
+	b.Cleanup(d.close)
+	dir, err := os.MkdirTemp("", "mcp-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	p, err := startMCP(b.Context(), control.New(h.srv, control.Options{}), dir, d.sessionID, DefaultTool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.close)
+	return p
 }

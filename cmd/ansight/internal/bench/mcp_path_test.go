@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-
-	"github.com/ansight-go/ansight/host/control"
 )
 
 // BenchmarkMCPPath runs one of BenchmarkMCPCall's paths alone, ANSIGHT_MCP_PATH (bridge,
@@ -16,18 +14,7 @@ import (
 // It times nothing worth comparing: BenchmarkMCPCall does, alternating.
 func BenchmarkMCPPath(b *testing.B) {
 	ctx := b.Context()
-	h, d := startDemo(b, b.TempDir(), "com.ansight.bench.mcp")
-	defer d.close()
-	dir, err := os.MkdirTemp("", "mcp-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	p, err := startMCP(ctx, control.New(h.srv, control.Options{}), dir, d.sessionID, DefaultTool)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.close()
+	p := benchMCP(b)
 	f := map[string]func(context.Context) error{"bridge": p.bridge, "socket": p.socket, "sdk": p.sdk, "sdk-same": p.sdkSame,
 		"bridge-sdkio": p.bridgeSDKIO}[os.Getenv("ANSIGHT_MCP_PATH")]
 	if f == nil {
