@@ -7,6 +7,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -42,7 +43,7 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 // after DecodeEnvelope, whose result this is in every case. FuzzDecodeEnvelope holds the
 // two ways against each other.
 func DecodeEnvelopeInto(data []byte, call *Call, result *Result) (env Envelope, decoded bool, err error) {
-	return decodeEnvelope(data, call, result, nil)
+	return decodeEnvelope(data, call, result, nil, true)
 }
 
 // DecodeResponseInto is DecodeEnvelopeInto(data, nil, result) for a host routing a tool
@@ -55,7 +56,7 @@ func DecodeEnvelopeInto(data []byte, call *Call, result *Result) (env Envelope, 
 // DecodeEnvelopeInto.
 func DecodeResponseInto(data []byte, result *Result) (env Envelope, replyTo []byte, decoded bool, err error) {
 	var lean leanStrings
-	env, decoded, err = decodeEnvelope(data, nil, result, &lean)
+	env, decoded, err = decodeEnvelope(data, nil, result, &lean, true)
 	if err != nil {
 		return Envelope{}, nil, false, err
 	}
@@ -70,8 +71,11 @@ type leanStrings struct {
 	hasID   bool // a non-blank id was read
 }
 
-// decodeEnvelope is DecodeEnvelopeInto, and DecodeResponseInto when lean is set.
-func decodeEnvelope(data []byte, call *Call, result *Result, lean *leanStrings) (env Envelope, decoded bool, err error) {
+// decodeEnvelope is DecodeEnvelopeInto, and DecodeResponseInto when lean is set. It
+// reads the message in its canonical form first (canonicalEnvelope), when canonical is set,
+// and with the general strict scan otherwise: the two give the same answer, and
+// FuzzCanonicalEnvelope calls it both ways to hold them to that.
+func decodeEnvelope(data []byte, call *Call, result *Result, lean *leanStrings, canonical bool) (env Envelope, decoded bool, err error) {
 	if len(data) > DefaultMaxMessageBytes {
 		return Envelope{}, false, tooLarge("message", len(data))
 	}
@@ -79,17 +83,10 @@ func decodeEnvelope(data []byte, call *Call, result *Result, lean *leanStrings) 
 	defer s.put()
 	s.lean = lean != nil
 	s.fuseCall, s.fuseResult = call != nil, result != nil
-	if s.js.Peek() != '{' {
-		if err := s.js.Skip(); err != nil {
-			return Envelope{}, false, asDecodeError(err) // not JSON at all
+	if !canonical || !s.canonicalEnvelope() {
+		if err := s.scanEnvelope(); err != nil {
+			return Envelope{}, false, err
 		}
-		return Envelope{}, false, decodeError("", 0, "envelope is not a JSON object")
-	}
-	if err := s.members(envelopeShape, (*scanner).readEnvelope); err != nil {
-		return Envelope{}, false, asDecodeError(err)
-	}
-	if err := s.end(); err != nil {
-		return Envelope{}, false, err
 	}
 	e := s.env           // built in the pooled scanner, which keeps it off the heap
 	if len(s.strs) > 0 { // one allocation for all the envelope's strings
@@ -118,6 +115,21 @@ func decodeEnvelope(data []byte, call *Call, result *Result, lean *leanStrings) 
 		*lean = s.leanOut
 	}
 	return e, s.fused, nil
+}
+
+// scanEnvelope reads the whole message, an envelope, with the general strict scan into
+// s.env (and, fused, s.call or s.result).
+func (s *scanner) scanEnvelope() error {
+	if s.js.Peek() != '{' {
+		if err := s.js.Skip(); err != nil {
+			return asDecodeError(err) // not JSON at all
+		}
+		return decodeError("", 0, "envelope is not a JSON object")
+	}
+	if err := s.members(envelopeShape, (*scanner).readEnvelope); err != nil {
+		return asDecodeError(err)
+	}
+	return s.end()
 }
 
 // readEnvelope reads the envelope member f into s.env. Unknown members (other SDKs' fields)
@@ -195,43 +207,59 @@ func (s *scanner) envelopeString(dst *string, field envelopeField) error {
 	if err != nil {
 		return err
 	}
-	b := unquote(raw, escaped)
+	s.keepString(dst, field, unquote(raw, escaped))
+	return nil
+}
+
+// keepString puts b, the unquoted value of the envelope's string member field, into *dst:
+// the protocol's constant values are shared rather than allocated, other values are
+// collected in s.strs for DecodeEnvelope's single allocation. DecodeResponseInto's id,
+// sessionId and replyTo go to s.leanOut instead.
+func (s *scanner) keepString(dst *string, field envelopeField, b []byte) {
 	if s.lean { // DecodeResponseInto: checked, not kept as strings
 		l := &s.leanOut
 		switch field {
 		case fieldID:
 			l.hasID = len(bytes.TrimSpace(b)) > 0
-			return nil
+			return
 		case fieldSessionID:
-			return nil
+			return
 		case fieldReplyTo:
 			l.replyTo = b // a piece of data, or unquote's own copy
-			return nil
+			return
 		}
 	}
+	if c, ok := protocolConstant(b); ok {
+		*dst = c
+		return
+	}
+	start := len(s.strs)
+	s.strs = append(s.strs, b...)
+	s.deferred = append(s.deferred, deferredString{field: field, start: start, end: len(s.strs)})
+}
+
+// protocolConstant returns the protocol's constant string equal to b, if b is one of the
+// message types or the capability.
+func protocolConstant(b []byte) (string, bool) {
 	switch string(b) {
 	case TypeQuery:
-		*dst = TypeQuery
+		return TypeQuery, true
 	case TypeCall:
-		*dst = TypeCall
+		return TypeCall, true
 	case TypeBatch:
-		*dst = TypeBatch
+		return TypeBatch, true
 	case TypeCatalog:
-		*dst = TypeCatalog
+		return TypeCatalog, true
 	case TypeResult:
-		*dst = TypeResult
+		return TypeResult, true
 	case TypeBatchResult:
-		*dst = TypeBatchResult
+		return TypeBatchResult, true
 	case TypeError:
-		*dst = TypeError
+		return TypeError, true
 	case CapabilityToolExec:
-		*dst = CapabilityToolExec
-	default:
-		start := len(s.strs)
-		s.strs = append(s.strs, b...)
-		s.deferred = append(s.deferred, deferredString{field: field, start: start, end: len(s.strs)})
+		return CapabilityToolExec, true
 	}
-	return nil
+	return "", false
 }
 
 // deferredString is a string member of an envelope waiting for DecodeEnvelope's single
@@ -347,7 +375,7 @@ func appendEnvelope(dst []byte, e *Envelope, id, idSuffix string) ([]byte, error
 	}
 	if !e.SentAt.IsZero() {
 		dst = append(dst, `,"sentAt":"`...)
-		dst = e.SentAt.UTC().AppendFormat(dst, time.RFC3339Nano)
+		dst = appendTimestamp(dst, e.SentAt)
 		dst = append(dst, '"')
 	}
 	if e.Capability != "" {
@@ -389,6 +417,49 @@ func plainString(s string) bool {
 	}
 	return true
 }
+
+// appendTimestamp appends t in UTC as t.UTC().AppendFormat(dst, time.RFC3339Nano) does.
+// Every message carries its sentAt, and formatting one cost a tenth of writing a small
+// envelope: the date and time of day are formatted once per second and kept (the messages
+// of a busy host or app are sent in the same second by the thousand), the fraction
+// written by hand. FuzzAppendTimestamp holds it to AppendFormat's bytes.
+func appendTimestamp(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	sec := t.Unix()
+	f := lastSecond.Load()
+	if f == nil || f.unix != sec {
+		if y := t.Year(); y < 0 || y > 9999 { // AppendFormat's own spelling of such years
+			return t.AppendFormat(dst, time.RFC3339Nano)
+		}
+		f = &formattedSecond{unix: sec}
+		t.AppendFormat(f.text[:0], "2006-01-02T15:04:05")
+		lastSecond.Store(f)
+	}
+	dst = append(dst, f.text[:]...)
+	if ns := t.Nanosecond(); ns != 0 { // the shortest fraction: trailing zeros dropped
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := len(frac)
+		for frac[n-1] == '0' {
+			n--
+		}
+		dst = append(dst, frac[:n]...)
+	}
+	return append(dst, 'Z')
+}
+
+// formattedSecond is a second's date and time of day as RFC 3339 writes them.
+type formattedSecond struct {
+	unix int64
+	text [len("2006-01-02T15:04:05")]byte
+}
+
+// lastSecond is the second appendTimestamp formatted last.
+var lastSecond atomic.Pointer[formattedSecond]
 
 // NewResponse builds the response envelope to req (docs/protocol/messages.md#correlation): id "<req.ID>.response",
 // replyTo req.ID, req's sessionId echoed, capability tool.exec, sentAt now in UTC.

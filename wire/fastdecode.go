@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
 )
 
 // The two payloads on every small call's path, tool.call and tool.result, are decoded by
@@ -186,4 +188,182 @@ func (s *scanner) readResult(f *field) error {
 		return s.js.Skip()
 	}
 	return errSlowPath // evidence
+}
+
+// The envelopes of the small call and of its answer are read first in their canonical
+// form: the members in the order AppendEnvelope writes them (type, id, replyTo, sessionId,
+// sentAt, capability, payload), a tool.call payload as AppendCall writes it (toolId,
+// arguments, callId) or a tool.result payload as the app writes it (toolId, success,
+// message, result), no whitespace between them, every string member printable ASCII
+// without escapes. Each name is then matched as a literal in its place, so the strict
+// scan's checks on names (duplicates, case variants, unknown members) hold by
+// construction, and the strings need no unescaping; only arguments and result, values of
+// any shape, go through the scanner. That is what the host and this SDK write, and it
+// costs a third of the general scan. Anything else — another order, a member the form
+// does not have, an escape, a space — gives up before it is refused or accepted, and the
+// general scan reads the message from the start: it alone accepts or refuses what the
+// form does not take, and words the errors. FuzzCanonicalEnvelope holds the two readings
+// against each other: where the canonical one takes a message, the value is the same.
+
+// canonicalEnvelope reads s.data, an envelope, in its canonical form into s.env and, fused,
+// s.call or s.result, when DecodeEnvelopeInto was asked for that payload. It reports false,
+// with the scanner as it was before, when the message is not in that form.
+func (s *scanner) canonicalEnvelope() bool {
+	if s.canonical() {
+		return true
+	}
+	s.js.Reset(s.data, MaxDepth)
+	s.strs = s.strs[:0]
+	clear(s.deferred)
+	s.deferred = s.deferred[:0]
+	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
+	s.leanOut = leanStrings{}
+	s.fused, s.alias = false, false
+	return false
+}
+
+func (s *scanner) canonical() bool {
+	c := cursor{b: s.data}
+	e := &s.env
+	if !c.lit(`{"type":"`) {
+		return false
+	}
+	switch typ, _ := c.plain(); {
+	case s.fuseCall && string(typ) == TypeCall:
+		e.Type = TypeCall
+	case s.fuseResult && string(typ) == TypeResult:
+		e.Type = TypeResult
+	default:
+		return false
+	}
+	if !c.lit(`,"id":`) || !s.canonicalString(&c, &e.ID, fieldID, false) ||
+		c.lit(`,"replyTo":`) && !s.canonicalString(&c, &e.ReplyTo, fieldReplyTo, true) ||
+		c.lit(`,"sessionId":`) && !s.canonicalString(&c, &e.SessionID, fieldSessionID, true) {
+		return false
+	}
+	if c.lit(`,"sentAt":`) && !c.lit("null") {
+		if !c.lit(`"`) {
+			return false
+		}
+		b, _ := c.plain() // nil when not plain, which parseTimestamp refuses
+		var ok bool
+		if e.SentAt, ok = parseTimestamp(b); !ok {
+			return false
+		}
+	}
+	if c.lit(`,"capability":`) && !s.canonicalString(&c, &e.Capability, fieldCapability, true) || !c.lit(`,"payload":`) {
+		return false
+	}
+	start := c.i
+	if e.Type == TypeCall && !s.canonicalCall(&c) || e.Type == TypeResult && !s.canonicalResult(&c) {
+		return false
+	}
+	e.Payload = s.data[start:c.i]
+	if !c.lit("}") || c.i != len(c.b) {
+		return false
+	}
+	s.fused = true
+	return true
+}
+
+// canonicalCall reads a tool.call payload in its canonical form into s.call.
+func (s *scanner) canonicalCall(c *cursor) bool {
+	if !c.lit(`{"toolId":"`) {
+		return false
+	}
+	b, ok := c.plain()
+	s.call.ToolID = s.intern(b)
+	if ok && c.lit(`,"arguments":`) {
+		ok = s.canonicalValue(c, &s.call.Arguments)
+	}
+	if ok && c.lit(`,"callId":"`) {
+		b, ok = c.plain()
+		s.call.CallID = s.intern(b)
+	}
+	return ok && c.lit("}")
+}
+
+// canonicalResult reads a tool.result payload in its canonical form into s.result, its
+// result a piece of the input (as in UnmarshalResultPayload).
+func (s *scanner) canonicalResult(c *cursor) bool {
+	r := &s.result
+	if !c.lit(`{"toolId":"`) {
+		return false
+	}
+	b, ok := c.plain()
+	r.ToolID = s.intern(b)
+	switch {
+	case !ok || !c.lit(`,"success":`):
+		return false
+	case c.lit("true"):
+		r.Success = true
+	case !c.lit("false"):
+		return false
+	}
+	if c.lit(`,"message":"`) {
+		if b, ok = c.plain(); !ok {
+			return false
+		}
+		r.Message = s.intern(b)
+	}
+	if c.lit(`,"result":`) {
+		s.alias = true
+		ok = s.canonicalValue(c, &r.Result)
+		s.alias = false
+	}
+	return ok && c.lit("}")
+}
+
+// canonicalString reads an envelope's string member (or, when nullable, null) as
+// envelopeString keeps it.
+func (s *scanner) canonicalString(c *cursor, dst *string, field envelopeField, nullable bool) bool {
+	if nullable && c.lit("null") {
+		return true
+	}
+	if !c.lit(`"`) {
+		return false
+	}
+	b, ok := c.plain()
+	if ok {
+		s.keepString(dst, field, b)
+	}
+	return ok
+}
+
+// canonicalValue reads the value at c, a payload's member, with the scanner's strict
+// checks (its depth counted from the payload's, two below the envelope's), as raw keeps
+// it. It gives up on whitespace before the value, which the form does not have.
+func (s *scanner) canonicalValue(c *cursor, dst *jsontext.Value) bool {
+	s.js.Reset(c.b[c.i:], MaxDepth-2)
+	if s.raw(dst) != nil || len(*dst) != s.js.Pos() {
+		return false
+	}
+	c.i += s.js.Pos()
+	return true
+}
+
+// cursor is canonicalEnvelope's place in its input.
+type cursor struct {
+	b []byte
+	i int
+}
+
+// lit consumes lit if the input continues with it.
+func (c *cursor) lit(lit string) bool {
+	if len(c.b)-c.i >= len(lit) && string(c.b[c.i:c.i+len(lit)]) == lit {
+		c.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// plain reads the rest of a string whose opening quote was consumed, and its closing
+// quote, when it holds printable ASCII only, no escape: its value is then its bytes.
+func (c *cursor) plain() ([]byte, bool) {
+	if i := jsonscan.SkipPlain(c.b, c.i); i < len(c.b) && c.b[i] == '"' {
+		b := c.b[c.i:i]
+		c.i = i + 1
+		return b, true
+	}
+	return nil, false
 }

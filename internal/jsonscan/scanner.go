@@ -375,6 +375,12 @@ func (s *Scanner) str() (raw []byte, escaped bool, err error) {
 	}
 }
 
+// SkipPlain returns the index of the first byte at or after i in data that a JSON string
+// does not hold as it is (a byte below 0x20, a quote, a backslash, a byte with the high
+// bit set), or len(data): readers of a fixed form (wire's canonical envelopes) find the
+// end of a string that needs no unescaping with it, eight bytes at a time.
+func SkipPlain(data []byte, i int) int { return skipPlain(data, i) }
+
 // skipPlain returns the index of the first byte at or after i that is not plain, or
 // len(data). Eight bytes at a time while they are all plain: a byte below 0x20, a quote, a
 // backslash or a byte with the high bit set shows up as a set high bit in the mask (the
