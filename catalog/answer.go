@@ -186,14 +186,19 @@ func (s *Set) candidates(f *filter) []*Tool {
 // (appendEvaluatedAt); definitions have none, and at is then the end.
 func (s *Set) appendFull(dst []byte, q *wire.Query, detail string, unavailable map[string]wire.Runtime) (b []byte, at int) {
 	f := newFilter(q)
-	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
+	return s.appendAnswer(dst, s.selectTools(&f, unavailable), detail, unavailable, 0)
+}
 
-	// Select, and size the answer on the way so that it is written into one buffer. With
-	// few terms, each tool is matched against all of them and selection stops at the limit;
-	// with many, the terms narrow the whole selection first (matchText), then the limit
-	// applies.
+// selectTools returns the tools the answer to f lists. With few terms, each tool is
+// matched against all of them and selection stops at the limit; with many, the terms
+// narrow the whole selection first (matchText), then the limit applies.
+func (s *Set) selectTools(f *filter, unavailable map[string]wire.Runtime) []*Tool {
+	if f.plain() {
+		return s.visible[:min(f.limit, len(s.visible))]
+	}
+	guardExec := s.guard.ExecutionEnabled // visible tools are within MaxPolicy
 	var selected []*Tool
-	for _, t := range s.candidates(&f) {
+	for _, t := range s.candidates(f) {
 		if !f.many && len(selected) == f.limit {
 			break
 		}
@@ -217,8 +222,26 @@ func (s *Set) appendFull(dst []byte, q *wire.Query, detail string, unavailable m
 		selected = matchText(selected, f.text)
 		selected = selected[:min(len(selected), f.limit)]
 	}
-	size := len(s.head) + 256 + len(s.categories)
-	for _, t := range selected {
+	return selected
+}
+
+// plain reports whether f selects the first visible tools up to its limit: no ids, policy,
+// executableOnly or text.
+func (f *filter) plain() bool {
+	return f.ids == nil && !f.policySet && !f.executableOnly && f.text == ""
+}
+
+// appendAnswer appends to dst the answer listing selected, as appendFull does; from > 0
+// leaves out the answer's beginning up to and including the entry of selected[from-1]
+// (what a Stream holds compressed, see answerStream), and at is then an offset in what is
+// written.
+func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavailable map[string]wire.Runtime, from int) (b []byte, at int) {
+	guardExec := s.guard.ExecutionEnabled
+	size := 256 + len(s.categories)
+	if from == 0 {
+		size += len(s.head)
+	}
+	for _, t := range selected[from:] {
 		if detail == wire.DetailIndex {
 			size += len(t.indexOpen) + 24
 		} else {
@@ -232,10 +255,12 @@ func (s *Set) appendFull(dst []byte, q *wire.Query, detail string, unavailable m
 		size += 64 * len(a.unavailable)
 	}
 	b = slices.Grow(dst, size)
-	b = append(b, s.head...)
-	b = append(b, `,"tools":[`...)
-	for i, t := range selected {
-		if i > 0 {
+	if from == 0 {
+		b = append(b, s.head...)
+		b = append(b, `,"tools":[`...)
+	}
+	for i, t := range selected[from:] {
+		if i+from > 0 {
 			b = append(b, ',')
 		}
 		switch detail {

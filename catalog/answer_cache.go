@@ -17,6 +17,9 @@ import (
 // encoding or compressing anything (see wire.Template); only definitions, which carry no
 // time, are returned as kept. The result must not be modified.
 //
+// An answer not kept that lists the first visible tools is made from the projection's
+// stream, compressed once per Set (see streamOf): only its end is compressed anew.
+//
 // The payload decodes to what Answer returns; it may compress differently from
 // wire.EncodePayload of it (the compressed part never changes, the time and what follows
 // it travel uncompressed).
@@ -36,12 +39,14 @@ func (s *Set) AnswerPayload(q *wire.Query, unavailable map[string]wire.Runtime, 
 	}
 	a := s.answers.get(key)
 	if a == nil {
-		buf := answerBuffers.Get()
-		b, at := s.appendFull(*buf, q, detail, unavailable)
 		var err error
-		a, err = newCachedAnswer(b, at, detail)
-		*buf = b
-		answerBuffers.Put(buf)
+		if a, err = s.streamAnswer(q, detail, unavailable); a == nil && err == nil {
+			buf := answerBuffers.Get()
+			b, at := s.appendFull((*buf)[:0], q, detail, unavailable)
+			a, err = newCachedAnswer(b, at, detail)
+			*buf = b
+			answerBuffers.Put(buf)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -93,21 +98,25 @@ func newCachedAnswer(b []byte, at int, detail string) (*cachedAnswer, error) {
 	if detail == wire.DetailDefinitions {
 		// Nothing changes: the payload is kept whole. The template still ends in a stored
 		// block, so that a reader can tell the payload repeats (wire.SharedPrefix).
-		tpl, err := wire.NewTemplate(b[:len(b)-1], b[len(b)-1:])
-		if err != nil {
-			return nil, err
-		}
-		payload, err := tpl.AppendPayload(nil, nil)
-		if err != nil {
-			return nil, err
-		}
-		return &cachedAnswer{payload: payload}, nil
+		at = len(b) - 1
 	}
 	tpl, err := wire.NewTemplate(b[:at], b[at:])
 	if err != nil {
 		return nil, err
 	}
-	return &cachedAnswer{template: tpl}, nil
+	return cachedFrom(tpl, detail)
+}
+
+// cachedFrom keeps the answer of the template tpl: for definitions, its one payload.
+func cachedFrom(tpl *wire.Template, detail string) (*cachedAnswer, error) {
+	if detail != wire.DetailDefinitions {
+		return &cachedAnswer{template: tpl}, nil
+	}
+	payload, err := tpl.AppendPayload(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &cachedAnswer{payload: payload}, nil
 }
 
 // answerBuffers recycles the buffers answers are assembled in before they are compressed:

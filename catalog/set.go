@@ -48,6 +48,7 @@ type Set struct {
 
 	avail   atomic.Pointer[availability] // last availability revision, keyed by content
 	answers answerCache                  // full answers given, for AnswerPayload
+	streams [3]answerStream              // each projection's answer text compressed, see streamOf
 }
 
 // NewSet checks every definition and builds a Set under guard g. Duplicate ids are an

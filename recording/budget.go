@@ -163,6 +163,7 @@ func (r *Recorder) deleteLocked(ctx context.Context, sessionID string) error {
 		return err
 	}
 	r.closePack(sessionID)
+	delete(r.lastAt, sessionID)
 	os.RemoveAll(filepath.Join(r.dir, BlobDir, sessionDir(sessionID)))
 	r.mu.Lock()
 	delete(r.sessions, sessionID)

@@ -138,7 +138,7 @@ func (r *Recorder) Import(ctx context.Context, ra io.ReaderAt, size int64, opts 
 	var chunk []pendingEntry
 	committed := false
 	flush := func() error {
-		_, err := r.commit(ctx, chunk, update, "import")
+		_, err := r.commit(ctx, chunk, update, "import", false)
 		committed = committed || err == nil
 		chunk, update = chunk[:0], nil
 		return err

@@ -131,6 +131,12 @@ type Recorder struct {
 	// packBytes is the size at which a frame pack is full (defaultPackBytes; tests make
 	// it smaller).
 	packBytes int64
+	stmts     writerStmts // under writeMu
+	// lastAt is the last_at (Unix µs) of sessions that live batches deferred, to write
+	// when lastAtInterval has passed since lastAtWritten (or at a Flush, or Close). Under
+	// writeMu.
+	lastAt        map[string]int64
+	lastAtWritten time.Time
 
 	staged atomic.Int64 // names the links stage makes
 
@@ -210,7 +216,7 @@ func Open(opts Options) (*Recorder, error) {
 		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
 		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
 		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]*openPack{},
-		packBytes: defaultPackBytes,
+		packBytes: defaultPackBytes, lastAt: map[string]int64{}, lastAtWritten: time.Now(),
 	}
 	r.tick.Stop()
 	if err := r.load(ctx); err != nil {
@@ -297,6 +303,7 @@ func (r *Recorder) Close() error {
 	for s := range r.packs {
 		r.closePack(s)
 	}
+	r.stmts.close()
 	r.writeMu.Unlock()
 	err := r.db.Close()
 	if r.tempDir != "" {

@@ -38,8 +38,10 @@ func (r *Recorder) writer() {
 		}
 		for {
 			batch, more, closed := r.take()
+			// Even an empty batch: the tick may be the one armLastAt set for the last_at
+			// values that are due.
+			r.writeBatch(batch, closed)
 			if len(batch) > 0 {
-				r.writeBatch(batch)
 				r.recycle(batch)
 			}
 			if more {
@@ -52,9 +54,34 @@ func (r *Recorder) writer() {
 				r.mu.Unlock()
 				return
 			}
+			r.armLastAt()
 			break
 		}
 	}
+}
+
+// lastAtInterval is how often live batches write the last_at of sessions whose rows exist
+// (their first records, their changes and Flush write it at once). Writing it with every
+// batch made each 5 ms commit dirty the sessions table's pages beside the records' and
+// run an upsert per session of the batch; a session's last_at, which orders the listing
+// of recordings, is at most this much behind its records.
+const lastAtInterval = time.Second
+
+// armLastAt arms the writer's tick for the last_at values still to write, unless items
+// are queued (their tick comes sooner). Under r.mu, as enqueue arms it, so that neither
+// undoes the other's.
+func (r *Recorder) armLastAt() {
+	r.writeMu.Lock()
+	pending, due := len(r.lastAt) > 0, time.Until(r.lastAtWritten.Add(lastAtInterval))
+	r.writeMu.Unlock()
+	if !pending {
+		return
+	}
+	r.mu.Lock()
+	if len(r.queue) == 0 {
+		r.tick.Reset(max(commitInterval, due))
+	}
+	r.mu.Unlock()
 }
 
 // take removes the next batch from the queue. more says that what was queued did not fit
@@ -121,8 +148,9 @@ type sessionUpdate struct {
 }
 
 // writeBatch parses and stores one batch. A failure is logged and the batch lost: the
-// intake must go on.
-func (r *Recorder) writeBatch(batch []item) {
+// intake must go on. closing (and a barrier in the batch) writes the sessions' pending
+// last_at too.
+func (r *Recorder) writeBatch(batch []item, closing bool) {
 	var entries []pendingEntry
 	var barriers []chan struct{}
 	defer func() {
@@ -179,32 +207,20 @@ func (r *Recorder) writeBatch(batch []item) {
 	ctx := context.Background()
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	if _, err := r.commit(ctx, entries, updates, "live"); err != nil {
+	if _, err := r.commit(ctx, entries, updates, originLive, closing || len(barriers) > 0); err != nil {
 		r.log.Error("recording: write failed; records lost", "records", len(entries), "err", err)
 	}
 	r.enforceBudgets(ctx)
 }
 
+// originLive is the origin of the intake's recordings (imports have their own).
+const originLive = "live"
+
 // commit stores entries and session updates in one transaction and returns the records
-// written. r.writeMu is held.
-func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates map[string]*sessionUpdate, origin string) ([]Record, error) {
-	if len(entries) == 0 && len(updates) == 0 {
-		return nil, nil
-	}
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	packs := packWriter{r: r}
-	fail := func(err error) ([]Record, error) {
-		tx.Rollback()
-		for _, f := range files {
-			os.Remove(f)
-		}
-		packs.finish(false)
-		return nil, err
-	}
+// written. A live batch defers the last_at of sessions whose rows exist (r.lastAt,
+// lastAtInterval) and writes all that are deferred when they are due or flush is set.
+// r.writeMu is held.
+func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates map[string]*sessionUpdate, origin string, flush bool) ([]Record, error) {
 	// Session rows first: every record's session exists, spans cover the batch.
 	spans := map[string][2]time.Time{}
 	for _, e := range entries {
@@ -226,19 +242,57 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			spans[id] = [2]time.Time{now, now}
 		}
 	}
-	// One statement for every session of the batch: the driver parses the SQL of each
-	// ExecContext with arguments anew (about 20 µs), and a 5 ms batch of 50 sessions'
-	// telemetry touches most of them — under TestRecordingLoad's load that parsing was a
-	// fifth of the writer's CPU.
-	upsert, err := tx.PrepareContext(ctx, `INSERT INTO sessions(id, origin, first_at, last_at) VALUES(?, ?, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET last_at = max(last_at, excluded.last_at)`)
+	var deferred map[string]bool // live sessions whose row exists: last_at waits (lastAtInterval)
+	if origin == originLive {
+		r.mu.Lock()
+		for id, s := range spans {
+			if st := r.sessions[id]; st != nil && st.stored && updates[id] == nil {
+				if deferred == nil {
+					deferred = map[string]bool{}
+				}
+				deferred[id] = true
+				r.lastAt[id] = max(r.lastAt[id], micros(s[1]))
+			}
+		}
+		r.mu.Unlock()
+	}
+	flush = len(r.lastAt) > 0 && (flush || time.Since(r.lastAtWritten) >= lastAtInterval)
+	if len(entries) == 0 && len(updates) == 0 && !flush {
+		return nil, nil
+	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	packs := packWriter{r: r}
+	fail := func(err error) ([]Record, error) {
+		tx.Rollback()
+		for _, f := range files {
+			os.Remove(f)
+		}
+		packs.finish(false)
+		return nil, err
+	}
+	// The driver parses the SQL of each ExecContext with arguments anew (about 20 µs): the
+	// writer's statements are prepared once (r.stmts) and bound to each transaction.
+	upsert, err := r.stmts.bind(ctx, r.db, tx, stmtUpsert)
 	if err != nil {
 		return fail(err)
 	}
-	defer upsert.Close()
 	for id, s := range spans {
+		if deferred[id] {
+			continue
+		}
 		if _, err := upsert.ExecContext(ctx, id, origin, micros(s[0]), micros(s[1])); err != nil {
 			return fail(err)
+		}
+	}
+	if flush {
+		for id, at := range r.lastAt {
+			if _, err := upsert.ExecContext(ctx, id, originLive, at, at); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	for id, u := range updates {
@@ -263,12 +317,10 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			}
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size, pack, pack_offset)
-		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	ins, err := r.stmts.bind(ctx, r.db, tx, stmtInsert)
 	if err != nil {
 		return fail(err)
 	}
-	defer ins.Close()
 	seq := r.nextSeq
 	out := make([]Record, 0, len(entries))
 	for i := range entries {
@@ -335,6 +387,10 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	}
 	packs.finish(true)
 	r.nextSeq = seq
+	if flush {
+		clear(r.lastAt)
+		r.lastAtWritten = time.Now()
+	}
 	r.mu.Lock()
 	for id := range spans {
 		r.stats(id).stored = true
@@ -354,6 +410,46 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 	r.changed = make(chan struct{})
 	r.mu.Unlock()
 	return out, nil
+}
+
+// The writer's statements: prepared once on the database (writerStmts) and bound to each
+// batch's transaction, which reuses what its connection has prepared (Tx.StmtContext).
+const (
+	stmtUpsert = iota // a session's row, created or its last_at moved on
+	stmtInsert        // a record
+	numStmts
+)
+
+var stmtSQL = [numStmts]string{
+	stmtUpsert: `INSERT INTO sessions(id, origin, first_at, last_at) VALUES(?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET last_at = max(last_at, excluded.last_at)`,
+	stmtInsert: `INSERT INTO records(seq, session, kind, at, level, text, channel, value, data, blob, blob_bytes, size, pack, pack_offset)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+}
+
+// writerStmts holds the writer's prepared statements; r.writeMu is held to use it.
+type writerStmts struct{ s [numStmts]*sql.Stmt }
+
+// bind returns statement which of tx, preparing it on db the first time.
+func (w *writerStmts) bind(ctx context.Context, db *sql.DB, tx *sql.Tx, which int) (*sql.Stmt, error) {
+	if w.s[which] == nil {
+		st, err := db.PrepareContext(ctx, stmtSQL[which])
+		if err != nil {
+			return nil, err
+		}
+		w.s[which] = st
+	}
+	return tx.StmtContext(ctx, w.s[which]), nil
+}
+
+// close closes the statements prepared (before the database is closed).
+func (w *writerStmts) close() {
+	for i, st := range w.s {
+		if st != nil {
+			st.Close()
+			w.s[i] = nil
+		}
+	}
 }
 
 // keptEntry is the record of a file the host keeps (RecordKept): its description as data,

@@ -172,19 +172,26 @@ func unmarshalPayload(raw []byte, maxInflated int64, decode func([]byte) error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := decodeUnwrapped(out, inflated, decode); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeUnwrapped decodes a payload's JSON out with decode, inflated telling whether it
+// was wrapped: the errors are UnmarshalPayload's.
+func decodeUnwrapped(out []byte, inflated bool, decode func([]byte) error) error {
+	var err error
 	// The inflated size is bounded by maxInflated, not by the message limit.
 	if !inflated && len(out) > DefaultMaxMessageBytes {
 		err = tooLarge("input", len(out))
 	} else {
 		err = decode(out)
 	}
-	if err != nil {
-		if inflated {
-			err = inflatedError(err)
-		}
-		return nil, err
+	if err != nil && inflated {
+		err = inflatedError(err)
 	}
-	return out, nil
+	return err
 }
 
 // inflatePayload unwraps raw without checking the inflated JSON; inflated reports whether

@@ -15,7 +15,8 @@
 // [DecodePayload] unwraps a payload without decoding it (its JSON is checked strictly all
 // the same); [Unmarshal] decodes JSON that is not a payload. [DecodeEnvelopeInto] reads a
 // tool.call or tool.result payload in its common form in the envelope's pass, and leaves
-// any other to the calls above.
+// any other to the calls above. [UnmarshalCatalogPayload] reads a tool.catalog payload
+// given the [CatalogMemo] of the one before, inflating and decoding only what differs.
 //
 // Every decoding failure is a [*DecodeError] carrying the JSON Pointer of the offending
 // value; answer it with [CodeProtocolInvalidRequest] (or the payload-specific code).

@@ -62,6 +62,10 @@ type catalogState struct {
 	// list is a piece of one slice of them all.
 	prereqs int
 	lists   []prereqList
+	// first is where the first entry of tools starts, ends where each entry ends (for a
+	// CatalogMemo).
+	first int
+	ends  []int
 }
 
 // prereqList is the prerequisite ids of one entry: elements start to end of all of them.
@@ -264,9 +268,13 @@ func (s *scanner) readTools() error {
 		}
 		c.Tools = append(c.Tools, ToolEntry{})
 		s.cs.tool = i
+		if i == 0 {
+			s.cs.first = s.js.Pos()
+		}
 		if err := s.members(toolEntryShape, (*scanner).readToolEntry); err != nil {
 			return inPath(err, strconv.Itoa(i))
 		}
+		s.cs.ends = append(s.cs.ends, s.js.Pos())
 	}
 }
 

@@ -25,10 +25,14 @@ const maxKeptAnswers = 4
 // one answer of an unchanged catalog to the next. The tools are never in it.
 var tailMembers = []string{"evaluatedAtUtc", "totalCount", "categories"}
 
-// catalogAnswers holds a client's kept answers by the query's payload.
+// catalogAnswers holds a client's kept answers by the query's payload, and the memo of
+// the last answer decoded in full: an answer to another query (another limit, a page)
+// repeats most of it, and wire.UnmarshalCatalogPayload then inflates and decodes only
+// what differs (FuzzCatalogMemo holds it against UnmarshalPayload).
 type catalogAnswers struct {
 	mu   sync.Mutex
 	kept map[string]*keptAnswer
+	memo *wire.CatalogMemo
 }
 
 // keptAnswer is a decoded answer whose payload a Template wrote: its compressed head, the
@@ -58,10 +62,17 @@ func (c *catalogAnswers) decode(query string, raw []byte, maxInflated int64, r *
 		}
 	}
 
-	cat := new(wire.Catalog)
-	payload, err := wire.UnmarshalPayload(raw, maxInflated, cat)
+	c.mu.Lock()
+	prev := c.memo
+	c.mu.Unlock()
+	payload, cat, memo, err := wire.UnmarshalCatalogPayload(raw, maxInflated, prev)
 	if err != nil {
 		return err
+	}
+	if len(cat.Tools) > 0 {
+		c.mu.Lock()
+		c.memo = memo
+		c.mu.Unlock()
 	}
 	r.catalog, r.payload = cat, payload
 	if query == "" {

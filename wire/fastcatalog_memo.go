@@ -1,0 +1,108 @@
+package wire
+
+import (
+	"slices"
+)
+
+// A host asks one app for its catalog again and again — other limits, other pages, the
+// same tools — and each answer repeats most of the one before: the same header, the same
+// first tool entries, byte for byte. A CatalogMemo keeps what decoding an answer found, so
+// that the next answer pays only for what differs: the inflation resumes where the
+// compressed bytes part (gzipMemo), and the strict decoding skips the tool entries that
+// are the same bytes as the kept answer's, at the same offsets. Those are decoded in a
+// skeleton of the new JSON — its own bytes up to the first entry, an empty object in
+// place of the entries both answers share, then its own bytes from the first that differs
+// — which is valid exactly when the whole is: a tools entry is checked for itself (its
+// own names, its own values), and everything else of the answer is in the skeleton. The
+// shared entries are the kept answer's decoded values of the same bytes.
+// FuzzCatalogMemo holds UnmarshalCatalogPayload against UnmarshalPayload.
+
+// CatalogMemo is a decoded catalog payload kept to decode a later one faster (see
+// UnmarshalCatalogPayload). It is immutable and safe for concurrent use.
+type CatalogMemo struct {
+	json  []byte // the payload's JSON
+	cat   Catalog
+	first int   // where the first tools entry starts in json (when ends is not empty)
+	ends  []int // where each tools entry ends in json; nil when the fast decoder did not read it
+	gz    *gzipMemo
+}
+
+// UnmarshalCatalogPayload is UnmarshalPayload of a tool.catalog payload, given the memo
+// of an earlier one (or nil): the payload's JSON, the catalog decoded from it and its own
+// memo. The catalog shares entries (and their strings and schemas) with the earlier one's
+// where the two payloads hold the same bytes: do not modify either. On a failure it
+// returns UnmarshalPayload's error.
+func UnmarshalCatalogPayload(raw []byte, maxInflated int64, prev *CatalogMemo) (payload []byte, cat *Catalog, memo *CatalogMemo, err error) {
+	if maxInflated <= 0 {
+		maxInflated = DefaultMaxInflatedBytes
+	}
+	memo = new(CatalogMemo)
+	var out []byte
+	inflated, known := false, 0 // known: how many bytes of out are prev.json's
+	if w, err := readWrapper(raw); err == nil && w != nil && w.encoding == EncodingGzipBase64JSON {
+		var pg *gzipMemo
+		var pj []byte
+		if prev != nil {
+			pg, pj = prev.gz, prev.json
+		}
+		out, memo.gz, known, inflated = inflateMemo(w, maxInflated, pg, pj)
+	}
+	if !inflated {
+		if out, inflated, err = inflatePayload(raw, maxInflated); err != nil {
+			return nil, nil, nil, err
+		}
+		if !inflated {
+			out = slices.Clone(out) // raw itself, which the memo must not keep
+		}
+	}
+	memo.json = out
+	err = decodeUnwrapped(out, inflated, func(data []byte) error { return memo.decode(data, prev, known) })
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out, &memo.cat, memo, nil
+}
+
+// decode decodes data into m.cat, reusing prev's entries that data repeats; data's first
+// known bytes are prev.json's.
+func (m *CatalogMemo) decode(data []byte, prev *CatalogMemo, known int) error {
+	if prev != nil && len(prev.ends) > 0 {
+		n := known + commonPrefix(data[known:], prev.json[known:])
+		k, _ := slices.BinarySearch(prev.ends, n+1) // the entries that end within the shared bytes
+		if k > 0 {
+			at := prev.ends[k-1]
+			skeleton := make([]byte, 0, prev.first+2+len(data)-at)
+			skeleton = append(append(append(skeleton, data[:prev.first]...), "{}"...), data[at:]...)
+			var c Catalog
+			first, ends, err := fastCatalogEnds(skeleton, &c)
+			if err == nil && first == prev.first && len(ends) > 0 {
+				c.Tools = slices.Concat(prev.cat.Tools[:k], c.Tools[1:])
+				shift := at - (first + 2)
+				m.cat, m.first, m.ends = c, first, slices.Grow(prev.ends[:k:k], len(ends)-1)
+				for _, e := range ends[1:] {
+					m.ends = append(m.ends, e+shift)
+				}
+				return nil
+			}
+			// Refused, or beyond the fast decoder: decode it all, which words any error.
+		}
+	}
+	first, ends, err := fastCatalogEnds(data, &m.cat)
+	if err == errSlowPath {
+		m.cat = Catalog{}
+		return decodeStrict(data, &m.cat)
+	}
+	m.first, m.ends = first, ends
+	return err
+}
+
+// fastCatalogEnds is fastCatalog over data, returning where the first tools entry starts
+// and each ends.
+func fastCatalogEnds(data []byte, dst *Catalog) (first int, ends []int, err error) {
+	s := getScanner(data)
+	defer s.put()
+	if err := s.fastCatalog(dst); err != nil {
+		return 0, nil, err
+	}
+	return s.cs.first, slices.Clone(s.cs.ends), nil
+}

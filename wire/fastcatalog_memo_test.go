@@ -1,0 +1,235 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"reflect"
+	"testing"
+	"unsafe"
+)
+
+// memoCatalog is a catalog answer's text for n tools, as a Set writes one: the head, the
+// entries, the cuts (at entry ends, every cutEvery bytes) and the end of each entry.
+func memoCatalog(n, cutEvery int) (text []byte, cuts, ends []int) {
+	text = []byte(`{"schema":"ansight.tool-catalog.v3","revision":"sha256:0","tools":[`)
+	last := 0
+	for i := range n {
+		if i > 0 {
+			text = append(text, ',')
+		}
+		text = fmt.Appendf(text, `{"id":"app.tool_%04d","name":"Tool %d","description":"Does thing number %d, carefully.","category":"c%d","policy":"read",`+
+			`"argumentsSchema":{"type":"object","properties":{"x%d":{"type":"integer"}},"additionalProperties":false},"resultSchema":{"type":"object"},`+
+			`"prerequisiteToolIds":["app.tool_%04d"],"definitionRevision":"sha256:%x"}`, i, i, i, i%7, i, i/2, i*7919)
+		ends = append(ends, len(text))
+		if len(text)-last >= cutEvery {
+			cuts = append(cuts, len(text))
+			last = len(text)
+		}
+	}
+	return text, cuts, ends
+}
+
+// memoAnswer is the payload for the first l tools of text, made from the stream as
+// package catalog makes it.
+func memoAnswer(t testing.TB, s *Stream, text []byte, cuts, ends []int, l int) []byte {
+	t.Helper()
+	end := ends[l-1]
+	cut := 0
+	for _, c := range cuts {
+		if c <= end {
+			cut = c
+		}
+	}
+	rest := fmt.Appendf(bytes.Clone(text[cut:end]), `],"count":%d,"detail":"definitions"`, l)
+	if cut == 0 {
+		raw, err := EncodePayload(append(append(bytes.Clone(text[:end]), rest[len(text[cut:end]):]...), '}'))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	tpl, err := s.Template(cut, rest, []byte("}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tpl.AppendPayload(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// checkMemo decodes raw with the memo prev and compares with UnmarshalPayload.
+func checkMemo(t testing.TB, raw []byte, prev *CatalogMemo) *CatalogMemo {
+	t.Helper()
+	var want Catalog
+	wp, werr := UnmarshalPayload(raw, 0, &want)
+	gp, got, memo, gerr := UnmarshalCatalogPayload(raw, 0, prev)
+	if (gerr == nil) != (werr == nil) {
+		t.Fatalf("UnmarshalCatalogPayload: %v; UnmarshalPayload: %v", gerr, werr)
+	}
+	if werr != nil {
+		if gerr.Error() != werr.Error() {
+			t.Fatalf("UnmarshalCatalogPayload: %v; UnmarshalPayload: %v", gerr, werr)
+		}
+		return prev
+	}
+	if !bytes.Equal(gp, wp) {
+		t.Fatalf("payload %.100q…, want %.100q…", gp, wp)
+	}
+	if !reflect.DeepEqual(*got, want) {
+		t.Fatalf("catalog differs from UnmarshalPayload's (%d tools, want %d)", len(got.Tools), len(want.Tools))
+	}
+	return memo
+}
+
+// Answers for other limits resume inflating where the compressed bytes part and decode
+// only the entries that differ; the entries both hold are the earlier answer's values.
+func TestCatalogMemo(t *testing.T) {
+	text, cuts, ends := memoCatalog(1000, 16<<10)
+	s, err := NewStream(text, cuts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var memo *CatalogMemo
+	for i, l := range []int{1000, 999, 990, 1000, 500, 17, 1, 3, 998} {
+		raw := memoAnswer(t, s, text, cuts, ends, l)
+		next := checkMemo(t, raw, memo)
+		if len(next.cat.Tools) != l {
+			t.Fatalf("limit %d: %d tools", l, len(next.cat.Tools))
+		}
+		if i > 0 && l > 3 {
+			if wrapped := bytes.HasPrefix(raw, []byte(wrapperHead)); wrapped && (next.gz == nil || len(next.gz.points) == 0) {
+				t.Fatalf("limit %d: no block ends kept", l)
+			}
+			shared := 0
+			for j := range min(l, len(memo.cat.Tools)) {
+				if unsafe.StringData(next.cat.Tools[j].ID) == unsafe.StringData(memo.cat.Tools[j].ID) {
+					shared++
+				}
+			}
+			if shared < min(l, len(memo.cat.Tools))-1 {
+				t.Errorf("limit %d after %d: %d entries reused", l, len(memo.cat.Tools), shared)
+			}
+		}
+		memo = next
+	}
+	// A memo from a plain payload, and a plain payload after a memo.
+	small := memoAnswer(t, s, text, cuts, ends, 3)
+	m := checkMemo(t, small, nil)
+	checkMemo(t, memoAnswer(t, s, text, cuts, ends, 1000), m)
+	checkMemo(t, small, memo)
+}
+
+// Payloads that differ from the kept one where it matters are refused or read as the
+// plain path reads them: a duplicate or case-variant name in a later entry, a flipped
+// byte, a changed trailer, a second gzip member.
+func TestCatalogMemoRefusals(t *testing.T) {
+	text, cuts, ends := memoCatalog(400, 8<<10)
+	s, err := NewStream(text, cuts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := memoAnswer(t, s, text, cuts, ends, 400)
+	memo := checkMemo(t, first, nil)
+	for name, edit := range map[string]func([]byte) []byte{
+		"duplicate name": func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"name":"Tool 399"`), []byte(`"name":"Tool 399","name":"x"`), 1)
+		},
+		"case variant": func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"name":"Tool 399"`), []byte(`"Name":"Tool 399"`), 1)
+		},
+		"top duplicate": func(b []byte) []byte { return bytes.Replace(b, []byte(`"count":`), []byte(`"schema":"x","count":`), 1) },
+		"bad utf-8":     func(b []byte) []byte { return bytes.Replace(b, []byte(`"Tool 399"`), []byte("\"Tool \xff\""), 1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			json, err := DecodePayload(first, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := edit(bytes.Clone(json))
+			if bytes.Equal(edited, json) {
+				t.Fatal("no edit")
+			}
+			at := commonPrefix(edited, json)
+			cut := 0
+			for _, c := range cuts {
+				if c <= at {
+					cut = c
+				}
+			}
+			tpl, err := s.Template(cut, edited[cut:len(edited)-1], []byte("}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := tpl.AppendPayload(nil, nil)
+			if _, _, _, err := UnmarshalCatalogPayload(raw, 0, memo); err == nil {
+				t.Fatal("taken")
+			}
+			checkMemo(t, raw, memo)
+		})
+	}
+	w, _ := readWrapper(first)
+	gz, _ := base64.StdEncoding.AppendDecode(nil, w.data)
+	for name, gz := range map[string][]byte{
+		"crc":           append(bytes.Clone(gz[:len(gz)-8]), 1, 2, 3, 4, gz[len(gz)-4], gz[len(gz)-3], gz[len(gz)-2], gz[len(gz)-1]),
+		"size":          append(bytes.Clone(gz[:len(gz)-1]), gz[len(gz)-1]+1),
+		"second member": append(bytes.Clone(gz), gz...),
+		"garbage after": append(bytes.Clone(gz), 0),
+		"header name":   append([]byte{0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff, 'n', 0}, gz[10:]...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw := wrap(int64(len(text)), gz)
+			checkMemo(t, raw, memo)
+			if _, _, m, err := UnmarshalCatalogPayload(raw, 0, memo); err == nil && m.gz != nil {
+				t.Fatal("the resumed path took it")
+			}
+		})
+	}
+}
+
+// FuzzCatalogMemo holds UnmarshalCatalogPayload against UnmarshalPayload: a payload for
+// any limit after a memo of any other, with any byte of its JSON or of its wrapper
+// changed, decodes to the same catalog or fails with the same error.
+func FuzzCatalogMemo(f *testing.F) {
+	text, cuts, ends := memoCatalog(300, 6<<10)
+	s, err := NewStream(text, cuts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(uint16(300), uint16(299), false, 0, byte(0))
+	f.Add(uint16(300), uint16(250), false, -40, byte(1))
+	f.Add(uint16(120), uint16(300), true, 9000, byte('"'^'x'))
+	f.Add(uint16(1), uint16(2), false, 100, byte(0x20))
+	f.Fuzz(func(t *testing.T, l1, l2 uint16, inJSON bool, at int, flip byte) {
+		l1, l2 = 1+l1%300, 1+l2%300
+		memo := checkMemo(t, memoAnswer(t, s, text, cuts, ends, int(l1)), nil)
+		raw := memoAnswer(t, s, text, cuts, ends, int(l2))
+		if inJSON { // the edit in the JSON, compressed the plain way
+			json, err := DecodePayload(raw, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at < 0 {
+				at += len(json)
+			}
+			if at >= 0 && at < len(json) {
+				json[at] ^= flip
+			}
+			if raw, err = EncodePayload(json); err != nil {
+				t.Fatal(err)
+			}
+		} else { // the edit in the wrapper (its base64 text, mostly)
+			if at < 0 {
+				at += len(raw) - 2
+			} else {
+				at %= len(raw)
+			}
+			if at >= 0 && at < len(raw) {
+				raw[at] ^= flip
+			}
+		}
+		checkMemo(t, raw, memo)
+	})
+}
