@@ -46,8 +46,7 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 		done:   make(chan struct{}),
 		max:    a.concurrent + 1,
 
-		handedOff:   make(chan struct{}, a.concurrent+1), // one per goroutine: the watcher never waits
-		wakeWatcher: make(chan struct{}, 1),
+		handedOff: make(chan struct{}, a.concurrent+1), // one per goroutine: the watcher never waits
 	}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.io = &connIO{conn: conn, ctx: context.WithoutCancel(ctx)}
@@ -57,9 +56,8 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 		close(aborted)
 	})
 	s.started = 1
-	s.watcherIdle.Store(true) // until the first inline call
-	s.wg.Go(s.watch)
-	s.run() // this goroutine reads first
+	s.watcherIdle.Store(true) // no watcher until the first inline call
+	s.run()                   // this goroutine reads first
 	s.wg.Wait()
 	if !stopWatch() {
 		<-aborted // no goroutine of Serve outlives it
@@ -106,13 +104,12 @@ type server struct {
 
 	// The leader's inline calls and their watcher (see run and watch): inlineCalls counts
 	// them (only the leader touches it), inline is their state, handedOff tells the leader
-	// that the watcher took the reading from it, and wakeWatcher wakes a watcher that went
-	// idle (watcherIdle).
+	// that the watcher took the reading from it, and watcherIdle is set while no watcher
+	// runs.
 	inlineCalls uint64
 	inline      atomic.Uint64
 	handedOff   chan struct{}
 	watcherIdle atomic.Bool
-	wakeWatcher chan struct{}
 }
 
 // callContext is the context one goroutine of the pool answers its calls and batches
@@ -273,34 +270,29 @@ const (
 	inlineHandedOff = 2
 )
 
-// startInline marks the start of an inline call, waking the watcher if it sleeps, and
+// startInline marks the start of an inline call, starting the watcher if none runs, and
 // returns the state that marks it running. Only the leader calls it.
 func (s *server) startInline() uint64 {
 	s.inlineCalls++
 	running := s.inlineCalls<<2 | inlineRunning
 	s.inline.Store(running)
 	if s.watcherIdle.Load() && s.watcherIdle.CompareAndSwap(true, false) {
-		s.wakeWatcher <- struct{}{}
+		s.wg.Go(s.watch) // the leader is one of Serve's goroutines: before Serve's Wait
 	}
 	return running
 }
 
-// watch is the watcher: one goroutine per Serve that looks at the leader's inline calls
-// every inlineFor, and takes the reading from one it finds running twice in a row (the
-// same count): it hands the reading off on the leader's behalf (promote; only the leader
-// touches started, and the leader is answering) and tells the leader on handedOff. The
-// leader waits for that before it gives its slot back and goes idle: promote counts on the
-// leader's slot to know that some other goroutine holds none and will be idle, and no
-// hand-off is under way when Serve returns. After a period without an inline call the
-// watcher sleeps until the next one (startInline), so an idle connection costs no wake-up.
-// One goroutine ticking for every call is cheaper than a timer armed and stopped per call,
-// which cost more than the hand-off it saved.
+// watch is the watcher: a goroutine that looks at the leader's inline calls every
+// inlineFor, and takes the reading from one it finds running twice in a row (the same
+// count): it hands the reading off on the leader's behalf (promote; only the leader touches
+// started, and the leader is answering) and tells the leader on handedOff. The leader waits
+// for that before it gives its slot back and goes idle: promote counts on the leader's slot
+// to know that some other goroutine holds none and will be idle, and no hand-off is under
+// way when Serve returns. After a period without an inline call the watcher ends, and the
+// next inline call starts another (startInline): an idle connection costs neither a
+// wake-up nor a goroutine's stack. One goroutine ticking while calls come is cheaper than a
+// timer armed and stopped per call, which cost more than the hand-off it saved.
 func (s *server) watch() {
-	select { // idle (watcherIdle) until the first inline call
-	case <-s.wakeWatcher:
-	case <-s.done:
-		return
-	}
 	tick := time.NewTimer(inlineFor)
 	defer tick.Stop()
 	var last uint64
@@ -317,16 +309,12 @@ func (s *server) watch() {
 				s.promote() // false: Serve is stopping, and there is nothing to read any more
 				s.handedOff <- struct{}{}
 			}
-		case v == last: // no inline call for a whole period: sleep until the next one
+		case v == last: // no inline call for a whole period
 			s.watcherIdle.Store(true)
-			// Asleep unless a call started meanwhile and its leader saw the watcher awake;
-			// a leader that saw it idle sends (or sent) the wake-up.
+			// Ended, unless a call started meanwhile whose leader saw this watcher running
+			// (a leader that saw it ended starts another).
 			if s.inline.Load() == v || !s.watcherIdle.CompareAndSwap(true, false) {
-				select {
-				case <-s.wakeWatcher:
-				case <-s.done:
-					return
-				}
+				return
 			}
 		}
 		last = v
