@@ -431,3 +431,66 @@ func TestServeReadBufferReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestServeQuickToolTurnsSlow: a tool whose calls were answered at once is answered by
+// the reading goroutine itself (run); when one of its calls blocks, the watcher hands the
+// reading off, so the tool.cancel for it and the messages after it are still read, and the
+// tool is handed off at once from then on.
+func TestServeQuickToolTurnsSlow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		a := New(Options{MaxConcurrent: 2})
+		var calls atomic.Int32
+		causes := make(chan error, 1)
+		d := def("test.flip", "Flip", "test", wire.PolicyRead)
+		d.ArgumentsSchema = []byte(`{"type":"object"}`)
+		d.ResultSchema = []byte(`{"type":"object"}`)
+		if err := a.Register(Tool{Definition: d, Handler: func(ctx context.Context, c *Call) (any, error) {
+			if calls.Add(1) != 4 {
+				return map[string]any{}, nil
+			}
+			<-ctx.Done() // the fourth call: slow this time
+			causes <- context.Cause(ctx)
+			return nil, ctx.Err()
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		host, other, stop := serving(t, a)
+		for i := range 3 { // the first is handed off and makes the tool quick; the others are inline
+			id := fmt.Sprintf("q%d", i)
+			send(t, host, callMsg(id, `{"toolId":"test.flip"}`))
+			if got := readResponses(t, host, 1); got[id] == nil || got[id].Type != wire.TypeResult {
+				t.Fatalf("%s: responses %v", id, got)
+			}
+		}
+		a.mu.RLock()
+		quick := a.tools["test.flip"].quick.Load()
+		a.mu.RUnlock()
+		if !quick {
+			t.Fatal("test.flip is not quick after three calls answered at once")
+		}
+		send(t, host, callMsg("slow", `{"toolId":"test.flip"}`))
+		send(t, host, cancelMsg("slow"))
+		send(t, host, `{"type":"CONTROL_RESP","id":"r1","replyTo":"x","success":true}`)
+		if cause := <-causes; !errors.Is(cause, ErrCancelled) { // read once the watcher handed off
+			t.Fatalf("the slow call's cause: %v", cause)
+		}
+		synctest.Wait()
+		if got := other(); len(got) != 1 {
+			t.Fatalf("OnMessage got %q, want the control message", got)
+		}
+		a.mu.RLock()
+		quick = a.tools["test.flip"].quick.Load()
+		a.mu.RUnlock()
+		if quick {
+			t.Fatal("test.flip is still quick after a call the watcher handed off")
+		}
+		send(t, host, callMsg("q4", `{"toolId":"test.flip"}`))
+		if got := readResponses(t, host, 1); got["q4"] == nil || got["q4"].Type != wire.TypeResult {
+			t.Fatalf("q4: responses %v", got)
+		}
+		if err := stop(); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve: %v", err)
+		}
+	})
+}
