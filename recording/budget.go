@@ -164,6 +164,7 @@ func (r *Recorder) deleteLocked(ctx context.Context, sessionID string) error {
 	}
 	r.closePack(sessionID)
 	delete(r.lastAt, sessionID)
+	delete(r.idlePacks, sessionID)
 	os.RemoveAll(filepath.Join(r.dir, BlobDir, sessionDir(sessionID)))
 	r.mu.Lock()
 	delete(r.sessions, sessionID)

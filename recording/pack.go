@@ -26,7 +26,12 @@ const packExt = "frames"
 
 // maxOpenPacks bounds the packs the writer keeps open between batches (the least recently
 // written is closed first): reopening a session's pack for every batch would be a system
-// call per frame again.
+// call per frame again. A pack closed so, not full, is the one its session's next frame
+// reopens (r.idlePacks): with more sessions sending frames than this, starting a new pack
+// instead made the writer create a file for nearly every frame — what the per-frame
+// files did, and what bounded `ansight bench --record --max-sessions` to about 130
+// sessions on a busy machine, where opening an existing file costs a fraction of creating
+// one.
 const maxOpenPacks = 64
 
 // openPack is a session's pack in progress, open for appending.
@@ -56,7 +61,12 @@ func (w *packWriter) append(session string, seq int64, data []byte) (rel string,
 	}
 	w.r.packUse++
 	if p == nil {
-		if p, err = w.r.openPack(w.r.packPath(session, seq)); err != nil {
+		rel := w.r.packPath(session, seq)
+		if idle, ok := w.r.idlePacks[session]; ok {
+			rel = idle
+			delete(w.r.idlePacks, session)
+		}
+		if p, err = w.r.openPack(rel); err != nil {
 			return "", 0, err
 		}
 		p.used = w.r.packUse
@@ -98,7 +108,8 @@ func (w *packWriter) finish(committed bool) {
 }
 
 // closeIdlePacks closes the least recently written packs beyond maxOpenPacks; a later
-// frame of their session starts a new pack. r.writeMu is held.
+// frame of their session reopens the pack unless it is full (r.idlePacks). r.writeMu is
+// held.
 func (r *Recorder) closeIdlePacks() {
 	for len(r.packs) > maxOpenPacks {
 		var oldest string
@@ -106,6 +117,9 @@ func (r *Recorder) closeIdlePacks() {
 			if oldest == "" || p.used < r.packs[oldest].used {
 				oldest = s
 			}
+		}
+		if p := r.packs[oldest]; p.size < r.packBytes {
+			r.idlePacks[oldest] = p.rel
 		}
 		r.closePack(oldest)
 	}
@@ -185,6 +199,9 @@ func (r *Recorder) removeUnusedPacks(packs map[string]string) error {
 		}
 		if p := r.packs[session]; p != nil && p.rel == rel {
 			r.closePack(session)
+		}
+		if r.idlePacks[session] == rel {
+			delete(r.idlePacks, session)
 		}
 		os.Remove(r.abs(rel))
 	}

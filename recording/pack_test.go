@@ -94,7 +94,8 @@ func TestFramePacks(t *testing.T) {
 }
 
 // TestIdlePacksClosed: the writer keeps at most maxOpenPacks packs open; a session whose
-// pack was closed goes on in a new one, and both read back.
+// pack was closed goes on in the same pack (reopened, not a new file), and both frames
+// read back.
 func TestIdlePacksClosed(t *testing.T) {
 	t.Parallel()
 	r := open(t, t.TempDir(), func(o *Options) { o.MinFrameInterval = -1 })
@@ -112,7 +113,7 @@ func TestIdlePacksClosed(t *testing.T) {
 	r.RecordMessage("s-000", transport.MessageBinary, frame(2), time.Now())
 	waitIdle(t, r)
 	recs := all(t, r, Query{Session: "s-000"})
-	if len(recs) != 2 || recs[0].pack == recs[1].pack {
+	if len(recs) != 2 || recs[0].pack != recs[1].pack || recs[1].packOffset != recs[0].BlobBytes {
 		t.Fatalf("s-000's frames: %+v", recs)
 	}
 	for i, rec := range recs {
@@ -190,5 +191,31 @@ func TestSchemaUpgrade(t *testing.T) {
 	}
 	if s, err := r.Session(context.Background(), "app-001"); err != nil || s.Label != "" {
 		t.Errorf("an upgraded session: %+v, %v; want no label", s, err)
+	}
+}
+
+// TestIdlePackFullNotReopened: a pack that closeIdlePacks closed full is not reopened: its
+// session's next frame starts a new pack.
+func TestIdlePackFullNotReopened(t *testing.T) {
+	t.Parallel()
+	r := open(t, t.TempDir(), func(o *Options) { o.MinFrameInterval = -1 })
+	r.writeMu.Lock()
+	r.packBytes = 2 // a frame of two bytes fills a pack
+	r.writeMu.Unlock()
+	frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, CapturedAt: time.UnixMilli(1000), Width: 1, Height: 1, JPEG: []byte{1, 1}})
+	for i := range maxOpenPacks + 1 {
+		r.RecordMessage(fmt.Sprintf("s-%03d", i), transport.MessageBinary, frame, time.Now())
+		waitIdle(t, r)
+	}
+	r.writeMu.Lock()
+	idle := len(r.idlePacks)
+	r.writeMu.Unlock()
+	if idle != 0 {
+		t.Errorf("%d full packs kept to reopen", idle)
+	}
+	r.RecordMessage("s-000", transport.MessageBinary, frame, time.Now())
+	waitIdle(t, r)
+	if recs := all(t, r, Query{Session: "s-000"}); len(recs) != 2 || recs[0].pack == recs[1].pack || recs[1].packOffset != 0 {
+		t.Fatalf("s-000's frames: %+v", recs)
 	}
 }

@@ -128,6 +128,9 @@ type Recorder struct {
 	nextSeq int64                // under writeMu
 	packs   map[string]*openPack // under writeMu: each session's frame pack in progress
 	packUse int64                // under writeMu: counts frames appended, to order packs by use
+	// idlePacks is, under writeMu, each session's pack that closeIdlePacks closed before
+	// it was full: the session's next frame goes on in it. At most one per session.
+	idlePacks map[string]string
 	// packBytes is the size at which a frame pack is full (defaultPackBytes; tests make
 	// it smaller).
 	packBytes int64
@@ -215,7 +218,7 @@ func Open(opts Options) (*Recorder, error) {
 	r := &Recorder{
 		opts: opts, dir: opts.Dir, db: db, log: opts.Logger, parser: parser{keepRaw: opts.HonorNoRedact},
 		sessions: map[string]*sessionStats{}, changed: make(chan struct{}), wake: make(chan struct{}, 1),
-		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]*openPack{},
+		done: make(chan struct{}), tick: time.NewTimer(commitInterval), packs: map[string]*openPack{}, idlePacks: map[string]string{},
 		packBytes: defaultPackBytes, lastAt: map[string]int64{}, lastAtWritten: time.Now(),
 	}
 	r.tick.Stop()
