@@ -236,7 +236,6 @@ func (f *filter) plain() bool {
 // (what a Stream holds compressed, see answerStream), and at is then an offset in what is
 // written.
 func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavailable map[string]wire.Runtime, from int) (b []byte, at int) {
-	guardExec := s.guard.ExecutionEnabled
 	size := 256 + len(s.categories)
 	if from == 0 {
 		size += len(s.head)
@@ -255,6 +254,7 @@ func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavaila
 		size += 64 * len(a.unavailable)
 	}
 	b = slices.Grow(dst, size)
+	guardExec := s.guard.ExecutionEnabled
 	if from == 0 {
 		b = append(b, s.head...)
 		b = append(b, `,"tools":[`...)
@@ -263,22 +263,7 @@ func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavaila
 		if i+from > 0 {
 			b = append(b, ',')
 		}
-		switch detail {
-		case wire.DetailIndex:
-			b = append(b, t.indexOpen...)
-		default:
-			b = append(b, t.defsOpen...)
-		}
-		if detail != wire.DetailDefinitions {
-			if r, down := a.unavailable[t.Def.ID]; down {
-				b = append(b, `,"runtime":`...)
-				b = appendRuntime(b, &r)
-				b = append(b, `,"executable":false`...)
-			} else if !guardExec {
-				b = append(b, `,"executable":false`...)
-			}
-		}
-		b = append(b, '}')
+		b = appendEntry(b, t, detail, a, guardExec)
 	}
 	b = append(b, `],"count":`...)
 	b = strconv.AppendInt(b, int64(len(selected)), 10)
@@ -298,6 +283,27 @@ func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavaila
 	b = append(b, `,"categories":`...)
 	b = append(b, s.categories...)
 	return append(b, '}'), at
+}
+
+// appendEntry appends t's entry of the projection detail; a is the availability (nil for
+// definitions, which carry none) and guardExec whether the guard lets tools execute.
+func appendEntry(b []byte, t *Tool, detail string, a *availability, guardExec bool) []byte {
+	switch detail {
+	case wire.DetailIndex:
+		b = append(b, t.indexOpen...)
+	default:
+		b = append(b, t.defsOpen...)
+	}
+	if detail != wire.DetailDefinitions {
+		if r, down := a.unavailable[t.Def.ID]; down {
+			b = append(b, `,"runtime":`...)
+			b = appendRuntime(b, &r)
+			b = append(b, `,"executable":false`...)
+		} else if !guardExec {
+			b = append(b, `,"executable":false`...)
+		}
+	}
+	return append(b, '}')
 }
 
 // matchesTerms reports whether every term occurs in the normalized search text.

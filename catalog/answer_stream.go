@@ -12,9 +12,9 @@ import (
 // answers are kept per query (answerCache), so each new limit was a whole compression of
 // up to half a megabyte: a quarter of the CPU of such a query, both ends counted. Instead
 // each projection's answer text for the first wire.MaxQueryLimit visible tools is
-// compressed once per Set, cut every streamCutBytes at the end of a tool entry
-// (wire.Stream); an answer that lists the first L visible tools without annotations
-// reuses the compressed bytes up to the last cut at or before its L-th entry and
+// compressed once per Set (and availability state, for the index and full entries' runtime
+// objects), cut every streamCutBytes at the end of a tool entry (wire.Stream); an answer
+// that lists the first L visible tools reuses the compressed bytes up to the last cut at or before its L-th entry and
 // compresses only what follows. The answer decodes to the same JSON as before
 // (TestAnswerPayloadStream, FuzzAnswerPayloadStream).
 
@@ -24,43 +24,54 @@ import (
 // compressed catalog at 16 KiB).
 const streamCutBytes = 16 << 10
 
-// answerStream is a projection's compressed answer text and the tool count at each cut.
+// answerStream is a projection's compressed answer text, for one availability state
+// (the index and full entries carry runtime objects): the last one asked for.
 type answerStream struct {
-	once   sync.Once
+	mu    sync.Mutex
+	avail *availability // nil for definitions
+	built *builtStream
+}
+
+// builtStream is a compressed answer text and the tool count at each cut.
+type builtStream struct {
 	stream *wire.Stream
 	cuts   []int // the text's length at each cut
 	tools  []int // the entries before each cut
-	err    error
 }
 
-// streamOf returns the answer stream of a projection, compressing it on first use.
-func (s *Set) streamOf(detail string) (*answerStream, error) {
+// streamOf returns the answer stream of a projection in the availability a (nil for
+// definitions), compressing it when it is not the one kept: once per Set and projection
+// while the availability does not change.
+func (s *Set) streamOf(detail string, a *availability) (*builtStream, error) {
 	as := &s.streams[projection(detail)]
-	as.once.Do(func() {
-		// The text of an answer that lists the first tools with no annotations, as
-		// appendAnswer writes it, cut after every streamCutBytes of entries.
-		tools := s.visible[:min(len(s.visible), wire.MaxQueryLimit)]
-		text := append(slices.Clip(s.head), `,"tools":[`...)
-		last := 0
-		for i, t := range tools {
-			if i > 0 {
-				text = append(text, ',')
-			}
-			if detail == wire.DetailIndex {
-				text = append(text, t.indexOpen...)
-			} else {
-				text = append(text, t.defsOpen...)
-			}
-			text = append(text, '}')
-			if len(text)-last >= streamCutBytes || i == len(tools)-1 {
-				as.cuts = append(as.cuts, len(text))
-				as.tools = append(as.tools, i+1)
-				last = len(text)
-			}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.built != nil && as.avail == a {
+		return as.built, nil
+	}
+	// The text of an answer that lists the first tools, as appendAnswer writes it, cut
+	// after every streamCutBytes of entries.
+	bs := new(builtStream)
+	tools := s.visible[:min(len(s.visible), wire.MaxQueryLimit)]
+	text := append(slices.Clip(s.head), `,"tools":[`...)
+	last := 0
+	for i, t := range tools {
+		if i > 0 {
+			text = append(text, ',')
 		}
-		as.stream, as.err = wire.NewStream(text, as.cuts)
-	})
-	return as, as.err
+		text = appendEntry(text, t, detail, a, s.guard.ExecutionEnabled)
+		if len(text)-last >= streamCutBytes || i == len(tools)-1 {
+			bs.cuts = append(bs.cuts, len(text))
+			bs.tools = append(bs.tools, i+1)
+			last = len(text)
+		}
+	}
+	var err error
+	if bs.stream, err = wire.NewStream(text, bs.cuts); err != nil {
+		return nil, err
+	}
+	as.avail, as.built = a, bs
+	return bs, nil
 }
 
 // projection numbers the projections for Set.streams.
@@ -75,20 +86,18 @@ func projection(detail string) int {
 }
 
 // streamAnswer makes the kept answer for q from the projection's stream, or returns nil
-// when q's answer does not begin as the stream does (a filter, an annotated entry) or
-// reaches no cut.
+// when q's answer does not begin as the stream does (a filter) or reaches no cut.
 func (s *Set) streamAnswer(q *wire.Query, detail string, unavailable map[string]wire.Runtime) (*cachedAnswer, error) {
 	f := newFilter(q)
 	if !f.plain() {
 		return nil, nil
 	}
+	var a *availability
 	if detail != wire.DetailDefinitions {
-		if a := s.availabilityOf(unavailable); len(a.unavailable) > 0 || !s.guard.ExecutionEnabled {
-			return nil, nil // entries carry runtime objects or executable:false
-		}
+		a = s.availabilityOf(unavailable)
 	}
 	selected := s.selectTools(&f, unavailable)
-	as, err := s.streamOf(detail)
+	as, err := s.streamOf(detail, a)
 	if err != nil {
 		return nil, err
 	}

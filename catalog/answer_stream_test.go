@@ -33,12 +33,17 @@ func TestAnswerPayloadStream(t *testing.T) {
 		}
 	}
 	for i := range s.streams {
-		if as := &s.streams[i]; as.stream == nil || len(as.cuts) < 10 || as.tools[len(as.tools)-1] != wire.MaxQueryLimit {
-			t.Fatalf("projection %d: no stream, or cut %v", i, as.tools)
+		if bs := s.streams[i].built; bs == nil || len(bs.cuts) < 10 || bs.tools[len(bs.tools)-1] != wire.MaxQueryLimit {
+			t.Fatalf("projection %d: no stream, or cuts %v", i, bs)
 		}
 	}
-	if noExec.streams[0].stream != nil {
-		t.Error("a stream for an index whose entries all say executable:false")
+	// The index's stream is for the availability last asked for; asked in another, it is
+	// made again.
+	if a := s.streams[0].avail; a == nil || a.revision != s.availabilityOf(down).revision {
+		t.Error("the index's stream is not the last state's")
+	}
+	if noExec.streams[0].built == nil {
+		t.Error("no stream for an index whose entries all say executable:false")
 	}
 	a, _ := s.AnswerPayload(&wire.Query{Detail: "definitions", Limit: 1000}, nil, testNow)
 	b, _ := s.AnswerPayload(&wire.Query{Detail: "definitions", Limit: 990}, nil, testNow)

@@ -38,6 +38,21 @@ func repeatTarget(detail string, tools int) float64 {
 	return 5
 }
 
+// firstBaseline says what the first query cost at the round's start: target 2 is a first
+// definitions query at 1,000 tools at least 2 × cheaper than at 24060c7, which only the
+// two builds run alternating measure (the old one cannot run in this process), so the
+// figures are those of docs/performance.md ("Round 4, fourth pass: target 2").
+func firstBaseline(detail string, tools int) string {
+	if detail != wire.DetailDefinitions || tools != 1000 {
+		return "24060c7 beside it: docs/performance.md, round 4, fourth pass, target 2"
+	}
+	return "target 2, ≥ 2 × cheaper than at 24060c7: " + firstAt24060c7 + " (both builds alternating, docs/performance.md, round 4, fourth pass)"
+}
+
+// firstAt24060c7 is the first definitions query at 1,000 tools, 24060c7 → this round's
+// code, measured alternating in one session.
+const firstAt24060c7 = "6,286 → 1,493 µs, 4.2 × cheaper (5 runs each, load 11–13)"
+
 // firstLimits is how many different limits the first-query measurement goes through: more
 // answers than either end keeps, so that every query is one neither has answered before,
 // and few enough that the answers keep nearly the size of the full one.
@@ -138,7 +153,8 @@ func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n 
 		r.report.add(Figure{Group: "catalog", Name: detail + ", first query, " + what, Unit: UnitCPUMicros,
 			Value: median(once.query.cpu), Baseline: floorBaseline, BaselineValue: median(once.floor.cpu),
 			RatioRange: ratioRange(once.query.cpu, once.floor.cpu),
-			Note:       fmt.Sprintf("a query neither end answered before (limits %d down to %d in turn); %s", top, top-len(qs)+1, wallNote(once))})
+			Note: fmt.Sprintf("a query neither end answered before (limits %d down to %d in turn); %s; %s", top, top-len(qs)+1, wallNote(once),
+				firstBaseline(detail, n))})
 		if detail == wire.DetailIndex {
 			firstIndex = once
 		}
