@@ -56,6 +56,12 @@ type LoadOptions struct {
 	// NoHeapProfile skips the attribution of heap bytes to the host (it sets
 	// runtime.MemProfileRate to 1 while the sessions connect, which slows allocation).
 	NoHeapProfile bool
+	// CompleteMix runs the baseline and the load past Baseline and Duration until each kind
+	// of request (a catalog query, a single call, a batch) has completed at least once,
+	// or a request has gone wrong, or ctx is done: a short run on a machine whose cores
+	// other processes keep busy (a test's) may otherwise end before its first call. Off,
+	// as for `ansight bench --load`, the run ends at its durations whatever it completed.
+	CompleteMix bool
 	// AppProcess runs the apps in a child process of this executable (see childproc: its
 	// main must call childproc.Main), so that the host and the apps each have their own
 	// file descriptors, heap and CPU time: the host's figures are then measured directly

@@ -1,11 +1,13 @@
 package reliability
 
 import (
+	"context"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,13 +21,51 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestLoadSmall runs the whole harness at a size CI affords: a few sessions for a moment.
+// TestLoadSmall runs the whole harness at a size CI affords: a few sessions for a moment,
+// and on until the baseline and the load have each completed the mix (CompleteMix): with
+// both cores busy elsewhere, 300 ms passed once before any call or batch was made ("0
+// calls, 0 batches, 8 queries").
 func TestLoadSmall(t *testing.T) {
-	rep := runLoad(t, LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir()})
+	rep := runLoad(t, LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir(), CompleteMix: true})
 	if rep.Calls == 0 || rep.Batches == 0 || rep.Queries == 0 {
 		t.Errorf("the mix is incomplete: %d calls, %d batches, %d queries", rep.Calls, rep.Batches, rep.Queries)
 	}
 	checkBaseline(t, rep)
+}
+
+// TestCompleteMix: with CompleteMix, a worker whose deadline has passed goes on until each
+// kind of request has completed, and stops at once when one went wrong or ctx is done;
+// without it, it stops at the deadline (the bench's runs).
+func TestCompleteMix(t *testing.T) {
+	past := time.Now().Add(-time.Hour)
+	var c counters
+	if c.more(t.Context(), past, LoadOptions{}) {
+		t.Error("without CompleteMix, more after the deadline")
+	}
+	complete := LoadOptions{CompleteMix: true}
+	for _, kind := range []*atomic.Int64{&c.queries, &c.calls, &c.batches} {
+		if !c.more(t.Context(), past, complete) {
+			t.Fatalf("the mix is incomplete (%d queries, %d calls, %d batches) and the worker stops", c.queries.Load(), c.calls.Load(), c.batches.Load())
+		}
+		kind.Add(1)
+	}
+	if c.more(t.Context(), past, complete) {
+		t.Error("the mix is complete and the worker goes on after the deadline")
+	}
+	if !c.more(t.Context(), time.Now().Add(time.Hour), complete) {
+		t.Error("the worker stops before the deadline")
+	}
+	var wrong counters
+	wrong.problem(&wrong.lost, "lost")
+	if wrong.more(t.Context(), past, complete) {
+		t.Error("a request was lost and the worker goes on after the deadline")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var done counters
+	if done.more(ctx, time.Now().Add(time.Hour), complete) {
+		t.Error("ctx is done and the worker goes on")
+	}
 }
 
 // checkBaseline: the at-rest baseline ran the mix and measured latency and CPU.
@@ -46,9 +86,10 @@ func checkBaseline(t *testing.T, rep *LoadReport) {
 }
 
 // TestLoadSmallAppProcess runs the harness with the apps in a child process of the test
-// binary: the host's memory is measured alone, the apps' beside it.
+// binary: the host's memory is measured alone, the apps' beside it; the mix completed, as
+// in TestLoadSmall, so that the apps' CPU time is that of requests made.
 func TestLoadSmallAppProcess(t *testing.T) {
-	rep := runLoad(t, LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir(), AppProcess: true})
+	rep := runLoad(t, LoadOptions{Sessions: 4, Duration: 300 * time.Millisecond, Dir: t.TempDir(), AppProcess: true, CompleteMix: true})
 	m := rep.Memory
 	if m.HostHeapPerSession <= 0 || m.AppHeapPerSession <= 0 || rep.AppsCPU <= 0 || rep.HostCPU <= 0 {
 		t.Errorf("memory %+v, CPU host %v apps %v: a side was not measured", m, rep.HostCPU, rep.AppsCPU)

@@ -37,6 +37,30 @@ func (c *counters) problem(kind *atomic.Int64, format string, args ...any) {
 	c.mu.Unlock()
 }
 
+// mixComplete reports whether each kind of request has completed at least once.
+func (c *counters) mixComplete() bool {
+	return c.queries.Load() > 0 && c.calls.Load() > 0 && c.batches.Load() > 0
+}
+
+// wentWrong reports whether a request was lost, failed or misrouted.
+func (c *counters) wentWrong() bool {
+	return c.lost.Load() > 0 || c.failed.Load() > 0 || c.misrouted.Load() > 0
+}
+
+// more reports whether a worker sends another request: before the deadline, and after it
+// while opts.CompleteMix asks for the kinds of request c lacks (not once one went wrong:
+// the report fails then anyway, and a request that keeps failing would never complete
+// the mix).
+func (c *counters) more(ctx context.Context, deadline time.Time, opts LoadOptions) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if time.Now().Before(deadline) {
+		return true
+	}
+	return opts.CompleteMix && !c.mixComplete() && !c.wentWrong()
+}
+
 // problems adds c's lost, failed and misrouted requests to rep's.
 func (c *counters) problems(rep *LoadReport) {
 	rep.Lost += c.lost.Load()
@@ -50,7 +74,8 @@ func (c *counters) problems(rep *LoadReport) {
 // runBaseline measures the workload's mix at rest, the baseline of the load's figures in
 // the same run: one worker on session s, every other session connected and idle, for
 // opts.Baseline after a tenth of that to warm up (the session's first requests). Its lost,
-// failed or misrouted requests are the report's too.
+// failed or misrouted requests are the report's too. With opts.CompleteMix, the warm-up and
+// the baseline each run on until they have completed every kind of request.
 func runBaseline(ctx context.Context, s loadSession, f appFleet, opts LoadOptions, rep *LoadReport) {
 	var warm counters
 	worker(ctx, s, 0, time.Now().Add(opts.Baseline/10), opts, &warm)
@@ -73,7 +98,8 @@ func runBaseline(ctx context.Context, s loadSession, f appFleet, opts LoadOption
 	}
 }
 
-// runWorkload runs opts.InFlight workers on every session until opts.Duration has passed.
+// runWorkload runs opts.InFlight workers on every session until opts.Duration has passed
+// (and, with opts.CompleteMix, the mix has completed).
 func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, rep *LoadReport) {
 	var c counters
 	start := time.Now()
@@ -92,10 +118,11 @@ func runWorkload(ctx context.Context, sessions []loadSession, opts LoadOptions, 
 	rep.CallP50, rep.CallP99 = usage.Millis(c.latency.quantile(0.50)), usage.Millis(c.latency.quantile(0.99))
 }
 
-// worker sends a fixed mix until the deadline: per 8 requests, one catalog query, two
+// worker sends a fixed mix until the deadline (or, with opts.CompleteMix, until c has
+// every kind of request, see counters.more): per 8 requests, one catalog query, two
 // batches and five single calls (alternating a read and a write tool).
 func worker(ctx context.Context, s loadSession, w int, deadline time.Time, opts LoadOptions, c *counters) {
-	for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+	for i := 0; c.more(ctx, deadline, opts); i++ {
 		nonce := fmt.Sprintf("%s.w%d.%d", s.tag, w, i)
 		rctx, cancel := context.WithTimeout(ctx, opts.CallTimeout+5*time.Second)
 		switch i % 8 {
