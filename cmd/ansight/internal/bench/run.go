@@ -55,8 +55,8 @@ func DefaultOptions() Options {
 		Queries: 20, LargeResultBytes: 1 << 20, LargeResults: 20, ArtifactBytes: 64 << 20}
 }
 
-// QuickOptions is a run that finishes in well under a minute with every measurement at its
-// full size but fewer repetitions.
+// QuickOptions is a run of about two minutes (longer on a busy machine) with every
+// measurement at its full size but fewer repetitions.
 func QuickOptions() Options {
 	return Options{Tool: DefaultTool, Callers: 8, Calls: 10000, Rounds: 7, ToolCounts: []int{100, 1000, 10000},
 		Queries: 20, LargeResultBytes: 1 << 20, LargeResults: 5, ArtifactBytes: 64 << 20}

@@ -76,7 +76,7 @@ more: 3 times); the unchanged answer at least 50 times
 cheaper than a first index at 10,000 tools; artifact throughput at least 0.7 of the raw
 stream's with the heap flat in the size.
 
---quick runs everything at full size with fewer repetitions (well under a minute).
+--quick runs everything at full size with fewer repetitions (about two minutes, longer on a busy machine).
 --session measures a session of the resident host through its control API instead: the
 figures then include the control API's hop, targets do not apply, and only the
 measurements whose tools the app offers run.
@@ -127,7 +127,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.quick, "quick", false, "fewer repetitions: finishes in well under a minute")
+	fl.BoolVar(&f.quick, "quick", false, "fewer repetitions: about two minutes, longer on a busy machine")
 	fl.StringVar(&f.session, "session", "", "measure this session of the resident host (through its control API) instead of the in-process demo app")
 	fl.IntVar(&f.callers, "callers", 8, "concurrent callers of the second call measurement (1..64)")
 	fl.StringVar(&f.tool, "tool", bench.DefaultTool, "the small read tool to call, with {} as arguments")
