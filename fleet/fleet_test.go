@@ -262,12 +262,25 @@ func rawConn(t *testing.T, cfg Config) *nats.Conn {
 }
 
 // rawError sends a request and returns the error answer it must get.
+// The host's interim messages (alive, progress) are read past: its alive tick may fall
+// within any request, however quick.
 func rawError(t *testing.T, nc *nats.Conn, subject string, req request) errorBody {
 	t.Helper()
 	body, _ := json.Marshal(req)
-	msg, err := nc.Request(subject, body, 10*time.Second)
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subject, inbox, body); err != nil {
 		t.Fatalf("%s: %v", subject, err)
+	}
+	var msg *nats.Msg
+	for msg == nil || isInterim(msg) {
+		if msg, err = sub.NextMsg(time.Minute); err != nil {
+			t.Fatalf("%s: %v", subject, err)
+		}
 	}
 	var eb errorBody
 	if msg.Header.Get(kindHeader) != kindError || wire.Unmarshal(msg.Data, &eb) != nil {
