@@ -207,7 +207,7 @@ func (r *FloodReport) Check() error {
 	if r.FlooderAnswered > r.FlooderAllowed {
 		errs = append(errs, fmt.Errorf("the flooder got %d answers, more than its %d", r.FlooderAnswered, r.FlooderAllowed))
 	}
-	return errors.Join(errs...)
+	return shortfalls(errs)
 }
 
 // WriteText writes the report for people.

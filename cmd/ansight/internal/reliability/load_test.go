@@ -195,3 +195,25 @@ func TestHistogram(t *testing.T) {
 		t.Errorf("quantile(0) = %v, want the minimum 1.479ms", low)
 	}
 }
+
+// TestCheckOneLine: a report's shortfalls come as one line, each named, for the CLI's
+// one-line errors.
+func TestCheckOneLine(t *testing.T) {
+	rep := &LoadReport{Sessions: 3, Held: 2, Reconnects: 4, Lost: 1, Problems: []string{"call 7 lost"}}
+	err := rep.Check()
+	if err == nil {
+		t.Fatal("no error for a report that fell short")
+	}
+	msg := err.Error()
+	for _, want := range []string{"2 of 3 sessions held", "4 reconnects", "1 lost", "call 7 lost"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q does not name %q", msg, want)
+		}
+	}
+	if strings.ContainsAny(msg, "\n\r") {
+		t.Errorf("not one line: %q", msg)
+	}
+	if (&LoadReport{Sessions: 1, Held: 1, Calls: 1}).Check() != nil {
+		t.Error("an error for a report that fell short of nothing")
+	}
+}

@@ -268,7 +268,7 @@ func (r *RecordLoadReport) Check() error {
 	for _, e := range r.RunErrors {
 		errs = append(errs, errors.New(e))
 	}
-	return errors.Join(errs...)
+	return shortfalls(errs)
 }
 
 // WriteText writes the report for people.

@@ -147,7 +147,7 @@ func (r *LoadReport) Check() error {
 	if g := r.Goroutines; g.AfterHost > g.Baseline {
 		add("%d goroutines after the host closed, %d before it started", g.AfterHost, g.Baseline)
 	}
-	return errors.Join(errs...)
+	return shortfalls(errs)
 }
 
 // WriteText writes the report for people.
@@ -281,4 +281,18 @@ func bytesText(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// shortfalls is the one error of a report's Check: its shortfalls on one line, joined by
+// "; ", because the CLI prints an error as one line (errors.Join's newlines came out as
+// a literal \n).
+func shortfalls(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
