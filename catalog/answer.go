@@ -186,7 +186,16 @@ func (s *Set) candidates(f *filter) []*Tool {
 // (appendEvaluatedAt); definitions have none, and at is then the end.
 func (s *Set) appendFull(dst []byte, q *wire.Query, detail string, unavailable map[string]wire.Runtime) (b []byte, at int) {
 	f := newFilter(q)
-	return s.appendAnswer(dst, s.selectTools(&f, unavailable), detail, unavailable, 0)
+	return s.appendAnswer(dst, s.selectTools(&f, unavailable), detail, s.availabilityFor(detail, unavailable), 0)
+}
+
+// availabilityFor returns the availability the entries of the projection detail carry:
+// nil for definitions, which carry none.
+func (s *Set) availabilityFor(detail string, unavailable map[string]wire.Runtime) *availability {
+	if detail == wire.DetailDefinitions {
+		return nil
+	}
+	return s.availabilityOf(unavailable)
 }
 
 // selectTools returns the tools the answer to f lists. With few terms, each tool is
@@ -231,11 +240,11 @@ func (f *filter) plain() bool {
 	return f.ids == nil && !f.policySet && !f.executableOnly && f.text == ""
 }
 
-// appendAnswer appends to dst the answer listing selected, as appendFull does; from > 0
-// leaves out the answer's beginning up to and including the entry of selected[from-1]
-// (what a Stream holds compressed, see answerStream), and at is then an offset in what is
-// written.
-func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavailable map[string]wire.Runtime, from int) (b []byte, at int) {
+// appendAnswer appends to dst the answer listing selected, as appendFull does, a being
+// availabilityFor(detail, …); from > 0 leaves out the answer's beginning up to and
+// including the entry of selected[from-1] (what a Stream holds compressed, see
+// answerStream), and at is then an offset in what is written.
+func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, a *availability, from int) (b []byte, at int) {
 	size := 256 + len(s.categories)
 	if from == 0 {
 		size += len(s.head)
@@ -248,9 +257,7 @@ func (s *Set) appendAnswer(dst []byte, selected []*Tool, detail string, unavaila
 		}
 	}
 
-	var a *availability
-	if detail != wire.DetailDefinitions {
-		a = s.availabilityOf(unavailable)
+	if a != nil {
 		size += 64 * len(a.unavailable)
 	}
 	b = slices.Grow(dst, size)

@@ -92,10 +92,7 @@ func (s *Set) streamAnswer(q *wire.Query, detail string, unavailable map[string]
 	if !f.plain() {
 		return nil, nil
 	}
-	var a *availability
-	if detail != wire.DetailDefinitions {
-		a = s.availabilityOf(unavailable)
-	}
+	a := s.availabilityFor(detail, unavailable)
 	selected := s.selectTools(&f, unavailable)
 	as, err := s.streamOf(detail, a)
 	if err != nil {
@@ -108,7 +105,7 @@ func (s *Set) streamAnswer(q *wire.Query, detail string, unavailable map[string]
 	cut, from := as.cuts[i-1], as.tools[i-1]
 	buf := answerBuffers.Get()
 	defer answerBuffers.Put(buf)
-	b, at := s.appendAnswer((*buf)[:0], selected, detail, unavailable, from)
+	b, at := s.appendAnswer((*buf)[:0], selected, detail, a, from)
 	*buf = b
 	if detail == wire.DetailDefinitions {
 		at = len(b) - 1 // see newCachedAnswer

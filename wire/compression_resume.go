@@ -21,7 +21,7 @@ import (
 // the earlier JSON as the window, and the trailer's CRC-32 and size checked over the whole
 // as the gzip reader checks them. That is exact, not a guess: the decoder's state at the
 // end of a block depends on the bytes before it alone, and they are equal.
-// FuzzInflateMemo holds the result against inflatePayload, the plain path.
+// FuzzCatalogMemo holds the result against UnmarshalPayload, the plain path.
 
 // gzipMemo is what inflating a payload leaves for the next one: its base64 text and the
 // ends of its deflate blocks.
@@ -50,14 +50,8 @@ const gzipHeader = 10
 // (a header with flags, more than one gzip member, bad bytes, a size over the limit): the
 // plain path then answers, errors included.
 func inflateMemo(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (out []byte, memo *gzipMemo, resumed int, ok bool) {
-	out, memo, resumed = inflateMemoFrom(w, limit, prev, prevJSON)
-	return out, memo, resumed, memo != nil
-}
-
-// inflateMemoFrom is inflateMemo, a nil memo saying no.
-func inflateMemoFrom(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (out []byte, memo *gzipMemo, resumed int) {
 	if w.original > limit || len(w.data)%4 != 0 || bytes.IndexByte(w.data, '\r') >= 0 || bytes.IndexByte(w.data, '\n') >= 0 {
-		return nil, nil, 0 // base64's line breaks, which the decoder skips, would shift the offsets
+		return nil, nil, 0, false // base64's line breaks, which the decoder skips, would shift the offsets
 	}
 	start, kept := blockEnd{c: gzipHeader}, 0
 	if prev != nil {
@@ -77,13 +71,13 @@ func inflateMemoFrom(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (
 	from := start.c / 3 // the base64 quantum that holds byte start.c
 	gz, err := base64.StdEncoding.AppendDecode(nil, w.data[from*4:])
 	if err != nil {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
 	gz = gz[start.c-from*3:]
 	if kept == 0 {
 		head, err := base64.StdEncoding.AppendDecode(nil, w.data[:min(len(w.data), 16)])
 		if err != nil || len(head) < gzipHeader || head[0] != 0x1f || head[1] != 0x8b || head[2] != 8 || head[3] != 0 {
-			return nil, nil, 0
+			return nil, nil, 0, false
 		}
 	}
 
@@ -114,14 +108,14 @@ func inflateMemoFrom(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (
 		size = int(d) // believed as far as the compressed bytes could make it true
 	}
 	if int64(start.u) > limit {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
 	out = make([]byte, start.u, max(min(int64(size), limit), int64(start.u))+1)
 	copy(out, prevJSON[:start.u])
 	for {
 		if len(out) == cap(out) {
 			if int64(len(out)) > limit {
-				return nil, nil, 0
+				return nil, nil, 0, false
 			}
 			out = slices.Grow(out, min(len(out), int(limit+1)-len(out)))
 		}
@@ -131,11 +125,11 @@ func inflateMemoFrom(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (
 			break
 		}
 		if err != nil {
-			return nil, nil, 0
+			return nil, nil, 0, false
 		}
 	}
 	if int64(len(out)) > limit || src.Len() != gzipTrailer {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
 	crc, at := start.crc, start.u
 	for i := range ends {
@@ -145,10 +139,10 @@ func inflateMemoFrom(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (
 	crc = crc32.Update(crc, crc32.IEEETable, out[at:])
 	trailer := gz[len(gz)-gzipTrailer:]
 	if binary.LittleEndian.Uint32(trailer) != crc || binary.LittleEndian.Uint32(trailer[4:]) != uint32(len(out)) {
-		return nil, nil, 0
+		return nil, nil, 0, false
 	}
 	memo = &gzipMemo{data: slices.Clone(w.data), points: slices.Concat(prev.pointsTo(kept), ends)}
-	return out, memo, start.u
+	return out, memo, start.u, true
 }
 
 // storedEnd returns the end, in bits from the gzip stream's start, of the block that starts

@@ -75,7 +75,7 @@ type prereqList struct{ tool, start, end int }
 func (s *scanner) fastCatalog(dst *Catalog) error {
 	var c Catalog
 	s.strs = s.strs[:0]
-	s.cs = catalogState{cat: &c, raws: s.cs.raws[:0], deferred: s.cs.deferred[:0], lists: s.cs.lists[:0]}
+	s.cs = catalogState{cat: &c, raws: s.cs.raws[:0], deferred: s.cs.deferred[:0], lists: s.cs.lists[:0], ends: s.cs.ends[:0]}
 	if err := s.fast(catalogShape, (*scanner).readCatalog); err != nil {
 		return err
 	}

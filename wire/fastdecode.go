@@ -213,12 +213,7 @@ func (s *scanner) canonicalEnvelope() bool {
 		return true
 	}
 	s.js.Reset(s.data, MaxDepth)
-	s.strs = s.strs[:0]
-	clear(s.deferred)
-	s.deferred = s.deferred[:0]
-	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
-	s.leanOut = leanStrings{}
-	s.fused, s.alias = false, false
+	s.clearDecoded()
 	return false
 }
 

@@ -70,22 +70,30 @@ func getScanner(data []byte) *scanner {
 func (s *scanner) put() {
 	s.js.Release()
 	s.data = nil
-	s.strs = s.strs[:0]
+	s.clearDecoded()
 	if cap(s.strs) > 1<<20 { // do not pin the buffer of a huge id; a catalog's strings fit
 		s.strs = nil
 	}
+	s.fuseCall, s.fuseResult, s.lean = false, false, false
+	// A catalog's scratch is kept up to a large catalog's size, to read the next one.
+	raws, deferred, lists, ends := s.cs.raws[:0], s.cs.deferred[:0], s.cs.lists[:0], s.cs.ends[:0]
+	if cap(raws) > 1<<20 || cap(deferred) > 1<<14 || cap(lists) > 1<<12 || cap(ends) > 1<<14 {
+		raws, deferred, lists, ends = nil, nil, nil, nil
+	}
+	s.cs = catalogState{raws: raws, deferred: deferred, lists: lists, ends: ends}
+	scanners.Put(s)
+}
+
+// clearDecoded drops what a decoding left in s (its strings, deferred values, envelope,
+// payloads and flags), keeping what it was asked to decode (fuseCall, fuseResult, lean):
+// for the pool, and for a reading that gives up to start over (canonicalEnvelope).
+func (s *scanner) clearDecoded() {
+	s.strs = s.strs[:0]
 	clear(s.deferred)
 	s.deferred = s.deferred[:0]
 	s.env, s.call, s.result = Envelope{}, Call{}, Result{}
-	s.alias, s.fuseCall, s.fuseResult, s.fused, s.lean = false, false, false, false, false
 	s.leanOut = leanStrings{}
-	// A catalog's scratch is kept up to a large catalog's size, to read the next one.
-	raws, deferred, lists := s.cs.raws[:0], s.cs.deferred[:0], s.cs.lists[:0]
-	if cap(raws) > 1<<20 || cap(deferred) > 1<<14 || cap(lists) > 1<<12 {
-		raws, deferred, lists = nil, nil, nil
-	}
-	s.cs = catalogState{raws: raws, deferred: deferred, lists: lists}
-	scanners.Put(s)
+	s.fused, s.alias = false, false
 }
 
 // tooLarge is the refusal of an input above DefaultMaxMessageBytes; what names it

@@ -153,7 +153,7 @@ func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n 
 		r.report.add(Figure{Group: "catalog", Name: detail + ", first query, " + what, Unit: UnitCPUMicros,
 			Value: median(once.query.cpu), Baseline: floorBaseline, BaselineValue: median(once.floor.cpu),
 			RatioRange: ratioRange(once.query.cpu, once.floor.cpu),
-			Note: fmt.Sprintf("a query neither end answered before (limits %d down to %d in turn); %s; %s", top, top-len(qs)+1, wallNote(once),
+			Note: fmt.Sprintf("a limit neither end answered before, of a catalog both have answered (limits %d down to %d in turn; not a cold answer); %s; %s", top, top-len(qs)+1, wallNote(once),
 				firstBaseline(detail, n))})
 		if detail == wire.DetailIndex {
 			firstIndex = once
