@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/ansight-go/ansight/transport"
 	"github.com/ansight-go/ansight/wire"
@@ -45,8 +43,6 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 		lead:   make(chan struct{}),
 		done:   make(chan struct{}),
 		max:    a.concurrent + 1,
-
-		handedOff: make(chan struct{}, a.concurrent+1), // one per goroutine: the watcher never waits
 	}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.io = &connIO{conn: conn, ctx: context.WithoutCancel(ctx)}
@@ -56,8 +52,7 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 		close(aborted)
 	})
 	s.started = 1
-	s.watcherIdle.Store(true) // no watcher until the first inline call
-	s.run()                   // this goroutine reads first
+	s.run() // this goroutine reads first
 	s.wg.Wait()
 	if !stopWatch() {
 		<-aborted // no goroutine of Serve outlives it
@@ -69,8 +64,7 @@ func (a *App) Serve(ctx context.Context, conn transport.Conn, opts ServeOptions)
 // server is one Serve call. Its goroutines share the work leader/follower style: one of
 // them (the leader) reads conn; when it reads a tool request it hands the reading to an
 // idle goroutine (starting one if none is idle) and answers the request itself, then waits
-// idle to lead again — unless the request is a call to a quick tool, which the leader
-// answers before reading on (see run). The goroutine that wakes up goes straight back to a socket read,
+// idle to lead again. The goroutine that wakes up goes straight back to a socket read,
 // while the request is answered at once by the goroutine that read it, its bytes still in
 // cache: cheaper than handing each request to a worker. The goroutines are started on
 // demand and kept until Serve returns: a long-lived goroutine has grown its stack once,
@@ -101,15 +95,6 @@ type server struct {
 	// request allocates nothing.
 	inflightMu sync.Mutex
 	inflight   map[string]*callContext
-
-	// The leader's inline calls and their watcher (see run and watch): inlineCalls counts
-	// them (only the leader touches it), inline is their state, handedOff tells the leader
-	// that the watcher took the reading from it, and watcherIdle is set while no watcher
-	// runs.
-	inlineCalls uint64
-	inline      atomic.Uint64
-	handedOff   chan struct{}
-	watcherIdle atomic.Bool
 }
 
 // callContext is the context one goroutine of the pool answers its calls and batches
@@ -190,17 +175,6 @@ var cancelType = []byte(`"` + wire.TypeCancel + `"`)
 // own, reused from request to request: answer is done with a request's bytes when it
 // returns (what decoding keeps is copied, as Handle's contract requires), and the goroutine
 // reads again only after that.
-//
-// A call to a quick tool (tool.quick: its last call was answered within inlineFor) is
-// answered by the leader without handing the reading off first, as the floor's echo
-// answers what it reads: the hand-off (waking an idle goroutine, which then waits on the
-// socket while the leader answers, and parking the leader) cost more than such a call's
-// handler, and the call is over before the next message would have been read anyway. The
-// leader then reads on itself. The watcher (see watch) bounds what that costs when a quick
-// tool is slow this time: after one to two inlineFor it hands the reading off as promote
-// does, so that a tool.cancel or the next request is still read, and the tool is no longer
-// quick. Other requests are handed off at once, as before; a call that was handed off and
-// answered within inlineFor, not cancelled, makes its tool quick.
 func (s *server) run() {
 	var buf []byte
 	var own callContext
@@ -212,124 +186,27 @@ func (s *server) run() {
 		if !s.take() {
 			return
 		}
-		t := s.callTool(&req)
-		inline := t != nil && t.quick.Load()
-		var start time.Time
-		var running uint64
-		if inline {
-			running = s.startInline()
-		} else {
-			if !s.promote() {
-				<-s.slots
-				return
-			}
-			if t != nil {
-				start = time.Now()
-			}
+		if !s.promote() {
+			<-s.slots
+			return
 		}
 		ctx, tracked := s.ctx, false
-		if typ := req.env.Type; req.err == nil && req.env.ID != "" && (typ == wire.TypeCall || typ == wire.TypeBatch) {
+		if t := req.env.Type; req.err == nil && req.env.ID != "" && (t == wire.TypeCall || t == wire.TypeBatch) {
 			ctx, tracked = s.track(req.env.ID, &own), true
 		}
 		if err := s.app.answer(ctx, &req, s.io); err != nil && s.ctx.Err() == nil {
 			s.app.log.DebugContext(s.ctx, "writing a tool response failed", "err", err)
 		}
-		cancelled := ctx.Err() != nil
 		if tracked {
 			s.untrack(req.env.ID, &own)
 		}
-		switch {
-		case inline && !s.inline.CompareAndSwap(running, running&^inlineRunning):
-			<-s.handedOff // the watcher handed the reading off: wait until it is done
-			t.quick.Store(false)
-			inline = false
-		case !inline && t != nil && !cancelled && time.Since(start) < inlineFor:
-			t.quick.Store(true)
-		}
-		<-s.slots // after the watcher's hand-off: see watch
-		if inline {
-			continue // still the leader
-		}
+		<-s.slots
 		select { // idle until asked to lead
 		case <-s.lead:
 		case <-s.done:
 			return
 		}
 	}
-}
-
-// inlineFor is the watcher's period: long beside a quick call (a few microseconds), short
-// beside what a tool.cancel or a ping may wait for.
-const inlineFor = 2 * time.Millisecond
-
-// server.inline is the state of the leader's inline calls: a count of them, shifted left
-// by two, with inlineRunning while one is being answered, or inlineHandedOff once the
-// watcher took the reading from it.
-const (
-	inlineRunning   = 1
-	inlineHandedOff = 2
-)
-
-// startInline marks the start of an inline call, starting the watcher if none runs, and
-// returns the state that marks it running. Only the leader calls it.
-func (s *server) startInline() uint64 {
-	s.inlineCalls++
-	running := s.inlineCalls<<2 | inlineRunning
-	s.inline.Store(running)
-	if s.watcherIdle.Load() && s.watcherIdle.CompareAndSwap(true, false) {
-		s.wg.Go(s.watch) // the leader is one of Serve's goroutines: before Serve's Wait
-	}
-	return running
-}
-
-// watch is the watcher: a goroutine that looks at the leader's inline calls every
-// inlineFor, and takes the reading from one it finds running twice in a row (the same
-// count): it hands the reading off on the leader's behalf (promote; only the leader touches
-// started, and the leader is answering) and tells the leader on handedOff. The leader waits
-// for that before it gives its slot back and goes idle: promote counts on the leader's slot
-// to know that some other goroutine holds none and will be idle, and no hand-off is under
-// way when Serve returns. After a period without an inline call the watcher ends, and the
-// next inline call starts another (startInline): an idle connection costs neither a
-// wake-up nor a goroutine's stack. One goroutine ticking while calls come is cheaper than a
-// timer armed and stopped per call, which cost more than the hand-off it saved.
-func (s *server) watch() {
-	tick := time.NewTimer(inlineFor)
-	defer tick.Stop()
-	var last uint64
-	for {
-		select {
-		case <-tick.C:
-		case <-s.done:
-			return
-		}
-		v := s.inline.Load()
-		switch {
-		case v&inlineRunning != 0 && v == last:
-			if s.inline.CompareAndSwap(v, v&^inlineRunning|inlineHandedOff) {
-				s.promote() // false: Serve is stopping, and there is nothing to read any more
-				s.handedOff <- struct{}{}
-			}
-		case v == last: // no inline call for a whole period
-			s.watcherIdle.Store(true)
-			// Ended, unless a call started meanwhile whose leader saw this watcher running
-			// (a leader that saw it ended starts another).
-			if s.inline.Load() == v || !s.watcherIdle.CompareAndSwap(true, false) {
-				return
-			}
-		}
-		last = v
-		tick.Reset(inlineFor)
-	}
-}
-
-// callTool returns the tool a tool.call whose payload the envelope's pass decoded calls,
-// or nil: for other requests, and unknown tools, nothing is measured or answered inline.
-func (s *server) callTool(req *request) *tool {
-	if !req.decoded || req.env.Type != wire.TypeCall {
-		return nil
-	}
-	t, _ := s.app.lookup(req.call.ToolID)
-	return t
 }
 
 // take takes a slot for a request, waiting (and not reading) while every slot is taken.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/schema"
@@ -73,9 +72,6 @@ type tool struct {
 	// resultConforms: results need no validation but null (Tool.resultConforms).
 	resultConforms bool
 	resultEncoder  *flatEncoder // Tool.resultEncoder
-	// quick: the tool's last call was answered within inlineFor, so Serve's reading
-	// goroutine answers the next one itself (see server.run).
-	quick atomic.Bool
 }
 
 // Register adds a tool. It fails when the definition is invalid (id, names, policy,
