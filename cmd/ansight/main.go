@@ -3,10 +3,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/ansight-go/ansight/cmd/ansight/internal/childproc"
 	"github.com/ansight-go/ansight/cmd/ansight/internal/cli"
@@ -17,14 +14,11 @@ var version = ""
 
 func main() {
 	childproc.Main() // the app fleets of 'ansight bench --load' and '--enroll-flood'
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, cli.Env{
+	os.Exit(cli.Process(cli.Env{
 		Args:    os.Args[1:],
 		Stdin:   os.Stdin,
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
 		Version: version,
-	})
-	stop()
-	os.Exit(code)
+	}))
 }

@@ -23,6 +23,10 @@ mkdirSync(artifacts, { recursive: true });
 
 let context, page, profile;
 const consoleErrors = [];
+// The files the tests write (exports, archives, a restarted demo's screenshot and state
+// dirs) go under one directory, removed after the last test: each test used to make a
+// directory of its own in the system's and leave it there.
+const work = mkdtempSync(join(tmpdir(), 'ansight-e2e-'));
 
 before(async () => {
   profile = mkdtempSync(join(tmpdir(), 'ansight-e2e-profile-'));
@@ -510,7 +514,7 @@ test('the timeline scrubs an imported recording and shows a call\'s request and 
   const ansight = process.env.ANSIGHT;
   assert.ok(ansight, 'ANSIGHT (the binary) is required');
   const id = await demoSession();
-  const zip = join(mkdtempSync(join(tmpdir(), 'ansight-e2e-export-')), 'demo.zip');
+  const zip = join(mkdtempSync(join(work, 'export-')), 'demo.zip');
   execFileSync(ansight, ['session', 'export', id, '-o', zip, '--redact', 'default'], { env: process.env });
   const imported = JSON.parse(execFileSync(ansight, ['session', 'import', zip, '--json'], { env: process.env }).toString());
   assert.equal(imported.recording.origin, 'import');
@@ -567,9 +571,9 @@ test('ansight player --archive shows an archive with no host: its timeline, and 
   // its own: no host behind it, nothing imported.
   const ansight = process.env.ANSIGHT;
   const id = await demoSession();
-  const zip = join(mkdtempSync(join(tmpdir(), 'ansight-e2e-archive-')), 'official.zip');
+  const zip = join(mkdtempSync(join(work, 'archive-')), 'official.zip');
   execFileSync(ansight, ['session', 'export', id, '-o', zip, '--format', 'official'], { env: process.env });
-  const env = { ...process.env, ANSIGHT_STATE_DIR: mkdtempSync(join(tmpdir(), 'ansight-e2e-nohost-')) };
+  const env = { ...process.env, ANSIGHT_STATE_DIR: mkdtempSync(join(work, 'nohost-')) };
   const served = spawn(ansight, ['player', '--archive', zip, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise((resolve) => served.on('exit', (code) => resolve(code)));
   try {
@@ -623,6 +627,9 @@ after(() => {
     try { execFileSync(process.env.ANSIGHT, ['host', 'stop'], { env: process.env }); } catch { restarted.kill(); }
   }
 });
+// Registered after the hook above, so it runs after it (node:test runs a file's after hooks
+// in order): the restarted demo, which writes its screenshot under work, has stopped.
+after(() => rmSync(work, { recursive: true, force: true }));
 
 // hostPID is the pid of the host answering on ANSIGHT_STATE_DIR.
 function hostPID() {
@@ -737,7 +744,7 @@ test('when the host stops the page says so and greys out, and recovers when it i
   // A host again, on the same state directory and player address: the page reconnects by
   // itself (the access token is kept in the state directory) and redraws.
   await gone(pid);
-  const tmp = mkdtempSync(join(tmpdir(), 'ansight-e2e-restart-'));
+  const tmp = mkdtempSync(join(work, 'restart-'));
   restarted = spawn(ansight, ['demo', '--keep-running', '--player', base.host, '--screenshot', join(tmp, 'again.png')],
     { env: process.env, stdio: 'ignore' });
   await page.waitForSelector('#banner', { state: 'hidden', timeout: 60000 });

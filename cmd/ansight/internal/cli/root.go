@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -50,6 +52,18 @@ type globals struct {
 	backendMade hostapi.Backend
 	// recordings are the read-only recordings commands' --archive and --password-env.
 	recordings recordingsFlags
+}
+
+// Process runs Main as a process's command: Ctrl-C (SIGINT) and SIGTERM cancel its
+// context, so that the commands that run until interrupted (host run, demo
+// --keep-running, mcp, player) stop cleanly and exit 0. Asking for SIGINT also takes it
+// back when the process was started with it ignored, as a shell without job control
+// starts 'cmd &': a Go program that does not ask keeps it ignored and ignores Ctrl-C. The
+// binary and the test scripts' ansight both run the tree through Process.
+func Process(env Env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Main(ctx, env)
 }
 
 // Main runs the command tree and returns the process exit code.

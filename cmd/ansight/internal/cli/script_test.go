@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	childproc.Main() // bench --load and --enroll-flood run their apps in a child
 	testscript.Main(m, map[string]func(){
 		"ansight": func() {
-			os.Exit(Main(context.Background(), Env{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+			os.Exit(Process(Env{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 		},
 		"officialuiapp": officialUIAppMain,
 	})
@@ -39,8 +39,16 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar: every command against a real host and the
 // demo app, --json outputs parsed and checked, exit codes checked.
 func TestScripts(t *testing.T) {
+	// Bounded by the test's deadline: at it (less testscript's grace periods) a command
+	// still running gets SIGQUIT, so that a command or a wait that hangs fails its script
+	// with the command's goroutine dump in the log, rather than holding the script until
+	// the whole binary times out with no trace of the command. (A background command the
+	// script leaves running gets testscript's interrupt at the end, whose outcome is not
+	// checked: scripts stop theirs and wait.)
+	deadline, _ := t.Deadline()
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:      "testdata/script",
+		Deadline: deadline,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ANSIGHT_STATE_DIR", filepath.Join(env.WorkDir, "state"))
 			tree, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "wire", "uitree", "testdata", "official", "android-views.json"))
