@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
@@ -20,7 +22,10 @@ import (
 // is compiled into a plan that validates straight off the JSON text with a pooled
 // jsonscan.Scanner: no generic Go values, no allocation when the instance is valid. Any
 // other keyword ($ref, allOf/anyOf/oneOf, unevaluated*, patternProperties, …) sends the
-// whole schema to the general validator. Both are checked against each other in the tests.
+// whole schema to the general validator. uniqueItems is checked here for arrays of up to
+// maxUniqueItems scalars (strings, numbers within the general validator's exponents,
+// literals); an instance with any other such array goes to the general validator whole
+// (plan.validate's ok). Both are checked against each other in the tests.
 
 // JSON types as a bit set.
 const (
@@ -78,6 +83,7 @@ type plan struct {
 	items    *plan // nil: any
 	minItems int
 	maxItems int
+	unique   bool // uniqueItems: true
 
 	minLen  int
 	maxLen  int
@@ -242,7 +248,11 @@ func planOf(n *node) (*plan, bool) {
 				p.exclMax = v.raw
 			}
 		case "uniqueItems":
-			if v.kind != 'f' { // true needs deep equality: general validator
+			switch v.kind {
+			case 't':
+				p.unique = true
+			case 'f':
+			default:
 				return nil, false
 			}
 		default:
@@ -367,37 +377,69 @@ type pathSeg struct {
 // fastState is the pooled per-call state of the fast validator.
 type fastState struct {
 	scan    jsonscan.Scanner
+	data    []byte // the instance
 	path    []pathSeg
 	scratch []byte
 	out     []Violation
+	// items are the places in data of the elements of the uniqueItems arrays being read;
+	// unescaped holds two of them unescaped, to compare.
+	items     []span
+	unescaped [2][]byte
 }
+
+// span is data[start:end].
+type span struct{ start, end int }
+
+// maxUniqueItems is the longest uniqueItems array the fast validator compares (pair by
+// pair); a longer one goes to the general validator, which hashes.
+const maxUniqueItems = 32
+
+// errGeneral ends a fast validation that met what only the general validator checks: a
+// uniqueItems array holding objects or arrays (deep equality), numbers beyond its
+// exponents (it tames them: tameNumber), or more than maxUniqueItems elements.
+var errGeneral = errors.New("schema: for the general validator")
 
 var fastStates = sync.Pool{New: func() any { return new(fastState) }}
 
-// validate checks instance against p.
-func (p *plan) validate(instance jsontext.Value) []Violation {
+// validate checks instance against p; ok is false when the instance needs the general
+// validator (errGeneral), whose verdict is then the one.
+func (p *plan) validate(instance jsontext.Value) (_ []Violation, ok bool) {
 	st := fastStates.Get().(*fastState)
 	st.scan.Reset(instance, maxInstanceDepth)
+	st.data = instance
 	st.path = st.path[:0]
+	st.items = st.items[:0]
 	st.out = nil
 	err := st.value(p)
 	if err == nil {
 		err = st.scan.End()
 	}
-	out := st.out
+	out, ok := st.out, err != errGeneral
 	if err != nil {
 		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + jsonscan.Elide(err.Error(), 256)}}
+	}
+	if !ok {
+		out = nil
 	}
 	st.out = nil
 	// Drop every reference to instance before going back to the pool.
 	st.scan.Release()
+	st.data = nil
+	if cap(st.items) > 4*maxUniqueItems {
+		st.items = nil
+	}
+	for i := range st.unescaped {
+		if cap(st.unescaped[i]) > 4<<10 {
+			st.unescaped[i] = nil
+		}
+	}
 	if cap(st.path) > 64 {
 		st.path = nil
 	} else {
 		clear(st.path[:cap(st.path)])
 	}
 	fastStates.Put(st)
-	return out
+	return out, ok
 }
 
 // add records a violation at the current path (plus an optional member name).
@@ -739,6 +781,13 @@ func (st *fastState) array(p *plan) error {
 		} else {
 			sub = p.items
 		}
+		start := 0
+		if p.unique {
+			if c := st.scan.Peek(); c == '{' || c == '[' || n == maxUniqueItems {
+				return errGeneral
+			}
+			start = st.scan.Pos()
+		}
 		if sub == nil {
 			err = st.scan.Skip()
 		} else {
@@ -749,6 +798,13 @@ func (st *fastState) array(p *plan) error {
 		if err != nil {
 			return inside(err, strconv.Itoa(n))
 		}
+		if p.unique {
+			item := span{start, st.scan.Pos()}
+			if kindOf(st.data[start]) == '0' && !tame(st.data[item.start:item.end]) {
+				return errGeneral
+			}
+			st.items = append(st.items, item)
+		}
 	}
 	if n < p.minItems {
 		st.add("", CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)
@@ -756,5 +812,54 @@ func (st *fastState) array(p *plan) error {
 	if p.maxItems >= 0 && n > p.maxItems {
 		st.add("", CodeMaxItems, "array has %d items, more than the maximum %d", n, p.maxItems)
 	}
+	if p.unique {
+		items := st.items[len(st.items)-n:]
+		if i, j, dup := st.duplicates(items); dup {
+			st.add("", CodeUniqueItems, "items %d and %d are equal", i, j)
+		}
+		st.items = st.items[:len(st.items)-n]
+	}
 	return nil
+}
+
+// tame reports whether the number literal lit is one the general validator keeps as it is
+// (tameNumber), so that comparing it exactly gives the general validator's verdict.
+func tame(lit []byte) bool {
+	d := parseDecimal(lit)
+	return d.isZero || d.point >= -maxExponent && d.point <= maxExponent
+}
+
+// duplicates finds, as the general validator does, the first element equal to an earlier
+// one, j, and the first earlier one it equals, i. The elements are scalars.
+func (st *fastState) duplicates(items []span) (i, j int, dup bool) {
+	for j = 1; j < len(items); j++ {
+		for i = 0; i < j; i++ {
+			if st.equalItems(items[i], items[j]) {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// equalItems reports whether two scalar elements are equal as JSON values: strings by
+// their characters, numbers by their value (1 equals 1.0), literals by their text.
+func (st *fastState) equalItems(a, b span) bool {
+	x, y := st.data[a.start:a.end], st.data[b.start:b.end]
+	k := kindOf(x[0])
+	switch {
+	case k != kindOf(y[0]):
+		return false
+	case k == '0':
+		return compareDecimal(x, y) == 0
+	case k != '"':
+		return x[0] == y[0] // true, false, null
+	case string(x) == string(y):
+		return true
+	case bytes.IndexByte(x, '\\') < 0 && bytes.IndexByte(y, '\\') < 0:
+		return false
+	}
+	st.unescaped[0] = jsonscan.AppendUnescaped(st.unescaped[0][:0], x[1:len(x)-1])
+	st.unescaped[1] = jsonscan.AppendUnescaped(st.unescaped[1][:0], y[1:len(y)-1])
+	return string(st.unescaped[0]) == string(st.unescaped[1])
 }
