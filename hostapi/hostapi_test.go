@@ -59,7 +59,10 @@ func (f *fakeBackend) Call(_ context.Context, id string, req CallRequest, progre
 }
 
 // serve runs the handler over a real Unix socket made by Listen.
-func serve(t *testing.T, b Backend) *Client {
+func serve(t *testing.T, b Backend) *Client { return serveWith(t, b, nil) }
+
+// serveWith is serve with the server's ConnState hook.
+func serveWith(t *testing.T, b Backend, connState func(net.Conn, http.ConnState)) *Client {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ctl") // short: Unix socket paths are limited to ~100 bytes
 	if err != nil {
@@ -71,7 +74,7 @@ func serve(t *testing.T, b Backend) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: NewHandler(b)}
+	srv := &http.Server{Handler: NewHandler(b), ConnState: connState}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return NewClient(path)
@@ -295,25 +298,12 @@ func (b *eventsBackend) Events(ctx context.Context, fn func(Event) error) error 
 // client with the end of its body, so the connection goes back to the pool when the
 // client stops at that line (the last line flushed alone, 1–2.5 % of calls dialed anew).
 func TestStreamedCallsReuseTheConnection(t *testing.T) { // not parallel: Listen sets the process umask for a moment
-	dir, err := os.MkdirTemp("", "ctl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, SocketName)
-	l, err := Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var conns atomic.Int64
-	srv := &http.Server{Handler: NewHandler(&fakeBackend{}), ConnState: func(_ net.Conn, s http.ConnState) {
+	c := serveWith(t, &fakeBackend{}, func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
 		}
-	}}
-	go srv.Serve(l)
-	defer srv.Close()
-	c := NewClient(path)
+	})
 	for i := range 600 {
 		req := CallRequest{ToolID: []string{"a.read", "x.denied", "x.timeout"}[i%3]}
 		var progress func(Progress)
