@@ -140,18 +140,10 @@ func revealText(s string) string {
 	return b.String()
 }
 
-// revealJSON does what revealText does, in JSON text, with JSON's escapes: hidden
-// characters, <, > and & as \uXXXX (surrogate pairs above the BMP), and the frame's name
-// with its first hyphen as \u002d. JSON text has such characters only inside strings, where
-// an escape is the same character: the value is unchanged.
-func revealJSON(b []byte) string {
-	var out strings.Builder
-	out.Grow(len(b) + 16)
-	writeRevealedJSON(&out, b)
-	return out.String()
-}
-
-// writeRevealedJSON writes revealJSON(b) to out.
+// writeRevealedJSON writes JSON text b to out doing what revealText does, with JSON's
+// escapes: hidden characters, <, > and & as \uXXXX (surrogate pairs above the BMP), and the
+// frame's name with its first hyphen as \u002d. JSON text has such characters only inside
+// strings, where an escape is the same character: the value is unchanged.
 func writeRevealedJSON(out *strings.Builder, b []byte) {
 	// b as a string without copying it: only read here, and out copies what it writes.
 	s := unsafe.String(unsafe.SliceData(b), len(b))

@@ -414,12 +414,12 @@ func (p *plan) validate(instance jsontext.Value) (_ []Violation, ok bool) {
 	if err == nil {
 		err = st.scan.End()
 	}
-	out, ok := st.out, err != errGeneral
-	if err != nil {
+	out, ok := st.out, true
+	switch {
+	case err == errGeneral:
+		out, ok = nil, false
+	case err != nil:
 		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + jsonscan.Elide(err.Error(), 256)}}
-	}
-	if !ok {
-		out = nil
 	}
 	st.out = nil
 	// Drop every reference to instance before going back to the pool.
@@ -800,7 +800,7 @@ func (st *fastState) array(p *plan) error {
 		}
 		if p.unique {
 			item := span{start, st.scan.Pos()}
-			if kindOf(st.data[start]) == '0' && !tame(st.data[item.start:item.end]) {
+			if kindOf(st.data[start]) == '0' && !parseDecimal(st.data[item.start:item.end]).withinExponents() {
 				return errGeneral
 			}
 			st.items = append(st.items, item)
@@ -820,13 +820,6 @@ func (st *fastState) array(p *plan) error {
 		st.items = st.items[:len(st.items)-n]
 	}
 	return nil
-}
-
-// tame reports whether the number literal lit is one the general validator keeps as it is
-// (tameNumber), so that comparing it exactly gives the general validator's verdict.
-func tame(lit []byte) bool {
-	d := parseDecimal(lit)
-	return d.isZero || d.point >= -maxExponent && d.point <= maxExponent
 }
 
 // duplicates finds, as the general validator does, the first element equal to an earlier
