@@ -442,8 +442,8 @@ func (p *plan) validate(instance jsontext.Value) (_ []Violation, ok bool) {
 	return out, ok
 }
 
-// add records a violation at the current path (plus an optional member name).
-func (st *fastState) add(extra string, code, format string, args ...any) {
+// add records a violation at the current path.
+func (st *fastState) add(code, format string, args ...any) {
 	if len(st.out) >= MaxViolations {
 		return
 	}
@@ -455,10 +455,15 @@ func (st *fastState) add(extra string, code, format string, args ...any) {
 			b = appendPathSegment(b, string(s.name), false)
 		}
 	}
-	if extra != "" {
-		b = appendPathSegment(b, extra, false)
-	}
 	st.out = append(st.out, Violation{Path: string(b), Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// addMember records a violation at the current path's member name (one missing or not
+// allowed), which may be empty: "" is a member name like any other (`$[""]`).
+func (st *fastState) addMember(name, code, format string, args ...any) {
+	st.path = append(st.path, pathSeg{name: []byte(name), index: -1})
+	st.add(code, format, args...)
+	st.path = st.path[:len(st.path)-1]
 }
 
 // str returns the unquoted content of a string value read by the scanner (escaped as it
@@ -503,7 +508,7 @@ func inside(err error, seg string) error {
 func (st *fastState) value(p *plan) error {
 	c := st.scan.Peek()
 	if p.never {
-		st.add("", CodeSchemaMismatch, "no value is allowed here")
+		st.add(CodeSchemaMismatch, "no value is allowed here")
 		return st.scan.Skip()
 	}
 	if c == '{' || c == '[' {
@@ -566,7 +571,7 @@ func isIntegerLiteral(v []byte) bool {
 
 func (st *fastState) typeMismatch(want uint8, k jsontext.Kind) {
 	if k == 'n' {
-		st.add("", CodeNullNotAllowed, "null is not allowed (expected %s)", typeNames(want))
+		st.add(CodeNullNotAllowed, "null is not allowed (expected %s)", typeNames(want))
 		return
 	}
 	got := "object"
@@ -580,7 +585,7 @@ func (st *fastState) typeMismatch(want uint8, k jsontext.Kind) {
 	case 't', 'f':
 		got = "boolean"
 	}
-	st.add("", CodeTypeMismatch, "expected %s, got %s", typeNames(want), got)
+	st.add(CodeTypeMismatch, "expected %s, got %s", typeNames(want), got)
 }
 
 func typeNames(bits uint8) string {
@@ -622,14 +627,14 @@ func (st *fastState) equalLiteral(l *literal, k jsontext.Kind, v []byte, escaped
 
 func (st *fastState) literalMismatch(p *plan) {
 	if p.hasConst && p.enum == nil {
-		st.add("", CodeConstValueInvalid, "value must be %s", literalText(&p.konst))
+		st.add(CodeConstValueInvalid, "value must be %s", literalText(&p.konst))
 		return
 	}
 	var opts []string
 	for i := range p.enum {
 		opts = append(opts, literalText(&p.enum[i]))
 	}
-	st.add("", CodeEnumValueInvalid, "value must be one of %s", strings.Join(opts, ", "))
+	st.add(CodeEnumValueInvalid, "value must be one of %s", strings.Join(opts, ", "))
 }
 
 func literalText(l *literal) string {
@@ -654,21 +659,21 @@ func (st *fastState) string(p *plan, v []byte, escaped bool) {
 	// A failed format ends the checks of this value, as in the general validator.
 	if p.format != nil {
 		if err := p.format.Validate(string(s)); err != nil {
-			st.add("", CodeFormatInvalid, "value is not a valid %s", formatName(p.format))
+			st.add(CodeFormatInvalid, "value is not a valid %s", formatName(p.format))
 			return
 		}
 	}
 	if p.minLen > 0 || p.maxLen >= 0 {
 		n := utf8.RuneCount(s)
 		if n < p.minLen {
-			st.add("", CodeMinLength, "length %d is below the minimum length %d", n, p.minLen)
+			st.add(CodeMinLength, "length %d is below the minimum length %d", n, p.minLen)
 		}
 		if p.maxLen >= 0 && n > p.maxLen {
-			st.add("", CodeMaxLength, "length %d exceeds the maximum length %d", n, p.maxLen)
+			st.add(CodeMaxLength, "length %d exceeds the maximum length %d", n, p.maxLen)
 		}
 	}
 	if p.pattern != nil && !p.pattern.Match(s) {
-		st.add("", CodePatternMismatch, "value does not match the pattern %q", p.pattern.String())
+		st.add(CodePatternMismatch, "value does not match the pattern %q", p.pattern.String())
 	}
 }
 
@@ -681,16 +686,16 @@ func formatName(s *jsonschema.Schema) string {
 
 func (st *fastState) number(p *plan, v []byte) {
 	if p.minimum != nil && compareDecimal(v, p.minimum) < 0 {
-		st.add("", CodeMinimum, "%s is below the minimum %s", numText(v), numText(p.minimum))
+		st.add(CodeMinimum, "%s is below the minimum %s", numText(v), numText(p.minimum))
 	}
 	if p.maximum != nil && compareDecimal(v, p.maximum) > 0 {
-		st.add("", CodeMaximum, "%s exceeds the maximum %s", numText(v), numText(p.maximum))
+		st.add(CodeMaximum, "%s exceeds the maximum %s", numText(v), numText(p.maximum))
 	}
 	if p.exclMin != nil && compareDecimal(v, p.exclMin) <= 0 {
-		st.add("", CodeExclusiveMinimum, "%s must be greater than %s", numText(v), numText(p.exclMin))
+		st.add(CodeExclusiveMinimum, "%s must be greater than %s", numText(v), numText(p.exclMin))
 	}
 	if p.exclMax != nil && compareDecimal(v, p.exclMax) >= 0 {
-		st.add("", CodeExclusiveMaximum, "%s must be less than %s", numText(v), numText(p.exclMax))
+		st.add(CodeExclusiveMaximum, "%s must be less than %s", numText(v), numText(p.exclMax))
 	}
 }
 
@@ -729,7 +734,7 @@ func (st *fastState) object(p *plan) error {
 		case declared && prop.schema != nil:
 			err = st.member(name, prop.schema)
 		case p.additional == additionalNone:
-			st.add(string(name), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", name)
+			st.addMember(string(name), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", name)
 			err = st.scan.Skip()
 		case p.additional == additionalSchema:
 			err = st.member(name, p.additionalSch)
@@ -742,14 +747,14 @@ func (st *fastState) object(p *plan) error {
 	}
 	for i, name := range p.required {
 		if seen&(1<<i) == 0 {
-			st.add(name, CodeRequiredPropertyMissing, "required property %q is missing", name)
+			st.addMember(name, CodeRequiredPropertyMissing, "required property %q is missing", name)
 		}
 	}
 	if count < p.minProps {
-		st.add("", CodeMinProperties, "object has %d properties, fewer than the minimum %d", count, p.minProps)
+		st.add(CodeMinProperties, "object has %d properties, fewer than the minimum %d", count, p.minProps)
 	}
 	if p.maxProps >= 0 && count > p.maxProps {
-		st.add("", CodeMaxProperties, "object has %d properties, more than the maximum %d", count, p.maxProps)
+		st.add(CodeMaxProperties, "object has %d properties, more than the maximum %d", count, p.maxProps)
 	}
 	return nil
 }
@@ -807,15 +812,15 @@ func (st *fastState) array(p *plan) error {
 		}
 	}
 	if n < p.minItems {
-		st.add("", CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)
+		st.add(CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)
 	}
 	if p.maxItems >= 0 && n > p.maxItems {
-		st.add("", CodeMaxItems, "array has %d items, more than the maximum %d", n, p.maxItems)
+		st.add(CodeMaxItems, "array has %d items, more than the maximum %d", n, p.maxItems)
 	}
 	if p.unique {
 		items := st.items[len(st.items)-n:]
 		if i, j, dup := st.duplicates(items); dup {
-			st.add("", CodeUniqueItems, "items %d and %d are equal", i, j)
+			st.add(CodeUniqueItems, "items %d and %d are equal", i, j)
 		}
 		st.items = st.items[:len(st.items)-n]
 	}

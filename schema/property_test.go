@@ -20,7 +20,7 @@ func genStrLit() *rapid.Generator[string] {
 	return rapid.SampledFrom([]string{"", "a", "ab", "Ünï", "2026-03-20T10:00:00Z", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "x y"})
 }
 
-func genName() *rapid.Generator[string] { return rapid.SampledFrom([]string{"a", "b", "c", "d e"}) }
+func genName() *rapid.Generator[string] { return rapid.SampledFrom([]string{"a", "b", "c", "d e", ""}) }
 
 // genSchemaText draws a schema from the keywords the fast validator implements.
 func genSchemaText(t *rapid.T, depth int) string {
@@ -109,7 +109,7 @@ func genInstance(t *rapid.T, depth int) string {
 	case "lit":
 		return rapid.SampledFrom([]string{"true", "false", "null"}).Draw(t, "ilit")
 	case "obj":
-		names := rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"a", "b", "c", "d e", "z"}), 0, 4, rapid.ID[string]).Draw(t, "inames")
+		names := rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"a", "b", "c", "d e", "z", ""}), 0, 4, rapid.ID[string]).Draw(t, "inames")
 		var ms []string
 		for _, n := range names {
 			ms = append(ms, fmt.Sprintf("%q:%s", n, genInstance(t, depth-1)))
