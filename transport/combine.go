@@ -158,8 +158,7 @@ func (c *combiner) cork() bool {
 // flushLocked writes what is corked followed by p, in one system call where it can, and
 // clears the corked bit. c.mu is held.
 func (c *combiner) flushLocked(p []byte) error {
-	if len(c.buf) == 0 {
-		c.state.And(^int64(corked))
+	if len(c.buf) == 0 { // then the corked bit is clear: both change under c.mu
 		if len(p) == 0 {
 			return nil
 		}

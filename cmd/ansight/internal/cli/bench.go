@@ -58,7 +58,10 @@ same machine, with the ratio:
                      latency p50/p90/p99 and throughput, 1 and N concurrent callers, against
                      the floor: the call's and its answer's exact bytes echoed over one
                      coder/websocket connection, same direction, no allocation (and, for one
-                     release, the older echo of the same sizes over package transport)
+                     release, the older echo of the same sizes over package transport); the
+                     floor writes each message with a system call of its own, while package
+                     transport combines concurrent writes, so with N callers a call can cost
+                     less than its floor
   batch              one tool.batch of 32 calls against the 32 calls one by one
   catalog            CPU per query of index, definitions and full answers at 100, 1,000 and
                      10,000 tools, repeated and asked for the first time, against the floor
