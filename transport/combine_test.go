@@ -121,6 +121,7 @@ func FuzzCombiner(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 9, 0, 0, 1, 0x38})                               // one gives up after the other corked
 	f.Add([]byte{0, 1, 0, 0xE5, 0, 1})                                     // a frame beyond what is corked, after a corked one
 	f.Add([]byte{0, 1, 0xC4, 0xC5})                                        // two mid-sized frames
+	f.Add([]byte{0, 1, 2, 0xC6})                                           // a frame above corkFrame, within corkLimit
 	f.Add(append([]byte{0, 1, 2}, bytes.Repeat([]byte{0xC4, 0, 0}, 7)...)) // corked up to the limit
 	f.Add([]byte{0, 1, 0, 1, 4, 5, 4, 5})
 	f.Add([]byte{0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 8, 9, 10})
@@ -140,6 +141,16 @@ func FuzzCombiner(f *testing.F) {
 			}
 			return b
 		}
+		// write writes p as the library does, and checks it went out at once when it must.
+		write := func(i int, p []byte, atOnce bool, what string) {
+			want = append(want, p...)
+			if _, err := c.Write(p); err != nil {
+				t.Fatal(err)
+			}
+			if atOnce && len(c.buf) != 0 {
+				t.Fatalf("op %d: %s (%d bytes) was corked", i, what, len(p))
+			}
+		}
 		leave := func() {
 			on--
 			if err := c.leave(context.Background(), nil); err != nil {
@@ -154,15 +165,7 @@ func FuzzCombiner(f *testing.F) {
 			}
 			switch {
 			case op&0x30 == 0x30: // a control frame (a ping, a pong): written without entering
-				p := frame(size % 126)
-				want = append(want, p...)
-				lone := on == 0
-				if _, err := c.Write(p); err != nil {
-					t.Fatal(err)
-				}
-				if lone && len(c.buf) != 0 {
-					t.Fatalf("op %d: a control frame with no message on its way was corked", i)
-				}
+				write(i, frame(size%126), on == 0, "a control frame with no message on its way")
 			case stage[w] == 0:
 				c.enter()
 				on++
@@ -171,18 +174,7 @@ func FuzzCombiner(f *testing.F) {
 				leave()
 				stage[w] = 0
 			case stage[w] == 1:
-				p := frame(size)
-				want = append(want, p...)
-				lone := on == 1
-				if _, err := c.Write(p); err != nil {
-					t.Fatal(err)
-				}
-				if lone && len(c.buf) != 0 {
-					t.Fatalf("op %d: the only message on its way was corked", i)
-				}
-				if len(p) > corkFrame && len(c.buf) != 0 {
-					t.Fatalf("op %d: a %d-byte frame was held", i, len(p))
-				}
+				write(i, frame(size), on == 1 || size > corkFrame, "the only message on its way or a frame above corkFrame")
 				stage[w] = 2
 			default:
 				leave()
@@ -484,34 +476,43 @@ func FuzzCombinedWire(f *testing.F) {
 	})
 }
 
-// A transport that is not an *http.Transport still dials: its connections are written
-// plainly.
-func TestDialOtherRoundTripper(t *testing.T) {
+// echoOnce is a server that echoes one message on each WebSocket it accepts.
+func echoOnce(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := Accept(w, r, AcceptOptions{})
 		if err != nil {
 			return
 		}
 		defer c.Close(StatusNormalClosure, "")
-		typ, b, err := c.Read(context.Background())
-		if err == nil {
-			err = c.Write(context.Background(), typ, b)
+		if typ, b, err := c.Read(context.Background()); err == nil {
+			_ = c.Write(context.Background(), typ, b)
 		}
-		_ = err
 		_, _, _ = c.Read(context.Background())
 	}))
-	defer srv.Close()
-	rt := roundTripper{http.DefaultTransport}
-	c, err := Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{HTTPClient: &http.Client{Transport: rt}})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// checkDialsPlain dials url with opts and checks the connection works, written plainly.
+func checkDialsPlain(t *testing.T, url string, opts DialOptions, why string) {
+	t.Helper()
+	c, err := Dial(context.Background(), "ws"+strings.TrimPrefix(url, "http"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close(StatusNormalClosure, "")
 	if c.(*wsConn).comb != nil {
-		t.Fatal("combining under a transport it cannot dial for")
+		t.Fatal(why)
 	}
 	mustWrite(t, c, MessageText, []byte("hello"))
 	mustRead(t, c, MessageText, []byte("hello"))
+}
+
+// A transport that is not an *http.Transport still dials: its connections are written
+// plainly.
+func TestDialOtherRoundTripper(t *testing.T) {
+	rt := roundTripper{http.DefaultTransport}
+	checkDialsPlain(t, echoOnce(t).URL, DialOptions{HTTPClient: &http.Client{Transport: rt}}, "combining under a transport it cannot dial for")
 }
 
 type roundTripper struct{ http.RoundTripper }
@@ -548,30 +549,10 @@ func TestCombinerLeaveBoundedByContext(t *testing.T) {
 // A dial redirected to another server dials twice: which connection carries the WebSocket
 // is not known, and it is written plainly.
 func TestDialRedirectedPlain(t *testing.T) {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := Accept(w, r, AcceptOptions{})
-		if err != nil {
-			return
-		}
-		defer c.Close(StatusNormalClosure, "")
-		if typ, b, err := c.Read(context.Background()); err == nil {
-			_ = c.Write(context.Background(), typ, b)
-		}
-		_, _, _ = c.Read(context.Background())
-	}))
-	defer echo.Close()
+	echo := echoOnce(t)
 	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, echo.URL, http.StatusTemporaryRedirect)
 	}))
 	defer redirect.Close()
-	c, err := Dial(context.Background(), "ws"+strings.TrimPrefix(redirect.URL, "http"), DialOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(StatusNormalClosure, "")
-	if c.(*wsConn).comb != nil {
-		t.Fatal("a redirected dial combines through one of its two connections")
-	}
-	mustWrite(t, c, MessageText, []byte("hello"))
-	mustRead(t, c, MessageText, []byte("hello"))
+	checkDialsPlain(t, redirect.URL, DialOptions{}, "a redirected dial combines through one of its two connections")
 }
