@@ -78,8 +78,8 @@ func coldBaseline(detail string, tools int) string {
 // code, measured alternating in one session (BenchmarkCatalogCold): the first query of a
 // new app, whose tools' catalog parts are made as they are registered, and the first after
 // the catalog changed, which this measurement toggles the guard for.
-const coldAt24060c7 = "first of a new app 23,328 → 10,469 µs, 2.2 × cheaper (medians of 8 runs each, pairs 1.7–2.4 ×); " +
-	"after a change 8,821 → 7,814 µs, 1.13 × (4 runs each; load 3.0–6.0)"
+const coldAt24060c7 = "first of a new app 23,371 → 11,331 µs, 2.06 × cheaper (medians of 12 runs each, pairs 1.65–2.44 ×, 1.79 × at load 6–8); " +
+	"after a change 8,821 → 7,814 µs, 1.13 × (4 runs each; load 3.0–8.1)"
 
 // catalog measures the catalog answers of the app whose session c is; setGuard changes
 // its catalog (the cold answer).
