@@ -66,6 +66,10 @@ func queryOnly(ctx context.Context, conn *sql.Conn, f func(ctx context.Context, 
 		return err
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+		// The switch may have taken effect all the same (the call's context ending as the
+		// statement completes reports an error for it): a connection in a state not known
+		// never returns to the pool.
+		discard(conn)
 		return err
 	}
 	defer func() {
