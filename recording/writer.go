@@ -29,8 +29,10 @@ const (
 // parses them, writes their files and commits their rows, then applies the budgets. It
 // runs when the tick that the first queued item armed fires (or at once for a barrier, a
 // backlog or Close) and writes everything queued by then, in as many batches as it takes.
+// It runs on a thread of its own at a lower priority (lowerWriterPriority) and ends on it.
 func (r *Recorder) writer() {
 	defer close(r.done)
+	lowerWriterPriority()
 	for {
 		select {
 		case <-r.wake:
