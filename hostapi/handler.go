@@ -289,7 +289,13 @@ func stream(w http.ResponseWriter, r *http.Request, run func(context.Context, fu
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	var mu sync.Mutex // progress may be reported from the session's reader goroutine
-	line := func(v any) {
+	// line writes one line; progress lines are flushed at once, the last line (result or
+	// error) goes out as the handler returns, in one write with the end of the chunked
+	// body: a client reading up to the result line then sees the body's end with it, so
+	// its connection goes back to the pool (flushed alone, the end came in a second
+	// write the client had often not read yet when it closed the body, and the
+	// connection was dropped: 1–2.5 % of small calls dialed anew).
+	line := func(v any, last bool) {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return
@@ -297,7 +303,7 @@ func stream(w http.ResponseWriter, r *http.Request, run func(context.Context, fu
 		mu.Lock()
 		defer mu.Unlock()
 		w.Write(append(b, '\n'))
-		if flusher != nil {
+		if flusher != nil && !last {
 			flusher.Flush()
 		}
 	}
@@ -307,22 +313,22 @@ func stream(w http.ResponseWriter, r *http.Request, run func(context.Context, fu
 		stop := done
 		mu.Unlock()
 		if !stop {
-			line(streamLine{Progress: &p})
+			line(streamLine{Progress: &p}, false)
 		}
 	})
 	mu.Lock()
 	done = true
 	mu.Unlock()
 	if err != nil {
-		line(streamLine{Error: toWireError(err)})
+		line(streamLine{Error: toWireError(err)}, true)
 		return
 	}
 	b, merr := json.Marshal(v)
 	if merr != nil {
-		line(streamLine{Error: toWireError(merr)})
+		line(streamLine{Error: toWireError(merr)}, true)
 		return
 	}
-	line(streamLine{Result: b})
+	line(streamLine{Result: b}, true)
 }
 
 // streamLine is one line of an NDJSON answer.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -57,7 +59,10 @@ func (f *fakeBackend) Call(_ context.Context, id string, req CallRequest, progre
 }
 
 // serve runs the handler over a real Unix socket made by Listen.
-func serve(t *testing.T, b Backend) *Client {
+func serve(t *testing.T, b Backend) *Client { return serveWith(t, b, nil) }
+
+// serveWith is serve with the server's ConnState hook.
+func serveWith(t *testing.T, b Backend, connState func(net.Conn, http.ConnState)) *Client {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ctl") // short: Unix socket paths are limited to ~100 bytes
 	if err != nil {
@@ -69,7 +74,7 @@ func serve(t *testing.T, b Backend) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: NewHandler(b)}
+	srv := &http.Server{Handler: NewHandler(b), ConnState: connState}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return NewClient(path)
@@ -287,4 +292,29 @@ func (b *eventsBackend) Events(ctx context.Context, fn func(Event) error) error 
 	}
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// Calls one after another go over one connection: the answer's last line reaches the
+// client with the end of its body, so the connection goes back to the pool when the
+// client stops at that line (the last line flushed alone, 1–2.5 % of calls dialed anew).
+func TestStreamedCallsReuseTheConnection(t *testing.T) { // not parallel: Listen sets the process umask for a moment
+	var conns atomic.Int64
+	c := serveWith(t, &fakeBackend{}, func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	})
+	for i := range 600 {
+		req := CallRequest{ToolID: []string{"a.read", "x.denied", "x.timeout"}[i%3]}
+		var progress func(Progress)
+		if i%2 == 0 {
+			progress = func(Progress) {}
+		}
+		if _, err := c.Call(t.Context(), "app-001", req, progress); err != nil && req.ToolID != "x.timeout" {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("600 calls opened %d connections, want 1", n)
+	}
 }

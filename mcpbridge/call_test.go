@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ansight-go/ansight/hostapi"
+	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -418,5 +419,35 @@ func TestCallPolicyCache(t *testing.T) {
 	}
 	if n := r.lookups.Load(); n != lookups+1 {
 		t.Fatalf("%d lookups for a call to an ended session", n-lookups)
+	}
+}
+
+// The meta-tools' input schemas take the schema package's fast validator (no allocation
+// for a valid input): ansight_call_app_tool's after.include is a uniqueItems array, which
+// sent every call's arguments through the general validator (a tenth of the bridge's own
+// CPU per call). Not parallel: AllocsPerRun.
+func TestMetaInputsValidateFast(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	for name, tc := range map[string]struct {
+		in    jsontext.Value
+		input string
+	}{
+		ToolCallAppTool:                 {callIn, `{"sessionId":"s-1","toolId":"app.get_state","arguments":{}}`},
+		ToolCallAppTool + " with after": {callIn, `{"toolId":"ui.perform_action","arguments":{"reference":"e5"},"after":{"include":["visualTree","screenshot"],"delayMilliseconds":100},"snapshot":true,"timeoutMs":5000}`},
+		ToolCallAppTools:                {batchIn, `{"calls":[{"toolId":"app.get_state"},{"toolId":"notes.create","arguments":{"title":"Milk"}}]}`},
+	} {
+		s, err := schema.Compile(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		input := jsontext.Value(tc.input)
+		if vs := s.Validate(input); vs != nil {
+			t.Fatalf("%s: %v", name, vs)
+		}
+		if n := testing.AllocsPerRun(50, func() { s.Validate(input) }); n != 0 {
+			t.Errorf("%s: %v allocations validating a valid input, want 0 (the general validator)", name, n)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,12 @@ func appText(s string) *mcp.TextContent {
 // appJSON frames JSON text that holds app text. The escapes are JSON's own (\u003c,
 // \u202e), so the framed text still decodes to the same value.
 func appJSON(b []byte) *mcp.TextContent {
-	return &mcp.TextContent{Text: untrustedOpen + "\n" + revealJSON(b) + "\n" + untrustedClose, Meta: untrustedMeta()}
+	var out strings.Builder // the text in one copy: a call's answer is framed on every call
+	out.Grow(len(untrustedOpen) + len(b) + len(untrustedClose) + 2 + 16)
+	out.WriteString(untrustedOpen + "\n")
+	writeRevealedJSON(&out, b)
+	out.WriteString("\n" + untrustedClose)
+	return &mcp.TextContent{Text: out.String(), Meta: untrustedMeta()}
 }
 
 // appImage marks an image the app rendered.
@@ -134,17 +140,17 @@ func revealText(s string) string {
 	return b.String()
 }
 
-// revealJSON does what revealText does, in JSON text, with JSON's escapes: hidden
-// characters, <, > and & as \uXXXX (surrogate pairs above the BMP), and the frame's name
-// with its first hyphen as \u002d. JSON text has such characters only inside strings, where
-// an escape is the same character: the value is unchanged.
-func revealJSON(b []byte) string {
-	s := string(b)
+// writeRevealedJSON writes JSON text b to out doing what revealText does, with JSON's
+// escapes: hidden characters, <, > and & as \uXXXX (surrogate pairs above the BMP), and the
+// frame's name with its first hyphen as \u002d. JSON text has such characters only inside
+// strings, where an escape is the same character: the value is unchanged.
+func writeRevealedJSON(out *strings.Builder, b []byte) {
+	// b as a string without copying it: only read here, and out copies what it writes.
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	if !needsReveal(s) && !strings.ContainsAny(s, "<>&") {
-		return s
+		out.WriteString(s)
+		return
 	}
-	var out strings.Builder
-	out.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		if at := nameAt(s, i); at > 0 {
 			out.WriteString(s[i : i+len("untrusted")])
@@ -157,16 +163,15 @@ func revealJSON(b []byte) string {
 		case r == '<' || r == '>' || r == '&' || hidden(r) && r != '\n' && r != '\t':
 			if r > 0xFFFF {
 				hi, lo := utf16Pair(r)
-				fmt.Fprintf(&out, `\u%04x\u%04x`, hi, lo)
+				fmt.Fprintf(out, `\u%04x\u%04x`, hi, lo)
 			} else {
-				fmt.Fprintf(&out, `\u%04x`, r)
+				fmt.Fprintf(out, `\u%04x`, r)
 			}
 		default:
 			out.WriteString(s[i : i+size])
 		}
 		i += size
 	}
-	return out.String()
 }
 
 // utf16Pair is r's surrogate pair.

@@ -207,3 +207,10 @@ func TestHiddenASCII(t *testing.T) {
 		}
 	}
 }
+
+// revealJSON is writeRevealedJSON into a string of its own.
+func revealJSON(b []byte) string {
+	var out strings.Builder
+	writeRevealedJSON(&out, b)
+	return out.String()
+}

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
@@ -20,7 +22,10 @@ import (
 // is compiled into a plan that validates straight off the JSON text with a pooled
 // jsonscan.Scanner: no generic Go values, no allocation when the instance is valid. Any
 // other keyword ($ref, allOf/anyOf/oneOf, unevaluated*, patternProperties, …) sends the
-// whole schema to the general validator. Both are checked against each other in the tests.
+// whole schema to the general validator. uniqueItems is checked here for arrays of up to
+// maxUniqueItems scalars (strings, numbers within the general validator's exponents,
+// literals); an instance with any other such array goes to the general validator whole
+// (plan.validate's ok). Both are checked against each other in the tests.
 
 // JSON types as a bit set.
 const (
@@ -78,6 +83,7 @@ type plan struct {
 	items    *plan // nil: any
 	minItems int
 	maxItems int
+	unique   bool // uniqueItems: true
 
 	minLen  int
 	maxLen  int
@@ -242,7 +248,11 @@ func planOf(n *node) (*plan, bool) {
 				p.exclMax = v.raw
 			}
 		case "uniqueItems":
-			if v.kind != 'f' { // true needs deep equality: general validator
+			switch v.kind {
+			case 't':
+				p.unique = true
+			case 'f':
+			default:
 				return nil, false
 			}
 		default:
@@ -367,41 +377,73 @@ type pathSeg struct {
 // fastState is the pooled per-call state of the fast validator.
 type fastState struct {
 	scan    jsonscan.Scanner
+	data    []byte // the instance
 	path    []pathSeg
 	scratch []byte
 	out     []Violation
+	// items are the places in data of the elements of the uniqueItems arrays being read;
+	// unescaped holds two of them unescaped, to compare.
+	items     []span
+	unescaped [2][]byte
 }
+
+// span is data[start:end].
+type span struct{ start, end int }
+
+// maxUniqueItems is the longest uniqueItems array the fast validator compares (pair by
+// pair); a longer one goes to the general validator, which hashes.
+const maxUniqueItems = 32
+
+// errGeneral ends a fast validation that met what only the general validator checks: a
+// uniqueItems array holding objects or arrays (deep equality), numbers beyond its
+// exponents (it tames them: tameNumber), or more than maxUniqueItems elements.
+var errGeneral = errors.New("schema: for the general validator")
 
 var fastStates = sync.Pool{New: func() any { return new(fastState) }}
 
-// validate checks instance against p.
-func (p *plan) validate(instance jsontext.Value) []Violation {
+// validate checks instance against p; ok is false when the instance needs the general
+// validator (errGeneral), whose verdict is then the one.
+func (p *plan) validate(instance jsontext.Value) (_ []Violation, ok bool) {
 	st := fastStates.Get().(*fastState)
 	st.scan.Reset(instance, maxInstanceDepth)
+	st.data = instance
 	st.path = st.path[:0]
+	st.items = st.items[:0]
 	st.out = nil
 	err := st.value(p)
 	if err == nil {
 		err = st.scan.End()
 	}
-	out := st.out
-	if err != nil {
+	out, ok := st.out, true
+	switch {
+	case err == errGeneral:
+		out, ok = nil, false
+	case err != nil:
 		out = []Violation{{Path: "$", Code: CodeInvalidJSON, Message: "value is not valid JSON: " + jsonscan.Elide(err.Error(), 256)}}
 	}
 	st.out = nil
 	// Drop every reference to instance before going back to the pool.
 	st.scan.Release()
+	st.data = nil
+	if cap(st.items) > 4*maxUniqueItems {
+		st.items = nil
+	}
+	for i := range st.unescaped {
+		if cap(st.unescaped[i]) > 4<<10 {
+			st.unescaped[i] = nil
+		}
+	}
 	if cap(st.path) > 64 {
 		st.path = nil
 	} else {
 		clear(st.path[:cap(st.path)])
 	}
 	fastStates.Put(st)
-	return out
+	return out, ok
 }
 
-// add records a violation at the current path (plus an optional member name).
-func (st *fastState) add(extra string, code, format string, args ...any) {
+// add records a violation at the current path.
+func (st *fastState) add(code, format string, args ...any) {
 	if len(st.out) >= MaxViolations {
 		return
 	}
@@ -413,10 +455,15 @@ func (st *fastState) add(extra string, code, format string, args ...any) {
 			b = appendPathSegment(b, string(s.name), false)
 		}
 	}
-	if extra != "" {
-		b = appendPathSegment(b, extra, false)
-	}
 	st.out = append(st.out, Violation{Path: string(b), Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// addMember records a violation at the current path's member name (one missing or not
+// allowed), which may be empty: "" is a member name like any other (`$[""]`).
+func (st *fastState) addMember(name, code, format string, args ...any) {
+	st.path = append(st.path, pathSeg{name: []byte(name), index: -1})
+	st.add(code, format, args...)
+	st.path = st.path[:len(st.path)-1]
 }
 
 // str returns the unquoted content of a string value read by the scanner (escaped as it
@@ -461,7 +508,7 @@ func inside(err error, seg string) error {
 func (st *fastState) value(p *plan) error {
 	c := st.scan.Peek()
 	if p.never {
-		st.add("", CodeSchemaMismatch, "no value is allowed here")
+		st.add(CodeSchemaMismatch, "no value is allowed here")
 		return st.scan.Skip()
 	}
 	if c == '{' || c == '[' {
@@ -524,7 +571,7 @@ func isIntegerLiteral(v []byte) bool {
 
 func (st *fastState) typeMismatch(want uint8, k jsontext.Kind) {
 	if k == 'n' {
-		st.add("", CodeNullNotAllowed, "null is not allowed (expected %s)", typeNames(want))
+		st.add(CodeNullNotAllowed, "null is not allowed (expected %s)", typeNames(want))
 		return
 	}
 	got := "object"
@@ -538,7 +585,7 @@ func (st *fastState) typeMismatch(want uint8, k jsontext.Kind) {
 	case 't', 'f':
 		got = "boolean"
 	}
-	st.add("", CodeTypeMismatch, "expected %s, got %s", typeNames(want), got)
+	st.add(CodeTypeMismatch, "expected %s, got %s", typeNames(want), got)
 }
 
 func typeNames(bits uint8) string {
@@ -580,14 +627,14 @@ func (st *fastState) equalLiteral(l *literal, k jsontext.Kind, v []byte, escaped
 
 func (st *fastState) literalMismatch(p *plan) {
 	if p.hasConst && p.enum == nil {
-		st.add("", CodeConstValueInvalid, "value must be %s", literalText(&p.konst))
+		st.add(CodeConstValueInvalid, "value must be %s", literalText(&p.konst))
 		return
 	}
 	var opts []string
 	for i := range p.enum {
 		opts = append(opts, literalText(&p.enum[i]))
 	}
-	st.add("", CodeEnumValueInvalid, "value must be one of %s", strings.Join(opts, ", "))
+	st.add(CodeEnumValueInvalid, "value must be one of %s", strings.Join(opts, ", "))
 }
 
 func literalText(l *literal) string {
@@ -612,21 +659,21 @@ func (st *fastState) string(p *plan, v []byte, escaped bool) {
 	// A failed format ends the checks of this value, as in the general validator.
 	if p.format != nil {
 		if err := p.format.Validate(string(s)); err != nil {
-			st.add("", CodeFormatInvalid, "value is not a valid %s", formatName(p.format))
+			st.add(CodeFormatInvalid, "value is not a valid %s", formatName(p.format))
 			return
 		}
 	}
 	if p.minLen > 0 || p.maxLen >= 0 {
 		n := utf8.RuneCount(s)
 		if n < p.minLen {
-			st.add("", CodeMinLength, "length %d is below the minimum length %d", n, p.minLen)
+			st.add(CodeMinLength, "length %d is below the minimum length %d", n, p.minLen)
 		}
 		if p.maxLen >= 0 && n > p.maxLen {
-			st.add("", CodeMaxLength, "length %d exceeds the maximum length %d", n, p.maxLen)
+			st.add(CodeMaxLength, "length %d exceeds the maximum length %d", n, p.maxLen)
 		}
 	}
 	if p.pattern != nil && !p.pattern.Match(s) {
-		st.add("", CodePatternMismatch, "value does not match the pattern %q", p.pattern.String())
+		st.add(CodePatternMismatch, "value does not match the pattern %q", p.pattern.String())
 	}
 }
 
@@ -639,16 +686,16 @@ func formatName(s *jsonschema.Schema) string {
 
 func (st *fastState) number(p *plan, v []byte) {
 	if p.minimum != nil && compareDecimal(v, p.minimum) < 0 {
-		st.add("", CodeMinimum, "%s is below the minimum %s", numText(v), numText(p.minimum))
+		st.add(CodeMinimum, "%s is below the minimum %s", numText(v), numText(p.minimum))
 	}
 	if p.maximum != nil && compareDecimal(v, p.maximum) > 0 {
-		st.add("", CodeMaximum, "%s exceeds the maximum %s", numText(v), numText(p.maximum))
+		st.add(CodeMaximum, "%s exceeds the maximum %s", numText(v), numText(p.maximum))
 	}
 	if p.exclMin != nil && compareDecimal(v, p.exclMin) <= 0 {
-		st.add("", CodeExclusiveMinimum, "%s must be greater than %s", numText(v), numText(p.exclMin))
+		st.add(CodeExclusiveMinimum, "%s must be greater than %s", numText(v), numText(p.exclMin))
 	}
 	if p.exclMax != nil && compareDecimal(v, p.exclMax) >= 0 {
-		st.add("", CodeExclusiveMaximum, "%s must be less than %s", numText(v), numText(p.exclMax))
+		st.add(CodeExclusiveMaximum, "%s must be less than %s", numText(v), numText(p.exclMax))
 	}
 }
 
@@ -687,7 +734,7 @@ func (st *fastState) object(p *plan) error {
 		case declared && prop.schema != nil:
 			err = st.member(name, prop.schema)
 		case p.additional == additionalNone:
-			st.add(string(name), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", name)
+			st.addMember(string(name), CodeAdditionalPropertyNotAllowed, "property %q is not allowed", name)
 			err = st.scan.Skip()
 		case p.additional == additionalSchema:
 			err = st.member(name, p.additionalSch)
@@ -700,14 +747,14 @@ func (st *fastState) object(p *plan) error {
 	}
 	for i, name := range p.required {
 		if seen&(1<<i) == 0 {
-			st.add(name, CodeRequiredPropertyMissing, "required property %q is missing", name)
+			st.addMember(name, CodeRequiredPropertyMissing, "required property %q is missing", name)
 		}
 	}
 	if count < p.minProps {
-		st.add("", CodeMinProperties, "object has %d properties, fewer than the minimum %d", count, p.minProps)
+		st.add(CodeMinProperties, "object has %d properties, fewer than the minimum %d", count, p.minProps)
 	}
 	if p.maxProps >= 0 && count > p.maxProps {
-		st.add("", CodeMaxProperties, "object has %d properties, more than the maximum %d", count, p.maxProps)
+		st.add(CodeMaxProperties, "object has %d properties, more than the maximum %d", count, p.maxProps)
 	}
 	return nil
 }
@@ -739,6 +786,13 @@ func (st *fastState) array(p *plan) error {
 		} else {
 			sub = p.items
 		}
+		start := 0
+		if p.unique {
+			if c := st.scan.Peek(); c == '{' || c == '[' || n == maxUniqueItems {
+				return errGeneral
+			}
+			start = st.scan.Pos()
+		}
 		if sub == nil {
 			err = st.scan.Skip()
 		} else {
@@ -749,12 +803,61 @@ func (st *fastState) array(p *plan) error {
 		if err != nil {
 			return inside(err, strconv.Itoa(n))
 		}
+		if p.unique {
+			item := span{start, st.scan.Pos()}
+			if kindOf(st.data[start]) == '0' && !parseDecimal(st.data[item.start:item.end]).withinExponents() {
+				return errGeneral
+			}
+			st.items = append(st.items, item)
+		}
 	}
 	if n < p.minItems {
-		st.add("", CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)
+		st.add(CodeMinItems, "array has %d items, fewer than the minimum %d", n, p.minItems)
 	}
 	if p.maxItems >= 0 && n > p.maxItems {
-		st.add("", CodeMaxItems, "array has %d items, more than the maximum %d", n, p.maxItems)
+		st.add(CodeMaxItems, "array has %d items, more than the maximum %d", n, p.maxItems)
+	}
+	if p.unique {
+		items := st.items[len(st.items)-n:]
+		if i, j, dup := st.duplicates(items); dup {
+			st.add(CodeUniqueItems, "items %d and %d are equal", i, j)
+		}
+		st.items = st.items[:len(st.items)-n]
 	}
 	return nil
+}
+
+// duplicates finds, as the general validator does, the first element equal to an earlier
+// one, j, and the first earlier one it equals, i. The elements are scalars.
+func (st *fastState) duplicates(items []span) (i, j int, dup bool) {
+	for j = 1; j < len(items); j++ {
+		for i = 0; i < j; i++ {
+			if st.equalItems(items[i], items[j]) {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// equalItems reports whether two scalar elements are equal as JSON values: strings by
+// their characters, numbers by their value (1 equals 1.0), literals by their text.
+func (st *fastState) equalItems(a, b span) bool {
+	x, y := st.data[a.start:a.end], st.data[b.start:b.end]
+	k := kindOf(x[0])
+	switch {
+	case k != kindOf(y[0]):
+		return false
+	case k == '0':
+		return compareDecimal(x, y) == 0
+	case k != '"':
+		return x[0] == y[0] // true, false, null
+	case string(x) == string(y):
+		return true
+	case bytes.IndexByte(x, '\\') < 0 && bytes.IndexByte(y, '\\') < 0:
+		return false
+	}
+	st.unescaped[0] = jsonscan.AppendUnescaped(st.unescaped[0][:0], x[1:len(x)-1])
+	st.unescaped[1] = jsonscan.AppendUnescaped(st.unescaped[1][:0], y[1:len(y)-1])
+	return string(st.unescaped[0]) == string(st.unescaped[1])
 }

@@ -1,17 +1,21 @@
 package schema
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// FuzzValidate feeds arbitrary instances (network input: a call's arguments) to a schema
-// that takes the fast path, and checks that both validators agree on them.
+// FuzzValidate feeds arbitrary instances (network input: a call's arguments) to schemas
+// that take the fast path — benchSchema, and uniqueSchema for uniqueItems — and checks
+// that both validators agree on them (for uniqueItems, on its violations too).
 func FuzzValidate(f *testing.F) {
 	for _, seed := range []string{
 		string(benchInstance), `{}`, `null`, `{"reference":{"nodeId":""},"action":"x","timeoutMs":-1,"extra":[]}`,
 		`{"reference":{"nodeId":"\u00e9"},"action":"tap","timeoutMs":1e3}`, `{"a":1,"a":2}`, `[1,2`, `"\ud800"`,
+		`{"include":["screenshot","scr\u0065enshot"]}`, `{"any":[1,1.0,"1",null,true]}`, `{"any":[-0,0e5,[0],{}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -19,8 +23,12 @@ func FuzzValidate(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	u, err := Compile(uniqueSchema)
+	if err != nil || u.fast == nil {
+		f.Fatal("uniqueSchema: no fast path", err)
+	}
 	f.Fuzz(func(t *testing.T, instance []byte) {
-		fast := s.fast.validate(instance)
+		fast := fastOr(s)(instance)
 		std := s.validateStd(instance)
 		if (fast == nil) != (std == nil) {
 			t.Fatalf("instance %q: fast %v, std %v", instance, fast, std)
@@ -32,8 +40,28 @@ func FuzzValidate(f *testing.F) {
 		if fast == nil && !jsontext.Value(instance).IsValid() {
 			t.Fatalf("invalid JSON %q accepted", instance)
 		}
+		if got, ok := u.fast.validate(instance); ok {
+			if std := u.validateStd(instance); (got == nil) != (std == nil) || uniqueOf(got) != uniqueOf(std) {
+				t.Fatalf("uniqueItems, instance %q: fast %v, std %v", instance, got, std)
+			}
+		}
 	})
 }
+
+// uniqueOf is the unique_items violations of vs, as text.
+func uniqueOf(vs []Violation) string {
+	var out []string
+	for _, v := range vs {
+		if v.Code == CodeUniqueItems {
+			out = append(out, v.Path+" "+v.Message)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
+}
+
+// uniqueSchema has uniqueItems arrays, typed and not.
+var uniqueSchema = jsontext.Value(`{"type":"object","properties":{"include":{"type":"array","items":{"enum":["visualTree","screenshot"]},"uniqueItems":true,"maxItems":2},"any":{"uniqueItems":true,"items":{"uniqueItems":true}}}}`)
 
 // FuzzCompile compiles arbitrary schemas (a host compiles the schemas an app
 // publishes) and validates a few instances with whatever compiles.

@@ -224,7 +224,9 @@ func (s *Schema) Validate(instance jsontext.Value) []Violation {
 
 func (s *Schema) validate(instance jsontext.Value) []Violation {
 	if s.fast != nil {
-		return s.fast.validate(instance)
+		if out, ok := s.fast.validate(instance); ok {
+			return out
+		}
 	}
 	return s.validateStd(instance)
 }

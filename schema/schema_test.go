@@ -117,9 +117,20 @@ func engines(t *testing.T, schema string) map[string]func(jsontext.Value) []Viol
 	}
 	m := map[string]func(jsontext.Value) []Violation{"std": s.validateStd}
 	if s.fast != nil {
-		m["fast"] = s.fast.validate
+		m["fast"] = fastOr(s)
 	}
 	return m
+}
+
+// fastOr is s's fast validator, falling back to the general one for the instances it
+// leaves to it, as Validate does.
+func fastOr(s *Schema) func(jsontext.Value) []Violation {
+	return func(instance jsontext.Value) []Violation {
+		if out, ok := s.fast.validate(instance); ok {
+			return out
+		}
+		return s.validateStd(instance)
+	}
 }
 
 func brief(vs []Violation) string {
@@ -256,7 +267,7 @@ func TestValidateBoundsViolations(t *testing.T) {
 		t.Fatal(err)
 	}
 	inst := "[" + strings.Repeat("1,", 100) + "1]"
-	for name, v := range map[string]func(jsontext.Value) []Violation{"fast": s.fast.validate, "std": s.validateStd} {
+	for name, v := range map[string]func(jsontext.Value) []Violation{"fast": fastOr(s), "std": s.validateStd} {
 		t.Run(name, func(t *testing.T) {
 			if n := len(v(jsontext.Value(inst))); n != MaxViolations {
 				t.Errorf("%d violations, want %d", n, MaxViolations)
@@ -374,5 +385,72 @@ func TestValidateEmptyObjectShortcut(t *testing.T) {
 		if got := s.Validate(jsontext.Value(`{}`)); len(got) != want || len(s.validate(jsontext.Value(`{}`))) != want {
 			t.Errorf("%s: %d violations for {}, want %d", raw, len(got), want)
 		}
+	}
+}
+
+// uniqueItems over scalars is the fast validator's, with the general one's verdicts and
+// messages; arrays it cannot compare go to the general validator.
+func TestValidateUniqueItems(t *testing.T) {
+	t.Parallel()
+	s, err := Compile(jsontext.Value(`{"type":"object","properties":{"include":{"type":"array","items":{"enum":["visualTree","screenshot"]},"uniqueItems":true,"maxItems":2},"any":{"uniqueItems":true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.fast == nil {
+		t.Fatal("uniqueItems did not take the fast path")
+	}
+	for _, tc := range []struct {
+		instance string
+		fast     bool // the fast validator answers
+		want     string
+	}{
+		{`{"include":["visualTree"]}`, true, ""},
+		{`{"include":["visualTree","screenshot"]}`, true, ""},
+		{`{"include":["screenshot","screenshot"]}`, true, "$.include unique_items"},
+		{`{"include":["screenshot","scr\u0065enshot"]}`, true, "$.include unique_items"},
+		{`{"include":["screenshot","x","screenshot"]}`, true, "$.include max_items; $.include unique_items; $.include[1] enum_value_invalid"},
+		{`{"any":[1,"1",true,false,null]}`, true, ""},
+		{`{"any":[1,2,3,1.0]}`, true, "$.any unique_items"},
+		{`{"any":[0,-0]}`, true, "$.any unique_items"},
+		{`{"any":[1e2,"a",100]}`, true, "$.any unique_items"},
+		{`{"any":[null,true,null]}`, true, "$.any unique_items"},
+		{`{"any":["a\u00e9","aé"]}`, true, "$.any unique_items"},
+		{`{"any":["\u00e9","\u00e8"]}`, true, ""},
+		{`{"any":[1e500,1e600]}`, false, "$.any unique_items"}, // both tamed to 1e400 by the general validator
+		{`{"any":[{"a":1},{"a":1}]}`, false, "$.any unique_items"},
+		{`{"any":[[1],[2]]}`, false, ""},
+		{`{"any":[` + strings.Repeat(`"a",`, maxUniqueItems) + `"b"]}`, false, "$.any unique_items"},
+		{`{"any":[` + strings.Repeat(`0,`, maxUniqueItems-1) + `"b"]}`, true, "$.any unique_items"},
+	} {
+		t.Run(tc.instance, func(t *testing.T) {
+			got, ok := s.fast.validate(jsontext.Value(tc.instance))
+			if ok != tc.fast {
+				t.Fatalf("fast validator answered %v, want %v", ok, tc.fast)
+			}
+			std := s.validateStd(jsontext.Value(tc.instance))
+			if ok && full(got) != full(std) {
+				t.Errorf("fast %s\nstd  %s", full(got), full(std))
+			}
+			if b := brief(s.Validate(jsontext.Value(tc.instance))); b != tc.want {
+				t.Errorf("%q, want %q", b, tc.want)
+			}
+		})
+	}
+}
+
+// A valid instance with uniqueItems arrays is validated without allocating (not parallel:
+// AllocsPerRun).
+func TestValidateUniqueItemsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	s, err := Compile(jsontext.Value(`{"type":"object","properties":{"include":{"type":"array","items":{"enum":["visualTree","screenshot"]},"uniqueItems":true},"any":{"uniqueItems":true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := jsontext.Value(`{"include":["visualTree","screenshot"],"any":[1,"a",true,"\u00e9","\u00e8"]}`)
+	s.Validate(valid)
+	if n := testing.AllocsPerRun(100, func() { s.Validate(valid) }); n != 0 {
+		t.Errorf("%v allocations validating %s, want 0", n, valid)
 	}
 }

@@ -115,13 +115,19 @@ func readAny(dec *jsontext.Decoder, values *int) (any, error) {
 // which computes with big.Rat: "1e1000000" alone costs it tens of milliseconds.
 const maxExponent = 400
 
+// withinExponents reports whether d is a number the general validator keeps as it is: zero,
+// or a magnitude within 10^±maxExponent (tameNumber replaces the others).
+func (d decimal) withinExponents() bool {
+	return d.isZero || d.point >= -maxExponent && d.point <= maxExponent
+}
+
 // tameNumber replaces a number whose magnitude is beyond 10^±maxExponent by ±1e400 (huge)
 // or ±1e-400 (tiny). Sign, integer-ness and the order relative to any bound a schema
 // plausibly states are kept; only comparisons between two such extremes could change.
 func tameNumber(lit string) string {
 	d := parseDecimal([]byte(lit))
 	switch {
-	case d.isZero || d.point >= -maxExponent && d.point <= maxExponent:
+	case d.withinExponents():
 		return lit
 	case d.point > maxExponent && d.neg:
 		return "-1e400"

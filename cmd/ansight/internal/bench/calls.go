@@ -74,8 +74,13 @@ type rounds struct {
 // alternate runs each of ops for n operations with callers goroutines, one after the
 // other, round after round, so that the load of other processes falls on all alike.
 func (r *run) alternate(ctx context.Context, n, callers int, ops ...func(context.Context) error) (*rounds, error) {
+	return alternateRounds(ctx, r.opts.Rounds, n, callers, ops...)
+}
+
+// alternateRounds is alternate with its number of rounds.
+func alternateRounds(ctx context.Context, count, n, callers int, ops ...func(context.Context) error) (*rounds, error) {
 	out := &rounds{ops: make([]series, len(ops))}
-	for range r.opts.Rounds {
+	for range count {
 		for i, op := range ops {
 			lat, used, err := timed(ctx, n, callers, op)
 			if err != nil {

@@ -231,52 +231,33 @@ func alternateBench(b *testing.B, rounds int, op, base func(context.Context) err
 	b.ReportMetric(median(ratios), "cpu-ratio")
 }
 
-// BenchmarkMCPCall is target 4 as go test measures it: rounds of ansight_call_app_tool
-// through the MCP bridge (an in-memory client, the bridge over the control socket), of the
-// same call through hostapi.Client over the socket, and of the MCP SDK's floor (an
-// in-memory tool that returns at once) alternate; it reports each one's CPU per call
-// (cpu-µs/bridge, /socket, /sdk) and the median round's share of the bridge's own
-// (bridge − socket − sdk) in the bridge's total (own-share); and, beside them, the SDK's
-// floor with the bridge's arguments and answer (cpu-µs/sdk-same) and the share left beyond
-// the SDK's handling of those bytes (bridge − socket − sdk-same: own-beyond-bytes). The
-// bridge is served over its stdio transport (LineTransport); the same bridge over the
-// SDK's (mcp.IOTransport, what ansight mcp used before) is measured in the same rounds:
-// cpu-µs/bridge-sdkio and its share, own-share-sdkio.
+// BenchmarkMCPCall is target 4 as go test measures it, with `ansight bench`'s own rounds
+// (mcpPaths.measure): 20 rounds of b.N/20 calls of each path in turn — ansight_call_app_tool
+// through the MCP bridge (an in-memory client, the bridge over the control socket), the
+// same call through hostapi.Client over the socket, the MCP SDK's floor (an in-memory tool
+// that returns at once), the floor with the bridge's arguments and answer, and the bridge
+// over the SDK's transport. It reports each one's CPU per call (cpu-µs/bridge, /socket,
+// /sdk, /sdk-same, /bridge-sdkio) and the median round's share of the bridge's own
+// (bridge − socket − sdk) in the bridge's total (own-share, the target), with its quartiles
+// (own-share-q1, -q3); the share left beyond the SDK's handling of the bridge's bytes
+// (bridge − socket − sdk-same: own-beyond-bytes); and the bridge's own share over the SDK's
+// transport (mcp.IOTransport, what ansight mcp used before LineTransport: own-share-sdkio).
 func BenchmarkMCPCall(b *testing.B) {
-	ctx := b.Context()
 	p := benchMCP(b)
-	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame, p.bridgeSDKIO}
-	for _, f := range ops { // warm up
-		if _, _, err := timed(ctx, 50, 1, f); err != nil {
-			b.Fatal(err)
-		}
-	}
-	const rounds = 10
-	n := max(1, b.N/rounds)
-	var cpu [5]time.Duration
-	shares := make([]float64, 0, rounds)
-	beyond := make([]float64, 0, rounds)
-	sharesSDKIO := make([]float64, 0, rounds)
-	for range rounds {
-		var perOp [5]float64
-		for i, f := range ops {
-			_, used, err := timed(ctx, n, 1, f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cpu[i] += used.Process.D()
-			perOp[i] = used.PerOp(n)
-		}
-		shares = append(shares, (perOp[0]-perOp[1]-perOp[2])/perOp[0])
-		beyond = append(beyond, (perOp[0]-perOp[1]-perOp[3])/perOp[0])
-		sharesSDKIO = append(sharesSDKIO, (perOp[4]-perOp[1]-perOp[2])/perOp[4])
+	const rounds = 20
+	m, err := p.measure(b.Context(), rounds, max(1, b.N/rounds))
+	if err != nil {
+		b.Fatal(err)
 	}
 	for i, name := range []string{"bridge", "socket", "sdk", "sdk-same", "bridge-sdkio"} {
-		b.ReportMetric(micros(cpu[i])/float64(n*rounds), "cpu-µs/"+name)
+		b.ReportMetric(mean(m.rounds.ops[i].cpu), "cpu-µs/"+name)
 	}
-	b.ReportMetric(median(shares), "own-share")
-	b.ReportMetric(median(beyond), "own-beyond-bytes")
-	b.ReportMetric(median(sharesSDKIO), "own-share-sdkio")
+	q1, q3 := quartiles(m.own)
+	b.ReportMetric(median(m.own), "own-share")
+	b.ReportMetric(q1, "own-share-q1")
+	b.ReportMetric(q3, "own-share-q3")
+	b.ReportMetric(median(m.beyond), "own-beyond-bytes")
+	b.ReportMetric(median(m.ownSDKIO), "own-share-sdkio")
 }
 
 // benchMCP starts the demo, a host over it and the MCP paths BenchmarkMCPCall and

@@ -161,43 +161,77 @@ func (r *run) mcp(ctx context.Context, s session) error {
 		return err
 	}
 	defer p.close()
-	n := max(50, r.opts.Calls/20)
-	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame, p.bridgeSDKIO}
-	if _, err := r.alternate(ctx, min(n, 100), 1, ops...); err != nil { // warm up
-		return err
-	}
-	rs, err := r.alternate(ctx, n, 1, ops...)
+	count, n := mcpRoundsOf(r.opts)
+	m, err := p.measure(ctx, count, n)
 	if err != nil {
 		return err
 	}
-	bridge, socket, sdk, same := median(rs.ops[0].cpu), median(rs.ops[1].cpu), median(rs.ops[2].cpu), median(rs.ops[3].cpu)
-	own := make([]float64, len(rs.ops[0].cpu))
-	beyond := make([]float64, len(rs.ops[0].cpu))
-	ownSDKIO := make([]float64, len(rs.ops[0].cpu))
-	for i := range own {
-		own[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[2].cpu[i]
-		beyond[i] = rs.ops[0].cpu[i] - rs.ops[1].cpu[i] - rs.ops[3].cpu[i]
-		ownSDKIO[i] = rs.ops[4].cpu[i] - rs.ops[1].cpu[i] - rs.ops[2].cpu[i]
-	}
-	sdkIO := median(rs.ops[4].cpu)
+	rs := m.rounds
+	bridge, socket, sdk, same, sdkIO := median(rs.ops[0].cpu), median(rs.ops[1].cpu), median(rs.ops[2].cpu), median(rs.ops[3].cpu), median(rs.ops[4].cpu)
+	own := median(m.own)
 	r.report.add(Figure{Group: "mcp", Name: "CPU per ansight_call_app_tool", Unit: UnitCPUMicros,
 		Value: bridge, Baseline: "the same call through hostapi.Client over the control socket", BaselineValue: socket,
 		RatioRange: ratioRange(rs.ops[0].cpu, rs.ops[1].cpu),
-		Note: fmt.Sprintf("%s with {}; an MCP client in memory, the bridge over the control socket; %d of each a round; the MCP SDK's floor (an in-memory tool that returns at once) %s; %s",
-			r.opts.Tool, n, formatValue(sdk, UnitCPUMicros), rs.othersNote())})
+		Note: fmt.Sprintf("%s with {}; an MCP client in memory, the bridge over the control socket; %d rounds of %d calls of each path in turn; the MCP SDK's floor (an in-memory tool that returns at once) %s; %s",
+			r.opts.Tool, count, n, formatValue(sdk, UnitCPUMicros), rs.othersNote())})
+	q1, q3 := quartiles(m.own)
 	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call", Unit: UnitCPUMicros,
-		Value: median(own), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge, Target: r.target(AtMost, 0.25),
-		Note: fmt.Sprintf("bridge − socket call − SDK floor, round by round (median round): %s − %s − %s; the bridge served over its stdio transport (LineTransport)",
-			formatValue(bridge, UnitCPUMicros), formatValue(socket, UnitCPUMicros), formatValue(sdk, UnitCPUMicros))})
+		Value: own * bridge, Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge, Target: r.target(AtMost, 0.25),
+		RatioRange: spread(m.own),
+		Note: fmt.Sprintf("bridge − socket call − SDK floor as a share of the bridge, round by round: the median round's %.3f (quartiles %.3f–%.3f of %d rounds) of the median call's %s (socket %s, floor %s); the bridge served over its stdio transport (LineTransport)",
+			own, q1, q3, count, formatValue(bridge, UnitCPUMicros), formatValue(socket, UnitCPUMicros), formatValue(sdk, UnitCPUMicros))})
 	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call over the SDK's stdio transport (before)", Unit: UnitCPUMicros,
-		Value: median(ownSDKIO), Baseline: "CPU per ansight_call_app_tool over it", BaselineValue: sdkIO,
+		Value: median(m.ownSDKIO) * sdkIO, Baseline: "CPU per ansight_call_app_tool over it", BaselineValue: sdkIO,
+		RatioRange: spread(m.ownSDKIO),
 		Note: fmt.Sprintf("the same bridge served over mcp.IOTransport, which ansight mcp used before LineTransport, in the same rounds: %s a call; own share %.3f against %.3f over LineTransport",
-			formatValue(sdkIO, UnitCPUMicros), median(ownSDKIO)/sdkIO, median(own)/bridge)})
+			formatValue(sdkIO, UnitCPUMicros), median(m.ownSDKIO), own)})
 	r.report.add(Figure{Group: "mcp", Name: "the bridge's own CPU per call beyond the SDK's handling of its bytes", Unit: UnitCPUMicros,
-		Value: median(beyond), Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge,
-		Note: fmt.Sprintf("bridge − socket call − the SDK's floor called with the bridge's arguments and answering its answer (%s), round by round; the SDK's own cost of those bytes is %s a call",
+		Value: median(m.beyond) * bridge, Baseline: "CPU per ansight_call_app_tool", BaselineValue: bridge,
+		RatioRange: spread(m.beyond),
+		Note: fmt.Sprintf("bridge − socket call − the SDK's floor called with the bridge's arguments and answering its answer (%s), as a share of the bridge, round by round (median round); the SDK's own cost of those bytes is %s a call",
 			formatValue(same, UnitCPUMicros), formatValue(same-sdk, UnitCPUMicros))})
 	return nil
+}
+
+// mcpRoundsOf is how many rounds the MCP measurement makes and how many calls of each path
+// a round has: three times a measurement's usual rounds, shorter. Its target is a
+// difference of three figures (bridge − socket − floor), each as noisy as any, so a round
+// reads 0.1–0.3 on a quiet machine where the median of 20 reads 0.20–0.25 (docs/performance.md,
+// round 4, sixth pass): it needs many rounds more than long ones. --quick: 21 rounds of 200
+// calls, about 10 s.
+func mcpRoundsOf(o Options) (count, n int) {
+	return 3 * o.Rounds, max(20, o.Calls/50)
+}
+
+// mcpMeasure is what the MCP measurement's rounds read: each path's series and, round by
+// round, the bridge's own share (bridge − socket − sdk) / bridge, the share beyond the
+// SDK's handling of the bridge's bytes ((bridge − socket − sdkSame) / bridge) and the own
+// share of the bridge over the SDK's transport ((bridgeSDKIO − socket − sdk) /
+// bridgeSDKIO).
+type mcpMeasure struct {
+	rounds                *rounds // ops: bridge, socket, sdk, sdkSame, bridgeSDKIO
+	own, beyond, ownSDKIO []float64
+}
+
+// measure runs count rounds of n calls of each path in turn, after a round of warm-up:
+// `ansight bench` and BenchmarkMCPCall both measure this way.
+func (p *mcpPaths) measure(ctx context.Context, count, n int) (*mcpMeasure, error) {
+	ops := []func(context.Context) error{p.bridge, p.socket, p.sdk, p.sdkSame, p.bridgeSDKIO}
+	if _, err := alternateRounds(ctx, 1, 100, 1, ops...); err != nil { // warm up
+		return nil, err
+	}
+	rs, err := alternateRounds(ctx, count, n, 1, ops...)
+	if err != nil {
+		return nil, err
+	}
+	m := &mcpMeasure{rounds: rs}
+	b, s, f, same, io := rs.ops[0].cpu, rs.ops[1].cpu, rs.ops[2].cpu, rs.ops[3].cpu, rs.ops[4].cpu
+	for i := range b {
+		m.own = append(m.own, (b[i]-s[i]-f[i])/b[i])
+		m.beyond = append(m.beyond, (b[i]-s[i]-same[i])/b[i])
+		m.ownSDKIO = append(m.ownSDKIO, (io[i]-s[i]-f[i])/io[i])
+	}
+	return m, nil
 }
 
 // runBridge serves br as `ansight mcp` does on stdio — Bridge.Run over its LineTransport,

@@ -64,3 +64,34 @@ func ratioRange(a, b []float64) *[2]float64 {
 	}
 	return out
 }
+
+// spread returns the lowest and the highest of xs (ratios of single rounds), nil when
+// empty.
+func spread(xs []float64) *[2]float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	return &[2]float64{slices.Min(xs), slices.Max(xs)}
+}
+
+// quartiles returns the lower and the upper quartile of xs (nearest rank), 0 when empty.
+func quartiles(xs []float64) (q1, q3 float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/4], s[(3*(len(s)-1)+3)/4]
+}
+
+// mean returns the average of xs, 0 when empty.
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}

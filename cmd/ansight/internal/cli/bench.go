@@ -66,6 +66,11 @@ same machine, with the ratio:
   large result       a 1 MiB result (compressed on the wire) against the floor of its bytes
   artifact           a 64 MiB ASFT transfer against a raw binary stream of the same chunks,
                      and the heap's peak growth against a transfer an eighth the size
+  ui tap             CPU of ansight ui tap (capture, resolve the selector, act) against the
+                     same two calls made directly: ui.get_visual_tree, ui.perform_action
+  MCP bridge         CPU per ansight_call_app_tool against the same call over the control
+                     socket and the MCP SDK's floor (a tool that returns at once); the
+                     bridge's own share is what remains
 
 The report says how busy other processes kept the machine: they slow wall-clock figures
 (latency, throughput), CPU per call much less. Targets (ratios, so they hold on any
@@ -74,7 +79,8 @@ allocations at each end (the app's, the host's); a repeated
 catalog query at most 5 times its floor's CPU (the definitions answer at 1,000 tools and
 more: 3 times); the unchanged answer at least 50 times
 cheaper than a first index at 10,000 tools; artifact throughput at least 0.7 of the raw
-stream's with the heap flat in the size.
+stream's with the heap flat in the size; a ui tap at most 1.2 times its two calls; the MCP
+bridge's own share at most a quarter of its call.
 
 --quick runs everything at full size with fewer repetitions (about two minutes, longer on a busy machine).
 --session measures a session of the resident host through its control API instead: the

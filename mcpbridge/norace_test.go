@@ -1,0 +1,5 @@
+//go:build !race
+
+package mcpbridge
+
+const raceEnabled = false
