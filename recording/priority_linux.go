@@ -14,7 +14,12 @@ import (
 // senders' process waited there 0.30 s a second with recording off, 0.62 with it on, for
 // the same work. 10, not 19: the writer holds the recorder's lock for microseconds at a
 // time, and a thread descheduled inside them stalls the readers until it runs again; at
-// 10 its share against a busy thread is a tenth, not 1/70.
+// 10 its share against a busy thread is a tenth, not 1/70. The same holds for the Go
+// processor (P) the writer runs on: while the kernel keeps the thread waiting, that P
+// runs nothing else and a garbage collection's stop-the-world waits for it, so on a
+// machine whose CPUs other processes keep busy the host has one P less (the readers'
+// goroutines move to the other one). `ansight bench --record` under 1.1–1.6 CPUs of other
+// work (docs/performance.md, round 4, sixth pass) did not tell nice 10 from 0 apart.
 const writerNice = 10
 
 // lowerWriterPriority locks the calling goroutine (the writer) to its thread and makes

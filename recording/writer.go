@@ -110,8 +110,8 @@ func (r *Recorder) take() (batch []item, more, shared, closed bool) {
 		r.queue, r.spare, r.queueSliced = r.spare, nil, false
 	} else {
 		// The rest stays where it is, after the batch (which cannot grow into it): copying
-		// it here, under the lock every session's reader takes to queue, took about a
-		// millisecond a MiB of backlog — the readers', and so the calls', wait.
+		// it here (up to QueueMessages items, once per batch of a backlog) held the lock
+		// every session's reader takes to queue — the readers', and so the calls', wait.
 		batch = r.queue[:n:n]
 		r.queue, r.queueSliced, shared = r.queue[n:], true, true
 	}
