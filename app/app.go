@@ -159,15 +159,15 @@ func (a *App) current() (*view, error) {
 		a.mu.RUnlock()
 		return old, nil
 	}
-	var defs []catalog.Definition
+	var tools []*catalog.Tool
 	reuse := old != nil && old.toolsGen == toolsGen // only the guard changed
 	if !reuse {
-		defs = make([]catalog.Definition, 0, len(a.tools))
+		tools = make([]*catalog.Tool, 0, len(a.tools))
 	}
 	var gated []*tool
 	for _, t := range a.tools {
 		if !reuse {
-			defs = append(defs, t.def)
+			tools = append(tools, t.cat)
 		}
 		if t.availability != nil && g.Visible(t.def.Policy) {
 			gated = append(gated, t)
@@ -180,7 +180,7 @@ func (a *App) current() (*view, error) {
 	if reuse {
 		set, err = old.set.WithGuard(g)
 	} else {
-		set, err = catalog.NewSet(defs, g)
+		set, err = catalog.NewSetOf(tools, g)
 	}
 	if err != nil {
 		return nil, err

@@ -63,6 +63,7 @@ func WithExclusive() ToolOption {
 
 // tool is a registered tool with its compiled schemas.
 type tool struct {
+	cat          *catalog.Tool // what catalogs publish of it, made when it was registered
 	def          catalog.Definition
 	handler      Handler
 	availability func(ctx context.Context) wire.Runtime
@@ -83,28 +84,21 @@ func (a *App) Register(t Tool) error {
 	if t.Handler == nil {
 		return fmt.Errorf("app: tool %q: no handler", d.ID)
 	}
-	d.ArgumentsSchema = clone(d.ArgumentsSchema)
-	d.ResultSchema = clone(d.ResultSchema)
-	d.PrerequisiteToolIDs = append([]string(nil), d.PrerequisiteToolIDs...)
-	if err := d.Check(); err != nil {
+	// The catalog's part of the tool (its checked definition, compiled schemas, revision and
+	// entries) is made once, here: the catalogs built afterwards (App.current) share it.
+	ct, err := catalog.NewTool(d)
+	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	args, err := schema.Compile(d.ArgumentsSchema)
-	if err != nil { // Check compiled it already; kept for safety
-		return fmt.Errorf("app: tool %q: argumentsSchema: %w", d.ID, err)
-	}
-	result, err := schema.Compile(d.ResultSchema)
-	if err != nil {
-		return fmt.Errorf("app: tool %q: resultSchema: %w", d.ID, err)
-	}
 	rt := &tool{
-		def:            d,
+		cat:            ct,
+		def:            ct.Def,
 		handler:        t.Handler,
 		availability:   t.Availability,
 		exclusive:      t.Exclusive,
 		flattened:      d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString,
-		args:           args,
-		result:         result,
+		args:           ct.Args,
+		result:         ct.Result,
 		resultConforms: t.resultConforms,
 		resultEncoder:  t.resultEncoder,
 	}
@@ -121,10 +115,3 @@ func (a *App) Register(t Tool) error {
 
 // ErrDuplicateTool is returned (wrapped) by Register for an id that is already registered.
 var ErrDuplicateTool = errors.New("a tool with this id is already registered")
-
-func clone[S ~[]E, E any](s S) S {
-	if s == nil {
-		return nil
-	}
-	return append(S(nil), s...)
-}

@@ -219,7 +219,7 @@ func (s *Set) selectTools(f *filter, unavailable map[string]wire.Runtime) []*Too
 				continue
 			}
 		}
-		if !f.many && !matchesTerms(t.search, f.terms) {
+		if !f.many && !matchesTerms(t.searchText(), f.terms) {
 			continue
 		}
 		if selected == nil {
@@ -342,7 +342,7 @@ func matchText(tools []*Tool, text string) []*Tool {
 		seen[term] = true
 		kept := tools[:0]
 		for _, t := range tools {
-			if strings.Contains(t.search, term) {
+			if strings.Contains(t.searchText(), term) {
 				kept = append(kept, t)
 			}
 		}

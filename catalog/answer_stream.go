@@ -53,7 +53,17 @@ func (s *Set) streamOf(detail string, a *availability) (*builtStream, error) {
 	// after every streamCutBytes of entries.
 	bs := new(builtStream)
 	tools := s.visible[:min(len(s.visible), wire.MaxQueryLimit)]
-	text := append(slices.Clip(s.head), `,"tools":[`...)
+	// The text is not kept (NewStream compresses it): a recycled buffer of about its size,
+	// not one grown by doubling to half a megabyte per new Set (half the bytes a cold
+	// answer allocated, both ends counted).
+	buf := answerBuffers.Get()
+	defer answerBuffers.Put(buf)
+	size := len(s.head) + len(`,"tools":[`)
+	for _, t := range tools {
+		size += max(len(t.indexOpen), len(t.defsOpen)) + len(`,}`) + len(`,"executable":false`)
+	}
+	text := append(slices.Grow((*buf)[:0], size), s.head...)
+	text = append(text, `,"tools":[`...)
 	last := 0
 	for i, t := range tools {
 		if i > 0 {
@@ -66,6 +76,7 @@ func (s *Set) streamOf(detail string, a *availability) (*builtStream, error) {
 			last = len(text)
 		}
 	}
+	*buf = text
 	var err error
 	if bs.stream, err = wire.NewStream(text, bs.cuts); err != nil {
 		return nil, err

@@ -38,6 +38,12 @@ type Definition struct {
 // compiles both schemas (compiled schemas are cached, so a later NewSet does not pay
 // again).
 func (d *Definition) Check() error {
+	_, _, err := d.check()
+	return err
+}
+
+// check is Check, returning the compiled schemas when d is valid.
+func (d *Definition) check() (args, result *schema.Schema, err error) {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format, args...))
@@ -74,10 +80,10 @@ func (d *Definition) Check() error {
 		bad("catalog: tool %q: argumentEncoding %q is not %q or %q", label, d.ArgumentEncoding,
 			wire.ArgumentEncodingJSON, wire.ArgumentEncodingFlattenedString)
 	}
-	if _, err := compileArguments(d.ArgumentsSchema); err != nil {
+	if args, err = compileArguments(d.ArgumentsSchema); err != nil {
 		bad("catalog: tool %q: argumentsSchema: %w", label, err)
 	}
-	if _, err := compileResult(d.ResultSchema); err != nil {
+	if result, err = compileResult(d.ResultSchema); err != nil {
 		bad("catalog: tool %q: resultSchema: %w", label, err)
 	}
 	for _, p := range d.PrerequisiteToolIDs {
@@ -87,7 +93,10 @@ func (d *Definition) Check() error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return args, result, nil
 }
 
 // CheckID validates a tool id: non-empty, at most MaxIDLength bytes, made of ASCII letters,

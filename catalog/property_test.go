@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
@@ -84,6 +85,15 @@ func genQuery(t *rapid.T, s *Set) wire.Query {
 	return q
 }
 
+// shuffle puts xs in an order t draws and returns it.
+func shuffle[E any](t *rapid.T, xs []E) []E {
+	for i := len(xs) - 1; i > 0; i-- {
+		j := rapid.IntRange(0, i).Draw(t, "swap")
+		xs[i], xs[j] = xs[j], xs[i]
+	}
+	return xs
+}
+
 // Revisions depend on the registered content, not on the order of registration.
 func TestPropertyRevisionsIgnoreOrder(t *testing.T) {
 	t.Parallel()
@@ -95,11 +105,7 @@ func TestPropertyRevisionsIgnoreOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shuffled := slices.Clone(defs)
-		for i := len(shuffled) - 1; i > 0; i-- {
-			j := rapid.IntRange(0, i).Draw(t, "swap")
-			shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
-		}
+		shuffled := shuffle(t, slices.Clone(defs))
 		b, err := NewSet(shuffled, g)
 		if err != nil {
 			t.Fatal(err)
@@ -232,6 +238,51 @@ func TestPropertyStringsAreCanonical(t *testing.T) {
 		}
 		if string(c) != string(b) {
 			t.Fatalf("%q: wrote %s, canonical %s", s, b, c)
+		}
+	})
+}
+
+// A Set of tools made one by one (NewTool, as an app makes them when they are registered,
+// then NewSetOf in any order) is the Set NewSet makes of their definitions: the same
+// revision and, byte for byte, the same answers, searches included (the search text is
+// made by the first search). Duplicate ids are refused by both.
+func TestPropertyNewSetOfIsNewSet(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		defs := genDefs(t)
+		g := genGuard().Draw(t, "guard")
+		want, err := NewSet(defs, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tools []*Tool
+		for _, d := range defs {
+			tool, err := NewTool(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools = append(tools, tool)
+		}
+		got, err := NewSetOf(shuffle(t, tools), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Revision() != want.Revision() {
+			t.Fatalf("revision %s, NewSet's %s", got.Revision(), want.Revision())
+		}
+		down := genDown(t, defs)
+		for range 3 {
+			q := genQuery(t, want)
+			a, aerr := got.Answer(&q, down, testNow)
+			b, berr := want.Answer(&q, down, testNow)
+			if !bytes.Equal(a, b) || (aerr == nil) != (berr == nil) {
+				t.Fatalf("query %+v: %s (%v), NewSet's %s (%v)", q, a, aerr, b, berr)
+			}
+		}
+		if len(tools) > 0 {
+			if _, err := NewSetOf(append(tools, tools[0]), g); err == nil {
+				t.Fatal("NewSetOf took a duplicate id")
+			}
 		}
 	})
 }

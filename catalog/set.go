@@ -30,7 +30,20 @@ type Tool struct {
 	indexOpen []byte // index entry without its closing brace
 	defsOpen  []byte // definitions entry without its closing brace
 	availOpen []byte // `{"id":"…","runtime":` for the availability revision
-	search    string // normalized searchable text (docs/protocol/catalog.md#search-text "query")
+	// search is the normalized searchable text (docs/protocol/catalog.md#search-text
+	// "query"), made by the first query that searches (searchText): most catalogs are
+	// listed, not searched, and it was a quarter of making a Tool.
+	search atomic.Pointer[string]
+}
+
+// searchText returns t's normalized searchable text, making it the first time.
+func (t *Tool) searchText() string {
+	if s := t.search.Load(); s != nil {
+		return *s
+	}
+	s := searchText(&t.Def)
+	t.search.Store(&s) // the same text whoever stores it first
+	return s
 }
 
 // Set is an immutable snapshot of an app's tools and its guard, with every static part of
@@ -52,7 +65,7 @@ type Set struct {
 }
 
 // NewSet checks every definition and builds a Set under guard g. Duplicate ids are an
-// error. defs is not retained.
+// error. defs is not retained. It is NewTool of each definition, then NewSetOf.
 func NewSet(defs []Definition, g Guard) (*Set, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
@@ -63,7 +76,7 @@ func NewSet(defs []Definition, g Guard) (*Set, error) {
 	for i := range defs {
 		d := &defs[i]
 		if _, dup := seen[d.ID]; dup {
-			errs = append(errs, fmt.Errorf("catalog: tool id %q is registered twice", d.ID))
+			errs = append(errs, duplicate(d.ID))
 			continue
 		}
 		seen[d.ID] = struct{}{}
@@ -77,9 +90,41 @@ func NewSet(defs []Definition, g Guard) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Def.ID, b.Def.ID) })
+	slices.SortFunc(tools, compareIDs)
 	return build(tools, g), nil
 }
+
+// NewTool checks d and derives everything a Set publishes of it: its compiled schemas, its
+// definition revision, its answer entries and its search text. The Tool is immutable and
+// d is not retained. An app makes each tool's once, when it is registered, and builds its
+// Sets of them (NewSetOf): a catalog change, or the first catalog of a session, then costs
+// the Set's own parts and not every tool's again.
+func NewTool(d Definition) (*Tool, error) { return newTool(&d) }
+
+// NewSetOf builds a Set of tools made by NewTool under guard g: NewSet of their
+// definitions, without deriving the tools again. Duplicate ids are an error. tools is not
+// retained.
+func NewSetOf(tools []*Tool, g Guard) (*Set, error) {
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	sorted := slices.Clone(tools)
+	slices.SortFunc(sorted, compareIDs)
+	var errs []error
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Def.ID == sorted[i-1].Def.ID && (i == 1 || sorted[i-2].Def.ID != sorted[i].Def.ID) {
+			errs = append(errs, duplicate(sorted[i].Def.ID))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return build(sorted, g), nil
+}
+
+func compareIDs(a, b *Tool) int { return strings.Compare(a.Def.ID, b.Def.ID) }
+
+func duplicate(id string) error { return fmt.Errorf("catalog: tool id %q is registered twice", id) }
 
 // WithGuard returns a Set with the same tools under guard g, reusing every per-tool
 // computation.
@@ -169,21 +214,14 @@ func build(tools []*Tool, g Guard) *Set {
 
 // newTool checks d and derives a Tool from a private copy of it.
 func newTool(d *Definition) (*Tool, error) {
-	if err := d.Check(); err != nil {
+	args, result, err := d.check()
+	if err != nil {
 		return nil, err
 	}
 	def := *d
 	def.ArgumentsSchema = slices.Clone(d.ArgumentsSchema)
 	def.ResultSchema = slices.Clone(d.ResultSchema)
 	def.PrerequisiteToolIDs = normalizeIDs(d.PrerequisiteToolIDs)
-	args, err := compileArguments(def.ArgumentsSchema)
-	if err != nil {
-		return nil, err
-	}
-	result, err := compileResult(def.ResultSchema)
-	if err != nil {
-		return nil, err
-	}
 	t := &Tool{Def: def, Args: args, Result: result}
 
 	// The definitions-projection entry without definitionRevision is what the revision
@@ -209,7 +247,6 @@ func newTool(d *Definition) (*Tool, error) {
 	}
 	t.availOpen, _ = appendString([]byte(`{"id":`), def.ID)
 	t.availOpen = append(t.availOpen, `,"runtime":`...)
-	t.search = searchText(&def)
 	return t, nil
 }
 

@@ -36,6 +36,11 @@ func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (Conn, e
 		return nil, err
 	}
 	signs := new(lifeSigns)
+	var cw *combiningWriter
+	if combineWrites && canHijack(w) {
+		cw = &combiningWriter{ResponseWriter: w}
+		w = cw
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // origin policy is the caller's, see above
 		CompressionMode:    mode,
@@ -45,7 +50,11 @@ func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (Conn, e
 	if err != nil {
 		return nil, fmt.Errorf("transport: accept: %w", err)
 	}
-	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive, signs), nil
+	var comb *combiner
+	if cw != nil {
+		comb = cw.c
+	}
+	return newWSConn(ws, comb, opts.ReadLimit, opts.KeepAlive, signs), nil
 }
 
 // CheckUpgrade reports whether r is a WebSocket upgrade request that Accept would take:

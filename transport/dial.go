@@ -72,8 +72,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	signs := new(lifeSigns)
+	var dialer combiningDialer
+	client := opts.HTTPClient
+	if combineWrites {
+		var t *http.Transport
+		if client, t = combiningClient(client, &dialer); t != nil {
+			defer t.CloseIdleConnections() // the clone is this dial's: a redirect's connection is not needed again
+		}
+	}
 	ws, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{
-		HTTPClient:      opts.HTTPClient,
+		HTTPClient:      client,
 		HTTPHeader:      opts.Header,
 		CompressionMode: mode,
 		OnPingReceived:  signs.ping,
@@ -85,7 +93,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (Conn, error) {
 		}
 		return nil, fmt.Errorf("transport: dial %s: %w", redact(u), scrub(err))
 	}
-	return newWSConn(ws, opts.ReadLimit, opts.KeepAlive, signs), nil
+	return newWSConn(ws, dialer.conn(), opts.ReadLimit, opts.KeepAlive, signs), nil
 }
 
 // redact returns u without user info, query or fragment: what may be shown in errors and logs.

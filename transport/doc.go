@@ -22,6 +22,22 @@
 //     peer answers from its Read, so closing a connection whose peer is not reading takes that
 //     long. Messages written before Close reach the peer before its Read reports the close.
 //
+// # Write combining
+//
+// Over WebSocket, concurrent writes are combined: while another message is on its way, a
+// small frame (up to 4 KiB, at most 16 KiB held) is kept under the WebSocket library
+// instead of written, and the next write takes it along, so that several messages leave in
+// one system call and the peer reads them with one. A message that meets no other one on
+// its way first lets ready goroutines run, on a connection whose writes lately met others,
+// so that they join it. A lone writer is never held: with no other message on its way its
+// frame is written at once, and nothing waits on a timer; the last writer to leave sends
+// what is still held, and closing the socket sends it first. The bytes on the wire are
+// the plain path's, in the same order. A Write that returns nil has handed its message to
+// the connection, as the kernel's buffer does on the plain path; a later write that fails
+// tears the connection down. Dial combines when its HTTP client's transport is an
+// *http.Transport (a copy of it dials the connection) and no redirect dialed another
+// connection; Accept when the ResponseWriter can be hijacked.
+//
 // # Errors
 //
 // After this side closed the connection, Read and Write fail with an error matching

@@ -81,6 +81,7 @@ func (m CompressionMode) websocket() (websocket.CompressionMode, error) {
 type wsConn struct {
 	ws        *websocket.Conn
 	readLimit int64
+	comb      *combiner // the socket under ws, when its writes are combined (combine.go)
 
 	done     chan struct{} // closed once the connection is finished, for any reason
 	doneOnce sync.Once
@@ -104,12 +105,12 @@ type lifeSigns struct{ n atomic.Uint64 }
 func (s *lifeSigns) ping(context.Context, []byte) bool { s.n.Add(1); return true } // true: answer it
 func (s *lifeSigns) pong(context.Context, []byte)      { s.n.Add(1) }
 
-func newWSConn(ws *websocket.Conn, readLimit int64, ka KeepAlive, signs *lifeSigns) *wsConn {
+func newWSConn(ws *websocket.Conn, comb *combiner, readLimit int64, ka KeepAlive, signs *lifeSigns) *wsConn {
 	if readLimit <= 0 {
 		readLimit = DefaultReadLimit
 	}
 	ws.SetReadLimit(readLimit)
-	c := &wsConn{ws: ws, readLimit: readLimit, done: make(chan struct{}), signs: signs}
+	c := &wsConn{ws: ws, comb: comb, readLimit: readLimit, done: make(chan struct{}), signs: signs}
 	if ka.Interval > 0 {
 		if ka.Timeout <= 0 {
 			ka.Timeout = ka.Interval
@@ -234,7 +235,18 @@ func (c *wsConn) Write(ctx context.Context, typ MessageType, data []byte) error 
 	if err := c.ended(); err != nil {
 		return err
 	}
-	if err := c.ws.Write(ctx, websocket.MessageType(typ), data); err != nil {
+	if c.comb == nil {
+		if err := c.ws.Write(ctx, websocket.MessageType(typ), data); err != nil {
+			return c.fail(ctx, err)
+		}
+		return nil
+	}
+	c.comb.enter()
+	err := c.ws.Write(ctx, websocket.MessageType(typ), data)
+	if lerr := c.comb.leave(ctx, c.ws); err == nil {
+		err = lerr
+	}
+	if err != nil {
 		return c.fail(ctx, err)
 	}
 	return nil

@@ -1,7 +1,11 @@
 package wire
 
 import (
+	"bytes"
+	"hash/maphash"
 	"slices"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
 )
 
 // A host asks one app for its catalog again and again — other limits, other pages, the
@@ -85,6 +89,8 @@ func (m *CatalogMemo) decode(data []byte, prev *CatalogMemo, known int) error {
 				return nil
 			}
 			// Refused, or beyond the fast decoder: decode it all, which words any error.
+		} else if m.reuseEntries(data, prev) {
+			return nil
 		}
 	}
 	first, ends, err := fastCatalogEnds(data, &m.cat)
@@ -105,4 +111,114 @@ func fastCatalogEnds(data []byte, dst *Catalog) (first int, ends []int, err erro
 		return 0, nil, err
 	}
 	return s.cs.first, slices.Clone(s.cs.ends), nil
+}
+
+// After a change of the catalog — another guard, a tool registered — the answer's head
+// holds another revision and the shared prefix ends before the first entry, though most
+// entries are the same bytes as before, at other offsets when an entry came or went.
+// reuseEntries decodes such an answer in a skeleton where every entry that is, byte for
+// byte, one of prev's (found by its id, which an entry the app writes begins with) is an
+// empty object: the skeleton is decoded strictly in full, and its entries must fall where
+// the walk put them, so each empty object stands for exactly one tools entry, checked for
+// itself as before. An entry of no id, of other bytes, or any separator but a bare comma
+// is read as it is. It reports false, m untouched, when it found nothing to reuse or the
+// skeleton is refused (the plain decoding then words any error).
+func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
+	first := prev.first
+	if first <= 0 || first >= len(data) || data[first] != '{' {
+		return false
+	}
+	seed := maphash.MakeSeed()
+	byKey := make(map[uint64]int, len(prev.ends)) // by the hash of entryKey; the bytes are compared
+
+	for i, end := range prev.ends {
+		start := first
+		if i > 0 {
+			start = prev.ends[i-1] + 1
+		}
+		if start >= end || prev.json[start-1] != "[,"[min(i, 1)] {
+			return false // not compact: the offsets do not say where entries start
+		}
+		if k := entryKey(prev.json[start:end]); k != nil {
+			if _, dup := byKey[maphash.Bytes(seed, k)]; !dup {
+				byKey[maphash.Bytes(seed, k)] = i
+			}
+		}
+	}
+	skeleton := make([]byte, 0, first+len(data)/8)
+	skeleton = append(skeleton, data[:first]...)
+	n := len(prev.ends) + 16
+	ends, skelEnds := make([]int, 0, n), make([]int, 0, n) // each entry's end in data and in the skeleton
+	type reused struct{ at, from int }
+	reuse := make([]reused, 0, n)
+	var js jsonscan.Scanner
+	defer js.Release()
+	for p := first; ; {
+		entry := -1
+		if k := entryKey(data[p:]); k != nil {
+			if i, ok := byKey[maphash.Bytes(seed, k)]; ok {
+				start := first
+				if i > 0 {
+					start = prev.ends[i-1] + 1
+				}
+				if bytes.HasPrefix(data[p:], prev.json[start:prev.ends[i]]) {
+					entry = i
+					p += prev.ends[i] - start
+				}
+			}
+		}
+		if entry >= 0 {
+			reuse = append(reuse, reused{at: len(ends), from: entry})
+			skeleton = append(skeleton, "{}"...)
+		} else {
+			js.Reset(data[p:], MaxDepth-2)
+			v, err := js.Value()
+			if err != nil || len(v) == 0 || v[0] != '{' {
+				return false
+			}
+			skeleton = append(skeleton, data[p:p+len(v)]...)
+			p += len(v)
+		}
+		ends, skelEnds = append(ends, p), append(skelEnds, len(skeleton))
+		if p >= len(data) {
+			return false
+		}
+		if data[p] != ',' {
+			skeleton = append(skeleton, data[p:]...)
+			break
+		}
+		skeleton = append(skeleton, ',')
+		p++
+	}
+	if len(reuse) == 0 {
+		return false
+	}
+	var c Catalog
+	sFirst, sEnds, err := fastCatalogEnds(skeleton, &c)
+	if err != nil || sFirst != first || !slices.Equal(sEnds, skelEnds) || len(c.Tools) != len(ends) {
+		return false
+	}
+	for _, r := range reuse {
+		c.Tools[r.at] = prev.cat.Tools[r.from]
+	}
+	m.cat, m.first, m.ends = c, first, ends
+	return true
+}
+
+// entryKey is the start of a tools entry up to the end of its id — `{"id":"…"` — when it
+// begins so and the id has no escape; else nil.
+func entryKey(b []byte) []byte {
+	const open = `{"id":"`
+	if !bytes.HasPrefix(b, []byte(open)) {
+		return nil
+	}
+	for i := len(open); i < len(b) && i < len(open)+256; i++ {
+		switch b[i] {
+		case '"':
+			return b[:i+1]
+		case '\\':
+			return nil
+		}
+	}
+	return nil
 }

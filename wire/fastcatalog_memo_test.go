@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -231,5 +232,94 @@ func FuzzCatalogMemo(f *testing.F) {
 			}
 		}
 		checkMemo(t, raw, memo)
+	})
+}
+
+// changedAnswer is the payload of a catalog changed from memoCatalog's first l tools: another
+// revision in the head, entry drop left out (none when out of range), an entry of other
+// bytes inserted before entry ins (none when out of range), and the JSON's byte at ^= flip.
+func changedAnswer(t testing.TB, text []byte, ends []int, l, drop, ins, at int, flip byte) []byte {
+	t.Helper()
+	head := bytes.Replace(text[:ends[0]-len(entryOf(text, ends, 0))], []byte(`"sha256:0"`), []byte(`"sha256:1"`), 1)
+	var entries [][]byte
+	for i := range l {
+		if i == ins {
+			entries = append(entries, []byte(`{"id":"app.tool_new","name":"New","description":"A new tool.","category":"c","policy":"critical","argumentsSchema":{"type":"object"},"resultSchema":{}}`))
+		}
+		if i != drop {
+			entries = append(entries, entryOf(text, ends, i))
+		}
+	}
+	json := slices.Concat(head, bytes.Join(entries, []byte(",")), fmt.Appendf(nil, `],"count":%d,"detail":"definitions"}`, len(entries)))
+	if at < 0 {
+		at += len(json)
+	}
+	if at >= 0 && at < len(json) {
+		json[at] ^= flip
+	}
+	raw, err := EncodePayload(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// entryOf is memoCatalog's entry i.
+func entryOf(text []byte, ends []int, i int) []byte {
+	start := bytes.IndexByte(text, '[') + 1
+	if i > 0 {
+		start = ends[i-1] + 1
+	}
+	return text[start:ends[i]]
+}
+
+// After a change — another revision in the head, an entry gone, one new — the entries that
+// are the same bytes as the kept answer's are its values, wherever they now stand, and the
+// catalog is UnmarshalPayload's; an edit in a reused entry's place is read as it is.
+func TestCatalogMemoChanged(t *testing.T) {
+	text, cuts, ends := memoCatalog(1000, 16<<10)
+	s, err := NewStream(text, cuts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo := checkMemo(t, memoAnswer(t, s, text, cuts, ends, 1000), nil)
+	next := checkMemo(t, changedAnswer(t, text, ends, 1000, 3, 10, 0, 0), memo)
+	shared := 0
+	for _, e := range next.cat.Tools {
+		for _, p := range memo.cat.Tools[:20] {
+			if unsafe.StringData(e.ID) == unsafe.StringData(p.ID) {
+				shared++
+			}
+		}
+	}
+	if len(next.cat.Tools) != 1000 || shared < 18 {
+		t.Fatalf("%d tools, %d of the first 20 reused", len(next.cat.Tools), shared)
+	}
+	// The second change after the first, and edits where entries are reused.
+	checkMemo(t, changedAnswer(t, text, ends, 999, -1, 500, 0, 0), next)
+	for _, edit := range []struct {
+		at   int
+		flip byte
+	}{{ends[5] - 3, 'x' ^ '}'}, {ends[5], ',' ^ ' '}, {ends[7] + 2, 'i' ^ 'I'}, {ends[7] - 1, '}' ^ ']'}} {
+		checkMemo(t, changedAnswer(t, text, ends, 1000, 3, 10, edit.at, edit.flip), memo)
+	}
+}
+
+// FuzzCatalogMemoChanged holds UnmarshalCatalogPayload against UnmarshalPayload after a
+// change: any limit, an entry gone, one new, any byte of the JSON changed, after a memo of
+// any limit.
+func FuzzCatalogMemoChanged(f *testing.F) {
+	text, cuts, ends := memoCatalog(300, 6<<10)
+	s, err := NewStream(text, cuts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(uint16(300), uint16(300), 3, 10, 0, byte(0))
+	f.Add(uint16(300), uint16(200), -1, 0, 400, byte('"'^'x'))
+	f.Add(uint16(20), uint16(300), 19, 299, -30, byte(' '))
+	f.Fuzz(func(t *testing.T, l1, l2 uint16, drop, ins, at int, flip byte) {
+		l1, l2 = 1+l1%300, 1+l2%300
+		memo := checkMemo(t, memoAnswer(t, s, text, cuts, ends, int(l1)), nil)
+		checkMemo(t, changedAnswer(t, text, ends, int(l2), drop, ins, at, flip), memo)
 	})
 }

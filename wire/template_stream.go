@@ -46,12 +46,17 @@ type streamCut struct {
 // The stream keeps no reference to text.
 func NewStream(text []byte, cuts []int) (*Stream, error) {
 	s := &Stream{cuts: make([]streamCut, 0, len(cuts))}
+	// The gzip header, then raw deflate from the writers Template uses after a cut: one
+	// compressor for both (the second Get finds the one the first put back), where a
+	// gzip.Writer was a second compressor of about a megabyte to allocate and clear on a
+	// cold answer. The bytes are a gzip.Writer's at the same level (TestStreamGzipBytes).
 	var buf bytes.Buffer
-	zw := gzipWriters.Get().(*gzip.Writer)
+	buf.Write(streamGzipHeader)
+	zw := flateWriters.Get().(*flate.Writer)
 	zw.Reset(&buf)
 	defer func() {
 		zw.Reset(io.Discard) // drop the reference to buf
-		gzipWriters.Put(zw)
+		flateWriters.Put(zw)
 	}()
 	var crc uint32
 	from := 0
@@ -115,6 +120,15 @@ func (s *Stream) Template(cut int, head, tail []byte) (*Template, error) {
 	}
 	return t, nil
 }
+
+// streamGzipHeader is the header a gzip.Writer at the payloads' level writes (no name,
+// comment or time).
+var streamGzipHeader = func() []byte {
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, compressionLevel) // the level is valid
+	_ = zw.Flush()                                     // the header, then an empty sync block
+	return slices.Clip(b.Bytes()[:gzipHeader])
+}()
 
 // flateWriters are raw deflate writers at the payloads' level, for what follows a cut.
 var flateWriters = sync.Pool{New: func() any {

@@ -2,7 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // streamPayload is the payload a Stream's template makes of text[:cut] + head + middle +
@@ -111,4 +115,41 @@ func FuzzStreamTemplate(f *testing.F) {
 		// The head is what follows the cut in text, as in a catalog's answers, when it fits.
 		streamPayload(t, s, text, cut, text[cut:cut+headLen], middle, tail)
 	})
+}
+
+// TestStreamGzipBytes holds a Stream's compressed bytes to a gzip.Writer's at the payloads'
+// level, flushed at the same cuts: NewStream writes the header itself and deflates with the
+// raw writers Template uses, and the bytes on the wire are what they were.
+func TestStreamGzipBytes(t *testing.T) {
+	var text []byte
+	for i := range 3000 {
+		text = fmt.Appendf(text, `{"id":"tool.%d","description":"tool %d of a catalog, %s"},`, i, i%97, strings.Repeat("x", i%41))
+	}
+	for _, cuts := range [][]int{{len(text)}, {1, 2, len(text) / 3, len(text) - 1, len(text)}, {16 << 10, 32 << 10, 48 << 10}} {
+		s, err := NewStream(text, cuts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&want, compressionLevel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := 0
+		for i, cut := range cuts {
+			if _, err := zw.Write(text[from:cut]); err != nil {
+				t.Fatal(err)
+			}
+			if err := zw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if s.cuts[i].gz != want.Len() {
+				t.Fatalf("cut %d at %d gzip bytes, want %d", i, s.cuts[i].gz, want.Len())
+			}
+			from = cut
+		}
+		if !bytes.Equal(s.gz, want.Bytes()) {
+			t.Fatalf("cuts %v: the stream's gzip bytes differ from a gzip.Writer's", cuts)
+		}
+	}
 }

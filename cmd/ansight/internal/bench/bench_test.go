@@ -57,6 +57,7 @@ func TestRunLocal(t *testing.T) {
 		"200 KiB artifact, throughput", "200 KiB artifact, peak live heap growth", "CPU per ui tap", "ui tap p50", "CPU per ansight_call_app_tool", "the bridge's own CPU per call",
 		"index, 3 tools", "definitions, 3 tools", "full, 3 tools", "unchanged, 3 tools",
 		"index, first query, 3 tools", "definitions, first query, 3 tools", "full, first query, 3 tools",
+		"index, cold, 3 tools", "definitions, cold, 3 tools", "full, cold, 3 tools", "definitions, cold, 7 tools",
 		"index, 7 tools", "unchanged, 7 tools",
 	} {
 		if _, ok := byName[name]; !ok {
@@ -71,10 +72,14 @@ func TestRunLocal(t *testing.T) {
 			t.Errorf("%s: target %+v, met %v", name, f.Target, f.Met)
 		}
 	}
-	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "CPU per call vs the older echo, 3 callers"} {
+	for _, name := range []string{"unchanged, 7 tools", "call throughput, 3 callers", "index, first query, 7 tools", "index, cold, 7 tools", "CPU per call vs the older echo, 3 callers"} {
 		if f := byName[name]; f.Target != nil {
 			t.Errorf("%s has a target: %+v", name, f.Target)
 		}
+	}
+	// The unchanged answer is compared with the index it spares a host that does not hold it: a cold one.
+	if f := byName["unchanged, 7 tools"]; f.Baseline != "index, cold" || f.BaselineValue <= 0 {
+		t.Errorf("unchanged: baseline %q %v, want the cold index", f.Baseline, f.BaselineValue)
 	}
 	if r.Load != nil && (r.Load.OtherCPUs < 0 || r.Load.LoadAverage < 0) {
 		t.Errorf("load: %+v", r.Load)

@@ -46,6 +46,7 @@ func (h *localHost) close() { h.srv.Close() }
 // demoApp is a demo app connected to the local host over UDP enrollment and an
 // authenticated loopback WebSocket, exactly as an app in another process would be.
 type demoApp struct {
+	app  *app.App
 	conn *connect.Session
 	directSession
 }
@@ -77,7 +78,7 @@ func (h *localHost) connectDemo(ctx context.Context, appID string, syntheticTool
 		conn.Close()
 		return nil, fmt.Errorf("bench: the demo app's session %s did not open on the host: %w", appID, err)
 	}
-	return &demoApp{conn: conn, directSession: directSession{client: s.Tools(), sessionID: s.ID()}}, nil
+	return &demoApp{app: a, conn: conn, directSession: directSession{client: s.Tools(), sessionID: s.ID()}}, nil
 }
 
 func (d *demoApp) close() { d.conn.Close() }

@@ -58,11 +58,15 @@ same machine, with the ratio:
                      latency p50/p90/p99 and throughput, 1 and N concurrent callers, against
                      the floor: the call's and its answer's exact bytes echoed over one
                      coder/websocket connection, same direction, no allocation (and, for one
-                     release, the older echo of the same sizes over package transport)
+                     release, the older echo of the same sizes over package transport); the
+                     floor writes each message with a system call of its own, while package
+                     transport combines concurrent writes, so with N callers a call can cost
+                     less than its floor
   batch              one tool.batch of 32 calls against the 32 calls one by one
   catalog            CPU per query of index, definitions and full answers at 100, 1,000 and
-                     10,000 tools, repeated and asked for the first time, against the floor
-                     of the same bytes; the unchanged answer against the index it saves
+                     10,000 tools, repeated, asked for the first time and cold (the first
+                     after the catalog changed), against the floor of the same bytes; the
+                     unchanged answer against the cold index it saves
   large result       a 1 MiB result (compressed on the wire) against the floor of its bytes
   artifact           a 64 MiB ASFT transfer against a raw binary stream of the same chunks,
                      and the heap's peak growth against a transfer an eighth the size
@@ -78,7 +82,7 @@ machine): a small call at most 1.2 times the floor's CPU, 1 and N callers, and a
 allocations at each end (the app's, the host's); a repeated
 catalog query at most 5 times its floor's CPU (the definitions answer at 1,000 tools and
 more: 3 times); the unchanged answer at least 50 times
-cheaper than a first index at 10,000 tools; artifact throughput at least 0.7 of the raw
+cheaper than a cold index at 10,000 tools; artifact throughput at least 0.7 of the raw
 stream's with the heap flat in the size; a ui tap at most 1.2 times its two calls; the MCP
 bridge's own share at most a quarter of its call.
 
