@@ -46,9 +46,9 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 		var rows *sql.Rows
 		var err error
 		if session == "" {
-			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, size, blob, pack FROM records ORDER BY seq LIMIT ?`, evictChunk)
+			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, kind, size, blob, pack FROM records ORDER BY seq LIMIT ?`, evictChunk)
 		} else {
-			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, size, blob, pack FROM records WHERE session = ? ORDER BY seq LIMIT ?`, session, evictChunk)
+			rows, err = r.db.QueryContext(ctx, `SELECT seq, session, kind, size, blob, pack FROM records WHERE session = ? ORDER BY seq LIMIT ?`, session, evictChunk)
 		}
 		if err != nil {
 			return err
@@ -56,12 +56,12 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 		var last int64
 		freed := map[string][2]int64{} // session → bytes, records
 		var files []string
-		packs := map[string]string{} // frame packs the records were in, and their sessions
+		packs := map[string]string{} // packs the records were in, and their packKeys
 		var total int64
 		for rows.Next() && total < need {
 			var seq, size int64
-			var sess, blob, pack string
-			if err := rows.Scan(&seq, &sess, &size, &blob, &pack); err != nil {
+			var sess, kind, blob, pack string
+			if err := rows.Scan(&seq, &sess, &kind, &size, &blob, &pack); err != nil {
 				rows.Close()
 				return err
 			}
@@ -73,7 +73,7 @@ func (r *Recorder) evict(ctx context.Context, session string, need int64) error 
 			total += size
 			switch {
 			case pack != "":
-				packs[pack] = sess
+				packs[pack] = packKey(sess, Kind(kind))
 			case blob != "":
 				files = append(files, filepath.Join(r.dir, filepath.FromSlash(blob)))
 			}
@@ -162,9 +162,8 @@ func (r *Recorder) deleteLocked(ctx context.Context, sessionID string) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	r.closePack(sessionID)
+	r.forgetPacks(sessionID)
 	delete(r.lastAt, sessionID)
-	delete(r.idlePacks, sessionID)
 	os.RemoveAll(filepath.Join(r.dir, BlobDir, sessionDir(sessionID)))
 	r.mu.Lock()
 	delete(r.sessions, sessionID)

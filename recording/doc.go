@@ -23,7 +23,8 @@
 // bundles — with [Recorder.RecordKept]. They never block the session's reader: they queue,
 // and one goroutine parses, writes files and commits rows in batches, one batch for what
 // arrived in each 5 ms, yielding its processor to the readers as it goes (a tool
-// response comes through a session's reader). A file the host keeps
+// response comes through a session's reader); on Linux its thread is nicer than the
+// process's, so that on a busy machine the kernel runs the readers and the apps first. A file the host keeps
 // (an artifact, a report, a bundle) is hard-linked at once rather than copied, so that it
 // is stored once and survives its owner moving it away. The queue is bounded
 // (Options.QueueBytes, Options.QueueMessages): when it is full, telemetry is dropped and

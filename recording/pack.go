@@ -9,20 +9,31 @@ import (
 	"path/filepath"
 )
 
-// A pack holds a session's live frames one after the other, each record naming its pack
-// and offset: at ten frames a second per session, a file per frame made the writer create
-// hundreds of files a second, each a journalled metadata operation that can block for a
-// millisecond or more on a busy disk, holding a processor the sessions' readers need; an
-// append to an open file costs a few microseconds. A pack is named after its first frame's
-// seq, grows to defaultPackBytes and is removed when the last of its frames is evicted, so
-// the disk holds less than one pack per session more than the budgets count.
+// A pack holds a session's live frames, or its live visual trees, one after the other, each
+// record naming its pack and offset: at ten frames a second per session, a file per frame
+// made the writer create hundreds of files a second, each a journalled metadata operation
+// that can block for a millisecond or more on a busy disk, holding a processor the
+// sessions' readers need; an append to an open file costs a few microseconds. Trees came
+// one in eleven of the official SDKs' messages under `ansight bench --record` (230 files a
+// second for 50 sessions), and creating a file cost 1.1 ms of CPU in this VM's /tmp
+// against 50 µs in /var/tmp: packed, as frames, they cost an append each. A pack is named
+// after its first record's seq, grows to defaultPackBytes and is removed when the last of
+// its records is evicted, so the disk holds less than one pack per session and kind more
+// than the budgets count. OpenBlob reads a packed record as it reads a file, and exports
+// and archives write each as a file of its own.
 //
-// Frames imported from an archive stay files of their own, as do the files of other kinds
-// (trees, artifacts, reports), which the CLI lists for people to open.
+// Frames and trees imported from an archive stay files of their own, as do the files of
+// other kinds (artifacts, reports), which the CLI lists for people to open.
 const defaultPackBytes = 4 << 20
 
-// packExt is a pack's file extension.
-const packExt = "frames"
+// packExt is a pack's file extension, by the kind it holds.
+var packExt = map[Kind]string{KindFrame: "frames", KindTree: "trees"}
+
+// packed says whether the writer appends live records of kind with a file to a pack.
+func packed(kind Kind) bool { return packExt[kind] != "" }
+
+// packKey names a session's pack of a kind in Recorder.packs and idlePacks.
+func packKey(session string, kind Kind) string { return string(kind) + "/" + session }
 
 // maxOpenPacks bounds the packs the writer keeps open between batches (the least recently
 // written is closed first): reopening a session's pack for every batch would be a system
@@ -31,8 +42,11 @@ const packExt = "frames"
 // instead made the writer create a file for nearly every frame — what the per-frame
 // files did, and what bounded `ansight bench --record --max-sessions` to about 130
 // sessions on a busy machine, where opening an existing file costs a fraction of creating
-// one.
-const maxOpenPacks = 64
+// one. 256, not 64, since trees have packs too: 50 sessions sending both kinds reopened a
+// pack for most records, and opening and closing them was a third of the writer's file
+// work (BenchmarkWriteBatch's profile). A file descriptor each; the host already holds
+// one per session's connection.
+const maxOpenPacks = 256
 
 // openPack is a session's pack in progress, open for appending.
 type openPack struct {
@@ -42,7 +56,7 @@ type openPack struct {
 	used int64 // when it was last written to (Recorder.packUse), for maxOpenPacks
 }
 
-// packWriter appends one batch's frames to the sessions' packs (r.packs, which it keeps
+// packWriter appends one batch's frames and trees to the sessions' packs (r.packs, which it keeps
 // open for the next batches); r.writeMu is held.
 type packWriter struct {
 	r     *Recorder
@@ -50,27 +64,29 @@ type packWriter struct {
 	full  []*openPack         // packs the batch filled, closed by finish
 }
 
-// append adds a frame of session (the record seq) to the session's pack, starting a new
-// pack when there is none or it is full, and returns the pack and the frame's offset.
-func (w *packWriter) append(session string, seq int64, data []byte) (rel string, off int64, err error) {
-	p := w.r.packs[session]
+// append adds a record of session of a packed kind (the record seq) to the session's pack
+// of that kind, starting a new pack when there is none or it is full, and returns the pack
+// and the record's offset.
+func (w *packWriter) append(session string, kind Kind, seq int64, data []byte) (rel string, off int64, err error) {
+	key := packKey(session, kind)
+	p := w.r.packs[key]
 	if p != nil && p.size >= w.r.packBytes {
 		w.full = append(w.full, p)
-		delete(w.r.packs, session)
+		delete(w.r.packs, key)
 		p = nil
 	}
 	w.r.packUse++
 	if p == nil {
-		rel := w.r.packPath(session, seq)
-		if idle, ok := w.r.idlePacks[session]; ok {
+		rel := w.r.packPath(session, kind, seq)
+		if idle, ok := w.r.idlePacks[key]; ok {
 			rel = idle
-			delete(w.r.idlePacks, session)
+			delete(w.r.idlePacks, key)
 		}
 		if p, err = w.r.openPack(rel); err != nil {
 			return "", 0, err
 		}
 		p.used = w.r.packUse
-		w.r.packs[session] = p
+		w.r.packs[key] = p
 		w.r.closeIdlePacks()
 	}
 	if w.start == nil {
@@ -83,7 +99,7 @@ func (w *packWriter) append(session string, seq int64, data []byte) (rel string,
 	off = p.size
 	n, err := p.f.Write(data)
 	if err != nil {
-		// Cut back a partial frame: the next one starts where this one did.
+		// Cut back a partial record: the next one starts where this one did.
 		p.f.Truncate(off)
 		return "", 0, err
 	}
@@ -108,8 +124,8 @@ func (w *packWriter) finish(committed bool) {
 }
 
 // closeIdlePacks closes the least recently written packs beyond maxOpenPacks; a later
-// frame of their session reopens the pack unless it is full (r.idlePacks). r.writeMu is
-// held.
+// record of their session and kind reopens the pack unless it is full (r.idlePacks).
+// r.writeMu is held.
 func (r *Recorder) closeIdlePacks() {
 	for len(r.packs) > maxOpenPacks {
 		var oldest string
@@ -125,17 +141,26 @@ func (r *Recorder) closeIdlePacks() {
 	}
 }
 
-// closePack closes a session's pack in progress, if any; r.writeMu is held.
-func (r *Recorder) closePack(session string) {
-	if p := r.packs[session]; p != nil {
+// closePack closes the pack in progress of a key (packKey), if any; r.writeMu is held.
+func (r *Recorder) closePack(key string) {
+	if p := r.packs[key]; p != nil {
 		p.f.Close()
-		delete(r.packs, session)
+		delete(r.packs, key)
 	}
 }
 
-// packPath names the pack a session's frame seq starts.
-func (r *Recorder) packPath(session string, seq int64) string {
-	return fmt.Sprintf("%s/%s/%s/%d.%s", BlobDir, sessionDir(session), KindFrame, seq, packExt)
+// forgetPacks closes a session's packs in progress and forgets its idle ones (the session
+// is deleted); r.writeMu is held.
+func (r *Recorder) forgetPacks(session string) {
+	for kind := range packExt {
+		r.closePack(packKey(session, kind))
+		delete(r.idlePacks, packKey(session, kind))
+	}
+}
+
+// packPath names the pack a session's record seq of a packed kind starts.
+func (r *Recorder) packPath(session string, kind Kind, seq int64) string {
+	return fmt.Sprintf("%s/%s/%s/%d.%s", BlobDir, sessionDir(session), kind, seq, packExt[kind])
 }
 
 // openPack opens (creating) the pack at rel for appending.
@@ -161,7 +186,7 @@ func (r *Recorder) openPack(rel string) (*openPack, error) {
 // abs is the path of a file named relative to the recordings directory.
 func (r *Recorder) abs(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
 
-// openPacked opens a packed frame.
+// openPacked opens a packed record's file (a frame's JPEG, a tree's JSON).
 func (r *Recorder) openPacked(rec Record) (io.ReadSeekCloser, error) {
 	rel := filepath.FromSlash(rec.pack)
 	if !filepath.IsLocal(rel) {
@@ -177,7 +202,7 @@ func (r *Recorder) openPacked(rec Record) (io.ReadSeekCloser, error) {
 	return packedFrame{io.NewSectionReader(f, rec.packOffset, rec.BlobBytes), f}, nil
 }
 
-// packedFrame reads one frame of a pack.
+// packedFrame reads one record of a pack.
 type packedFrame struct {
 	*io.SectionReader
 	f *os.File
@@ -185,10 +210,10 @@ type packedFrame struct {
 
 func (p packedFrame) Close() error { return p.f.Close() }
 
-// removeUnusedPacks removes the packs (of session, by name) that no record refers to any
-// more, after an eviction; r.writeMu is held.
+// removeUnusedPacks removes the packs (by name, each with its packKey) that no record
+// refers to any more, after an eviction; r.writeMu is held.
 func (r *Recorder) removeUnusedPacks(packs map[string]string) error {
-	for rel, session := range packs {
+	for rel, key := range packs {
 		var used bool
 		// pack != '' lets SQLite use the partial index records_pack.
 		if err := r.db.QueryRow(`SELECT EXISTS(SELECT 1 FROM records WHERE pack = ? AND pack != '')`, rel).Scan(&used); err != nil {
@@ -197,11 +222,11 @@ func (r *Recorder) removeUnusedPacks(packs map[string]string) error {
 		if used {
 			continue
 		}
-		if p := r.packs[session]; p != nil && p.rel == rel {
-			r.closePack(session)
+		if p := r.packs[key]; p != nil && p.rel == rel {
+			r.closePack(key)
 		}
-		if r.idlePacks[session] == rel {
-			delete(r.idlePacks, session)
+		if r.idlePacks[key] == rel {
+			delete(r.idlePacks, key)
 		}
 		os.Remove(r.abs(rel))
 	}

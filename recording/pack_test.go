@@ -66,7 +66,7 @@ func TestFramePacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			if filepath.Ext(e.Name()) != "."+packExt {
+			if filepath.Ext(e.Name()) != "."+packExt[KindFrame] {
 				t.Errorf("%s beside the packs", e.Name())
 			}
 		}
@@ -217,5 +217,106 @@ func TestIdlePackFullNotReopened(t *testing.T) {
 	waitIdle(t, r)
 	if recs := all(t, r, Query{Session: "s-000"}); len(recs) != 2 || recs[0].pack == recs[1].pack || recs[1].packOffset != 0 {
 		t.Fatalf("s-000's frames: %+v", recs)
+	}
+}
+
+// TestTreePacks: live visual trees go into a pack of their own beside the frames', not a
+// file each; every tree reads back as the app sent it, before and after a restart, in an
+// export's archive and after its import (as a file of its own there), and deleting the
+// session removes its packs.
+func TestTreePacks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const sess = "app-001"
+	trees := map[int64]string{} // by capture time (ms), the tree's payload
+	record := func(r *Recorder, from, to int) {
+		for i := from; i < to; i++ {
+			at := time.UnixMilli(int64(1000 * (i + 1))).UTC()
+			payload := fmt.Sprintf(`{"nodeCount":%d,"root":{"id":"n%d","text":"%s"}}`, i+1, i, strings.Repeat("x", i))
+			trees[at.UnixMilli()] = payload
+			line := fmt.Sprintf(`{"type":"CLIENT_VISUAL_TREE","capturedAtUtc":%q,"source":"sdk","payload":%s}`, at.Format(time.RFC3339Nano), payload)
+			r.RecordMessage(sess, transport.MessageText, []byte(line), time.Now())
+			frame, _ := wire.AppendASJP(nil, wire.ASJPFrame{Format: 1, CapturedAt: at, Width: 1, Height: 1, JPEG: []byte{byte(i)}})
+			r.RecordMessage(sess, transport.MessageBinary, frame, time.Now())
+			if i%4 == 0 {
+				waitIdle(t, r)
+			}
+		}
+		waitIdle(t, r)
+	}
+	check := func(r *Recorder) {
+		t.Helper()
+		recs := all(t, r, Query{Session: sess, Kinds: []Kind{KindTree}})
+		if len(recs) != len(trees) {
+			t.Fatalf("%d trees recorded, %d sent", len(recs), len(trees))
+		}
+		for _, rec := range recs {
+			if !strings.HasSuffix(rec.Blob, ".json") || rec.pack == "" {
+				t.Errorf("tree %d: file %q, pack %q", rec.Seq, rec.Blob, rec.pack)
+			}
+			if b, want := blobOf(t, r, rec), trees[rec.At.UnixMilli()]; string(b) != want || rec.BlobBytes != int64(len(want)) {
+				t.Errorf("tree %d reads back %s, sent %s", rec.Seq, b, want)
+			}
+		}
+	}
+	files := func(kind Kind) int {
+		t.Helper()
+		entries, err := os.ReadDir(filepath.Join(dir, BlobDir, sess, string(kind)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if filepath.Ext(e.Name()) != "."+packExt[kind] {
+				t.Errorf("%s beside the %s packs", e.Name(), kind)
+			}
+		}
+		return len(entries)
+	}
+
+	r := open(t, dir, func(o *Options) { o.MinFrameInterval = -1 })
+	record(r, 0, 20)
+	check(r)
+	if n, f := files(KindTree), files(KindFrame); n != 1 || f != 1 {
+		t.Errorf("%d tree packs and %d frame packs for 20 of each, want 1 and 1", n, f)
+	}
+	r.Close()
+	r = open(t, dir, func(o *Options) { o.MinFrameInterval = -1 })
+	check(r)
+	record(r, 20, 25)
+	check(r)
+	if n := files(KindTree); n != 2 {
+		t.Errorf("%d tree packs after a restart, want 2", n)
+	}
+
+	var archive bytes.Buffer
+	if err := r.Export(context.Background(), sess, &archive, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	back := open(t, t.TempDir(), nil)
+	sum, err := back.Import(context.Background(), bytes.NewReader(archive.Bytes()), int64(archive.Len()), ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := all(t, back, Query{Session: sum.ID, Kinds: []Kind{KindTree}})
+	if len(imported) != len(trees) {
+		t.Fatalf("%d trees imported, %d exported", len(imported), len(trees))
+	}
+	for _, rec := range imported {
+		if b, want := blobOf(t, back, rec), trees[rec.At.UnixMilli()]; string(b) != want || rec.pack != "" {
+			t.Errorf("imported tree %d (pack %q) reads %s, want %s", rec.Seq, rec.pack, b, want)
+		}
+	}
+
+	if err := r.Delete(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, BlobDir, sess)); !os.IsNotExist(err) {
+		t.Errorf("the deleted session's packs: %v", err)
+	}
+	r.writeMu.Lock()
+	left := len(r.packs) + len(r.idlePacks)
+	r.writeMu.Unlock()
+	if left != 0 {
+		t.Errorf("%d packs kept for a deleted session", left)
 	}
 }

@@ -117,6 +117,9 @@ type Recorder struct {
 	closed   bool
 	changed  chan struct{} // closed and replaced after each commit: Follow's wake-up
 	done     chan struct{}
+
+	queueSliced bool // queue is the rest of an array that take cut batches from (r.mu)
+
 	// The writer wakes up on tick, armed by the item that finds the queue empty, so that
 	// it writes what commitInterval gathered in one batch; wake is for what cannot wait
 	// (a barrier, a backlog, Close). See enqueue.
@@ -126,13 +129,14 @@ type Recorder struct {
 	// writeMu serialises writers: the intake loop's batches, imports, synchronous stores.
 	writeMu sync.Mutex
 	nextSeq int64                // under writeMu
-	packs   map[string]*openPack // under writeMu: each session's frame pack in progress
-	packUse int64                // under writeMu: counts frames appended, to order packs by use
-	// idlePacks is, under writeMu, each session's pack that closeIdlePacks closed before
-	// it was full: the session's next frame goes on in it. At most one per session.
+	packs   map[string]*openPack // under writeMu: each session's pack in progress of each packed kind (packKey)
+	packUse int64                // under writeMu: counts records appended, to order packs by use
+	// idlePacks is, under writeMu, each session's pack of a kind (packKey) that
+	// closeIdlePacks closed before it was full: the session's next record of the kind goes
+	// on in it. At most one per session and kind.
 	idlePacks map[string]string
-	// packBytes is the size at which a frame pack is full (defaultPackBytes; tests make
-	// it smaller).
+	// packBytes is the size at which a pack is full (defaultPackBytes; tests make it
+	// smaller).
 	packBytes int64
 	stmts     writerStmts // under writeMu
 	// lastAt is the last_at (Unix µs) of sessions that live batches deferred, to write

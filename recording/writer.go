@@ -29,20 +29,22 @@ const (
 // parses them, writes their files and commits their rows, then applies the budgets. It
 // runs when the tick that the first queued item armed fires (or at once for a barrier, a
 // backlog or Close) and writes everything queued by then, in as many batches as it takes.
+// It runs on a thread of its own at a lower priority (lowerWriterPriority) and ends on it.
 func (r *Recorder) writer() {
 	defer close(r.done)
+	lowerWriterPriority()
 	for {
 		select {
 		case <-r.wake:
 		case <-r.tick.C:
 		}
 		for {
-			batch, more, closed := r.take()
+			batch, more, shared, closed := r.take()
 			// Even an empty batch: the tick may be the one armLastAt set for the last_at
 			// values that are due.
 			r.writeBatch(batch, closed)
 			if len(batch) > 0 {
-				r.recycle(batch)
+				r.recycle(batch, shared)
 			}
 			if more {
 				continue
@@ -85,9 +87,10 @@ func (r *Recorder) armLastAt() {
 }
 
 // take removes the next batch from the queue. more says that what was queued did not fit
-// in one batch: the writer takes the rest at once. closed says that the recorder is
-// closing.
-func (r *Recorder) take() (batch []item, more, closed bool) {
+// in one batch: the writer takes the rest at once. shared says that the batch is part of
+// a larger array (the queue's rest, or earlier batches, are or were in it), not to be
+// recycled. closed says that the recorder is closing.
+func (r *Recorder) take() (batch []item, more, shared, closed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, bytes := 0, 0
@@ -101,14 +104,19 @@ func (r *Recorder) take() (batch []item, more, closed bool) {
 		}
 		n++
 	}
-	batch = r.queue[:n]
+	shared = r.queueSliced
 	if n == len(r.queue) {
-		r.queue, r.spare = r.spare, nil
+		batch = r.queue
+		r.queue, r.spare, r.queueSliced = r.spare, nil, false
 	} else {
-		r.queue = append([]item(nil), r.queue[n:]...)
+		// The rest stays where it is, after the batch (which cannot grow into it): copying
+		// it here (up to QueueMessages items, once per batch of a backlog) held the lock
+		// every session's reader takes to queue — the readers', and so the calls', wait.
+		batch = r.queue[:n:n]
+		r.queue, r.queueSliced, shared = r.queue[n:], true, true
 	}
 	more = len(r.queue) > 0
-	return batch, more, r.closed
+	return batch, more, shared, r.closed
 }
 
 // yieldEvery is how many items or rows the writer handles between two yields of its
@@ -119,12 +127,13 @@ func (r *Recorder) take() (batch []item, more, closed bool) {
 const yieldEvery = 32
 
 // recycle keeps a written batch's array for the queue to fill again, unless it is larger
-// than a batch of the usual size: the queue then grows without a new array every time.
-func (r *Recorder) recycle(batch []item) {
-	if cap(batch) > maxSpareItems {
+// than a batch of the usual size or shared (the queue's rest is in it, take): the queue
+// then grows without a new array every time.
+func (r *Recorder) recycle(batch []item, shared bool) {
+	clear(batch) // the messages are written: let them go
+	if shared || cap(batch) > maxSpareItems {
 		return
 	}
-	clear(batch) // the messages are written: let them go
 	r.mu.Lock()
 	r.spare = batch[:0]
 	r.mu.Unlock()
@@ -336,11 +345,11 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 			rec.Channel = &ch
 		}
 		switch {
-		case e.kind == KindFrame && len(e.blob) > 0 && e.link == "":
+		case packed(e.kind) && len(e.blob) > 0 && e.link == "":
 			rel, _ := r.blobPath(e.session, e.kind, seq, e.ext)
-			pack, off, err := packs.append(e.session, seq, e.blob)
+			pack, off, err := packs.append(e.session, e.kind, seq, e.blob)
 			if err != nil {
-				r.log.Warn("recording: frame not kept", "session", e.session, "err", err)
+				r.log.Warn("recording: file not kept", "session", e.session, "kind", e.kind, "err", err)
 			} else {
 				rec.Blob, rec.BlobBytes, rec.pack, rec.packOffset = rel, int64(len(e.blob)), pack, off
 			}
@@ -391,16 +400,26 @@ func (r *Recorder) commit(ctx context.Context, entries []pendingEntry, updates m
 		clear(r.lastAt)
 		r.lastAtWritten = time.Now()
 	}
+	// Summed first, so that the lock the session readers queue under is held for a
+	// session's sums, not for each record.
+	type tally struct{ bytes, records int64 }
+	sums := make(map[string]tally, len(spans))
+	for _, rec := range out {
+		t := sums[rec.Session]
+		t.bytes += rec.Size
+		t.records++
+		sums[rec.Session] = t
+	}
 	r.mu.Lock()
 	for id := range spans {
 		r.stats(id).stored = true
 	}
-	for _, rec := range out {
-		st := r.stats(rec.Session)
-		st.bytes += rec.Size
-		st.records++
-		r.total += rec.Size
-		r.records++
+	for id, t := range sums {
+		st := r.stats(id)
+		st.bytes += t.bytes
+		st.records += t.records
+		r.total += t.bytes
+		r.records += t.records
 	}
 	for _, id := range saveDropped {
 		st := r.sessions[id]

@@ -65,12 +65,18 @@ type browseView struct {
 
 type channelInfo struct{ name, unit string }
 
-// file is the path of a record's file on this machine, or "-".
+// file is the path of a record's file on this machine, or "-": also when it is not a file
+// of its own (a live frame or tree, kept in its session's pack; the host's blob API reads
+// it).
 func (v *browseView) file(r hostapi.Record) string {
 	if r.Blob == "" || v.dir == "" {
 		return "-"
 	}
-	return filepath.Join(v.dir, filepath.FromSlash(r.Blob))
+	p := filepath.Join(v.dir, filepath.FromSlash(r.Blob))
+	if _, err := os.Stat(p); err != nil {
+		return "-"
+	}
+	return p
 }
 
 func newBrowseCmd(g *globals, spec browseSpec) *cobra.Command {
@@ -503,7 +509,8 @@ func treesSpec() browseSpec {
 	return browseSpec{
 		use: "trees", noun: "visual trees", short: "List the visual-tree snapshots an app sent",
 		long: `List the visual-tree snapshots an app sent (CLIENT_VISUAL_TREE, on touches or on its own):
-source, snapshot, node count, and the file holding the tree.`,
+source, snapshot, node count, and the file holding the tree ("-" for a live tree: it is
+kept in its session's tree pack, and the export and the control API give it as a file).`,
 		example: "  ansight session trees com-ansight-demo-notes-001",
 		kinds:   []hostapi.RecordKind{hostapi.RecordTree}, search: true,
 		header: []string{"TIME", "SNAPSHOT", "NODES", "FILE"},

@@ -248,6 +248,10 @@ type RecordLatency struct {
 	Calls int          `json:"calls"`
 	P50   usage.Millis `json:"p50Ms"`
 	P99   usage.Millis `json:"p99Ms"`
+	// P999 is the 99.9th percentile (the 6th slowest of 6,000 calls) and Max the slowest:
+	// what a stall of the writer under the recorder's lock would show first.
+	P999 usage.Millis `json:"p999Ms"`
+	Max  usage.Millis `json:"maxMs"`
 	// Cores is the host process's CPU time over those rounds' wall time.
 	Cores float64 `json:"cores"`
 }
@@ -280,9 +284,9 @@ func (r *RecordLoadReport) WriteText(out io.Writer) error {
 	fmt.Fprintf(w, "  recorded    %d records, %d dropped, %d frames thinned, %d evicted; disk %.1f MiB of a %.0f MiB budget; queue written %v after\n",
 		r.Records, r.Dropped, r.Thinned, r.Evicted, float64(r.DiskBytes)/(1<<20), float64(r.BudgetBytes)/(1<<20), r.Flush)
 	if r.Off.Calls > 0 {
-		fmt.Fprintf(w, "  calls off   %d, p50 %v, p99 %v; host %.2f cores\n", r.Off.Calls, r.Off.P50, r.Off.P99, r.Off.Cores)
+		fmt.Fprintf(w, "  calls off   %d, p50 %v, p99 %v, p99.9 %v, max %v; host %.2f cores\n", r.Off.Calls, r.Off.P50, r.Off.P99, r.Off.P999, r.Off.Max, r.Off.Cores)
 	}
-	fmt.Fprintf(w, "  calls on    %d, p50 %v, p99 %v; host %.2f cores\n", r.On.Calls, r.On.P50, r.On.P99, r.On.Cores)
+	fmt.Fprintf(w, "  calls on    %d, p50 %v, p99 %v, p99.9 %v, max %v; host %.2f cores\n", r.On.Calls, r.On.P50, r.On.P99, r.On.P999, r.On.Max, r.On.Cores)
 	if r.Off.Calls > 0 {
 		fmt.Fprintf(w, "  on/off      p99 %.2f× (each on round against the off round before it: median %.2f×, %s), p50 %.2f×; %d calls failed\n",
 			r.P99Ratio, r.P99RatioMedian, ratioList(r.P99Rounds), ratioOf(r.On.P50.D(), r.Off.P50.D()), r.Failed)
@@ -360,7 +364,8 @@ func callN(ctx context.Context, sessions []loadSession, rate, n int) ([]time.Dur
 }
 
 func latencyOf(l []time.Duration, cpu, wall time.Duration) RecordLatency {
-	out := RecordLatency{Calls: len(l), P50: usage.Millis(quantileOf(l, 0.5)), P99: usage.Millis(quantileOf(l, 0.99))}
+	out := RecordLatency{Calls: len(l), P50: usage.Millis(quantileOf(l, 0.5)), P99: usage.Millis(quantileOf(l, 0.99)),
+		P999: usage.Millis(quantileOf(l, 0.999)), Max: usage.Millis(quantileOf(l, 1))}
 	if wall > 0 {
 		out.Cores = cpu.Seconds() / wall.Seconds()
 	}
