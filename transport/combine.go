@@ -62,8 +62,12 @@ type combiner struct {
 	company atomic.Int32
 
 	mu  sync.Mutex // held while corking and while writing to Conn
-	buf []byte     // corked bytes
-	vec [2][]byte  // scratch for a write of buf and a large frame together
+	buf []byte     // corked bytes, in pooled's buffer while something is corked; nil otherwise
+	// pooled is the corkBufs buffer buf is in: it goes back to the pool once buf is sent,
+	// so that an idle connection holds no buffer (a connection that corked once kept up to
+	// corkLimit bytes: 4 KiB a session more on the host at 10,000 sessions).
+	pooled *[]byte
+	vec    [2][]byte // scratch for a write of buf and a large frame together
 
 	closing atomic.Bool // Close has begun: nothing more is corked
 	writing atomic.Bool // a write to Conn is under way (c.mu is held)
@@ -131,7 +135,11 @@ func (c *combiner) flush() error {
 func (c *combiner) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(p) <= corkFrame && len(c.buf)+len(p) <= corkLimit && c.cork() {
+	if len(p) > 0 && len(p) <= corkFrame && len(c.buf)+len(p) <= corkLimit && c.cork() {
+		if c.pooled == nil {
+			c.pooled = corkBufs.Get().(*[]byte)
+			c.buf = (*c.pooled)[:0]
+		}
 		c.buf = append(c.buf, p...)
 		return len(p), nil
 	}
@@ -182,9 +190,20 @@ func (c *combiner) flushLocked(p []byte) error {
 		_, err = v.WriteTo(c.Conn)
 		c.vec = [2][]byte{}
 	}
-	c.buf = c.buf[:0]
-	c.state.And(^int64(corked))
+	c.release()
 	return err
+}
+
+// corkBufs holds the buffers of corked bytes, corkLimit each, which is all they ever hold.
+var corkBufs = sync.Pool{New: func() any { b := make([]byte, 0, corkLimit); return &b }}
+
+// release returns the buffer of what was corked, now sent or dropped, to corkBufs and
+// clears the corked bit. c.mu is held.
+func (c *combiner) release() {
+	*c.pooled = c.buf[:0]
+	corkBufs.Put(c.pooled)
+	c.pooled, c.buf = nil, nil
+	c.state.And(^int64(corked))
 }
 
 // closeFlush bounds how long Close waits to hand what is corked to the kernel: it has room
@@ -208,8 +227,7 @@ func (c *combiner) Close() error {
 		if c.Conn.SetWriteDeadline(time.Now().Add(closeFlush)) == nil {
 			_, _ = c.Conn.Write(c.buf)
 		}
-		c.buf = c.buf[:0]
-		c.state.And(^int64(corked))
+		c.release()
 	}
 	c.mu.Unlock()
 	return c.Conn.Close()
@@ -307,7 +325,8 @@ func (w *combiningWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		}
 	}
 	w.c = &combiner{Conn: conn}
-	return w.c, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.c, brw.Writer.Size())), nil
+	brw.Writer.Reset(w.c) // net/http's buffer, empty, now writing through the combiner
+	return w.c, brw, nil
 }
 
 // canHijack reports whether w, or a ResponseWriter it unwraps to, is an http.Hijacker, as

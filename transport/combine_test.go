@@ -70,6 +70,9 @@ func TestCombinerCloseSendsCorked(t *testing.T) {
 	if len(rec.out) != len("messageclose frame") {
 		t.Fatal("something was left corked after Close")
 	}
+	if c.pooled != nil || c.buf != nil {
+		t.Fatal("a closed connection still holds its buffer")
+	}
 }
 
 // The peer's close is answered even while messages are being written: the answer, which
@@ -191,6 +194,9 @@ func FuzzCombiner(f *testing.F) {
 			}
 			if len(c.buf) > corkLimit {
 				t.Fatalf("op %d: %d bytes corked, above the limit", i, len(c.buf))
+			}
+			if (c.pooled != nil) != (len(c.buf) > 0) {
+				t.Fatalf("op %d: %d bytes corked, holding a pooled buffer: %v", i, len(c.buf), c.pooled != nil)
 			}
 		}
 		for w := range stage {
