@@ -169,12 +169,12 @@ func (a *App) current() (*view, error) {
 		if !reuse {
 			tools = append(tools, t.cat)
 		}
-		if t.availability != nil && g.Visible(t.def.Policy) {
+		if t.availability != nil && g.Visible(t.cat.Def.Policy) {
 			gated = append(gated, t)
 		}
 	}
 	a.mu.RUnlock()
-	slices.SortFunc(gated, func(x, y *tool) int { return cmp.Compare(x.def.ID, y.def.ID) })
+	slices.SortFunc(gated, func(x, y *tool) int { return cmp.Compare(x.cat.Def.ID, y.cat.Def.ID) })
 	var set *catalog.Set
 	var err error
 	if reuse {

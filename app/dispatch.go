@@ -134,8 +134,8 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 	if t == nil {
 		return fail(&wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("Tool '%s' is not registered.", c.ToolID)})
 	}
-	if !g.Executable(t.def.Policy) {
-		return fail(denied(g, t.def.Policy))
+	if !g.Executable(t.cat.Def.Policy) {
+		return fail(denied(g, t.cat.Def.Policy))
 	}
 	if rt := a.availabilityOf(ctx, t); !rt.Available {
 		return fail(unavailable(c.ToolID, rt))
@@ -162,13 +162,13 @@ func (x *exchange) run(ctx context.Context, c wire.Call, withEvidence bool) wire
 			return fail(&wire.Error{Code: wire.CodeArgumentsInvalid, Message: "Tool arguments could not be flattened: " + err.Error()})
 		}
 		call.StringArguments = m
-	} else if vs := t.args.Validate(args); len(vs) > 0 {
+	} else if vs := t.cat.Args.Validate(args); len(vs) > 0 {
 		return fail(schemaError(wire.CodeArgumentsSchemaInvalid, fmt.Sprintf("Arguments of tool '%s' do not match its schema.", c.ToolID), vs))
 	}
 
 	result, err := a.execute(ctx, t, call, x.resultBuffer())
 	if err == nil && !t.flattened && (!t.resultConforms || string(result) == "null") {
-		if vs := t.result.Validate(result); len(vs) > 0 {
+		if vs := t.cat.Result.Validate(result); len(vs) > 0 {
 			err = schemaError(wire.CodeResultSchemaInvalid, fmt.Sprintf("The result of tool '%s' does not match its schema.", c.ToolID), vs)
 		}
 	}
@@ -270,7 +270,7 @@ func (a *App) availabilityOf(ctx context.Context, t *tool) (rt wire.Runtime) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.LogAttrs(ctx, slog.LevelError, "tool availability check panicked", slog.String("tool", t.def.ID),
+			a.log.LogAttrs(ctx, slog.LevelError, "tool availability check panicked", slog.String("tool", t.cat.Def.ID),
 				slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 			rt = wire.Runtime{Available: false, Code: wire.CodeUnavailable, Reason: "The tool's availability check failed."}
 		}

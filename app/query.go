@@ -33,7 +33,7 @@ func (x *exchange) query(ctx context.Context, payload jsontext.Value) ([]byte, *
 				unavailable = unavailableMaps.Get().(map[string]wire.Runtime)
 				defer func() { clear(unavailable); unavailableMaps.Put(unavailable) }()
 			}
-			unavailable[t.def.ID] = rt
+			unavailable[t.cat.Def.ID] = rt
 		}
 	}
 	out, err := v.set.AnswerPayload(&q, unavailable, a.clock())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/ansight-go/ansight/catalog"
-	"github.com/ansight-go/ansight/schema"
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -61,15 +60,15 @@ func WithExclusive() ToolOption {
 	return func(t *Tool) { t.Exclusive = true }
 }
 
-// tool is a registered tool with its compiled schemas.
+// tool is a registered tool.
 type tool struct {
-	cat          *catalog.Tool // what catalogs publish of it, made when it was registered
-	def          catalog.Definition
+	// cat is the checked definition, its compiled schemas (Args and Result, validated for
+	// JSON tools only) and what catalogs publish of it, made when it was registered.
+	cat          *catalog.Tool
 	handler      Handler
 	availability func(ctx context.Context) wire.Runtime
 	exclusive    bool
-	flattened    bool           // argumentEncoding flattened-string
-	args, result *schema.Schema // validated for JSON tools only
+	flattened    bool // argumentEncoding flattened-string
 	// resultConforms: results need no validation but null (Tool.resultConforms).
 	resultConforms bool
 	resultEncoder  *flatEncoder // Tool.resultEncoder
@@ -92,13 +91,10 @@ func (a *App) Register(t Tool) error {
 	}
 	rt := &tool{
 		cat:            ct,
-		def:            ct.Def,
 		handler:        t.Handler,
 		availability:   t.Availability,
 		exclusive:      t.Exclusive,
 		flattened:      d.ArgumentEncoding == wire.ArgumentEncodingFlattenedString,
-		args:           ct.Args,
-		result:         ct.Result,
 		resultConforms: t.resultConforms,
 		resultEncoder:  t.resultEncoder,
 	}

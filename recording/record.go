@@ -98,15 +98,15 @@ type Record struct {
 	Data jsontext.Value `json:"data,omitzero"`
 	// Blob names the record's file (a frame's JPEG, a tree, an artifact, a crash report,
 	// a large traffic payload) relative to the recordings directory; open it with
-	// Recorder.OpenBlob. BlobBytes is its size. A live frame's JPEG is kept with the
-	// session's other frames in a pack (see the package documentation): Blob is then the
-	// name it has in exports and the control API, and only OpenBlob reads it.
+	// Recorder.OpenBlob. BlobBytes is its size. A live frame's JPEG or visual tree is kept
+	// with the session's others of its kind in a pack (pack.go): Blob is then the name it
+	// has in exports and the control API, and only OpenBlob reads it.
 	Blob      string `json:"blob,omitzero"`
 	BlobBytes int64  `json:"blobBytes,omitzero"`
 	// Size is what the record counts against the budgets: its row and its file.
 	Size int64 `json:"size"`
 
-	// pack and packOffset locate a packed frame's JPEG (pack.go).
+	// pack and packOffset locate a packed frame's JPEG or tree (pack.go).
 	pack       string
 	packOffset int64
 }

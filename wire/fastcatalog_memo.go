@@ -132,16 +132,14 @@ func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
 	byKey := make(map[uint64]int, len(prev.ends)) // by the hash of entryKey; the bytes are compared
 
 	for i, end := range prev.ends {
-		start := first
-		if i > 0 {
-			start = prev.ends[i-1] + 1
-		}
+		start := prev.entryStart(i)
 		if start >= end || prev.json[start-1] != "[,"[min(i, 1)] {
 			return false // not compact: the offsets do not say where entries start
 		}
 		if k := entryKey(prev.json[start:end]); k != nil {
-			if _, dup := byKey[maphash.Bytes(seed, k)]; !dup {
-				byKey[maphash.Bytes(seed, k)] = i
+			h := maphash.Bytes(seed, k)
+			if _, dup := byKey[h]; !dup {
+				byKey[h] = i
 			}
 		}
 	}
@@ -157,13 +155,9 @@ func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
 		entry := -1
 		if k := entryKey(data[p:]); k != nil {
 			if i, ok := byKey[maphash.Bytes(seed, k)]; ok {
-				start := first
-				if i > 0 {
-					start = prev.ends[i-1] + 1
-				}
-				if bytes.HasPrefix(data[p:], prev.json[start:prev.ends[i]]) {
+				if e := prev.json[prev.entryStart(i):prev.ends[i]]; bytes.HasPrefix(data[p:], e) {
 					entry = i
-					p += prev.ends[i] - start
+					p += len(e)
 				}
 			}
 		}
@@ -203,6 +197,15 @@ func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
 	}
 	m.cat, m.first, m.ends = c, first, ends
 	return true
+}
+
+// entryStart is where m's tools entry i begins in m.json: at first, or after the comma
+// that ends the one before.
+func (m *CatalogMemo) entryStart(i int) int {
+	if i == 0 {
+		return m.first
+	}
+	return m.ends[i-1] + 1
 }
 
 // entryKey is the start of a tools entry up to the end of its id — `{"id":"…"` — when it
