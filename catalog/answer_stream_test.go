@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/ansight-go/ansight/wire"
 )
 
@@ -33,8 +35,8 @@ func TestAnswerPayloadStream(t *testing.T) {
 		}
 	}
 	for i := range s.streams {
-		if bs := s.streams[i].built; bs == nil || len(bs.cuts) < 10 || bs.tools[len(bs.tools)-1] != wire.MaxQueryLimit {
-			t.Fatalf("projection %d: no stream, or cuts %v", i, bs)
+		if bs := s.streams[i].built; bs == nil || len(bs.cuts) < 5 || bs.tools[len(bs.tools)-1] != wire.MaxQueryLimit {
+			t.Fatalf("projection %d: no stream, or too few cuts", i)
 		}
 	}
 	// The index's stream is for the availability last asked for; asked in another, it is
@@ -85,4 +87,104 @@ func FuzzAnswerPayloadStream(f *testing.F) {
 			t.Fatalf("an answer of %d bytes not compressed", len(got))
 		}
 	})
+}
+
+// A Set made WithGuard answers byte for byte as a new Set of the same tools and guard,
+// whatever the guards before it, the availability and the query: the stretches it copies
+// from the last Set's streams are those it would have compressed (wire.NewStreamPieces).
+func TestPropertyWithGuardStream(t *testing.T) {
+	t.Parallel()
+	// Each tool as it is and as a critical one, made once (schemas are slow to compile
+	// under the race detector).
+	defs := bigDefs(1100)
+	var made [2][]*Tool
+	for v := range made {
+		for _, d := range defs {
+			if v == 1 {
+				d.Policy = wire.PolicyCritical
+			}
+			tool, err := NewTool(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			made[v] = append(made[v], tool)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		if raceEnabled && rapid.IntRange(0, 4).Draw(t, "run") > 0 {
+			return // a fifth of the checks
+		}
+		n := rapid.IntRange(0, 200).Draw(t, "tools") // a few stretches; now and then more than a listing holds
+		if rapid.IntRange(0, 19).Draw(t, "large") == 0 {
+			n = 1100
+		}
+		tools := make([]*Tool, n)
+		for i := range tools {
+			tools[i] = made[0][i]
+			if rapid.IntRange(0, 40).Draw(t, "critical") == 0 {
+				tools[i] = made[1][i]
+			}
+		}
+		guards := []Guard{GuardFullAccess, GuardReadWrite, {DiscoveryEnabled: true, MaxPolicy: wire.PolicyCritical}}
+		s, err := NewSetOf(tools, GuardFullAccess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range 3 {
+			var down map[string]wire.Runtime
+			if n > 0 && rapid.Bool().Draw(t, "down") {
+				down = map[string]wire.Runtime{defs[rapid.IntRange(0, n-1).Draw(t, "which")].ID: {Code: "busy"}}
+			}
+			q := wire.Query{Detail: rapid.SampledFrom([]string{"index", "definitions", "full"}).Draw(t, "detail"),
+				Limit: rapid.SampledFrom([]int{0, 1000, 999, 100, 1}).Draw(t, "limit")}
+			fresh, err := NewSetOf(tools, s.Guard())
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := testNow.Add(time.Duration(step))
+			got := checkPayload(t, s, &q, down, now)
+			if want, _ := fresh.AnswerPayload(&q, down, now); !bytes.Equal(got, want) {
+				t.Fatalf("step %d, query %+v: the payload differs from a new Set's", step, q)
+			}
+			if s, err = s.WithGuard(rapid.SampledFrom(guards).Draw(t, "guard")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// After a guard change that hides one tool, the new Set's definitions stream is the last
+// one's compressed stretches but the first few: the head's, the hidden tool's and those
+// whose window held it.
+func TestWithGuardReusesStream(t *testing.T) {
+	defs := bigDefs(1200)
+	defs[500].Policy = wire.PolicyCritical
+	full := mustSet(t, defs, GuardFullAccess)
+	q := wire.Query{Detail: "definitions"}
+	checkPayload(t, full, &q, nil, testNow)
+	rw, err := full.WithGuard(GuardReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rw.streams[1].prev != full.streams[1].built {
+		t.Fatal("the new Set does not hold the last one's stream")
+	}
+	checkPayload(t, rw, &q, nil, testNow)
+	if rw.streams[1].prev != nil {
+		t.Error("the last Set's stream kept after the new one was built")
+	}
+	a, b := full.streams[1].built, rw.streams[1].built
+	copied := 0
+	hints := b.reuse(a)
+	for i, k := range hints {
+		if k >= 0 {
+			copied++
+			if b.tools[i]-b.tools[i-1] != a.tools[k]-a.tools[k-1] {
+				t.Fatalf("stretch %d copied from %d, of another length", i, k)
+			}
+		}
+	}
+	if copied < len(hints)-3 {
+		t.Errorf("%d of %d stretches copied", copied, len(hints))
+	}
 }

@@ -132,7 +132,19 @@ func (s *Set) WithGuard(g Guard) (*Set, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	return build(s.tools, g), nil
+	n := build(s.tools, g)
+	// The new Set's first answers may copy the stretches of s's (streamOf): a guard
+	// change shows or hides a few tools, and most of the text is the same.
+	for i := range s.streams {
+		as := &s.streams[i]
+		as.mu.Lock()
+		n.streams[i].prev = as.built
+		if as.built == nil {
+			n.streams[i].prev = as.prev
+		}
+		as.mu.Unlock()
+	}
+	return n, nil
 }
 
 // Guard returns the Set's guard.

@@ -32,51 +32,139 @@ type Stream struct {
 	gz   []byte // the gzip header and the deflate blocks up to the last cut, no final block
 	text []byte // base64 of gz[:len(gz)/3*3]
 	cuts []streamCut
+	// pieces says each stretch between two cuts (the first from the header) was deflated
+	// from an empty window (NewStreamPieces): its bytes stand for its text wherever they
+	// are put.
+	pieces bool
 }
 
 // streamCut is where a cut falls: after json bytes of the text, whose CRC-32 is crc, and
-// gz bytes of the gzip stream.
+// gz bytes of the gzip stream; piece is the CRC-32 of the text since the cut before.
 type streamCut struct {
-	json, gz int
-	crc      uint32
+	json, gz   int
+	crc, piece uint32
+	// window is how many bytes of the text before the piece its window held, whose
+	// CRC-32 is windowCRC (NewStreamPieces).
+	window    int
+	windowCRC uint32
 }
 
 // NewStream compresses text up to the last of cuts, flushing at each of them. cuts must
 // be increasing offsets in text, the first above 0; text after the last cut is not kept.
 // The stream keeps no reference to text.
 func NewStream(text []byte, cuts []int) (*Stream, error) {
-	s := &Stream{cuts: make([]streamCut, 0, len(cuts))}
+	return newStream(text, cuts, false, nil, nil, nil)
+}
+
+// A catalog changes by a few tools at a time — a guard that shows or hides some, a tool
+// registered — and its new answer text is the old one's but for a few entries and the
+// head (the revision). NewStream compresses all of it again: the most CPU of such an
+// answer, both ends counted. NewStreamPieces deflates each stretch between two cuts on its
+// own, from an empty window (as if the compressor were new at each cut: a full flush), so
+// that no match reaches back across a cut and the compressed bytes of a stretch stand for
+// its text alone; a stretch that another stream of pieces holds is then copied from it,
+// not compressed. The payloads are one gzip stream as before, which any reader reads (a
+// deflate stream is any sequence of blocks, and each piece ends on a byte boundary after a
+// sync flush); only the CRC-32s are taken over the new text. An empty window costs a
+// little at each cut (the first matches of a piece have nothing to refer to): about 1 % of
+// the compressed catalog at 16 KiB pieces. FuzzStreamPieces holds the payloads against the
+// text they stand for, whatever the reuse hints say.
+
+// NewStreamPieces is NewStream, each stretch of text between two cuts (the first from its
+// start) deflated on its own from an empty window. reuse, nil or one entry per cut, names
+// for the piece ending at cuts[i] a piece of prev (a stream NewStreamPieces made) whose
+// text is the same, or is negative: that piece's bytes are copied instead of compressed.
+// A hint is checked against the piece's length and CRC-32 (one that does not match is
+// compressed: the caller vouches for equality, the check catches a wrong hint); prev's
+// first piece, which begins with the gzip header, can be named too.
+func NewStreamPieces(text []byte, cuts, windows []int, prev *Stream, reuse []int) (*Stream, error) {
+	if reuse != nil && len(reuse) != len(cuts) || windows != nil && len(windows) != len(cuts) {
+		return nil, errors.New("wire: one reuse hint and one window per cut")
+	}
+	if prev != nil && !prev.pieces {
+		prev, reuse = nil, nil // its stretches refer back across the cuts
+	}
+	return newStream(text, cuts, true, windows, prev, reuse)
+}
+
+func newStream(text []byte, cuts []int, pieces bool, windows []int, prev *Stream, reuse []int) (*Stream, error) {
+	s := &Stream{cuts: make([]streamCut, 0, len(cuts)), pieces: pieces}
 	// The gzip header, then raw deflate from the writers Template uses after a cut: one
 	// compressor for both (the second Get finds the one the first put back), where a
 	// gzip.Writer was a second compressor of about a megabyte to allocate and clear on a
 	// cold answer. The bytes are a gzip.Writer's at the same level (TestStreamGzipBytes).
 	var buf bytes.Buffer
+	size := len(streamGzipHeader) + len(text)/8 // about what a catalog compresses to
+	if prev != nil {
+		size = len(prev.gz) + len(prev.gz)/8
+	}
+	buf.Grow(size)
 	buf.Write(streamGzipHeader)
 	zw := flateWriters.Get().(*flate.Writer)
 	zw.Reset(&buf)
 	defer func() {
-		zw.Reset(io.Discard) // drop the reference to buf
+		zw.ResetDict(io.Discard, nil) // drop the references to buf and to a window
 		flateWriters.Put(zw)
 	}()
 	var crc uint32
 	from := 0
-	for _, cut := range cuts {
+	for i, cut := range cuts {
 		if cut <= from || cut > len(text) {
 			return nil, errors.New("wire: stream cuts must increase within the text")
 		}
-		if _, err := zw.Write(text[from:cut]); err != nil {
-			return nil, err
+		piece := text[from:cut]
+		c := streamCut{json: cut, crc: crc32.Update(crc, crc32.IEEETable, piece)}
+		var window []byte
+		if pieces {
+			c.piece = crc32.ChecksumIEEE(piece)
+			if windows != nil && i > 0 {
+				if w := windows[i]; w < from && w >= max(0, from-maxMatchWindow) {
+					window = text[w:from]
+				} else if w != from {
+					return nil, errors.New("wire: a piece's window must end where it starts, within 32 KiB")
+				}
+			}
+			c.window, c.windowCRC = len(window), crc32.ChecksumIEEE(window)
 		}
-		if err := zw.Flush(); err != nil {
-			return nil, err
+		if b := prev.piece(reuse, i, &c, len(piece)); b != nil {
+			buf.Write(b)
+		} else {
+			if pieces && i > 0 {
+				// Only the window, nothing else of the text before, is referred to.
+				zw.ResetDict(&buf, window) // an empty one too: Reset would fill the last again
+			}
+			if _, err := zw.Write(piece); err != nil {
+				return nil, err
+			}
+			if err := zw.Flush(); err != nil {
+				return nil, err
+			}
 		}
-		crc = crc32.Update(crc, crc32.IEEETable, text[from:cut])
-		s.cuts = append(s.cuts, streamCut{json: cut, gz: buf.Len(), crc: crc})
-		from = cut
+		c.gz = buf.Len()
+		s.cuts = append(s.cuts, c)
+		crc, from = c.crc, cut
 	}
 	s.gz = slices.Clip(buf.Bytes())
 	s.text = base64.StdEncoding.AppendEncode(nil, s.gz[:len(s.gz)/3*3])
 	return s, nil
+}
+
+// piece returns the compressed bytes of the piece reuse[i] of s when it is one of s's and
+// holds n bytes of text and a window as c says (their lengths and CRC-32s); else nil.
+func (s *Stream) piece(reuse []int, i int, want *streamCut, n int) []byte {
+	if s == nil || reuse == nil || reuse[i] < 0 || reuse[i] >= len(s.cuts) {
+		return nil
+	}
+	k := reuse[i]
+	c := s.cuts[k]
+	start, json := len(streamGzipHeader), 0
+	if k > 0 {
+		start, json = s.cuts[k-1].gz, s.cuts[k-1].json
+	}
+	if c.json-json != n || c.piece != want.piece || c.window != want.window || c.windowCRC != want.windowCRC {
+		return nil
+	}
+	return s.gz[start:c.gz]
 }
 
 // Template returns the template of payloads text[:cut] + head + middle + tail, where text
