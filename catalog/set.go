@@ -30,6 +30,9 @@ type Tool struct {
 	indexOpen []byte // index entry without its closing brace
 	defsOpen  []byte // definitions entry without its closing brace
 	availOpen []byte // `{"id":"…","runtime":` for the availability revision
+	// revisionEntry is `{"definitionRevision":"…","id":"…"}`, what the catalog revision
+	// hashes of the tool (made once: a guard change hashes every visible tool's).
+	revisionEntry []byte
 	// search is the normalized searchable text (docs/protocol/catalog.md#search-text
 	// "query"), made by the first query that searches (searchText): most catalogs are
 	// listed, not searched, and it was a quarter of making a Tool.
@@ -91,7 +94,7 @@ func NewSet(defs []Definition, g Guard) (*Set, error) {
 		return nil, errors.Join(errs...)
 	}
 	slices.SortFunc(tools, compareIDs)
-	return build(tools, g), nil
+	return build(tools, nil, g), nil
 }
 
 // NewTool checks d and derives everything a Set publishes of it: its compiled schemas, its
@@ -119,7 +122,7 @@ func NewSetOf(tools []*Tool, g Guard) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return build(sorted, g), nil
+	return build(sorted, nil, g), nil
 }
 
 func compareIDs(a, b *Tool) int { return strings.Compare(a.Def.ID, b.Def.ID) }
@@ -132,7 +135,7 @@ func (s *Set) WithGuard(g Guard) (*Set, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	n := build(s.tools, g)
+	n := build(s.tools, s.byID, g) // the same tools: the same index
 	// The new Set's first answers may copy the stretches of s's (streamOf): a guard
 	// change shows or hides a few tools, and most of the text is the same.
 	for i := range s.streams {
@@ -167,11 +170,24 @@ func (s *Set) Visible() []*Tool { return s.visible }
 // Tools returns every registered tool, sorted by id. The slice is shared: do not modify it.
 func (s *Set) Tools() []*Tool { return s.tools }
 
-// build derives the guard-dependent parts of a Set.
-func build(tools []*Tool, g Guard) *Set {
-	s := &Set{guard: g, tools: tools, byID: make(map[string]*Tool, len(tools))}
+// build derives the guard-dependent parts of a Set; byID, when not nil, is the index of
+// tools (another Set's, which is never modified).
+func build(tools []*Tool, byID map[string]*Tool, g Guard) *Set {
+	s := &Set{guard: g, tools: tools, byID: byID}
+	if byID == nil {
+		s.byID = make(map[string]*Tool, len(tools))
+		for _, t := range tools {
+			s.byID[t.Def.ID] = t
+		}
+	}
+	n := 0
 	for _, t := range tools {
-		s.byID[t.Def.ID] = t
+		if g.Visible(t.Def.Policy) {
+			n++
+		}
+	}
+	s.visible = make([]*Tool, 0, n)
+	for _, t := range tools {
 		if g.Visible(t.Def.Policy) {
 			s.visible = append(s.visible, t)
 		}
@@ -183,18 +199,11 @@ func build(tools []*Tool, g Guard) *Set {
 	w.writeString(`{"guard":{"discoveryEnabled":` + strconv.FormatBool(g.DiscoveryEnabled) +
 		`,"executionEnabled":` + strconv.FormatBool(g.ExecutionEnabled) +
 		`,"maxPolicy":"` + string(g.MaxPolicy) + `"},"schema":"` + wire.CatalogSchema + `","tools":[`)
-	var scratch []byte
 	for i, t := range s.visible {
-		scratch = scratch[:0]
 		if i > 0 {
-			scratch = append(scratch, ',')
+			w.writeString(",")
 		}
-		scratch = append(scratch, `{"definitionRevision":"`...)
-		scratch = append(scratch, t.DefinitionRevision...)
-		scratch = append(scratch, `","id":`...)
-		scratch, _ = appendString(scratch, t.Def.ID)
-		scratch = append(scratch, '}')
-		w.write(scratch)
+		w.write(t.revisionEntry)
 	}
 	w.writeString("]}")
 	s.revision = w.revision()
@@ -257,6 +266,10 @@ func newTool(d *Definition) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}
+	t.revisionEntry = append([]byte(`{"definitionRevision":"`), t.DefinitionRevision...)
+	t.revisionEntry = append(t.revisionEntry, `","id":`...)
+	t.revisionEntry, _ = appendString(t.revisionEntry, def.ID)
+	t.revisionEntry = append(t.revisionEntry, '}')
 	t.availOpen, _ = appendString([]byte(`{"id":`), def.ID)
 	t.availOpen = append(t.availOpen, `,"runtime":`...)
 	return t, nil

@@ -28,6 +28,7 @@ import (
 type gzipMemo struct {
 	data   []byte
 	points []blockEnd
+	copied int // the bytes of JSON copied from the memo before (stretchIndex), not inflated
 }
 
 // blockEnd is the end of a deflate block: the decoder has read the gzip bytes before byte
@@ -81,28 +82,6 @@ func inflateMemo(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (out 
 		}
 	}
 
-	var ends []blockEnd
-	src := bytes.NewReader(gz)
-	var window []byte
-	if kept > 0 {
-		window = prevJSON[max(0, start.u-maxMatchWindow):start.u]
-	}
-	// The decoder's checkpoint after a stored block counts the bytes it held in its bit
-	// buffer twice (klauspost/compress v1.20.4, dataBlock), and every later offset with
-	// them. A stored block's end is known from its own header, though: the offsets are
-	// corrected by what the decoder said too much there (nothing, once that is fixed).
-	last, over := start.c*8+int(start.bits), 0 // the true end of the last block, in bits; the excess
-	zr := flate.NewReaderOpts(src,
-		flate.WithResumeFrom(flate.InflateCheckpoint{UncompressedOffset: int64(start.u), CompressedOffset: int64(start.c), BitOffset: start.bits, Window: window}),
-		flate.WithEobCallback(func(cp flate.InflateCheckpoint) {
-			said := int(cp.CompressedOffset)*8 + int(cp.BitOffset)
-			end := said - over
-			if stored, ok := storedEnd(gz, start.c, last); ok {
-				end, over = stored, said-stored
-			}
-			last = end
-			ends = append(ends, blockEnd{c: end / 8, bits: uint8(end % 8), u: int(cp.UncompressedOffset)})
-		}))
 	size := start.u + 4*len(gz)
 	if d := w.original; d > 0 && d <= int64(len(w.data))/4*3*maxDeflateRatio {
 		size = int(d) // believed as far as the compressed bytes could make it true
@@ -112,19 +91,37 @@ func inflateMemo(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (out 
 	}
 	out = make([]byte, start.u, max(min(int64(size), limit), int64(start.u))+1)
 	copy(out, prevJSON[:start.u])
-	for {
-		if len(out) == cap(out) {
-			if int64(len(out)) > limit {
-				return nil, nil, 0, false
-			}
-			out = slices.Grow(out, min(len(out), int(limit+1)-len(out)))
+	var idx *stretchIndex
+	if prev != nil && len(prev.points) > 1 {
+		idx = &stretchIndex{prev: prev, json: prevJSON}
+	}
+	var ends []blockEnd
+	copied := 0
+	src := bytes.NewReader(gz)
+	for at := start; ; {
+		// Inflate from the block end at, up to the end or to a block end where a
+		// stretch of prev's follows (skip), whose output is then copied.
+		var skip *stretchSkip
+		if out, skip, ok = inflateFrom(out, limit, gz, start.c, at, src, &ends, idx); !ok {
+			return nil, nil, 0, false
 		}
-		n, err := zr.Read(out[len(out):cap(out)])
-		out = out[:len(out)+n]
-		if err == io.EOF {
+		if skip == nil {
 			break
 		}
-		if err != nil {
+		// The decoder read past the block end before it stopped: what it wrote there
+		// is written again, from prev.
+		out = out[:skip.at.u]
+		from, to := prev.points[skip.from], prev.points[skip.to]
+		if int64(len(out)+to.u-from.u) > limit {
+			return nil, nil, 0, false
+		}
+		out = append(out, prevJSON[from.u:to.u]...)
+		copied += to.u - from.u
+		for _, p := range prev.points[skip.from+1 : skip.to+1] {
+			ends = append(ends, blockEnd{c: skip.at.c + p.c - from.c, bits: p.bits, u: skip.at.u + p.u - from.u})
+		}
+		at = ends[len(ends)-1]
+		if _, err := src.Seek(int64(at.c-start.c), io.SeekStart); err != nil {
 			return nil, nil, 0, false
 		}
 	}
@@ -141,7 +138,7 @@ func inflateMemo(w *wrapper, limit int64, prev *gzipMemo, prevJSON []byte) (out 
 	if binary.LittleEndian.Uint32(trailer) != crc || binary.LittleEndian.Uint32(trailer[4:]) != uint32(len(out)) {
 		return nil, nil, 0, false
 	}
-	memo = &gzipMemo{data: slices.Clone(w.data), points: slices.Concat(prev.pointsTo(kept), ends)}
+	memo = &gzipMemo{data: slices.Clone(w.data), points: slices.Concat(prev.pointsTo(kept), ends), copied: copied}
 	return out, memo, start.u, true
 }
 
@@ -188,4 +185,142 @@ func commonPrefix(a, b []byte) int {
 		i++
 	}
 	return i
+}
+
+// After a catalog change the answer's head differs (another revision) and so does the
+// compressed stream from its first bytes, but an app that copies its answer's compressed
+// stretches from the last one (NewStreamPieces) sends most of the same bytes again, at
+// other offsets. Inflating them is the host's largest share of such an answer. The
+// decoder's state at a block end is its bit position and the last 32 KiB it wrote, so
+// where the payload, at a block end, holds the bytes prev held from one of its block ends
+// on, and the last 32 KiB written are the same bytes as prev's there, the decoder would
+// write what prev's did up to the last block end both hold: that output is copied from
+// prevJSON and inflating resumes after it. It is exact whatever wrote the payload (no
+// stretch need be independent of what precedes it: the window is compared), and the
+// trailer's CRC-32 and size are checked over the whole as before.
+
+// stretchIndex finds, among prev's block ends, those the payload's bytes at a block end
+// continue as prev's did.
+type stretchIndex struct {
+	prev *gzipMemo
+	json []byte
+	// Made by the first look (most payloads that resume are another limit's, which repeat
+	// prev up to their end and look for nothing):
+	made bool
+	gz   []byte // prev's gzip bytes
+	// byStart holds the block ends of prev on a byte boundary, by the 8 bytes that follow
+	// them.
+	byStart map[uint64][]int
+}
+
+// minStretch is the fewest gzip bytes worth a skip: each costs a decoder restart.
+const minStretch = 512
+
+func (x *stretchIndex) make() {
+	x.made = true
+	gz, err := base64.StdEncoding.AppendDecode(nil, x.prev.data)
+	if err != nil {
+		return
+	}
+	x.gz, x.byStart = gz, make(map[uint64][]int)
+	for i, p := range x.prev.points[:len(x.prev.points)-1] {
+		if p.bits == 0 && p.c+8 <= len(gz) && p.u <= len(x.json) {
+			k := binary.LittleEndian.Uint64(gz[p.c:])
+			x.byStart[k] = append(x.byStart[k], i)
+		}
+	}
+}
+
+// stretchSkip says that from the block end at on (a block end of the payload), the
+// payload holds prev's bytes from its block end from to its block end to.
+type stretchSkip struct {
+	at       blockEnd
+	from, to int
+}
+
+// find returns the skip at the payload's block end at, on a byte boundary, where rest is
+// the payload's gzip bytes from there and window the last bytes written (all of them
+// when fewer than 32 KiB); nil when prev holds nothing that far the same.
+func (x *stretchIndex) find(at blockEnd, rest, window []byte) *stretchSkip {
+	if len(rest) < minStretch {
+		return nil
+	}
+	if !x.made {
+		x.make()
+	}
+	for _, i := range x.byStart[binary.LittleEndian.Uint64(rest)] {
+		p := x.prev.points[i]
+		if len(window) < maxMatchWindow && p.u != at.u || p.u < len(window) ||
+			!bytes.Equal(x.json[p.u-len(window):p.u], window) {
+			continue // another state of the decoder
+		}
+		n := commonPrefix(rest, x.gz[p.c:])
+		to := i
+		for j := i + 1; j < len(x.prev.points); j++ {
+			q := x.prev.points[j]
+			if q.c+int(min(q.bits, 1))-p.c > n || q.u > len(x.json) {
+				break
+			}
+			to = j
+		}
+		if to > i && x.prev.points[to].c-p.c >= minStretch {
+			return &stretchSkip{at: at, from: i, to: to}
+		}
+	}
+	return nil
+}
+
+// inflateFrom inflates gz (the gzip bytes from byte base on, read by src, which stands at
+// at) from the block end at, appending to out and adding the block ends it passes to
+// ends. With idx, it stops at the first block end where idx finds a skip and returns it;
+// out then holds what was written up to there and possibly more. ok is false when the
+// bytes do not inflate (or exceed limit).
+func inflateFrom(out []byte, limit int64, gz []byte, base int, at blockEnd, src *bytes.Reader, ends *[]blockEnd, idx *stretchIndex) (_ []byte, skip *stretchSkip, ok bool) {
+	window := out[max(0, at.u-maxMatchWindow):at.u]
+	// The decoder's checkpoint after a stored block counts the bytes it held in its bit
+	// buffer twice (klauspost/compress v1.20.4, dataBlock), and every later offset with
+	// them. A stored block's end is known from its own header, though: the offsets are
+	// corrected by what the decoder said too much there (nothing, once that is fixed).
+	last, over := at.c*8+int(at.bits), 0 // the true end of the last block, in bits; the excess
+	zr := flate.NewReaderOpts(src,
+		flate.WithResumeFrom(flate.InflateCheckpoint{UncompressedOffset: int64(at.u), CompressedOffset: int64(at.c), BitOffset: at.bits, Window: window}),
+		flate.WithEobCallback(func(cp flate.InflateCheckpoint) {
+			if skip != nil || cp.Final {
+				return // stopping: what follows is not read; or the end, where nothing resumes
+			}
+			said := int(cp.CompressedOffset)*8 + int(cp.BitOffset)
+			end := said - over
+			if stored, ok := storedEnd(gz, base, last); ok {
+				end, over = stored, said-stored
+			}
+			last = end
+			e := blockEnd{c: end / 8, bits: uint8(end % 8), u: int(cp.UncompressedOffset)}
+			*ends = append(*ends, e)
+			if idx != nil && e.bits == 0 && e.c-base < len(gz) {
+				if skip = idx.find(e, gz[e.c-base:], cp.Window); skip != nil {
+					src.Seek(0, io.SeekEnd) // the decoder stops at its next read
+				}
+			}
+		}))
+	for {
+		if len(out) == cap(out) {
+			if int64(len(out)) > limit {
+				return nil, nil, false
+			}
+			out = slices.Grow(out, min(len(out), int(limit+1)-len(out)))
+		}
+		n, err := zr.Read(out[len(out):cap(out)])
+		out = out[:len(out)+n]
+		if skip != nil && err != nil {
+			// Stopped: whatever the decoder made of the bits it held, out holds all it
+			// wrote up to the block end.
+			return out, skip, len(out) >= skip.at.u
+		}
+		if err == io.EOF {
+			return out, nil, true
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+	}
 }

@@ -257,7 +257,11 @@ func (s *scanner) readTools() error {
 	if err := s.js.EnterArray(); err != nil {
 		return err
 	}
-	c.Tools = make([]ToolEntry, 0, min(len(s.data)/256, 1024))
+	n := min(len(s.data)/256, 1024)
+	if s.tools > 0 {
+		n = min(s.tools, len(s.data)/2) // each entry two bytes at least
+	}
+	c.Tools = make([]ToolEntry, 0, n)
 	for i := 0; ; i++ {
 		more, err := s.js.Element(i)
 		if err != nil || !more {

@@ -78,7 +78,7 @@ func (m *CatalogMemo) decode(data []byte, prev *CatalogMemo, known int) error {
 			skeleton := make([]byte, 0, prev.first+2+len(data)-at)
 			skeleton = append(append(append(skeleton, data[:prev.first]...), "{}"...), data[at:]...)
 			var c Catalog
-			first, ends, err := fastCatalogEnds(skeleton, &c)
+			first, ends, err := fastCatalogEnds(skeleton, &c, 0)
 			if err == nil && first == prev.first && len(ends) > 0 {
 				c.Tools = slices.Concat(prev.cat.Tools[:k], c.Tools[1:])
 				shift := at - (first + 2)
@@ -93,7 +93,7 @@ func (m *CatalogMemo) decode(data []byte, prev *CatalogMemo, known int) error {
 			return nil
 		}
 	}
-	first, ends, err := fastCatalogEnds(data, &m.cat)
+	first, ends, err := fastCatalogEnds(data, &m.cat, 0)
 	if err == errSlowPath {
 		m.cat = Catalog{}
 		return decodeStrict(data, &m.cat)
@@ -103,10 +103,12 @@ func (m *CatalogMemo) decode(data []byte, prev *CatalogMemo, known int) error {
 }
 
 // fastCatalogEnds is fastCatalog over data, returning where the first tools entry starts
-// and each ends.
-func fastCatalogEnds(data []byte, dst *Catalog) (first int, ends []int, err error) {
+// and each ends; data holds about tools entries (0: not known).
+func fastCatalogEnds(data []byte, dst *Catalog, tools int) (first int, ends []int, err error) {
 	s := getScanner(data)
 	defer s.put()
+	s.tools = tools
+	defer func() { s.tools = 0 }()
 	if err := s.fastCatalog(dst); err != nil {
 		return 0, nil, err
 	}
@@ -188,7 +190,7 @@ func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
 		return false
 	}
 	var c Catalog
-	sFirst, sEnds, err := fastCatalogEnds(skeleton, &c)
+	sFirst, sEnds, err := fastCatalogEnds(skeleton, &c, len(ends))
 	if err != nil || sFirst != first || !slices.Equal(sEnds, skelEnds) || len(c.Tools) != len(ends) {
 		return false
 	}

@@ -240,6 +240,15 @@ func FuzzCatalogMemo(f *testing.F) {
 // bytes inserted before entry ins (none when out of range), and the JSON's byte at ^= flip.
 func changedAnswer(t testing.TB, text []byte, ends []int, l, drop, ins, at int, flip byte) []byte {
 	t.Helper()
+	raw, err := EncodePayload(changedJSON(text, ends, l, drop, ins, at, flip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// changedJSON is changedAnswer's JSON.
+func changedJSON(text []byte, ends []int, l, drop, ins, at int, flip byte) []byte {
 	head := bytes.Replace(text[:ends[0]-len(entryOf(text, ends, 0))], []byte(`"sha256:0"`), []byte(`"sha256:1"`), 1)
 	var entries [][]byte
 	for i := range l {
@@ -257,11 +266,7 @@ func changedAnswer(t testing.TB, text []byte, ends []int, l, drop, ins, at int, 
 	if at >= 0 && at < len(json) {
 		json[at] ^= flip
 	}
-	raw, err := EncodePayload(json)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return json
 }
 
 // entryOf is memoCatalog's entry i.
@@ -321,5 +326,131 @@ func FuzzCatalogMemoChanged(f *testing.F) {
 		l1, l2 = 1+l1%300, 1+l2%300
 		memo := checkMemo(t, memoAnswer(t, s, text, cuts, ends, int(l1)), nil)
 		checkMemo(t, changedAnswer(t, text, ends, int(l2), drop, ins, at, flip), memo)
+	})
+}
+
+// piecesAnswer is the payload of json (memoCatalog's text, changed) as a catalog Set
+// writes it after a change: a stream of pieces cut at the ends of the entries whose
+// number ends in 7, each piece's window the 2,000 bytes before it, copying from prev (the
+// stream of prevJSON made so) the pieces whose text and window are the same, then the end
+// compressed after the last cut.
+func piecesAnswer(t testing.TB, json []byte, prev *Stream, prevJSON []byte) ([]byte, *Stream) {
+	t.Helper()
+	end := bytes.LastIndex(json, []byte(`],"count"`))
+	if end < 0 {
+		t.Fatal("not a catalog")
+	}
+	cutsOf := func(text []byte) (cuts, windows []int) {
+		for i := 0; ; {
+			j := bytes.Index(text[i:], []byte(`7","name"`))
+			if j < 0 {
+				break
+			}
+			k := bytes.Index(text[i+j:], []byte(`"}`))
+			if k < 0 {
+				break
+			}
+			cut := i + j + k + 2
+			if cut > end {
+				break
+			}
+			windows = append(windows, max(0, cut-2000))
+			cuts = append(cuts, cut)
+			i = cut
+		}
+		return cuts, append([]int{0}, windows[:max(0, len(windows)-1)]...)
+	}
+	cuts, windows := cutsOf(json)
+	if len(cuts) == 0 {
+		raw, err := EncodePayload(json)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw, nil
+	}
+	var reuse []int
+	if prev != nil {
+		pc, pw := cutsOf(prevJSON)
+		reuse = make([]int, len(cuts))
+		for i := range cuts {
+			reuse[i] = -1
+			for k := 1; k < len(pc) && i > 0; k++ {
+				if bytes.Equal(json[windows[i]:cuts[i]], prevJSON[pw[k]:pc[k]]) && cuts[i-1]-windows[i] == pc[k-1]-pw[k] {
+					reuse[i] = k
+				}
+			}
+		}
+	}
+	s, err := NewStreamPieces(json, cuts, windows, prev, reuse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := cuts[len(cuts)-1]
+	tpl, err := s.Template(last, json[last:len(json)-1], json[len(json)-1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tpl.AppendPayload(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, s
+}
+
+// After a change, a payload whose compressed stretches are the kept one's (an app that
+// copies them, NewStreamPieces) is inflated only where it differs: the rest is copied from
+// the kept JSON, and the catalog is UnmarshalPayload's.
+func TestCatalogMemoStretches(t *testing.T) {
+	text, _, ends := memoCatalog(1000, 16<<10)
+	plain := fmt.Appendf(bytes.Clone(text), `],"count":%d,"detail":"definitions"}`, len(ends))
+	raw, s := piecesAnswer(t, plain, nil, nil)
+	memo := checkMemo(t, raw, nil)
+	// Each change has another revision.
+	for _, change := range []struct{ drop, ins, at int }{{-1, -1, 0}, {3, -1, 0}, {-1, 500, 0}, {700, 10, 0}, {3, 10, -200}} {
+		json := changedAnswer(t, text, ends, 1000, change.drop, change.ins, 0, 0)
+		next, err := DecodePayload(json, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := piecesAnswer(t, next, s, plain)
+		m := checkMemo(t, raw, memo)
+		t.Logf("change %+v: %d of %d bytes copied", change, m.gz.copiedOrZero(), len(next))
+		if m.gz == nil || m.gz.copied < len(next)*2/3 {
+			t.Errorf("change %+v: %d of %d bytes copied", change, m.gz.copiedOrZero(), len(next))
+		}
+	}
+}
+
+func (m *gzipMemo) copiedOrZero() int {
+	if m == nil {
+		return 0
+	}
+	return m.copied
+}
+
+// FuzzCatalogMemoStretches holds UnmarshalCatalogPayload against UnmarshalPayload for a
+// payload whose stretches are copied from the kept one's: any change of the catalog (an
+// entry gone, one new, a byte of the JSON), and any byte of the wrapper changed after.
+func FuzzCatalogMemoStretches(f *testing.F) {
+	text, _, ends := memoCatalog(300, 6<<10)
+	base := fmt.Appendf(bytes.Clone(text), `],"count":%d,"detail":"definitions"}`, len(ends))
+	raw0, s := piecesAnswer(f, base, nil, nil)
+	memo0 := checkMemo(f, raw0, nil)
+	f.Add(uint16(300), 3, 10, 0, byte(0), -1, byte(0))
+	f.Add(uint16(250), -1, 100, 400, byte('"'^'x'), 5000, byte(1))
+	f.Add(uint16(300), 200, -1, -30, byte(' '), -10, byte(0x40))
+	f.Fuzz(func(t *testing.T, l uint16, drop, ins, at int, flip byte, wat int, wflip byte) {
+		json := changedJSON(text, ends, 1+int(l)%300, drop, ins, at, flip)
+		if !bytes.Contains(json, []byte(`],"count"`)) {
+			return
+		}
+		raw, _ := piecesAnswer(t, json, s, base)
+		if wat < 0 {
+			wat += len(raw) - 2
+		}
+		if wat >= 0 && wat < len(raw) {
+			raw[wat] ^= wflip
+		}
+		checkMemo(t, raw, memo0)
 	})
 }

@@ -33,6 +33,10 @@ type scanner struct {
 	strs     []byte
 	deferred []deferredString
 
+	// tools is how many tools entries a catalog's caller expects (a CatalogMemo's skeleton,
+	// whose entries are mostly two bytes), 0 when it does not know.
+	tools int
+
 	// env, call and result are where DecodeEnvelope and fastDecode build their value.
 	env    Envelope
 	call   Call
