@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"slices"
+	"sort"
 
 	"github.com/ansight-go/ansight/internal/jsonscan"
 )
@@ -130,21 +131,45 @@ func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
 	if first <= 0 || first >= len(data) || data[first] != '{' {
 		return false
 	}
-	seed := maphash.MakeSeed()
-	byKey := make(map[uint64]int, len(prev.ends)) // by the hash of entryKey; the bytes are compared
-
+	sorted := true // prev's entries by their keys, each one's above the one before's
+	var last []byte
 	for i, end := range prev.ends {
 		start := prev.entryStart(i)
 		if start >= end || prev.json[start-1] != "[,"[min(i, 1)] {
 			return false // not compact: the offsets do not say where entries start
 		}
-		if k := entryKey(prev.json[start:end]); k != nil {
-			h := maphash.Bytes(seed, k)
-			if _, dup := byKey[h]; !dup {
-				byKey[h] = i
+		k := entryKey(prev.json[start:end])
+		sorted = sorted && k != nil && (i == 0 || bytes.Compare(last, k) < 0)
+		last = k
+	}
+	// Most entries follow the one before as they did in prev: each is first compared with
+	// prev's entry after the last one found, then looked up by its id: by a binary search
+	// when prev's keys are sorted (a Set lists its tools by id), else in an index of them
+	// made the first time.
+	var seed maphash.Seed
+	var byKey map[uint64]int // by the hash of entryKey; the bytes are compared
+	lookup := func(k []byte) (int, bool) {
+		if sorted {
+			key := func(i int) []byte { return entryKey(prev.json[prev.entryStart(i):prev.ends[i]]) }
+			i := sort.Search(len(prev.ends), func(i int) bool { return bytes.Compare(key(i), k) >= 0 })
+			return i, i < len(prev.ends) && bytes.Equal(key(i), k)
+		}
+		if byKey == nil {
+			seed = maphash.MakeSeed()
+			byKey = make(map[uint64]int, len(prev.ends))
+			for i, end := range prev.ends {
+				if k := entryKey(prev.json[prev.entryStart(i):end]); k != nil {
+					h := maphash.Bytes(seed, k)
+					if _, dup := byKey[h]; !dup {
+						byKey[h] = i
+					}
+				}
 			}
 		}
+		i, ok := byKey[maphash.Bytes(seed, k)]
+		return i, ok
 	}
+	next := 0 // prev's entry after the last one found
 	skeleton := make([]byte, 0, first+len(data)/8)
 	skeleton = append(skeleton, data[:first]...)
 	n := len(prev.ends) + 16
@@ -156,9 +181,18 @@ func (m *CatalogMemo) reuseEntries(data []byte, prev *CatalogMemo) bool {
 	for p := first; ; {
 		entry := -1
 		if k := entryKey(data[p:]); k != nil {
-			if i, ok := byKey[maphash.Bytes(seed, k)]; ok {
+			i, ok := next, next < len(prev.ends)
+			if ok {
+				// The same id (and so, when the bytes agree, the same entry) as prev's next.
+				e := prev.json[prev.entryStart(i):prev.ends[i]]
+				ok = len(e) > len(k) && bytes.Equal(e[:len(k)], k)
+			}
+			if !ok {
+				i, ok = lookup(k)
+			}
+			if ok {
 				if e := prev.json[prev.entryStart(i):prev.ends[i]]; bytes.HasPrefix(data[p:], e) {
-					entry = i
+					entry, next = i, i+1
 					p += len(e)
 				}
 			}
