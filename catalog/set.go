@@ -30,13 +30,15 @@ type Tool struct {
 	indexOpen []byte // index entry without its closing brace
 	defsOpen  []byte // definitions entry without its closing brace
 	availOpen []byte // `{"id":"…","runtime":` for the availability revision
-	// revisionEntry is `{"definitionRevision":"…","id":"…"}`, what the catalog revision
-	// hashes of the tool (made once: a guard change hashes every visible tool's).
-	revisionEntry []byte
 	// search is the normalized searchable text (docs/protocol/catalog.md#search-text
 	// "query"), made by the first query that searches (searchText): most catalogs are
 	// listed, not searched, and it was a quarter of making a Tool.
 	search atomic.Pointer[string]
+}
+
+// quotedID is t's id as a JSON string, as appendString writes it: availOpen's.
+func (t *Tool) quotedID() []byte {
+	return t.availOpen[len(`{"id":`) : len(t.availOpen)-len(`,"runtime":`)]
 }
 
 // searchText returns t's normalized searchable text, making it the first time.
@@ -199,11 +201,18 @@ func build(tools []*Tool, byID map[string]*Tool, g Guard) *Set {
 	w.writeString(`{"guard":{"discoveryEnabled":` + strconv.FormatBool(g.DiscoveryEnabled) +
 		`,"executionEnabled":` + strconv.FormatBool(g.ExecutionEnabled) +
 		`,"maxPolicy":"` + string(g.MaxPolicy) + `"},"schema":"` + wire.CatalogSchema + `","tools":[`)
+	var scratch []byte
 	for i, t := range s.visible {
+		scratch = scratch[:0]
 		if i > 0 {
-			w.writeString(",")
+			scratch = append(scratch, ',')
 		}
-		w.write(t.revisionEntry)
+		scratch = append(scratch, `{"definitionRevision":"`...)
+		scratch = append(scratch, t.DefinitionRevision...)
+		scratch = append(scratch, `","id":`...)
+		scratch = append(scratch, t.quotedID()...) // quoted once, in NewTool
+		scratch = append(scratch, '}')
+		w.write(scratch)
 	}
 	w.writeString("]}")
 	s.revision = w.revision()
@@ -266,10 +275,6 @@ func newTool(d *Definition) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: tool %q: %w", def.ID, err)
 	}
-	t.revisionEntry = append([]byte(`{"definitionRevision":"`), t.DefinitionRevision...)
-	t.revisionEntry = append(t.revisionEntry, `","id":`...)
-	t.revisionEntry, _ = appendString(t.revisionEntry, def.ID)
-	t.revisionEntry = append(t.revisionEntry, '}')
 	t.availOpen, _ = appendString([]byte(`{"id":`), def.ID)
 	t.availOpen = append(t.availOpen, `,"runtime":`...)
 	return t, nil
