@@ -71,15 +71,15 @@ func coldBaseline(detail string, tools int) string {
 	if detail != wire.DetailDefinitions || tools != 1000 {
 		return "24060c7 beside it: docs/performance.md, round 4, sixth pass, target 2"
 	}
-	return "target 2's cold answer against 24060c7: " + coldAt24060c7 + " (both builds alternating, docs/performance.md, round 4, sixth pass)"
+	return "target 2's cold answer against 24060c7: " + coldAt24060c7 + " (both builds alternating, docs/performance.md, round 4, sixth and seventh passes)"
 }
 
 // coldAt24060c7 is the cold definitions answer at 1,000 tools, 24060c7 → this round's
 // code, measured alternating in one session (BenchmarkCatalogCold): the first query of a
 // new app, whose tools' catalog parts are made as they are registered, and the first after
 // the catalog changed, which this measurement toggles the guard for.
-const coldAt24060c7 = "first of a new app 23,371 → 11,331 µs, 2.06 × cheaper (medians of 12 runs each, pairs 1.65–2.44 ×, 1.79 × at load 6–8); " +
-	"after a change 8,821 → 7,814 µs, 1.13 × (4 runs each; load 3.0–8.1)"
+const coldAt24060c7 = "first of a new app 24,600 → 12,105 µs, 2.03 × cheaper (medians of 14 runs each, load 1.6–3.9; sixth pass 2.06 ×); " +
+	"after a change 9,600 → 4,412 µs, 2.18 × cheaper (14 runs each, sets of 4–5 at 1.87, 2.35 and 1.99 ×; seventh pass)"
 
 // catalog measures the catalog answers of the app whose session c is; setGuard changes
 // its catalog (the cold answer).

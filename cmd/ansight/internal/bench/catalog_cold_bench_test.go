@@ -17,8 +17,9 @@ import (
 //
 //   - changed: the first query after the catalog changed — the app's guard goes from read
 //     and write to full access and back (its critical tools appear and disappear, the
-//     revision changes), so the app selects, encodes and compresses its answer anew and the
-//     host, holding an answer of another revision, inflates and strictly decodes all of it;
+//     revision changes), so the app makes its answer anew (copying the compressed
+//     stretches of the last one that list the same tools) and the host, holding an answer
+//     of another revision, inflates and strictly decodes what it does not hold;
 //   - new-app: the first query of a new demo app (its catalog not built yet) in a new
 //     session of the host. Connecting is not measured: the CPU counts from after a
 //     collection that follows the connection to the query's answer.
