@@ -308,6 +308,34 @@ func TestRevokeDisconnects(t *testing.T) {
 	}
 }
 
+// TestReaderPanicEndsOnlyItsConnection: a session's reader runs on a goroutine of its own
+// (not net/http's, which recovered a handler's panic), so it recovers itself: a bug while
+// reading one app's messages closes that connection with 1011 and detaches its session,
+// and the host goes on serving the others.
+func TestReaderPanicEndsOnlyItsConnection(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(o *Options) {
+		o.Tap = func(_ *Session, _ transport.MessageType, data []byte) bool {
+			if string(data) == "panic, please" {
+				panic("a reader bug")
+			}
+			return false
+		}
+	})
+	bad, good := newApp("com.example.bad"), newApp("com.example.good")
+	badConn, goodConn := h.connect(t, bad), h.connect(t, good)
+	badSess := h.sessionFor(t, bad.appID)
+	readErr := readAsync(badConn)
+	writeText(t, badConn, "panic, please")
+	if err := <-readErr; closeCode(err) != transport.StatusInternalError {
+		t.Fatalf("after the reader's panic: %v, want close 1011", err)
+	}
+	waitFor(t, "the session detached", func() bool { return badSess.State() == StateDisconnected })
+	if got := control(t, goodConn, sdkOpen); !strings.Contains(got, `"success":true`) {
+		t.Fatalf("another session after the panic: %s", got)
+	}
+}
+
 func TestAppHint(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
