@@ -146,7 +146,7 @@ func New(b hostapi.Backend, opts Options) *Bridge {
 		// The SDK logs routine events (a cancelled run) at error level: keep it quiet.
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
 	br.http = newHTTPLayer(opts.HTTPResumeWindow, opts.HTTPKeepAlive)
-	br.server.AddReceivingMiddleware(br.clientOrigin, br.http.middleware)
+	br.server.AddReceivingMiddleware(fastResults, br.clientOrigin, br.http.middleware)
 	br.addMetaTools()
 	if opts.ExposeAppTools != "" {
 		br.exposed = newExposer(br, opts.ExposeAppTools)
