@@ -207,7 +207,7 @@ func (r *run) catalog(ctx context.Context, c *tools.Client, sessionID string, n 
 		r.report.add(Figure{Group: "catalog", Name: detail + ", cold, " + what, Unit: UnitCPUMicros,
 			Value: median(cold.query.cpu), Baseline: floorBaseline, BaselineValue: median(cold.floor.cpu),
 			RatioRange: ratioRange(cold.query.cpu, cold.floor.cpu),
-			Note: fmt.Sprintf("the first query after the catalog changed (the guard toggles between full access and read and write: a new revision, nothing kept at either end); %s; %s", wallNote(cold),
+			Note: fmt.Sprintf("the first query after the catalog changed (the guard toggles between full access and read and write: a new revision, an answer neither end holds; each reuses what the last one shares with it); %s; %s", wallNote(cold),
 				coldBaseline(detail, n))})
 		if detail == wire.DetailIndex {
 			coldIndex = cold
