@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -432,25 +433,83 @@ func (m *gzipMemo) copiedOrZero() int {
 // payload whose stretches are copied from the kept one's: any change of the catalog (an
 // entry gone, one new, a byte of the JSON), and any byte of the wrapper changed after.
 func FuzzCatalogMemoStretches(f *testing.F) {
-	text, _, ends := memoCatalog(300, 6<<10)
-	base := fmt.Appendf(bytes.Clone(text), `],"count":%d,"detail":"definitions"}`, len(ends))
-	raw0, s := piecesAnswer(f, base, nil, nil)
-	memo0 := checkMemo(f, raw0, nil)
+	c := newStretchesCase(f)
 	f.Add(uint16(300), 3, 10, 0, byte(0), -1, byte(0))
 	f.Add(uint16(250), -1, 100, 400, byte('"'^'x'), 5000, byte(1))
 	f.Add(uint16(300), 200, -1, -30, byte(' '), -10, byte(0x40))
 	f.Fuzz(func(t *testing.T, l uint16, drop, ins, at int, flip byte, wat int, wflip byte) {
-		json := changedJSON(text, ends, 1+int(l)%300, drop, ins, at, flip)
-		if !bytes.Contains(json, []byte(`],"count"`)) {
-			return
-		}
-		raw, _ := piecesAnswer(t, json, s, base)
-		if wat < 0 {
-			wat += len(raw) - 2
-		}
-		if wat >= 0 && wat < len(raw) {
-			raw[wat] ^= wflip
-		}
-		checkMemo(t, raw, memo0)
+		c.check(t, l, drop, ins, at, flip, wat, wflip)
 	})
+}
+
+// stretchesCase is FuzzCatalogMemoStretches's kept answer: memoCatalog's 300 tools as a
+// stream of pieces, and its memo.
+type stretchesCase struct {
+	text, base []byte
+	ends       []int
+	s          *Stream
+	memo       *CatalogMemo
+}
+
+func newStretchesCase(t testing.TB) *stretchesCase {
+	text, _, ends := memoCatalog(300, 6<<10)
+	base := fmt.Appendf(bytes.Clone(text), `],"count":%d,"detail":"definitions"}`, len(ends))
+	raw, s := piecesAnswer(t, base, nil, nil)
+	return &stretchesCase{text: text, base: base, ends: ends, s: s, memo: checkMemo(t, raw, nil)}
+}
+
+// check decodes, after the kept answer, the catalog changed as changedJSON says (the
+// first l tools) and written as a stream copying the kept one's pieces, then its wrapper's
+// byte wat flipped by wflip.
+func (c *stretchesCase) check(t testing.TB, l uint16, drop, ins, at int, flip byte, wat int, wflip byte) {
+	json := changedJSON(c.text, c.ends, 1+int(l)%300, drop, ins, at, flip)
+	if !bytes.Contains(json, []byte(`],"count"`)) {
+		return
+	}
+	raw, _ := piecesAnswer(t, json, c.s, c.base)
+	if wat < 0 {
+		wat += len(raw) - 2
+	}
+	if wat >= 0 && wat < len(raw) {
+		raw[wat] ^= wflip
+	}
+	checkMemo(t, raw, c.memo)
+}
+
+// The fuzz targets' cases for many random inputs, in every run (the fuzzing engine is
+// not run by go test, and where it is, on this project's machines, it gets little past
+// the seed corpus).
+func TestRandomCatalogMemoStretches(t *testing.T) {
+	c := newStretchesCase(t)
+	r := rand.New(rand.NewPCG(29, 2))
+	n := 400
+	if raceEnabled {
+		n = 40
+	}
+	for range n {
+		wat := -1 << 30 // no edit of the wrapper, mostly
+		if r.IntN(3) == 0 {
+			wat = r.IntN(40000) - 100
+		}
+		c.check(t, uint16(r.IntN(300)), r.IntN(320)-10, r.IntN(320)-10, r.IntN(200000)-1000, byte(r.IntN(256)), wat, byte(1+r.IntN(255)))
+	}
+}
+
+func TestRandomStreamPieces(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 3))
+	n := 300
+	if raceEnabled {
+		n = 30
+	}
+	for range n {
+		unit := bigCatalog(r.IntN(4000))
+		if r.IntN(3) == 0 {
+			unit = randomText(r.IntN(3000))
+		}
+		hints := make([]byte, r.IntN(8))
+		for j := range hints {
+			hints[j] = byte(r.IntN(256))
+		}
+		streamPiecesCase(t, unit, uint8(r.IntN(256)), uint16(r.IntN(65536)), uint16(r.IntN(65536)), uint8(r.IntN(256)), hints, uint8(r.IntN(256)), uint16(r.IntN(65536)))
+	}
 }

@@ -164,6 +164,13 @@ func FuzzStreamPieces(f *testing.F) {
 	f.Add(randomText(3000), uint8(3), uint16(900), uint16(0), uint8(0), []byte{0, 1, 2}, uint8(0), uint16(0))
 	f.Add(bigCatalog(500), uint8(60), uint16(4000), uint16(9000), uint8(40), []byte{}, uint8(1), uint16(40000))
 	f.Fuzz(func(t *testing.T, unit []byte, repeat uint8, step, at uint16, change uint8, hints []byte, which uint8, window uint16) {
+		streamPiecesCase(t, unit, repeat, step, at, change, hints, which, window)
+	})
+}
+
+// streamPiecesCase is one case of FuzzStreamPieces.
+func streamPiecesCase(t testing.TB, unit []byte, repeat uint8, step, at uint16, change uint8, hints []byte, which uint8, window uint16) {
+	{
 		text := bytes.Repeat(unit, 1+int(repeat)%64)
 		if len(text) == 0 || step == 0 {
 			return
@@ -217,7 +224,7 @@ func FuzzStreamPieces(f *testing.F) {
 		}
 		cut := cuts[int(which)%len(cuts)]
 		streamPayload(t, s, text, cut, text[cut:min(len(text), cut+100)], []byte(`"x"`), []byte("}"))
-	})
+	}
 }
 
 // TestStreamPieces: a stream of pieces reuses what another holds — the pieces named and
