@@ -142,7 +142,15 @@ func (s *Set) streamOf(detail string, a *availability) (*builtStream, error) {
 	}
 	*buf = text
 	var err error
-	if bs.stream, err = wire.NewStreamPieces(text, bs.cuts, windows, prev.streamOf(), bs.reuse(prev)); err != nil {
+	if s.changed {
+		bs.stream, err = wire.NewStreamPieces(text, bs.cuts, windows, prev.streamOf(), bs.reuse(prev))
+	} else {
+		// The first Set of a catalog (a new app's) compresses its stream in one piece, as
+		// before pieces: a window costs each stretch what compressing it costs, and nothing
+		// before could be copied. Its successors compress in pieces, copied from then on.
+		bs.stream, err = wire.NewStream(text, bs.cuts)
+	}
+	if err != nil {
 		return nil, err
 	}
 	as.avail, as.built, as.prev = a, bs, nil

@@ -137,9 +137,16 @@ func TestPropertyWithGuardStream(t *testing.T) {
 			}
 			q := wire.Query{Detail: rapid.SampledFrom([]string{"index", "definitions", "full"}).Draw(t, "detail"),
 				Limit: rapid.SampledFrom([]int{0, 1000, 999, 100, 1}).Draw(t, "limit")}
+			// A new Set, or (after a guard change) a new Set's successor with nothing to
+			// copy from: what a Set made from another compresses without copying.
 			fresh, err := NewSetOf(tools, s.Guard())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if s.changed {
+				if fresh, err = fresh.WithGuard(s.Guard()); err != nil {
+					t.Fatal(err)
+				}
 			}
 			now := testNow.Add(time.Duration(step))
 			got := checkPayload(t, s, &q, down, now)
@@ -153,15 +160,24 @@ func TestPropertyWithGuardStream(t *testing.T) {
 	})
 }
 
-// After a guard change that hides one tool, the new Set's definitions stream is the last
-// one's compressed stretches but the first few: the head's, the hidden tool's and those
-// whose window held it.
+// A new Set compresses its stream in one piece, its successors in pieces; after a guard
+// change that hides one tool, the new Set's definitions stream is the last one's
+// compressed stretches but the first few: the head's, the hidden tool's and those whose
+// window held it.
 func TestWithGuardReusesStream(t *testing.T) {
 	defs := bigDefs(1200)
 	defs[500].Policy = wire.PolicyCritical
-	full := mustSet(t, defs, GuardFullAccess)
+	first := mustSet(t, defs, GuardFullAccess)
 	q := wire.Query{Detail: "definitions"}
+	checkPayload(t, first, &q, nil, testNow)
+	full, err := first.WithGuard(GuardFullAccess)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkPayload(t, full, &q, nil, testNow)
+	if !full.streams[1].built.stream.Pieces() || first.streams[1].built.stream.Pieces() {
+		t.Fatal("a new Set's stream in pieces, or its successor's not")
+	}
 	rw, err := full.WithGuard(GuardReadWrite)
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,9 @@ type Set struct {
 	avail   atomic.Pointer[availability] // last availability revision, keyed by content
 	answers answerCache                  // full answers given, for AnswerPayload
 	streams [3]answerStream              // each projection's answer text compressed, see streamOf
+	// changed says the Set was made from another (WithGuard): its streams are compressed
+	// in pieces, for its successors to copy (streamOf).
+	changed bool
 }
 
 // NewSet checks every definition and builds a Set under guard g. Duplicate ids are an
@@ -138,6 +141,7 @@ func (s *Set) WithGuard(g Guard) (*Set, error) {
 		return nil, err
 	}
 	n := build(s.tools, s.byID, g) // the same tools: the same index
+	n.changed = true
 	// The new Set's first answers may copy the stretches of s's (streamOf): a guard
 	// change shows or hides a few tools, and most of the text is the same.
 	for i := range s.streams {

@@ -149,6 +149,10 @@ func newStream(text []byte, cuts []int, pieces bool, windows []int, prev *Stream
 	return s, nil
 }
 
+// Pieces reports whether s was made by NewStreamPieces: whether another stream can copy
+// its pieces.
+func (s *Stream) Pieces() bool { return s.pieces }
+
 // piece returns the compressed bytes of the piece reuse[i] of s when it is one of s's and
 // holds n bytes of text and a window as c says (their lengths and CRC-32s); else nil.
 func (s *Stream) piece(reuse []int, i int, want *streamCut, n int) []byte {
