@@ -78,8 +78,8 @@ func coldBaseline(detail string, tools int) string {
 // code, measured alternating in one session (BenchmarkCatalogCold): the first query of a
 // new app, whose tools' catalog parts are made as they are registered, and the first after
 // the catalog changed, which this measurement toggles the guard for.
-const coldAt24060c7 = "first of a new app 24,600 → 12,105 µs, 2.03 × cheaper (medians of 14 runs each, load 1.6–3.9; sixth pass 2.06 ×); " +
-	"after a change 9,600 → 4,412 µs, 2.18 × cheaper (14 runs each, sets of 4–5 at 1.87, 2.35 and 1.99 ×; seventh pass)"
+const coldAt24060c7 = "first of a new app 22,290 → 11,413 µs, 1.95 × cheaper (main before this pass 11,276 µs; medians of 8 runs each, load 1.3–1.7; sixth pass 2.06 ×); " +
+	"after a change 10,016 → 4,719 µs, 2.12 × cheaper (8 runs each; seventh pass)"
 
 // catalog measures the catalog answers of the app whose session c is; setGuard changes
 // its catalog (the cold answer).
