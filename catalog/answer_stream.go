@@ -95,10 +95,7 @@ func (s *Set) streamOf(detail string, a *availability) (*builtStream, error) {
 	if as.built != nil && as.avail == a {
 		return as.built, nil
 	}
-	prev := as.built
-	if prev == nil {
-		prev = as.prev
-	}
+	prev := as.last()
 	// The text of an answer that lists the first tools, as appendAnswer writes it, cut
 	// at entry ends its entries choose (cutAfter).
 	tools := s.visible[:min(len(s.visible), wire.MaxQueryLimit)]
@@ -155,6 +152,15 @@ func (s *Set) streamOf(detail string, a *availability) (*builtStream, error) {
 	}
 	as.avail, as.built, as.prev = a, bs, nil
 	return bs, nil
+}
+
+// last is the stream a new one may copy stretches from: the one built last, else the
+// one inherited from the Set this one was made from. as.mu must be held.
+func (as *answerStream) last() *builtStream {
+	if as.built != nil {
+		return as.built
+	}
+	return as.prev
 }
 
 // streamOf is b's stream, nil for a nil b.

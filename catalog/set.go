@@ -147,10 +147,7 @@ func (s *Set) WithGuard(g Guard) (*Set, error) {
 	for i := range s.streams {
 		as := &s.streams[i]
 		as.mu.Lock()
-		n.streams[i].prev = as.built
-		if as.built == nil {
-			n.streams[i].prev = as.prev
-		}
+		n.streams[i].prev = as.last()
 		as.mu.Unlock()
 	}
 	return n, nil

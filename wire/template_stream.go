@@ -33,8 +33,8 @@ type Stream struct {
 	text []byte // base64 of gz[:len(gz)/3*3]
 	cuts []streamCut
 	// pieces says each stretch between two cuts (the first from the header) was deflated
-	// from an empty window (NewStreamPieces): its bytes stand for its text wherever they
-	// are put.
+	// on its own, referring back only to its window (NewStreamPieces): its bytes stand for
+	// its text after that window wherever they are put.
 	pieces bool
 }
 
@@ -60,21 +60,24 @@ func NewStream(text []byte, cuts []int) (*Stream, error) {
 // registered — and its new answer text is the old one's but for a few entries and the
 // head (the revision). NewStream compresses all of it again: the most CPU of such an
 // answer, both ends counted. NewStreamPieces deflates each stretch between two cuts on its
-// own, from an empty window (as if the compressor were new at each cut: a full flush), so
-// that no match reaches back across a cut and the compressed bytes of a stretch stand for
-// its text alone; a stretch that another stream of pieces holds is then copied from it,
-// not compressed. The payloads are one gzip stream as before, which any reader reads (a
+// own, referring back only to the window the caller names (a few KiB of whole entries
+// before it, or nothing), so that no match reaches further back across a cut and the
+// compressed bytes of a stretch stand for its text after that window; a stretch that
+// another stream of pieces holds after the same window is then copied from it, not
+// compressed. The payloads are one gzip stream as before, which any reader reads (a
 // deflate stream is any sequence of blocks, and each piece ends on a byte boundary after a
-// sync flush); only the CRC-32s are taken over the new text. An empty window costs a
-// little at each cut (the first matches of a piece have nothing to refer to): about 1 % of
-// the compressed catalog at 16 KiB pieces. FuzzStreamPieces holds the payloads against the
-// text they stand for, whatever the reuse hints say.
+// sync flush); only the CRC-32s are taken over the new text. An empty window would cost
+// the first matches of every piece (+31 % bytes for a thousand synthetic tools at 16 KiB
+// pieces); a window costs compressing it again. FuzzStreamPieces holds the payloads
+// against the text they stand for, whatever the reuse hints say.
 
 // NewStreamPieces is NewStream, each stretch of text between two cuts (the first from its
-// start) deflated on its own from an empty window. reuse, nil or one entry per cut, names
-// for the piece ending at cuts[i] a piece of prev (a stream NewStreamPieces made) whose
-// text is the same, or is negative: that piece's bytes are copied instead of compressed.
-// A hint is checked against the piece's length and CRC-32 (one that does not match is
+// start) deflated on its own, with text[windows[i]:cuts[i-1]] (at most 32 KiB; empty
+// when windows[i] is cuts[i-1] or windows is nil) as the dictionary of the stretch ending
+// at cuts[i]. reuse, nil or one entry per cut, names for the piece ending at cuts[i] a
+// piece of prev (a stream NewStreamPieces made) whose text and window are the same, or is
+// negative: that piece's bytes are copied instead of compressed. A hint is checked
+// against the piece's and its window's lengths and CRC-32s (one that does not match is
 // compressed: the caller vouches for equality, the check catches a wrong hint); prev's
 // first piece, which begins with the gzip header, can be named too.
 func NewStreamPieces(text []byte, cuts, windows []int, prev *Stream, reuse []int) (*Stream, error) {
