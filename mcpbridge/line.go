@@ -407,21 +407,9 @@ func compact(v []byte) bool {
 	if v[0] != '{' && v[0] != '[' {
 		return false
 	}
-	inString, escaped := false, false
+	var w jsonscan.StringWalk
 	for _, c := range v {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		if !w.Step(c) && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
 			return false
 		}
 	}

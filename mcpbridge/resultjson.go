@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ansight-go/ansight/internal/jsonscan"
 )
 
 // The SDK encodes a tool's result with encoding/json two levels deep: the connection
@@ -168,10 +170,11 @@ func appendStructured(b, v []byte) ([]byte, bool) {
 		return nil, false
 	}
 	const hex = "0123456789abcdef"
-	depth, inString, escaped, hexLeft, start := 0, false, false, 0, 0
+	var w jsonscan.StringWalk
+	depth, start := 0, 0
 	for i, c := range v {
 		if c == '<' || c == '>' || c == '&' || c == 0xe2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xa8 {
-			if !inString || escaped || hexLeft > 0 {
+			if !w.Character() {
 				return nil, false
 			}
 			b = append(b, v[start:i]...)
@@ -185,22 +188,7 @@ func appendStructured(b, v []byte) ([]byte, bool) {
 			continue // a string's character, as the bytes after U+2028's first
 		}
 		switch {
-		case hexLeft > 0:
-			hexLeft--
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-				if c == 'u' {
-					hexLeft = 4
-				}
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
+		case w.Step(c):
 		case c == '{' || c == '[':
 			depth++
 		case c == '}' || c == ']':

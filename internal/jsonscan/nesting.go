@@ -5,20 +5,11 @@ package jsonscan
 // gets a number all the same and is left to the decoder; it is for bounding nesting before
 // a decoder that has no bound of its own (or a different one) reads b.
 func Nesting(b []byte) int {
-	d, deepest, inString, escaped := 0, 0, false, false
+	var w StringWalk
+	d, deepest := 0, 0
 	for _, c := range b {
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
+		case w.Step(c):
 		case c == '{' || c == '[':
 			d++
 			deepest = max(deepest, d)
