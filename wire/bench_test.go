@@ -181,3 +181,33 @@ func BenchmarkDecodeCall(b *testing.B) {
 		}
 	})
 }
+
+// benchCatalog is a tool.query answer at detail=definitions for n tools shaped like the
+// demo app's synthetic ones (BenchmarkCatalogCold's): about 570 bytes of JSON a tool.
+func benchCatalog(n int) []byte {
+	b := []byte(`{"schema":"ansight.tool-catalog.v3","revision":"sha256:c026d96825eb1ab88d428055f8748c9fd8002852f8cdc62a6009b79ee6f1ca59","tools":[`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"id":"bench.synthetic_%05d","name":"Synthetic calendar %d","description":"Synthetic tool %d of %d (calendar) for catalog benchmarks: echoes its value.",`+
+			`"category":"bench","policy":"read","argumentsSchema":{"type":"object","properties":{"value":{"type":"string","maxLength":100,"description":"Echoed back."}}},`+
+			`"resultSchema":{"type":"object","properties":{"tool":{"type":"string"},"value":{"type":"string"}},"required":["tool","value"]},`+
+			`"keywords":"synthetic benchmark calendar","definitionRevision":"sha256:%064x"}`, i, i, i, n, uint64(i)*0x9e3779b97f4a7c15)
+	}
+	return fmt.Appendf(b, `],"count":%d,"detail":"definitions"}`, n)
+}
+
+// BenchmarkDecodeCatalog is the host's strict decoding of a new app's first catalog
+// answer, 1,000 tools at detail=definitions, once inflated: what UnmarshalCatalogPayload
+// does after inflating when it holds no memo.
+func BenchmarkDecodeCatalog(b *testing.B) {
+	data := benchCatalog(1000)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if err := new(CatalogMemo).decode(data, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
