@@ -137,6 +137,124 @@ func (s *Scanner) Value() ([]byte, error) {
 	return s.data[start:s.pos], nil
 }
 
+// QuickValue is Value for a value whose objects are small: it returns ok false, the
+// scanner where it was, when the value holds an object of more than quickNames members, a
+// member name that is not plain (an escape, a byte above 0x7f) or anything Value refuses;
+// Value then reads it and words any error. Names are compared one by one, without the
+// bookkeeping of Member, and a string value without escapes costs one skipPlain: a
+// catalog's schemas, read this way, cost about half as much. It takes nothing Value
+// refuses (FuzzQuickValue).
+func (s *Scanner) QuickValue() (v []byte, ok bool) {
+	s.Peek()
+	start, depth, names := s.pos, s.depth, len(s.names)
+	if s.quick() {
+		return s.data[start:s.pos], true
+	}
+	s.pos, s.depth, s.names = start, depth, s.names[:names]
+	return nil, false
+}
+
+// quickNames is the most members an object may have for QuickValue.
+const quickNames = 16
+
+// quick validates the value at the next non-space byte; false when it cannot (see
+// QuickValue), the scanner then somewhere in the value.
+func (s *Scanner) quick() bool {
+	switch c := s.Peek(); c {
+	case '{':
+		return s.quickObject()
+	case '[':
+		if s.depth >= s.maxDepth {
+			return false
+		}
+		s.pos++
+		s.depth++
+		for i := 0; ; i++ {
+			c := s.Peek()
+			if c == ']' {
+				s.pos++
+				s.depth--
+				return true
+			}
+			if i > 0 {
+				if c != ',' {
+					return false
+				}
+				s.pos++
+			}
+			if !s.quick() {
+				return false
+			}
+		}
+	case '"':
+		if i := skipPlain(s.data, s.pos+1); i < len(s.data) && s.data[i] == '"' {
+			s.pos = i + 1
+			return true
+		}
+		_, _, err := s.str()
+		return err == nil
+	case 't':
+		return s.literal("true") == nil
+	case 'f':
+		return s.literal("false") == nil
+	case 'n':
+		return s.literal("null") == nil
+	default:
+		return (c == '-' || c >= '0' && c <= '9') && s.number() == nil
+	}
+}
+
+// quickObject is quick of the object at s.pos. Its names are kept in s.names above every
+// open object's, as places in the input, while it is open.
+func (s *Scanner) quickObject() bool {
+	if s.depth >= s.maxDepth {
+		return false
+	}
+	data := s.data
+	s.pos++
+	s.depth++
+	base := len(s.names)
+	for i := 0; ; i++ {
+		c := s.Peek()
+		if c == '}' {
+			s.pos++
+			s.depth--
+			s.names = s.names[:base]
+			return true
+		}
+		if i > 0 {
+			if c != ',' {
+				return false
+			}
+			s.pos++
+			c = s.Peek()
+		}
+		if c != '"' || i == quickNames {
+			return false
+		}
+		p := s.pos + 1
+		e := skipPlain(data, p)
+		if e >= len(data) || data[e] != '"' {
+			return false
+		}
+		name := data[p:e]
+		for _, r := range s.names[base:] {
+			if r.n == len(name) && string(data[r.off:r.off+r.n]) == string(name) {
+				return false
+			}
+		}
+		s.names = append(s.names, nameRef{off: p, n: len(name)})
+		s.pos = e + 1
+		if s.Peek() != ':' {
+			return false
+		}
+		s.pos++
+		if !s.quick() {
+			return false
+		}
+	}
+}
+
 // Skip validates the next value like Value, without returning it.
 func (s *Scanner) Skip() error { return s.value(s.Peek()) }
 
@@ -269,6 +387,32 @@ func (s *Scanner) Member(i int) (name []byte, more bool, err error) {
 	}
 	s.pos++
 	return name, true, nil
+}
+
+// UncheckedMember reads, as Member does, the next member name of the innermost open object
+// and the ':' after it, for a reader that refuses repeated names itself (wire's readers
+// of a fixed form take each name of a struct at most once, in the order of its fields):
+// the name is not recorded, so neither Member's duplicate check nor NumNames sees it. It
+// takes only a plain name (printable ASCII, no escape) right after the ',' before it (i
+// > 0) or the object's '{' (i = 0), its ':' right after it; it returns ok false, having
+// consumed nothing, when the input does not continue so. The closing '}' is Member's.
+func (s *Scanner) UncheckedMember(i int) (name []byte, ok bool) {
+	data, p := s.data, s.pos
+	if i > 0 {
+		if p >= len(data) || data[p] != ',' {
+			return nil, false
+		}
+		p++
+	}
+	if p >= len(data) || data[p] != '"' {
+		return nil, false
+	}
+	e := skipPlain(data, p+1)
+	if e+1 >= len(data) || data[e] != '"' || data[e+1] != ':' {
+		return nil, false
+	}
+	s.nameAt, s.pos = p, e+2
+	return data[p+1 : e], true
 }
 
 // addName records name (at ref) in the innermost open object, refusing a duplicate.
