@@ -166,9 +166,12 @@ func (s *scanner) deferString(field uint8, elem int) error {
 
 // deferRaw copies any value into s.cs.raws for field.
 func (s *scanner) deferRaw(field uint8) error {
-	v, err := s.js.Value()
-	if err != nil {
-		return err
+	v, ok := s.js.QuickValue() // a schema's objects are small
+	if !ok {
+		var err error
+		if v, err = s.js.Value(); err != nil {
+			return err
+		}
 	}
 	start := len(s.cs.raws)
 	s.cs.raws = append(s.cs.raws, v...)
@@ -275,8 +278,10 @@ func (s *scanner) readTools() error {
 		if i == 0 {
 			s.cs.first = s.js.Pos()
 		}
-		if err := s.members(toolEntryShape, (*scanner).readToolEntry); err != nil {
-			return inPath(err, strconv.Itoa(i))
+		if !s.canonicalEntry() {
+			if err := s.members(toolEntryShape, (*scanner).readToolEntry); err != nil {
+				return inPath(err, strconv.Itoa(i))
+			}
 		}
 		s.cs.ends = append(s.cs.ends, s.js.Pos())
 	}
@@ -354,4 +359,62 @@ func (s *scanner) readToolEntry(f *field) error {
 		return s.decodeMember(f, &e.Denial)
 	}
 	return errSlowPath
+}
+
+// A tools entry is read first in the form an app writes it: its members in the order of
+// ToolEntry's fields, each at most once, every name exactly a field's, plain and right
+// after the '{' or the ',' before it. The strict checks on its names then hold by
+// construction — a name taken only after the one before in that order cannot repeat,
+// and a field's exact name is no case variant of another (toolEntryShape.foldDistinct) —
+// and each name costs a comparison instead of the member machinery. The values are read
+// as members reads them (readToolEntry, through the scanner). Anything else — another
+// order, an unknown member, an escape in a name, a space, any error — gives up with the
+// scanner and the catalog as they were before the entry, and members reads the entry
+// from its '{': it alone accepts what the form does not take, and words the errors.
+
+// canonicalEntry reads the tools entry at the scanner's '{', s.cs.cat.Tools's last, in
+// its canonical form; false, everything as it was, when it is not in that form.
+func (s *scanner) canonicalEntry() bool {
+	if !toolEntryShape.foldDistinct {
+		return false
+	}
+	m := s.js.Mark()
+	strs, raws, deferred, prereqs, lists := len(s.strs), len(s.cs.raws), len(s.cs.deferred), s.cs.prereqs, len(s.cs.lists)
+	if s.canonicalMembers() {
+		return true
+	}
+	s.js.Rewind(m)
+	s.strs, s.cs.raws, s.cs.prereqs = s.strs[:strs], s.cs.raws[:raws], prereqs
+	clear(s.cs.deferred[deferred:])
+	s.cs.deferred, s.cs.lists = s.cs.deferred[:deferred], s.cs.lists[:lists]
+	s.cs.cat.Tools[s.cs.tool] = ToolEntry{}
+	return false
+}
+
+func (s *scanner) canonicalMembers() bool {
+	if s.js.EnterObject() != nil {
+		return false
+	}
+	fields := toolEntryShape.fields
+	k := 0 // the field after the last one read
+	for i := 0; ; i++ {
+		if s.js.Peek() == '}' {
+			_, more, err := s.js.Member(i)
+			return err == nil && !more
+		}
+		name, ok := s.js.UncheckedMember(i)
+		if !ok {
+			return false
+		}
+		for k < len(fields) && string(fields[k].name) != string(name) {
+			k++
+		}
+		if k == len(fields) {
+			return false
+		}
+		if s.readToolEntry(&fields[k]) != nil {
+			return false
+		}
+		k++
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/go-json-experiment/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -382,9 +383,11 @@ func writeCorpus(t *testing.T, target string, seeds [][]byte) {
 	}
 }
 
-// FuzzFastDecode holds the hand decoders of tool.call and tool.result payloads against the
-// generic strict path (shape scan, then the json package): where the fast path takes an
-// input, both accept it or both refuse it, and accepted values are equal.
+// FuzzFastDecode holds the hand decoders of tool.call, tool.result and tool.catalog
+// payloads (a catalog's tools entries in their canonical form, canonicalEntry, or not,
+// their schemas read by QuickValue or not) against the generic strict path (shape scan,
+// then the json package): where the fast path takes an input, both accept it or both
+// refuse it, and accepted values are equal.
 func FuzzFastDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"toolId":"app.echo","arguments":{"text":"hello"},"callId":"c1"}`,
@@ -409,56 +412,62 @@ func FuzzFastDecode(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		generic := func(v any) error {
-			sh, err := shapeFor(v)
-			if err == nil {
-				err = scanStrict(data, sh)
-			}
-			if err == nil {
-				err = decodeChecked(data, v)
-			}
-			return err
+	for _, s := range canonicalEntrySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkFastDecode)
+}
+
+// checkFastDecode is FuzzFastDecode's check of one input.
+func checkFastDecode(t *testing.T, data []byte) {
+	generic := func(v any) error {
+		sh, err := shapeFor(v)
+		if err == nil {
+			err = scanStrict(data, sh)
 		}
-		for _, pair := range [][2]any{{new(Call), new(Call)}, {new(Result), new(Result)}, {new(Catalog), new(Catalog)}} {
-			err := fastDecode(data, pair[0])
-			if err == errSlowPath {
-				if !reflect.DeepEqual(pair[0], reflect.New(reflect.TypeOf(pair[0]).Elem()).Interface()) {
-					t.Fatalf("%q: the fast path gave up but changed the value: %+v", data, pair[0])
-				}
-				continue
-			}
-			gerr := generic(pair[1])
-			if (err == nil) != (gerr == nil) {
-				t.Fatalf("%q into %T: fast %v, generic %v", data, pair[0], err, gerr)
-			}
-			if err == nil && !reflect.DeepEqual(pair[0], pair[1]) {
-				t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
-			}
+		if err == nil {
+			err = decodeChecked(data, v)
 		}
-		// UnmarshalResultPayload is UnmarshalPayload into a Result, whichever path it
-		// takes; its result is a piece of the payload that an append cannot overwrite.
-		var wantR, gotR Result
-		wp, werr := UnmarshalPayload(data, 0, &wantR)
-		gp, gerr := UnmarshalResultPayload(data, 0, &gotR)
-		if (gerr == nil) != (werr == nil) || gerr == nil && (!bytes.Equal(gp, wp) || !reflect.DeepEqual(gotR, wantR)) {
-			t.Fatalf("%q: UnmarshalResultPayload %+v, %v; UnmarshalPayload %+v, %v", data, gotR, gerr, wantR, werr)
-		}
-		if gerr == nil && len(gotR.Result) > 0 {
-			before := string(gp)
-			_ = append(gotR.Result, "xx"...)
-			if string(gp) != before {
-				t.Fatalf("%q: appending to the result changed the payload", data)
+		return err
+	}
+	for _, pair := range [][2]any{{new(Call), new(Call)}, {new(Result), new(Result)}, {new(Catalog), new(Catalog)}} {
+		err := fastDecode(data, pair[0])
+		if err == errSlowPath {
+			if !reflect.DeepEqual(pair[0], reflect.New(reflect.TypeOf(pair[0]).Elem()).Interface()) {
+				t.Fatalf("%q: the fast path gave up but changed the value: %+v", data, pair[0])
 			}
+			continue
 		}
-		// UnmarshalCall is Unmarshal into a Call, whichever path it takes.
-		var want Call
-		werr = Unmarshal(data, &want)
-		got, err := UnmarshalCall(data)
-		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: UnmarshalCall %+v, %v; Unmarshal %+v, %v", data, got, err, want, werr)
+		gerr := generic(pair[1])
+		if (err == nil) != (gerr == nil) {
+			t.Fatalf("%q into %T: fast %v, generic %v", data, pair[0], err, gerr)
 		}
-	})
+		if err == nil && !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Fatalf("%q: fast %+v, generic %+v", data, pair[0], pair[1])
+		}
+	}
+	// UnmarshalResultPayload is UnmarshalPayload into a Result, whichever path it
+	// takes; its result is a piece of the payload that an append cannot overwrite.
+	var wantR, gotR Result
+	wp, werr := UnmarshalPayload(data, 0, &wantR)
+	gp, gerr := UnmarshalResultPayload(data, 0, &gotR)
+	if (gerr == nil) != (werr == nil) || gerr == nil && (!bytes.Equal(gp, wp) || !reflect.DeepEqual(gotR, wantR)) {
+		t.Fatalf("%q: UnmarshalResultPayload %+v, %v; UnmarshalPayload %+v, %v", data, gotR, gerr, wantR, werr)
+	}
+	if gerr == nil && len(gotR.Result) > 0 {
+		before := string(gp)
+		_ = append(gotR.Result, "xx"...)
+		if string(gp) != before {
+			t.Fatalf("%q: appending to the result changed the payload", data)
+		}
+	}
+	// UnmarshalCall is Unmarshal into a Call, whichever path it takes.
+	var want Call
+	werr = Unmarshal(data, &want)
+	got, err := UnmarshalCall(data)
+	if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: UnmarshalCall %+v, %v; Unmarshal %+v, %v", data, got, err, want, werr)
+	}
 }
 
 // FuzzFastEncode holds appendCall against the json package: where it writes a call, it
@@ -480,4 +489,91 @@ func FuzzFastEncode(f *testing.F) {
 			t.Fatalf("%+v: fast %s; json %s, %v", c, fast, want, err)
 		}
 	})
+}
+
+// canonicalEntrySeeds are catalogs whose tools entries are in canonical form
+// (canonicalEntry) or just not: another order, a repeated or unknown member, a case
+// variant, an escaped name, a space, a schema with a duplicate or case-variant name, a
+// large or deep schema, members canonicalEntry hands to the json package.
+var canonicalEntrySeeds = func() []string {
+	entry := `{"id":"bench.synthetic_00001","name":"Synthetic 1","description":"Synthetic tool 1 of 2: echoes its value.","category":"bench","policy":"read",` +
+		`"argumentsSchema":{"type":"object","properties":{"value":{"type":"string","maxLength":100,"description":"Echoed back."}}},` +
+		`"resultSchema":{"type":"object","properties":{"tool":{"type":"string"},"value":{"type":"string"}},"required":["tool","value"]},` +
+		`"keywords":"synthetic benchmark","definitionRevision":"sha256:0123"}`
+	cat := func(entries ...string) string {
+		return `{"schema":"ansight.tool-catalog.v3","revision":"sha256:1","tools":[` + strings.Join(entries, ",") + `],"count":2,"detail":"definitions"}`
+	}
+	seeds := []string{cat(entry, entry), cat(`{}`, entry), cat(entry, `{ }`), cat(`{"id":"a"}`)}
+	for _, edit := range [][2]string{
+		{`"name":"Synthetic 1",`, ``},
+		{`"name":"Synthetic 1",`, `"name":"Synthetic 1","name":"x",`},
+		{`"name":"Synthetic 1",`, `"Name":"Synthetic 1",`},
+		{`"name":"Synthetic 1",`, `"NAME":"x","name":"Synthetic 1",`},
+		{`"id":"bench.synthetic_00001","name":"Synthetic 1",`, `"name":"Synthetic 1","id":"bench.synthetic_00001",`},
+		{`"name":`, `"n\u0061me":`},
+		{`"name":`, `"nâme":`},
+		{`"name":`, `"name" :`},
+		{`"name":`, ` "name":`},
+		{`,"name":`, ` ,"name":`},
+		{`"keywords":`, `"extra":[1,{"a":2}],"keywords":`},
+		{`"keywords":`, `"prerequisiteToolIds":["a","b"],"keywords":`},
+		{`"definitionRevision":"sha256:0123"`, `"definitionRevision":"sha256:0123","runtime":{"available":false,"code":"c"},"executable":false,"denial":{"code":"x"}}`},
+		{`"definitionRevision":"sha256:0123"`, `"definitionRevision":"sha256:0123","id":"again"`},
+		{`"maxLength":100,`, `"maxLength":100,"maxLength":100,`},
+		{`"maxLength":100,`, `"maxLength":100,"MaxLength":100,`},
+		{`"maxLength":100,`, `"max\u004cength":100,"maxLength":100,`},
+		{`"maxLength":100,`, `"maxLength":1e400,`},
+		{`"maxLength":100,`, `"maxLength":01,`},
+		{`"Echoed back."`, `"Echoed\nback. \ud83d\ude00 é"`},
+		{`"Echoed back."`, "\"Echoed \xff\""},
+		{`"Echoed back."`, `"Echoed \ud800"`},
+		{`"Synthetic 1"`, `"Synthetic \u0031"`},
+		{`"Synthetic 1"`, `null`},
+		{`"policy":"read"`, `"policy":"Write"`},
+		{`{"tool":{"type":"string"},`, `{"tool":{"type":"string"},` + strings.Repeat(`"p":1,`, 0) + `"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,`},
+		{`{"tool":{"type":"string"},`, `{"tool":{"type":"string"},"a":[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]],`},
+	} {
+		if !strings.Contains(entry, edit[0]) {
+			panic("canonicalEntrySeeds: no " + edit[0])
+		}
+		e := strings.Replace(entry, edit[0], edit[1], 1)
+		seeds = append(seeds, cat(entry, e), cat(e))
+	}
+	return seeds
+}()
+
+// TestRandomFastDecode runs FuzzFastDecode's check over random edits of
+// canonicalEntrySeeds in every test run: a byte changed, inserted or removed, or a piece
+// of another seed spliced in.
+func TestRandomFastDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 9))
+	alphabet := []byte(`{}[]:,"\ u0aAIN` + "\x00\x1f\xc3\xa9\xff" + `-1.e+tfn`)
+	n := 3000
+	if raceEnabled {
+		n = 300
+	}
+	for range n {
+		b := []byte(canonicalEntrySeeds[r.IntN(len(canonicalEntrySeeds))])
+		for range 1 + r.IntN(3) {
+			i := r.IntN(len(b) + 1)
+			switch c := alphabet[r.IntN(len(alphabet))]; r.IntN(4) {
+			case 0:
+				if i < len(b) {
+					b[i] = c
+				}
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			case 2:
+				if i < len(b) {
+					b = append(b[:i], b[i+1:]...)
+				}
+			default:
+				o := canonicalEntrySeeds[r.IntN(len(canonicalEntrySeeds))]
+				j := r.IntN(len(o) + 1)
+				k := j + r.IntN(min(len(o)-j, 200)+1)
+				b = append(b[:i], append([]byte(o[j:k]), b[i:]...)...)
+			}
+		}
+		checkFastDecode(t, b)
+	}
 }
