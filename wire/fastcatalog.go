@@ -1,10 +1,9 @@
 package wire
 
 import (
+	"math"
 	"reflect"
 	"strconv"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ansight-go/ansight/internal/jsonscan"
 )
@@ -24,40 +23,50 @@ var (
 	toolEntryShape = shapeOf(reflect.TypeFor[ToolEntry]())
 )
 
-// Where a catalog's deferred strings and schemas go.
+// Where a catalog's strings and schemas go: a span of an entry (entrySpans) or of the
+// catalog's head (catalogState.head).
 const (
-	catSchema uint8 = iota
-	catRevision
-	catDetail
-	catAvailabilityRevision
-	toolID
+	toolID uint8 = iota
 	toolName
 	toolDescription
 	toolCategory
 	toolKeywords
 	toolArgumentEncoding
 	toolDefinitionRevision
-	toolPrerequisite // element elem of PrerequisiteToolIDs
-	toolArguments    // ArgumentsSchema, a raw value
-	toolResult       // ResultSchema, a raw value
+	toolArguments // ArgumentsSchema, a raw value
+	toolResult    // ResultSchema, a raw value
+	toolSpans
+
+	catSchema uint8 = iota - toolSpans - 1
+	catRevision
+	catDetail
+	catAvailabilityRevision
+	catSpans
 )
 
-// deferredValue is a string or raw value of a catalog waiting for the catalog's single
-// allocation of each: s.strs (or s.raws)[start:end] goes to field of tool, or to
-// prerequisite id elem of them all. Places are named, not pointed to, because Tools grows
-// while it is read.
-type deferredValue struct {
-	tool, elem int
-	field      uint8
-	start, end int
+// span is where a string of a catalog is in s.strs (or a schema in s.cs.raws), waiting
+// for the catalog's single allocation of each; empty when the member is absent (no raw
+// value is empty). Int32s keep an entry's spans in 72 bytes; fastCatalog leaves
+// inputs of 2 GiB and more to the generic path.
+type span struct{ start, end int32 }
+
+// entrySpans are the spans of one tools entry, by field (toolID…toolResult).
+type entrySpans [toolSpans]span
+
+// deferredID is a prerequisite id waiting in s.strs: ids elem of them all.
+type deferredID struct {
+	elem       int
+	start, end int32
 }
 
 // catalogState is what readCatalog keeps in the scanner while it reads.
 type catalogState struct {
-	cat      *Catalog
-	tool     int // the entry being read
-	raws     []byte
-	deferred []deferredValue
+	cat   *Catalog
+	tool  int // the entry being read
+	raws  []byte
+	head  [catSpans]span
+	spans []entrySpans // one for each entry of cat.Tools
+	ids   []deferredID
 	// prereqs counts the prerequisite ids read; lists says whose they are: every entry's
 	// list is a piece of one slice of them all.
 	prereqs int
@@ -73,9 +82,12 @@ type prereqList struct{ tool, start, end int }
 
 // fastCatalog is fastDecode of a *Catalog; the scanner is set on the input.
 func (s *scanner) fastCatalog(dst *Catalog) error {
+	if len(s.data) > math.MaxInt32 {
+		return errSlowPath // spans are int32s
+	}
 	var c Catalog
 	s.strs = s.strs[:0]
-	s.cs = catalogState{cat: &c, raws: s.cs.raws[:0], deferred: s.cs.deferred[:0], lists: s.cs.lists[:0], ends: s.cs.ends[:0]}
+	s.cs = catalogState{cat: &c, raws: s.cs.raws[:0], spans: s.cs.spans[:0], ids: s.cs.ids[:0], lists: s.cs.lists[:0], ends: s.cs.ends[:0]}
 	if err := s.fast(catalogShape, (*scanner).readCatalog); err != nil {
 		return err
 	}
@@ -87,72 +99,45 @@ func (s *scanner) fastCatalog(dst *Catalog) error {
 	if len(s.cs.raws) > 0 {
 		raws = append([]byte(nil), s.cs.raws...)
 	}
-	var prereqs []string
+	h := &s.cs.head
+	c.Schema, c.Revision = strs[h[catSchema].start:h[catSchema].end], strs[h[catRevision].start:h[catRevision].end]
+	c.Detail = strs[h[catDetail].start:h[catDetail].end]
+	c.AvailabilityRevision = strs[h[catAvailabilityRevision].start:h[catAvailabilityRevision].end]
+	for i, sp := range s.cs.spans[:len(c.Tools)] {
+		e := &c.Tools[i]
+		e.ID, e.Name = strs[sp[toolID].start:sp[toolID].end], strs[sp[toolName].start:sp[toolName].end]
+		e.Description, e.Category = strs[sp[toolDescription].start:sp[toolDescription].end], strs[sp[toolCategory].start:sp[toolCategory].end]
+		e.Keywords = strs[sp[toolKeywords].start:sp[toolKeywords].end]
+		e.ArgumentEncoding = strs[sp[toolArgumentEncoding].start:sp[toolArgumentEncoding].end]
+		e.DefinitionRevision = strs[sp[toolDefinitionRevision].start:sp[toolDefinitionRevision].end]
+		if a := sp[toolArguments]; a.end > a.start {
+			e.ArgumentsSchema = raws[a.start:a.end:a.end]
+		}
+		if r := sp[toolResult]; r.end > r.start {
+			e.ResultSchema = raws[r.start:r.end:r.end]
+		}
+	}
 	if len(s.cs.lists) > 0 {
-		prereqs = make([]string, s.cs.prereqs)
+		prereqs := make([]string, s.cs.prereqs)
 		for _, l := range s.cs.lists {
 			c.Tools[l.tool].PrerequisiteToolIDs = prereqs[l.start:l.end:l.end]
 		}
-	}
-	for _, d := range s.cs.deferred {
-		if d.field == toolArguments || d.field == toolResult {
-			v := jsontext.Value(raws[d.start:d.end:d.end])
-			if e := &c.Tools[d.tool]; d.field == toolArguments {
-				e.ArgumentsSchema = v
-			} else {
-				e.ResultSchema = v
-			}
-			continue
-		}
-		if d.field == toolPrerequisite {
+		for _, d := range s.cs.ids {
 			prereqs[d.elem] = strs[d.start:d.end]
-			continue
 		}
-		*c.stringOf(d) = strs[d.start:d.end]
 	}
 	*dst = c
 	return nil
 }
 
-// stringOf returns the string a deferred value goes to.
-func (c *Catalog) stringOf(d deferredValue) *string {
-	switch d.field {
-	case catSchema:
-		return &c.Schema
-	case catRevision:
-		return &c.Revision
-	case catDetail:
-		return &c.Detail
-	case catAvailabilityRevision:
-		return &c.AvailabilityRevision
-	}
-	e := &c.Tools[d.tool]
-	switch d.field {
-	case toolID:
-		return &e.ID
-	case toolName:
-		return &e.Name
-	case toolDescription:
-		return &e.Description
-	case toolCategory:
-		return &e.Category
-	case toolKeywords:
-		return &e.Keywords
-	case toolArgumentEncoding:
-		return &e.ArgumentEncoding
-	}
-	return &e.DefinitionRevision
-}
-
-// deferString reads a string member into s.strs for field; anything else takes the slow
-// path.
-func (s *scanner) deferString(field uint8, elem int) error {
+// appendString reads a string member into s.strs; anything else takes the slow path.
+func (s *scanner) appendString() (span, error) {
 	if s.js.Peek() != '"' {
-		return errSlowPath
+		return span{}, errSlowPath
 	}
 	raw, escaped, err := s.js.String()
 	if err != nil {
-		return err
+		return span{}, err
 	}
 	start := len(s.strs)
 	if escaped {
@@ -160,12 +145,17 @@ func (s *scanner) deferString(field uint8, elem int) error {
 	} else {
 		s.strs = append(s.strs, raw[1:len(raw)-1]...)
 	}
-	s.cs.deferred = append(s.cs.deferred, deferredValue{tool: s.cs.tool, elem: elem, field: field, start: start, end: len(s.strs)})
-	return nil
+	return span{int32(start), int32(len(s.strs))}, nil
 }
 
-// deferRaw copies any value into s.cs.raws for field.
-func (s *scanner) deferRaw(field uint8) error {
+// entryString reads a string member of the entry being read into s.strs, for field.
+func (s *scanner) entryString(field uint8) (err error) {
+	s.cs.spans[s.cs.tool][field], err = s.appendString()
+	return err
+}
+
+// entryRaw copies the value of a member of the entry being read into s.cs.raws, for field.
+func (s *scanner) entryRaw(field uint8) error {
 	v, ok := s.js.QuickValue() // a schema's objects are small
 	if !ok {
 		var err error
@@ -175,7 +165,7 @@ func (s *scanner) deferRaw(field uint8) error {
 	}
 	start := len(s.cs.raws)
 	s.cs.raws = append(s.cs.raws, v...)
-	s.cs.deferred = append(s.cs.deferred, deferredValue{tool: s.cs.tool, field: field, start: start, end: len(s.cs.raws)})
+	s.cs.spans[s.cs.tool][field] = span{int32(start), int32(len(s.cs.raws))}
 	return nil
 }
 
@@ -224,13 +214,17 @@ func (s *scanner) readCatalog(f *field) error {
 	var err error
 	switch string(f.name) {
 	case "schema":
-		return s.deferString(catSchema, 0)
+		s.cs.head[catSchema], err = s.appendString()
+		return err
 	case "revision":
-		return s.deferString(catRevision, 0)
+		s.cs.head[catRevision], err = s.appendString()
+		return err
 	case "detail":
-		return s.deferString(catDetail, 0)
+		s.cs.head[catDetail], err = s.appendString()
+		return err
 	case "availabilityRevision":
-		return s.deferString(catAvailabilityRevision, 0)
+		s.cs.head[catAvailabilityRevision], err = s.appendString()
+		return err
 	case "unchanged":
 		return s.boolean(&c.Unchanged)
 	case "count":
@@ -274,6 +268,7 @@ func (s *scanner) readTools() error {
 			return errSlowPath
 		}
 		c.Tools = append(c.Tools, ToolEntry{})
+		s.cs.spans = append(s.cs.spans, entrySpans{})
 		s.cs.tool = i
 		if i == 0 {
 			s.cs.first = s.js.Pos()
@@ -291,23 +286,23 @@ func (s *scanner) readToolEntry(f *field) error {
 	e := &s.cs.cat.Tools[s.cs.tool]
 	switch string(f.name) {
 	case "id":
-		return s.deferString(toolID, 0)
+		return s.entryString(toolID)
 	case "name":
-		return s.deferString(toolName, 0)
+		return s.entryString(toolName)
 	case "description":
-		return s.deferString(toolDescription, 0)
+		return s.entryString(toolDescription)
 	case "category":
-		return s.deferString(toolCategory, 0)
+		return s.entryString(toolCategory)
 	case "keywords":
-		return s.deferString(toolKeywords, 0)
+		return s.entryString(toolKeywords)
 	case "argumentEncoding":
-		return s.deferString(toolArgumentEncoding, 0)
+		return s.entryString(toolArgumentEncoding)
 	case "definitionRevision":
-		return s.deferString(toolDefinitionRevision, 0)
+		return s.entryString(toolDefinitionRevision)
 	case "argumentsSchema":
-		return s.deferRaw(toolArguments)
+		return s.entryRaw(toolArguments)
 	case "resultSchema":
-		return s.deferRaw(toolResult)
+		return s.entryRaw(toolResult)
 	case "policy":
 		if s.js.Peek() != '"' {
 			return errSlowPath
@@ -346,9 +341,11 @@ func (s *scanner) readToolEntry(f *field) error {
 				s.cs.lists = append(s.cs.lists, l)
 				return nil
 			}
-			if err := s.deferString(toolPrerequisite, s.cs.prereqs); err != nil {
+			sp, err := s.appendString()
+			if err != nil {
 				return inPath(err, strconv.Itoa(i))
 			}
+			s.cs.ids = append(s.cs.ids, deferredID{elem: s.cs.prereqs, start: sp.start, end: sp.end})
 			s.cs.prereqs++
 		}
 	case "runtime":
@@ -379,15 +376,14 @@ func (s *scanner) canonicalEntry() bool {
 		return false
 	}
 	m := s.js.Mark()
-	strs, raws, deferred, prereqs, lists := len(s.strs), len(s.cs.raws), len(s.cs.deferred), s.cs.prereqs, len(s.cs.lists)
+	strs, raws, ids, prereqs, lists := len(s.strs), len(s.cs.raws), len(s.cs.ids), s.cs.prereqs, len(s.cs.lists)
 	if s.canonicalMembers() {
 		return true
 	}
 	s.js.Rewind(m)
 	s.strs, s.cs.raws, s.cs.prereqs = s.strs[:strs], s.cs.raws[:raws], prereqs
-	clear(s.cs.deferred[deferred:])
-	s.cs.deferred, s.cs.lists = s.cs.deferred[:deferred], s.cs.lists[:lists]
-	s.cs.cat.Tools[s.cs.tool] = ToolEntry{}
+	s.cs.ids, s.cs.lists = s.cs.ids[:ids], s.cs.lists[:lists]
+	s.cs.cat.Tools[s.cs.tool], s.cs.spans[s.cs.tool] = ToolEntry{}, entrySpans{}
 	return false
 }
 

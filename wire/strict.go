@@ -80,11 +80,11 @@ func (s *scanner) put() {
 	}
 	s.fuseCall, s.fuseResult, s.lean = false, false, false
 	// A catalog's scratch is kept up to a large catalog's size, to read the next one.
-	raws, deferred, lists, ends := s.cs.raws[:0], s.cs.deferred[:0], s.cs.lists[:0], s.cs.ends[:0]
-	if cap(raws) > 1<<20 || cap(deferred) > 1<<14 || cap(lists) > 1<<12 || cap(ends) > 1<<14 {
-		raws, deferred, lists, ends = nil, nil, nil, nil
+	raws, spans, ids, lists, ends := s.cs.raws[:0], s.cs.spans[:0], s.cs.ids[:0], s.cs.lists[:0], s.cs.ends[:0]
+	if cap(raws) > 1<<20 || cap(spans) > 1<<12 || cap(ids) > 1<<14 || cap(lists) > 1<<12 || cap(ends) > 1<<14 {
+		raws, spans, ids, lists, ends = nil, nil, nil, nil, nil
 	}
-	s.cs = catalogState{raws: raws, deferred: deferred, lists: lists, ends: ends}
+	s.cs = catalogState{raws: raws, spans: spans, ids: ids, lists: lists, ends: ends}
 	scanners.Put(s)
 }
 
