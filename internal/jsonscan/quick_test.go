@@ -192,3 +192,58 @@ func TestUncheckedMember(t *testing.T) {
 		t.Fatalf("%d names recorded, want 4", s.NumNames())
 	}
 }
+
+// skipPlainRef is skipPlain one byte at a time.
+func skipPlainRef(data []byte, i int) int {
+	for i < len(data) && data[i] >= 0x20 && data[i] < 0x80 && data[i] != '"' && data[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// FuzzSkipPlain holds skipPlain, eight bytes at a time, against a byte loop, from every
+// start.
+func FuzzSkipPlain(f *testing.F) {
+	f.Add([]byte("plain text, then a \"quote\" and a \\ and \x1f and \x7f\x80é\xff"))
+	f.Add([]byte(`aaaaaaaaaaaaaaaaaaaaaaaa"`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for i := range len(data) + 1 {
+			if got, want := skipPlain(data, i), skipPlainRef(data, i); got != want {
+				t.Fatalf("skipPlain(%q, %d) = %d, want %d", data, i, got, want)
+			}
+		}
+	})
+}
+
+// TestRandomSkipPlain runs FuzzSkipPlain's check over random inputs in every run: every
+// byte value at every place of a word, among plain bytes.
+func TestRandomSkipPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 10))
+	for c := range 256 {
+		for n := 1; n <= 24; n++ {
+			for at := range n {
+				b := bytes.Repeat([]byte{'a' + byte(r.IntN(26))}, n)
+				b[at] = byte(c)
+				for i := range n + 1 {
+					if got, want := skipPlain(b, i), skipPlainRef(b, i); got != want {
+						t.Fatalf("skipPlain(%q, %d) = %d, want %d", b, i, got, want)
+					}
+				}
+			}
+		}
+	}
+	for range 2000 {
+		b := make([]byte, r.IntN(40))
+		for j := range b {
+			b[j] = byte(r.IntN(256))
+			if r.IntN(4) > 0 {
+				b[j] = byte(0x20 + r.IntN(0x60))
+			}
+		}
+		for i := range len(b) + 1 {
+			if got, want := skipPlain(b, i), skipPlainRef(b, i); got != want {
+				t.Fatalf("skipPlain(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+	}
+}

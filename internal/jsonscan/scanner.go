@@ -527,23 +527,23 @@ func SkipPlain(data []byte, i int) int { return skipPlain(data, i) }
 
 // skipPlain returns the index of the first byte at or after i that is not plain, or
 // len(data). Eight bytes at a time while they are all plain: a byte below 0x20, a quote, a
-// backslash or a byte with the high bit set shows up as a set high bit in the mask (the
-// subtraction tricks can also flag a byte after a flagged one, never one before, so the
-// first flagged byte is exact).
+// backslash or a byte with the high bit set shows up as a set high bit in the mask. For a
+// byte x below 0x80, x-0x20, (x^'"')-1 and (x^'\\')-1 have their high bit set exactly
+// when x is below 0x20, a quote or a backslash (they stay above -0x81); a byte from 0x80
+// up sets its own high bit (the "| v") and borrows from none of the subtractions. A
+// subtraction borrows from the next byte only where it went below zero, at a flagged
+// byte, so the bytes before the first flagged one are exact.
 func skipPlain(data []byte, i int) int {
 	const (
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
 	)
-	for i+8 <= len(data) {
-		v := binary.LittleEndian.Uint64(data[i:])
-		q := v ^ (ones * '"')
-		b := v ^ (ones * '\\')
-		m := ((v-ones*0x20) & ^v | (q-ones) & ^q | (b-ones) & ^b | v) & high
+	for ; i >= 0 && i+8 <= len(data); i += 8 {
+		v := binary.LittleEndian.Uint64(data[i : i+8])
+		m := ((v - ones*0x20) | ((v ^ ones*'"') - ones) | ((v ^ ones*'\\') - ones) | v) & high
 		if m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
-		i += 8
 	}
 	for i < len(data) && plain[data[i]] {
 		i++
