@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ansight-go/ansight/catalog"
 	"github.com/ansight-go/ansight/wire"
@@ -104,6 +106,14 @@ func (a *App) Register(t Tool) error {
 		return fmt.Errorf("app: tool %q: %w", d.ID, ErrDuplicateTool)
 	}
 	a.tools[d.ID] = rt
+	// Tools are mostly registered in id order (a generated or listed set): then the new
+	// one goes last, else it is inserted where it sorts.
+	if n := len(a.sorted); n == 0 || a.sorted[n-1].cat.Def.ID < d.ID {
+		a.sorted = append(a.sorted, rt)
+	} else {
+		i, _ := slices.BinarySearchFunc(a.sorted, d.ID, func(t *tool, id string) int { return strings.Compare(t.cat.Def.ID, id) })
+		a.sorted = slices.Insert(a.sorted, i, rt)
+	}
 	a.gen++
 	a.toolsGen++
 	return nil

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -118,6 +119,17 @@ func TestPropertyRevisionsIgnoreOrder(t *testing.T) {
 			if ta.DefinitionRevision != tb.DefinitionRevision {
 				t.Fatalf("%s: definitionRevision depends on order", ta.Def.ID)
 			}
+		}
+		// Defs already in id order (as an app keeps them) take NewSetOf's path without a
+		// sort, and must give the same Set.
+		inOrder := slices.Clone(defs)
+		slices.SortFunc(inOrder, func(x, y Definition) int { return strings.Compare(x.ID, y.ID) })
+		c, err := NewSet(inOrder, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Revision() != a.Revision() || !slices.EqualFunc(c.Tools(), a.Tools(), func(x, y *Tool) bool { return x.Def.ID == y.Def.ID }) {
+			t.Fatal("a Set of sorted defs differs from one of the same defs in another order")
 		}
 		// Cached and fresh availability revisions agree.
 		fresh, _ := NewSet(defs, g)

@@ -117,6 +117,11 @@ func NewSetOf(tools []*Tool, g Guard) (*Set, error) {
 		return nil, err
 	}
 	sorted := slices.Clone(tools)
+	if increasing(sorted) {
+		// Already in id order without duplicates, as an app keeps its tools (app.Register):
+		// no sort, no duplicate to report.
+		return build(sorted, nil, g), nil
+	}
 	slices.SortFunc(sorted, compareIDs)
 	var errs []error
 	for i := 1; i < len(sorted); i++ {
@@ -131,6 +136,16 @@ func NewSetOf(tools []*Tool, g Guard) (*Set, error) {
 }
 
 func compareIDs(a, b *Tool) int { return strings.Compare(a.Def.ID, b.Def.ID) }
+
+// increasing reports whether tools' ids strictly increase (byte order).
+func increasing(tools []*Tool) bool {
+	for i := 1; i < len(tools); i++ {
+		if tools[i-1].Def.ID >= tools[i].Def.ID {
+			return false
+		}
+	}
+	return true
+}
 
 func duplicate(id string) error { return fmt.Errorf("catalog: tool id %q is registered twice", id) }
 
